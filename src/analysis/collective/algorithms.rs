@@ -1,0 +1,888 @@
+//! The algorithms as flows: each turns a group of GPUs into phases, and each phase into the
+//! bytes every arc carries per byte of the collective's size. Routing happens here (through
+//! `LoadBuilder`), so the bandwidth term later is only "most loaded arc / its capacity".
+
+use super::CollectiveError;
+use super::fabric::{ArcId, Fabric, Intra, NO_ARC, Vx};
+use super::latency::Hw;
+use super::routing::{NetFlow, Router, Unreachable};
+use super::{Algorithm, Op};
+use std::collections::HashSet;
+
+/// Above this many GPU-pair connections, all-to-all is routed as aggregated uniform traffic.
+const EXPLICIT_ALL_TO_ALL_LIMIT: u64 = 1 << 18;
+
+/// NCCL runs two channels per ring or tree on each NIC: two connections to hash.
+const CHANNELS_PER_CONNECTION: u32 = 2;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Phase {
+    /// How many times the phase's traffic pattern repeats, back to back.
+    pub repeat: f64,
+    /// Bytes per arc per byte of the collective's size, for one repetition.
+    pub loads: Vec<f64>,
+    /// NVLS phases run the NVLink ports at NVLS efficiency.
+    pub nvls: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub algorithm: Algorithm,
+    pub phases: Vec<Phase>,
+    pub n: u32,
+    /// Scale-up domains in the group and the largest number of GPUs one holds.
+    pub domains: u32,
+    pub max_domain_gpus: u32,
+    /// Worst intra-domain hop (PCIe is worse than NVLink); None when no GPU talks inside a domain.
+    pub intra_hw: Option<Hw>,
+    pub uses_net: bool,
+    /// Stack, switch and propagation latency of the worst network path, µs.
+    pub net_extra_us: f64,
+    /// Per-GPU usable NVLink rate at NVLS efficiency (bytes/s) for the NVLS pipeline fill.
+    pub nvls_rate: f64,
+    pub notes: Vec<String>,
+}
+
+/// A run of the group's GPUs inside one scale-up domain.
+pub(crate) struct Segment {
+    pub gpus: Vec<u32>,
+}
+
+pub(crate) fn segments(fab: &Fabric, group: &[u32]) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    let mut last = u32::MAX;
+    for &g in group {
+        let d = fab.domain_of_gpu(g);
+        if d != last || out.is_empty() {
+            out.push(Segment { gpus: Vec::new() });
+            last = d;
+        }
+        if let Some(s) = out.last_mut() {
+            s.gpus.push(g);
+        }
+    }
+    out
+}
+
+/// Accumulates loads; network legs are queued and routed at the end.
+pub(crate) struct LoadBuilder<'a, 'f> {
+    fab: &'f Fabric,
+    router: &'a mut Router<'f>,
+    adaptive: bool,
+    pub loads: Vec<f64>,
+    flows: Vec<NetFlow>,
+    path: Vec<(ArcId, f64)>,
+    pub intra_hw: Option<Hw>,
+    pub uses_net: bool,
+    stack_us: f64,
+    switch_us: f64,
+}
+
+impl<'a, 'f> LoadBuilder<'a, 'f> {
+    pub fn new(fab: &'f Fabric, router: &'a mut Router<'f>, adaptive: bool) -> Self {
+        LoadBuilder {
+            fab,
+            router,
+            adaptive,
+            loads: vec![0.0; fab.arc_count()],
+            flows: Vec::new(),
+            path: Vec::new(),
+            intra_hw: None,
+            uses_net: false,
+            stack_us: 0.0,
+            switch_us: 0.0,
+        }
+    }
+
+    fn add(&mut self, arc: ArcId, bytes: f64) {
+        if arc != NO_ARC {
+            self.loads[arc as usize] += bytes;
+        }
+    }
+
+    fn note_hw(&mut self, hw: Option<Hw>) {
+        self.intra_hw = match (self.intra_hw, hw) {
+            (Some(Hw::Pci), _) | (_, Some(Hw::Pci)) => Some(Hw::Pci),
+            (Some(a), _) => Some(a),
+            (None, b) => b,
+        };
+    }
+
+    /// A transfer between two GPUs of one scale-up domain.
+    pub fn intra(&mut self, g: u32, h: u32, bytes: f64) {
+        if g == h || bytes == 0.0 {
+            return;
+        }
+        let hw = self.fab.intra_hw(g, h);
+        self.note_hw(hw);
+        self.path.clear();
+        let mut path = std::mem::take(&mut self.path);
+        self.fab.intra_path(g, h, &mut path);
+        for &(arc, w) in &path {
+            self.add(arc, bytes * w);
+        }
+        self.path = path;
+    }
+
+    fn access_latency(&mut self, arc: ArcId) {
+        let li = (arc / 2) as usize;
+        if li < self.fab.link_latency_us.len() {
+            self.stack_us = self.stack_us.max(self.fab.link_latency_us[li]);
+        }
+    }
+
+    fn note_switch(&mut self, v: Vx) {
+        self.switch_us = self.switch_us.max(self.fab.switch_latency_us[v as usize]);
+    }
+
+    /// A transfer between GPUs of different domains, leaving through NIC `nic_g` of g's node
+    /// and arriving at NIC `nic_h` of h's node (None: the node's other ports).
+    pub fn inter(
+        &mut self,
+        g: u32,
+        h: u32,
+        nic_g: Option<u32>,
+        nic_h: Option<u32>,
+        bytes: f64,
+        conns: u32,
+        key: u64,
+    ) -> Result<(), CollectiveError> {
+        if bytes == 0.0 {
+            return Ok(());
+        }
+        let fab = self.fab;
+        self.uses_net = true;
+        let (ga, gb) = (&fab.gpus[g as usize], &fab.gpus[h as usize]);
+        let (na, nb) = (&fab.nodes[ga.node as usize], &fab.nodes[gb.node as usize]);
+        let nic_a = nic_g.filter(|&i| (i as usize) < na.nics.len());
+        let nic_b = nic_h.filter(|&i| (i as usize) < nb.nics.len());
+        self.add(ga.pcie_up, bytes);
+        self.add(gb.pcie_down, bytes);
+        if let Some(i) = nic_a {
+            self.add(na.nics[i as usize].pcie_up, bytes);
+        }
+        if let Some(i) = nic_b {
+            self.add(nb.nics[i as usize].pcie_down, bytes);
+        }
+        let not_connected = || CollectiveError::NotConnected { from: na.device, to: nb.device };
+        // Source side.
+        let src_access = nic_a
+            .and_then(|i| na.nics[i as usize].access)
+            .or_else(|| pick_access(fab, &na.other_access, nb.vertex))
+            .or_else(|| {
+                let all: Vec<_> = na.nics.iter().filter_map(|n| n.access).collect();
+                pick_access(fab, &all, nb.vertex)
+            });
+        let x = match src_access {
+            Some((out, _, far)) if far == nb.vertex => {
+                self.add(out, bytes);
+                self.access_latency(out);
+                return Ok(());
+            }
+            _ if fab.transit[na.vertex as usize] => na.vertex,
+            Some((out, _, far)) if fab.transit[far as usize] => {
+                self.add(out, bytes);
+                self.access_latency(out);
+                far
+            }
+            _ => return Err(not_connected()),
+        };
+        // Destination side.
+        let dst_access = nic_b
+            .and_then(|i| nb.nics[i as usize].access)
+            .or_else(|| pick_access(fab, &nb.other_access, na.vertex))
+            .or_else(|| {
+                let all: Vec<_> = nb.nics.iter().filter_map(|n| n.access).collect();
+                pick_access(fab, &all, na.vertex)
+            });
+        let y = if fab.transit[nb.vertex as usize] {
+            nb.vertex
+        } else {
+            match dst_access {
+                Some((_, inn, far)) if fab.transit[far as usize] => {
+                    self.add(inn, bytes);
+                    self.access_latency(inn);
+                    far
+                }
+                _ => return Err(not_connected()),
+            }
+        };
+        self.note_switch(x);
+        self.note_switch(y);
+        if x != y {
+            let conns = conns.max(1);
+            self.flows.push(NetFlow { x, y, bytes: bytes / f64::from(conns), conns, key });
+        }
+        Ok(())
+    }
+
+    /// Attachment of a node's NIC for aggregated traffic: (arc out, arc in, transit vertex),
+    /// or the node itself when it forwards (arcs NO_ARC).
+    pub fn attachment(&self, node: u32, nic: Option<u32>) -> Option<(ArcId, ArcId, Vx)> {
+        let fab = self.fab;
+        let nd = &fab.nodes[node as usize];
+        if fab.transit[nd.vertex as usize] {
+            return Some((NO_ARC, NO_ARC, nd.vertex));
+        }
+        let access = nic
+            .and_then(|i| nd.nics.get(i as usize).and_then(|n| n.access))
+            .or_else(|| nd.other_access.first().copied())?;
+        fab.transit[access.2 as usize].then_some(access)
+    }
+
+    pub fn add_arc(&mut self, arc: ArcId, bytes: f64) {
+        self.add(arc, bytes);
+        if arc != NO_ARC && bytes > 0.0 {
+            self.access_latency(arc);
+        }
+    }
+
+    pub fn uniform(
+        &mut self,
+        senders: &[(Vx, f64)],
+        receivers: &[(Vx, f64)],
+        unit: f64,
+    ) -> Result<(), CollectiveError> {
+        self.uses_net = true;
+        for &(v, _) in senders.iter().chain(receivers) {
+            self.note_switch(v);
+        }
+        let fab = self.fab;
+        self.router
+            .route_uniform(senders, receivers, unit, &mut self.loads)
+            .map_err(|u| unreachable_error(fab, u))
+    }
+
+    /// Routes queued flows; returns the loads and the network's extra latency.
+    pub fn finish(mut self) -> Result<(Vec<f64>, Option<Hw>, bool, f64), CollectiveError> {
+        let fab = self.fab;
+        self.router
+            .route(&self.flows, self.adaptive, &mut self.loads)
+            .map_err(|u| unreachable_error(fab, u))?;
+        let switches = f64::from(self.router.max_hops) + 1.0;
+        let prop = super::efficiency::propagation_us(true) * f64::from(self.router.max_hops);
+        let extra = if self.uses_net {
+            self.stack_us + switches * self.switch_us + prop
+        } else {
+            0.0
+        };
+        Ok((self.loads, self.intra_hw, self.uses_net, extra))
+    }
+}
+
+fn pick_access(fab: &Fabric, list: &[(ArcId, ArcId, Vx)], target: Vx) -> Option<(ArcId, ArcId, Vx)> {
+    list.iter()
+        .find(|a| a.2 == target)
+        .or_else(|| list.iter().find(|a| fab.transit[a.2 as usize]))
+        .copied()
+}
+
+fn unreachable_error(fab: &Fabric, u: Unreachable) -> CollectiveError {
+    CollectiveError::NotConnected {
+        from: fab.device_ids[u.from as usize],
+        to: fab.device_ids[u.to as usize],
+    }
+}
+
+fn key(a: u64, b: u64, c: u64) -> u64 {
+    a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ c
+}
+
+/// Rings over the group: one per NIC when the group spans domains (rail rings), entering each
+/// domain at a GPU served by that NIC. `per_hop` bytes per ring-hop in total over all rings.
+/// `cyclic` false gives the broadcast chain; `reverse` the reduce chain.
+pub(crate) fn rings(
+    b: &mut LoadBuilder,
+    fab: &Fabric,
+    group: &[u32],
+    per_hop: f64,
+    cyclic: bool,
+    reverse: bool,
+) -> Result<(), CollectiveError> {
+    let segs = segments(fab, group);
+    let ring_count = if segs.len() <= 1 { 1 } else { nic_rings(fab, group) };
+    let bytes = per_hop / f64::from(ring_count.max(1));
+    for r in 0..ring_count.max(1) {
+        let mut seq: Vec<u32> = Vec::with_capacity(group.len());
+        for s in &segs {
+            let start = if segs.len() > 1 {
+                s.gpus.iter().position(|&g| fab.gpus[g as usize].nic == Some(r)).unwrap_or(0)
+            } else {
+                0
+            };
+            seq.extend(s.gpus[start..].iter().chain(&s.gpus[..start]));
+        }
+        let n = seq.len();
+        let hops = if cyclic { n } else { n.saturating_sub(1) };
+        let nic = (ring_count > 1 || fab.nodes.iter().any(|nd| !nd.nics.is_empty())).then_some(r);
+        for i in 0..hops {
+            let (mut a, mut c) = (seq[i], seq[(i + 1) % n]);
+            if reverse {
+                std::mem::swap(&mut a, &mut c);
+            }
+            if fab.domain_of_gpu(a) == fab.domain_of_gpu(c) {
+                b.intra(a, c, bytes);
+            } else {
+                let nic_a = nic.filter(|_| !fab.node_of_gpu(a).nics.is_empty());
+                let nic_c = nic.filter(|_| !fab.node_of_gpu(c).nics.is_empty());
+                b.inter(a, c, nic_a, nic_c, bytes, CHANNELS_PER_CONNECTION, key(u64::from(r), i as u64, 1))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rings across domains: one per NIC of the node with fewest NICs (at least one).
+fn nic_rings(fab: &Fabric, group: &[u32]) -> u32 {
+    let mut k = u32::MAX;
+    let mut last = u32::MAX;
+    for &g in group {
+        let node = fab.gpus[g as usize].node;
+        if node != last {
+            k = k.min(fab.nodes[node as usize].nics.len() as u32);
+            last = node;
+        }
+    }
+    k.clamp(1, 64)
+}
+
+/// Parent position of 1-based position `p` in a balanced in-order binary tree over 1..=m.
+fn tree_parent(p: u32, m: u32) -> Option<u32> {
+    let mut q = p;
+    loop {
+        let low = q & q.wrapping_neg();
+        let parent = (q | (low << 1)) & !low;
+        if parent <= m {
+            return Some(parent);
+        }
+        if (low << 1) > m {
+            return None;
+        }
+        q = parent;
+    }
+}
+
+/// Edges (parent, child) of NCCL-style double binary trees over `m` domains: the second tree
+/// is the first shifted by one, so leaves of one are inner nodes of the other.
+pub(crate) fn double_tree(m: u32) -> [Vec<(u32, u32)>; 2] {
+    let mut trees = [Vec::new(), Vec::new()];
+    if m < 2 {
+        return trees;
+    }
+    for (t, tree) in trees.iter_mut().enumerate() {
+        let shift = t as u32;
+        let seg_of = |p: u32| (p - 1 + m - shift) % m;
+        for i in 0..m {
+            let p = (i + shift) % m + 1;
+            if let Some(q) = tree_parent(p, m) {
+                tree.push((seg_of(q), i));
+            }
+        }
+    }
+    trees
+}
+
+/// Inter-domain double binary trees, one set per channel (NIC), each tree carrying
+/// `per_tree` bytes up and down every edge; intra-domain chains lead to the channel's head.
+fn trees(
+    b: &mut LoadBuilder,
+    fab: &Fabric,
+    segs: &[Segment],
+    total: f64,
+    per_local_gpu: bool,
+) -> Result<(), CollectiveError> {
+    let m = segs.len() as u32;
+    let edges = double_tree(m);
+    let group: Vec<u32> = segs.iter().flat_map(|s| s.gpus.iter().copied()).collect();
+    let has_nics = fab.nodes.iter().any(|n| !n.nics.is_empty());
+    match per_local_gpu {
+        false => {
+            // Tree over domains per NIC; chains inside each domain.
+            let k = nic_rings(fab, &group);
+            let per = total / 2.0 / f64::from(k);
+            for c in 0..k {
+                let heads: Vec<u32> = segs
+                    .iter()
+                    .map(|s| {
+                        let i = s.gpus.iter().position(|&g| fab.gpus[g as usize].nic == Some(c)).unwrap_or(0);
+                        s.gpus[i]
+                    })
+                    .collect();
+                for s in segs {
+                    let i = s.gpus.iter().position(|&g| fab.gpus[g as usize].nic == Some(c)).unwrap_or(0);
+                    let chain: Vec<u32> = s.gpus[i..].iter().chain(&s.gpus[..i]).copied().collect();
+                    for w in chain.windows(2) {
+                        // Both trees run the chain: reduce up, broadcast down.
+                        b.intra(w[1], w[0], 2.0 * per);
+                        b.intra(w[0], w[1], 2.0 * per);
+                    }
+                }
+                let nic = has_nics.then_some(c);
+                for (t, tree) in edges.iter().enumerate() {
+                    for (e, &(p, ch)) in tree.iter().enumerate() {
+                        let (hp, hc) = (heads[p as usize], heads[ch as usize]);
+                        let kk = key(u64::from(c), e as u64, 10 + t as u64);
+                        b.inter(hc, hp, nic, nic, per, CHANNELS_PER_CONNECTION, kk)?;
+                        b.inter(hp, hc, nic, nic, per, CHANNELS_PER_CONNECTION, kk ^ 1)?;
+                    }
+                }
+            }
+        }
+        true => {
+            // One tree set per local GPU index, each over that GPU's own NIC (NVLS-tree).
+            let g_count = segs[0].gpus.len();
+            let per = total / g_count as f64 / 2.0;
+            for l in 0..g_count {
+                for (t, tree) in edges.iter().enumerate() {
+                    for (e, &(p, ch)) in tree.iter().enumerate() {
+                        let (hp, hc) = (segs[p as usize].gpus[l], segs[ch as usize].gpus[l]);
+                        let (np, nc) = (fab.gpus[hp as usize].nic, fab.gpus[hc as usize].nic);
+                        let kk = key(l as u64, e as u64, 20 + t as u64);
+                        b.inter(hc, hp, nc, np, per, CHANNELS_PER_CONNECTION, kk)?;
+                        b.inter(hp, hc, np, nc, per, CHANNELS_PER_CONNECTION, kk ^ 1)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn equal_segments(segs: &[Segment]) -> bool {
+    segs.windows(2).all(|w| w[0].gpus.len() == w[1].gpus.len())
+}
+
+fn all_nvls(fab: &Fabric, group: &[u32]) -> bool {
+    group.iter().all(|&g| {
+        let n = fab.node_of_gpu(g);
+        matches!(n.intra, Intra::NvSwitch { nvls: true }) && n.arch.nvls_efficiency() > 0.0
+    })
+}
+
+fn nvls_loads(b: &mut LoadBuilder, fab: &Fabric, seg: &[u32], op: Op) {
+    let n = seg.len() as f64;
+    let (up, down) = match op {
+        // Reads of every slice for the in-switch reduction plus the store of one's own result;
+        // the result back plus the multicast of everyone's.
+        Op::AllReduce => (1.0 + 1.0 / n, 1.0 + 1.0 / n),
+        Op::ReduceScatter => (1.0, 1.0 / n),
+        _ => (1.0 / n, 1.0),
+    };
+    for &g in seg {
+        let gpu = &fab.gpus[g as usize];
+        b.add_arc(gpu.su_up, up);
+        b.add_arc(gpu.su_down, down);
+    }
+    b.intra_hw = Some(Hw::NvLink);
+}
+
+/// Why an algorithm does not apply, or its plan.
+pub(crate) fn plan(
+    fab: &Fabric,
+    router: &mut Router,
+    group: &[u32],
+    op: Op,
+    algorithm: Algorithm,
+    adaptive: bool,
+) -> Result<Plan, CollectiveError> {
+    let segs = segments(fab, group);
+    let m = segs.len() as u32;
+    let n = group.len() as u32;
+    let max_g = segs.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0);
+    let unavailable = |reason: &str| CollectiveError::AlgorithmUnavailable {
+        algorithm,
+        op,
+        reason: reason.to_string(),
+    };
+    let nf = f64::from(n);
+    let mut phases: Vec<Phase> = Vec::new();
+    let mut notes = Vec::new();
+    let mut nvls_rate = 0.0;
+    let mut intra_hw = None;
+    let mut uses_net = false;
+    let mut net_extra = 0.0f64;
+    let mut push = |res: (Vec<f64>, Option<Hw>, bool, f64), repeat: f64, nvls: bool, phases: &mut Vec<Phase>| {
+        let (loads, hw, net, extra) = res;
+        intra_hw = match (intra_hw, hw) {
+            (Some(Hw::Pci), _) | (_, Some(Hw::Pci)) => Some(Hw::Pci),
+            (Some(a), _) => Some(a),
+            (None, b) => b,
+        };
+        uses_net |= net;
+        net_extra = net_extra.max(extra);
+        phases.push(Phase { repeat, loads, nvls });
+    };
+    match (op, algorithm) {
+        (Op::AllReduce, Algorithm::Ring)
+        | (Op::AllGather | Op::ReduceScatter, Algorithm::Ring) => {
+            let steps = if op == Op::AllReduce { 2.0 * (nf - 1.0) } else { nf - 1.0 };
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            rings(&mut b, fab, group, 1.0 / nf, true, false)?;
+            push(b.finish()?, steps, false, &mut phases);
+        }
+        (Op::Broadcast | Op::Reduce, Algorithm::Ring) => {
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            rings(&mut b, fab, group, 1.0, false, op == Op::Reduce)?;
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
+        (Op::AllReduce, Algorithm::Tree) => {
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            if m == 1 {
+                for w in group.windows(2) {
+                    b.intra(w[1], w[0], 1.0);
+                    b.intra(w[0], w[1], 1.0);
+                }
+            } else {
+                trees(&mut b, fab, &segs, 1.0, false)?;
+            }
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
+        (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Nvls) => {
+            if m != 1 {
+                return Err(unavailable("NVLS reduces inside one NVSwitch domain; across domains use NVLS-tree"));
+            }
+            if !all_nvls(fab, group) {
+                return Err(unavailable("needs NVSwitch generation 3 or later (Hopper, Blackwell)"));
+            }
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            nvls_loads(&mut b, fab, group, op);
+            nvls_rate = nvls_gpu_rate(fab, group);
+            push(b.finish()?, 1.0, true, &mut phases);
+        }
+        (Op::AllReduce, Algorithm::NvlsTree) => {
+            if m < 2 {
+                return Err(unavailable("NVLS-tree joins several NVSwitch domains; one domain uses NVLS"));
+            }
+            if !all_nvls(fab, group) || !equal_segments(&segs) {
+                return Err(unavailable("needs NVSwitch gen3+ in every node, each with the same number of GPUs"));
+            }
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            for s in &segs {
+                nvls_loads(&mut b, fab, &s.gpus, Op::AllReduce);
+            }
+            trees(&mut b, fab, &segs, 1.0, true)?;
+            nvls_rate = nvls_gpu_rate(fab, group);
+            push(b.finish()?, 1.0, true, &mut phases);
+        }
+        (Op::AllReduce, Algorithm::Sharp) => {
+            if m < 2 {
+                return Err(unavailable("in-network reduction needs GPUs in several nodes"));
+            }
+            if !equal_segments(&segs) {
+                return Err(unavailable("needs the same number of GPUs in every node"));
+            }
+            let nvls = all_nvls(fab, group);
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            let g = f64::from(max_g);
+            for s in &segs {
+                if nvls {
+                    nvls_loads(&mut b, fab, &s.gpus, Op::AllReduce);
+                } else {
+                    // Reduce-scatter then all-gather inside the node, by ring.
+                    let k = s.gpus.len();
+                    for i in 0..k {
+                        b.intra(s.gpus[i], s.gpus[(i + 1) % k], 2.0 * (g - 1.0) / g);
+                    }
+                }
+            }
+            sharp_trees(&mut b, fab, &segs)?;
+            if nvls {
+                nvls_rate = nvls_gpu_rate(fab, group);
+            }
+            push(b.finish()?, 1.0, nvls, &mut phases);
+        }
+        (Op::AllReduce, Algorithm::Hierarchical) => {
+            if m < 2 || max_g < 2 {
+                return Err(unavailable("needs several nodes with several GPUs each"));
+            }
+            if !equal_segments(&segs) {
+                return Err(unavailable("needs the same number of GPUs in every node"));
+            }
+            let g = f64::from(max_g);
+            let mf = f64::from(m);
+            // Intra-domain reduce-scatter by ring (the same traffic again for the all-gather).
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            for s in &segs {
+                let k = s.gpus.len();
+                for i in 0..k {
+                    b.intra(s.gpus[i], s.gpus[(i + 1) % k], 1.0 / g);
+                }
+            }
+            let intra = b.finish()?;
+            let intra_copy = intra.clone();
+            push(intra, g - 1.0, false, &mut phases);
+            // One inter-domain ring per local GPU index, on that GPU's NIC.
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            for l in 0..max_g as usize {
+                for i in 0..segs.len() {
+                    let (a, c) = (segs[i].gpus[l], segs[(i + 1) % segs.len()].gpus[l]);
+                    let (na, nc) = (fab.gpus[a as usize].nic, fab.gpus[c as usize].nic);
+                    b.inter(a, c, na, nc, 1.0 / (g * mf), CHANNELS_PER_CONNECTION, key(l as u64, i as u64, 30))?;
+                }
+            }
+            push(b.finish()?, 2.0 * (mf - 1.0), false, &mut phases);
+            push(intra_copy, g - 1.0, false, &mut phases);
+        }
+        (Op::AllToAll, Algorithm::Direct) => {
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            all_to_all(&mut b, fab, group, &segs, adaptive, &mut notes)?;
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
+        (Op::SendRecv, Algorithm::Direct) => {
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            for i in 0..group.len() {
+                let (a, c) = (group[i], group[(i + 1) % group.len()]);
+                if fab.domain_of_gpu(a) == fab.domain_of_gpu(c) {
+                    b.intra(a, c, 1.0);
+                } else {
+                    let (na, nc) = (fab.gpus[a as usize].nic, fab.gpus[c as usize].nic);
+                    b.inter(a, c, na, nc, 1.0, 1, key(i as u64, 0, 40))?;
+                }
+            }
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
+        _ => {
+            return Err(unavailable(&format!("{} has no {} variant", op.cli_name(), algorithm.label())));
+        }
+    }
+    Ok(Plan {
+        algorithm,
+        phases,
+        n,
+        domains: m,
+        max_domain_gpus: max_g,
+        intra_hw,
+        uses_net,
+        net_extra_us: net_extra,
+        nvls_rate,
+        notes,
+    })
+}
+
+fn nvls_gpu_rate(fab: &Fabric, group: &[u32]) -> f64 {
+    group
+        .iter()
+        .map(|&g| {
+            let gpu = &fab.gpus[g as usize];
+            let node = fab.node_of_gpu(g);
+            let up = if gpu.su_up == NO_ARC { 0.0 } else { fab.arcs[gpu.su_up as usize].usable };
+            up * node.arch.nvls_efficiency()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// All-to-all: every GPU sends S/n to every other. Across domains with NVLink inside, NCCL's
+/// PXN first moves data over NVLink to the GPU on the destination's rail, so network traffic
+/// stays rail-aligned (and a rail-only fabric with no spine still works).
+fn all_to_all(
+    b: &mut LoadBuilder,
+    fab: &Fabric,
+    group: &[u32],
+    segs: &[Segment],
+    adaptive: bool,
+    notes: &mut Vec<String>,
+) -> Result<(), CollectiveError> {
+    let n = group.len();
+    let per = 1.0 / n as f64;
+    for s in segs {
+        for &g in &s.gpus {
+            for &h in &s.gpus {
+                b.intra(g, h, per);
+            }
+        }
+    }
+    if segs.len() < 2 {
+        return Ok(());
+    }
+    let pxn = |node: u32| matches!(fab.nodes[node as usize].intra, Intra::NvSwitch { .. }) && !fab.nodes[node as usize].nics.is_empty();
+    let proxy = |g: u32, rail: Option<u32>| -> u32 {
+        let gpu = &fab.gpus[g as usize];
+        let node = &fab.nodes[gpu.node as usize];
+        match rail {
+            Some(r) if pxn(gpu.node) => (node.first_gpu..node.first_gpu + node.gpu_count)
+                .find(|&p| fab.gpus[p as usize].nic == Some(r))
+                .unwrap_or(g),
+            _ => g,
+        }
+    };
+    let remote_pairs: u64 = segs.iter().map(|s| s.gpus.len() as u64 * (n - s.gpus.len()) as u64).sum();
+    let single_node_domains = fab.domains.iter().all(|d| d.nodes.len() == 1);
+    let aggregated = remote_pairs > EXPLICIT_ALL_TO_ALL_LIMIT && single_node_domains;
+    if !aggregated {
+        for (si, s) in segs.iter().enumerate() {
+            for &g in &s.gpus {
+                for (ti, t) in segs.iter().enumerate() {
+                    if si == ti {
+                        continue;
+                    }
+                    for &h in &t.gpus {
+                        let rail = fab.gpus[h as usize].nic;
+                        let from = proxy(g, rail);
+                        b.intra(g, from, per);
+                        let out_nic = if pxn(fab.gpus[g as usize].node) { rail } else { fab.gpus[g as usize].nic };
+                        b.inter(from, h, out_nic, rail, per, 1, key(u64::from(g), u64::from(h), 50))?;
+                    }
+                }
+            }
+        }
+        return Ok(());
+    }
+    if !adaptive {
+        notes.push(format!(
+            "{remote_pairs} connections: ECMP hashing of this many flows is even to within a few per cent, so they are spread evenly"
+        ));
+    }
+    // Aggregated: per node, GPUs in the group and per rail the GPUs each NIC serves.
+    let mut node_gpus: Vec<(u32, Vec<u32>)> = Vec::new();
+    for &g in group {
+        let node = fab.gpus[g as usize].node;
+        match node_gpus.last_mut() {
+            Some((nd, list)) if *nd == node => list.push(g),
+            _ => node_gpus.push((node, vec![g])),
+        }
+    }
+    let rails = node_gpus
+        .iter()
+        .map(|(nd, _)| fab.nodes[*nd as usize].nics.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let all_pxn = node_gpus.iter().all(|(nd, _)| pxn(*nd));
+    // receivers[r] = GPUs served by NIC r in each node; total per rail.
+    let count_rail = |list: &[u32], r: usize| -> f64 {
+        list.iter().filter(|&&h| fab.gpus[h as usize].nic.map_or(r == 0, |x| x as usize == r)).count() as f64
+    };
+    let total_rail: Vec<f64> = (0..rails)
+        .map(|r| node_gpus.iter().map(|(_, l)| count_rail(l, r)).sum())
+        .collect();
+    let rail_groups: Vec<Vec<usize>> = if all_pxn { (0..rails).map(|r| vec![r]).collect() } else { vec![(0..rails).collect()] };
+    for rails_here in &rail_groups {
+        let mut senders: Vec<(Vx, f64)> = Vec::new();
+        let mut receivers: Vec<(Vx, f64)> = Vec::new();
+        for (nd, list) in &node_gpus {
+            for &r in rails_here {
+                let nic = (!fab.nodes[*nd as usize].nics.is_empty()).then_some(r as u32);
+                let Some((out, inn, x)) = b.attachment(*nd, nic) else {
+                    return Err(CollectiveError::NotConnected {
+                        from: fab.nodes[*nd as usize].device,
+                        to: fab.nodes[node_gpus.iter().find(|(o, _)| o != nd).map_or(*nd, |(o, _)| *o) as usize].device,
+                    });
+                };
+                let send_gpus = if all_pxn { list.len() as f64 } else { count_rail(list, r) };
+                let recv_gpus = count_rail(list, r);
+                // Bytes leaving through this NIC and arriving at it.
+                let out_bytes = if all_pxn {
+                    send_gpus * (total_rail[r] - recv_gpus) * per
+                } else {
+                    send_gpus * (n - list.len()) as f64 * per
+                };
+                let in_bytes = recv_gpus * (n - list.len()) as f64 * per;
+                b.add_arc(out, out_bytes);
+                b.add_arc(inn, in_bytes);
+                if let Some(nic) = nic.and_then(|i| fab.nodes[*nd as usize].nics.get(i as usize)) {
+                    b.add_arc(nic.pcie_up, out_bytes);
+                    b.add_arc(nic.pcie_down, in_bytes);
+                }
+                senders.push((x, send_gpus));
+                receivers.push((x, recv_gpus));
+            }
+            // GPU PCIe and the PXN hop over NVLink.
+            let remote = (n - list.len()) as f64 * per;
+            for &g in list {
+                let gpu = &fab.gpus[g as usize];
+                if all_pxn {
+                    for &r in rails_here {
+                        let to_rail = (total_rail[r] - count_rail(list, r)) * per;
+                        let p = proxy(g, Some(r as u32));
+                        b.intra(g, p, to_rail);
+                        b.add_arc(fab.gpus[p as usize].pcie_up, to_rail);
+                        if gpu.nic.map_or(r == 0, |x| x as usize == r) {
+                            b.add_arc(gpu.pcie_down, remote);
+                        }
+                    }
+                } else {
+                    b.add_arc(gpu.pcie_up, remote);
+                    b.add_arc(gpu.pcie_down, remote);
+                }
+            }
+        }
+        b.uniform(&senders, &receivers, per)?;
+    }
+    Ok(())
+}
+
+/// SHARP: every NIC sends its share to its leaf once; the switches reduce along one tree per
+/// rail and send the result back down. Each tree edge carries the share once each way.
+fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<(), CollectiveError> {
+    let g = segs[0].gpus.len() as f64;
+    let rails = segs
+        .iter()
+        .map(|s| fab.node_of_gpu(s.gpus[0]).nics.len())
+        .min()
+        .unwrap_or(0);
+    if rails == 0 {
+        return Err(CollectiveError::AlgorithmUnavailable {
+            algorithm: Algorithm::Sharp,
+            op: Op::AllReduce,
+            reason: "in-network reduction needs NICs on switches".into(),
+        });
+    }
+    for r in 0..rails as u32 {
+        let mut leaves: Vec<Vx> = Vec::new();
+        for s in segs {
+            let served: Vec<u32> = s.gpus.iter().copied().filter(|&x| fab.gpus[x as usize].nic == Some(r)).collect();
+            let share = served.len() as f64 / g;
+            let node = fab.gpus[s.gpus[0] as usize].node;
+            let Some((out, inn, x)) = b.attachment(node, Some(r)) else {
+                return Err(CollectiveError::AlgorithmUnavailable {
+                    algorithm: Algorithm::Sharp,
+                    op: Op::AllReduce,
+                    reason: "a NIC is not cabled to a switch".into(),
+                });
+            };
+            if out == super::fabric::NO_ARC {
+                return Err(CollectiveError::AlgorithmUnavailable {
+                    algorithm: Algorithm::Sharp,
+                    op: Op::AllReduce,
+                    reason: "nodes are cabled to each other, not to reducing switches".into(),
+                });
+            }
+            b.add_arc(out, share);
+            b.add_arc(inn, share);
+            let nic = &fab.nodes[node as usize].nics[r as usize];
+            b.add_arc(nic.pcie_up, share);
+            b.add_arc(nic.pcie_down, share);
+            for &x in &served {
+                b.add_arc(fab.gpus[x as usize].pcie_up, 1.0 / g);
+                b.add_arc(fab.gpus[x as usize].pcie_down, 1.0 / g);
+            }
+            leaves.push(x);
+        }
+        let served_share = segs[0].gpus.iter().filter(|&&x| fab.gpus[x as usize].nic == Some(r)).count() as f64 / g;
+        let edges = b.router_tree(&leaves)?;
+        for (up, down) in edges {
+            b.add_arc(up, served_share);
+            b.add_arc(down, served_share);
+        }
+    }
+    b.uses_net = true;
+    Ok(())
+}
+
+impl LoadBuilder<'_, '_> {
+    fn router_tree(&mut self, leaves: &[Vx]) -> Result<Vec<(ArcId, ArcId)>, CollectiveError> {
+        let fab = self.fab;
+        let unique: HashSet<Vx> = leaves.iter().copied().collect();
+        if unique.len() <= 1 {
+            return Ok(Vec::new());
+        }
+        self.router.aggregation_tree(leaves, &fab.in_network).map_err(|e| match e {
+            Ok(u) => unreachable_error(fab, u),
+            Err(reason) => CollectiveError::AlgorithmUnavailable {
+                algorithm: Algorithm::Sharp,
+                op: Op::AllReduce,
+                reason,
+            },
+        })
+    }
+}

@@ -1,0 +1,91 @@
+//! Usable capacity of a link: line rate × an efficiency per technology. These are properties
+//! of the technology, never of one system, so the model carries to hardware it has not seen.
+
+use crate::model::{LinkTech, Transport};
+
+/// Share of the NVLink line rate that data gets: NCCL maintainers report ~370 GB/s of H100's
+/// 450 GB/s per direction for ring algorithms (nccl #1455, nccl-tests #212); the rest is
+/// packet headers and flow control.
+pub const NVLINK: f64 = 0.82;
+/// PCIe TLP headers, DLLPs and flow-control credits: about 80 % of the x16 rate reaches a peer.
+pub const PCIE: f64 = 0.80;
+/// InfiniBand NDR moves 46–48 GB/s of 50 in practice (nccl-tests #290, #267).
+pub const INFINIBAND: f64 = 0.94;
+/// RDMA over lossless Ethernet: FEC lives inside the line rate, Eth/IP/UDP/BTH headers cost
+/// 2–3 % at 4 KB MTU (hardware.md §7); congestion control takes a little more.
+pub const ROCE_LOSSLESS: f64 = 0.92;
+/// RoCE without PFC/ECN drops under incast and falls back to go-back-N retransmission.
+/// Our estimate; the advice flags such fabrics.
+pub const ROCE_LOSSY: f64 = 0.75;
+/// NCCL's socket transport over a kernel TCP stack: copies and interrupts. Our estimate.
+pub const TCP: f64 = 0.70;
+/// Thunderbolt carries data in its PCIe tunnel: 32 of 40 Gb/s on TB4, 64 of 80 on TB5.
+pub const THUNDERBOLT_TUNNEL: f64 = 0.80;
+/// IP over Thunderbolt: 16.4 Gb/s measured on a 20 Gb/s link (hardware.md §7).
+pub const THUNDERBOLT_IP: f64 = 0.82;
+/// RDMA over Thunderbolt 5 (macOS 26.2): protocol headers only. Our estimate.
+pub const THUNDERBOLT_RDMA: f64 = 0.95;
+
+/// Protocol overhead on top: LL sends a 4-byte flag with every 4 bytes of data; LL128 keeps
+/// 120 of every 128 bytes; Simple moves plain data.
+pub const LL_PAYLOAD: f64 = 0.5;
+pub const LL128_PAYLOAD: f64 = 120.0 / 128.0;
+
+/// Without GPUDirect RDMA, network data is staged in host memory: it crosses the NIC's root
+/// port once into memory and once out of it, so the NIC's PCIe path carries it twice.
+pub const NO_GPUDIRECT_PCIE_SHARE: f64 = 0.5;
+/// Without PCIe peer-to-peer (GeForce cards), GPU-to-GPU traffic is written to a host buffer
+/// and read back by the peer through the same root complex: half the rate.
+pub const NO_P2P_SHARE: f64 = 0.5;
+
+/// Usable share of a link's line rate. `lossless` only matters for RoCE.
+pub fn link_efficiency(tech: LinkTech, transport: Transport, lossless: bool) -> f64 {
+    match tech {
+        LinkTech::NvLink | LinkTech::NvLinkBridge => NVLINK,
+        LinkTech::Pcie => PCIE,
+        LinkTech::InfiniBand => INFINIBAND,
+        LinkTech::RoceV2 | LinkTech::Ethernet => match transport {
+            Transport::Tcp => TCP,
+            Transport::Rdma if lossless => ROCE_LOSSLESS,
+            Transport::Rdma => ROCE_LOSSY,
+        },
+        LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5 => {
+            THUNDERBOLT_TUNNEL
+                * match transport {
+                    Transport::Tcp => THUNDERBOLT_IP,
+                    Transport::Rdma => THUNDERBOLT_RDMA,
+                }
+        }
+    }
+}
+
+/// Extra one-way latency of the software stack and technology of a network path, in µs, on
+/// top of NCCL's NET constants (which were tuned on InfiniBand).
+pub fn stack_latency_us(tech: LinkTech, transport: Transport) -> f64 {
+    match (tech, transport) {
+        (LinkTech::InfiniBand, _) => 0.0,
+        (LinkTech::NvLink | LinkTech::NvLinkBridge | LinkTech::Pcie, _) => 0.0,
+        // RoCE end to end 2–10 µs against InfiniBand's 1–5 µs (hardware.md §7).
+        (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Rdma) => 1.0,
+        // A kernel socket send and receive: our estimate.
+        (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Tcp) => 20.0,
+        // ~300 µs per exchange over TCP in Mac clusters before RDMA: half of it one way.
+        (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Tcp) => 150.0,
+        // RDMA over TB5: "single-digit µs" (exo), ~3 µs (NetworkChuck).
+        (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Rdma) => 5.0,
+    }
+}
+
+/// Switch port-to-port latency when the catalog gives none, in µs.
+pub fn default_switch_latency_us(tech: LinkTech) -> f64 {
+    match tech {
+        LinkTech::InfiniBand => 0.15,
+        _ => 0.5,
+    }
+}
+
+/// Propagation: 5 ns per metre; 2 m inside a rack, 30 m across racks (our typical lengths).
+pub fn propagation_us(cross_rack: bool) -> f64 {
+    let metres = if cross_rack { 30.0 } else { 2.0 };
+    metres * 0.005
+}

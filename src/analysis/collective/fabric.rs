@@ -1,0 +1,572 @@
+//! The fabric as the collective model sees it: every direction of every link is an *arc* with
+//! a usable capacity, and so is each GPU's scale-up port, each GPU's and NIC's PCIe path.
+//! Switches (and GPU nodes cabled only to each other) form the routing graph; its vertices are
+//! grouped into *twin classes* (same neighbours), which is what makes large symmetric fabrics
+//! cheap: distances are computed once per class on the quotient graph.
+
+use super::CollectiveError;
+use super::efficiency as eff;
+use super::latency::{ArchRow, Hw};
+use crate::model::catalog::PartSpec;
+use crate::model::device::pcie_x16_bandwidth;
+use crate::model::{
+    Catalog, Design, DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, ScaleUp, Transport,
+};
+use std::collections::HashMap;
+
+pub(crate) type ArcId = u32;
+pub(crate) type Vx = u32;
+pub(crate) const NO_ARC: ArcId = u32::MAX;
+
+/// What an arc stands for, to name bottlenecks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Resource {
+    /// Direction a→b (`forward`) or b→a of `design.links[index]`.
+    Link { index: u32, forward: bool },
+    /// A GPU's NVLink port into its NVSwitch fabric (node or rack domain).
+    ScaleUp { node: u32, gpu: u32, up: bool },
+    /// A GPU's own PCIe x16.
+    GpuPcie { node: u32, gpu: u32, up: bool },
+    /// A NIC's PCIe slot.
+    NicPcie { node: u32, nic: u32, up: bool },
+    /// An NVLink bridge between two cards.
+    Bridge { node: u32, from: u32 },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Arc {
+    /// Usable bytes per second.
+    pub usable: f64,
+    /// Line rate in bytes per second (faults applied), for physical bounds.
+    pub line: f64,
+    pub resource: Resource,
+    /// NVLS efficiency applies to these during NVLS phases.
+    pub nvlink_scale_up: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Intra {
+    /// NVSwitch inside the node or the rack domain; `nvls` when the switch reduces.
+    NvSwitch { nvls: bool },
+    BridgePairs,
+    Pcie,
+    /// One SoC: GPUs share memory.
+    Unified,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Nic {
+    pub pcie_up: ArcId,
+    pub pcie_down: ArcId,
+    /// The working link at this NIC's port: (arc out, arc in, far device index).
+    pub access: Option<(ArcId, ArcId, Vx)>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub device: DeviceId,
+    pub vertex: Vx,
+    pub first_gpu: u32,
+    pub gpu_count: u32,
+    pub intra: Intra,
+    pub p2p: bool,
+    pub domain: u32,
+    pub nics: Vec<Nic>,
+    /// Working links at ports that are not NICs (Thunderbolt, on-board Ethernet), or at NIC
+    /// ports when the node has nothing else: (arc out, arc in, far device index).
+    pub other_access: Vec<(ArcId, ArcId, Vx)>,
+    pub arch: ArchRow,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Gpu {
+    pub node: u32,
+    pub local: u32,
+    pub su_up: ArcId,
+    pub su_down: ArcId,
+    pub pcie_up: ArcId,
+    pub pcie_down: ArcId,
+    /// Local NIC serving this GPU (NIC i serves GPUs i·G/K .. (i+1)·G/K).
+    pub nic: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Domain {
+    pub nodes: Vec<u32>,
+    /// Rack-scale NVLink domain (NVL72) rather than one node.
+    pub rack: bool,
+}
+
+/// One adjacency entry of the routing graph.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Adj {
+    pub nbr: Vx,
+    pub out: ArcId,
+    pub inn: ArcId,
+}
+
+/// A run of a vertex's adjacency whose neighbours share a twin class.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AdjGroup {
+    pub class: u32,
+    pub start: u32,
+    pub end: u32,
+}
+
+pub(crate) struct Fabric {
+    pub arcs: Vec<Arc>,
+    pub gpus: Vec<Gpu>,
+    pub nodes: Vec<Node>,
+    pub domains: Vec<Domain>,
+    /// Per device index: can traffic pass through it.
+    pub transit: Vec<bool>,
+    /// Per device index: a switch that reduces in the network (SHARP).
+    pub in_network: Vec<bool>,
+    pub adj_start: Vec<u32>,
+    pub adj: Vec<Adj>,
+    pub grp_start: Vec<u32>,
+    pub groups: Vec<AdjGroup>,
+    /// Twin class per device index (`u32::MAX` for non-transit devices).
+    pub class: Vec<u32>,
+    pub class_count: u32,
+    /// Quotient graph: neighbour classes of each class.
+    pub class_adj_start: Vec<u32>,
+    pub class_adj: Vec<u32>,
+    /// Per device index: switch latency (µs) for switches, 0 otherwise.
+    pub switch_latency_us: Vec<f64>,
+    /// Per design link: stack latency and propagation (µs), and its tech.
+    pub link_latency_us: Vec<f64>,
+    pub link_tech: Vec<LinkTech>,
+    pub link_transport: Vec<Transport>,
+    /// Device index per device id order (design.devices is sorted by id).
+    pub device_ids: Vec<DeviceId>,
+}
+
+impl Fabric {
+    pub fn arc_count(&self) -> usize {
+        self.arcs.len()
+    }
+
+    pub fn neighbours(&self, v: Vx) -> &[Adj] {
+        let (s, e) = (
+            self.adj_start[v as usize] as usize,
+            self.adj_start[v as usize + 1] as usize,
+        );
+        &self.adj[s..e]
+    }
+
+    pub fn adj_groups(&self, v: Vx) -> &[AdjGroup] {
+        let (s, e) = (
+            self.grp_start[v as usize] as usize,
+            self.grp_start[v as usize + 1] as usize,
+        );
+        &self.groups[s..e]
+    }
+
+    pub fn class_neighbours(&self, c: u32) -> &[u32] {
+        let (s, e) = (
+            self.class_adj_start[c as usize] as usize,
+            self.class_adj_start[c as usize + 1] as usize,
+        );
+        &self.class_adj[s..e]
+    }
+
+    pub fn node_of_gpu(&self, g: u32) -> &Node {
+        &self.nodes[self.gpus[g as usize].node as usize]
+    }
+
+    pub fn domain_of_gpu(&self, g: u32) -> u32 {
+        self.node_of_gpu(g).domain
+    }
+
+    /// Kind of hop between two GPUs of one domain, for the latency tables.
+    pub fn intra_hw(&self, g: u32, h: u32) -> Option<Hw> {
+        let node = self.node_of_gpu(g);
+        match node.intra {
+            Intra::NvSwitch { .. } => Some(Hw::NvLink),
+            Intra::BridgePairs => {
+                let (a, b) = (&self.gpus[g as usize], &self.gpus[h as usize]);
+                if a.node == b.node && a.local / 2 == b.local / 2 {
+                    Some(Hw::NvLink)
+                } else {
+                    Some(Hw::Pci)
+                }
+            }
+            Intra::Pcie => Some(Hw::Pci),
+            Intra::Unified => None,
+        }
+    }
+
+    /// Arcs of a transfer between two GPUs of one scale-up domain, with the weight each carries
+    /// per byte sent (2 when staged through host memory).
+    pub fn intra_path(&self, g: u32, h: u32, out: &mut Vec<(ArcId, f64)>) {
+        let (a, b) = (&self.gpus[g as usize], &self.gpus[h as usize]);
+        let node = &self.nodes[a.node as usize];
+        match node.intra {
+            Intra::NvSwitch { .. } => {
+                out.push((a.su_up, 1.0));
+                out.push((b.su_down, 1.0));
+            }
+            Intra::BridgePairs if a.node == b.node && a.local / 2 == b.local / 2 => {
+                // Bridge arcs are stored as su_up of the sender (towards its partner).
+                out.push((a.su_up, 1.0));
+            }
+            Intra::BridgePairs | Intra::Pcie => {
+                let w = if node.p2p { 1.0 } else { 1.0 / eff::NO_P2P_SHARE };
+                out.push((a.pcie_up, w));
+                out.push((b.pcie_down, w));
+            }
+            Intra::Unified => {}
+        }
+    }
+}
+
+fn usable_bytes_per_s(line_gbit_s: f64, efficiency: f64) -> f64 {
+    let v = line_gbit_s * efficiency * 1e9 / 8.0;
+    if v.is_finite() && v > 0.0 { v } else { 0.0 }
+}
+
+/// Builds the fabric. Errors name unknown parts; nothing here panics on user data.
+pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, CollectiveError> {
+    let n_dev = design.devices.len();
+    let index_of: HashMap<DeviceId, usize> = design
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id, i))
+        .collect();
+
+    // Links usable for traffic: both ends exist, distinct, not failed, capacity > 0, and not
+    // attached to a rack domain device (NVLink inside a rack is modelled from the nodes).
+    let mut routable = vec![false; design.links.len()];
+    let mut link_lossless = vec![true; design.links.len()];
+    let mut arcs: Vec<Arc> = Vec::with_capacity(design.links.len() * 2);
+    let mut link_latency_us = Vec::with_capacity(design.links.len());
+    let mut link_tech = Vec::with_capacity(design.links.len());
+    let mut link_transport = Vec::with_capacity(design.links.len());
+    let mut switch_latency_us = vec![0.0; n_dev];
+    for (i, d) in design.devices.iter().enumerate() {
+        if let DeviceKind::Switch(s) = &d.kind {
+            let spec_latency = catalog
+                .switch(&s.model)
+                .map(|spec| spec.latency_ns / 1000.0)
+                .filter(|v| v.is_finite() && *v > 0.0);
+            switch_latency_us[i] = spec_latency.unwrap_or(f64::NAN);
+        }
+    }
+    for (li, link) in design.links.iter().enumerate() {
+        let ends = (index_of.get(&link.a.device), index_of.get(&link.b.device));
+        let cap = link.capacity().gbit_s();
+        if let (Some(&ia), Some(&ib)) = ends {
+            let is_domain = |i: usize| matches!(design.devices[i].kind, DeviceKind::NvSwitchDomain(_));
+            let lossless = [ia, ib].iter().all(|&i| match &design.devices[i].kind {
+                DeviceKind::Switch(s) => s.features.lossless,
+                _ => true,
+            });
+            link_lossless[li] = lossless;
+            routable[li] = ia != ib && cap.is_finite() && cap > 0.0 && !is_domain(ia) && !is_domain(ib);
+            for &i in &[ia, ib] {
+                if switch_latency_us[i].is_nan() {
+                    switch_latency_us[i] = eff::default_switch_latency_us(link.tech);
+                }
+            }
+        }
+        let e = eff::link_efficiency(link.tech, link.transport, link_lossless[li]);
+        let usable = if routable[li] { usable_bytes_per_s(cap, e) } else { 0.0 };
+        let line = if routable[li] { usable_bytes_per_s(cap, 1.0) } else { 0.0 };
+        let is_nvlink = matches!(link.tech, LinkTech::NvLink | LinkTech::NvLinkBridge);
+        for forward in [true, false] {
+            arcs.push(Arc {
+                usable,
+                line,
+                resource: Resource::Link { index: li as u32, forward },
+                nvlink_scale_up: is_nvlink,
+            });
+        }
+        link_latency_us.push(
+            eff::stack_latency_us(link.tech, link.transport)
+                + eff::propagation_us(link.length == LengthClass::CrossRack),
+        );
+        link_tech.push(link.tech);
+        link_transport.push(link.transport);
+    }
+    for v in switch_latency_us.iter_mut() {
+        if v.is_nan() {
+            *v = 0.5;
+        }
+    }
+
+    // Per device: routable links (arc out, arc in, far end).
+    let mut dev_links: Vec<Vec<(u32, ArcId, ArcId, Vx)>> = vec![Vec::new(); n_dev];
+    for (li, link) in design.links.iter().enumerate() {
+        if !routable[li] {
+            continue;
+        }
+        let (Some(&ia), Some(&ib)) = (index_of.get(&link.a.device), index_of.get(&link.b.device))
+        else {
+            continue;
+        };
+        let (fwd, back) = (2 * li as u32, 2 * li as u32 + 1);
+        dev_links[ia].push((link.a.port, fwd, back, ib as Vx));
+        dev_links[ib].push((link.b.port, back, fwd, ia as Vx));
+    }
+
+    // Transit: switches, and GPU nodes cabled only to other GPU nodes or hosts (a Thunderbolt
+    // ring of Macs forwards at the IP layer). Nodes on switches never forward: NCCL does not
+    // route through a third server.
+    let mut transit = vec![false; n_dev];
+    for (i, d) in design.devices.iter().enumerate() {
+        transit[i] = match &d.kind {
+            DeviceKind::Switch(_) => true,
+            DeviceKind::GpuNode(_) => {
+                !dev_links[i].is_empty()
+                    && dev_links[i]
+                        .iter()
+                        .all(|&(_, _, _, far)| !matches!(design.devices[far as usize].kind, DeviceKind::Switch(_)))
+            }
+            _ => false,
+        };
+    }
+
+    // Scale-up domains: rack domains by device, every other node on its own.
+    let mut domains: Vec<Domain> = Vec::new();
+    let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut gpus: Vec<Gpu> = Vec::new();
+    for (i, d) in design.devices.iter().enumerate() {
+        let DeviceKind::GpuNode(n) = &d.kind else {
+            continue;
+        };
+        let gpu_spec = catalog
+            .gpu(&n.gpu)
+            .ok_or_else(|| CollectiveError::UnknownPart { part: n.gpu.to_string(), device: d.id })?;
+        let arch = ArchRow::of(gpu_spec.arch);
+        let node_index = nodes.len() as u32;
+        let rack = n.domain.and_then(|dom| {
+            let di = *index_of.get(&dom)?;
+            match &design.devices[di].kind {
+                DeviceKind::NvSwitchDomain(nd) => Some((dom, catalog.domain(&nd.model).cloned())),
+                _ => None,
+            }
+        });
+        let domain = match &rack {
+            Some((dom, _)) => *rack_domain.entry(*dom).or_insert_with(|| {
+                domains.push(Domain { nodes: Vec::new(), rack: true });
+                domains.len() as u32 - 1
+            }),
+            None => {
+                domains.push(Domain { nodes: Vec::new(), rack: false });
+                domains.len() as u32 - 1
+            }
+        };
+        domains[domain as usize].nodes.push(node_index);
+
+        let gpu_pcie_gen = gpu_spec.pcie_generation;
+        let (intra, p2p, su_gbit_s, su_tech_nvlink) = match (&rack, &n.scale_up) {
+            (Some((_, spec)), scale_up) => {
+                let per_gpu = spec
+                    .as_ref()
+                    .map(|s| s.per_gpu_gbit_s.gbit_s())
+                    .or(match scale_up {
+                        ScaleUp::NvSwitch { per_gpu_gbit_s, .. } => Some(per_gpu_gbit_s.gbit_s()),
+                        _ => None,
+                    })
+                    .unwrap_or(0.0);
+                let gen = spec.as_ref().map_or(5, |s| s.nvlink_generation);
+                (Intra::NvSwitch { nvls: gen >= 4 }, true, per_gpu, true)
+            }
+            (None, ScaleUp::NvSwitch { generation, per_gpu_gbit_s }) => (
+                Intra::NvSwitch { nvls: *generation >= 3 },
+                true,
+                per_gpu_gbit_s.gbit_s(),
+                true,
+            ),
+            (None, ScaleUp::NvLinkBridgePairs { per_gpu_gbit_s, peer_to_peer, .. }) => {
+                (Intra::BridgePairs, *peer_to_peer, per_gpu_gbit_s.gbit_s(), true)
+            }
+            (None, ScaleUp::Pcie { peer_to_peer, .. }) => (Intra::Pcie, *peer_to_peer, 0.0, false),
+            (None, ScaleUp::UnifiedMemory) => (Intra::Unified, true, 0.0, false),
+        };
+        let node_pcie_gen = match &n.scale_up {
+            ScaleUp::Pcie { generation, .. } => *generation,
+            ScaleUp::NvLinkBridgePairs { pcie_generation, .. } => *pcie_generation,
+            _ => gpu_pcie_gen,
+        };
+        let pcie_gen = gpu_pcie_gen.min(node_pcie_gen.max(1));
+        let gpu_pcie = usable_bytes_per_s(pcie_x16_bandwidth(pcie_gen).gbit_s(), eff::PCIE);
+        let su = usable_bytes_per_s(su_gbit_s, eff::NVLINK);
+
+        let first_gpu = gpus.len() as u32;
+        let k = n.nics.len() as u32;
+        for local in 0..n.gpu_count {
+            let mut push = |usable: f64, resource: Resource, nvl: bool| {
+                let line = if nvl { usable / eff::NVLINK } else { usable / eff::PCIE };
+                arcs.push(Arc { usable, line, resource, nvlink_scale_up: nvl });
+                arcs.len() as ArcId - 1
+            };
+            let (su_up, su_down) = match intra {
+                Intra::NvSwitch { .. } => (
+                    push(su, Resource::ScaleUp { node: node_index, gpu: local, up: true }, su_tech_nvlink),
+                    push(su, Resource::ScaleUp { node: node_index, gpu: local, up: false }, su_tech_nvlink),
+                ),
+                Intra::BridgePairs if (local ^ 1) < n.gpu_count => (
+                    push(su, Resource::Bridge { node: node_index, from: local }, true),
+                    NO_ARC,
+                ),
+                _ => (NO_ARC, NO_ARC),
+            };
+            let (pcie_up, pcie_down) = if intra == Intra::Unified {
+                (NO_ARC, NO_ARC)
+            } else {
+                (
+                    push(gpu_pcie, Resource::GpuPcie { node: node_index, gpu: local, up: true }, false),
+                    push(gpu_pcie, Resource::GpuPcie { node: node_index, gpu: local, up: false }, false),
+                )
+            };
+            let nic = if k == 0 {
+                None
+            } else {
+                Some((u64::from(local) * u64::from(k) / u64::from(n.gpu_count.max(1))) as u32)
+            };
+            gpus.push(Gpu { node: node_index, local, su_up, su_down, pcie_up, pcie_down, nic });
+        }
+
+        let mut nics = Vec::with_capacity(n.nics.len());
+        for (ni, slot) in n.nics.iter().enumerate() {
+            let nic_gen = match catalog.get(&slot.part).map(|p| &p.spec) {
+                Some(PartSpec::Nic(spec)) => spec.pcie_generation,
+                _ => node_pcie_gen,
+            };
+            let share = if slot.gpudirect { 1.0 } else { eff::NO_GPUDIRECT_PCIE_SHARE };
+            let cap = usable_bytes_per_s(
+                pcie_x16_bandwidth(nic_gen.min(node_pcie_gen.max(1)).max(1)).gbit_s(),
+                eff::PCIE * share,
+            );
+            let line = cap / (eff::PCIE * share);
+            arcs.push(Arc { usable: cap, line, resource: Resource::NicPcie { node: node_index, nic: ni as u32, up: true }, nvlink_scale_up: false });
+            arcs.push(Arc { usable: cap, line, resource: Resource::NicPcie { node: node_index, nic: ni as u32, up: false }, nvlink_scale_up: false });
+            let up = arcs.len() as ArcId - 2;
+            let access = dev_links[i]
+                .iter()
+                .find(|&&(port, ..)| port == ni as u32)
+                .map(|&(_, out, inn, far)| (out, inn, far));
+            nics.push(Nic { pcie_up: up, pcie_down: up + 1, access });
+        }
+        let nic_ports = k;
+        let mut other_access: Vec<(ArcId, ArcId, Vx)> = dev_links[i]
+            .iter()
+            .filter(|&&(port, ..)| port >= nic_ports)
+            .map(|&(_, out, inn, far)| (out, inn, far))
+            .collect();
+        if other_access.is_empty() {
+            other_access = dev_links[i].iter().map(|&(_, out, inn, far)| (out, inn, far)).collect();
+        }
+        nodes.push(Node {
+            device: d.id,
+            vertex: i as Vx,
+            first_gpu,
+            gpu_count: n.gpu_count,
+            intra,
+            p2p,
+            domain,
+            nics,
+            other_access,
+            arch,
+        });
+    }
+
+    // Routing graph over transit devices, each adjacency sorted by (neighbour class, neighbour).
+    let mut raw_adj: Vec<Vec<Adj>> = vec![Vec::new(); n_dev];
+    for (i, links) in dev_links.iter().enumerate() {
+        if !transit[i] {
+            continue;
+        }
+        for &(_, out, inn, far) in links {
+            if transit[far as usize] {
+                raw_adj[i].push(Adj { nbr: far, out, inn });
+            }
+        }
+    }
+    // Twin classes: identical multisets of transit neighbours.
+    let mut class = vec![u32::MAX; n_dev];
+    let mut keys: HashMap<Vec<Vx>, u32> = HashMap::new();
+    for i in 0..n_dev {
+        if !transit[i] {
+            continue;
+        }
+        let mut key: Vec<Vx> = raw_adj[i].iter().map(|a| a.nbr).collect();
+        key.sort_unstable();
+        let next = keys.len() as u32;
+        class[i] = *keys.entry(key).or_insert(next);
+    }
+    let class_count = keys.len() as u32;
+    drop(keys);
+
+    let mut adj_start = Vec::with_capacity(n_dev + 1);
+    let mut adj = Vec::new();
+    let mut grp_start = Vec::with_capacity(n_dev + 1);
+    let mut groups = Vec::new();
+    let mut class_rep = vec![u32::MAX; class_count as usize];
+    for (i, list) in raw_adj.iter_mut().enumerate() {
+        adj_start.push(adj.len() as u32);
+        grp_start.push(groups.len() as u32);
+        list.sort_unstable_by_key(|a| (class[a.nbr as usize], a.nbr));
+        let base = adj.len() as u32;
+        let mut j = 0;
+        while j < list.len() {
+            let c = class[list[j].nbr as usize];
+            let s = j;
+            while j < list.len() && class[list[j].nbr as usize] == c {
+                j += 1;
+            }
+            groups.push(AdjGroup { class: c, start: base + s as u32, end: base + j as u32 });
+        }
+        adj.extend_from_slice(list);
+        if transit[i] && class_rep[class[i] as usize] == u32::MAX {
+            class_rep[class[i] as usize] = i as u32;
+        }
+    }
+    adj_start.push(adj.len() as u32);
+    grp_start.push(groups.len() as u32);
+
+    let mut class_adj_start = Vec::with_capacity(class_count as usize + 1);
+    let mut class_adj = Vec::new();
+    for &rep in &class_rep {
+        class_adj_start.push(class_adj.len() as u32);
+        let (s, e) = (grp_start[rep as usize] as usize, grp_start[rep as usize + 1] as usize);
+        class_adj.extend(groups[s..e].iter().map(|g| g.class));
+    }
+    class_adj_start.push(class_adj.len() as u32);
+
+    let in_network = design
+        .devices
+        .iter()
+        .map(|d| matches!(&d.kind, DeviceKind::Switch(s) if s.features.in_network_reduction))
+        .collect();
+    Ok(Fabric {
+        in_network,
+        arcs,
+        gpus,
+        nodes,
+        domains,
+        transit,
+        adj_start,
+        adj,
+        grp_start,
+        groups,
+        class,
+        class_count,
+        class_adj_start,
+        class_adj,
+        switch_latency_us,
+        link_latency_us,
+        link_tech,
+        link_transport,
+        device_ids: design.devices.iter().map(|d| d.id).collect(),
+    })
+}
+
+/// Name of a design link for messages.
+pub(crate) fn link_id(design: &Design, index: u32) -> LinkId {
+    design.links[index as usize].id
+}

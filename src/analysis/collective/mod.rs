@@ -1,0 +1,262 @@
+//! The collective-time model: how long an all-reduce, all-gather, all-to-all... takes on the
+//! drawn fabric, in nccl-tests' terms (time, algbw, busbw), which algorithm NCCL's tuner would
+//! pick, and which links hold it back.
+//!
+//! Time = latency + bandwidth. Latency follows NCCL's per-step constants by hop type and
+//! protocol, plus the stack latency of the technologies on the path (TCP, Thunderbolt...).
+//! Bandwidth is a link-load model on the drawn graph: an algorithm becomes flows, flows are
+//! routed over shortest paths through the switches (ECMP hashing or adaptive spreading), the
+//! load on every link direction is summed, and each phase takes as long as its most loaded
+//! link needs at its usable capacity (line rate × a per-technology efficiency).
+
+mod algorithms;
+pub mod efficiency;
+mod evaluate;
+mod fabric;
+pub mod latency;
+pub mod ops;
+mod routing;
+pub mod advice;
+pub mod workload;
+
+pub use advice::{Advice, Severity, advice};
+pub use latency::Protocol;
+pub use ops::{Op, SizeError, parse_size};
+pub use routing::Routing;
+pub use workload::{Precision, Workload, WorkloadResult, training_step_comm};
+
+use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
+use serde::Serialize;
+
+/// Algorithms, as NCCL has them (plus the hierarchical scheme of frameworks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Algorithm {
+    /// Rings embedded in the topology; across nodes one per NIC (rail).
+    Ring,
+    /// NCCL's double binary tree across nodes, chains inside them.
+    Tree,
+    /// In-switch reduction on NVSwitch gen3+ (one NVLink domain).
+    Nvls,
+    /// NVLS inside each node, trees between nodes.
+    NvlsTree,
+    /// In-network reduction in the switches (SHARP; NCCL's CollNet).
+    Sharp,
+    /// Reduce-scatter inside nodes, all-reduce per rail between nodes, all-gather inside.
+    Hierarchical,
+    /// Direct pairwise exchange (all-to-all, send/recv).
+    Direct,
+}
+
+impl Algorithm {
+    pub const ALL: [Algorithm; 7] = [
+        Algorithm::Ring,
+        Algorithm::Tree,
+        Algorithm::Nvls,
+        Algorithm::NvlsTree,
+        Algorithm::Sharp,
+        Algorithm::Hierarchical,
+        Algorithm::Direct,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Algorithm::Ring => "ring",
+            Algorithm::Tree => "tree",
+            Algorithm::Nvls => "nvls",
+            Algorithm::NvlsTree => "nvls-tree",
+            Algorithm::Sharp => "sharp",
+            Algorithm::Hierarchical => "hierarchical",
+            Algorithm::Direct => "direct",
+        }
+    }
+
+    /// Reduces inside the fabric, so busbw may exceed the wire rate.
+    pub fn reduces_in_network(self) -> bool {
+        matches!(self, Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp)
+    }
+}
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Which algorithm to use: the fastest (as NCCL's tuner picks) or a forced one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlgoChoice {
+    #[default]
+    Auto,
+    Ring,
+    Tree,
+    /// NVLS in one domain, NVLS-tree across several.
+    Nvls,
+    NvlsTree,
+    Sharp,
+    Hierarchical,
+    Direct,
+}
+
+impl AlgoChoice {
+    pub fn from_cli_name(name: &str) -> Option<AlgoChoice> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "auto" => AlgoChoice::Auto,
+            "ring" => AlgoChoice::Ring,
+            "tree" => AlgoChoice::Tree,
+            "nvls" => AlgoChoice::Nvls,
+            "nvls-tree" | "nvlstree" => AlgoChoice::NvlsTree,
+            "sharp" | "collnet" => AlgoChoice::Sharp,
+            "hierarchical" | "hier" => AlgoChoice::Hierarchical,
+            "direct" | "pairwise" => AlgoChoice::Direct,
+            _ => return None,
+        })
+    }
+}
+
+/// What to compute.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CollectiveQuery {
+    pub op: Op,
+    /// nccl-tests' size: the whole buffer (for all-gather and reduce-scatter, count × n).
+    pub bytes: Bytes,
+    /// The first N GPUs in node order; None = all.
+    pub gpus: Option<u32>,
+    pub algorithm: AlgoChoice,
+    pub routing: Routing,
+    /// None = the fastest protocol.
+    pub protocol: Option<Protocol>,
+}
+
+impl CollectiveQuery {
+    pub fn new(op: Op, bytes: Bytes) -> Self {
+        CollectiveQuery {
+            op,
+            bytes,
+            gpus: None,
+            algorithm: AlgoChoice::Auto,
+            routing: Routing::Ecmp,
+            protocol: None,
+        }
+    }
+}
+
+/// Kind of resource a load belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResourceKind {
+    /// A drawn link.
+    Link,
+    /// GPUs' NVLink ports inside a node or rack.
+    NvLink,
+    NvLinkBridge,
+    GpuPcie,
+    NicPcie,
+}
+
+/// How busy one resource is during the bandwidth part of the collective.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkLoad {
+    /// The drawn link, when the resource is one.
+    pub link: Option<LinkId>,
+    /// The node whose inside this is, for NVLink/PCIe resources.
+    pub device: Option<DeviceId>,
+    pub kind: ResourceKind,
+    pub label: String,
+    /// Busy time over the bandwidth term: 1.0 for the bottleneck.
+    pub utilization: f64,
+    /// Busy time over the whole collective time (latency included).
+    pub time_share: f64,
+}
+
+/// One algorithm and protocol the tuner weighed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub algorithm: Algorithm,
+    pub protocol: Protocol,
+    pub time_us: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CollectiveResult {
+    pub op: Op,
+    pub bytes: Bytes,
+    pub gpus: u32,
+    pub algorithm: Algorithm,
+    pub protocol: Protocol,
+    pub routing: Routing,
+    pub time_us: f64,
+    pub latency_us: f64,
+    pub bandwidth_us: f64,
+    pub algbw_gbyte_s: f64,
+    pub busbw_gbyte_s: f64,
+    /// What the hardware can carry at line rate for this collective without in-network
+    /// reduction (per GPU and across every node's network ports).
+    pub busbw_bound_gbyte_s: f64,
+    /// The most utilised resources, busiest first.
+    pub bottleneck: Vec<LinkLoad>,
+    /// Every drawn link that carries traffic, for the canvas heatmap.
+    pub link_utilization: Vec<(LinkId, f64)>,
+    /// Busiest internal resource (NVLink, PCIe) per GPU node.
+    pub device_utilization: Vec<(DeviceId, f64)>,
+    pub candidates: Vec<Candidate>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CollectiveError {
+    #[error("the design has no GPUs")]
+    NoGpus,
+    #[error("a collective needs at least 2 GPUs; {available} available, {requested} requested")]
+    TooFewGpus { available: u64, requested: u64 },
+    #[error("{requested} GPUs requested but the design has {available}")]
+    NotEnoughGpus { available: u64, requested: u64 },
+    #[error("not connected: no working path from {from} to {to}")]
+    NotConnected { from: DeviceId, to: DeviceId },
+    #[error("device {device} uses unknown GPU part `{part}`")]
+    UnknownPart { part: String, device: DeviceId },
+    #[error("{algorithm} is not available for {op}: {reason}")]
+    AlgorithmUnavailable { algorithm: Algorithm, op: Op, reason: String },
+    #[error("{resource} has no capacity but must carry traffic")]
+    ZeroCapacity { resource: String },
+}
+
+/// Time, bandwidth and bottleneck of one collective on the design.
+pub fn collective(
+    design: &Design,
+    catalog: &Catalog,
+    q: &CollectiveQuery,
+) -> Result<CollectiveResult, CollectiveError> {
+    let ev = evaluate::Evaluator::new(design, catalog, q)?;
+    Ok(ev.result_at(q.bytes))
+}
+
+/// The sizes of a sweep: 8 B to 8 GiB, doubling.
+pub fn sweep_sizes() -> Vec<Bytes> {
+    (3..=33).map(|k| Bytes(1u64 << k)).collect()
+}
+
+/// nccl-tests-style sweep from 8 B to 8 GiB (×2 steps); `q.bytes` is ignored. The flows are
+/// routed once: loads scale with size.
+pub fn sweep(
+    design: &Design,
+    catalog: &Catalog,
+    q: &CollectiveQuery,
+) -> Result<Vec<CollectiveResult>, CollectiveError> {
+    let ev = evaluate::Evaluator::new(design, catalog, q)?;
+    Ok(sweep_sizes().into_iter().map(|s| ev.result_at(s)).collect())
+}
+
+/// Same as `sweep` for given sizes.
+pub fn sweep_sizes_of(
+    design: &Design,
+    catalog: &Catalog,
+    q: &CollectiveQuery,
+    sizes: &[Bytes],
+) -> Result<Vec<CollectiveResult>, CollectiveError> {
+    let ev = evaluate::Evaluator::new(design, catalog, q)?;
+    Ok(sizes.iter().map(|&s| ev.result_at(s)).collect())
+}
+
+pub(crate) use evaluate::{GroupSpec, evaluate_groups};

@@ -1,0 +1,602 @@
+//! Routing flows over the fabric's switches and summing the load on every arc.
+//!
+//! Paths are shortest paths in hops. `Adaptive` splits traffic evenly over the equal-cost next
+//! hops at every switch (what adaptive routing and packet spraying approach). `Ecmp` hashes
+//! each connection, with a fixed seed, onto one next hop per switch, so a few elephant flows
+//! can land on the same uplink.
+//!
+//! Speed comes from the twin classes of the fabric: distances are computed on the quotient
+//! graph, and under adaptive routing all flows between the same pair of classes share one
+//! unit propagation (their split ratios are identical past the first hop). Uniform all-to-all
+//! traffic is propagated once per class of destinations instead of once per destination. Both
+//! shortcuts are exact, not approximations: twins have identical neighbourhoods.
+
+use super::fabric::{Adj, ArcId, Fabric, Vx};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// How flows are spread over equal-cost paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Routing {
+    /// Each connection hashed onto one path (fixed seed): elephant-flow collisions show.
+    #[default]
+    Ecmp,
+    /// Traffic spread over all equal-cost paths.
+    Adaptive,
+}
+
+impl Routing {
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            Routing::Ecmp => "ecmp",
+            Routing::Adaptive => "adaptive",
+        }
+    }
+
+    pub fn from_cli_name(name: &str) -> Option<Routing> {
+        match name.to_ascii_lowercase().as_str() {
+            "ecmp" => Some(Routing::Ecmp),
+            "adaptive" | "ar" | "spray" => Some(Routing::Adaptive),
+            _ => None,
+        }
+    }
+}
+
+const INF: u16 = u16::MAX;
+const ECMP_SEED: u64 = 0x5241_494c_5941_5244; // "RAILYARD"
+
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn ecmp_hash(key: u64, conn: u32, vertex: Vx) -> u64 {
+    mix(ECMP_SEED ^ mix(key ^ mix(u64::from(conn) << 32 | u64::from(vertex))))
+}
+
+/// Traffic between two attachment vertices of the routing graph.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NetFlow {
+    pub x: Vx,
+    pub y: Vx,
+    /// Bytes per connection (per byte of the collective's size).
+    pub bytes: f64,
+    /// Connections (NCCL channels, queue pairs) the bytes are split over; each is hashed.
+    pub conns: u32,
+    pub key: u64,
+}
+
+/// Two devices with no path between them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unreachable {
+    pub from: Vx,
+    pub to: Vx,
+}
+
+pub(crate) struct Router<'f> {
+    fab: &'f Fabric,
+    qdist: HashMap<u32, Rc<Vec<u16>>>,
+    acc: Vec<f64>,
+    arrive: Vec<f64>,
+    member: Vec<bool>,
+    buckets: Vec<Vec<Vx>>,
+    /// Largest number of switch-to-switch hops any routed flow took.
+    pub max_hops: u16,
+}
+
+impl<'f> Router<'f> {
+    pub fn new(fab: &'f Fabric) -> Self {
+        let n = fab.transit.len();
+        Router {
+            fab,
+            qdist: HashMap::new(),
+            acc: vec![0.0; n],
+            arrive: vec![0.0; n],
+            member: vec![false; n],
+            buckets: Vec::new(),
+            max_hops: 0,
+        }
+    }
+
+    /// Hop distances from every class to class `c`, by BFS on the quotient graph.
+    fn class_dist(&mut self, c: u32) -> Rc<Vec<u16>> {
+        if let Some(d) = self.qdist.get(&c) {
+            return Rc::clone(d);
+        }
+        let fab = self.fab;
+        let mut dist = vec![INF; fab.class_count as usize];
+        dist[c as usize] = 0;
+        let mut frontier = vec![c];
+        let mut next = Vec::new();
+        let mut level = 0u16;
+        while !frontier.is_empty() && level < INF - 2 {
+            level += 1;
+            for &k in &frontier {
+                for &nb in fab.class_neighbours(k) {
+                    if dist[nb as usize] == INF {
+                        dist[nb as usize] = level;
+                        next.push(nb);
+                    }
+                }
+            }
+            std::mem::swap(&mut frontier, &mut next);
+            next.clear();
+        }
+        let rc = Rc::new(dist);
+        self.qdist.insert(c, Rc::clone(&rc));
+        rc
+    }
+
+    /// Hop distance from transit vertex `v` to `y` (class `cy`).
+    fn dist(&self, qd: &[u16], y: Vx, cy: u32, v: Vx) -> u16 {
+        if v == y {
+            return 0;
+        }
+        let cv = self.fab.class[v as usize];
+        if cv == u32::MAX {
+            return INF;
+        }
+        if cv == cy {
+            // A twin of y reaches it through any shared neighbour.
+            if self.fab.neighbours(v).is_empty() { INF } else { 2 }
+        } else {
+            qd[cv as usize]
+        }
+    }
+
+    /// Next-hop entries of `v` (at distance `dv` ≥ 1) towards `y`.
+    fn next_hops(&self, qd: &[u16], v: Vx, dv: u16, y: Vx, cy: u32, out: &mut Vec<Adj>) {
+        out.clear();
+        let fab = self.fab;
+        for g in fab.adj_groups(v) {
+            let entries = &fab.adj[g.start as usize..g.end as usize];
+            if dv == 1 {
+                if g.class == cy {
+                    out.extend(entries.iter().filter(|a| a.nbr == y));
+                }
+            } else if qd[g.class as usize] == dv - 1 {
+                out.extend_from_slice(entries);
+            }
+        }
+    }
+
+    /// Routes flows and adds their bytes to `loads`.
+    pub fn route(
+        &mut self,
+        flows: &[NetFlow],
+        adaptive: bool,
+        loads: &mut [f64],
+    ) -> Result<(), Unreachable> {
+        if adaptive {
+            self.route_adaptive(flows, loads)
+        } else {
+            self.route_ecmp(flows, loads)
+        }
+    }
+
+    fn route_ecmp(&mut self, flows: &[NetFlow], loads: &mut [f64]) -> Result<(), Unreachable> {
+        let fab = self.fab;
+        let mut hops = Vec::new();
+        for f in flows {
+            if f.x == f.y || f.bytes == 0.0 {
+                continue;
+            }
+            let cy = fab.class[f.y as usize];
+            if cy == u32::MAX || fab.class[f.x as usize] == u32::MAX {
+                return Err(Unreachable { from: f.x, to: f.y });
+            }
+            let qd = self.class_dist(cy);
+            let conns = f.conns.max(1);
+            for conn in 0..conns {
+                let mut v = f.x;
+                let mut dv = self.dist(&qd, f.y, cy, v);
+                if dv == INF {
+                    return Err(Unreachable { from: f.x, to: f.y });
+                }
+                self.max_hops = self.max_hops.max(dv);
+                while dv > 0 {
+                    self.next_hops(&qd, v, dv, f.y, cy, &mut hops);
+                    if hops.is_empty() {
+                        return Err(Unreachable { from: f.x, to: f.y });
+                    }
+                    let pick = hops[(ecmp_hash(f.key, conn, v) % hops.len() as u64) as usize];
+                    loads[pick.out as usize] += f.bytes;
+                    v = pick.nbr;
+                    dv -= 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn route_adaptive(&mut self, flows: &[NetFlow], loads: &mut [f64]) -> Result<(), Unreachable> {
+        let fab = self.fab;
+        let mut order: Vec<u32> = (0..flows.len() as u32)
+            .filter(|&i| {
+                let f = &flows[i as usize];
+                f.x != f.y && f.bytes != 0.0
+            })
+            .collect();
+        for &i in &order {
+            let f = &flows[i as usize];
+            if fab.class[f.x as usize] == u32::MAX || fab.class[f.y as usize] == u32::MAX {
+                return Err(Unreachable { from: f.x, to: f.y });
+            }
+        }
+        let key = |i: &u32| {
+            let f = &flows[*i as usize];
+            (fab.class[f.x as usize], fab.class[f.y as usize])
+        };
+        order.sort_unstable_by_key(key);
+        let mut hops = Vec::new();
+        let mut interior: Vec<(ArcId, f64)> = Vec::new();
+        let mut arrivals: Vec<Vx> = Vec::new();
+        let mut start = 0;
+        while start < order.len() {
+            let (cx, cy) = key(&order[start]);
+            let mut end = start;
+            while end < order.len() && key(&order[end]) == (cx, cy) {
+                end += 1;
+            }
+            let group = &order[start..end];
+            start = end;
+            let qd = self.class_dist(cy);
+            if cx == cy {
+                // Twins: up to any shared neighbour, then down.
+                for &i in group {
+                    let f = &flows[i as usize];
+                    let up = fab.neighbours(f.x);
+                    if up.is_empty() {
+                        return Err(Unreachable { from: f.x, to: f.y });
+                    }
+                    let share = f.bytes * f64::from(f.conns.max(1)) / up.len() as f64;
+                    for a in up {
+                        loads[a.out as usize] += share;
+                    }
+                    for a in fab.neighbours(f.y) {
+                        loads[a.inn as usize] += share;
+                    }
+                }
+                self.max_hops = self.max_hops.max(2);
+                continue;
+            }
+            let d = qd[cx as usize];
+            if d == INF {
+                let f = &flows[group[0] as usize];
+                return Err(Unreachable { from: f.x, to: f.y });
+            }
+            self.max_hops = self.max_hops.max(d);
+            if d == 1 {
+                for &i in group {
+                    let f = &flows[i as usize];
+                    self.next_hops(&qd, f.x, 1, f.y, cy, &mut hops);
+                    let share = f.bytes * f64::from(f.conns.max(1)) / hops.len().max(1) as f64;
+                    for a in &hops {
+                        loads[a.out as usize] += share;
+                    }
+                }
+                continue;
+            }
+            // One unit propagation for the class pair: interior arc weights and the share of
+            // traffic arriving at each neighbour of the destination class.
+            let x0 = flows[group[0] as usize].x;
+            let y0 = flows[group[0] as usize].y;
+            interior.clear();
+            arrivals.clear();
+            self.unit_propagation(&qd, x0, d, y0, cy, &mut interior, &mut arrivals);
+            let mut total = 0.0;
+            for &i in group {
+                let f = &flows[i as usize];
+                let bytes = f.bytes * f64::from(f.conns.max(1));
+                total += bytes;
+                self.next_hops(&qd, f.x, d, f.y, cy, &mut hops);
+                let share = bytes / hops.len().max(1) as f64;
+                for a in &hops {
+                    loads[a.out as usize] += share;
+                }
+                let down = fab.neighbours(f.y);
+                let mut j = 0;
+                while j < down.len() {
+                    let s = down[j].nbr;
+                    let mut e = j;
+                    while e < down.len() && down[e].nbr == s {
+                        e += 1;
+                    }
+                    let frac = self.arrive[s as usize];
+                    if frac > 0.0 {
+                        let per = bytes * frac / (e - j) as f64;
+                        for a in &down[j..e] {
+                            loads[a.inn as usize] += per;
+                        }
+                    }
+                    j = e;
+                }
+            }
+            for &(arc, w) in &interior {
+                loads[arc as usize] += total * w;
+            }
+            for &s in &arrivals {
+                self.arrive[s as usize] = 0.0;
+            }
+        }
+        Ok(())
+    }
+
+    /// Spreads one unit from `x0` (at distance `d` ≥ 2) towards the class of `y0`, stopping at
+    /// distance 1. Fills `interior` with (arc, share) past the first hop and `self.arrive`
+    /// (listed in `arrivals`) with the share reaching each distance-1 vertex.
+    #[allow(clippy::too_many_arguments)]
+    fn unit_propagation(
+        &mut self,
+        qd: &[u16],
+        x0: Vx,
+        d: u16,
+        y0: Vx,
+        cy: u32,
+        interior: &mut Vec<(ArcId, f64)>,
+        arrivals: &mut Vec<Vx>,
+    ) {
+        let mut hops = Vec::new();
+        self.next_hops(qd, x0, d, y0, cy, &mut hops);
+        let k = hops.len().max(1) as f64;
+        if self.buckets.len() < d as usize + 1 {
+            self.buckets.resize(d as usize + 1, Vec::new());
+        }
+        let level0 = d - 1;
+        for a in &hops {
+            let v = a.nbr as usize;
+            if self.acc[v] == 0.0 {
+                self.buckets[level0 as usize].push(a.nbr);
+            }
+            self.acc[v] += 1.0 / k;
+        }
+        let mut level = level0;
+        while level >= 2 {
+            let bucket = std::mem::take(&mut self.buckets[level as usize]);
+            for &v in &bucket {
+                let t = std::mem::replace(&mut self.acc[v as usize], 0.0);
+                if t == 0.0 {
+                    continue;
+                }
+                self.next_hops(qd, v, level, y0, cy, &mut hops);
+                let share = t / hops.len().max(1) as f64;
+                for a in &hops {
+                    interior.push((a.out, share));
+                    let u = a.nbr as usize;
+                    if self.acc[u] == 0.0 {
+                        self.buckets[level as usize - 1].push(a.nbr);
+                    }
+                    self.acc[u] += share;
+                }
+            }
+            let mut bucket = bucket;
+            bucket.clear();
+            self.buckets[level as usize] = bucket;
+            level -= 1;
+        }
+        let bucket = std::mem::take(&mut self.buckets[1]);
+        for &s in &bucket {
+            let t = std::mem::replace(&mut self.acc[s as usize], 0.0);
+            if t > 0.0 {
+                if self.arrive[s as usize] == 0.0 {
+                    arrivals.push(s);
+                }
+                self.arrive[s as usize] += t;
+            }
+        }
+        let mut bucket = bucket;
+        bucket.clear();
+        self.buckets[1] = bucket;
+    }
+
+    /// Uniform traffic: every sender vertex X sends `w_X × v_Y × unit` to every receiver vertex
+    /// Y ≠ X. Receivers are grouped by twin class and weights; each group is propagated once
+    /// (exact for even splitting: twins with equal weights receive identical traffic).
+    pub fn route_uniform(
+        &mut self,
+        senders: &[(Vx, f64)],
+        receivers: &[(Vx, f64)],
+        unit: f64,
+        loads: &mut [f64],
+    ) -> Result<(), Unreachable> {
+        let fab = self.fab;
+        let mut send_w: HashMap<Vx, f64> = HashMap::new();
+        for &(x, w) in senders {
+            *send_w.entry(x).or_insert(0.0) += w;
+        }
+        let mut recv_w: HashMap<Vx, f64> = HashMap::new();
+        for &(y, v) in receivers {
+            *recv_w.entry(y).or_insert(0.0) += v;
+        }
+        let mut senders: Vec<(Vx, f64)> = send_w.iter().map(|(&x, &w)| (x, w)).collect();
+        senders.sort_unstable_by_key(|s| s.0);
+        let mut sets: HashMap<(u32, u64, u64), Vec<Vx>> = HashMap::new();
+        for (&y, &v) in &recv_w {
+            if v == 0.0 {
+                continue;
+            }
+            let c = fab.class[y as usize];
+            if c == u32::MAX {
+                let from = senders.iter().find(|s| s.0 != y).map_or(y, |s| s.0);
+                return Err(Unreachable { from, to: y });
+            }
+            let w = send_w.get(&y).copied().unwrap_or(0.0);
+            sets.entry((c, w.to_bits(), v.to_bits())).or_default().push(y);
+        }
+        let mut set_list: Vec<((u32, u64, u64), Vec<Vx>)> = sets.into_iter().collect();
+        set_list.sort_unstable_by_key(|(k, _)| *k);
+        let mut hops = Vec::new();
+        for ((cy, _, v_bits), members) in set_list {
+            let v = f64::from_bits(v_bits);
+            let k = members.len() as f64;
+            let y0 = members[0];
+            for &m in &members {
+                self.member[m as usize] = true;
+            }
+            let qd = self.class_dist(cy);
+            let mut max_level = 0u16;
+            for &(x, w) in &senders {
+                let own = if self.member[x as usize] { 1.0 } else { 0.0 };
+                let inj = w * v * (k - own) * unit;
+                if inj == 0.0 {
+                    continue;
+                }
+                if fab.class[x as usize] == u32::MAX {
+                    return Err(Unreachable { from: x, to: y0 });
+                }
+                let dx = if fab.class[x as usize] == cy {
+                    if fab.neighbours(x).is_empty() { INF } else { 2 }
+                } else {
+                    qd[fab.class[x as usize] as usize]
+                };
+                if dx == INF || dx == 0 {
+                    return Err(Unreachable { from: x, to: y0 });
+                }
+                if self.buckets.len() < dx as usize + 1 {
+                    self.buckets.resize(dx as usize + 1, Vec::new());
+                }
+                if self.acc[x as usize] == 0.0 {
+                    self.buckets[dx as usize].push(x);
+                }
+                self.acc[x as usize] += inj;
+                max_level = max_level.max(dx);
+            }
+            self.max_hops = self.max_hops.max(max_level);
+            let mut level = max_level;
+            while level >= 2 {
+                let bucket = std::mem::take(&mut self.buckets[level as usize]);
+                for &x in &bucket {
+                    let t = std::mem::replace(&mut self.acc[x as usize], 0.0);
+                    if t == 0.0 {
+                        continue;
+                    }
+                    self.next_hops(&qd, x, level, y0, cy, &mut hops);
+                    if hops.is_empty() {
+                        return Err(Unreachable { from: x, to: y0 });
+                    }
+                    let share = t / hops.len() as f64;
+                    for a in &hops {
+                        loads[a.out as usize] += share;
+                        let u = a.nbr as usize;
+                        if self.acc[u] == 0.0 {
+                            self.buckets[level as usize - 1].push(a.nbr);
+                        }
+                        self.acc[u] += share;
+                    }
+                }
+                let mut bucket = bucket;
+                bucket.clear();
+                self.buckets[level as usize] = bucket;
+                level -= 1;
+            }
+            if max_level >= 1 {
+                // Last hop: every member takes an equal share of what reached each neighbour.
+                for &y in &members {
+                    let down = fab.neighbours(y);
+                    let mut j = 0;
+                    while j < down.len() {
+                        let s = down[j].nbr;
+                        let mut e = j;
+                        while e < down.len() && down[e].nbr == s {
+                            e += 1;
+                        }
+                        let t = self.acc[s as usize];
+                        if t > 0.0 {
+                            let per = t / k / (e - j) as f64;
+                            for a in &down[j..e] {
+                                loads[a.inn as usize] += per;
+                            }
+                        }
+                        j = e;
+                    }
+                }
+                let bucket = std::mem::take(&mut self.buckets[1]);
+                for &s in &bucket {
+                    self.acc[s as usize] = 0.0;
+                }
+                let mut bucket = bucket;
+                bucket.clear();
+                self.buckets[1] = bucket;
+            }
+            for &m in &members {
+                self.member[m as usize] = false;
+            }
+        }
+        Ok(())
+    }
+
+    /// A reduction tree for SHARP: the reducing switch nearest (in worst case) to all
+    /// `leaves` becomes the root; each leaf's path to it joins the tree. Returns the tree's
+    /// arcs (towards the root, away from it). Every switch on the tree must reduce.
+    pub fn aggregation_tree(
+        &mut self,
+        leaves: &[Vx],
+        reduces: &[bool],
+    ) -> Result<Vec<(ArcId, ArcId)>, Result<Unreachable, String>> {
+        let fab = self.fab;
+        let mut classes: Vec<u32> = leaves.iter().map(|&l| fab.class[l as usize]).collect();
+        classes.sort_unstable();
+        classes.dedup();
+        if classes.contains(&u32::MAX) {
+            return Err(Err("a NIC is not cabled to a switch".into()));
+        }
+        let tables: Vec<(u32, Rc<Vec<u16>>)> = classes.iter().map(|&c| (c, self.class_dist(c))).collect();
+        let mut best: Option<(u16, Vx)> = None;
+        for v in 0..fab.transit.len() as Vx {
+            if !reduces[v as usize] || !fab.transit[v as usize] {
+                continue;
+            }
+            let cv = fab.class[v as usize];
+            let mut worst = 0u16;
+            for (c, qd) in &tables {
+                let d = if cv == *c {
+                    if leaves.iter().all(|&l| l == v || fab.class[l as usize] != *c) { 0 } else { 2 }
+                } else {
+                    qd[cv as usize]
+                };
+                worst = worst.max(d);
+            }
+            if worst != INF && best.is_none_or(|(w, _)| worst < w) {
+                best = Some((worst, v));
+            }
+        }
+        let Some((_, root)) = best else {
+            return Err(Err("no switch that reduces in the network reaches every node".into()));
+        };
+        let croot = fab.class[root as usize];
+        let qd = self.class_dist(croot);
+        let mut seen: std::collections::HashSet<ArcId> = std::collections::HashSet::new();
+        let mut edges = Vec::new();
+        let mut hops = Vec::new();
+        for &leaf in leaves {
+            if !reduces[leaf as usize] {
+                return Err(Err(format!("switch {} does not reduce in the network", fab.device_ids[leaf as usize])));
+            }
+            let mut v = leaf;
+            let mut dv = self.dist(&qd, root, croot, v);
+            if dv == INF {
+                return Err(Ok(Unreachable { from: leaf, to: root }));
+            }
+            self.max_hops = self.max_hops.max(dv);
+            while dv > 0 {
+                self.next_hops(&qd, v, dv, root, croot, &mut hops);
+                let Some(a) = hops.iter().find(|a| reduces[a.nbr as usize]).copied() else {
+                    return Err(Err(format!(
+                        "the path from switch {} to the reduction root crosses a switch that does not reduce",
+                        fab.device_ids[leaf as usize]
+                    )));
+                };
+                if seen.insert(a.out) {
+                    edges.push((a.out, a.inn));
+                }
+                v = a.nbr;
+                dv -= 1;
+            }
+        }
+        Ok(edges)
+    }
+}

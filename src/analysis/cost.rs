@@ -1,0 +1,365 @@
+//! The bill of materials, and cost and power derived from it.
+//!
+//! Every figure (sidebar totals, cost shares, the CSV export, power) comes from `bom_lines`,
+//! so the totals always agree with the itemised list.
+//!
+//! Counting rules:
+//! - each GPU node: its node part; when the node part's price excludes GPUs (the generic
+//!   `workstation`), also `gpu_count` × the node's GPU part;
+//! - each NIC slot (on nodes and hosts): its NIC part;
+//! - each NVSwitch domain: its domain part (the rack; its compute trays are nodes);
+//! - each switch: its switch part; each host with a model: that part (category "other");
+//! - each link whose `cable` names a part: that part, one per lane, or two per lane when the
+//!   part is a transceiver (one at each end);
+//! - other network links (InfiniBand, Ethernet, RoCE): per lane, one `dac-<N>g` in-rack or
+//!   two `optic-<N>g` transceivers cross-rack, N being the smallest of 10, 25, 100, 200, 400,
+//!   800 at or above the lane rate (above 800 the rate itself, rounded up, so a user catalog
+//!   can supply e.g. `optic-1600g`). Active optical cables (`aoc-<N>g`) are only used when a
+//!   link names one; choosing them automatically could become a setting later;
+//! - Thunderbolt links: `tb4` / `tb5` per lane; NVLink bridge links: `nvlink-bridge` per
+//!   lane. A node whose scale-up is NVLink bridge pairs but that has no bridge link drawn
+//!   gets its `gpu_count / 2` bridges counted from the node itself, so they are neither
+//!   missed nor counted twice;
+//! - NVLink and PCIe links (inside nodes and domains): no cable line.
+//!
+//! Ids missing from the catalog are left out of the BOM; `checks` reports them.
+
+use crate::model::catalog::CableMedium;
+use crate::model::{Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkTech, PartId};
+use crate::model::{ScaleUp, Usd, Watts};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// Where a BOM line is summed in the cost summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum BomCategory {
+    Nodes,
+    Gpus,
+    /// NVSwitch domains (NVL72 racks with their switch trays).
+    NvSwitch,
+    Nics,
+    Switches,
+    CablesOptics,
+    Other,
+}
+
+impl BomCategory {
+    pub const ALL: [BomCategory; 7] = [
+        BomCategory::Nodes,
+        BomCategory::Gpus,
+        BomCategory::NvSwitch,
+        BomCategory::Nics,
+        BomCategory::Switches,
+        BomCategory::CablesOptics,
+        BomCategory::Other,
+    ];
+
+    /// A stable machine-readable key, used in exports.
+    pub fn key(self) -> &'static str {
+        match self {
+            BomCategory::Nodes => "nodes",
+            BomCategory::Gpus => "gpus",
+            BomCategory::NvSwitch => "nvswitch",
+            BomCategory::Nics => "nics",
+            BomCategory::Switches => "switches",
+            BomCategory::CablesOptics => "cables_optics",
+            BomCategory::Other => "other",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            BomCategory::Nodes => "Nodes",
+            BomCategory::Gpus => "GPUs",
+            BomCategory::NvSwitch => "NVSwitch domains",
+            BomCategory::Nics => "NICs",
+            BomCategory::Switches => "Switches",
+            BomCategory::CablesOptics => "Cables & optics",
+            BomCategory::Other => "Other",
+        }
+    }
+}
+
+/// One distinct part in the bill of materials, with its quantity summed over the design.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BomLine {
+    pub category: BomCategory,
+    pub part: PartId,
+    pub vendor: String,
+    pub model: String,
+    pub description: String,
+    pub quantity: u64,
+    pub unit_price: Usd,
+    pub extended_price: Usd,
+    pub unit_power: Watts,
+    pub total_power: Watts,
+    /// Empty when the catalog has no price for the part.
+    pub price_source: String,
+    pub price_date: String,
+    /// The catalog marks the figures as ours, or the part has no price at all (counted at $0).
+    pub estimate: bool,
+}
+
+/// The cable or optic a link needs, before it is looked up in the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CableChoice<'a> {
+    /// Named on the link by hand.
+    Named(&'a PartId),
+    /// Derived from speed and length: `<prefix>-<gbit_s>g`.
+    Derived {
+        prefix: &'static str,
+        gbit_s: u64,
+    },
+    /// A fixed id such as `tb5` or `nvlink-bridge`.
+    Fixed(&'static str),
+}
+
+impl CableChoice<'_> {
+    pub fn part_id(self) -> PartId {
+        match self {
+            CableChoice::Named(id) => id.clone(),
+            CableChoice::Derived { prefix, gbit_s } => PartId(format!("{prefix}-{gbit_s}g")),
+            CableChoice::Fixed(id) => PartId::new(id),
+        }
+    }
+}
+
+/// A link's cabling: which part and how many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CableNeed<'a> {
+    pub choice: CableChoice<'a>,
+    pub quantity: u64,
+}
+
+/// Speed grades of the derived cable ids, in Gb/s per lane.
+pub const CABLE_SPEED_GRADES: [u64; 6] = [10, 25, 100, 200, 400, 800];
+
+/// The cable speed grade for a lane rate: the smallest grade at or above it, or the rate
+/// itself rounded up beyond the largest grade. None for a rate that is not a positive number.
+pub fn cable_speed_grade(rate_gbit_s: f64) -> Option<u64> {
+    if !(rate_gbit_s.is_finite() && rate_gbit_s > 0.0) {
+        return None;
+    }
+    let grade = CABLE_SPEED_GRADES
+        .into_iter()
+        .find(|&g| g as f64 >= rate_gbit_s)
+        .unwrap_or(rate_gbit_s.ceil() as u64);
+    Some(grade)
+}
+
+/// The cable or optics a link needs (see the module notes), or None when it needs none.
+pub fn link_cable<'a>(link: &'a Link, catalog: &Catalog) -> Option<CableNeed<'a>> {
+    let lanes = u64::from(link.lanes);
+    if let Some(named) = &link.cable {
+        let per_lane = match catalog.cable(named) {
+            Some(spec) if spec.medium == CableMedium::Transceiver => 2,
+            _ => 1,
+        };
+        return Some(CableNeed {
+            choice: CableChoice::Named(named),
+            quantity: lanes * per_lane,
+        });
+    }
+    let (choice, per_lane) = match link.tech {
+        LinkTech::InfiniBand | LinkTech::Ethernet | LinkTech::RoceV2 => {
+            let gbit_s = cable_speed_grade(link.rate_gbit_s.gbit_s())?;
+            match link.length {
+                LengthClass::InRack => (
+                    CableChoice::Derived {
+                        prefix: "dac",
+                        gbit_s,
+                    },
+                    1,
+                ),
+                LengthClass::CrossRack => (
+                    CableChoice::Derived {
+                        prefix: "optic",
+                        gbit_s,
+                    },
+                    2,
+                ),
+            }
+        }
+        LinkTech::Thunderbolt4 => (CableChoice::Fixed("tb4"), 1),
+        LinkTech::Thunderbolt5 => (CableChoice::Fixed("tb5"), 1),
+        LinkTech::NvLinkBridge => (CableChoice::Fixed(NVLINK_BRIDGE), 1),
+        LinkTech::NvLink | LinkTech::Pcie => return None,
+    };
+    Some(CableNeed {
+        choice,
+        quantity: lanes * per_lane,
+    })
+}
+
+const NVLINK_BRIDGE: &str = "nvlink-bridge";
+
+/// Nodes whose NVLink bridges are implied by their scale-up rather than drawn as links:
+/// each with the number of bridges it needs.
+pub fn implied_nvlink_bridges(design: &Design) -> impl Iterator<Item = (DeviceId, u64)> + '_ {
+    let drawn: HashSet<DeviceId> = design
+        .links
+        .iter()
+        .filter(|l| l.tech == LinkTech::NvLinkBridge)
+        .flat_map(|l| [l.a.device, l.b.device])
+        .collect();
+    design.devices.iter().filter_map(move |d| match &d.kind {
+        DeviceKind::GpuNode(n)
+            if matches!(n.scale_up, ScaleUp::NvLinkBridgePairs { .. })
+                && !drawn.contains(&d.id) =>
+        {
+            Some((d.id, u64::from(n.gpu_count / 2)))
+        }
+        _ => None,
+    })
+}
+
+/// The bill of materials: one line per distinct part and category, sorted by category then id.
+pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
+    // Count with borrowed ids first; strings are built once per distinct part at the end.
+    let mut counts: HashMap<(BomCategory, &PartId), u64> = HashMap::new();
+    for device in &design.devices {
+        match &device.kind {
+            DeviceKind::GpuNode(node) => {
+                *counts.entry((BomCategory::Nodes, &node.model)).or_default() += 1;
+                if let Some(spec) = catalog.node(&node.model)
+                    && !spec.gpus_included_in_price
+                    && node.gpu_count > 0
+                {
+                    *counts.entry((BomCategory::Gpus, &node.gpu)).or_default() +=
+                        u64::from(node.gpu_count);
+                }
+                for nic in &node.nics {
+                    *counts.entry((BomCategory::Nics, &nic.part)).or_default() += 1;
+                }
+            }
+            DeviceKind::NvSwitchDomain(domain) => {
+                *counts.entry((BomCategory::NvSwitch, &domain.model)).or_default() += 1;
+            }
+            DeviceKind::Switch(switch) => {
+                *counts.entry((BomCategory::Switches, &switch.model)).or_default() += 1;
+            }
+            DeviceKind::Host(host) => {
+                if let Some(model) = &host.model {
+                    *counts.entry((BomCategory::Other, model)).or_default() += 1;
+                }
+                for nic in &host.nics {
+                    *counts.entry((BomCategory::Nics, &nic.part)).or_default() += 1;
+                }
+            }
+        }
+    }
+
+    let mut cables: HashMap<CableChoice<'_>, u64> = HashMap::new();
+    for link in &design.links {
+        if let Some(need) = link_cable(link, catalog) {
+            *cables.entry(need.choice).or_default() += need.quantity;
+        }
+    }
+    let bridges: u64 = implied_nvlink_bridges(design).map(|(_, n)| n).sum();
+    if bridges > 0 {
+        *cables.entry(CableChoice::Fixed(NVLINK_BRIDGE)).or_default() += bridges;
+    }
+
+    let cable_counts: Vec<(PartId, u64)> = cables
+        .into_iter()
+        .map(|(choice, quantity)| (choice.part_id(), quantity))
+        .collect();
+
+    let mut lines: Vec<BomLine> = counts
+        .into_iter()
+        .map(|((category, part), quantity)| (category, part, quantity))
+        .chain(
+            cable_counts
+                .iter()
+                .map(|(part, quantity)| (BomCategory::CablesOptics, part, *quantity)),
+        )
+        .filter(|&(_, _, quantity)| quantity > 0)
+        .filter_map(|(category, id, quantity)| {
+            let part = catalog.get(id)?;
+            let unit_price = part.price_usd();
+            let unit_power = part.power_w;
+            let multiplier = quantity as f64;
+            Some(BomLine {
+                category,
+                part: id.clone(),
+                vendor: part.vendor.clone(),
+                model: part.model.clone(),
+                description: part.description.clone(),
+                quantity,
+                unit_price,
+                extended_price: unit_price * multiplier,
+                unit_power,
+                total_power: unit_power * multiplier,
+                price_source: part
+                    .price
+                    .as_ref()
+                    .map_or_else(String::new, |p| p.source.clone()),
+                price_date: part
+                    .price
+                    .as_ref()
+                    .map_or_else(String::new, |p| p.date.clone()),
+                estimate: part.estimate || part.price.is_none(),
+            })
+        })
+        .collect();
+    lines.sort_by(|x, y| (x.category, &x.part).cmp(&(y.category, &y.part)));
+    lines
+}
+
+/// Totals by category, all from the same BOM lines.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct CostSummary {
+    pub total: Usd,
+    /// Node and GPU lines.
+    pub nodes: Usd,
+    pub switches: Usd,
+    pub nics: Usd,
+    pub cables_optics: Usd,
+    pub nvswitch: Usd,
+    pub other: Usd,
+    pub power_total: Watts,
+}
+
+impl CostSummary {
+    /// Switches as a fraction of the total; None when nothing costs anything.
+    pub fn switch_cost_share(&self) -> Option<f64> {
+        share(self.switches, self.total)
+    }
+
+    /// Switches, NICs, cables and optics as a fraction of the total; None for a zero total.
+    pub fn network_cost_share(&self) -> Option<f64> {
+        share(self.switches + self.nics + self.cables_optics, self.total)
+    }
+}
+
+fn share(part: Usd, total: Usd) -> Option<f64> {
+    (total.0 > 0.0 && total.0.is_finite()).then(|| part.0 / total.0)
+}
+
+pub fn cost_summary(lines: &[BomLine]) -> CostSummary {
+    let mut summary = CostSummary::default();
+    for line in lines {
+        let price = line.extended_price;
+        summary.total += price;
+        summary.power_total += line.total_power;
+        match line.category {
+            BomCategory::Nodes | BomCategory::Gpus => summary.nodes += price,
+            BomCategory::NvSwitch => summary.nvswitch += price,
+            BomCategory::Nics => summary.nics += price,
+            BomCategory::Switches => summary.switches += price,
+            BomCategory::CablesOptics => summary.cables_optics += price,
+            BomCategory::Other => summary.other += price,
+        }
+    }
+    summary
+}
+
+/// Switches / total, None when the total is zero.
+pub fn switch_cost_share(summary: &CostSummary) -> Option<f64> {
+    summary.switch_cost_share()
+}
+
+/// (Switches + NICs + cables and optics) / total, None when the total is zero.
+pub fn network_cost_share(summary: &CostSummary) -> Option<f64> {
+    summary.network_cost_share()
+}

@@ -1,0 +1,524 @@
+//! The design as a graph for structural metrics: one vertex per device, except that the GPU
+//! nodes of an NVSwitch domain share the domain's vertex (NVLink inside a rack is never cut).
+//! A *unit* is a vertex holding GPUs: a lone GPU node, or a whole domain with its trays.
+//!
+//! `FlowNetwork` turns that graph into a max-flow network on compressed arrays (CSR) with a
+//! super-source and a super-sink wired to every unit, so that many bipartitions can be tried
+//! on one network by switching those attachments on and off.
+
+use crate::model::{Bandwidth, Design, DeviceKind, GpuNode};
+use std::collections::HashMap;
+
+/// Capacities are whole Mb/s in the flow network: integer sums are exact, so max-flow never
+/// loops on a float residue, and 1 Mb/s is far below anything a design can tell apart.
+const MBIT_PER_GBIT: f64 = 1000.0;
+/// No link carries more than 1 Eb/s; the clamp keeps sums of absurd inputs inside `u64`.
+const MAX_LINK_MBIT: f64 = 1e12;
+/// Capacity of the super-source and super-sink attachments.
+const INFINITE: u64 = u64::MAX / 4;
+const NO_UNIT: u32 = u32::MAX;
+const UNSEEN: u32 = u32::MAX;
+
+/// Converts a per-direction bandwidth to whole Mb/s; NaN, negative or zero give 0.
+pub fn to_mbit(bandwidth: Bandwidth) -> u64 {
+    let mbit = bandwidth.gbit_s() * MBIT_PER_GBIT;
+    if mbit.is_nan() || mbit <= 0.0 {
+        0
+    } else {
+        mbit.min(MAX_LINK_MBIT).round() as u64
+    }
+}
+
+pub fn from_mbit(mbit: u64) -> Bandwidth {
+    Bandwidth::from_gbit_s(mbit as f64 / MBIT_PER_GBIT)
+}
+
+/// A vertex holding GPUs, kept whole by every bipartition.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    pub vertex: u32,
+    /// Index in `design.devices` of the device standing for the unit: the node itself, or
+    /// the NVSwitch domain its trays belong to.
+    pub lead: usize,
+    pub gpus: u64,
+    /// Scale-out injection of the unit at nominal rates (what it was built to send): its
+    /// nodes' NIC links, or all their links for nodes cabled directly (Thunderbolt, ...).
+    pub injection: Bandwidth,
+}
+
+/// One working link between two different vertices.
+#[derive(Debug, Clone, Copy)]
+pub struct Edge {
+    pub a: u32,
+    pub b: u32,
+    /// Per direction, in whole Mb/s, faults applied; always positive.
+    pub capacity_mbit: u64,
+    /// Index in `design.links`.
+    pub link: usize,
+    /// Indices in `design.devices` of the devices at ends a and b.
+    pub device_a: u32,
+    pub device_b: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct FabricGraph {
+    pub vertex_count: usize,
+    /// Vertex of each device, aligned with `design.devices`.
+    pub device_vertex: Vec<u32>,
+    pub units: Vec<Unit>,
+    /// Unit index of each vertex, `None` for switches, hosts and empty nodes.
+    unit_of_vertex: Vec<u32>,
+    /// Working links only (capacity above zero, ends on different vertices).
+    pub edges: Vec<Edge>,
+}
+
+/// Maps device ids to indices in `design.devices`; a plain table when ids are dense, as
+/// they are in any design the tool writes, a hash map for odd hand-edited files.
+enum DeviceIndex {
+    Dense(Vec<u32>),
+    Sparse(HashMap<u32, u32>),
+}
+
+impl DeviceIndex {
+    fn new(design: &Design) -> Self {
+        let max_id = design.devices.iter().map(|d| d.id.0).max().unwrap_or(0) as usize;
+        if max_id <= 4 * design.devices.len() + 1024 {
+            let mut table = vec![u32::MAX; max_id + 1];
+            for (i, d) in design.devices.iter().enumerate() {
+                table[d.id.0 as usize] = i as u32;
+            }
+            DeviceIndex::Dense(table)
+        } else {
+            DeviceIndex::Sparse(
+                design
+                    .devices
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (d.id.0, i as u32))
+                    .collect(),
+            )
+        }
+    }
+
+    fn get(&self, id: u32) -> Option<usize> {
+        match self {
+            DeviceIndex::Dense(t) => t
+                .get(id as usize)
+                .copied()
+                .filter(|&i| i != u32::MAX)
+                .map(|i| i as usize),
+            DeviceIndex::Sparse(m) => m.get(&id).map(|&i| i as usize),
+        }
+    }
+}
+
+impl FabricGraph {
+    pub fn new(design: &Design) -> Self {
+        let index = DeviceIndex::new(design);
+        let n = design.devices.len();
+
+        // Domains first, so that their trays can point at their vertex.
+        let mut device_vertex = vec![u32::MAX; n];
+        let mut vertex_count = 0u32;
+        for (i, d) in design.devices.iter().enumerate() {
+            let merged = match &d.kind {
+                DeviceKind::GpuNode(node) => domain_index(design, &index, node).is_some(),
+                _ => false,
+            };
+            if !merged {
+                device_vertex[i] = vertex_count;
+                vertex_count += 1;
+            }
+        }
+        for (i, d) in design.devices.iter().enumerate() {
+            if let DeviceKind::GpuNode(node) = &d.kind
+                && let Some(domain) = domain_index(design, &index, node)
+            {
+                device_vertex[i] = device_vertex[domain];
+            }
+        }
+        let vertex_count = vertex_count as usize;
+
+        let mut gpus_of_vertex = vec![0u64; vertex_count];
+        let mut lead_of_vertex = vec![usize::MAX; vertex_count];
+        for (i, d) in design.devices.iter().enumerate() {
+            let v = device_vertex[i] as usize;
+            if let DeviceKind::GpuNode(node) = &d.kind {
+                gpus_of_vertex[v] += u64::from(node.gpu_count);
+            }
+            // The domain device leads its unit; a lone node leads itself.
+            if lead_of_vertex[v] == usize::MAX || !matches!(d.kind, DeviceKind::GpuNode(_)) {
+                lead_of_vertex[v] = i;
+            }
+        }
+
+        // Injection per node at nominal rate: NIC-port links, else every outside link.
+        let mut nic_mbit = vec![0u64; n];
+        let mut any_mbit = vec![0u64; n];
+        let mut edges = Vec::with_capacity(design.links.len());
+        for (li, link) in design.links.iter().enumerate() {
+            let (Some(ia), Some(ib)) = (index.get(link.a.device.0), index.get(link.b.device.0))
+            else {
+                continue;
+            };
+            let (va, vb) = (device_vertex[ia], device_vertex[ib]);
+            if va == vb {
+                continue;
+            }
+            let nominal = to_mbit(link.nominal_capacity());
+            for (i, port) in [(ia, link.a.port), (ib, link.b.port)] {
+                any_mbit[i] = any_mbit[i].saturating_add(nominal);
+                if let DeviceKind::GpuNode(node) = &design.devices[i].kind
+                    && (port as usize) < node.nics.len()
+                {
+                    nic_mbit[i] = nic_mbit[i].saturating_add(nominal);
+                }
+            }
+            let capacity_mbit = to_mbit(link.capacity());
+            if capacity_mbit > 0 {
+                edges.push(Edge {
+                    a: va,
+                    b: vb,
+                    capacity_mbit,
+                    link: li,
+                    device_a: ia as u32,
+                    device_b: ib as u32,
+                });
+            }
+        }
+        let mut injection_of_vertex = vec![0u64; vertex_count];
+        for (i, d) in design.devices.iter().enumerate() {
+            let own = match &d.kind {
+                DeviceKind::GpuNode(_) if nic_mbit[i] > 0 => nic_mbit[i],
+                DeviceKind::GpuNode(_) | DeviceKind::NvSwitchDomain(_) => any_mbit[i],
+                _ => 0,
+            };
+            let v = device_vertex[i] as usize;
+            injection_of_vertex[v] = injection_of_vertex[v].saturating_add(own);
+        }
+
+        let mut unit_of_vertex = vec![NO_UNIT; vertex_count];
+        let mut units = Vec::new();
+        for v in 0..vertex_count {
+            if gpus_of_vertex[v] > 0 {
+                unit_of_vertex[v] = units.len() as u32;
+                units.push(Unit {
+                    vertex: v as u32,
+                    lead: lead_of_vertex[v],
+                    gpus: gpus_of_vertex[v],
+                    injection: from_mbit(injection_of_vertex[v]),
+                });
+            }
+        }
+
+        FabricGraph {
+            vertex_count,
+            device_vertex,
+            units,
+            unit_of_vertex,
+            edges,
+        }
+    }
+
+    pub fn unit_of_vertex(&self, vertex: u32) -> Option<usize> {
+        self.unit_of_vertex
+            .get(vertex as usize)
+            .copied()
+            .filter(|&u| u != NO_UNIT)
+            .map(|u| u as usize)
+    }
+
+    pub fn total_gpus(&self) -> u64 {
+        self.units.iter().map(|u| u.gpus).sum()
+    }
+
+    /// Number of separate islands the units fall into over working links.
+    pub fn unit_islands(&self) -> usize {
+        let mut parent: Vec<u32> = (0..self.vertex_count as u32).collect();
+        fn find(parent: &mut [u32], mut v: u32) -> u32 {
+            while parent[v as usize] != v {
+                let up = parent[parent[v as usize] as usize];
+                parent[v as usize] = up;
+                v = up;
+            }
+            v
+        }
+        for e in &self.edges {
+            let (ra, rb) = (find(&mut parent, e.a), find(&mut parent, e.b));
+            if ra != rb {
+                parent[ra as usize] = rb;
+            }
+        }
+        let mut roots: Vec<u32> = self
+            .units
+            .iter()
+            .map(|u| find(&mut parent, u.vertex))
+            .collect();
+        roots.sort_unstable();
+        roots.dedup();
+        roots.len()
+    }
+}
+
+/// The index of the NVSwitch domain a node belongs to, when that device exists and is one.
+fn domain_index(design: &Design, index: &DeviceIndex, node: &GpuNode) -> Option<usize> {
+    let i = index.get(node.domain?.0)?;
+    matches!(design.devices[i].kind, DeviceKind::NvSwitchDomain(_)).then_some(i)
+}
+
+/// Outcome of one max-flow run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// The maximum flow, in Mb/s.
+    Complete(u64),
+    /// The flow reached the given limit; the run stopped there.
+    AtLeast(u64),
+}
+
+/// A reusable max-flow network over a `FabricGraph` (Dinic's algorithm on CSR arrays).
+///
+/// Each link is a pair of opposite arcs, each the other's reverse, both with the link's
+/// capacity: pushing flow one way frees capacity the other way, which is exactly an
+/// undirected edge. Every unit has an arc from the source and one to the sink; a run turns
+/// on the source arcs of half A and the sink arcs of half B.
+#[derive(Debug, Clone)]
+pub struct FlowNetwork {
+    /// Vertices of the fabric; the source and sink come after them.
+    fabric_vertices: u32,
+    source: u32,
+    sink: u32,
+    first: Vec<u32>,
+    head: Vec<u32>,
+    mate: Vec<u32>,
+    capacity: Vec<u64>,
+    /// Arc from the source to each unit, and from each unit to the sink.
+    source_arc: Vec<u32>,
+    sink_arc: Vec<u32>,
+    residual: Vec<u64>,
+    level: Vec<u32>,
+    cursor: Vec<u32>,
+    queue: Vec<u32>,
+    path: Vec<u32>,
+}
+
+impl FlowNetwork {
+    pub fn new(graph: &FabricGraph) -> Self {
+        let fabric_vertices = graph.vertex_count as u32;
+        let source = fabric_vertices;
+        let sink = fabric_vertices + 1;
+        let vertices = graph.vertex_count + 2;
+
+        let mut degree = vec![0u32; vertices + 1];
+        for e in &graph.edges {
+            degree[e.a as usize] += 1;
+            degree[e.b as usize] += 1;
+        }
+        for u in &graph.units {
+            degree[u.vertex as usize] += 2;
+        }
+        degree[source as usize] += graph.units.len() as u32;
+        degree[sink as usize] += graph.units.len() as u32;
+
+        let mut first = vec![0u32; vertices + 1];
+        for v in 0..vertices {
+            first[v + 1] = first[v] + degree[v];
+        }
+        let arcs = first[vertices] as usize;
+        let mut fill = first.clone();
+        let mut head = vec![0u32; arcs];
+        let mut mate = vec![0u32; arcs];
+        let mut capacity = vec![0u64; arcs];
+        let mut add_pair = |from: u32, to: u32, forward: u64, backward: u64| -> u32 {
+            let x = fill[from as usize];
+            fill[from as usize] += 1;
+            let y = fill[to as usize];
+            fill[to as usize] += 1;
+            head[x as usize] = to;
+            head[y as usize] = from;
+            mate[x as usize] = y;
+            mate[y as usize] = x;
+            capacity[x as usize] = forward;
+            capacity[y as usize] = backward;
+            x
+        };
+        for e in &graph.edges {
+            add_pair(e.a, e.b, e.capacity_mbit, e.capacity_mbit);
+        }
+        let mut source_arc = Vec::with_capacity(graph.units.len());
+        let mut sink_arc = Vec::with_capacity(graph.units.len());
+        for u in &graph.units {
+            source_arc.push(add_pair(source, u.vertex, 0, 0));
+            sink_arc.push(add_pair(u.vertex, sink, 0, 0));
+        }
+
+        FlowNetwork {
+            fabric_vertices,
+            source,
+            sink,
+            first,
+            head,
+            mate,
+            residual: capacity.clone(),
+            capacity,
+            source_arc,
+            sink_arc,
+            level: vec![UNSEEN; vertices],
+            cursor: vec![0; vertices],
+            queue: Vec::with_capacity(vertices),
+            path: Vec::new(),
+        }
+    }
+
+    pub fn arc_count(&self) -> usize {
+        self.head.len()
+    }
+
+    /// Working neighbours of a fabric vertex, with the capacity towards each (source and
+    /// sink left out).
+    pub fn neighbours(&self, vertex: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let range = self.first[vertex as usize] as usize..self.first[vertex as usize + 1] as usize;
+        range.filter_map(move |a| {
+            let w = self.head[a];
+            (w < self.fabric_vertices && self.capacity[a] > 0).then_some((w, self.capacity[a]))
+        })
+    }
+
+    /// Maximum flow from the units with `in_a[u]` to the others, stopping early once it
+    /// reaches `limit` (pass `u64::MAX` for none).
+    pub fn max_flow(&mut self, in_a: &[bool], limit: u64) -> Flow {
+        self.residual.copy_from_slice(&self.capacity);
+        for (u, &a) in in_a.iter().enumerate() {
+            let (on, off) = if a {
+                (self.source_arc[u], self.sink_arc[u])
+            } else {
+                (self.sink_arc[u], self.source_arc[u])
+            };
+            self.residual[on as usize] = INFINITE;
+            self.residual[off as usize] = 0;
+        }
+        let mut flow = 0u64;
+        while self.build_levels() {
+            flow = flow.saturating_add(self.blocking_flow(limit.saturating_sub(flow)));
+            if flow >= limit {
+                return Flow::AtLeast(flow);
+            }
+        }
+        Flow::Complete(flow)
+    }
+
+    /// After a complete `max_flow`: which fabric vertices the source still reaches in the
+    /// residual network. That set is the source side of a minimum cut.
+    pub fn source_side(&mut self) -> Vec<bool> {
+        let mut seen = vec![false; self.fabric_vertices as usize + 2];
+        self.queue.clear();
+        self.queue.push(self.source);
+        seen[self.source as usize] = true;
+        let mut i = 0;
+        while i < self.queue.len() {
+            let v = self.queue[i];
+            i += 1;
+            for a in self.first[v as usize]..self.first[v as usize + 1] {
+                let w = self.head[a as usize];
+                if self.residual[a as usize] > 0 && !seen[w as usize] {
+                    seen[w as usize] = true;
+                    self.queue.push(w);
+                }
+            }
+        }
+        seen.truncate(self.fabric_vertices as usize);
+        seen
+    }
+
+    /// Breadth-first levels from the source over arcs with residual capacity; false when
+    /// the sink is out of reach (the flow is maximum).
+    fn build_levels(&mut self) -> bool {
+        self.level.fill(UNSEEN);
+        self.queue.clear();
+        self.level[self.source as usize] = 0;
+        self.queue.push(self.source);
+        let mut i = 0;
+        while i < self.queue.len() {
+            let v = self.queue[i];
+            i += 1;
+            let next = self.level[v as usize] + 1;
+            if next > self.level[self.sink as usize] {
+                break;
+            }
+            for a in self.first[v as usize]..self.first[v as usize + 1] {
+                let w = self.head[a as usize];
+                if self.residual[a as usize] > 0 && self.level[w as usize] == UNSEEN {
+                    self.level[w as usize] = next;
+                    self.queue.push(w);
+                }
+            }
+        }
+        self.level[self.sink as usize] != UNSEEN
+    }
+
+    /// Augments along shortest paths until the level graph is blocked (or `limit` is met),
+    /// with an explicit path stack: rings of thousands of Macs would overflow recursion.
+    fn blocking_flow(&mut self, limit: u64) -> u64 {
+        let sink_level = self.level[self.sink as usize];
+        let vertices = self.cursor.len();
+        self.cursor.copy_from_slice(&self.first[..vertices]);
+        self.path.clear();
+        let mut total = 0u64;
+        let mut v = self.source;
+        loop {
+            if v == self.sink {
+                let pushed = self
+                    .path
+                    .iter()
+                    .map(|&a| self.residual[a as usize])
+                    .min()
+                    .unwrap_or(0);
+                for &a in &self.path {
+                    self.residual[a as usize] -= pushed;
+                    let m = self.mate[a as usize] as usize;
+                    self.residual[m] = self.residual[m].saturating_add(pushed);
+                }
+                total = total.saturating_add(pushed);
+                if total >= limit {
+                    return total;
+                }
+                // Back up to the tail of the first arc the push saturated.
+                let saturated = self
+                    .path
+                    .iter()
+                    .position(|&a| self.residual[a as usize] == 0)
+                    .unwrap_or(0);
+                self.path.truncate(saturated);
+                v = match self.path.last() {
+                    Some(&a) => self.head[a as usize],
+                    None => self.source,
+                };
+                continue;
+            }
+            let end = self.first[v as usize + 1];
+            let wanted = self.level[v as usize] + 1;
+            let mut advanced = false;
+            while self.cursor[v as usize] < end {
+                let a = self.cursor[v as usize];
+                let w = self.head[a as usize];
+                if self.residual[a as usize] > 0
+                    && self.level[w as usize] == wanted
+                    && (wanted < sink_level || w == self.sink)
+                {
+                    self.path.push(a);
+                    v = w;
+                    advanced = true;
+                    break;
+                }
+                self.cursor[v as usize] += 1;
+            }
+            if !advanced {
+                // A dead end: retreat and skip the arc that led here.
+                let Some(a) = self.path.pop() else {
+                    return total;
+                };
+                v = self.head[self.mate[a as usize] as usize];
+                self.cursor[v as usize] += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,559 @@
+//! Properties of the selection, editable. Every edit leaves as one `UpdateDevice`,
+//! `UpdateLink` or `SetMeta` command; nothing here writes to the design.
+//!
+//! Widgets edit a draft copy. While a slider or number is being dragged, or a text field has
+//! the keyboard, the draft stays local; the command is sent once the gesture ends, so a whole
+//! drag or a typed name is one undo step. Discrete widgets (combo boxes, checkboxes) commit on
+//! the frame they change.
+
+use crate::model::catalog::PartSpec;
+use crate::model::command::Command;
+use crate::model::{
+    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, HostRole, LengthClass, Link, LinkId,
+    LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole, Transport,
+};
+use egui::{ComboBox, DragValue, Response, Ui};
+use std::collections::BTreeSet;
+
+/// Drafts carried between frames while a gesture is in progress.
+#[derive(Default)]
+pub struct InspectorState {
+    device_draft: Option<Device>,
+    link_draft: Option<Link>,
+    meta_draft: Option<(String, String)>,
+    /// A widget was being dragged or typed into on the last frame.
+    live: bool,
+}
+
+/// Tracks whether any widget of this frame is mid-gesture.
+struct Gesture {
+    live: bool,
+}
+
+impl Gesture {
+    fn track(&mut self, ui: &Ui, response: &Response) {
+        if response.dragged() || (response.has_focus() && ui.ctx().text_edit_focused()) {
+            self.live = true;
+        }
+    }
+}
+
+pub fn inspector_ui(
+    ui: &mut Ui,
+    design: &Design,
+    catalog: &Catalog,
+    devices: &BTreeSet<DeviceId>,
+    links: &BTreeSet<LinkId>,
+    state: &mut InspectorState,
+) -> Vec<Command> {
+    let mut commands = Vec::new();
+    let selected_devices: Vec<&Device> = devices.iter().filter_map(|&d| design.device(d)).collect();
+    let selected_links: Vec<&Link> = links.iter().filter_map(|&l| design.link(l)).collect();
+    match (selected_devices.as_slice(), selected_links.as_slice()) {
+        ([], []) => design_meta_ui(ui, design, state, &mut commands),
+        ([device], []) => device_ui(ui, design, catalog, device, state, &mut commands),
+        ([], [link]) => link_ui(ui, design, catalog, link, state, &mut commands),
+        (d, l) => {
+            state.live = false;
+            multi_ui(ui, d, l, &mut commands);
+        }
+    }
+    commands
+}
+
+fn design_meta_ui(ui: &mut Ui, design: &Design, state: &mut InspectorState, out: &mut Vec<Command>) {
+    ui.heading("Design");
+    let source = (design.name.clone(), design.notes.clone());
+    let mut draft = match state.meta_draft.take() {
+        Some(d) if state.live => d,
+        _ => source.clone(),
+    };
+    let mut gesture = Gesture { live: false };
+    egui::Grid::new("design-meta").num_columns(2).show(ui, |ui| {
+        ui.label("Name");
+        let r = ui.add(egui::TextEdit::singleline(&mut draft.0).desired_width(f32::INFINITY));
+        gesture.track(ui, &r);
+        ui.end_row();
+    });
+    ui.label("Notes");
+    let r = ui.add(
+        egui::TextEdit::multiline(&mut draft.1)
+            .desired_rows(3)
+            .desired_width(f32::INFINITY),
+    );
+    gesture.track(ui, &r);
+    ui.separator();
+    ui.label(format!(
+        "{} devices, {} links, {} GPUs",
+        design.devices.len(),
+        design.links.len(),
+        design.gpu_count()
+    ));
+    ui.weak("Select a device or link to edit it; drag parts in from the palette.");
+    state.live = gesture.live;
+    if !gesture.live && draft != source {
+        out.push(Command::SetMeta {
+            name: draft.0.clone(),
+            notes: draft.1.clone(),
+        });
+    }
+    state.meta_draft = Some(draft);
+}
+
+fn parts_of(catalog: &Catalog, category: PartCategory) -> Vec<(&PartId, String)> {
+    catalog
+        .parts()
+        .filter(|p| p.category() == category)
+        .map(|p| (&p.id, format!("{} {}", p.vendor, p.model)))
+        .collect()
+}
+
+fn part_name(catalog: &Catalog, id: &PartId) -> String {
+    catalog
+        .get(id)
+        .map_or_else(|| format!("{id} (not in catalog)"), |p| format!("{} {}", p.vendor, p.model))
+}
+
+/// A combo box choosing a part of one category; returns true when the choice changed.
+fn part_combo(
+    ui: &mut Ui,
+    label: &str,
+    catalog: &Catalog,
+    category: PartCategory,
+    value: &mut PartId,
+) -> bool {
+    let before = value.clone();
+    ComboBox::from_label(label)
+        .selected_text(part_name(catalog, value))
+        .width(170.0)
+        .show_ui(ui, |ui| {
+            for (id, name) in parts_of(catalog, category) {
+                ui.selectable_value(value, id.clone(), name);
+            }
+        });
+    *value != before
+}
+
+fn device_ui(
+    ui: &mut Ui,
+    design: &Design,
+    catalog: &Catalog,
+    source: &Device,
+    state: &mut InspectorState,
+    out: &mut Vec<Command>,
+) {
+    let mut draft = match state.device_draft.take() {
+        Some(d) if state.live && d.id == source.id => d,
+        _ => source.clone(),
+    };
+    let mut gesture = Gesture { live: false };
+    ui.heading(format!("{} {}", source.kind.label(), source.id));
+    ui.horizontal(|ui| {
+        ui.label("Name");
+        let r = ui.add(egui::TextEdit::singleline(&mut draft.name).desired_width(f32::INFINITY));
+        gesture.track(ui, &r);
+    });
+    ui.separator();
+    match &mut draft.kind {
+        DeviceKind::GpuNode(node) => {
+            if part_combo(ui, "Model", catalog, PartCategory::Node, &mut node.model)
+                && let Some(spec) = catalog.node(&node.model)
+            {
+                // A different chassis brings its own GPUs and NICs unless it takes any card.
+                if !spec.any_gpu {
+                    node.gpu = spec.gpu.clone();
+                    node.gpu_count = spec.gpu_count;
+                }
+                if let Some(nic) = &spec.nic {
+                    node.nics = (0..spec.nic_count)
+                        .map(|_| NicSlot {
+                            part: nic.clone(),
+                            gpudirect: true,
+                        })
+                        .collect();
+                }
+            }
+            part_combo(ui, "GPU", catalog, PartCategory::Gpu, &mut node.gpu);
+            ui.horizontal(|ui| {
+                let r = ui.add(
+                    DragValue::new(&mut node.gpu_count)
+                        .range(1..=72)
+                        .speed(0.1)
+                        .update_while_editing(false),
+                );
+                gesture.track(ui, &r);
+                ui.label("GPUs");
+            });
+            ui.label(format!("Inside the node: {}", scale_up_text(&node.scale_up)));
+            if let Some(domain) = node.domain {
+                let name = design.device(domain).map_or("?", |d| d.name.as_str());
+                ui.label(format!("NVLink domain: {name}"));
+            }
+            nics_ui(ui, catalog, &mut node.nics);
+        }
+        DeviceKind::Switch(sw) => {
+            if part_combo(ui, "Model", catalog, PartCategory::Switch, &mut sw.model)
+                && let Some(spec) = catalog.switch(&sw.model)
+            {
+                sw.breakout = sw.breakout.clamp(1, spec.max_breakout);
+            }
+            ComboBox::from_label("Role")
+                .selected_text(sw.role.label())
+                .show_ui(ui, |ui| {
+                    for role in [SwitchRole::Leaf, SwitchRole::Spine, SwitchRole::Core] {
+                        ui.selectable_value(&mut sw.role, role, role.label());
+                    }
+                });
+            let spec = catalog.switch(&sw.model);
+            let max_breakout = spec.map_or(8, |s| s.max_breakout).max(1);
+            ui.horizontal(|ui| {
+                let r = ui.add(
+                    DragValue::new(&mut sw.breakout)
+                        .range(1..=max_breakout)
+                        .update_while_editing(false),
+                );
+                gesture.track(ui, &r);
+                ui.label("breakout per port");
+            });
+            if let Some(spec) = spec {
+                let ports = spec.ports * sw.breakout.max(1);
+                let used = design.links_of(source.id).map(|l| l.lanes).sum::<u32>();
+                ui.label(format!(
+                    "{used} of {ports} ports used at {}",
+                    spec.port_gbit_s / f64::from(sw.breakout.max(1))
+                ));
+            }
+            ui.horizontal(|ui| {
+                let mut has_rail = sw.rail.is_some();
+                if ui.checkbox(&mut has_rail, "Rail").changed() {
+                    sw.rail = has_rail.then_some(0);
+                }
+                if let Some(rail) = &mut sw.rail {
+                    let r = ui.add(DragValue::new(rail).range(0..=63).update_while_editing(false));
+                    gesture.track(ui, &r);
+                }
+            });
+            ui.label("Features");
+            let supports = |f: fn(&crate::model::catalog::SwitchSpec) -> bool| spec.is_none_or(f);
+            ui.checkbox(
+                &mut sw.features.in_network_reduction,
+                "SHARP (in-network reduction)",
+            )
+            .on_hover_text(if supports(|s| s.in_network_reduction) {
+                "Reductions run inside the switch"
+            } else {
+                "This switch model has no in-network reduction"
+            });
+            ui.checkbox(&mut sw.features.adaptive_routing, "Adaptive routing")
+                .on_hover_text(if supports(|s| s.adaptive_routing) {
+                    "Spreads flows over all equal-cost paths"
+                } else {
+                    "This switch model has no adaptive routing"
+                });
+            ui.checkbox(&mut sw.features.lossless, "Lossless (PFC/ECN)")
+                .on_hover_text("What RoCE needs to run without drops");
+        }
+        DeviceKind::NvSwitchDomain(domain) => {
+            part_combo(ui, "Model", catalog, PartCategory::Domain, &mut domain.model);
+            let members = design
+                .devices
+                .iter()
+                .filter(|d| d.kind.as_node().is_some_and(|n| n.domain == Some(source.id)))
+                .count();
+            let expected = catalog.domain(&domain.model).map_or(0, |s| s.members);
+            ui.label(format!("{members} of {expected} compute trays attached"));
+        }
+        DeviceKind::Host(host) => {
+            ComboBox::from_label("Role")
+                .selected_text(match host.role {
+                    HostRole::Cpu => "CPU",
+                    HostRole::Storage => "storage",
+                })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut host.role, HostRole::Cpu, "CPU");
+                    ui.selectable_value(&mut host.role, HostRole::Storage, "storage");
+                });
+            nics_ui(ui, catalog, &mut host.nics);
+        }
+    }
+    ui.separator();
+    ui.label(format!("{} links", design.links_of(source.id).count()));
+    ui.weak(format!("at ({:.0}, {:.0})", source.pos.x, source.pos.y));
+
+    state.live = gesture.live;
+    if !gesture.live && draft != *source {
+        out.push(Command::UpdateDevice(Box::new(draft.clone())));
+    }
+    state.device_draft = Some(draft);
+}
+
+fn scale_up_text(scale_up: &ScaleUp) -> String {
+    match scale_up {
+        ScaleUp::NvSwitch {
+            generation,
+            per_gpu_gbit_s,
+        } => format!("NVSwitch gen {generation}, {per_gpu_gbit_s} per GPU"),
+        ScaleUp::NvLinkBridgePairs {
+            per_gpu_gbit_s,
+            pcie_generation,
+            ..
+        } => format!("NVLink bridge pairs ({per_gpu_gbit_s}), PCIe gen {pcie_generation}"),
+        ScaleUp::Pcie {
+            generation,
+            peer_to_peer,
+            ..
+        } => format!(
+            "PCIe gen {generation}{}",
+            if *peer_to_peer {
+                ", peer-to-peer"
+            } else {
+                ", no peer-to-peer (via host memory)"
+            }
+        ),
+        ScaleUp::UnifiedMemory => "unified memory (one SoC)".to_string(),
+    }
+}
+
+fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) {
+    ui.label(format!("NICs ({})", nics.len()));
+    let mut remove = None;
+    for (i, nic) in nics.iter_mut().enumerate() {
+        ui.push_id(i, |ui| {
+            ui.horizontal(|ui| {
+                ui.label(format!("{i}"));
+                ComboBox::from_id_salt("nic")
+                    .selected_text(part_name(catalog, &nic.part))
+                    .width(140.0)
+                    .show_ui(ui, |ui| {
+                        for (id, name) in parts_of(catalog, PartCategory::Nic) {
+                            ui.selectable_value(&mut nic.part, id.clone(), name);
+                        }
+                    });
+                ui.checkbox(&mut nic.gpudirect, "GPUDirect")
+                    .on_hover_text("GPUDirect RDMA: off means traffic crosses host memory");
+                if ui.small_button("✕").on_hover_text("Remove this NIC").clicked() {
+                    remove = Some(i);
+                }
+            });
+        });
+    }
+    if let Some(i) = remove {
+        nics.remove(i);
+    }
+    if ui.button("Add NIC").clicked() {
+        let part = nics
+            .last()
+            .map(|n| n.part.clone())
+            .or_else(|| parts_of(catalog, PartCategory::Nic).first().map(|(id, _)| (*id).clone()));
+        if let Some(part) = part {
+            nics.push(NicSlot {
+                part,
+                gpudirect: true,
+            });
+        }
+    }
+}
+
+/// Common per-lane rates for a technology, per direction.
+pub fn speed_choices(tech: LinkTech) -> &'static [f64] {
+    match tech {
+        LinkTech::Ethernet | LinkTech::RoceV2 => {
+            &[1.0, 10.0, 25.0, 40.0, 50.0, 100.0, 200.0, 400.0, 800.0]
+        }
+        LinkTech::InfiniBand => &[100.0, 200.0, 400.0, 800.0],
+        LinkTech::Thunderbolt4 => &[40.0],
+        LinkTech::Thunderbolt5 => &[80.0, 120.0],
+        // Per GPU: NVLink 3 (A100) 2.4 Tb/s, NVLink 4 (H100) 3.6 Tb/s, NVLink 5 (B200) 7.2 Tb/s.
+        LinkTech::NvLink => &[2400.0, 3600.0, 7200.0],
+        LinkTech::NvLinkBridge => &[450.0, 900.0],
+        // PCIe x16 per direction: gen3 126, gen4 252, gen5 504 Gb/s.
+        LinkTech::Pcie => &[126.0, 252.0, 504.0],
+    }
+}
+
+fn endpoint_text(design: &Design, device: DeviceId, port: u32) -> String {
+    let name = design.device(device).map_or("?", |d| d.name.as_str());
+    format!("{name} port {port}")
+}
+
+fn link_ui(
+    ui: &mut Ui,
+    design: &Design,
+    catalog: &Catalog,
+    source: &Link,
+    state: &mut InspectorState,
+    out: &mut Vec<Command>,
+) {
+    let mut draft = match state.link_draft.take() {
+        Some(l) if state.live && l.id == source.id => l,
+        _ => source.clone(),
+    };
+    let mut gesture = Gesture { live: false };
+    ui.heading(format!("Link {}", source.id));
+    ui.label(format!(
+        "{} ↔ {}",
+        endpoint_text(design, source.a.device, source.a.port),
+        endpoint_text(design, source.b.device, source.b.port)
+    ));
+    ui.separator();
+    ComboBox::from_label("Technology")
+        .selected_text(draft.tech.label())
+        .show_ui(ui, |ui| {
+            for tech in LinkTech::ALL {
+                ui.selectable_value(&mut draft.tech, tech, tech.label());
+            }
+        });
+    ComboBox::from_label("Speed")
+        .selected_text(draft.rate_gbit_s.to_string())
+        .show_ui(ui, |ui| {
+            for &gbit_s in speed_choices(draft.tech) {
+                let rate = Bandwidth::from_gbit_s(gbit_s);
+                ui.selectable_value(&mut draft.rate_gbit_s, rate, rate.to_string());
+            }
+        });
+    ui.horizontal(|ui| {
+        let mut gbit_s = draft.rate_gbit_s.gbit_s();
+        let r = ui.add(
+            DragValue::new(&mut gbit_s)
+                .range(0.001..=100_000.0)
+                .suffix(" Gb/s")
+                .update_while_editing(false),
+        );
+        gesture.track(ui, &r);
+        if r.changed() {
+            draft.rate_gbit_s = Bandwidth::from_gbit_s(gbit_s);
+        }
+        ui.label("per lane");
+    });
+    ui.horizontal(|ui| {
+        let r = ui.add(
+            DragValue::new(&mut draft.lanes)
+                .range(1..=64)
+                .speed(0.1)
+                .update_while_editing(false),
+        );
+        gesture.track(ui, &r);
+        ui.label("lanes / cables");
+    });
+    ui.label(format!(
+        "Carries {} per direction{}",
+        draft.capacity(),
+        if draft.capacity() == draft.nominal_capacity() {
+            String::new()
+        } else {
+            format!(" (nominal {})", draft.nominal_capacity())
+        }
+    ));
+    ui.add_enabled_ui(draft.tech.is_ethernet_family() || draft.tech.is_thunderbolt(), |ui| {
+        ui.horizontal(|ui| {
+            ui.label("Transport");
+            ui.radio_value(&mut draft.transport, Transport::Rdma, "RDMA");
+            ui.radio_value(&mut draft.transport, Transport::Tcp, "TCP");
+        });
+    });
+    ui.horizontal(|ui| {
+        ui.label("Length");
+        ui.radio_value(&mut draft.length, LengthClass::InRack, "in rack");
+        ui.radio_value(&mut draft.length, LengthClass::CrossRack, "across racks");
+    });
+    ui.horizontal(|ui| {
+        ui.label("State");
+        let up = matches!(draft.state, LinkState::Up);
+        let degraded = matches!(draft.state, LinkState::Degraded { .. });
+        let failed = matches!(draft.state, LinkState::Failed);
+        if ui.radio(up, "up").clicked() {
+            draft.state = LinkState::Up;
+        }
+        if ui.radio(degraded, "degraded").clicked() && !degraded {
+            draft.state = LinkState::Degraded { fraction: 0.5 };
+        }
+        if ui.radio(failed, "failed").clicked() {
+            draft.state = LinkState::Failed;
+        }
+    });
+    if let LinkState::Degraded { fraction } = &mut draft.state {
+        let r = ui.add(
+            egui::Slider::new(fraction, 0.05..=0.95)
+                .text("of its rate")
+                .fixed_decimals(2),
+        );
+        gesture.track(ui, &r);
+    }
+    let cable_text = draft
+        .cable
+        .as_ref()
+        .map_or_else(|| "automatic".to_string(), |c| part_name(catalog, c));
+    ComboBox::from_label("Cable")
+        .selected_text(cable_text)
+        .width(170.0)
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut draft.cable, None, "automatic");
+            for part in catalog.parts() {
+                if let PartSpec::Cable(spec) = &part.spec {
+                    ui.selectable_value(
+                        &mut draft.cable,
+                        Some(part.id.clone()),
+                        format!("{} ({})", part.model, spec.speed_gbit_s),
+                    );
+                }
+            }
+        });
+
+    state.live = gesture.live;
+    if !gesture.live && draft != *source {
+        out.push(Command::UpdateLink(Box::new(draft.clone())));
+    }
+    state.link_draft = Some(draft);
+}
+
+/// Several items: a summary and the bulk edits that make sense for many links at once.
+fn multi_ui(ui: &mut Ui, devices: &[&Device], links: &[&Link], out: &mut Vec<Command>) {
+    ui.heading("Selection");
+    ui.label(format!("{} devices, {} links", devices.len(), links.len()));
+    let gpus: u64 = devices
+        .iter()
+        .filter_map(|d| d.kind.as_node())
+        .map(|n| u64::from(n.gpu_count))
+        .sum();
+    if gpus > 0 {
+        ui.label(format!("{gpus} GPUs"));
+    }
+    if links.is_empty() {
+        return;
+    }
+    ui.separator();
+    ui.label(format!("All {} selected links:", links.len()));
+    let techs: BTreeSet<LinkTech> = links.iter().map(|l| l.tech).collect();
+    let bulk = |edit: &dyn Fn(&mut Link)| -> Command {
+        Command::Batch(
+            links
+                .iter()
+                .map(|l| {
+                    let mut l = (*l).clone();
+                    edit(&mut l);
+                    Command::UpdateLink(Box::new(l))
+                })
+                .collect(),
+        )
+    };
+    if let [tech] = techs.iter().copied().collect::<Vec<_>>().as_slice() {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Speed");
+            for &gbit_s in speed_choices(*tech) {
+                let rate = Bandwidth::from_gbit_s(gbit_s);
+                if ui.small_button(rate.to_string()).clicked() {
+                    out.push(bulk(&|l| l.rate_gbit_s = rate));
+                }
+            }
+        });
+    }
+    ui.horizontal(|ui| {
+        ui.label("State");
+        if ui.small_button("up").clicked() {
+            out.push(bulk(&|l| l.state = LinkState::Up));
+        }
+        if ui.small_button("failed").clicked() {
+            out.push(bulk(&|l| l.state = LinkState::Failed));
+        }
+    });
+}

@@ -1,0 +1,108 @@
+//! Direct cables between nodes, no switch: ring, chain and full mesh, over Thunderbolt or
+//! Ethernet DAC/AOC. The node's port count decides what is possible.
+
+use super::builder::{Builder, SPACING};
+use super::parts::{NodeProfile, default_direct_cable, infeasible, node_count, plan_direct};
+use super::{GenerateError, Template, TemplateSpec};
+use crate::model::{Catalog, Design, DeviceId, GroupKind, LengthClass, PartId, Pos};
+
+/// Direct-cable default: Mac Studios over Thunderbolt, the homelab classic.
+const DEFAULT_DIRECT_NODE: &str = "mac-studio-m2-ultra";
+const DEFAULT_DIRECT_NODES: u32 = 4;
+
+pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, GenerateError> {
+    let node_id = spec
+        .node
+        .clone()
+        .unwrap_or_else(|| PartId::new(DEFAULT_DIRECT_NODE));
+    let node = NodeProfile::resolve(spec, catalog, &node_id, None)?;
+    let n = node_count(spec, DEFAULT_DIRECT_NODES, 2)?;
+    let link_id = spec
+        .link
+        .clone()
+        .unwrap_or_else(|| PartId::new(default_direct_cable(&node.spec)));
+    let plan = plan_direct(catalog, &link_id, &node, spec.transport)?;
+
+    let (shape, needed) = match spec.template {
+        Template::Ring => ("ring", 2),
+        Template::Chain => ("chain", if n > 2 { 2 } else { 1 }),
+        _ => ("full mesh", n - 1),
+    };
+    if needed > plan.ports {
+        return Err(infeasible(format!(
+            "a {shape} of {n} needs {needed} {} ports per node; `{}` has {}",
+            plan.port_kind, node.part, plan.ports
+        )));
+    }
+
+    let mut b = Builder::new(format!("{shape}: {n} × {}", node.part));
+    let group = b.group("desk".to_string(), GroupKind::Rack, None);
+    let positions = if spec.template == Template::Chain {
+        (0..n)
+            .map(|i| Pos::new(i as f32 * SPACING * 2.0, 0.0))
+            .collect()
+    } else {
+        circle(n)
+    };
+    let nodes: Vec<DeviceId> = positions
+        .into_iter()
+        .enumerate()
+        .map(|(i, pos)| {
+            let id = b.device(
+                super::builder::numbered("node", i, n as usize),
+                pos,
+                Some(group),
+                node.device_kind(None),
+            );
+            b.skip_ports_to(id, plan.first_port);
+            id
+        })
+        .collect();
+
+    let n = n as usize;
+    let pairs: Vec<(usize, usize)> = match spec.template {
+        Template::Ring => (0..n).map(|i| (i, (i + 1) % n)).collect(),
+        Template::Chain => (0..n - 1).map(|i| (i, i + 1)).collect(),
+        _ => (0..n)
+            .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+            .collect(),
+    };
+    for &(i, j) in &pairs {
+        b.link_next(nodes[i], nodes[j], &plan.wire, LengthClass::InRack);
+    }
+    let notes = format!(
+        "{}: {n} × `{}` cabled directly with `{link_id}` ({} at {}), {} cables, {needed} {} ports used per node of {}.",
+        capitalize(shape),
+        node.part,
+        plan.wire.tech.label(),
+        plan.wire.rate,
+        pairs.len(),
+        plan.port_kind,
+        plan.ports
+    );
+    Ok(b.finish(notes))
+}
+
+/// Points on a circle wide enough that neighbours sit about two device widths apart.
+fn circle(n: u32) -> Vec<Pos> {
+    let radius = (f32::from(u16::try_from(n).unwrap_or(u16::MAX)) * SPACING * 2.0
+        / std::f32::consts::TAU)
+        .max(SPACING * 1.5);
+    (0..n)
+        .map(|i| {
+            let angle = std::f32::consts::TAU * i as f32 / n as f32 - std::f32::consts::FRAC_PI_2;
+            Pos::new(
+                (radius * angle.cos()).round(),
+                (radius * angle.sin()).round(),
+            )
+        })
+        .collect()
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,5 @@
+//! Files in and out: design files, the bill of materials, exports. No UI imports.
+
+pub mod design_file;
+
+pub use design_file::{DesignFileError, load_design, parse_design, save_design};

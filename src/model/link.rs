@@ -1,0 +1,187 @@
+//! Links between device ports.
+
+use super::catalog::PartId;
+use super::design::{DeviceId, LinkId};
+use super::units::Bandwidth;
+use serde::{Deserialize, Serialize};
+
+/// One end of a link. For a GPU node, port i below its NIC count is NIC i (rail i); ports
+/// from the NIC count on are its built-in ports (Thunderbolt, on-board Ethernet). For a
+/// switch, the port number after breakout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Endpoint {
+    pub device: DeviceId,
+    pub port: u32,
+}
+
+impl Endpoint {
+    pub const fn new(device: DeviceId, port: u32) -> Self {
+        Self { device, port }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum LinkTech {
+    NvLink,
+    NvLinkBridge,
+    Pcie,
+    Ethernet,
+    RoceV2,
+    InfiniBand,
+    Thunderbolt4,
+    Thunderbolt5,
+}
+
+impl LinkTech {
+    pub const ALL: [LinkTech; 8] = [
+        LinkTech::NvLink,
+        LinkTech::NvLinkBridge,
+        LinkTech::Pcie,
+        LinkTech::Ethernet,
+        LinkTech::RoceV2,
+        LinkTech::InfiniBand,
+        LinkTech::Thunderbolt4,
+        LinkTech::Thunderbolt5,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            LinkTech::NvLink => "NVLink",
+            LinkTech::NvLinkBridge => "NVLink bridge",
+            LinkTech::Pcie => "PCIe",
+            LinkTech::Ethernet => "Ethernet",
+            LinkTech::RoceV2 => "RoCEv2",
+            LinkTech::InfiniBand => "InfiniBand",
+            LinkTech::Thunderbolt4 => "Thunderbolt 4",
+            LinkTech::Thunderbolt5 => "Thunderbolt 5",
+        }
+    }
+
+    /// Technologies that run over a switched scale-out network (and so need NICs and cables).
+    pub fn is_network(self) -> bool {
+        matches!(
+            self,
+            LinkTech::Ethernet | LinkTech::RoceV2 | LinkTech::InfiniBand
+        )
+    }
+
+    pub fn is_thunderbolt(self) -> bool {
+        matches!(self, LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5)
+    }
+
+    /// Ethernet-family links carry IP; the transport field matters for them.
+    pub fn is_ethernet_family(self) -> bool {
+        matches!(self, LinkTech::Ethernet | LinkTech::RoceV2)
+    }
+}
+
+/// The transport over an Ethernet or Thunderbolt link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum Transport {
+    #[default]
+    Rdma,
+    Tcp,
+}
+
+/// Decides cable versus optics in the bill of materials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum LengthClass {
+    #[default]
+    InRack,
+    CrossRack,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub enum LinkState {
+    #[default]
+    Up,
+    /// Runs at this fraction of its rate (0 < fraction < 1).
+    Degraded { fraction: f64 },
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Link {
+    pub id: LinkId,
+    pub a: Endpoint,
+    pub b: Endpoint,
+    pub tech: LinkTech,
+    /// Rate of one lane or cable, per direction.
+    pub rate_gbit_s: Bandwidth,
+    /// Lanes or parallel cables bundled into this link.
+    #[serde(default = "one")]
+    pub lanes: u32,
+    #[serde(default)]
+    pub transport: Transport,
+    #[serde(default)]
+    pub length: LengthClass,
+    #[serde(default)]
+    pub state: LinkState,
+    /// A cable or optic chosen by hand; otherwise the BOM derives one from speed and length.
+    #[serde(default)]
+    pub cable: Option<PartId>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Link {
+    /// A healthy link of one lane, in-rack, RDMA transport.
+    pub fn new(a: Endpoint, b: Endpoint, tech: LinkTech, rate: Bandwidth) -> Self {
+        Self {
+            id: LinkId(0),
+            a,
+            b,
+            tech,
+            rate_gbit_s: rate,
+            lanes: 1,
+            transport: if tech == LinkTech::Ethernet || tech.is_thunderbolt() {
+                Transport::Tcp
+            } else {
+                Transport::Rdma
+            },
+            length: LengthClass::InRack,
+            state: LinkState::Up,
+            cable: None,
+        }
+    }
+
+    pub fn with_lanes(mut self, lanes: u32) -> Self {
+        self.lanes = lanes;
+        self
+    }
+
+    pub fn with_length(mut self, length: LengthClass) -> Self {
+        self.length = length;
+        self
+    }
+
+    /// Line rate of the whole bundle per direction, ignoring faults.
+    pub fn nominal_capacity(&self) -> Bandwidth {
+        self.rate_gbit_s * f64::from(self.lanes)
+    }
+
+    /// What the link carries per direction now: degraded links at their fraction, failed at zero.
+    pub fn capacity(&self) -> Bandwidth {
+        match self.state {
+            LinkState::Up => self.nominal_capacity(),
+            LinkState::Degraded { fraction } => self.nominal_capacity() * fraction.clamp(0.0, 1.0),
+            LinkState::Failed => Bandwidth::ZERO,
+        }
+    }
+
+    pub fn other_end(&self, device: DeviceId) -> Option<Endpoint> {
+        if self.a.device == device {
+            Some(self.b)
+        } else if self.b.device == device {
+            Some(self.a)
+        } else {
+            None
+        }
+    }
+
+    pub fn touches(&self, device: DeviceId) -> bool {
+        self.a.device == device || self.b.device == device
+    }
+}

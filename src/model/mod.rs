@@ -1,0 +1,20 @@
+//! The design model: devices, links, groups, the parts catalog and typed units.
+//! No UI imports here: the window, the command line and the tests all build on this.
+
+pub mod catalog;
+pub mod command;
+pub mod design;
+pub mod factory;
+pub mod device;
+pub mod link;
+pub mod units;
+pub mod validate;
+
+pub use catalog::{Catalog, Part, PartCategory, PartId, PartSpec};
+pub use design::{Design, DeviceId, Group, GroupId, GroupKind, LinkId, Pos};
+pub use device::{
+    Device, DeviceKind, GpuNode, Host, HostRole, NicSlot, NvSwitchDomain, PcieVia, ScaleUp,
+    Switch, SwitchFeatures, SwitchRole,
+};
+pub use link::{Endpoint, LengthClass, Link, LinkState, LinkTech, Transport};
+pub use units::{Bandwidth, Bytes, Usd, Watts};

@@ -1,0 +1,245 @@
+//! Typed quantities. Bits versus bytes per second is the classic error of this field, so a
+//! bandwidth is never a bare number: it is a `Bandwidth`, built and read through named units.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
+
+/// A data rate in one direction. Stored in Gb/s (bits); files write it as a plain number in
+/// fields whose names end in `_gbit_s`.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Bandwidth {
+    gbit_s: f64,
+}
+
+impl Bandwidth {
+    pub const ZERO: Bandwidth = Bandwidth { gbit_s: 0.0 };
+
+    pub const fn from_gbit_s(gbit_s: f64) -> Self {
+        Self { gbit_s }
+    }
+    pub fn from_gbyte_s(gbyte_s: f64) -> Self {
+        Self {
+            gbit_s: gbyte_s * 8.0,
+        }
+    }
+    pub fn from_bytes_per_s(bytes_per_s: f64) -> Self {
+        Self {
+            gbit_s: bytes_per_s * 8.0 / 1e9,
+        }
+    }
+    pub fn gbit_s(self) -> f64 {
+        self.gbit_s
+    }
+    pub fn gbyte_s(self) -> f64 {
+        self.gbit_s / 8.0
+    }
+    pub fn bytes_per_s(self) -> f64 {
+        self.gbit_s * 1e9 / 8.0
+    }
+    pub fn is_finite_non_negative(self) -> bool {
+        self.gbit_s.is_finite() && self.gbit_s >= 0.0
+    }
+    pub fn min(self, other: Self) -> Self {
+        if self.gbit_s <= other.gbit_s {
+            self
+        } else {
+            other
+        }
+    }
+    pub fn max(self, other: Self) -> Self {
+        if self.gbit_s >= other.gbit_s {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+impl Add for Bandwidth {
+    type Output = Self;
+    fn add(self, rhs: Self) -> Self {
+        Self::from_gbit_s(self.gbit_s + rhs.gbit_s)
+    }
+}
+impl AddAssign for Bandwidth {
+    fn add_assign(&mut self, rhs: Self) {
+        self.gbit_s += rhs.gbit_s;
+    }
+}
+impl Sub for Bandwidth {
+    type Output = Self;
+    fn sub(self, rhs: Self) -> Self {
+        Self::from_gbit_s(self.gbit_s - rhs.gbit_s)
+    }
+}
+impl Mul<f64> for Bandwidth {
+    type Output = Self;
+    fn mul(self, k: f64) -> Self {
+        Self::from_gbit_s(self.gbit_s * k)
+    }
+}
+impl Div<f64> for Bandwidth {
+    type Output = Self;
+    fn div(self, k: f64) -> Self {
+        Self::from_gbit_s(self.gbit_s / k)
+    }
+}
+impl Div for Bandwidth {
+    type Output = f64;
+    fn div(self, rhs: Self) -> f64 {
+        self.gbit_s / rhs.gbit_s
+    }
+}
+impl std::iter::Sum for Bandwidth {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::ZERO, |a, b| a + b)
+    }
+}
+
+impl fmt::Display for Bandwidth {
+    /// Network people speak bits: "400 Gb/s", "1.6 Tb/s".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let g = self.gbit_s;
+        if g >= 1000.0 {
+            write!(f, "{} Tb/s", trim_number(g / 1000.0))
+        } else if g >= 1.0 {
+            write!(f, "{} Gb/s", trim_number(g))
+        } else {
+            write!(f, "{} Mb/s", trim_number(g * 1000.0))
+        }
+    }
+}
+
+/// Money in US dollars.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Usd(pub f64);
+
+impl Add for Usd {
+    type Output = Self;
+    fn add(self, rhs: Self) -> Self {
+        Usd(self.0 + rhs.0)
+    }
+}
+impl AddAssign for Usd {
+    fn add_assign(&mut self, rhs: Self) {
+        self.0 += rhs.0;
+    }
+}
+impl Mul<f64> for Usd {
+    type Output = Self;
+    fn mul(self, k: f64) -> Self {
+        Usd(self.0 * k)
+    }
+}
+impl std::iter::Sum for Usd {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Usd(0.0), |a, b| a + b)
+    }
+}
+impl fmt::Display for Usd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "${}", group_thousands(self.0.round() as i64))
+    }
+}
+
+/// Electrical power in watts.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Watts(pub f64);
+
+impl Add for Watts {
+    type Output = Self;
+    fn add(self, rhs: Self) -> Self {
+        Watts(self.0 + rhs.0)
+    }
+}
+impl AddAssign for Watts {
+    fn add_assign(&mut self, rhs: Self) {
+        self.0 += rhs.0;
+    }
+}
+impl Mul<f64> for Watts {
+    type Output = Self;
+    fn mul(self, k: f64) -> Self {
+        Watts(self.0 * k)
+    }
+}
+impl std::iter::Sum for Watts {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Watts(0.0), |a, b| a + b)
+    }
+}
+impl fmt::Display for Watts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 >= 1000.0 {
+            write!(f, "{} kW", trim_number(self.0 / 1000.0))
+        } else {
+            write!(f, "{} W", trim_number(self.0))
+        }
+    }
+}
+
+/// A message or buffer size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+impl fmt::Display for Bytes {
+    /// Binary multiples, as nccl-tests sizes are.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut value = self.0 as f64;
+        let mut unit = 0;
+        while value >= 1024.0 && unit < UNITS.len() - 1 {
+            value /= 1024.0;
+            unit += 1;
+        }
+        write!(f, "{} {}", trim_number(value), UNITS[unit])
+    }
+}
+
+/// Prints a number with at most two decimals and no trailing zeros.
+pub fn trim_number(x: f64) -> String {
+    let s = format!("{x:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// 1234567 -> "1,234,567".
+pub fn group_thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_and_bytes_do_not_mix() {
+        let ndr = Bandwidth::from_gbit_s(400.0);
+        assert_eq!(ndr.gbyte_s(), 50.0);
+        assert_eq!(Bandwidth::from_gbyte_s(50.0), ndr);
+        assert_eq!(ndr.bytes_per_s(), 50e9);
+    }
+
+    #[test]
+    fn display_is_readable() {
+        assert_eq!(Bandwidth::from_gbit_s(400.0).to_string(), "400 Gb/s");
+        assert_eq!(Bandwidth::from_gbit_s(25.6e3).to_string(), "25.6 Tb/s");
+        assert_eq!(Usd(1_234_567.4).to_string(), "$1,234,567");
+        assert_eq!(Watts(10_200.0).to_string(), "10.2 kW");
+        assert_eq!(Bytes(8 << 30).to_string(), "8 GiB");
+        assert_eq!(group_thousands(-1000), "-1,000");
+    }
+}
