@@ -1,3 +1,653 @@
-pub fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+//! The command line: the same binary opens the designer or runs one job and exits.
+//!
+//! ```text
+//! railyard [FILE]                     open the designer (with FILE)
+//! railyard generate TEMPLATE -o FILE  write a design from a template
+//! railyard eval FILE [--json]         counts, bisection, cost, power, checks
+//! railyard bom FILE [-o FILE.csv]     bill of materials as CSV
+//! railyard catalog [--json]           the parts catalog
+//! ```
+//!
+//! Exit status: 0 on success; 2 on bad arguments or bad input (a file that does not load,
+//! a template that cannot be built), with one line `railyard: <message>` on stderr;
+//! 1 when the designer window cannot open. The JSON written by `eval --json` and
+//! `catalog --json` is defined here (`EvalReport`, `CatalogEntry`) and nowhere else.
+
+use crate::analysis::checks::Severity;
+use crate::analysis::cost::bom_lines;
+use crate::analysis::{Metrics, evaluate};
+use crate::generate::{Template, TemplateSpec, generate};
+use crate::io::bom::{BomOptions, write_bom_csv};
+use crate::io::design_file::{design_to_string, save_design, write_atomically};
+use crate::io::load_design;
+use crate::model::units::{group_thousands, trim_number};
+use crate::model::validate::MAX_GPUS;
+use crate::model::{Catalog, Design, PartId, Transport};
+use anyhow::{Context, bail};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Most nodes `generate` accepts (for `nvl72`, racks count as 18 nodes each); with the
+/// GPUs-per-node limit below, designs stay within `MAX_GPUS` (2,000,000).
+pub const MAX_NODES: u32 = 262_144;
+/// Most GPUs per node `generate` accepts.
+pub const MAX_GPUS_PER_NODE: u32 = 64;
+
+const EXIT_BAD_INPUT: u8 = 2;
+const EXIT_DESIGNER_FAILED: u8 = 1;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "railyard",
+    version,
+    about = "Design AI-cluster networks: draw or generate a GPU fabric, see bisection, cost and power.",
+    long_about = None,
+    after_help = "Without a command, railyard opens the designer window (with FILE, if given).\n\
+                  Exit status: 0 success, 2 bad arguments or input, 1 the window could not open."
+)]
+struct Cli {
+    /// A user parts catalog (RON) merged over the built-in one; its parts replace built-in
+    /// parts with the same id.
+    #[arg(long, global = true, value_name = "FILE")]
+    catalog: Option<PathBuf>,
+
+    /// A design file to open in the designer.
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Write a design from a template.
+    Generate(GenerateArgs),
+    /// Print a design's GPUs, bisection bandwidth, cost, power and checks.
+    Eval {
+        /// The design file.
+        file: PathBuf,
+        /// One JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a design's bill of materials as CSV.
+    Bom {
+        /// The design file.
+        file: PathBuf,
+        /// Where to write the CSV; standard output when absent.
+        #[arg(short, long, value_name = "FILE.csv")]
+        output: Option<PathBuf>,
+    },
+    /// List the parts catalog: id, category, model, price, power.
+    Catalog {
+        /// A JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum TransportArg {
+    Tcp,
+    Rdma,
+}
+
+#[derive(Debug, Args)]
+struct GenerateArgs {
+    /// The topology template.
+    #[arg(value_name = "TEMPLATE", value_parser = template_parser())]
+    template: Template,
+    /// Number of GPU nodes (for nvl72: racks).
+    #[arg(long, value_name = "N", value_parser = parse_nodes)]
+    nodes: Option<u32>,
+    /// Node part id (`railyard catalog` lists them).
+    #[arg(long, value_name = "ID")]
+    node: Option<String>,
+    /// GPU part id.
+    #[arg(long, value_name = "ID")]
+    gpu: Option<String>,
+    /// GPUs in each node.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_GPUS_PER_NODE)))]
+    gpus_per_node: Option<u32>,
+    /// PCIe generation of the GPU slots.
+    #[arg(long = "pcie-gen", value_name = "3|4|5", value_parser = clap::value_parser!(u8).range(3..=5))]
+    pcie_gen: Option<u8>,
+    /// Join GPUs in pairs with NVLink bridges.
+    #[arg(long)]
+    nvlink_bridge: bool,
+    /// NIC part id.
+    #[arg(long, value_name = "ID")]
+    nic: Option<String>,
+    /// Scale-out NICs in each node (rails, on rail templates).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=64))]
+    nics_per_node: Option<u32>,
+    /// Transport over Ethernet and Thunderbolt links.
+    #[arg(long, value_enum)]
+    transport: Option<TransportArg>,
+    /// Switch part id.
+    #[arg(long, value_name = "ID")]
+    switch: Option<String>,
+    /// Cable or link part id for ring, chain and mesh (tb4, tb5, a DAC id...).
+    #[arg(long, value_name = "ID")]
+    link: Option<String>,
+    /// Leaf downlink to uplink bandwidth ratio; 1 is non-blocking.
+    #[arg(long, value_name = "R", default_value_t = 1.0, value_parser = parse_ratio)]
+    oversubscription: f64,
+    /// Switch tiers of a fat-tree.
+    #[arg(long, value_name = "2|3", default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
+    tiers: u8,
+    /// The design file to write (`-` for standard output).
+    #[arg(short, long, value_name = "FILE")]
+    output: PathBuf,
+}
+
+fn template_parser() -> impl TypedValueParser<Value = Template> {
+    PossibleValuesParser::new(Template::ALL.map(Template::cli_name)).try_map(|name| {
+        Template::from_cli_name(&name).ok_or_else(|| format!("unknown template `{name}`"))
+    })
+}
+
+fn parse_nodes(text: &str) -> Result<u32, String> {
+    let n: u32 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number"))?;
+    if n == 0 {
+        return Err("at least one node is needed".into());
+    }
+    if n > MAX_NODES {
+        return Err(format!(
+            "over the limit of {} nodes per design",
+            group_thousands(i64::from(MAX_NODES))
+        ));
+    }
+    Ok(n)
+}
+
+fn parse_ratio(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 && r <= 1000.0 => Ok(r),
+        _ => Err(format!("`{text}` is not a ratio between 0 and 1000")),
+    }
+}
+
+/// Runs the command line and returns the process exit status.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
+    if cli.command.is_none() {
+        if cli.catalog.is_some() {
+            eprintln!("railyard: note: the designer does not read --catalog yet; ignoring it");
+        }
+        return match crate::app::run(cli.file) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("railyard: {}", one_line(&e));
+                ExitCode::from(EXIT_DESIGNER_FAILED)
+            }
+        };
+    }
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("railyard: {}", one_line(&e));
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
+
+/// Help and version go to stdout with status 0; usage errors become one line and status 2.
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(EXIT_BAD_INPUT)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    // clap's text is "error: <what>" then possibly indented detail lines, a blank line,
+    // tips and usage; keep the first paragraph as one line.
+    let text = e.render().to_string();
+    let first_paragraph: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let message = first_paragraph.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    eprintln!("railyard: {message} (see railyard --help)");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// The error and its causes on one line, skipping a cause the message already quotes
+/// (file errors name their I/O cause themselves).
+fn one_line(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text.replace(['\n', '\r'], " ")
+}
+
+/// "1 switch", "24 switches".
+fn count_of(n: usize, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        group_thousands(n as i64),
+        if n == 1 { one } else { many }
+    )
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Some(file) = &cli.file {
+        bail!(
+            "give a design FILE or a command, not both (got {} and a command)",
+            file.display()
+        );
+    }
+    let catalog = load_catalog(cli.catalog.as_deref())?;
+    match cli.command {
+        None => Ok(()),
+        Some(Command::Generate(args)) => run_generate(&args, &catalog),
+        Some(Command::Eval { file, json }) => run_eval(&file, json, &catalog),
+        Some(Command::Bom { file, output }) => run_bom(&file, output.as_deref(), &catalog),
+        Some(Command::Catalog { json }) => run_catalog(json, &catalog),
+    }
+}
+
+fn load_catalog(user: Option<&Path>) -> anyhow::Result<Catalog> {
+    let mut catalog = Catalog::builtin();
+    if let Some(path) = user {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("could not read catalog {}", path.display()))?;
+        catalog.merge_text(&text, &path.display().to_string())?;
+    }
+    Ok(catalog)
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+fn part(id: &Option<String>) -> Option<PartId> {
+    id.as_deref().map(PartId::new)
+}
+
+fn run_generate(args: &GenerateArgs, catalog: &Catalog) -> anyhow::Result<()> {
+    let mut spec = TemplateSpec::new(args.template);
+    spec.nodes = args.nodes;
+    spec.node = part(&args.node);
+    spec.gpu = part(&args.gpu);
+    spec.gpus_per_node = args.gpus_per_node;
+    spec.pcie_generation = args.pcie_gen;
+    spec.nvlink_bridge = args.nvlink_bridge;
+    spec.nic = part(&args.nic);
+    spec.nics_per_node = args.nics_per_node;
+    spec.transport = args.transport.map(|t| match t {
+        TransportArg::Tcp => Transport::Tcp,
+        TransportArg::Rdma => Transport::Rdma,
+    });
+    spec.switch = part(&args.switch);
+    spec.link = part(&args.link);
+    spec.oversubscription = args.oversubscription;
+    spec.tiers = args.tiers;
+
+    // Refuse a design over the GPU limit before building it, not after.
+    if let (Some(nodes), Some(per_node)) = (args.nodes, args.gpus_per_node) {
+        let gpus = u64::from(nodes) * u64::from(per_node);
+        if gpus > MAX_GPUS {
+            bail!(
+                "{} nodes × {per_node} GPUs is {} GPUs, over the limit of {} per design",
+                group_thousands(i64::from(nodes)),
+                group_thousands(gpus as i64),
+                group_thousands(MAX_GPUS as i64)
+            );
+        }
+    }
+
+    let design = generate(&spec, catalog)
+        .with_context(|| format!("cannot build `{}`", args.template.cli_name()))?;
+    let summary = format!(
+        "{} in {}, {}, {}",
+        count_of(design.gpu_count() as usize, "GPU", "GPUs"),
+        count_of(design.node_count(), "node", "nodes"),
+        count_of(design.switch_count(), "switch", "switches"),
+        count_of(design.links.len(), "link", "links"),
+    );
+    if args.output.as_os_str() == "-" {
+        // The same refusal as `save_design`: never print a design that would not load.
+        if let Err(errors) = crate::model::validate::validate(&design) {
+            let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            bail!("the generated design is invalid (a bug): {}", list.join("; "));
+        }
+        write_stdout(&design_to_string(&design)?)?;
+    } else {
+        save_design(&args.output, &design)?;
+        eprintln!("railyard: wrote {}: {summary}", args.output.display());
+    }
+    Ok(())
+}
+
+fn load(file: &Path) -> anyhow::Result<Design> {
+    Ok(load_design(file)?)
+}
+
+/// Cost in US dollars by category, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CostReport {
+    pub total: f64,
+    /// Nodes, and GPUs bought separately.
+    pub nodes: f64,
+    pub switches: f64,
+    pub nics: f64,
+    pub cables_optics: f64,
+    /// NVSwitch domain racks (NVL72 and the like).
+    pub nvswitch: f64,
+    pub other: f64,
+}
+
+/// One design check, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// `error`, `warning` or `info`.
+    pub severity: &'static str,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// What `eval --json` prints: the one place the JSON contract is defined.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub file: String,
+    pub name: String,
+    pub gpus: u64,
+    pub nodes: usize,
+    pub switches: usize,
+    pub links: usize,
+    /// Least max-flow between balanced halves, one direction, Gb/s.
+    pub bisection_gbit_s: f64,
+    /// What full bisection would be: half the GPUs at their scale-out injection, Gb/s.
+    pub full_bisection_gbit_s: f64,
+    /// `bisection_gbit_s / full_bisection_gbit_s`; null when undefined.
+    pub bisection_ratio: Option<f64>,
+    /// `ok`, `no-gpus`, `single-unit`, `no-links` or `not-connected`.
+    pub bisection_status: &'static str,
+    pub cost_usd: CostReport,
+    /// Fractions 0–1 of the total cost; null when the total is zero.
+    pub switch_cost_share: Option<f64>,
+    pub network_cost_share: Option<f64>,
+    pub power_w: f64,
+    pub checks: Vec<CheckReport>,
+}
+
+fn severity_name(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    }
+}
+
+impl EvalReport {
+    pub fn new(file: &Path, design: &Design, m: &Metrics) -> Self {
+        use crate::analysis::bisection::BisectionStatus;
+        EvalReport {
+            file: file.display().to_string(),
+            name: design.name.clone(),
+            gpus: m.gpus,
+            nodes: m.nodes,
+            switches: m.switches,
+            links: m.links,
+            bisection_gbit_s: m.bisection.value.gbit_s(),
+            full_bisection_gbit_s: m.bisection.full.gbit_s(),
+            bisection_ratio: m.bisection.ratio,
+            bisection_status: match m.bisection.status {
+                BisectionStatus::Ok { .. } => "ok",
+                BisectionStatus::NoGpus => "no-gpus",
+                BisectionStatus::SingleUnit => "single-unit",
+                BisectionStatus::NoLinks => "no-links",
+                BisectionStatus::NotConnected { .. } => "not-connected",
+            },
+            cost_usd: CostReport {
+                total: m.cost.total.0,
+                nodes: m.cost.nodes.0,
+                switches: m.cost.switches.0,
+                nics: m.cost.nics.0,
+                cables_optics: m.cost.cables_optics.0,
+                nvswitch: m.cost.nvswitch.0,
+                other: m.cost.other.0,
+            },
+            switch_cost_share: m.switch_cost_share,
+            network_cost_share: m.network_cost_share,
+            power_w: m.power.0,
+            checks: m
+                .checks
+                .iter()
+                .map(|c| CheckReport {
+                    severity: severity_name(c.severity),
+                    code: c.code,
+                    message: c.message.replace(['\n', '\r'], " "),
+                })
+                .collect(),
+        }
+    }
+
+    /// The same facts for a person: aligned labels, units.
+    pub fn to_table(&self) -> String {
+        use crate::model::{Bandwidth, Usd, Watts};
+        let usd = |x: f64| Usd(x).to_string();
+        let percent = |x: Option<f64>| x.map_or("—".to_string(), |f| format!("{:.1} %", f * 100.0));
+        let mut rows: Vec<(String, String)> = vec![
+            ("design".into(), format!("{} ({})", self.name, self.file)),
+            ("GPUs".into(), group_thousands(self.gpus as i64)),
+            ("nodes".into(), group_thousands(self.nodes as i64)),
+            ("switches".into(), group_thousands(self.switches as i64)),
+            ("links".into(), group_thousands(self.links as i64)),
+        ];
+        let bisection = match (self.bisection_status, self.bisection_ratio) {
+            ("ok", Some(ratio)) => format!(
+                "{} per direction, {} % of full ({})",
+                Bandwidth::from_gbit_s(self.bisection_gbit_s),
+                trim_number(ratio * 100.0),
+                Bandwidth::from_gbit_s(self.full_bisection_gbit_s)
+            ),
+            ("ok", None) => format!(
+                "{} per direction",
+                Bandwidth::from_gbit_s(self.bisection_gbit_s)
+            ),
+            (status, _) => format!("— ({})", status.replace('-', " ")),
+        };
+        rows.push(("bisection".into(), bisection));
+        rows.push(("cost".into(), usd(self.cost_usd.total)));
+        let c = &self.cost_usd;
+        for (label, value, always) in [
+            ("  nodes & GPUs", c.nodes, true),
+            ("  switches", c.switches, true),
+            ("  NICs", c.nics, true),
+            ("  cables & optics", c.cables_optics, true),
+            ("  NVSwitch domains", c.nvswitch, false),
+            ("  other", c.other, false),
+        ] {
+            if always || value != 0.0 {
+                rows.push((label.into(), usd(value)));
+            }
+        }
+        rows.push(("switch share".into(), percent(self.switch_cost_share)));
+        rows.push(("network share".into(), percent(self.network_cost_share)));
+        rows.push(("power".into(), Watts(self.power_w).to_string()));
+        let count = |sev: &str| self.checks.iter().filter(|c| c.severity == sev).count();
+        rows.push((
+            "checks".into(),
+            format!(
+                "{}, {}, {}",
+                count_of(count("error"), "error", "errors"),
+                count_of(count("warning"), "warning", "warnings"),
+                count_of(count("info"), "note", "notes")
+            ),
+        ));
+
+        let width = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+        let mut out = String::new();
+        for (label, value) in &rows {
+            out.push_str(&format!("{label:<width$}  {value}\n"));
+        }
+        for check in &self.checks {
+            out.push_str(&format!(
+                "  {:<7}  {}: {}\n",
+                check.severity, check.code, check.message
+            ));
+        }
+        out
+    }
+}
+
+fn run_eval(file: &Path, json: bool, catalog: &Catalog) -> anyhow::Result<()> {
+    let design = load(file)?;
+    let metrics = evaluate(&design, catalog);
+    let report = EvalReport::new(file, &design, &metrics);
+    if json {
+        let mut text = serde_json::to_string_pretty(&report)?;
+        text.push('\n');
+        write_stdout(&text)
+    } else {
+        write_stdout(&report.to_table())
+    }
+}
+
+fn run_bom(file: &Path, output: Option<&Path>, catalog: &Catalog) -> anyhow::Result<()> {
+    let design = load(file)?;
+    let lines = bom_lines(&design, catalog);
+    let mut csv = Vec::new();
+    write_bom_csv(&lines, &mut csv, &BomOptions::default()).context("could not write the CSV")?;
+    match output {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&csv)?;
+            out.flush()?;
+        }
+        Some(path) => {
+            write_atomically(path, &csv)
+                .with_context(|| format!("could not write {}", path.display()))?;
+            eprintln!(
+                "railyard: wrote {}: {}",
+                path.display(),
+                count_of(lines.len(), "line", "lines")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One part, as `catalog --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogEntry {
+    pub id: String,
+    pub category: &'static str,
+    pub vendor: String,
+    pub model: String,
+    /// Null when the catalog has no price.
+    pub price_usd: Option<f64>,
+    pub price_date: Option<String>,
+    pub power_w: f64,
+    /// Price or power is an estimate rather than a sourced figure.
+    pub estimate: bool,
+}
+
+fn run_catalog(json: bool, catalog: &Catalog) -> anyhow::Result<()> {
+    let entries: Vec<CatalogEntry> = catalog
+        .parts()
+        .map(|p| CatalogEntry {
+            id: p.id.to_string(),
+            category: p.category().label(),
+            vendor: p.vendor.clone(),
+            model: p.model.clone(),
+            price_usd: p.price.as_ref().map(|price| price.usd.0),
+            price_date: p.price.as_ref().map(|price| price.date.clone()),
+            power_w: p.power_w.0,
+            estimate: p.estimate,
+        })
+        .collect();
+    if json {
+        let mut text = serde_json::to_string_pretty(&entries)?;
+        text.push('\n');
+        return write_stdout(&text);
+    }
+    let header = ["id", "category", "model", "price", "power", "estimate"];
+    let rows: Vec<[String; 6]> = entries
+        .iter()
+        .map(|e| {
+            [
+                e.id.clone(),
+                e.category.to_string(),
+                format!("{} {}", e.vendor, e.model),
+                e.price_usd
+                    .map_or("—".into(), |p| crate::model::Usd(p).to_string()),
+                crate::model::Watts(e.power_w).to_string(),
+                if e.estimate { "yes" } else { "" }.to_string(),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut push_row = |cells: &[&str]| {
+        let line: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(i, (cell, w))| {
+                // Price and power read better right-aligned.
+                if i == 3 || i == 4 {
+                    format!("{cell:>w$}")
+                } else {
+                    format!("{cell:<w$}")
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    };
+    push_row(&header);
+    for row in &rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        push_row(&cells);
+    }
+    write_stdout(&out)
 }

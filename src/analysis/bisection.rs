@@ -70,7 +70,7 @@ impl fmt::Display for BisectionStatus {
 /// (number of bipartitions times network size).
 const EXHAUSTIVE_WORK: usize = 20_000_000;
 /// Largest unit count for exhaustive search (2^(n-1) masks to scan).
-const EXHAUSTIVE_MAX_UNITS: usize = 20;
+const EXHAUSTIVE_MAX_UNITS: usize = 16;
 /// Spectral ordering costs this many arc visits at most.
 const SPECTRAL_WORK: usize = 4_000_000;
 /// Kernighan-Lin refinement runs only on networks up to this many arcs: on big designs it

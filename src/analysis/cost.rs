@@ -106,10 +106,7 @@ pub enum CableChoice<'a> {
     /// Named on the link by hand.
     Named(&'a PartId),
     /// Derived from speed and length: `<prefix>-<gbit_s>g`.
-    Derived {
-        prefix: &'static str,
-        gbit_s: u64,
-    },
+    Derived { prefix: &'static str, gbit_s: u64 },
     /// A fixed id such as `tb5` or `nvlink-bridge`.
     Fixed(&'static str),
 }
@@ -233,10 +230,14 @@ pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
                 }
             }
             DeviceKind::NvSwitchDomain(domain) => {
-                *counts.entry((BomCategory::NvSwitch, &domain.model)).or_default() += 1;
+                *counts
+                    .entry((BomCategory::NvSwitch, &domain.model))
+                    .or_default() += 1;
             }
             DeviceKind::Switch(switch) => {
-                *counts.entry((BomCategory::Switches, &switch.model)).or_default() += 1;
+                *counts
+                    .entry((BomCategory::Switches, &switch.model))
+                    .or_default() += 1;
             }
             DeviceKind::Host(host) => {
                 if let Some(model) = &host.model {

@@ -1,5 +1,9 @@
 //! The shared cost model: bisection, cost and power, checks, collectives, advice.
 //! The designer's sidebar, the command line and the tests all call these same functions.
+pub mod checks;
 pub mod cost;
+pub mod metrics;
+pub use metrics::{Metrics, evaluate};
 pub mod bisection;
 pub mod graph;
+pub mod collective;

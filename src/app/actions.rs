@@ -170,10 +170,9 @@ impl Action {
             Action::ToggleHeatmap => &HEAT,
             Action::Generate => &GENERATE,
             Action::Presentation => &PRESENT,
-            Action::OpenPath
-            | Action::ToggleGrid
-            | Action::ToggleSnap
-            | Action::ArrangeByTier => &[],
+            Action::OpenPath | Action::ToggleGrid | Action::ToggleSnap | Action::ArrangeByTier => {
+                &[]
+            }
         }
     }
 
@@ -299,9 +298,19 @@ fn modifier_count(m: Modifiers) -> u8 {
 mod tests {
     use super::*;
 
-    fn press(ctx: &egui::Context, modifiers: Modifiers, key: Key, state: &ActionState) -> Vec<Action> {
+    /// Runs one egui pass, discarding the font texture upload it produces.
+    fn run_frame(ctx: &egui::Context, input: egui::RawInput, ui_fn: impl FnMut(&mut egui::Ui)) {
+        let mut output = ctx.run_ui(input, ui_fn);
+        output.textures_delta.clear();
+    }
+
+    fn press(
+        ctx: &egui::Context,
+        modifiers: Modifiers,
+        key: Key,
+        state: &ActionState,
+    ) -> Vec<Action> {
         let mut input = egui::RawInput::default();
-        input.modifiers = modifiers;
         input.events.push(egui::Event::Key {
             key,
             physical_key: None,
@@ -310,7 +319,7 @@ mod tests {
             modifiers,
         });
         let mut found = Vec::new();
-        let _ = ctx.run_ui(input, |ui| {
+        run_frame(&ctx, input, |ui| {
             found = triggered_actions(ui.ctx(), state)
                 .into_iter()
                 .map(|t| t.action)
@@ -330,10 +339,19 @@ mod tests {
         };
         let shift_cmd = Modifiers::COMMAND | Modifiers::SHIFT;
         assert_eq!(press(&ctx, shift_cmd, Key::Z, &state), vec![Action::Redo]);
-        assert_eq!(press(&ctx, Modifiers::COMMAND, Key::Z, &state), vec![Action::Undo]);
-        assert_eq!(press(&ctx, Modifiers::COMMAND, Key::Y, &state), vec![Action::Redo]);
+        assert_eq!(
+            press(&ctx, Modifiers::COMMAND, Key::Z, &state),
+            vec![Action::Undo]
+        );
+        assert_eq!(
+            press(&ctx, Modifiers::COMMAND, Key::Y, &state),
+            vec![Action::Redo]
+        );
         assert_eq!(press(&ctx, shift_cmd, Key::S, &state), vec![Action::SaveAs]);
-        assert_eq!(press(&ctx, Modifiers::COMMAND, Key::S, &state), vec![Action::Save]);
+        assert_eq!(
+            press(&ctx, Modifiers::COMMAND, Key::S, &state),
+            vec![Action::Save]
+        );
     }
 
     #[test]
@@ -367,7 +385,10 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for action in Action::ALL {
             for s in action.shortcuts() {
-                assert!(seen.insert((s.modifiers, s.logical_key)), "{action:?} reuses a shortcut");
+                assert!(
+                    seen.insert((s.modifiers, s.logical_key)),
+                    "{action:?} reuses a shortcut"
+                );
             }
         }
     }

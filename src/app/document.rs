@@ -117,7 +117,8 @@ impl Document {
 
     /// Applies one edit as one undo step. On error the design is unchanged.
     pub fn apply(&mut self, command: Command) -> Result<(), CommandError> {
-        self.history.apply(Arc::make_mut(&mut self.design), command)?;
+        self.history
+            .apply(Arc::make_mut(&mut self.design), command)?;
         if self.saved_depth.is_some_and(|saved| saved > self.depth) {
             // The saved state was on the redo branch that this edit just discarded.
             self.saved_depth = None;
@@ -197,14 +198,12 @@ pub fn paste_command(
     clip: &Clip,
     offset: (f32, f32),
 ) -> (Command, Vec<DeviceId>, Vec<LinkId>) {
-    let mut next_device = design.next_device_id().0;
     let mut next_link = design.next_link_id().0;
     let mut renumber: HashMap<DeviceId, DeviceId> = HashMap::new();
     let mut devices = Vec::with_capacity(clip.devices.len());
-    for d in &clip.devices {
+    for (number, d) in (design.next_device_id().0..).zip(&clip.devices) {
         let mut device = d.clone();
-        let id = DeviceId(next_device);
-        next_device += 1;
+        let id = DeviceId(number);
         renumber.insert(d.id, id);
         device.id = id;
         device.pos = Pos::new(d.pos.x + offset.0, d.pos.y + offset.1);
@@ -357,7 +356,10 @@ mod tests {
         doc.undo();
         assert!(doc.is_dirty());
         let reopened = Document::open(&path).expect("opens");
-        assert_eq!(reopened.design().device(DeviceId(0)).map(|d| d.pos.x), Some(10.0));
+        assert_eq!(
+            reopened.design().device(DeviceId(0)).map(|d| d.pos.x),
+            Some(10.0)
+        );
     }
 
     #[test]
@@ -381,7 +383,10 @@ mod tests {
         assert_eq!(links, vec![LinkId(2)]);
         command.apply(&mut design).expect("applies");
         let pasted = design.link(LinkId(2)).expect("pasted link");
-        assert_eq!((pasted.a.device, pasted.b.device), (DeviceId(3), DeviceId(4)));
+        assert_eq!(
+            (pasted.a.device, pasted.b.device),
+            (DeviceId(3), DeviceId(4))
+        );
         let moved = design.device(DeviceId(4)).expect("pasted device");
         assert_eq!(moved.pos, Pos::new(240.0, 40.0));
         assert_eq!(design.devices.len(), 5);
@@ -400,6 +405,8 @@ mod tests {
         command.apply(&mut design).expect("applies");
         assert_eq!(design.devices.len(), 2);
         assert!(design.links.is_empty(), "both links touched d1");
-        assert!(delete_command(&design, &BTreeSet::from([DeviceId(9)]), &BTreeSet::new()).is_none());
+        assert!(
+            delete_command(&design, &BTreeSet::from([DeviceId(9)]), &BTreeSet::new()).is_none()
+        );
     }
 }

@@ -67,10 +67,14 @@ pub struct ScriptedDialogs {
 
 impl FileDialogs for ScriptedDialogs {
     fn pick_open(&mut self, _start_dir: Option<&Path>) -> DialogAnswer {
-        self.answers.pop_front().unwrap_or(DialogAnswer::Unavailable)
+        self.answers
+            .pop_front()
+            .unwrap_or(DialogAnswer::Unavailable)
     }
     fn pick_save(&mut self, _start_dir: Option<&Path>, _file_name: &str) -> DialogAnswer {
-        self.answers.pop_front().unwrap_or(DialogAnswer::Unavailable)
+        self.answers
+            .pop_front()
+            .unwrap_or(DialogAnswer::Unavailable)
     }
 }
 
@@ -134,7 +138,10 @@ mod tests {
 
     #[test]
     fn file_names_from_design_names() {
-        assert_eq!(suggested_file_name("DGX H100 SuperPOD (1 SU)"), "dgx-h100-superpod-1-su.ron");
+        assert_eq!(
+            suggested_file_name("DGX H100 SuperPOD (1 SU)"),
+            "dgx-h100-superpod-1-su.ron"
+        );
         assert_eq!(suggested_file_name("  "), "design.ron");
         assert_eq!(
             with_design_extension(PathBuf::from("/tmp/x")),

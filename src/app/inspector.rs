@@ -61,7 +61,12 @@ pub fn inspector_ui(
     commands
 }
 
-fn design_meta_ui(ui: &mut Ui, design: &Design, state: &mut InspectorState, out: &mut Vec<Command>) {
+fn design_meta_ui(
+    ui: &mut Ui,
+    design: &Design,
+    state: &mut InspectorState,
+    out: &mut Vec<Command>,
+) {
     ui.heading("Design");
     let source = (design.name.clone(), design.notes.clone());
     let mut draft = match state.meta_draft.take() {
@@ -69,12 +74,14 @@ fn design_meta_ui(ui: &mut Ui, design: &Design, state: &mut InspectorState, out:
         _ => source.clone(),
     };
     let mut gesture = Gesture { live: false };
-    egui::Grid::new("design-meta").num_columns(2).show(ui, |ui| {
-        ui.label("Name");
-        let r = ui.add(egui::TextEdit::singleline(&mut draft.0).desired_width(f32::INFINITY));
-        gesture.track(ui, &r);
-        ui.end_row();
-    });
+    egui::Grid::new("design-meta")
+        .num_columns(2)
+        .show(ui, |ui| {
+            ui.label("Name");
+            let r = ui.add(egui::TextEdit::singleline(&mut draft.0).desired_width(f32::INFINITY));
+            gesture.track(ui, &r);
+            ui.end_row();
+        });
     ui.label("Notes");
     let r = ui.add(
         egui::TextEdit::multiline(&mut draft.1)
@@ -109,9 +116,10 @@ fn parts_of(catalog: &Catalog, category: PartCategory) -> Vec<(&PartId, String)>
 }
 
 fn part_name(catalog: &Catalog, id: &PartId) -> String {
-    catalog
-        .get(id)
-        .map_or_else(|| format!("{id} (not in catalog)"), |p| format!("{} {}", p.vendor, p.model))
+    catalog.get(id).map_or_else(
+        || format!("{id} (not in catalog)"),
+        |p| format!("{} {}", p.vendor, p.model),
+    )
 }
 
 /// A combo box choosing a part of one category; returns true when the choice changed.
@@ -184,7 +192,10 @@ fn device_ui(
                 gesture.track(ui, &r);
                 ui.label("GPUs");
             });
-            ui.label(format!("Inside the node: {}", scale_up_text(&node.scale_up)));
+            ui.label(format!(
+                "Inside the node: {}",
+                scale_up_text(&node.scale_up)
+            ));
             if let Some(domain) = node.domain {
                 let name = design.device(domain).map_or("?", |d| d.name.as_str());
                 ui.label(format!("NVLink domain: {name}"));
@@ -229,7 +240,11 @@ fn device_ui(
                     sw.rail = has_rail.then_some(0);
                 }
                 if let Some(rail) = &mut sw.rail {
-                    let r = ui.add(DragValue::new(rail).range(0..=63).update_while_editing(false));
+                    let r = ui.add(
+                        DragValue::new(rail)
+                            .range(0..=63)
+                            .update_while_editing(false),
+                    );
                     gesture.track(ui, &r);
                 }
             });
@@ -254,11 +269,21 @@ fn device_ui(
                 .on_hover_text("What RoCE needs to run without drops");
         }
         DeviceKind::NvSwitchDomain(domain) => {
-            part_combo(ui, "Model", catalog, PartCategory::Domain, &mut domain.model);
+            part_combo(
+                ui,
+                "Model",
+                catalog,
+                PartCategory::Domain,
+                &mut domain.model,
+            );
             let members = design
                 .devices
                 .iter()
-                .filter(|d| d.kind.as_node().is_some_and(|n| n.domain == Some(source.id)))
+                .filter(|d| {
+                    d.kind
+                        .as_node()
+                        .is_some_and(|n| n.domain == Some(source.id))
+                })
                 .count();
             let expected = catalog.domain(&domain.model).map_or(0, |s| s.members);
             ui.label(format!("{members} of {expected} compute trays attached"));
@@ -331,7 +356,11 @@ fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) {
                     });
                 ui.checkbox(&mut nic.gpudirect, "GPUDirect")
                     .on_hover_text("GPUDirect RDMA: off means traffic crosses host memory");
-                if ui.small_button("✕").on_hover_text("Remove this NIC").clicked() {
+                if ui
+                    .small_button("×")
+                    .on_hover_text("Remove this NIC")
+                    .clicked()
+                {
                     remove = Some(i);
                 }
             });
@@ -341,10 +370,11 @@ fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) {
         nics.remove(i);
     }
     if ui.button("Add NIC").clicked() {
-        let part = nics
-            .last()
-            .map(|n| n.part.clone())
-            .or_else(|| parts_of(catalog, PartCategory::Nic).first().map(|(id, _)| (*id).clone()));
+        let part = nics.last().map(|n| n.part.clone()).or_else(|| {
+            parts_of(catalog, PartCategory::Nic)
+                .first()
+                .map(|(id, _)| (*id).clone())
+        });
         if let Some(part) = part {
             nics.push(NicSlot {
                 part,
@@ -391,7 +421,7 @@ fn link_ui(
     let mut gesture = Gesture { live: false };
     ui.heading(format!("Link {}", source.id));
     ui.label(format!(
-        "{} ↔ {}",
+        "{} – {}",
         endpoint_text(design, source.a.device, source.a.port),
         endpoint_text(design, source.b.device, source.b.port)
     ));
@@ -444,13 +474,16 @@ fn link_ui(
             format!(" (nominal {})", draft.nominal_capacity())
         }
     ));
-    ui.add_enabled_ui(draft.tech.is_ethernet_family() || draft.tech.is_thunderbolt(), |ui| {
-        ui.horizontal(|ui| {
-            ui.label("Transport");
-            ui.radio_value(&mut draft.transport, Transport::Rdma, "RDMA");
-            ui.radio_value(&mut draft.transport, Transport::Tcp, "TCP");
-        });
-    });
+    ui.add_enabled_ui(
+        draft.tech.is_ethernet_family() || draft.tech.is_thunderbolt(),
+        |ui| {
+            ui.horizontal(|ui| {
+                ui.label("Transport");
+                ui.radio_value(&mut draft.transport, Transport::Rdma, "RDMA");
+                ui.radio_value(&mut draft.transport, Transport::Tcp, "TCP");
+            });
+        },
+    );
     ui.horizontal(|ui| {
         ui.label("Length");
         ui.radio_value(&mut draft.length, LengthClass::InRack, "in rack");

@@ -1,35 +1,1174 @@
-//! The designer window (eframe/egui): one file per panel.
+//! The designer window (eframe/egui): one file per panel. Panels read the design and return
+//! events; the app applies them after drawing, so the design never changes mid-frame, and
+//! every edit goes through `Document::apply` (one undo step each).
 
 pub mod actions;
+pub mod canvas_placeholder;
 pub mod document;
 pub mod files;
 pub mod inspector;
+pub mod menu;
+pub mod palette;
+pub mod presets;
+pub mod sidebar;
 pub mod worker;
 
-use std::path::PathBuf;
+pub use canvas_placeholder as canvas;
+
+use crate::model::command::Command;
+use crate::model::factory::{default_name, devices_from_part};
+use crate::model::{Catalog, DeviceId, LinkId, PartId, Pos};
+use actions::{Action, ActionState};
+use canvas::{CanvasEvent, CanvasOverlay, CanvasState};
+use document::{Clip, Document, copy_selection, delete_command, nudge_command, paste_command};
+use files::{DialogAnswer, FileDialogs, NativeDialogs};
+use inspector::InspectorState;
+use menu::{MenuContext, MenuEvent, Theme};
+use palette::{GenerateDialog, PaletteEvent, PaletteState};
+use presets::PRESETS;
+use sidebar::{
+    Analysis, AnalysisJob, AnalysisKey, AnalysisWorker, CollectiveSettings, SidebarEvent,
+};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Key of the preferences in eframe's storage.
+const PREFS_KEY: &str = "railyard-prefs";
+
+/// UI preferences, persisted by eframe between runs. The design itself lives only in its file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Prefs {
+    pub recent: Vec<PathBuf>,
+    pub theme: Theme,
+    pub palette_width: f32,
+    pub sidebar_width: f32,
+    pub inspector_height: f32,
+    pub show_grid: bool,
+    pub snap: bool,
+    pub heatmap: bool,
+    pub collective: CollectiveSettings,
+}
+
+impl Default for Prefs {
+    fn default() -> Self {
+        Self {
+            recent: Vec::new(),
+            theme: Theme::System,
+            palette_width: 230.0,
+            sidebar_width: 320.0,
+            inspector_height: 330.0,
+            show_grid: true,
+            snap: true,
+            heatmap: false,
+            collective: CollectiveSettings::default(),
+        }
+    }
+}
 
 /// Opens the designer window, optionally with a design file.
 pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
-    let options = eframe::NativeOptions::default();
+    let catalog = Catalog::builtin();
+    let exit_after_first_frame =
+        std::env::var_os("RAILYARD_EXIT_AFTER_FIRST_FRAME").is_some_and(|v| v == "1");
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("railyard")
+            .with_app_id("railyard")
+            .with_inner_size([1440.0, 900.0])
+            .with_min_inner_size([720.0, 480.0]),
+        ..Default::default()
+    };
     eframe::run_native(
         "railyard",
         options,
-        Box::new(move |_cc| Ok(Box::new(Placeholder { file }))),
+        Box::new(move |cc| {
+            let prefs = cc
+                .storage
+                .and_then(|s| eframe::get_value::<Prefs>(s, PREFS_KEY))
+                .unwrap_or_default();
+            let mut app = RailyardApp::new(catalog, prefs);
+            app.exit_after_first_frame = exit_after_first_frame;
+            if let Some(path) = file {
+                app.open_path(&path);
+            }
+            Ok(Box::new(app))
+        }),
     )
     .map_err(|e| anyhow::anyhow!("could not open the designer window: {e}"))
 }
 
-struct Placeholder {
-    file: Option<PathBuf>,
+/// One open design and the view state that goes with it.
+struct Tab {
+    doc: Document,
+    canvas: CanvasState,
+    inspector: InspectorState,
+    worker: Option<AnalysisWorker>,
 }
 
-impl eframe::App for Placeholder {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+/// A path typed into the window, for when no native dialog can appear.
+struct PathPrompt {
+    purpose: PathPurpose,
+    text: String,
+    focus: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathPurpose {
+    Open,
+    SaveAs,
+}
+
+/// Unsaved changes to confirm before closing a tab or the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClosePrompt {
+    Tab(usize),
+    Window,
+}
+
+/// Everything panels and keys can ask for; applied after the frame's drawing.
+enum AppEvent {
+    Action {
+        action: Action,
+        shift: bool,
+    },
+    Command(Command),
+    Select {
+        devices: Vec<DeviceId>,
+        links: Vec<LinkId>,
+    },
+    Status(String),
+    AddPart(PartId),
+    OpenPreset(usize),
+    OpenPath(PathBuf),
+    SaveAsPath(PathBuf),
+    NewTab(Box<Document>),
+    SwitchTab(usize),
+    CloseTab(usize),
+    ForceCloseTab(usize),
+    Theme(Theme),
+    ClearRecent,
+    About,
+}
+
+pub struct RailyardApp {
+    catalog: Arc<Catalog>,
+    prefs: Prefs,
+    tabs: Vec<Tab>,
+    active: usize,
+    dialogs: Box<dyn FileDialogs>,
+    clipboard: Option<Clip>,
+    status: String,
+    palette: PaletteState,
+    generate: GenerateDialog,
+    path_prompt: Option<PathPrompt>,
+    close_prompt: Option<ClosePrompt>,
+    about: bool,
+    /// Links the sidebar points at this frame (the bisection cut, a check).
+    highlight: HashSet<LinkId>,
+    /// Bumped when the collective settings change, so the worker recomputes.
+    settings_generation: u64,
+    presentation: bool,
+    sent_title: Option<String>,
+    applied_theme: Option<Theme>,
+    /// The user confirmed closing with unsaved changes (or nothing was unsaved).
+    allow_close: bool,
+    next_untitled: u32,
+    frames: u64,
+    /// `RAILYARD_EXIT_AFTER_FIRST_FRAME=1`: the smoke test's "the window came up".
+    pub exit_after_first_frame: bool,
+}
+
+impl RailyardApp {
+    /// The app with one empty design; no window needed (tests drive `show`).
+    pub fn new(catalog: Catalog, prefs: Prefs) -> Self {
+        let mut app = Self {
+            catalog: Arc::new(catalog),
+            prefs,
+            tabs: Vec::new(),
+            active: 0,
+            dialogs: Box::new(NativeDialogs),
+            clipboard: None,
+            status: "Ready. Drag parts from the left, or File > Open preset.".to_string(),
+            palette: PaletteState::default(),
+            generate: GenerateDialog::default(),
+            path_prompt: None,
+            close_prompt: None,
+            about: false,
+            highlight: HashSet::new(),
+            settings_generation: 0,
+            presentation: false,
+            sent_title: None,
+            applied_theme: None,
+            allow_close: false,
+            next_untitled: 1,
+            frames: 0,
+            exit_after_first_frame: false,
+        };
+        app.new_tab();
+        app
+    }
+
+    /// Replaces the native file dialogs (tests inject paths this way).
+    pub fn set_dialogs(&mut self, dialogs: Box<dyn FileDialogs>) {
+        self.dialogs = dialogs;
+    }
+
+    pub fn prefs(&self) -> &Prefs {
+        &self.prefs
+    }
+
+    /// The active design's document.
+    pub fn document(&self) -> &Document {
+        &self.tabs[self.active].doc
+    }
+
+    pub fn tab_count(&self) -> usize {
+        self.tabs.len()
+    }
+
+    pub fn active_tab(&self) -> usize {
+        self.active
+    }
+
+    pub fn canvas_state(&self) -> &CanvasState {
+        &self.tabs[self.active].canvas
+    }
+
+    pub fn canvas_state_mut(&mut self) -> &mut CanvasState {
+        &mut self.tabs[self.active].canvas
+    }
+
+    pub fn status(&self) -> &str {
+        &self.status
+    }
+
+    /// The newest finished analysis of the active design and the revision it belongs to.
+    pub fn analysis(&self) -> Option<(AnalysisKey, Arc<Analysis>)> {
+        let worker = self.tabs[self.active].worker.as_ref()?;
+        worker.latest().map(|(k, a)| (*k, Arc::clone(a)))
+    }
+
+    /// The shown analysis belongs to the current revision and settings.
+    pub fn analysis_is_current(&self) -> bool {
+        self.analysis()
+            .is_some_and(|(key, _)| key == self.analysis_key())
+    }
+
+    fn analysis_key(&self) -> AnalysisKey {
+        AnalysisKey {
+            revision: self.document().revision(),
+            settings: self.settings_generation,
+        }
+    }
+
+    /// Applies an edit to the active design, exactly as a panel's command is applied.
+    pub fn apply(&mut self, command: Command) -> bool {
+        let label = command.label();
+        match self.tabs[self.active].doc.apply(command) {
+            Ok(()) => {
+                self.prune_selection();
+                true
+            }
+            Err(e) => {
+                self.status = format!("Could not {label}: {e}");
+                false
+            }
+        }
+    }
+
+    fn new_tab(&mut self) {
+        let doc = Document::untitled(self.next_untitled);
+        self.next_untitled += 1;
+        self.push_tab(doc);
+    }
+
+    fn push_tab(&mut self, doc: Document) {
+        let mut canvas = CanvasState {
+            show_grid: self.prefs.show_grid,
+            snap: self.prefs.snap,
+            ..CanvasState::default()
+        };
+        canvas::zoom_to_fit(doc.design(), &mut canvas);
+        let tab = Tab {
+            doc,
+            canvas,
+            inspector: InspectorState::default(),
+            worker: None,
+        };
+        // An untouched empty tab gives way to the design being opened.
+        if let Some(current) = self.tabs.get(self.active)
+            && current.doc.is_pristine()
+            && !tab.doc.is_pristine()
+        {
+            self.tabs[self.active] = tab;
+        } else {
+            self.tabs.push(tab);
+            self.active = self.tabs.len() - 1;
+        }
+    }
+
+    /// Opens a design file in a tab (or switches to it if already open). A file that does
+    /// not load leaves every open design as it was and shows why in a banner.
+    pub fn open_path(&mut self, path: &Path) {
+        let canonical = std::fs::canonicalize(path).ok();
+        if let Some(i) = self.tabs.iter().position(|t| {
+            t.doc
+                .path()
+                .is_some_and(|p| canonical.as_deref() == std::fs::canonicalize(p).ok().as_deref())
+        }) {
+            self.active = i;
+            self.status = format!("{} is already open", path.display());
+            return;
+        }
+        match Document::open(path) {
+            Ok(doc) => {
+                files::remember_recent(&mut self.prefs.recent, path);
+                self.status = format!("Opened {}", path.display());
+                self.push_tab(doc);
+            }
+            Err(e) => {
+                self.status = "The file did not open; the banner says why.".to_string();
+                self.tabs[self.active].doc.banner = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Opens one of the compiled-in presets as a new design (Save asks where to put it).
+    pub fn open_preset(&mut self, index: usize) {
+        let Some(preset) = PRESETS.get(index) else {
+            return;
+        };
+        match preset.design() {
+            Ok(design) => {
+                self.status = format!("Opened preset {}", preset.title);
+                self.push_tab(Document::from_design(design, None));
+            }
+            Err(e) => self.tabs[self.active].doc.banner = Some(e.to_string()),
+        }
+    }
+
+    /// Adds a catalog part at the centre of the view: what a palette double-click does, and
+    /// the same factory call a drop on the canvas makes.
+    pub fn add_part(&mut self, part: &PartId) {
+        let tab = &self.tabs[self.active];
+        let design = tab.doc.design();
+        let centre = tab.canvas.scene_rect.center();
+        // Step aside from devices already sitting exactly there.
+        let taken = design
+            .devices
+            .iter()
+            .filter(|d| (d.pos.x - centre.x).abs() < 1.0 || (d.pos.y - centre.y).abs() < 1.0)
+            .count() as f32;
+        let pos = Pos::new(centre.x + 24.0 * taken, centre.y + 24.0 * taken);
+        let id = design.next_device_id();
+        match devices_from_part(&self.catalog, part, id, default_name(part, id), pos) {
+            Ok(devices) => {
+                let ids: Vec<DeviceId> = devices.iter().map(|d| d.id).collect();
+                let name = devices.first().map(|d| d.name.clone()).unwrap_or_default();
+                if self.apply(Command::Insert {
+                    devices,
+                    links: Vec::new(),
+                    groups: Vec::new(),
+                }) {
+                    self.status = format!("Added {name}");
+                    let selection = &mut self.tabs[self.active].canvas.selection;
+                    selection.devices = ids.into_iter().collect();
+                    selection.links.clear();
+                }
+            }
+            Err(e) => self.status = e.to_string(),
+        }
+    }
+
+    fn action_state(&self) -> ActionState {
+        let tab = &self.tabs[self.active];
+        let sel = &tab.canvas.selection;
+        ActionState {
+            has_document: true,
+            can_undo: tab.doc.history().can_undo(),
+            can_redo: tab.doc.history().can_redo(),
+            has_selection: !sel.devices.is_empty() || !sel.links.is_empty(),
+            has_devices_selected: !sel.devices.is_empty(),
+            has_clipboard: self
+                .clipboard
+                .as_ref()
+                .is_some_and(|c| !c.devices.is_empty()),
+            design_is_empty: tab.doc.design().devices.is_empty(),
+        }
+    }
+
+    /// Drops selected ids that an undo or delete removed.
+    fn prune_selection(&mut self) {
+        let tab = &mut self.tabs[self.active];
+        let design = tab.doc.design();
+        tab.canvas
+            .selection
+            .devices
+            .retain(|&d| design.device(d).is_some());
+        tab.canvas
+            .selection
+            .links
+            .retain(|&l| design.link(l).is_some());
+    }
+
+    fn run_action(&mut self, action: Action, shift: bool, ctx: &egui::Context) {
+        let catalog = Arc::clone(&self.catalog);
+        match action {
+            Action::New => {
+                self.new_tab();
+                self.status = "New design".to_string();
+            }
+            Action::Open => {
+                let start = self.start_dir();
+                match self.dialogs.pick_open(start.as_deref()) {
+                    DialogAnswer::Picked(path) => self.open_path(&path),
+                    DialogAnswer::Cancelled => {}
+                    DialogAnswer::Unavailable => self.prompt_path(PathPurpose::Open),
+                }
+            }
+            Action::OpenPath => self.prompt_path(PathPurpose::Open),
+            Action::Save => {
+                if let Some(path) = self.document().path().map(Path::to_path_buf) {
+                    self.save_active_to(&path);
+                } else {
+                    self.run_action(Action::SaveAs, false, ctx);
+                }
+            }
+            Action::SaveAs => {
+                let start = self.start_dir();
+                let name = files::suggested_file_name(&self.document().design().name);
+                match self.dialogs.pick_save(start.as_deref(), &name) {
+                    DialogAnswer::Picked(path) => {
+                        self.save_active_to(&files::with_design_extension(path));
+                    }
+                    DialogAnswer::Cancelled => {}
+                    DialogAnswer::Unavailable => self.prompt_path(PathPurpose::SaveAs),
+                }
+            }
+            Action::CloseTab => self.request_close_tab(self.active),
+            Action::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
+            Action::Undo => {
+                let label = self.tabs[self.active].doc.undo();
+                self.prune_selection();
+                self.status =
+                    label.map_or_else(|| "Nothing to undo".into(), |l| format!("Undid {l}"));
+            }
+            Action::Redo => {
+                let label = self.tabs[self.active].doc.redo();
+                self.prune_selection();
+                self.status =
+                    label.map_or_else(|| "Nothing to redo".into(), |l| format!("Redid {l}"));
+            }
+            Action::Copy | Action::Cut => {
+                let tab = &self.tabs[self.active];
+                let clip = copy_selection(tab.doc.design(), &tab.canvas.selection.devices);
+                if let Some(text) = clip.to_text() {
+                    ctx.copy_text(text);
+                }
+                self.status = format!(
+                    "Copied {} devices, {} links",
+                    clip.devices.len(),
+                    clip.links.len()
+                );
+                self.clipboard = Some(clip);
+                if action == Action::Cut {
+                    self.run_action(Action::Delete, false, ctx);
+                }
+            }
+            Action::Paste => {
+                let Some(clip) = self.clipboard.clone() else {
+                    return;
+                };
+                let (command, devices, links) =
+                    paste_command(self.document().design(), &clip, (40.0, 40.0));
+                if self.apply(command) {
+                    let selection = &mut self.tabs[self.active].canvas.selection;
+                    selection.devices = devices.into_iter().collect();
+                    selection.links = links.into_iter().collect();
+                    self.status = format!("Pasted {} devices", clip.devices.len());
+                    // The next paste lands beside this one rather than on top of it.
+                    if let Some(c) = &mut self.clipboard {
+                        for d in &mut c.devices {
+                            d.pos = Pos::new(d.pos.x + 40.0, d.pos.y + 40.0);
+                        }
+                    }
+                }
+            }
+            Action::Delete => {
+                let tab = &self.tabs[self.active];
+                let sel = &tab.canvas.selection;
+                if let Some(command) = delete_command(tab.doc.design(), &sel.devices, &sel.links) {
+                    self.apply(command);
+                }
+            }
+            Action::SelectAll => {
+                let tab = &mut self.tabs[self.active];
+                let design = tab.doc.design();
+                tab.canvas.selection.devices = design.devices.iter().map(|d| d.id).collect();
+                tab.canvas.selection.links = design.links.iter().map(|l| l.id).collect();
+            }
+            Action::ZoomToFit => {
+                let tab = &mut self.tabs[self.active];
+                canvas::zoom_to_fit(tab.doc.design(), &mut tab.canvas);
+            }
+            Action::NudgeLeft | Action::NudgeRight | Action::NudgeUp | Action::NudgeDown => {
+                let Some(delta) = action.nudge_delta(shift) else {
+                    return;
+                };
+                let tab = &self.tabs[self.active];
+                if let Some(command) =
+                    nudge_command(tab.doc.design(), &tab.canvas.selection.devices, delta)
+                {
+                    self.apply(command);
+                }
+            }
+            Action::ToggleGrid => {
+                self.prefs.show_grid = !self.prefs.show_grid;
+                for tab in &mut self.tabs {
+                    tab.canvas.show_grid = self.prefs.show_grid;
+                }
+            }
+            Action::ToggleSnap => {
+                self.prefs.snap = !self.prefs.snap;
+                for tab in &mut self.tabs {
+                    tab.canvas.snap = self.prefs.snap;
+                }
+            }
+            Action::ToggleHeatmap => {
+                self.prefs.heatmap = !self.prefs.heatmap;
+                if self.prefs.heatmap && !self.prefs.collective.enabled {
+                    // The heat comes from the collective; switch it on too.
+                    self.prefs.collective.enabled = true;
+                    self.settings_generation += 1;
+                }
+            }
+            Action::ArrangeByTier => {
+                let command = canvas::arrange_by_tier(self.document().design(), &catalog);
+                if self.apply(command) {
+                    let tab = &mut self.tabs[self.active];
+                    canvas::zoom_to_fit(tab.doc.design(), &mut tab.canvas);
+                }
+            }
+            Action::Generate => self.generate.open = true,
+            Action::Presentation => {
+                self.presentation = !self.presentation;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.presentation));
+            }
+        }
+    }
+
+    fn start_dir(&self) -> Option<PathBuf> {
+        self.document()
+            .path()
+            .or(self.prefs.recent.first().map(PathBuf::as_path))
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+    }
+
+    fn prompt_path(&mut self, purpose: PathPurpose) {
+        let dir = self
+            .start_dir()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let text = match purpose {
+            PathPurpose::Open => format!("{}/", dir.display()),
+            PathPurpose::SaveAs => self.document().path().map_or_else(
+                || {
+                    dir.join(files::suggested_file_name(&self.document().design().name))
+                        .display()
+                        .to_string()
+                },
+                |p| p.display().to_string(),
+            ),
+        };
+        self.path_prompt = Some(PathPrompt {
+            purpose,
+            text,
+            focus: true,
+        });
+    }
+
+    fn save_active_to(&mut self, path: &Path) {
+        let tab = &mut self.tabs[self.active];
+        match tab.doc.save_to(path) {
+            Ok(()) => {
+                tab.doc.banner = None;
+                files::remember_recent(&mut self.prefs.recent, path);
+                self.status = format!("Saved {}", path.display());
+            }
+            Err(e) => {
+                self.status = "Not saved; the banner says why.".to_string();
+                tab.doc.banner = Some(e.to_string());
+            }
+        }
+    }
+
+    fn request_close_tab(&mut self, index: usize) {
+        if self.tabs.get(index).is_some_and(|t| t.doc.is_dirty()) {
+            self.active = index;
+            self.close_prompt = Some(ClosePrompt::Tab(index));
+        } else {
+            self.close_tab(index);
+        }
+    }
+
+    fn close_tab(&mut self, index: usize) {
+        if index >= self.tabs.len() {
+            return;
+        }
+        self.tabs.remove(index);
+        if self.tabs.is_empty() {
+            self.new_tab();
+        }
+        if self.active >= self.tabs.len() || self.active > index {
+            self.active = self.active.saturating_sub(1).min(self.tabs.len() - 1);
+        }
+    }
+
+    fn handle(&mut self, event: AppEvent, ctx: &egui::Context) {
+        match event {
+            AppEvent::Action { action, shift } => self.run_action(action, shift, ctx),
+            AppEvent::Command(command) => {
+                self.apply(command);
+            }
+            AppEvent::Select { devices, links } => {
+                let selection = &mut self.tabs[self.active].canvas.selection;
+                selection.devices = devices.into_iter().collect();
+                selection.links = links.into_iter().collect();
+                self.prune_selection();
+            }
+            AppEvent::Status(message) => self.status = message,
+            AppEvent::AddPart(part) => self.add_part(&part),
+            AppEvent::OpenPreset(i) => self.open_preset(i),
+            AppEvent::OpenPath(path) => self.open_path(&path),
+            AppEvent::SaveAsPath(path) => self.save_active_to(&files::with_design_extension(path)),
+            AppEvent::NewTab(doc) => {
+                self.push_tab(*doc);
+            }
+            AppEvent::SwitchTab(i) => {
+                if i < self.tabs.len() {
+                    self.active = i;
+                }
+            }
+            AppEvent::CloseTab(i) => self.request_close_tab(i),
+            AppEvent::ForceCloseTab(i) => self.close_tab(i),
+            AppEvent::Theme(theme) => self.prefs.theme = theme,
+            AppEvent::ClearRecent => self.prefs.recent.clear(),
+            AppEvent::About => self.about = true,
+        }
+    }
+
+    /// Polls every tab's worker and asks for the active design's analysis if it is stale.
+    fn drive_analysis(&mut self, ctx: &egui::Context) {
+        for tab in &mut self.tabs {
+            if let Some(worker) = &mut tab.worker {
+                worker.poll();
+            }
+        }
+        let key = self.analysis_key();
+        let query = self.prefs.collective.query();
+        let catalog = Arc::clone(&self.catalog);
+        let tab = &mut self.tabs[self.active];
+        if tab.worker.is_none() {
+            match sidebar::spawn_worker(ctx, catalog) {
+                Ok(worker) => tab.worker = Some(worker),
+                Err(e) => {
+                    self.status = format!("Metrics are off: could not start the worker ({e})");
+                    return;
+                }
+            }
+        }
+        if let Some(worker) = &mut tab.worker {
+            let design = tab.doc.shared_design();
+            worker.submit_if_new(key, || AnalysisJob { design, query });
+        }
+    }
+
+    fn window_title(&self) -> String {
+        let doc = self.document();
+        let dirty = if doc.is_dirty() { " •" } else { "" };
+        format!("{}{dirty} — railyard", doc.title())
+    }
+
+    /// The whole window, one frame. Public so tests can run it in a kittest harness.
+    pub fn show(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        self.frames += 1;
+        if self.applied_theme != Some(self.prefs.theme) {
+            ctx.set_theme(self.prefs.theme.preference());
+            self.applied_theme = Some(self.prefs.theme);
+        }
+        self.drive_analysis(&ctx);
+
+        let mut events: Vec<AppEvent> = Vec::new();
+
+        // Paste from another railyard window arrives as clipboard text.
+        let pasted: Option<Clip> = ctx.input(|i| {
+            i.events.iter().find_map(|e| match e {
+                egui::Event::Paste(text) => Clip::from_text(text),
+                _ => None,
+            })
+        });
+        if pasted.is_some() && !ctx.text_edit_focused() {
+            self.clipboard = pasted;
+        }
+        let state = self.action_state();
+        for t in actions::triggered_actions(&ctx, &state) {
+            events.push(AppEvent::Action {
+                action: t.action,
+                shift: t.shift,
+            });
+        }
+
+        if ctx.input(|i| i.viewport().close_requested()) && !self.allow_close {
+            if self.tabs.iter().any(|t| t.doc.is_dirty()) {
+                ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+                self.close_prompt = Some(ClosePrompt::Window);
+            } else {
+                self.allow_close = true;
+            }
+        }
+
+        self.highlight.clear();
+        if !self.presentation {
+            self.menu_bar(ui, &state, &mut events);
+            self.tab_bar(ui, &mut events);
+        }
+        self.status_bar(ui);
+        if !self.presentation {
+            self.left_panel(ui, &mut events);
+            self.right_panel(ui, &mut events);
+        }
+        self.central(ui, &mut events);
+        self.windows(&ctx, &mut events);
+
+        for event in events {
+            self.handle(event, &ctx);
+        }
+        self.prune_selection();
+        // Ask for the new revision now rather than on the next frame.
+        self.drive_analysis(&ctx);
+
+        let title = self.window_title();
+        if self.sent_title.as_deref() != Some(title.as_str()) {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.sent_title = Some(title);
+        }
+
+        if self.exit_after_first_frame && self.frames == 1 {
+            eprintln!("railyard: first frame drawn; closing (RAILYARD_EXIT_AFTER_FIRST_FRAME=1)");
+            self.allow_close = true;
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+    }
+
+    fn menu_bar(&mut self, ui: &mut egui::Ui, state: &ActionState, events: &mut Vec<AppEvent>) {
+        let tab = &self.tabs[self.active];
+        let m = MenuContext {
+            state: *state,
+            undo_label: tab.doc.history().undo_label(),
+            redo_label: tab.doc.history().redo_label(),
+            show_grid: self.prefs.show_grid,
+            snap: self.prefs.snap,
+            heatmap: self.prefs.heatmap,
+            presentation: self.presentation,
+            theme: self.prefs.theme,
+            recent: &self.prefs.recent,
+            presets: PRESETS,
+        };
+        let chosen = egui::Panel::top("menu-bar")
+            .show(ui, |ui| menu::menu_ui(ui, &m))
+            .inner;
+        for event in chosen {
+            events.push(match event {
+                MenuEvent::Action(action) => AppEvent::Action {
+                    action,
+                    shift: false,
+                },
+                MenuEvent::OpenPreset(i) => AppEvent::OpenPreset(i),
+                MenuEvent::OpenRecent(path) => AppEvent::OpenPath(path),
+                MenuEvent::ClearRecent => AppEvent::ClearRecent,
+                MenuEvent::Theme(theme) => AppEvent::Theme(theme),
+                MenuEvent::About => AppEvent::About,
+            });
+        }
+    }
+
+    fn tab_bar(&mut self, ui: &mut egui::Ui, events: &mut Vec<AppEvent>) {
+        egui::Panel::top("tab-bar").show(ui, |ui| {
+            egui::ScrollArea::horizontal().show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    for (i, tab) in self.tabs.iter().enumerate() {
+                        let dirty = if tab.doc.is_dirty() { " •" } else { "" };
+                        let label = format!("{}{dirty}", tab.doc.title());
+                        let r = ui.selectable_label(i == self.active, label);
+                        if r.clicked() {
+                            events.push(AppEvent::SwitchTab(i));
+                        }
+                        if let Some(path) = tab.doc.path() {
+                            r.on_hover_text(path.display().to_string());
+                        }
+                        if ui
+                            .small_button("×")
+                            .on_hover_text("Close this design")
+                            .clicked()
+                        {
+                            events.push(AppEvent::CloseTab(i));
+                        }
+                        ui.separator();
+                    }
+                    if ui.small_button("+").on_hover_text("New design").clicked() {
+                        events.push(AppEvent::Action {
+                            action: Action::New,
+                            shift: false,
+                        });
+                    }
+                });
+            });
+        });
+    }
+
+    fn status_bar(&mut self, ui: &mut egui::Ui) {
+        let tab = &self.tabs[self.active];
+        let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
+        egui::Panel::bottom("status-bar").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.label(&self.status);
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    if pending {
+                        ui.weak("recomputing…");
+                    }
+                    let undo = tab
+                        .doc
+                        .history()
+                        .undo_label()
+                        .map_or_else(|| "nothing to undo".to_string(), |l| format!("undo: {l}"));
+                    ui.weak(undo);
+                    let sel = &tab.canvas.selection;
+                    if !sel.devices.is_empty() || !sel.links.is_empty() {
+                        ui.weak(format!(
+                            "{} devices, {} links selected",
+                            sel.devices.len(),
+                            sel.links.len()
+                        ));
+                    }
+                });
+            });
+        });
+    }
+
+    fn left_panel(&mut self, ui: &mut egui::Ui, events: &mut Vec<AppEvent>) {
+        let response = egui::Panel::left("palette")
+            .resizable(true)
+            .default_size(self.prefs.palette_width)
+            .size_range(160.0..=480.0)
+            .show(ui, |ui| {
+                palette::palette_ui(ui, &self.catalog, &mut self.palette)
+            });
+        self.prefs.palette_width = response.response.rect.width();
+        for event in response.inner {
+            events.push(match event {
+                PaletteEvent::Add(part) => AppEvent::AddPart(part),
+                PaletteEvent::OpenGenerate => AppEvent::Action {
+                    action: Action::Generate,
+                    shift: false,
+                },
+            });
+        }
+    }
+
+    fn right_panel(&mut self, ui: &mut egui::Ui, events: &mut Vec<AppEvent>) {
+        let analysis = self.analysis();
+        let tab = &mut self.tabs[self.active];
+        let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
+        let catalog = &self.catalog;
+        let settings = &mut self.prefs.collective;
+        let mut inspector_height = self.prefs.inspector_height;
+        let mut sidebar_events = Vec::new();
+        let response = egui::Panel::right("sidebar")
+            .resizable(true)
+            .default_size(self.prefs.sidebar_width)
+            .size_range(240.0..=560.0)
+            .show(ui, |ui| {
+                let inspector = egui::Panel::top("inspector")
+                    .resizable(true)
+                    .default_size(inspector_height)
+                    .size_range(120.0..=800.0)
+                    .show(ui, |ui| {
+                        egui::ScrollArea::vertical()
+                            .show(ui, |ui| {
+                                let sel = &tab.canvas.selection;
+                                inspector::inspector_ui(
+                                    ui,
+                                    tab.doc.design(),
+                                    catalog,
+                                    &sel.devices,
+                                    &sel.links,
+                                    &mut tab.inspector,
+                                )
+                            })
+                            .inner
+                    });
+                inspector_height = inspector.response.rect.height();
+                for command in inspector.inner {
+                    events.push(AppEvent::Command(command));
+                }
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    sidebar_events = sidebar::sidebar_ui(
+                        ui,
+                        analysis.as_ref().map(|(_, a)| a.as_ref()),
+                        pending,
+                        settings,
+                    );
+                });
+            });
+        self.prefs.sidebar_width = response.response.rect.width();
+        self.prefs.inspector_height = inspector_height;
+        for event in sidebar_events {
+            match event {
+                SidebarEvent::Select { devices, links } => {
+                    events.push(AppEvent::Select { devices, links });
+                }
+                SidebarEvent::Highlight(links) => self.highlight.extend(links),
+                SidebarEvent::SettingsChanged => self.settings_generation += 1,
+            }
+        }
+    }
+
+    fn central(&mut self, ui: &mut egui::Ui, events: &mut Vec<AppEvent>) {
+        let analysis = self.analysis();
+        let heat = if self.prefs.heatmap {
+            analysis.as_ref().map(|(_, a)| &a.heat)
+        } else {
+            None
+        };
+        let tab = &mut self.tabs[self.active];
+        let catalog = &self.catalog;
+        let highlight = &self.highlight;
         egui::CentralPanel::default().show(ui, |ui| {
-            ui.heading("railyard");
-            if let Some(f) = &self.file {
-                ui.label(f.display().to_string());
+            if let Some(message) = &tab.doc.banner {
+                let mut dismiss = false;
+                egui::Frame::new()
+                    .fill(ui.visuals().error_fg_color.gamma_multiply(0.15))
+                    .inner_margin(8.0)
+                    .corner_radius(4.0)
+                    .show(ui, |ui| {
+                        ui.horizontal(|ui| {
+                            ui.colored_label(ui.visuals().error_fg_color, "Error:");
+                            ui.label(message);
+                            ui.with_layout(
+                                egui::Layout::right_to_left(egui::Align::Center),
+                                |ui| {
+                                    dismiss = ui.button("Dismiss").clicked();
+                                },
+                            );
+                        });
+                    });
+                if dismiss {
+                    tab.doc.banner = None;
+                }
+            }
+            let overlay = CanvasOverlay {
+                catalog,
+                heat,
+                highlight_links: highlight,
+            };
+            for event in canvas::canvas_ui(ui, tab.doc.design(), &mut tab.canvas, &overlay) {
+                events.push(match event {
+                    CanvasEvent::Command(command) => AppEvent::Command(command),
+                    CanvasEvent::Status(message) => AppEvent::Status(message),
+                });
             }
         });
+    }
+
+    fn windows(&mut self, ctx: &egui::Context, events: &mut Vec<AppEvent>) {
+        if let Some(design) = palette::generate_dialog_ui(ctx, &self.catalog, &mut self.generate) {
+            self.status = format!("Generated {}", design.name);
+            events.push(AppEvent::NewTab(Box::new(Document::unsaved(design))));
+        }
+        self.path_prompt_window(ctx, events);
+        self.close_prompt_window(ctx, events);
+        if self.about {
+            egui::Window::new("About railyard")
+                .open(&mut self.about)
+                .collapsible(false)
+                .resizable(false)
+                .show(ctx, |ui| {
+                    ui.label(format!("railyard {}", env!("CARGO_PKG_VERSION")));
+                    ui.label(env!("CARGO_PKG_DESCRIPTION"));
+                    ui.label(format!("{} parts in the catalog", self.catalog.len()));
+                });
+        }
+    }
+
+    fn path_prompt_window(&mut self, ctx: &egui::Context, events: &mut Vec<AppEvent>) {
+        let Some(prompt) = &mut self.path_prompt else {
+            return;
+        };
+        let title = match prompt.purpose {
+            PathPurpose::Open => "Open a design",
+            PathPurpose::SaveAs => "Save design as",
+        };
+        let mut open = true;
+        let mut done = false;
+        let mut browse = false;
+        egui::Window::new(title)
+            .open(&mut open)
+            .collapsible(false)
+            .resizable(false)
+            .show(ctx, |ui| {
+                ui.label("Path of the design file:");
+                let r = ui.add(
+                    egui::TextEdit::singleline(&mut prompt.text)
+                        .desired_width(420.0)
+                        .hint_text("/path/to/cluster.ron"),
+                );
+                if prompt.focus {
+                    r.request_focus();
+                    prompt.focus = false;
+                }
+                let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                ui.horizontal(|ui| {
+                    let verb = match prompt.purpose {
+                        PathPurpose::Open => "Open",
+                        PathPurpose::SaveAs => "Save",
+                    };
+                    if ui.button(verb).clicked() || entered {
+                        done = true;
+                    }
+                    if ui
+                        .button("Browse…")
+                        .on_hover_text("Use the system file dialog")
+                        .clicked()
+                    {
+                        browse = true;
+                    }
+                });
+                if prompt.purpose == PathPurpose::Open && !self.prefs.recent.is_empty() {
+                    ui.separator();
+                    ui.label("Recent:");
+                    for path in &self.prefs.recent {
+                        if ui.link(path.display().to_string()).clicked() {
+                            prompt.text = path.display().to_string();
+                            done = true;
+                        }
+                    }
+                }
+            });
+        let purpose = prompt.purpose;
+        let path = PathBuf::from(prompt.text.trim());
+        if done && !path.as_os_str().is_empty() {
+            events.push(match purpose {
+                PathPurpose::Open => AppEvent::OpenPath(path),
+                PathPurpose::SaveAs => AppEvent::SaveAsPath(path),
+            });
+            open = false;
+        }
+        if browse {
+            let start = self.start_dir();
+            let answer = match purpose {
+                PathPurpose::Open => self.dialogs.pick_open(start.as_deref()),
+                PathPurpose::SaveAs => {
+                    let name = files::suggested_file_name(&self.document().design().name);
+                    self.dialogs.pick_save(start.as_deref(), &name)
+                }
+            };
+            match answer {
+                DialogAnswer::Picked(path) => {
+                    events.push(match purpose {
+                        PathPurpose::Open => AppEvent::OpenPath(path),
+                        PathPurpose::SaveAs => AppEvent::SaveAsPath(path),
+                    });
+                    open = false;
+                }
+                DialogAnswer::Cancelled => {}
+                DialogAnswer::Unavailable => {
+                    self.status = "No system file dialog is available here; type the path.".into();
+                }
+            }
+        }
+        if !open {
+            self.path_prompt = None;
+        }
+    }
+
+    fn close_prompt_window(&mut self, ctx: &egui::Context, events: &mut Vec<AppEvent>) {
+        let Some(prompt) = self.close_prompt else {
+            return;
+        };
+        let dirty: Vec<usize> = match prompt {
+            ClosePrompt::Tab(i) => vec![i],
+            ClosePrompt::Window => (0..self.tabs.len())
+                .filter(|&i| self.tabs[i].doc.is_dirty())
+                .collect(),
+        };
+        let mut choice = None;
+        let modal = egui::Modal::new(egui::Id::new("close-prompt")).show(ctx, |ui| {
+            ui.heading("Unsaved changes");
+            for &i in &dirty {
+                if let Some(tab) = self.tabs.get(i) {
+                    ui.label(format!("• {}", tab.doc.title()));
+                }
+            }
+            ui.label("Save them before closing?");
+            ui.horizontal(|ui| {
+                if ui.button("Save").clicked() {
+                    choice = Some(true);
+                }
+                if ui.button("Discard").clicked() {
+                    choice = Some(false);
+                }
+                if ui.button("Cancel").clicked() {
+                    ui.close();
+                }
+            });
+        });
+        if modal.should_close() && choice.is_none() {
+            self.close_prompt = None;
+            return;
+        }
+        let Some(save) = choice else {
+            return;
+        };
+        self.close_prompt = None;
+        if save {
+            for &i in &dirty {
+                self.active = i;
+                match self.tabs[i].doc.path().map(Path::to_path_buf) {
+                    Some(path) => self.save_active_to(&path),
+                    None => {
+                        // Needs a name first; closing waits for the user to save and retry.
+                        events.push(AppEvent::Action {
+                            action: Action::SaveAs,
+                            shift: false,
+                        });
+                        return;
+                    }
+                }
+                if self.tabs[i].doc.is_dirty() {
+                    return; // The save failed; the banner says why.
+                }
+            }
+        }
+        match prompt {
+            ClosePrompt::Tab(i) => events.push(AppEvent::ForceCloseTab(i)),
+            ClosePrompt::Window => {
+                self.allow_close = true;
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            }
+        }
+    }
+}
+
+impl eframe::App for RailyardApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, PREFS_KEY, &self.prefs);
     }
 }

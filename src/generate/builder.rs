@@ -52,7 +52,8 @@ impl Builder {
         let id = self.design.add_device(Device {
             id: DeviceId(0),
             name,
-            pos,
+            // Whole canvas units keep files tidy; -0.0 + 0.0 is 0.0.
+            pos: Pos::new(pos.x.round() + 0.0, pos.y.round() + 0.0),
             group,
             kind,
         });
@@ -182,20 +183,16 @@ pub(super) struct SwitchModel {
     pub features: SwitchFeatures,
 }
 
-/// `n` centres spread evenly over [lo, hi], at least `SPACING` apart (widened about the
-/// middle when the span is too narrow).
+/// `n` centres over the devices spanning [lo, hi]: the span (plus half a device each side)
+/// cut into `n` equal slots, one device in the middle of each; never closer than `SPACING`.
 pub(super) fn spread(n: usize, lo: f32, hi: f32) -> Vec<f32> {
     if n == 0 {
         return Vec::new();
     }
     let mid = (lo + hi) / 2.0;
-    if n == 1 {
-        return vec![mid];
-    }
-    let span = (hi - lo).max(SPACING * (n - 1) as f32);
-    let start = mid - span / 2.0;
-    let step = span / (n - 1) as f32;
-    (0..n).map(|i| start + step * i as f32).collect()
+    let slot = ((hi - lo + SPACING) / n as f32).max(SPACING);
+    let start = mid - slot * n as f32 / 2.0 + slot / 2.0;
+    (0..n).map(|i| start + slot * i as f32).collect()
 }
 
 /// Zero-padded 1-based numbers sized to the largest: "node-07" among 32, "node-00123".

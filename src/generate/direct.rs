@@ -71,14 +71,15 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         b.link_next(nodes[i], nodes[j], &plan.wire, LengthClass::InRack);
     }
     let notes = format!(
-        "{}: {n} × `{}` cabled directly with `{link_id}` ({} at {}), {} cables, {needed} {} ports used per node of {}.",
+        "{}: {n} × `{}` cabled directly with `{link_id}` ({} at {}), {}; {needed} of each node's {} {} {} used.",
         capitalize(shape),
         node.part,
         plan.wire.tech.label(),
         plan.wire.rate,
-        pairs.len(),
+        plural(pairs.len(), "cable"),
+        plan.ports,
         plan.port_kind,
-        plan.ports
+        if plan.ports == 1 { "port" } else { "ports" }
     );
     Ok(b.finish(notes))
 }
@@ -91,12 +92,17 @@ fn circle(n: u32) -> Vec<Pos> {
     (0..n)
         .map(|i| {
             let angle = std::f32::consts::TAU * i as f32 / n as f32 - std::f32::consts::FRAC_PI_2;
-            Pos::new(
-                (radius * angle.cos()).round(),
-                (radius * angle.sin()).round(),
-            )
+            Pos::new(radius * angle.cos(), radius * angle.sin())
         })
         .collect()
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 fn capitalize(s: &str) -> String {

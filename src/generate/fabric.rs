@@ -403,13 +403,13 @@ fn lay_out_units(
             .get(s / units_per_pod.max(1))
             .copied()
             .flatten();
-        let one_rack = range.len() as u32 <= per_rack;
-        let su_group = if units.len() > 1 || parent.is_some() {
-            Some(b.group(numbered("su", s, units.len()), GroupKind::ScalableUnit, parent))
-        } else {
-            parent
-        };
         let racks_here = (range.len() as u32).div_ceil(per_rack) as usize;
+        let one_rack = racks_here == 1;
+        let su_group = if one_rack && units.len() == 1 {
+            parent
+        } else {
+            Some(b.group(numbered("su", s, units.len()), GroupKind::ScalableUnit, parent))
+        };
         let racks: Vec<GroupId> = (0..racks_here)
             .map(|r| b.group(numbered("rack", rack_index + r, total_racks), GroupKind::Rack, su_group))
             .collect();

@@ -164,7 +164,7 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
                 format!(
                     "tray-{}-{}",
                     super::builder::num(r as usize, racks as usize),
-                    super::builder::num(t as usize, members as usize).to_string()
+                    super::builder::num(t as usize, members as usize)
                 ),
                 pos,
                 Some(rack),

@@ -559,7 +559,7 @@ pub(super) fn plan_direct(
             let tb_ports = node.spec.thunderbolt_ports;
             let Some(node_gen) = node.spec.thunderbolt_generation.filter(|_| tb_ports > 0) else {
                 return Err(infeasible(format!(
-                    "`{}` has no Thunderbolt ports",
+                    "`{}` has no Thunderbolt ports; join it with a DAC or AOC (--link)",
                     node.part
                 )));
             };

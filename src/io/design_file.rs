@@ -1,10 +1,20 @@
 //! Design files: RON, readable and diff-friendly, with a version and migrations.
 //!
-//! A failed load names file, line and column and changes nothing; a save writes a temporary
-//! file beside the target and renames it, so a failed save never destroys the previous file.
+//! A file is `(version: N, design: (...))`. Loading a file of the current version is one typed
+//! pass. An older file is read into a lossless tree (`ron_tree`), taken through the
+//! migrations N→N+1 in order, printed back and read typed; a newer file is refused.
+//! After parsing, devices and links are sorted by id (a hand-edited file need not keep them in
+//! order) and the design is validated (`model::validate`): a file that would make the
+//! program wrong is refused with a message naming the file, and line:column where the error
+//! has a position. A save writes a temporary file beside the target and renames it over,
+//! so a failed save never destroys the previous file.
 
+use super::ron_tree::{self, Tree};
 use crate::model::Design;
+use crate::model::validate::{ValidationError, validate};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The version this build writes. Older versions are migrated on load; newer ones refused.
@@ -13,7 +23,25 @@ pub const CURRENT_VERSION: u32 = 1;
 /// Files larger than this are refused before parsing: a design of 131,072 GPUs is ~60 MB.
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
 
+/// Nesting deeper than this is refused while parsing: a design file needs about ten levels,
+/// and deep nesting in a hostile file must not overflow the stack.
+pub const MAX_NESTING: usize = 64;
+
+/// One step of the file format: rewrites the `design` of a version `from` file into the
+/// layout of version `from + 1`. Errors are messages for the user.
+#[derive(Clone, Copy)]
+pub struct Migration {
+    pub from: u32,
+    pub migrate: fn(&mut Tree) -> Result<(), String>,
+}
+
+/// The migrations this build knows, oldest first. Version 1 is the first format, so there
+/// are none yet; the next change to the format adds `Migration { from: 1, .. }` here and
+/// bumps `CURRENT_VERSION`.
+pub const MIGRATIONS: &[Migration] = &[];
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DesignFile {
     pub version: u32,
     pub design: Design,
@@ -33,12 +61,32 @@ pub enum DesignFileError {
         column: usize,
         message: String,
     },
-    #[error("{origin}: file version {found} is newer than this railyard understands ({CURRENT_VERSION}); update railyard")]
+    #[error(
+        "{origin}: file version {found} is newer than this railyard understands ({CURRENT_VERSION}); update railyard"
+    )]
     FutureVersion { origin: String, found: u32 },
+    #[error("{origin}: file version {found} is too old; this railyard reads versions {oldest} to {CURRENT_VERSION}")]
+    UnsupportedVersion {
+        origin: String,
+        found: u32,
+        oldest: u32,
+    },
     #[error("{origin}: file is {size} bytes, over the limit of {MAX_FILE_BYTES}")]
     TooLarge { origin: String, size: u64 },
     #[error("{origin}: {message}")]
     Invalid { origin: String, message: String },
+    /// The design parsed but is structurally broken; every problem found is listed.
+    #[error("{origin}: {}", join_problems(.errors))]
+    Validation {
+        origin: String,
+        errors: Vec<ValidationError>,
+    },
+    #[error("{origin}: migrating from version {from} to {}: {message}", .from + 1)]
+    Migration {
+        origin: String,
+        from: u32,
+        message: String,
+    },
     #[error("could not save {path}: {source}")]
     Write {
         path: String,
@@ -48,10 +96,13 @@ pub enum DesignFileError {
     Encode(String),
 }
 
-/// Only the version, read first so that an old file is migrated before it is typed.
-#[derive(Deserialize)]
-struct VersionProbe {
-    version: u32,
+/// One line for the user: a status bar or a terminal shows a single message.
+fn join_problems(errors: &[ValidationError]) -> String {
+    let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    match list.len() {
+        1 => list[0].clone(),
+        n => format!("{n} problems: {}", list.join("; ")),
+    }
 }
 
 fn syntax_error(origin: &str, e: &ron::error::SpannedError) -> DesignFileError {
@@ -64,50 +115,197 @@ fn syntax_error(origin: &str, e: &ron::error::SpannedError) -> DesignFileError {
 }
 
 fn ron_options() -> ron::Options {
-    // Bounded recursion: a file is data from anyone, and deep nesting must not overflow the stack.
-    ron::Options::default().with_recursion_limit(64)
+    ron::Options::default().with_recursion_limit(MAX_NESTING)
+}
+
+/// The top level of a file, read in one pass: the design is typed only when the version
+/// (which the writer puts first) says it is in the current layout; otherwise it is skipped
+/// and read again through the migration path.
+enum Envelope {
+    Current(Box<Design>),
+    Other(u32),
+}
+
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(field_identifier, rename_all = "lowercase")]
+        enum Field {
+            Version,
+            Design,
+        }
+
+        struct EnvelopeVisitor;
+
+        impl<'de> Visitor<'de> for EnvelopeVisitor {
+            type Value = Envelope;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a design file `(version: N, design: (...))`")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+                let mut version: Option<u32> = None;
+                let mut design: Option<Design> = None;
+                let mut design_seen = false;
+                while let Some(key) = map.next_key::<Field>()? {
+                    match key {
+                        Field::Version => {
+                            if version.is_some() {
+                                return Err(de::Error::duplicate_field("version"));
+                            }
+                            version = Some(map.next_value()?);
+                        }
+                        Field::Design => {
+                            if design_seen {
+                                return Err(de::Error::duplicate_field("design"));
+                            }
+                            design_seen = true;
+                            if version == Some(CURRENT_VERSION) {
+                                design = Some(map.next_value()?);
+                            } else {
+                                map.next_value::<IgnoredAny>()?;
+                            }
+                        }
+                    }
+                }
+                let version = version.ok_or_else(|| de::Error::missing_field("version"))?;
+                if !design_seen {
+                    return Err(de::Error::missing_field("design"));
+                }
+                Ok(match design {
+                    Some(d) => Envelope::Current(Box::new(d)),
+                    // Also reached by a current file that lists `design` before `version`:
+                    // the slow path reads it correctly.
+                    None => Envelope::Other(version),
+                })
+            }
+        }
+
+        deserializer.deserialize_struct("DesignFile", &["version", "design"], EnvelopeVisitor)
+    }
 }
 
 /// Parses design text; `origin` names the file in error messages.
 pub fn parse_design(text: &str, origin: &str) -> Result<Design, DesignFileError> {
-    let probe: VersionProbe = match ron_options().from_str::<ron::Value>(text) {
-        Ok(value) => value
-            .into_rust()
-            .map_err(|e| DesignFileError::Invalid {
-                origin: origin.to_string(),
-                message: format!("no readable `version` field: {e}"),
-            })?,
+    parse_design_with(text, origin, MIGRATIONS)
+}
+
+/// `parse_design` with a given migration list (tests use made-up formats).
+fn parse_design_with(
+    text: &str,
+    origin: &str,
+    migrations: &[Migration],
+) -> Result<Design, DesignFileError> {
+    let mut design = match ron_options().from_str::<Envelope>(text) {
         Err(e) => return Err(syntax_error(origin, &e)),
+        Ok(Envelope::Current(design)) => *design,
+        Ok(Envelope::Other(found)) if found > CURRENT_VERSION => {
+            return Err(DesignFileError::FutureVersion {
+                origin: origin.to_string(),
+                found,
+            });
+        }
+        Ok(Envelope::Other(found)) => migrate(text, origin, found, migrations)?,
     };
-    if probe.version > CURRENT_VERSION {
-        return Err(DesignFileError::FutureVersion {
+    // Hand-edited files need not keep ids in order; lookups need them sorted.
+    design.devices.sort_by_key(|d| d.id);
+    design.links.sort_by_key(|l| l.id);
+    validate(&design).map_err(|errors| DesignFileError::Validation {
+        origin: origin.to_string(),
+        errors,
+    })?;
+    Ok(design)
+}
+
+/// Takes an older file through the migrations to the current layout and reads it.
+fn migrate(
+    text: &str,
+    origin: &str,
+    found: u32,
+    migrations: &[Migration],
+) -> Result<Design, DesignFileError> {
+    let oldest = oldest_version(migrations);
+    if found < oldest {
+        return Err(DesignFileError::UnsupportedVersion {
             origin: origin.to_string(),
-            found: probe.version,
+            found,
+            oldest,
         });
     }
-    // Version 1 is the first; migrations from older versions go here as the format moves.
+    let mut doc = ron_tree::parse(text).map_err(|e| DesignFileError::Syntax {
+        origin: origin.to_string(),
+        line: e.line,
+        column: e.column,
+        message: e.message,
+    })?;
+    let Some(design) = doc.value.field_mut("design") else {
+        return Err(DesignFileError::Invalid {
+            origin: origin.to_string(),
+            message: "no `design` field".into(),
+        });
+    };
+    for step in migrations
+        .iter()
+        .filter(|m| m.from >= found && m.from < CURRENT_VERSION)
+    {
+        (step.migrate)(design).map_err(|message| DesignFileError::Migration {
+            origin: origin.to_string(),
+            from: step.from,
+            message,
+        })?;
+    }
+    doc.value
+        .set_field("version", Tree::Number(CURRENT_VERSION.to_string()));
+    let migrated = ron_tree::print(&doc);
+    // Positions in the migrated text mean nothing to the user, so this error names none.
     let file: DesignFile = ron_options()
-        .from_str(text)
-        .map_err(|e| syntax_error(origin, &e))?;
+        .from_str(&migrated)
+        .map_err(|e| DesignFileError::Invalid {
+            origin: origin.to_string(),
+            message: format!("after migrating from version {found}: {}", e.code),
+        })?;
     Ok(file.design)
+}
+
+/// The oldest version a migration list reaches the current one from; the list must run
+/// without gaps up to `CURRENT_VERSION`.
+fn oldest_version(migrations: &[Migration]) -> u32 {
+    let mut oldest = CURRENT_VERSION;
+    for step in migrations.iter().rev() {
+        if step.from + 1 != oldest {
+            break;
+        }
+        oldest = step.from;
+    }
+    oldest
 }
 
 /// Reads and parses a design file.
 pub fn load_design(path: &Path) -> Result<Design, DesignFileError> {
     let origin = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|source| DesignFileError::Read {
+    let read_error = |source| DesignFileError::Read {
         path: origin.clone(),
         source,
-    })?;
+    };
+    let meta = std::fs::metadata(path).map_err(read_error)?;
     if meta.len() > MAX_FILE_BYTES {
         return Err(DesignFileError::TooLarge {
             origin,
             size: meta.len(),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|source| DesignFileError::Read {
-        path: origin.clone(),
-        source,
+    let bytes = std::fs::read(path).map_err(read_error)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        // The prefix up to the error is valid UTF-8 by definition.
+        let before = std::str::from_utf8(valid).unwrap_or_default();
+        DesignFileError::Syntax {
+            origin: origin.clone(),
+            line: 1 + before.matches('\n').count(),
+            column: 1 + before.chars().rev().take_while(|&c| c != '\n').count(),
+            message: "not UTF-8 text (is this a design file?)".into(),
+        }
     })?;
     parse_design(&text, &origin)
 }
@@ -126,10 +324,16 @@ pub fn design_to_string(design: &Design) -> Result<String, DesignFileError> {
 }
 
 /// Writes atomically: temporary file in the same folder, flushed, then renamed over the target.
+/// A design that would not load again is refused rather than written.
 pub fn save_design(path: &Path, design: &Design) -> Result<(), DesignFileError> {
+    let origin = path.display().to_string();
+    validate(design).map_err(|errors| DesignFileError::Validation {
+        origin: origin.clone(),
+        errors,
+    })?;
     let text = design_to_string(design)?;
     write_atomically(path, text.as_bytes()).map_err(|source| DesignFileError::Write {
-        path: path.display().to_string(),
+        path: origin,
         source,
     })
 }
@@ -137,17 +341,24 @@ pub fn save_design(path: &Path, design: &Design) -> Result<(), DesignFileError> 
 /// Writes bytes to `path` through a temporary sibling and a rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // Unique per process and call, and short: a long target name must not make it too long.
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or_else(|| Path::new("."));
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp: PathBuf = dir.join(tmp_name);
+    if path.file_name().is_none() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "no file name",
+        ));
+    }
+    let tmp: PathBuf = dir.join(format!(
+        ".railyard-{}-{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -158,4 +369,115 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A made-up history: version 0 called the design's name `title`.
+    fn title_to_name(design: &mut Tree) -> Result<(), String> {
+        if design.rename_field("title", "name") {
+            Ok(())
+        } else {
+            Err("version 0 designs have a `title`".into())
+        }
+    }
+
+    const V0_TO_V1: &[Migration] = &[Migration {
+        from: 0,
+        migrate: title_to_name,
+    }];
+
+    const V0_FILE: &str = r#"(
+        version: 0,
+        design: (
+            title: "lab",
+            devices: [
+                (id: 1, name: "sw", pos: (x: 0.0, y: 0.0),
+                 kind: Switch((model: "sn5600", role: Leaf))),
+                (id: 0, name: "mac", pos: (x: -40.0, y: 12.5),
+                 kind: GpuNode((model: "mac-studio-m2-ultra", gpu: "m2-ultra", gpu_count: 1,
+                                scale_up: UnifiedMemory))),
+            ],
+            links: [(id: 0, a: (device: 0, port: 0), b: (device: 1, port: 3),
+                     tech: Thunderbolt4, rate_gbit_s: 40.0, state: Degraded(fraction: 0.5))],
+        ),
+    )"#;
+
+    #[test]
+    fn version_0_is_migrated_with_names_and_enums_intact() {
+        let design = parse_design_with(V0_FILE, "old.ron", V0_TO_V1).unwrap();
+        assert_eq!(design.name, "lab");
+        // Sorted on load: the file lists device 1 first.
+        assert_eq!(design.devices[0].name, "mac");
+        assert_eq!(design.devices[0].pos.x, -40.0);
+        assert!(matches!(
+            design.devices[1].kind,
+            crate::model::DeviceKind::Switch(_)
+        ));
+        let link = &design.links[0];
+        assert_eq!(link.tech, crate::model::LinkTech::Thunderbolt4);
+        assert_eq!(
+            link.state,
+            crate::model::LinkState::Degraded { fraction: 0.5 }
+        );
+        assert_eq!(link.capacity().gbit_s(), 20.0);
+    }
+
+    #[test]
+    fn without_the_migration_version_0_is_refused() {
+        let e = parse_design(V0_FILE, "old.ron").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "old.ron: file version 0 is too old; this railyard reads versions 1 to 1"
+        );
+    }
+
+    #[test]
+    fn a_failing_migration_says_which_step() {
+        let no_title = V0_FILE.replace("title", "label");
+        let e = parse_design_with(&no_title, "old.ron", V0_TO_V1).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "old.ron: migrating from version 0 to 1: version 0 designs have a `title`"
+        );
+    }
+
+    #[test]
+    fn a_current_file_reads_in_one_pass_and_in_any_field_order() {
+        let current = V0_FILE
+            .replace("version: 0", "version: 1")
+            .replace("title", "name");
+        let a = parse_design(&current, "a.ron").unwrap();
+        // `design` before `version` takes the slow path but gives the same design.
+        let swapped = format!(
+            "(design: {}, version: 1)",
+            &current[current.find("(\n            name").unwrap()..current.rfind(',').unwrap()]
+        );
+        let b = parse_design(&swapped, "b.ron").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.links.len(), 1);
+    }
+
+    #[test]
+    fn future_versions_are_refused() {
+        let e = parse_design("(version: 7, design: (anything: [1, 2]))", "new.ron").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "new.ron: file version 7 is newer than this railyard understands (1); update railyard"
+        );
+    }
+
+    #[test]
+    fn oldest_version_needs_an_unbroken_chain() {
+        let step = |from| Migration {
+            from,
+            migrate: title_to_name,
+        };
+        assert_eq!(oldest_version(&[]), 1);
+        assert_eq!(oldest_version(&[step(0)]), 0);
+        // A chain that does not reach the current version helps no file.
+        assert_eq!(oldest_version(&[step(3)]), 1);
+    }
 }

@@ -1,5 +1,7 @@
 //! Files in and out: design files, the bill of materials, exports. No UI imports.
 
+pub mod bom;
 pub mod design_file;
+pub mod ron_tree;
 
 pub use design_file::{DesignFileError, load_design, parse_design, save_design};

@@ -587,7 +587,7 @@ mod tests {
 
     #[test]
     fn names_survive_a_round_trip() {
-        let text = r#"#![enable(implicit_some)]
+        let text = r##"#![enable(implicit_some)]
 // a comment
 (
     version: 0, /* nested /* block */ comment */
@@ -603,7 +603,7 @@ mod tests {
         empty: (),
         raw: r#"no \escapes"#,
     ),
-)"#;
+)"##;
         let doc = parse(text).unwrap();
         assert_eq!(doc.attributes, vec!["#![enable(implicit_some)]".to_string()]);
         let design = doc.value.field("design").unwrap();

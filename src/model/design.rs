@@ -28,6 +28,7 @@ id_type!(GroupId, "g");
 
 /// A point on the canvas, in canvas units (not screen pixels).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Pos {
     pub x: f32,
     pub y: f32,
@@ -50,6 +51,7 @@ pub enum GroupKind {
 
 /// Racks, pods, scalable units: a way to name, collapse and reason about a set of devices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Group {
     pub id: GroupId,
     pub name: String,
@@ -61,6 +63,7 @@ pub struct Group {
 /// Everything the user drew. Devices and links are kept sorted by id (ids only grow), so
 /// lookups are binary searches and the file order is stable for diffs.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Design {
     pub name: String,
     #[serde(default)]

@@ -6,6 +6,7 @@ use super::units::Bandwidth;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Device {
     pub id: DeviceId,
     pub name: String,
@@ -53,6 +54,7 @@ impl DeviceKind {
 
 /// A server, workstation or Mac with GPUs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GpuNode {
     /// Node part in the catalog (`dgx-h100`, `workstation`, `mac-studio-m2-ultra`, ...).
     pub model: PartId,
@@ -71,6 +73,7 @@ pub struct GpuNode {
 
 /// The intra-node fabric. Modelled, not assumed: a GeForce box is not a DGX.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum ScaleUp {
     /// Every GPU reaches every other at its full NVLink bandwidth through NVSwitch chips.
     /// NVLS in-switch reduction exists from generation 3 (Hopper) on.
@@ -122,6 +125,7 @@ pub fn pcie_x16_bandwidth(generation: u8) -> Bandwidth {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NicSlot {
     pub part: PartId,
     /// GPUDirect RDMA: off means network traffic crosses host memory.
@@ -135,6 +139,7 @@ fn yes() -> bool {
 
 /// A rack-scale NVLink domain such as GB200 NVL72; its member nodes point at it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NvSwitchDomain {
     pub model: PartId,
 }
@@ -157,6 +162,7 @@ impl SwitchRole {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Switch {
     pub model: PartId,
     pub role: SwitchRole,
@@ -175,6 +181,7 @@ fn one() -> u32 {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SwitchFeatures {
     /// SHARP-style in-network reduction.
     #[serde(default)]
@@ -194,6 +201,7 @@ pub enum HostRole {
 
 /// A CPU or storage node: no GPUs, but it takes ports and appears in the BOM if priced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Host {
     pub role: HostRole,
     #[serde(default)]

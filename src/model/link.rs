@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// from the NIC count on are its built-in ports (Thunderbolt, on-board Ethernet). For a
 /// switch, the port number after breakout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Endpoint {
     pub device: DeviceId,
     pub port: u32,
@@ -92,6 +93,7 @@ pub enum LengthClass {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum LinkState {
     #[default]
     Up,
@@ -101,6 +103,7 @@ pub enum LinkState {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Link {
     pub id: LinkId,
     pub a: Endpoint,

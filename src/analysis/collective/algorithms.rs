@@ -476,25 +476,31 @@ fn nvls_loads(b: &mut LoadBuilder, fab: &Fabric, seg: &[u32], op: Op) {
     b.intra_hw = Some(Hw::NvLink);
 }
 
-/// Why an algorithm does not apply, or its plan.
-pub(crate) fn plan(
-    fab: &Fabric,
-    router: &mut Router,
-    group: &[u32],
+/// The plan of `algorithm` for `op` over concurrent, congruent groups (one group for a plain
+/// collective; the TP or DP groups of a training step), or why it does not apply.
+pub(crate) fn plan<'f>(
+    fab: &'f Fabric,
+    router: &mut Router<'f>,
+    groups: &[Vec<u32>],
     op: Op,
     algorithm: Algorithm,
     adaptive: bool,
 ) -> Result<Plan, CollectiveError> {
-    let segs = segments(fab, group);
-    let m = segs.len() as u32;
-    let n = group.len() as u32;
-    let max_g = segs.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0);
     let unavailable = |reason: &str| CollectiveError::AlgorithmUnavailable {
         algorithm,
         op,
         reason: reason.to_string(),
     };
+    let Some(first) = groups.first() else {
+        return Err(CollectiveError::NoGpus);
+    };
+    let segs0 = segments(fab, first);
+    let m = segs0.len() as u32;
+    let n = first.len() as u32;
+    let max_g = segs0.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0);
     let nf = f64::from(n);
+    let g = f64::from(max_g);
+    let mf = f64::from(m);
     let mut phases: Vec<Phase> = Vec::new();
     let mut notes = Vec::new();
     let mut nvls_rate = 0.0;
@@ -512,28 +518,35 @@ pub(crate) fn plan(
         net_extra = net_extra.max(extra);
         phases.push(Phase { repeat, loads, nvls });
     };
+    let all_groups_nvls = groups.iter().all(|gr| all_nvls(fab, gr));
     match (op, algorithm) {
-        (Op::AllReduce, Algorithm::Ring)
-        | (Op::AllGather | Op::ReduceScatter, Algorithm::Ring) => {
+        (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Ring) => {
             let steps = if op == Op::AllReduce { 2.0 * (nf - 1.0) } else { nf - 1.0 };
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            rings(&mut b, fab, group, 1.0 / nf, true, false)?;
+            for group in groups {
+                rings(&mut b, fab, group, 1.0 / nf, true, false)?;
+            }
             push(b.finish()?, steps, false, &mut phases);
         }
         (Op::Broadcast | Op::Reduce, Algorithm::Ring) => {
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            rings(&mut b, fab, group, 1.0, false, op == Op::Reduce)?;
+            for group in groups {
+                rings(&mut b, fab, group, 1.0, false, op == Op::Reduce)?;
+            }
             push(b.finish()?, 1.0, false, &mut phases);
         }
         (Op::AllReduce, Algorithm::Tree) => {
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            if m == 1 {
-                for w in group.windows(2) {
-                    b.intra(w[1], w[0], 1.0);
-                    b.intra(w[0], w[1], 1.0);
+            for group in groups {
+                let segs = segments(fab, group);
+                if segs.len() == 1 {
+                    for w in group.windows(2) {
+                        b.intra(w[1], w[0], 1.0);
+                        b.intra(w[0], w[1], 1.0);
+                    }
+                } else {
+                    trees(&mut b, fab, &segs, 1.0, false)?;
                 }
-            } else {
-                trees(&mut b, fab, &segs, 1.0, false)?;
             }
             push(b.finish()?, 1.0, false, &mut phases);
         }
@@ -541,71 +554,77 @@ pub(crate) fn plan(
             if m != 1 {
                 return Err(unavailable("NVLS reduces inside one NVSwitch domain; across domains use NVLS-tree"));
             }
-            if !all_nvls(fab, group) {
+            if !all_groups_nvls {
                 return Err(unavailable("needs NVSwitch generation 3 or later (Hopper, Blackwell)"));
             }
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            nvls_loads(&mut b, fab, group, op);
-            nvls_rate = nvls_gpu_rate(fab, group);
+            for group in groups {
+                nvls_loads(&mut b, fab, group, op);
+            }
+            nvls_rate = nvls_gpu_rate(fab, first);
             push(b.finish()?, 1.0, true, &mut phases);
         }
         (Op::AllReduce, Algorithm::NvlsTree) => {
             if m < 2 {
                 return Err(unavailable("NVLS-tree joins several NVSwitch domains; one domain uses NVLS"));
             }
-            if !all_nvls(fab, group) || !equal_segments(&segs) {
+            if !all_groups_nvls || !equal_segments(&segs0) {
                 return Err(unavailable("needs NVSwitch gen3+ in every node, each with the same number of GPUs"));
             }
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for s in &segs {
-                nvls_loads(&mut b, fab, &s.gpus, Op::AllReduce);
+            for group in groups {
+                let segs = segments(fab, group);
+                for s in &segs {
+                    nvls_loads(&mut b, fab, &s.gpus, Op::AllReduce);
+                }
+                trees(&mut b, fab, &segs, 1.0, true)?;
             }
-            trees(&mut b, fab, &segs, 1.0, true)?;
-            nvls_rate = nvls_gpu_rate(fab, group);
+            nvls_rate = nvls_gpu_rate(fab, first);
             push(b.finish()?, 1.0, true, &mut phases);
         }
         (Op::AllReduce, Algorithm::Sharp) => {
             if m < 2 {
                 return Err(unavailable("in-network reduction needs GPUs in several nodes"));
             }
-            if !equal_segments(&segs) {
+            if !equal_segments(&segs0) {
                 return Err(unavailable("needs the same number of GPUs in every node"));
             }
-            let nvls = all_nvls(fab, group);
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            let g = f64::from(max_g);
-            for s in &segs {
-                if nvls {
-                    nvls_loads(&mut b, fab, &s.gpus, Op::AllReduce);
-                } else {
-                    // Reduce-scatter then all-gather inside the node, by ring.
-                    let k = s.gpus.len();
-                    for i in 0..k {
-                        b.intra(s.gpus[i], s.gpus[(i + 1) % k], 2.0 * (g - 1.0) / g);
+            for group in groups {
+                let segs = segments(fab, group);
+                for s in &segs {
+                    if all_groups_nvls {
+                        nvls_loads(&mut b, fab, &s.gpus, Op::AllReduce);
+                    } else {
+                        // Reduce-scatter then all-gather inside the node, by ring.
+                        let k = s.gpus.len();
+                        for i in 0..k {
+                            b.intra(s.gpus[i], s.gpus[(i + 1) % k], 2.0 * (g - 1.0) / g);
+                        }
                     }
                 }
+                sharp_trees(&mut b, fab, &segs)?;
             }
-            sharp_trees(&mut b, fab, &segs)?;
-            if nvls {
-                nvls_rate = nvls_gpu_rate(fab, group);
+            if all_groups_nvls {
+                nvls_rate = nvls_gpu_rate(fab, first);
             }
-            push(b.finish()?, 1.0, nvls, &mut phases);
+            push(b.finish()?, 1.0, all_groups_nvls, &mut phases);
         }
         (Op::AllReduce, Algorithm::Hierarchical) => {
             if m < 2 || max_g < 2 {
                 return Err(unavailable("needs several nodes with several GPUs each"));
             }
-            if !equal_segments(&segs) {
+            if !equal_segments(&segs0) {
                 return Err(unavailable("needs the same number of GPUs in every node"));
             }
-            let g = f64::from(max_g);
-            let mf = f64::from(m);
             // Intra-domain reduce-scatter by ring (the same traffic again for the all-gather).
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for s in &segs {
-                let k = s.gpus.len();
-                for i in 0..k {
-                    b.intra(s.gpus[i], s.gpus[(i + 1) % k], 1.0 / g);
+            for group in groups {
+                for s in &segments(fab, group) {
+                    let k = s.gpus.len();
+                    for i in 0..k {
+                        b.intra(s.gpus[i], s.gpus[(i + 1) % k], 1.0 / g);
+                    }
                 }
             }
             let intra = b.finish()?;
@@ -613,11 +632,14 @@ pub(crate) fn plan(
             push(intra, g - 1.0, false, &mut phases);
             // One inter-domain ring per local GPU index, on that GPU's NIC.
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for l in 0..max_g as usize {
-                for i in 0..segs.len() {
-                    let (a, c) = (segs[i].gpus[l], segs[(i + 1) % segs.len()].gpus[l]);
-                    let (na, nc) = (fab.gpus[a as usize].nic, fab.gpus[c as usize].nic);
-                    b.inter(a, c, na, nc, 1.0 / (g * mf), CHANNELS_PER_CONNECTION, key(l as u64, i as u64, 30))?;
+            for group in groups {
+                let segs = segments(fab, group);
+                for l in 0..max_g as usize {
+                    for i in 0..segs.len() {
+                        let (a, c) = (segs[i].gpus[l], segs[(i + 1) % segs.len()].gpus[l]);
+                        let (na, nc) = (fab.gpus[a as usize].nic, fab.gpus[c as usize].nic);
+                        b.inter(a, c, na, nc, 1.0 / (g * mf), CHANNELS_PER_CONNECTION, key(l as u64, i as u64, 30))?;
+                    }
                 }
             }
             push(b.finish()?, 2.0 * (mf - 1.0), false, &mut phases);
@@ -625,18 +647,22 @@ pub(crate) fn plan(
         }
         (Op::AllToAll, Algorithm::Direct) => {
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            all_to_all(&mut b, fab, group, &segs, adaptive, &mut notes)?;
+            for group in groups {
+                let segs = segments(fab, group);
+                all_to_all(&mut b, fab, group, &segs, adaptive, &mut notes)?;
+            }
             push(b.finish()?, 1.0, false, &mut phases);
         }
         (Op::SendRecv, Algorithm::Direct) => {
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for i in 0..group.len() {
-                let (a, c) = (group[i], group[(i + 1) % group.len()]);
-                if fab.domain_of_gpu(a) == fab.domain_of_gpu(c) {
-                    b.intra(a, c, 1.0);
-                } else {
-                    let (na, nc) = (fab.gpus[a as usize].nic, fab.gpus[c as usize].nic);
-                    b.inter(a, c, na, nc, 1.0, 1, key(i as u64, 0, 40))?;
+            for group in groups {
+                for i in 0..group.len() {
+                    let (a, c) = (group[i], group[(i + 1) % group.len()]);
+                    if fab.domain_of_gpu(a) == fab.domain_of_gpu(c) {
+                        b.intra(a, c, 1.0);
+                    } else {
+                        pxn_send(&mut b, fab, a, c, 1.0, key(i as u64, u64::from(a), 40))?;
+                    }
                 }
             }
             push(b.finish()?, 1.0, false, &mut phases);
@@ -645,6 +671,7 @@ pub(crate) fn plan(
             return Err(unavailable(&format!("{} has no {} variant", op.cli_name(), algorithm.label())));
         }
     }
+    notes.dedup();
     Ok(Plan {
         algorithm,
         phases,
@@ -694,17 +721,8 @@ fn all_to_all(
     if segs.len() < 2 {
         return Ok(());
     }
-    let pxn = |node: u32| matches!(fab.nodes[node as usize].intra, Intra::NvSwitch { .. }) && !fab.nodes[node as usize].nics.is_empty();
-    let proxy = |g: u32, rail: Option<u32>| -> u32 {
-        let gpu = &fab.gpus[g as usize];
-        let node = &fab.nodes[gpu.node as usize];
-        match rail {
-            Some(r) if pxn(gpu.node) => (node.first_gpu..node.first_gpu + node.gpu_count)
-                .find(|&p| fab.gpus[p as usize].nic == Some(r))
-                .unwrap_or(g),
-            _ => g,
-        }
-    };
+    let pxn = |node: u32| pxn(fab, node);
+    let proxy = |g: u32, rail: Option<u32>| pxn_proxy(fab, g, rail);
     let remote_pairs: u64 = segs.iter().map(|s| s.gpus.len() as u64 * (n - s.gpus.len()) as u64).sum();
     let single_node_domains = fab.domains.iter().all(|d| d.nodes.len() == 1);
     let aggregated = remote_pairs > EXPLICIT_ALL_TO_ALL_LIMIT && single_node_domains;
@@ -716,11 +734,7 @@ fn all_to_all(
                         continue;
                     }
                     for &h in &t.gpus {
-                        let rail = fab.gpus[h as usize].nic;
-                        let from = proxy(g, rail);
-                        b.intra(g, from, per);
-                        let out_nic = if pxn(fab.gpus[g as usize].node) { rail } else { fab.gpus[g as usize].nic };
-                        b.inter(from, h, out_nic, rail, per, 1, key(u64::from(g), u64::from(h), 50))?;
+                        pxn_send(b, fab, g, h, per, key(u64::from(g), u64::from(h), 50))?;
                     }
                 }
             }
@@ -811,6 +825,35 @@ fn all_to_all(
     Ok(())
 }
 
+/// Whether a node forwards network traffic over NVLink to the GPU on the destination's rail
+/// (NCCL's PXN): NVSwitch inside and NICs to forward to.
+fn pxn(fab: &Fabric, node: u32) -> bool {
+    let nd = &fab.nodes[node as usize];
+    matches!(nd.intra, Intra::NvSwitch { .. }) && !nd.nics.is_empty()
+}
+
+/// The GPU of g's node served by NIC `rail`, where PXN applies; g itself otherwise.
+fn pxn_proxy(fab: &Fabric, g: u32, rail: Option<u32>) -> u32 {
+    let gpu = &fab.gpus[g as usize];
+    let node = &fab.nodes[gpu.node as usize];
+    match rail {
+        Some(r) if pxn(fab, gpu.node) => (node.first_gpu..node.first_gpu + node.gpu_count)
+            .find(|&p| fab.gpus[p as usize].nic == Some(r))
+            .unwrap_or(g),
+        _ => g,
+    }
+}
+
+/// A point-to-point transfer between domains: over NVLink to the sender-side GPU on the
+/// receiver's rail, then rail-aligned through the network.
+fn pxn_send(b: &mut LoadBuilder, fab: &Fabric, g: u32, h: u32, bytes: f64, k: u64) -> Result<(), CollectiveError> {
+    let rail = fab.gpus[h as usize].nic;
+    let from = pxn_proxy(fab, g, rail);
+    b.intra(g, from, bytes);
+    let out_nic = if pxn(fab, fab.gpus[g as usize].node) { rail } else { fab.gpus[g as usize].nic };
+    b.inter(from, h, out_nic, rail, bytes, 1, k)
+}
+
 /// SHARP: every NIC sends its share to its leaf once; the switches reduce along one tree per
 /// rail and send the result back down. Each tree edge carries the share once each way.
 fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<(), CollectiveError> {
@@ -874,7 +917,14 @@ impl LoadBuilder<'_, '_> {
         let fab = self.fab;
         let unique: HashSet<Vx> = leaves.iter().copied().collect();
         if unique.len() <= 1 {
-            return Ok(Vec::new());
+            return match leaves.first() {
+                Some(&l) if !fab.in_network[l as usize] => Err(CollectiveError::AlgorithmUnavailable {
+                    algorithm: Algorithm::Sharp,
+                    op: Op::AllReduce,
+                    reason: format!("switch {} does not reduce in the network", fab.device_ids[l as usize]),
+                }),
+                _ => Ok(Vec::new()),
+            };
         }
         self.router.aggregation_tree(leaves, &fab.in_network).map_err(|e| match e {
             Ok(u) => unreachable_error(fab, u),

@@ -10,7 +10,7 @@ use super::latency::{ArchRow, Hw};
 use crate::model::catalog::PartSpec;
 use crate::model::device::pcie_x16_bandwidth;
 use crate::model::{
-    Catalog, Design, DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, ScaleUp, Transport,
+    Catalog, Design, DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, ScaleUp,
 };
 use std::collections::HashMap;
 
@@ -93,8 +93,6 @@ pub(crate) struct Gpu {
 #[derive(Debug, Clone)]
 pub(crate) struct Domain {
     pub nodes: Vec<u32>,
-    /// Rack-scale NVLink domain (NVL72) rather than one node.
-    pub rack: bool,
 }
 
 /// One adjacency entry of the routing graph.
@@ -136,8 +134,6 @@ pub(crate) struct Fabric {
     pub switch_latency_us: Vec<f64>,
     /// Per design link: stack latency and propagation (µs), and its tech.
     pub link_latency_us: Vec<f64>,
-    pub link_tech: Vec<LinkTech>,
-    pub link_transport: Vec<Transport>,
     /// Device index per device id order (design.devices is sorted by id).
     pub device_ids: Vec<DeviceId>,
 }
@@ -242,8 +238,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let mut link_lossless = vec![true; design.links.len()];
     let mut arcs: Vec<Arc> = Vec::with_capacity(design.links.len() * 2);
     let mut link_latency_us = Vec::with_capacity(design.links.len());
-    let mut link_tech = Vec::with_capacity(design.links.len());
-    let mut link_transport = Vec::with_capacity(design.links.len());
     let mut switch_latency_us = vec![0.0; n_dev];
     for (i, d) in design.devices.iter().enumerate() {
         if let DeviceKind::Switch(s) = &d.kind {
@@ -287,8 +281,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             eff::stack_latency_us(link.tech, link.transport)
                 + eff::propagation_us(link.length == LengthClass::CrossRack),
         );
-        link_tech.push(link.tech);
-        link_transport.push(link.transport);
     }
     for v in switch_latency_us.iter_mut() {
         if v.is_nan() {
@@ -351,11 +343,11 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         });
         let domain = match &rack {
             Some((dom, _)) => *rack_domain.entry(*dom).or_insert_with(|| {
-                domains.push(Domain { nodes: Vec::new(), rack: true });
+                domains.push(Domain { nodes: Vec::new() });
                 domains.len() as u32 - 1
             }),
             None => {
-                domains.push(Domain { nodes: Vec::new(), rack: false });
+                domains.push(Domain { nodes: Vec::new() });
                 domains.len() as u32 - 1
             }
         };
@@ -372,8 +364,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
                         _ => None,
                     })
                     .unwrap_or(0.0);
-                let gen = spec.as_ref().map_or(5, |s| s.nvlink_generation);
-                (Intra::NvSwitch { nvls: gen >= 4 }, true, per_gpu, true)
+                let generation = spec.as_ref().map_or(5, |s| s.nvlink_generation);
+                (Intra::NvSwitch { nvls: generation >= 4 }, true, per_gpu, true)
             }
             (None, ScaleUp::NvSwitch { generation, per_gpu_gbit_s }) => (
                 Intra::NvSwitch { nvls: *generation >= 3 },
@@ -560,8 +552,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         class_adj,
         switch_latency_us,
         link_latency_us,
-        link_tech,
-        link_transport,
         device_ids: design.devices.iter().map(|d| d.id).collect(),
     })
 }

@@ -9,6 +9,7 @@
 //! load on every link direction is summed, and each phase takes as long as its most loaded
 //! link needs at its usable capacity (line rate × a per-technology efficiency).
 
+pub mod advice;
 mod algorithms;
 pub mod efficiency;
 mod evaluate;
@@ -16,13 +17,13 @@ mod fabric;
 pub mod latency;
 pub mod ops;
 mod routing;
-pub mod advice;
 pub mod workload;
 
 pub use advice::{Advice, Severity, advice};
 pub use latency::Protocol;
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
+pub use workload::Moe;
 pub use workload::{Precision, Workload, WorkloadResult, training_step_comm};
 
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
@@ -259,4 +260,3 @@ pub fn sweep_sizes_of(
     Ok(sizes.iter().map(|&s| ev.result_at(s)).collect())
 }
 
-pub(crate) use evaluate::{GroupSpec, evaluate_groups};

@@ -1,0 +1,399 @@
+//! The architect's rules: findings about the fabric that cost collective time or
+//! availability, each naming the devices and links concerned and a suggested change.
+
+use super::workload::Workload;
+use super::{CollectiveQuery, Op, Routing, collective};
+use crate::model::{
+    Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech,
+    SwitchRole, Transport,
+};
+use serde::Serialize;
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advice {
+    pub severity: Severity,
+    /// Stable machine-readable name of the rule.
+    pub code: String,
+    pub message: String,
+    pub devices: Vec<DeviceId>,
+    pub links: Vec<LinkId>,
+    pub suggestion: String,
+}
+
+fn item(severity: Severity, code: &str, message: String, devices: Vec<DeviceId>, links: Vec<LinkId>, suggestion: &str) -> Advice {
+    Advice { severity, code: code.into(), message, devices, links, suggestion: suggestion.into() }
+}
+
+fn working(l: &crate::model::Link) -> bool {
+    l.state != LinkState::Failed && l.capacity().gbit_s() > 0.0
+}
+
+/// Findings for a design, optionally for a workload it is meant to run; most severe first.
+pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -> Vec<Advice> {
+    let mut out = Vec::new();
+    let kind_of = |id: DeviceId| design.device(id).map(|d| &d.kind);
+    let name = |id: DeviceId| design.device(id).map_or_else(|| id.to_string(), |d| d.name.clone());
+    let is_switch = |id: DeviceId| matches!(kind_of(id), Some(DeviceKind::Switch(_)));
+    let is_node = |id: DeviceId| matches!(kind_of(id), Some(DeviceKind::GpuNode(_)));
+    let nodes: Vec<DeviceId> = design.devices.iter().filter(|d| is_node(d.id)).map(|d| d.id).collect();
+    let scale_up = design
+        .devices
+        .iter()
+        .filter_map(|d| d.kind.as_node())
+        .map(|n| n.gpu_count)
+        .max()
+        .unwrap_or(0);
+
+    // Network links between different nodes' ports, by technology.
+    let net_links: Vec<&crate::model::Link> = design
+        .links
+        .iter()
+        .filter(|l| working(l) && (is_node(l.a.device) || is_node(l.b.device)) && l.a.device != l.b.device)
+        .collect();
+
+    // Tensor parallelism across nodes over a slow network.
+    if let Some(w) = workload
+        && w.tp > scale_up
+        && nodes.len() > 1
+    {
+        let slow: Vec<&crate::model::Link> = net_links
+            .iter()
+            .copied()
+            .filter(|l| match l.tech {
+                LinkTech::InfiniBand => false,
+                LinkTech::RoceV2 | LinkTech::Ethernet => {
+                    l.transport == Transport::Tcp || !lossless_ends(design, l.a.device, l.b.device)
+                }
+                _ => true,
+            })
+            .collect();
+        if !slow.is_empty() {
+            out.push(item(
+                Severity::Critical,
+                "tp-across-slow-network",
+                format!(
+                    "tensor parallelism of {} spans nodes of {} GPUs over {}: its per-layer all-reduces will stall every step",
+                    w.tp,
+                    scale_up,
+                    slow[0].tech.label()
+                ),
+                nodes.clone(),
+                slow.iter().map(|l| l.id).collect(),
+                "keep tensor parallelism inside a node (tp ≤ GPUs per node) and use pipeline or data parallelism across nodes, or move to InfiniBand or lossless RoCE",
+            ));
+        }
+    }
+
+    // Thunderbolt beyond prototyping.
+    let tb: Vec<&crate::model::Link> = net_links.iter().copied().filter(|l| l.tech.is_thunderbolt()).collect();
+    if !tb.is_empty() {
+        let heavy = workload.is_some_and(|w| w.tp > scale_up || w.dp.unwrap_or(2) > 1 || w.moe.is_some());
+        let mut devs: Vec<DeviceId> = tb.iter().flat_map(|l| [l.a.device, l.b.device]).collect();
+        devs.sort_unstable();
+        devs.dedup();
+        out.push(item(
+            if heavy { Severity::Warning } else { Severity::Info },
+            "thunderbolt",
+            format!(
+                "{} Thunderbolt link(s): ~{} Gb/s usable with tens to hundreds of µs per message; fine for prototyping and pipeline parallelism, slow for data or tensor parallelism",
+                tb.len(),
+                (tb[0].capacity().gbit_s() * super::efficiency::link_efficiency(tb[0].tech, tb[0].transport, true)).round()
+            ),
+            devs,
+            tb.iter().map(|l| l.id).collect(),
+            "use Thunderbolt for prototypes or pipeline stages; for data-parallel training move to 100G+ Ethernet with RDMA or InfiniBand",
+        ));
+    }
+
+    // RoCE without lossless configuration.
+    let lossy: Vec<&crate::model::Link> = design
+        .links
+        .iter()
+        .filter(|l| working(l) && matches!(l.tech, LinkTech::RoceV2 | LinkTech::Ethernet) && l.transport == Transport::Rdma)
+        .filter(|l| !lossless_ends(design, l.a.device, l.b.device))
+        .collect();
+    if !lossy.is_empty() {
+        let mut sw: Vec<DeviceId> = lossy
+            .iter()
+            .flat_map(|l| [l.a.device, l.b.device])
+            .filter(|&d| matches!(kind_of(d), Some(DeviceKind::Switch(s)) if !s.features.lossless))
+            .collect();
+        sw.sort_unstable();
+        sw.dedup();
+        out.push(item(
+            Severity::Warning,
+            "roce-not-lossless",
+            format!(
+                "RoCE over {} switch(es) without PFC/ECN ({}): drops under incast trigger go-back-N retransmission",
+                sw.len(),
+                sw.iter().take(3).map(|&d| name(d)).collect::<Vec<_>>().join(", ")
+            ),
+            sw,
+            lossy.iter().map(|l| l.id).collect(),
+            "configure PFC and ECN (lossless class for RDMA) on these switches, or use InfiniBand",
+        ));
+    }
+
+    // Oversubscribed leaves carrying rail traffic.
+    for d in &design.devices {
+        let DeviceKind::Switch(s) = &d.kind else { continue };
+        if s.role != SwitchRole::Leaf {
+            continue;
+        }
+        let (mut down, mut up) = (0.0, 0.0);
+        let mut ups = Vec::new();
+        for l in design.links_of(d.id).filter(|l| working(l)) {
+            let Some(other) = l.other_end(d.id) else { continue };
+            if is_switch(other.device) {
+                up += l.capacity().gbit_s();
+                ups.push(l.id);
+            } else if is_node(other.device) {
+                down += l.capacity().gbit_s();
+            }
+        }
+        if up > 0.0 && down > up * 1.01 {
+            out.push(item(
+                Severity::Warning,
+                "oversubscribed-uplinks",
+                format!("uplinks of {} are {:.1}:1 oversubscribed ({} Gb/s down, {} Gb/s up): rail traffic between scalable units queues there", d.name, down / up, down.round(), up.round()),
+                vec![d.id],
+                ups,
+                "add uplinks or spines until uplink capacity matches the node-facing ports (1:1 for training)",
+            ));
+        }
+    }
+
+    // GPUDirect off.
+    let no_gdr: Vec<DeviceId> = design
+        .devices
+        .iter()
+        .filter(|d| d.kind.as_node().is_some_and(|n| n.nics.iter().any(|s| !s.gpudirect)))
+        .map(|d| d.id)
+        .collect();
+    if !no_gdr.is_empty() {
+        out.push(item(
+            Severity::Warning,
+            "gpudirect-off",
+            format!("GPUDirect RDMA is off on {} node(s): network traffic bounces through host memory", no_gdr.len()),
+            no_gdr,
+            Vec::new(),
+            "enable GPUDirect RDMA (nvidia-peermem, NIC and GPU under one PCIe switch)",
+        ));
+    }
+
+    // Single spine or plane whose loss cuts the fabric.
+    out.extend(single_points(design));
+
+    // ECMP with few elephant flows.
+    let multipath = design.devices.iter().any(|d| {
+        matches!(&d.kind, DeviceKind::Switch(s) if s.role == SwitchRole::Leaf)
+            && design.links_of(d.id).filter(|l| working(l) && l.other_end(d.id).is_some_and(|o| is_switch(o.device))).count() >= 2
+    });
+    let all_adaptive = design
+        .devices
+        .iter()
+        .all(|d| !matches!(&d.kind, DeviceKind::Switch(s) if !s.features.adaptive_routing));
+    if multipath && !all_adaptive {
+        let mut q = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
+        q.routing = Routing::Ecmp;
+        let ecmp = collective(design, catalog, &q);
+        q.routing = Routing::Adaptive;
+        let adaptive = collective(design, catalog, &q);
+        if let (Ok(e), Ok(a)) = (ecmp, adaptive)
+            && e.time_us > a.time_us * 1.05
+        {
+            let links: Vec<LinkId> = e.bottleneck.iter().filter_map(|b| b.link).take(4).collect();
+            let mut devs: Vec<DeviceId> = links
+                .iter()
+                .filter_map(|&l| design.link(l))
+                .flat_map(|l| [l.a.device, l.b.device])
+                .filter(|&d| is_switch(d))
+                .collect();
+            devs.sort_unstable();
+            devs.dedup();
+            out.push(item(
+                Severity::Warning,
+                "ecmp-elephants",
+                format!(
+                    "ECMP hashes the few large collective flows onto the same uplinks: a 1 GiB all-reduce takes {:.0} µs instead of {:.0} µs with adaptive routing",
+                    e.time_us, a.time_us
+                ),
+                devs,
+                links,
+                "enable adaptive routing or packet spraying on the switches",
+            ));
+        }
+    }
+
+    // Replicated serving on an expensive fabric.
+    if let Some(w) = workload
+        && w.serving
+    {
+        let fits = design.devices.iter().filter_map(|d| d.kind.as_node()).all(|n| {
+            catalog
+                .gpu(&n.gpu)
+                .is_some_and(|g| g.memory_gb * 1e9 * f64::from(n.gpu_count) * 0.8 >= w.weight_bytes())
+        });
+        let fast: Vec<LinkId> = net_links
+            .iter()
+            .filter(|l| matches!(l.tech, LinkTech::InfiniBand | LinkTech::RoceV2) && l.capacity().gbit_s() >= 200.0)
+            .map(|l| l.id)
+            .collect();
+        if fits && !fast.is_empty() && nodes.len() > 1 {
+            out.push(item(
+                Severity::Warning,
+                "replicate-before-distribute",
+                format!("{} fits in one node, so serving replicas need no GPU fabric, yet {} fast links are drawn", w.name, fast.len()),
+                nodes.clone(),
+                fast,
+                "replicate before you distribute: serve one replica per node behind a load balancer on ordinary Ethernet",
+            ));
+        }
+    }
+
+    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
+    out
+}
+
+fn lossless_ends(design: &Design, a: DeviceId, b: DeviceId) -> bool {
+    [a, b].iter().all(|&d| match design.device(d).map(|x| &x.kind) {
+        Some(DeviceKind::Switch(s)) => s.features.lossless,
+        _ => true,
+    })
+}
+
+/// Spines and cores whose loss disconnects GPU nodes, and planes likewise.
+fn single_points(design: &Design) -> Vec<Advice> {
+    let index: HashMap<DeviceId, usize> = design.devices.iter().enumerate().map(|(i, d)| (d.id, i)).collect();
+    let n = design.devices.len();
+    let is_node: Vec<bool> = design.devices.iter().map(|d| matches!(d.kind, DeviceKind::GpuNode(_))).collect();
+    let edges: Vec<(usize, usize)> = design
+        .links
+        .iter()
+        .filter(|l| working(l))
+        .filter_map(|l| Some((*index.get(&l.a.device)?, *index.get(&l.b.device)?)))
+        .filter(|(a, b)| a != b)
+        .collect();
+    let components = |removed: &dyn Fn(usize) -> bool| -> usize {
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        for &(a, b) in &edges {
+            if removed(a) || removed(b) {
+                continue;
+            }
+            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+            if ra != rb {
+                parent[ra] = rb;
+            }
+        }
+        let mut roots: Vec<usize> = (0..n).filter(|&i| is_node[i] && !removed(i)).map(|i| find(&mut parent, i)).collect();
+        roots.sort_unstable();
+        roots.dedup();
+        roots.len()
+    };
+    let base = components(&|_| false);
+    let mut out = Vec::new();
+    let cut = articulation_points(n, &edges);
+    for (i, d) in design.devices.iter().enumerate() {
+        let DeviceKind::Switch(s) = &d.kind else { continue };
+        if !matches!(s.role, SwitchRole::Spine | SwitchRole::Core) || !cut[i] {
+            continue;
+        }
+        if components(&|x| x == i) > base {
+            out.push(item(
+                Severity::Critical,
+                "single-point-of-failure",
+                format!("losing {} ({}) cuts GPU nodes off from each other", d.name, s.role.label()),
+                vec![d.id],
+                design.links_of(d.id).map(|l| l.id).collect(),
+                "add a second spine (and uplinks to it from every leaf) so that no single switch holds the fabric together",
+            ));
+        }
+    }
+    for g in design.groups.iter().filter(|g| g.kind == GroupKind::Plane) {
+        let members: Vec<usize> = design
+            .devices
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.group == Some(g.id) && matches!(d.kind, DeviceKind::Switch(_)))
+            .map(|(i, _)| i)
+            .collect();
+        if !members.is_empty() && components(&|x| members.contains(&x)) > base {
+            out.push(item(
+                Severity::Critical,
+                "single-plane",
+                format!("losing plane {} cuts GPU nodes off from each other", g.name),
+                members.iter().map(|&i| design.devices[i].id).collect(),
+                Vec::new(),
+                "connect every node to at least two planes",
+            ));
+        }
+    }
+    out
+}
+
+/// Articulation points of an undirected graph (iterative Tarjan).
+fn articulation_points(n: usize, edges: &[(usize, usize)]) -> Vec<bool> {
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b) in edges {
+        adj[a].push(b);
+        adj[b].push(a);
+    }
+    let mut disc = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut cut = vec![false; n];
+    let mut time = 0;
+    for root in 0..n {
+        if disc[root] != usize::MAX {
+            continue;
+        }
+        disc[root] = time;
+        low[root] = time;
+        time += 1;
+        let mut root_children = 0;
+        // (vertex, parent, next neighbour index)
+        let mut stack: Vec<(usize, usize, usize)> = vec![(root, usize::MAX, 0)];
+        while let Some(&mut (v, parent, ref mut i)) = stack.last_mut() {
+            if *i < adj[v].len() {
+                let u = adj[v][*i];
+                *i += 1;
+                if disc[u] == usize::MAX {
+                    disc[u] = time;
+                    low[u] = time;
+                    time += 1;
+                    if v == root {
+                        root_children += 1;
+                    }
+                    stack.push((u, v, 0));
+                } else if u != parent {
+                    low[v] = low[v].min(disc[u]);
+                }
+            } else {
+                stack.pop();
+                if let Some(&(p, _, _)) = stack.last() {
+                    low[p] = low[p].min(low[v]);
+                    if p != root && low[v] >= disc[p] {
+                        cut[p] = true;
+                    }
+                }
+            }
+        }
+        cut[root] = root_children > 1;
+    }
+    cut
+}

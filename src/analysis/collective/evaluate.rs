@@ -1,0 +1,527 @@
+//! Turns plans into times: latency by NCCL's constants, bandwidth from the most loaded arc,
+//! the tuner's choice among algorithms and protocols, and the bottleneck report.
+
+use super::algorithms::{self, Plan, segments};
+use super::efficiency as eff;
+use super::fabric::{self, Fabric, Intra, NO_ARC, Resource};
+use super::latency::{self as lat, ArchRow, Hw, Protocol, TableAlgo};
+use super::routing::Router;
+use super::{
+    AlgoChoice, Algorithm, Candidate, CollectiveError, CollectiveQuery, CollectiveResult, LinkLoad,
+    Op, ResourceKind, Routing,
+};
+use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
+
+/// A plan with its bandwidth cost.
+pub(crate) struct Costed {
+    pub plan: Plan,
+    /// Seconds per byte of size at full payload (Simple).
+    pub spb: f64,
+    /// Per arc: busy seconds per byte of size.
+    pub busy: Vec<(u32, f64)>,
+    pub arch: ArchRow,
+}
+
+pub(crate) struct Evaluator<'d> {
+    design: &'d Design,
+    fab: Fabric,
+    op: Op,
+    n: u32,
+    routing: Routing,
+    protocol: Option<Protocol>,
+    plans: Vec<Costed>,
+    bound_gbyte_s: f64,
+    in_network_bound_gbyte_s: f64,
+}
+
+/// Algorithms worth trying for an operation.
+fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32) -> Vec<Algorithm> {
+    let auto: &[Algorithm] = match op {
+        Op::AllReduce => &[
+            Algorithm::Ring,
+            Algorithm::Tree,
+            Algorithm::Nvls,
+            Algorithm::NvlsTree,
+            Algorithm::Sharp,
+            Algorithm::Hierarchical,
+        ],
+        Op::AllGather | Op::ReduceScatter => &[Algorithm::Ring, Algorithm::Nvls],
+        Op::Broadcast | Op::Reduce => &[Algorithm::Ring],
+        Op::AllToAll | Op::SendRecv => &[Algorithm::Direct],
+    };
+    match choice {
+        AlgoChoice::Auto => auto.to_vec(),
+        AlgoChoice::Ring => vec![Algorithm::Ring],
+        AlgoChoice::Tree => vec![Algorithm::Tree],
+        AlgoChoice::Nvls if domains > 1 => vec![Algorithm::NvlsTree],
+        AlgoChoice::Nvls => vec![Algorithm::Nvls],
+        AlgoChoice::NvlsTree => vec![Algorithm::NvlsTree],
+        AlgoChoice::Sharp => vec![Algorithm::Sharp],
+        AlgoChoice::Hierarchical => vec![Algorithm::Hierarchical],
+        AlgoChoice::Direct => vec![Algorithm::Direct],
+    }
+}
+
+fn protocols_for(plan: &Plan) -> Vec<Protocol> {
+    match plan.algorithm {
+        Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp => vec![Protocol::Simple],
+        Algorithm::Direct => vec![Protocol::Ll, Protocol::Simple],
+        // NCCL enables LL128 only where GPUs talk over NVLink.
+        _ if plan.intra_hw == Some(Hw::Pci) => vec![Protocol::Ll, Protocol::Simple],
+        _ => Protocol::ALL.to_vec(),
+    }
+}
+
+fn payload(p: Protocol) -> f64 {
+    match p {
+        Protocol::Ll => eff::LL_PAYLOAD,
+        Protocol::Ll128 => eff::LL128_PAYLOAD,
+        Protocol::Simple => 1.0,
+    }
+}
+
+/// Sums a plan's phases into a bandwidth cost; refuses arcs that must carry traffic but
+/// have no capacity.
+fn cost(fab: &Fabric, design: &Design, plan: Plan, arch: ArchRow) -> Result<Costed, CollectiveError> {
+    let nvls_eff = arch.nvls_efficiency();
+    let mut spb = 0.0;
+    let mut busy_dense = vec![0.0f64; fab.arcs.len()];
+    for phase in &plan.phases {
+        let mut worst = 0.0f64;
+        for (a, &load) in phase.loads.iter().enumerate() {
+            if load <= 1e-15 {
+                continue;
+            }
+            let arc = &fab.arcs[a];
+            let cap = if phase.nvls && arc.nvlink_scale_up { arc.usable * nvls_eff } else { arc.usable };
+            if !(cap > 0.0) {
+                return Err(CollectiveError::ZeroCapacity { resource: resource_label(fab, design, arc.resource) });
+            }
+            let t = load / cap;
+            worst = worst.max(t);
+            busy_dense[a] += t * phase.repeat;
+        }
+        spb += worst * phase.repeat;
+    }
+    let busy: Vec<(u32, f64)> = busy_dense
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b > 0.0)
+        .map(|(a, &b)| (a as u32, b))
+        .collect();
+    Ok(Costed { plan, spb, busy, arch })
+}
+
+impl<'d> Evaluator<'d> {
+    pub fn new(design: &'d Design, catalog: &Catalog, q: &CollectiveQuery) -> Result<Self, CollectiveError> {
+        let fab = fabric::build(design, catalog)?;
+        let total = fab.gpus.len() as u64;
+        if total == 0 {
+            return Err(CollectiveError::NoGpus);
+        }
+        let requested = q.gpus.map_or(total, u64::from);
+        if requested > total {
+            return Err(CollectiveError::NotEnoughGpus { available: total, requested });
+        }
+        if requested < 2 {
+            return Err(CollectiveError::TooFewGpus { available: total, requested });
+        }
+        let group: Vec<u32> = (0..requested as u32).collect();
+        let groups = vec![group];
+        let (plans, _) = make_plans(&fab, design, &groups, q.op, q.algorithm, q.routing, q.protocol)?;
+        let (bound, in_network_bound) = busbw_bounds(&fab, &groups[0], q.op);
+        Ok(Evaluator {
+            design,
+            fab,
+            op: q.op,
+            n: requested as u32,
+            routing: q.routing,
+            protocol: q.protocol,
+            plans,
+            bound_gbyte_s: bound,
+            in_network_bound_gbyte_s: in_network_bound,
+        })
+    }
+
+    pub fn result_at(&self, bytes: Bytes) -> CollectiveResult {
+        let s = bytes.0 as f64;
+        let mut candidates = Vec::new();
+        let mut best: Option<(usize, Protocol, f64, f64)> = None;
+        for (i, c) in self.plans.iter().enumerate() {
+            for p in protocols_for(&c.plan) {
+                if self.protocol.is_some_and(|forced| forced != p) {
+                    continue;
+                }
+                let (latency, bw) = time_of(c, self.op, p, s);
+                let t = latency + bw;
+                candidates.push(Candidate { algorithm: c.plan.algorithm, protocol: p, time_us: t });
+                if best.is_none_or(|(_, _, l, b)| t < l + b) {
+                    best = Some((i, p, latency, bw));
+                }
+            }
+        }
+        // make_plans guarantees at least one plan with at least one protocol.
+        let (i, protocol, latency_us, bandwidth_us) = best.unwrap_or((0, Protocol::Simple, 0.0, 0.0));
+        let chosen = &self.plans[i];
+        let time_us = latency_us + bandwidth_us;
+        let algbw = if time_us > 0.0 { s / (time_us * 1e3) } else { 0.0 };
+        let busbw = algbw * self.op.busbw_factor(self.n);
+        let (bottleneck, link_utilization, device_utilization) =
+            self.bottleneck(chosen, bandwidth_us, time_us);
+        let mut notes = chosen.plan.notes.clone();
+        if chosen.plan.algorithm.reduces_in_network() {
+            notes.push(format!(
+                "{} reduces inside the switches, so busbw may exceed the point-to-point bound",
+                chosen.plan.algorithm
+            ));
+        }
+        CollectiveResult {
+            op: self.op,
+            bytes,
+            gpus: self.n,
+            algorithm: chosen.plan.algorithm,
+            protocol,
+            routing: self.routing,
+            time_us,
+            latency_us,
+            bandwidth_us,
+            algbw_gbyte_s: algbw,
+            busbw_gbyte_s: busbw,
+            busbw_bound_gbyte_s: if chosen.plan.algorithm.reduces_in_network() {
+                self.in_network_bound_gbyte_s
+            } else {
+                self.bound_gbyte_s
+            },
+            bottleneck,
+            link_utilization,
+            device_utilization,
+            candidates,
+            notes,
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn bottleneck(
+        &self,
+        c: &Costed,
+        bandwidth_us: f64,
+        time_us: f64,
+    ) -> (Vec<LinkLoad>, Vec<(LinkId, f64)>, Vec<(DeviceId, f64)>) {
+        if c.spb <= 0.0 {
+            return (Vec::new(), Vec::new(), Vec::new());
+        }
+        let fab = &self.fab;
+        // Busiest direction per drawn link; busiest port per node and kind of internal resource.
+        const KINDS: usize = 4;
+        let mut per_link = vec![0.0f64; self.design.links.len()];
+        let mut per_node = vec![0.0f64; fab.nodes.len() * KINDS];
+        for &(a, busy) in &c.busy {
+            let u = busy / c.spb;
+            let slot = match fab.arcs[a as usize].resource {
+                Resource::Link { index, .. } => &mut per_link[index as usize],
+                Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],
+                Resource::Bridge { node, .. } => &mut per_node[node as usize * KINDS + 1],
+                Resource::GpuPcie { node, .. } => &mut per_node[node as usize * KINDS + 2],
+                Resource::NicPcie { node, .. } => &mut per_node[node as usize * KINDS + 3],
+            };
+            *slot = slot.max(u);
+        }
+        let share = if time_us > 0.0 { bandwidth_us / time_us } else { 0.0 };
+        let links: Vec<(LinkId, f64)> = per_link
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| **u > 0.0)
+            .map(|(i, &u)| (self.design.links[i].id, u))
+            .collect();
+        let devices: Vec<(DeviceId, f64)> = per_node
+            .chunks(KINDS)
+            .enumerate()
+            .map(|(i, k)| (fab.nodes[i].device, k.iter().copied().fold(0.0, f64::max)))
+            .filter(|(_, u)| *u > 0.0)
+            .collect();
+        // Top resources: (utilization, kind, index).
+        let mut all: Vec<(f64, u8, u32)> = per_link
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| **u > 0.0)
+            .map(|(i, &u)| (u, 0u8, i as u32))
+            .chain(
+                per_node
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, u)| **u > 0.0)
+                    .map(|(i, &u)| (u, 1 + (i % KINDS) as u8, (i / KINDS) as u32)),
+            )
+            .collect();
+        let top = 8.min(all.len());
+        if top > 0 && all.len() > top {
+            all.select_nth_unstable_by(top - 1, |a, b| b.0.total_cmp(&a.0));
+            all.truncate(top);
+        }
+        all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let loads: Vec<LinkLoad> = all
+            .iter()
+            .map(|&(u, kind, idx)| {
+                let (link, device, rk, label) = self.describe(kind, idx);
+                LinkLoad { link, device, kind: rk, label, utilization: u, time_share: u * share }
+            })
+            .collect();
+        (loads, links, devices)
+    }
+
+    fn describe(&self, kind: u8, idx: u32) -> (Option<LinkId>, Option<DeviceId>, ResourceKind, String) {
+        let fab = &self.fab;
+        let name = |id: DeviceId| self.design.device(id).map_or_else(|| id.to_string(), |d| d.name.clone());
+        match kind {
+            0 => {
+                let l = &self.design.links[idx as usize];
+                let label = format!("{} {} – {}", l.id, name(l.a.device), name(l.b.device));
+                (Some(l.id), None, ResourceKind::Link, label)
+            }
+            _ => {
+                let node = fab.nodes[idx as usize].device;
+                let (rk, what) = match kind {
+                    1 => (ResourceKind::NvLink, "NVLink ports"),
+                    2 => (ResourceKind::NvLinkBridge, "NVLink bridges"),
+                    3 => (ResourceKind::GpuPcie, "GPU PCIe links"),
+                    _ => (ResourceKind::NicPcie, "NIC PCIe slots"),
+                };
+                (None, Some(node), rk, format!("{} {}", name(node), what))
+            }
+        }
+    }
+}
+
+fn resource_label(fab: &Fabric, design: &Design, r: Resource) -> String {
+    let node_name = |node: u32| {
+        let id = fab.nodes[node as usize].device;
+        design.device(id).map_or_else(|| id.to_string(), |d| d.name.clone())
+    };
+    match r {
+        Resource::Link { index, .. } => format!("link {}", fabric::link_id(design, index)),
+        Resource::ScaleUp { node, gpu, .. } => format!("{} NVLink of GPU {gpu}", node_name(node)),
+        Resource::Bridge { node, from } => format!("{} NVLink bridge of GPU {from}", node_name(node)),
+        Resource::GpuPcie { node, gpu, .. } => format!("{} PCIe of GPU {gpu}", node_name(node)),
+        Resource::NicPcie { node, nic, .. } => format!("{} PCIe slot of NIC {nic}", node_name(node)),
+    }
+}
+
+/// Plans and costs every applicable algorithm; errors only when none works.
+fn make_plans(
+    fab: &Fabric,
+    design: &Design,
+    groups: &[Vec<u32>],
+    op: Op,
+    choice: AlgoChoice,
+    routing: Routing,
+    protocol: Option<Protocol>,
+) -> Result<(Vec<Costed>, u32), CollectiveError> {
+    let domains = segments(fab, &groups[0]).len() as u32;
+    let arch = groups[0]
+        .iter()
+        .map(|&g| fab.node_of_gpu(g).arch)
+        .reduce(ArchRow::min)
+        .unwrap_or(ArchRow::Ampere);
+    let mut router = Router::new(fab);
+    let mut plans = Vec::new();
+    let mut first_error: Option<CollectiveError> = None;
+    for algorithm in algorithms_for(op, choice, domains) {
+        let attempt = algorithms::plan(fab, &mut router, groups, op, algorithm, routing == Routing::Adaptive)
+            .and_then(|p| cost(fab, design, p, arch));
+        match attempt {
+            Ok(c) => {
+                if protocol.is_none_or(|p| protocols_for(&c.plan).contains(&p)) {
+                    plans.push(c);
+                } else if first_error.is_none() {
+                    first_error = Some(CollectiveError::AlgorithmUnavailable {
+                        algorithm,
+                        op,
+                        reason: format!("it does not run the {} protocol", protocol.map_or("", |p| p.label())),
+                    });
+                }
+            }
+            Err(e) => {
+                // A hard error (not connected, no capacity) outranks "not applicable".
+                let hard = !matches!(e, CollectiveError::AlgorithmUnavailable { .. });
+                if first_error.is_none() || (hard && matches!(first_error, Some(CollectiveError::AlgorithmUnavailable { .. }))) {
+                    first_error = Some(e);
+                }
+            }
+        }
+    }
+    if plans.is_empty() {
+        return Err(first_error.unwrap_or(CollectiveError::AlgorithmUnavailable {
+            algorithm: Algorithm::Ring,
+            op,
+            reason: "no algorithm applies".into(),
+        }));
+    }
+    Ok((plans, domains))
+}
+
+/// (latency µs, bandwidth µs) of a costed plan at a size and protocol.
+fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
+    let plan = &c.plan;
+    let mut bw = s * c.spb / payload(p);
+    if plan.algorithm == Algorithm::Tree && op == Op::AllReduce {
+        bw /= lat::tree_correction(p, s);
+    }
+    if p == Protocol::Ll {
+        let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
+        bw = bw.max(s * op.busbw_factor(plan.n) / cap);
+    }
+    (latency_us(plan, op, p), bw * 1e6)
+}
+
+/// Latency by NCCL's model: base + steps × per-step latency by hop type, plus our stack and
+/// switch latency on network steps.
+fn latency_us(plan: &Plan, op: Op, p: Protocol) -> f64 {
+    let n = f64::from(plan.n);
+    let m = f64::from(plan.domains);
+    let g = f64::from(plan.max_domain_gpus);
+    let multi = plan.domains > 1;
+    let intra = |algo: TableAlgo| -> f64 {
+        let l = plan.intra_hw.map_or(0.0, |hw| lat::hw_latency(hw, algo, p));
+        if multi { l.max(lat::net_overhead(p)) } else { l }
+    };
+    let inter = |algo: TableAlgo| lat::hw_latency(Hw::Net, algo, p) + plan.net_extra_us;
+    let fill = if plan.nvls_rate > 0.0 { lat::nvls_fill_us(plan.nvls_rate) } else { 0.0 };
+    match plan.algorithm {
+        Algorithm::Ring => {
+            let (steps, inter_steps) = match op {
+                Op::AllReduce => (2.0 * (n - 1.0), if multi { 2.0 * (m - 1.0) } else { 0.0 }),
+                _ => (n - 1.0, if multi { m - 1.0 } else { 0.0 }),
+            };
+            lat::base_latency(TableAlgo::Ring, p)
+                + (steps - inter_steps) * intra(TableAlgo::Ring)
+                + inter_steps * inter(TableAlgo::Ring)
+        }
+        Algorithm::Tree => {
+            if multi {
+                lat::base_latency(TableAlgo::Tree, p)
+                    + 2.0 * ((g - 1.0) * intra(TableAlgo::Tree) + lat::log2_ceil(plan.domains) * inter(TableAlgo::Tree))
+            } else {
+                lat::base_latency(TableAlgo::Tree, p) + 2.0 * (n - 1.0) * intra(TableAlgo::Tree)
+            }
+        }
+        Algorithm::Nvls => lat::hw_latency(Hw::NvLink, TableAlgo::Nvls, p) + fill,
+        Algorithm::NvlsTree => {
+            lat::hw_latency(Hw::NvLink, TableAlgo::NvlsTree, p)
+                + 2.0 * lat::log2_ceil(plan.domains) * inter(TableAlgo::NvlsTree)
+                + fill
+        }
+        Algorithm::Sharp => {
+            let intra_hw = plan.intra_hw.unwrap_or(Hw::NvLink);
+            2.0 * ((g - 1.0).min(1.0) * lat::hw_latency(intra_hw, TableAlgo::CollNetDirect, p) + (g - 1.0) * 0.4)
+                + inter(TableAlgo::CollNetDirect)
+                + fill
+        }
+        Algorithm::Hierarchical => {
+            lat::base_latency(TableAlgo::Ring, p)
+                + 2.0 * (g - 1.0) * intra(TableAlgo::Ring)
+                + 2.0 * (m - 1.0) * inter(TableAlgo::Ring)
+        }
+        Algorithm::Direct => {
+            let hop = if plan.uses_net { inter(TableAlgo::Ring) } else { intra(TableAlgo::Ring) };
+            let base = lat::base_latency(TableAlgo::Ring, p) + hop;
+            if op == Op::AllToAll {
+                let local = (g - 1.0).max(0.0) * intra(TableAlgo::Ring);
+                let remote = (n - g).max(0.0) * lat::net_overhead(p);
+                base + (local + remote) / lat::P2P_IN_FLIGHT
+            } else {
+                base
+            }
+        }
+    }
+}
+
+/// Line-rate bounds on busbw (GB/s): point-to-point algorithms, and in-network reduction.
+/// Per GPU: t ≥ factor × S / (its egress line rate) is nccl-tests' own reasoning. Across
+/// domains: each domain must also push its share through its network ports.
+fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
+    let n = group.len() as f64;
+    let node_net_line = |node: usize| -> f64 {
+        let nd = &fab.nodes[node];
+        let nic: f64 = nd.nics.iter().filter_map(|x| x.access).map(|(out, _, _)| fab.arcs[out as usize].line).sum();
+        if nic > 0.0 {
+            nic
+        } else {
+            nd.other_access.iter().map(|(out, _, _)| fab.arcs[*out as usize].line).sum()
+        }
+    };
+    let segs = segments(fab, group);
+    let mut gpu_bound = f64::INFINITY;
+    for &g in group {
+        let gpu = &fab.gpus[g as usize];
+        let node = &fab.nodes[gpu.node as usize];
+        let mut line = 0.0;
+        if gpu.su_up != NO_ARC {
+            line += fab.arcs[gpu.su_up as usize].line;
+        }
+        if matches!(node.intra, Intra::Pcie | Intra::BridgePairs) && gpu.pcie_up != NO_ARC {
+            line += fab.arcs[gpu.pcie_up as usize].line;
+        }
+        if segs.len() > 1 || node.intra == Intra::Unified {
+            line += node_net_line(gpu.node as usize) / f64::from(node.gpu_count.max(1));
+        }
+        gpu_bound = gpu_bound.min(line);
+    }
+    let factor = op.busbw_factor(group.len() as u32);
+    let mut p2p = gpu_bound;
+    let mut in_net = factor * gpu_bound;
+    if segs.len() > 1 {
+        let m = segs.len() as f64;
+        for s in &segs {
+            let mut nodes: Vec<u32> = s.gpus.iter().map(|&g| fab.gpus[g as usize].node).collect();
+            nodes.dedup();
+            let l: f64 = nodes.iter().map(|&nd| node_net_line(nd as usize)).sum();
+            let gs = s.gpus.len() as f64;
+            let dom = match op {
+                Op::AllReduce => factor / (2.0 * (m - 1.0) / m) * l,
+                Op::AllGather | Op::ReduceScatter => factor / ((m - 1.0) / m) * l,
+                Op::AllToAll => (n - 1.0) * l / (gs * (n - gs)).max(1.0),
+                Op::Broadcast | Op::Reduce | Op::SendRecv => l,
+            };
+            p2p = p2p.min(dom);
+            in_net = in_net.min(factor * l);
+        }
+    }
+    (p2p / 1e9, in_net / 1e9)
+}
+
+/// A set of concurrent, congruent groups running one collective (a training step's TP or DP
+/// groups all at once).
+pub(crate) struct GroupSpec<'a> {
+    pub groups: &'a [Vec<u32>],
+    pub op: Op,
+    pub bytes: f64,
+}
+
+/// Time (µs) and chosen algorithm for concurrent groups, on a fabric already built.
+pub(crate) fn evaluate_groups(
+    design: &Design,
+    catalog: &Catalog,
+    specs: &[GroupSpec],
+    routing: Routing,
+) -> Result<Vec<(f64, Algorithm)>, CollectiveError> {
+    let fab = fabric::build(design, catalog)?;
+    let mut out = Vec::with_capacity(specs.len());
+    for spec in specs {
+        if spec.groups.is_empty() || spec.groups[0].len() < 2 || spec.bytes <= 0.0 {
+            out.push((0.0, Algorithm::Direct));
+            continue;
+        }
+        let (plans, _) = make_plans(&fab, design, spec.groups, spec.op, AlgoChoice::Auto, routing, None)?;
+        let mut best = (f64::INFINITY, Algorithm::Ring);
+        for c in &plans {
+            for p in protocols_for(&c.plan) {
+                let (l, b) = time_of(c, spec.op, p, spec.bytes);
+                if l + b < best.0 {
+                    best = (l + b, c.plan.algorithm);
+                }
+            }
+        }
+        out.push(best);
+    }
+    Ok(out)
+}

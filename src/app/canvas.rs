@@ -1,0 +1,716 @@
+//! The editing canvas: draws a design and turns pointer gestures into `Command`s.
+//!
+//! Built on `egui::Scene` (pan and zoom) and a `Painter`; devices are not widgets but shapes,
+//! hit-tested by hand, so that 10,000 nodes cost one pass per frame. The canvas never edits
+//! the design: it returns `CanvasEvent`s and the caller applies the commands (a drag is one
+//! `MoveDevices` on release). Nothing here asks for a repaint unless an edit was just emitted.
+//!
+//! Gestures: primary drag on a device moves the selection, on a port handle draws a link, on
+//! empty canvas draws a selection box; middle or secondary drag (or primary with Space held)
+//! pans; the mouse wheel zooms (a touchpad scrolls), pinch and Ctrl+wheel zoom too.
+//! Click selects, Shift+click toggles, Escape cancels a gesture.
+//!
+//! A device's `pos` is its centre, in canvas units (one unit is one screen point at zoom 1).
+
+mod arrange;
+mod geometry;
+mod paint;
+
+pub use arrange::arrange_by_tier;
+pub use paint::{heat_color, tech_color};
+
+use crate::model::command::Command;
+use crate::model::factory::{default_link, default_name, devices_from_part};
+use crate::model::{Catalog, Design, DeviceId, DeviceKind, LinkId, PartId, Pos};
+use egui::containers::DragPanButtons;
+use egui::emath::TSTransform;
+use egui::{Event, Key, LayerId, MouseWheelUnit, PointerButton, Pos2, Rect, Scene, Ui, Vec2};
+use geometry::{Handles, Hit, Layout, index_of, to_pos2};
+use paint::{ALL_HANDLES_ZOOM, COLLAPSE_ZOOM, MIN_HANDLE_ZOOM, link_width_px};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Grid pitch and snap step, in canvas units.
+pub const GRID: f32 = 20.0;
+/// Zoom limits (screen points per canvas unit).
+pub const MIN_ZOOM: f32 = 0.005;
+pub const MAX_ZOOM: f32 = 4.0;
+/// Zoom to fit never frames less than this much canvas, so one device does not fill the screen.
+const MIN_FIT_SIZE: Vec2 = Vec2::new(1200.0, 700.0);
+const FIT_MARGIN: f32 = 60.0;
+
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Selection {
+    pub devices: BTreeSet<DeviceId>,
+    pub links: BTreeSet<LinkId>,
+}
+
+impl Selection {
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty() && self.links.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.devices.clear();
+        self.links.clear();
+    }
+
+    /// Drops ids the design no longer has (after a delete or an undo).
+    pub fn retain_existing(&mut self, design: &Design) {
+        self.devices.retain(|id| design.device(*id).is_some());
+        self.links.retain(|id| design.link(*id).is_some());
+    }
+}
+
+/// What the canvas remembers between frames. `scene_rect` is the visible canvas region
+/// (egui's `Scene` pans and zooms it); set it with [`zoom_to_fit`].
+#[derive(Debug, Clone)]
+pub struct CanvasState {
+    pub selection: Selection,
+    pub scene_rect: Rect,
+    pub show_grid: bool,
+    pub snap: bool,
+    /// Gesture in progress, hover and view transform: the canvas's own business, public
+    /// only so that `CanvasState { snap, ..Default::default() }` works outside this module.
+    pub interaction: Interaction,
+}
+
+/// The canvas's private per-frame memory.
+#[derive(Debug, Clone)]
+pub struct Interaction {
+    gesture: Gesture,
+    hovered: Option<DeviceId>,
+    /// Whether the last wheel event came from a notched mouse wheel (zoom) rather than a
+    /// touchpad (pan).
+    wheel_is_mouse: bool,
+    /// Canvas → screen transform of the last frame.
+    to_global: Option<TSTransform>,
+}
+
+impl Default for Interaction {
+    fn default() -> Self {
+        Self {
+            gesture: Gesture::Idle,
+            hovered: None,
+            wheel_is_mouse: true,
+            to_global: None,
+        }
+    }
+}
+
+impl Default for CanvasState {
+    fn default() -> Self {
+        Self {
+            selection: Selection::default(),
+            scene_rect: Rect::NOTHING,
+            show_grid: true,
+            snap: true,
+            interaction: Interaction::default(),
+        }
+    }
+}
+
+impl CanvasState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Screen position of a canvas point as of the last frame drawn.
+    pub fn to_screen(&self, p: Pos) -> Option<Pos2> {
+        self.interaction.to_global.map(|t| t * to_pos2(p))
+    }
+
+    /// Canvas point under a screen position, as of the last frame drawn.
+    pub fn to_canvas(&self, p: Pos2) -> Option<Pos> {
+        self.interaction.to_global.map(|t| {
+            let c = t.inverse() * p;
+            Pos::new(c.x, c.y)
+        })
+    }
+
+    /// Screen points per canvas unit in the last frame.
+    pub fn zoom(&self) -> Option<f32> {
+        self.interaction.to_global.map(|t| t.scaling)
+    }
+
+    /// True while a drag, box selection or link drawing is under way.
+    pub fn is_busy(&self) -> bool {
+        !matches!(self.interaction.gesture, Gesture::Idle)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Gesture {
+    Idle,
+    /// Primary drag with Space held: the scene pans, the canvas keeps out of it.
+    Pan,
+    Move {
+        /// Sorted; includes the members of selected domains.
+        ids: Vec<DeviceId>,
+        /// The grabbed device: it lands on the grid, the rest keep their distance to it.
+        anchor: DeviceId,
+        origin: Pos2,
+        current: Pos2,
+    },
+    Box {
+        origin: Pos2,
+        current: Pos2,
+        additive: bool,
+    },
+    Link {
+        from: DeviceId,
+        current: Pos2,
+    },
+}
+
+/// Read-only extras drawn over the design.
+pub struct CanvasOverlay<'a> {
+    pub catalog: &'a Catalog,
+    /// Utilisation 0..1 of each link under the selected collective; colours links when set.
+    pub heat: Option<&'a HashMap<LinkId, f64>>,
+    /// Links to emphasise (the bisection cut while its figure is hovered).
+    pub highlight_links: &'a HashSet<LinkId>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CanvasEvent {
+    Command(Command),
+    /// A message for the status bar (a refused link, a part that is not a device).
+    Status(String),
+}
+
+/// Payload a palette item carries when dragged onto the canvas.
+#[derive(Clone, Debug)]
+pub struct PaletteDrop {
+    pub part: PartId,
+}
+
+fn usable(rect: Rect) -> bool {
+    rect.is_finite() && rect.width() > 0.0 && rect.height() > 0.0
+}
+
+/// Frames every device (and domain container) with a margin.
+pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
+    let bounds = Layout::build(design, None, false)
+        .bounds()
+        .unwrap_or(Rect::from_center_size(Pos2::ZERO, MIN_FIT_SIZE));
+    let r = bounds.expand(FIT_MARGIN);
+    state.scene_rect = Rect::from_center_size(r.center(), r.size().max(MIN_FIT_SIZE));
+}
+
+/// Snaps the moving set so that the grabbed device lands on the grid.
+fn move_offset(design: &Design, anchor: DeviceId, delta: Vec2, snap: bool) -> Vec2 {
+    if !snap {
+        return delta;
+    }
+    let Some(d) = design.device(anchor) else {
+        return delta;
+    };
+    let p = to_pos2(d.pos) + delta;
+    let snapped = Pos2::new((p.x / GRID).round() * GRID, (p.y / GRID).round() * GRID);
+    snapped - to_pos2(d.pos)
+}
+
+/// Draws the design and handles the canvas's gestures. Returns the edits and messages the
+/// caller should apply or show, in order.
+pub fn canvas_ui(
+    ui: &mut Ui,
+    design: &Design,
+    state: &mut CanvasState,
+    overlay: &CanvasOverlay,
+) -> Vec<CanvasEvent> {
+    let mut events = Vec::new();
+    if !usable(state.scene_rect) {
+        zoom_to_fit(design, state);
+    }
+    state.selection.retain_existing(design);
+
+    let outer = ui.available_rect_before_wrap();
+    wheel_zoom(ui, outer, state);
+
+    let space = ui.input(|i| i.key_down(Key::Space)) && !ui.ctx().egui_wants_keyboard_input();
+    let mut pan_buttons = DragPanButtons::MIDDLE | DragPanButtons::SECONDARY;
+    if space && matches!(state.interaction.gesture, Gesture::Idle | Gesture::Pan) {
+        pan_buttons |= DragPanButtons::PRIMARY;
+    }
+    let labels_layer = LayerId::new(ui.layer_id().order, ui.id().with("railyard_canvas_labels"));
+    let parent_layer = ui.layer_id();
+
+    let mut scene_rect = state.scene_rect;
+    Scene::new()
+        .zoom_range(MIN_ZOOM..=MAX_ZOOM)
+        .drag_pan_buttons(pan_buttons)
+        .show(ui, &mut scene_rect, |ui| {
+            body(ui, design, state, overlay, space, labels_layer, &mut events);
+        });
+    state.scene_rect = scene_rect;
+    // After the Scene's own layer, so the labels stack above the drawing.
+    ui.ctx().set_sublayer(parent_layer, labels_layer);
+    if !events.is_empty() {
+        // The caller applies the edits after this frame: draw once more to show them.
+        ui.ctx().request_repaint();
+    }
+    events
+}
+
+/// Mouse-wheel notches zoom about the pointer; touchpad scrolling is left to the Scene (pan).
+fn wheel_zoom(ui: &mut Ui, outer: Rect, state: &mut CanvasState) {
+    ui.input(|i| {
+        for e in &i.raw.events {
+            if let Event::MouseWheel { unit, .. } = e {
+                state.interaction.wheel_is_mouse = *unit != MouseWheelUnit::Point;
+            }
+        }
+    });
+    let (scroll, pointer, modifiers) =
+        ui.input(|i| (i.smooth_scroll_delta, i.pointer.latest_pos(), i.modifiers));
+    let Some(pointer) = pointer else { return };
+    if !state.interaction.wheel_is_mouse
+        || scroll.y == 0.0
+        || !modifiers.is_none()
+        || !outer.contains(pointer)
+        || !ui
+            .ctx()
+            .layer_id_at(pointer)
+            .is_none_or(|l| l.order == ui.layer_id().order)
+    {
+        return;
+    }
+    let s = state.scene_rect;
+    let scale = (outer.size() / s.size())
+        .min_elem()
+        .clamp(MIN_ZOOM, MAX_ZOOM);
+    let visible = Rect::from_center_size(s.center(), outer.size() / scale);
+    let q = visible.min + (pointer - outer.min) / scale;
+    let factor = (scroll.y / 200.0).exp();
+    let factor = (scale * factor).clamp(MIN_ZOOM, MAX_ZOOM) / scale;
+    state.scene_rect = Rect::from_min_max(
+        q + (visible.min - q) / factor,
+        q + (visible.max - q) / factor,
+    );
+    ui.input_mut(|i| i.smooth_scroll_delta.y = 0.0);
+}
+
+fn body(
+    ui: &mut Ui,
+    design: &Design,
+    state: &mut CanvasState,
+    overlay: &CanvasOverlay,
+    space: bool,
+    labels_layer: LayerId,
+    events: &mut Vec<CanvasEvent>,
+) {
+    let ctx = ui.ctx().clone();
+    let response = ui.response();
+    let to_global = ctx
+        .layer_transform_to_global(ui.layer_id())
+        .unwrap_or_default();
+    let from_global = to_global.inverse();
+    let zoom = to_global.scaling;
+    let view = ui.clip_rect();
+    state.interaction.to_global = Some(to_global);
+
+    let (pointer, press_origin, shift, escape) = ctx.input(|i| {
+        (
+            i.pointer.interact_pos().or(i.pointer.latest_pos()),
+            i.pointer.press_origin(),
+            i.modifiers.shift || i.modifiers.command,
+            i.key_pressed(Key::Escape),
+        )
+    });
+    let pointer = pointer.map(|p| from_global * p);
+
+    // Follow the pointer first, so the preview is not a frame behind.
+    if response.dragged()
+        && let Some(p) = pointer
+    {
+        match &mut state.interaction.gesture {
+            Gesture::Move { current, .. }
+            | Gesture::Box { current, .. }
+            | Gesture::Link { current, .. } => *current = p,
+            Gesture::Idle | Gesture::Pan => {}
+        }
+    }
+    if escape && state.is_busy() {
+        state.interaction.gesture = Gesture::Idle;
+    }
+
+    let moving = match &state.interaction.gesture {
+        Gesture::Move {
+            ids,
+            anchor,
+            origin,
+            current,
+        } => Some((
+            ids.as_slice(),
+            move_offset(design, *anchor, *current - *origin, state.snap),
+        )),
+        _ => None,
+    };
+    let collapse = zoom < COLLAPSE_ZOOM && !design.groups.is_empty();
+    let layout = Layout::build(design, moving, collapse);
+
+    let hovered_index = state
+        .interaction
+        .hovered
+        .and_then(|id| index_of(&design.devices, id));
+    let handles = if zoom >= ALL_HANDLES_ZOOM {
+        Handles::All
+    } else if zoom >= MIN_HANDLE_ZOOM {
+        hovered_index.map_or(Handles::None, Handles::Only)
+    } else {
+        Handles::None
+    };
+    let pointer_inside = response.contains_pointer() || response.dragged();
+    let hover_hit = pointer
+        .filter(|_| pointer_inside)
+        .and_then(|p| layout.hit(design, p, zoom, handles));
+    let hovered_now = match hover_hit {
+        Some(Hit::Port(i) | Hit::Device(i)) => Some(i),
+        _ => None,
+    };
+    // While moving, the device under the pointer is the one being dragged: keep the handle
+    // of what was hovered before, so it does not flicker.
+    if !matches!(state.interaction.gesture, Gesture::Move { .. }) {
+        state.interaction.hovered = hovered_now.map(|i| design.devices[i].id);
+    }
+
+    // Gestures start, end, and clicks.
+    if response.drag_started_by(PointerButton::Primary) {
+        let origin = press_origin.map(|p| from_global * p).or(pointer);
+        if space {
+            state.interaction.gesture = Gesture::Pan;
+        } else if let Some(origin) = origin {
+            state.interaction.gesture =
+                start_gesture(design, state, &layout, origin, zoom, handles, shift);
+        }
+    }
+    if response.drag_stopped() {
+        let gesture = std::mem::replace(&mut state.interaction.gesture, Gesture::Idle);
+        finish_gesture(
+            design,
+            state,
+            &layout,
+            overlay.catalog,
+            gesture,
+            zoom,
+            events,
+        );
+    } else if !response.dragged() && state.is_busy() {
+        // The drag ended somewhere we did not see (focus lost): drop it.
+        state.interaction.gesture = Gesture::Idle;
+    }
+    if response.clicked_by(PointerButton::Primary)
+        && let Some(p) = pointer
+    {
+        click(design, state, &layout, p, zoom, handles, shift);
+    }
+
+    // Palette drops.
+    let drop_preview = response.dnd_hover_payload::<PaletteDrop>();
+    if let Some(payload) = response.dnd_release_payload::<PaletteDrop>()
+        && let Some(p) = pointer
+    {
+        drop_part(design, state, overlay.catalog, &payload.part, p, events);
+    }
+
+    // Paint.
+    let labels = ctx
+        .layer_painter(labels_layer)
+        .with_clip_rect(to_global * view);
+    let link_target = match (&state.interaction.gesture, hover_hit) {
+        (Gesture::Link { .. }, Some(Hit::Device(i) | Hit::Port(i))) => Some(i),
+        _ => None,
+    };
+    let frame = paint::Frame {
+        scene: ui.painter(),
+        labels: &labels,
+        to_global,
+        zoom,
+        view,
+        design,
+        catalog: overlay.catalog,
+        layout: &layout,
+        state,
+        overlay,
+        handles,
+        hovered: link_target.or(hovered_now).or(hovered_index),
+        dark: ui.visuals().dark_mode,
+    };
+    if state.show_grid {
+        frame.grid();
+    }
+    frame.domains();
+    frame.links();
+    frame.devices();
+    match &state.interaction.gesture {
+        Gesture::Box {
+            origin, current, ..
+        } => frame.selection_box(Rect::from_two_pos(*origin, *current)),
+        Gesture::Link { from, current } => {
+            if let Some(i) = index_of(&design.devices, *from) {
+                frame.link_band(i, *current);
+            }
+        }
+        _ => {}
+    }
+    if let (Some(payload), Some(p)) = (drop_preview, pointer) {
+        frame.drop_ghost(snap_point(p, state.snap), &payload.part);
+    }
+    frame.labels();
+}
+
+fn snap_point(p: Pos2, snap: bool) -> Pos2 {
+    if snap {
+        Pos2::new((p.x / GRID).round() * GRID, (p.y / GRID).round() * GRID)
+    } else {
+        p
+    }
+}
+
+/// The devices a drag of the selection moves: the selection and the members of selected
+/// domains, sorted.
+fn moving_set(design: &Design, selection: &BTreeSet<DeviceId>) -> Vec<DeviceId> {
+    let mut ids: BTreeSet<DeviceId> = selection.clone();
+    let any_domain = selection.iter().any(|id| {
+        design
+            .device(*id)
+            .is_some_and(|d| matches!(d.kind, DeviceKind::NvSwitchDomain(_)))
+    });
+    if any_domain {
+        for d in &design.devices {
+            if let DeviceKind::GpuNode(n) = &d.kind
+                && n.domain.is_some_and(|dom| selection.contains(&dom))
+            {
+                ids.insert(d.id);
+            }
+        }
+    }
+    ids.into_iter().collect()
+}
+
+fn block_members(design: &Design, layout: &Layout, b: usize) -> Vec<DeviceId> {
+    let group = layout.blocks[b].group;
+    design
+        .devices
+        .iter()
+        .filter(|d| d.group == Some(group))
+        .map(|d| d.id)
+        .collect()
+}
+
+fn start_gesture(
+    design: &Design,
+    state: &mut CanvasState,
+    layout: &Layout,
+    origin: Pos2,
+    zoom: f32,
+    handles: Handles,
+    shift: bool,
+) -> Gesture {
+    match layout.hit(design, origin, zoom, handles) {
+        Some(Hit::Port(i)) => Gesture::Link {
+            from: design.devices[i].id,
+            current: origin,
+        },
+        Some(Hit::Device(i)) => {
+            let id = design.devices[i].id;
+            if !state.selection.devices.contains(&id) {
+                if !shift {
+                    state.selection.clear();
+                }
+                state.selection.devices.insert(id);
+            }
+            Gesture::Move {
+                ids: moving_set(design, &state.selection.devices),
+                anchor: id,
+                origin,
+                current: origin,
+            }
+        }
+        Some(Hit::Block(b)) => {
+            let members = block_members(design, layout, b);
+            if !shift {
+                state.selection.clear();
+            }
+            state.selection.devices.extend(members.iter().copied());
+            match members.first() {
+                Some(&anchor) => Gesture::Move {
+                    ids: moving_set(design, &state.selection.devices),
+                    anchor,
+                    origin,
+                    current: origin,
+                },
+                None => Gesture::Idle,
+            }
+        }
+        None => Gesture::Box {
+            origin,
+            current: origin,
+            additive: shift,
+        },
+    }
+}
+
+fn finish_gesture(
+    design: &Design,
+    state: &mut CanvasState,
+    layout: &Layout,
+    catalog: &Catalog,
+    gesture: Gesture,
+    zoom: f32,
+    events: &mut Vec<CanvasEvent>,
+) {
+    match gesture {
+        Gesture::Idle | Gesture::Pan => {}
+        Gesture::Move {
+            ids,
+            anchor,
+            origin,
+            current,
+        } => {
+            let offset = move_offset(design, anchor, current - origin, state.snap);
+            if offset == Vec2::ZERO {
+                return;
+            }
+            let moves: Vec<(DeviceId, Pos)> = ids
+                .iter()
+                .filter_map(|id| {
+                    let d = design.device(*id)?;
+                    Some((*id, Pos::new(d.pos.x + offset.x, d.pos.y + offset.y)))
+                })
+                .collect();
+            if !moves.is_empty() {
+                events.push(CanvasEvent::Command(Command::MoveDevices { moves }));
+            }
+        }
+        Gesture::Box {
+            origin,
+            current,
+            additive,
+        } => {
+            let area = Rect::from_two_pos(origin, current);
+            if !additive {
+                state.selection.clear();
+            }
+            for (i, d) in design.devices.iter().enumerate() {
+                if area.contains(layout.rects[i].center()) {
+                    state.selection.devices.insert(d.id);
+                }
+            }
+        }
+        Gesture::Link { from, current } => match layout.hit(design, current, zoom, Handles::None) {
+            Some(Hit::Device(j) | Hit::Port(j)) => {
+                let to = design.devices[j].id;
+                if to == from {
+                    return;
+                }
+                match default_link(design, catalog, from, to) {
+                    Ok(link) => {
+                        let status = format!(
+                            "linked {} and {}: {} at {}",
+                            name_of(design, from),
+                            name_of(design, to),
+                            link.tech.label(),
+                            link.nominal_capacity()
+                        );
+                        state.selection.clear();
+                        state.selection.links.insert(link.id);
+                        events.push(CanvasEvent::Command(Command::Insert {
+                            devices: vec![],
+                            links: vec![link],
+                            groups: vec![],
+                        }));
+                        events.push(CanvasEvent::Status(status));
+                    }
+                    Err(reason) => events.push(CanvasEvent::Status(reason)),
+                }
+            }
+            Some(Hit::Block(_)) => events.push(CanvasEvent::Status(
+                "zoom in to link to a single device".to_string(),
+            )),
+            None => {}
+        },
+    }
+}
+
+fn name_of(design: &Design, id: DeviceId) -> String {
+    design
+        .device(id)
+        .map_or_else(|| id.to_string(), |d| d.name.clone())
+}
+
+fn click(
+    design: &Design,
+    state: &mut CanvasState,
+    layout: &Layout,
+    p: Pos2,
+    zoom: f32,
+    handles: Handles,
+    toggle: bool,
+) {
+    let sel = &mut state.selection;
+    match layout.hit(design, p, zoom, handles) {
+        Some(Hit::Device(i) | Hit::Port(i)) => {
+            let id = design.devices[i].id;
+            if toggle {
+                if !sel.devices.remove(&id) {
+                    sel.devices.insert(id);
+                }
+            } else {
+                sel.clear();
+                sel.devices.insert(id);
+            }
+        }
+        Some(Hit::Block(b)) => {
+            if !toggle {
+                sel.clear();
+            }
+            sel.devices.extend(block_members(design, layout, b));
+        }
+        None => match layout.hit_link(design, p, zoom, |l| link_width_px(l, zoom)) {
+            Some(k) => {
+                let id = design.links[k].id;
+                if toggle {
+                    if !sel.links.remove(&id) {
+                        sel.links.insert(id);
+                    }
+                } else {
+                    sel.clear();
+                    sel.links.insert(id);
+                }
+            }
+            None if !toggle => sel.clear(),
+            None => {}
+        },
+    }
+}
+
+fn drop_part(
+    design: &Design,
+    state: &mut CanvasState,
+    catalog: &Catalog,
+    part: &PartId,
+    at: Pos2,
+    events: &mut Vec<CanvasEvent>,
+) {
+    let at = snap_point(at, state.snap);
+    let id = design.next_device_id();
+    match devices_from_part(
+        catalog,
+        part,
+        id,
+        default_name(part, id),
+        Pos::new(at.x, at.y),
+    ) {
+        Ok(devices) => {
+            state.selection.clear();
+            state.selection.devices.insert(id);
+            events.push(CanvasEvent::Command(Command::Insert {
+                devices,
+                links: vec![],
+                groups: vec![],
+            }));
+        }
+        Err(e) => events.push(CanvasEvent::Status(e.to_string())),
+    }
+}

@@ -1,0 +1,334 @@
+//! Where things are on the canvas: device sizes, the per-frame layout (device rectangles,
+//! NVSwitch-domain containers, collapsed groups) and hit testing. Everything here is in
+//! canvas units; a device's `pos` is its centre.
+
+use crate::model::{Design, Device, DeviceId, DeviceKind, GroupId, Link, Pos};
+use egui::{Pos2, Rect, Vec2, pos2, vec2};
+use std::collections::HashMap;
+
+pub(super) const NODE_SIZE: Vec2 = vec2(100.0, 56.0);
+pub(super) const SWITCH_SIZE: Vec2 = vec2(100.0, 44.0);
+pub(super) const HOST_SIZE: Vec2 = vec2(90.0, 44.0);
+/// A domain without members still needs something to click.
+pub(super) const EMPTY_DOMAIN_SIZE: Vec2 = vec2(240.0, 160.0);
+/// Room around a domain's members, and the band on top that carries its name.
+pub(super) const DOMAIN_PAD: f32 = 14.0;
+pub(super) const DOMAIN_HEADER: f32 = 26.0;
+/// Port handle radius and its grab tolerance, in screen points.
+pub(super) const HANDLE_RADIUS_PX: f32 = 5.0;
+pub(super) const HANDLE_GRAB_PX: f32 = 9.0;
+/// How close (beyond its half width) a click must be to pick a link, in screen points.
+pub(super) const LINK_GRAB_PX: f32 = 4.0;
+/// Marks a device that is drawn on its own rather than inside a collapsed group.
+const NO_BLOCK: u32 = u32::MAX;
+
+pub(super) fn to_pos2(p: Pos) -> Pos2 {
+    pos2(p.x, p.y)
+}
+
+pub(super) fn device_size(kind: &DeviceKind) -> Vec2 {
+    match kind {
+        DeviceKind::GpuNode(_) => NODE_SIZE,
+        DeviceKind::Switch(_) => SWITCH_SIZE,
+        DeviceKind::Host(_) => HOST_SIZE,
+        DeviceKind::NvSwitchDomain(_) => EMPTY_DOMAIN_SIZE,
+    }
+}
+
+pub(super) fn is_domain(d: &Device) -> bool {
+    matches!(d.kind, DeviceKind::NvSwitchDomain(_))
+}
+
+/// Index of a device in `design.devices`. Ids are usually dense (id = index), so try that
+/// before the binary search.
+pub(super) fn index_of(devices: &[Device], id: DeviceId) -> Option<usize> {
+    let guess = id.0 as usize;
+    if devices.get(guess).is_some_and(|d| d.id == id) {
+        return Some(guess);
+    }
+    devices.binary_search_by_key(&id, |d| d.id).ok()
+}
+
+/// Where a port handle sits: the middle of the right edge.
+pub(super) fn handle_center(rect: Rect) -> Pos2 {
+    pos2(rect.right(), rect.center().y)
+}
+
+/// A group drawn as one block when zoomed far out.
+#[derive(Debug, Clone)]
+pub(super) struct Block {
+    pub group: GroupId,
+    pub rect: Rect,
+    pub devices: u32,
+    pub gpus: u64,
+}
+
+/// What the pointer is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Hit {
+    /// The port handle of device i (a drag from here draws a link).
+    Port(usize),
+    Device(usize),
+    Block(usize),
+}
+
+/// Which devices show their port handle.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Handles {
+    None,
+    Only(usize),
+    All,
+}
+
+/// One frame's geometry, indexed like `design.devices`.
+pub(super) struct Layout {
+    pub rects: Vec<Rect>,
+    pub blocks: Vec<Block>,
+    /// Per device, its block or `NO_BLOCK`; empty when nothing is collapsed.
+    block_of: Vec<u32>,
+}
+
+impl Layout {
+    /// `moving`: devices drawn displaced by an offset (a drag in progress).
+    /// `collapse`: draw each group as one block.
+    pub fn build(design: &Design, moving: Option<(&[DeviceId], Vec2)>, collapse: bool) -> Layout {
+        let devices = &design.devices;
+        let mut rects: Vec<Rect> = devices
+            .iter()
+            .map(|d| {
+                if is_domain(d) {
+                    Rect::NOTHING
+                } else {
+                    Rect::from_center_size(to_pos2(d.pos), device_size(&d.kind))
+                }
+            })
+            .collect();
+        let mut domain_offset: Vec<(usize, Vec2)> = Vec::new();
+        if let Some((ids, offset)) = moving {
+            for &id in ids {
+                if let Some(i) = index_of(devices, id) {
+                    if is_domain(&devices[i]) {
+                        domain_offset.push((i, offset));
+                    } else {
+                        rects[i] = rects[i].translate(offset);
+                    }
+                }
+            }
+        }
+        // A domain's container wraps its members; without members it sits at its own pos.
+        for (i, d) in devices.iter().enumerate() {
+            if let DeviceKind::GpuNode(n) = &d.kind
+                && let Some(domain) = n.domain
+                && let Some(j) = index_of(devices, domain)
+                && is_domain(&devices[j])
+            {
+                rects[j] = rects[j].union(rects[i]);
+            }
+        }
+        for (i, d) in devices.iter().enumerate() {
+            if !is_domain(d) {
+                continue;
+            }
+            rects[i] = if rects[i].is_positive() {
+                let r = rects[i].expand(DOMAIN_PAD);
+                Rect::from_min_max(pos2(r.min.x, r.min.y - DOMAIN_HEADER), r.max)
+            } else {
+                let offset = domain_offset
+                    .iter()
+                    .find(|(j, _)| *j == i)
+                    .map_or(Vec2::ZERO, |(_, o)| *o);
+                Rect::from_center_size(to_pos2(d.pos) + offset, EMPTY_DOMAIN_SIZE)
+            };
+        }
+
+        let mut blocks = Vec::new();
+        let mut block_of = Vec::new();
+        if collapse && !design.groups.is_empty() {
+            let slot: HashMap<GroupId, usize> = design
+                .groups
+                .iter()
+                .enumerate()
+                .map(|(k, g)| (g.id, k))
+                .collect();
+            let mut block_of_group = vec![NO_BLOCK; design.groups.len()];
+            block_of = vec![NO_BLOCK; devices.len()];
+            for (i, d) in devices.iter().enumerate() {
+                let Some(k) = d.group.and_then(|g| slot.get(&g).copied()) else {
+                    continue;
+                };
+                if block_of_group[k] == NO_BLOCK {
+                    block_of_group[k] = blocks.len() as u32;
+                    blocks.push(Block {
+                        group: design.groups[k].id,
+                        rect: Rect::NOTHING,
+                        devices: 0,
+                        gpus: 0,
+                    });
+                }
+                let b = block_of_group[k];
+                let block = &mut blocks[b as usize];
+                block.rect = block.rect.union(rects[i]);
+                block.devices += 1;
+                if let DeviceKind::GpuNode(n) = &d.kind {
+                    block.gpus += u64::from(n.gpu_count);
+                }
+                block_of[i] = b;
+            }
+        }
+        Layout {
+            rects,
+            blocks,
+            block_of,
+        }
+    }
+
+    pub fn is_collapsed(&self) -> bool {
+        !self.block_of.is_empty()
+    }
+
+    /// The block device i is drawn in, if it is collapsed into one.
+    pub fn block_of(&self, i: usize) -> Option<usize> {
+        match self.block_of.get(i) {
+            Some(&b) if b != NO_BLOCK => Some(b as usize),
+            _ => None,
+        }
+    }
+
+    /// Where links attach to device i: its centre, or its block's.
+    pub fn anchor(&self, i: usize) -> Pos2 {
+        match self.block_of(i) {
+            Some(b) => self.blocks[b].rect.center(),
+            None => self.rects[i].center(),
+        }
+    }
+
+    /// The two ends of a link, or None if an end is missing.
+    pub fn link_ends(&self, devices: &[Device], link: &Link) -> Option<(usize, usize)> {
+        Some((
+            index_of(devices, link.a.device)?,
+            index_of(devices, link.b.device)?,
+        ))
+    }
+
+    /// The topmost device, handle or block under `p`. Members are above their domain.
+    pub fn hit(&self, design: &Design, p: Pos2, zoom: f32, handles: Handles) -> Option<Hit> {
+        let grab = HANDLE_GRAB_PX / zoom;
+        let near_handle = |i: usize| handle_center(self.rects[i]).distance(p) <= grab;
+        if let Handles::Only(i) = handles
+            && i < self.rects.len()
+            && self.block_of(i).is_none()
+            && near_handle(i)
+        {
+            return Some(Hit::Port(i));
+        }
+        let all_handles = matches!(handles, Handles::All);
+        let devices = &design.devices;
+        for pass_domains in [false, true] {
+            for i in (0..devices.len()).rev() {
+                if is_domain(&devices[i]) != pass_domains || self.block_of(i).is_some() {
+                    continue;
+                }
+                if all_handles && near_handle(i) {
+                    return Some(Hit::Port(i));
+                }
+                if self.rects[i].contains(p) {
+                    return Some(Hit::Device(i));
+                }
+            }
+            if !pass_domains {
+                // Collapsed groups sit above domains but below single devices.
+                if let Some(b) = self.blocks.iter().rposition(|b| b.rect.contains(p)) {
+                    return Some(Hit::Block(b));
+                }
+            }
+        }
+        None
+    }
+
+    /// The link nearest to `p` within grabbing distance.
+    pub fn hit_link(
+        &self,
+        design: &Design,
+        p: Pos2,
+        zoom: f32,
+        width_px: impl Fn(&Link) -> f32,
+    ) -> Option<usize> {
+        let mut best: Option<(usize, f32)> = None;
+        for (k, link) in design.links.iter().enumerate() {
+            let Some((ia, ib)) = self.link_ends(&design.devices, link) else {
+                continue;
+            };
+            let (a, b) = (self.anchor(ia), self.anchor(ib));
+            let reach = (width_px(link) / 2.0 + LINK_GRAB_PX) / zoom;
+            let d = distance_to_segment(p, a, b);
+            if d <= reach && best.is_none_or(|(_, bd)| d < bd) {
+                best = Some((k, d));
+            }
+        }
+        best.map(|(k, _)| k)
+    }
+
+    /// Bounding box of everything drawn, or None for an empty design.
+    pub fn bounds(&self) -> Option<Rect> {
+        let r = self
+            .rects
+            .iter()
+            .fold(Rect::NOTHING, |acc, r| acc.union(*r));
+        r.is_positive().then_some(r)
+    }
+}
+
+pub(super) fn distance_to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {
+    let ab = b - a;
+    let len2 = ab.length_sq();
+    if len2 <= f32::EPSILON {
+        return p.distance(a);
+    }
+    let t = ((p - a).dot(ab) / len2).clamp(0.0, 1.0);
+    p.distance(a + ab * t)
+}
+
+/// The part of segment a–b inside `rect` (Liang–Barsky), so that a dashed line only lays
+/// dashes where they can be seen.
+pub(super) fn clip_segment(a: Pos2, b: Pos2, rect: Rect) -> Option<(Pos2, Pos2)> {
+    let d = b - a;
+    let (mut t0, mut t1) = (0.0f32, 1.0f32);
+    for (p, q) in [
+        (-d.x, a.x - rect.min.x),
+        (d.x, rect.max.x - a.x),
+        (-d.y, a.y - rect.min.y),
+        (d.y, rect.max.y - a.y),
+    ] {
+        if p == 0.0 {
+            if q < 0.0 {
+                return None;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+        }
+    }
+    (t0 <= t1).then(|| (a + d * t0, a + d * t1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_distance_and_clipping() {
+        let (a, b) = (pos2(0.0, 0.0), pos2(10.0, 0.0));
+        assert_eq!(distance_to_segment(pos2(5.0, 3.0), a, b), 3.0);
+        assert_eq!(distance_to_segment(pos2(13.0, 4.0), a, b), 5.0);
+        let r = Rect::from_min_max(pos2(2.0, -1.0), pos2(4.0, 1.0));
+        assert_eq!(
+            clip_segment(a, b, r),
+            Some((pos2(2.0, 0.0), pos2(4.0, 0.0)))
+        );
+        assert_eq!(clip_segment(pos2(0.0, 5.0), pos2(10.0, 5.0), r), None);
+    }
+}

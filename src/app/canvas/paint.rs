@@ -1,0 +1,620 @@
+//! Drawing the canvas: grid, links, devices and labels. Shapes go out in a few batches
+//! (`Painter::extend`), off-screen items are skipped, and detail drops with the zoom.
+
+use super::geometry::{HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_center, is_domain};
+use super::{CanvasOverlay, CanvasState};
+use crate::model::{
+    Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,
+    SwitchRole,
+};
+use egui::emath::TSTransform;
+use egui::epaint::text::{LayoutJob, TextFormat, TextWrapping};
+use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Shape, Stroke, StrokeKind, pos2, vec2};
+use std::collections::HashSet;
+
+/// Zoom (screen points per canvas unit) below which groups collapse into blocks.
+pub(super) const COLLAPSE_ZOOM: f32 = 0.1;
+/// Below this, devices are plain rectangles without borders or rounded corners.
+pub(super) const DETAIL_ZOOM: f32 = 0.25;
+/// From this zoom on, every visible device shows its port handle (otherwise only the hovered).
+pub(super) const ALL_HANDLES_ZOOM: f32 = 1.0;
+/// Below this, not even the hovered device shows a handle: it would be too small to grab.
+pub(super) const MIN_HANDLE_ZOOM: f32 = 0.3;
+/// Device label size in canvas units; labels show once they reach `MIN_TEXT_PX` on screen.
+const LABEL_SIZE: f32 = 12.0;
+const DOMAIN_LABEL_SIZE: f32 = 14.0;
+const MIN_TEXT_PX: f32 = 7.0;
+const MAX_TEXT_PX: f32 = 32.0;
+/// Screen size of block labels and hover tags, which do not scale with the zoom.
+const TAG_PX: f32 = 12.0;
+
+/// The colour of a link technology, used on the canvas and in the legend.
+pub fn tech_color(tech: LinkTech) -> Color32 {
+    match tech {
+        LinkTech::NvLink => Color32::from_rgb(118, 185, 0),
+        LinkTech::NvLinkBridge => Color32::from_rgb(175, 180, 43),
+        LinkTech::Pcie => Color32::from_rgb(161, 127, 100),
+        LinkTech::Ethernet => Color32::from_rgb(66, 133, 244),
+        LinkTech::RoceV2 => Color32::from_rgb(0, 188, 212),
+        LinkTech::InfiniBand => Color32::from_rgb(171, 71, 188),
+        LinkTech::Thunderbolt4 => Color32::from_rgb(120, 144, 156),
+        LinkTech::Thunderbolt5 => Color32::from_rgb(240, 98, 146),
+    }
+}
+
+/// Utilisation 0..1 as green → yellow → red (values outside are clamped).
+pub fn heat_color(utilisation: f64) -> Color32 {
+    let u = if utilisation.is_finite() {
+        utilisation.clamp(0.0, 1.0) as f32
+    } else {
+        1.0
+    };
+    let green = Color32::from_rgb(67, 160, 71);
+    let yellow = Color32::from_rgb(253, 216, 53);
+    let red = Color32::from_rgb(229, 57, 53);
+    if u < 0.5 {
+        lerp_color(green, yellow, u * 2.0)
+    } else {
+        lerp_color(yellow, red, (u - 0.5) * 2.0)
+    }
+}
+
+fn lerp_color(a: Color32, b: Color32, t: f32) -> Color32 {
+    let mix = |x: u8, y: u8| (f32::from(x) + (f32::from(y) - f32::from(x)) * t).round() as u8;
+    Color32::from_rgb(mix(a.r(), b.r()), mix(a.g(), b.g()), mix(a.b(), b.b()))
+}
+
+pub(super) const FAILED: Color32 = Color32::from_rgb(229, 57, 53);
+pub(super) const DEGRADED: Color32 = Color32::from_rgb(251, 140, 0);
+const NO_HEAT: Color32 = Color32::from_rgb(120, 120, 120);
+const SELECTED: Color32 = Color32::from_rgb(255, 202, 40);
+const HIGHLIGHT: Color32 = Color32::from_rgba_premultiplied(120, 110, 20, 120);
+const LABEL: Color32 = Color32::WHITE;
+const NODE_FILL: Color32 = Color32::from_rgb(44, 92, 150);
+const MAC_FILL: Color32 = Color32::from_rgb(96, 100, 118);
+const HOST_FILL: Color32 = Color32::from_rgb(92, 92, 92);
+const DOMAIN_STROKE: Color32 = Color32::from_rgb(118, 185, 0);
+const DOMAIN_FILL: Color32 = Color32::from_rgba_premultiplied(14, 24, 0, 28);
+const DOMAIN_HEADER_FILL: Color32 = Color32::from_rgba_premultiplied(50, 80, 0, 110);
+const BLOCK_FILL: Color32 = Color32::from_rgb(70, 84, 110);
+
+fn switch_fill(role: SwitchRole) -> Color32 {
+    match role {
+        SwitchRole::Leaf => Color32::from_rgb(0, 121, 107),
+        SwitchRole::Spine => Color32::from_rgb(106, 76, 160),
+        SwitchRole::Core => Color32::from_rgb(160, 52, 74),
+    }
+}
+
+fn device_fill(d: &Device) -> Color32 {
+    match &d.kind {
+        DeviceKind::GpuNode(n) if n.scale_up == ScaleUp::UnifiedMemory => MAC_FILL,
+        DeviceKind::GpuNode(_) => NODE_FILL,
+        DeviceKind::Switch(s) => switch_fill(s.role),
+        DeviceKind::Host(_) => HOST_FILL,
+        DeviceKind::NvSwitchDomain(_) => DOMAIN_FILL,
+    }
+}
+
+/// Link width on screen: grows with the log of the bandwidth (10G thin, 800G thick), and
+/// thins out (but never vanishes) when zoomed out.
+pub(super) fn link_width_px(link: &Link, zoom: f32) -> f32 {
+    let gbit = link.nominal_capacity().gbit_s().max(1.0);
+    let w = (1.0 + 1.1 * ((gbit / 10.0).log2().max(0.0) as f32)).min(9.0);
+    (w * zoom.sqrt().min(1.0)).max(0.75)
+}
+
+/// Everything one frame's painting needs.
+pub(super) struct Frame<'a> {
+    pub scene: &'a Painter,
+    /// Screen-space painter above the scene, for crisp text at any zoom.
+    pub labels: &'a Painter,
+    pub to_global: TSTransform,
+    pub zoom: f32,
+    /// The visible part of the canvas, in canvas units.
+    pub view: Rect,
+    pub design: &'a Design,
+    pub catalog: &'a Catalog,
+    pub layout: &'a Layout,
+    pub state: &'a CanvasState,
+    pub overlay: &'a CanvasOverlay<'a>,
+    pub handles: Handles,
+    /// Devices outlined as hovered (the pointer, or a link's prospective end).
+    pub hovered: Option<usize>,
+    pub dark: bool,
+}
+
+impl Frame<'_> {
+    fn px(&self, screen_points: f32) -> f32 {
+        screen_points / self.zoom
+    }
+
+    pub fn grid(&self) {
+        let mut step = super::GRID;
+        while step * self.zoom < 12.0 {
+            step *= 5.0;
+        }
+        let major = step * 5.0;
+        let (minor_color, major_color) = if self.dark {
+            (Color32::from_white_alpha(10), Color32::from_white_alpha(24))
+        } else {
+            (Color32::from_black_alpha(14), Color32::from_black_alpha(30))
+        };
+        let width = self.px(1.0);
+        let v = self.view;
+        let mut shapes = Vec::new();
+        let mut x = (v.min.x / step).floor() * step;
+        while x <= v.max.x {
+            let c = if (x / major).round() * major == x {
+                major_color
+            } else {
+                minor_color
+            };
+            shapes.push(Shape::line_segment(
+                [pos2(x, v.min.y), pos2(x, v.max.y)],
+                Stroke::new(width, c),
+            ));
+            x += step;
+        }
+        let mut y = (v.min.y / step).floor() * step;
+        while y <= v.max.y {
+            let c = if (y / major).round() * major == y {
+                major_color
+            } else {
+                minor_color
+            };
+            shapes.push(Shape::line_segment(
+                [pos2(v.min.x, y), pos2(v.max.x, y)],
+                Stroke::new(width, c),
+            ));
+            y += step;
+        }
+        self.scene.extend(shapes);
+    }
+
+    fn selected_device(&self, d: &Device) -> bool {
+        let sel = &self.state.selection.devices;
+        !sel.is_empty() && sel.contains(&d.id)
+    }
+
+    /// NVSwitch-domain containers, under everything else.
+    pub fn domains(&self) {
+        let mut shapes = Vec::new();
+        let detail = self.zoom >= DETAIL_ZOOM;
+        for (i, d) in self.design.devices.iter().enumerate() {
+            if !is_domain(d) || self.layout.block_of(i).is_some() {
+                continue;
+            }
+            let r = self.layout.rects[i];
+            if !r.intersects(self.view) {
+                continue;
+            }
+            let stroke = if self.selected_device(d) {
+                Stroke::new(self.px(2.5), SELECTED)
+            } else if self.hovered == Some(i) {
+                Stroke::new(self.px(2.0), Color32::WHITE)
+            } else {
+                Stroke::new(self.px(1.5), DOMAIN_STROKE)
+            };
+            let radius = if detail { 10.0 } else { 0.0 };
+            shapes.push(Shape::rect_filled(r, radius, DOMAIN_FILL));
+            if detail {
+                let header =
+                    Rect::from_min_size(r.min, vec2(r.width(), super::geometry::DOMAIN_HEADER));
+                shapes.push(Shape::rect_filled(
+                    header,
+                    egui::CornerRadius {
+                        nw: 10,
+                        ne: 10,
+                        sw: 0,
+                        se: 0,
+                    },
+                    DOMAIN_HEADER_FILL,
+                ));
+            }
+            shapes.push(Shape::rect_stroke(r, radius, stroke, StrokeKind::Inside));
+        }
+        self.scene.extend(shapes);
+    }
+
+    pub fn links(&self) {
+        let design = self.design;
+        let heat = self.overlay.heat;
+        let highlight = self.overlay.highlight_links;
+        let selected = &self.state.selection.links;
+        let collapsed = self.layout.is_collapsed();
+        let mut seen_block_pairs: HashSet<(usize, usize)> = HashSet::new();
+        let mut under = Vec::new();
+        let mut shapes = Vec::with_capacity(design.links.len().min(65_536));
+        for link in &design.links {
+            let Some((ia, ib)) = self.layout.link_ends(&design.devices, link) else {
+                continue;
+            };
+            let (a, b) = (self.layout.anchor(ia), self.layout.anchor(ib));
+            if !Rect::from_two_pos(a, b).intersects(self.view) {
+                continue;
+            }
+            if collapsed {
+                // Links inside a block vanish; parallel links between blocks draw once.
+                let key = |i: usize| match self.layout.block_of(i) {
+                    Some(blk) => blk | (1 << 40),
+                    None => i,
+                };
+                let (ka, kb) = (key(ia), key(ib));
+                if ka == kb || !seen_block_pairs.insert((ka.min(kb), ka.max(kb))) {
+                    continue;
+                }
+            }
+            let width_px = link_width_px(link, self.zoom);
+            let width = self.px(width_px);
+            if !highlight.is_empty() && highlight.contains(&link.id) {
+                under.push(Shape::line_segment(
+                    [a, b],
+                    Stroke::new(width + self.px(8.0), HIGHLIGHT),
+                ));
+            }
+            if !selected.is_empty() && selected.contains(&link.id) {
+                under.push(Shape::line_segment(
+                    [a, b],
+                    Stroke::new(width + self.px(4.0), SELECTED),
+                ));
+            }
+            let color = match heat {
+                Some(h) => h.get(&link.id).map_or(NO_HEAT, |u| heat_color(*u)),
+                None => tech_color(link.tech),
+            };
+            match link.state {
+                LinkState::Up => {
+                    shapes.push(Shape::line_segment([a, b], Stroke::new(width, color)));
+                }
+                LinkState::Degraded { .. } => {
+                    shapes.push(Shape::line_segment([a, b], Stroke::new(width, DEGRADED)));
+                }
+                LinkState::Failed => {
+                    if let Some((ca, cb)) = clip_segment(a, b, self.view.expand(self.px(20.0))) {
+                        shapes.extend(Shape::dashed_line(
+                            &[ca, cb],
+                            Stroke::new(width.max(self.px(1.5)), FAILED),
+                            self.px(8.0),
+                            self.px(6.0),
+                        ));
+                    }
+                }
+            }
+        }
+        self.scene.extend(under);
+        self.scene.extend(shapes);
+    }
+
+    /// Nodes, switches and hosts, then collapsed blocks and port handles.
+    pub fn devices(&self) {
+        let detail = self.zoom >= DETAIL_ZOOM;
+        let mut shapes = Vec::new();
+        for (i, d) in self.design.devices.iter().enumerate() {
+            if is_domain(d) || self.layout.block_of(i).is_some() {
+                continue;
+            }
+            let r = self.layout.rects[i];
+            if !r.intersects(self.view) {
+                continue;
+            }
+            let fill = device_fill(d);
+            let selected = self.selected_device(d);
+            let hovered = self.hovered == Some(i);
+            if !detail {
+                shapes.push(Shape::rect_filled(
+                    r,
+                    0.0,
+                    if selected { SELECTED } else { fill },
+                ));
+                continue;
+            }
+            let radius = match d.kind {
+                DeviceKind::Switch(_) => r.height() / 2.0,
+                DeviceKind::Host(_) => 2.0,
+                _ => 8.0,
+            };
+            let stroke = if selected {
+                Stroke::new(self.px(2.5), SELECTED)
+            } else if hovered {
+                Stroke::new(self.px(2.0), Color32::WHITE)
+            } else {
+                Stroke::new(self.px(1.0), fill.gamma_multiply(0.6))
+            };
+            shapes.push(Shape::Rect(egui::epaint::RectShape::new(
+                r,
+                radius,
+                fill,
+                stroke,
+                StrokeKind::Inside,
+            )));
+        }
+        for block in &self.layout.blocks {
+            if block.rect.intersects(self.view) {
+                shapes.push(Shape::rect_filled(block.rect, 0.0, BLOCK_FILL));
+                shapes.push(Shape::rect_stroke(
+                    block.rect,
+                    0.0,
+                    Stroke::new(self.px(1.0), Color32::from_white_alpha(60)),
+                    StrokeKind::Inside,
+                ));
+            }
+        }
+        self.scene.extend(shapes);
+        self.port_handles();
+    }
+
+    fn port_handles(&self) {
+        let r = self.px(HANDLE_RADIUS_PX);
+        let stroke = Stroke::new(self.px(1.5), Color32::WHITE);
+        let fill = Color32::from_rgb(30, 30, 30);
+        let mut shapes = Vec::new();
+        let mut add = |i: usize| {
+            let rect = self.layout.rects[i];
+            if self.layout.block_of(i).is_none() && rect.intersects(self.view) {
+                let c = handle_center(rect);
+                shapes.push(Shape::circle_filled(c, r, fill));
+                shapes.push(Shape::circle_stroke(c, r, stroke));
+            }
+        };
+        match self.handles {
+            Handles::None => {}
+            Handles::Only(i) => add(i),
+            Handles::All => (0..self.design.devices.len()).for_each(add),
+        }
+        self.scene.extend(shapes);
+    }
+
+    /// Text in screen space: device labels when they are big enough to read, domain
+    /// headers, block counts, and a tag for the hovered device when labels are off.
+    pub fn labels(&self) {
+        let device_px = (LABEL_SIZE * self.zoom).round().min(MAX_TEXT_PX);
+        let domain_px = (DOMAIN_LABEL_SIZE * self.zoom).round().min(MAX_TEXT_PX);
+        let mut shapes = Vec::new();
+        if domain_px >= MIN_TEXT_PX {
+            for (i, d) in self.design.devices.iter().enumerate() {
+                if !is_domain(d) || self.layout.block_of(i).is_some() {
+                    continue;
+                }
+                let r = self.layout.rects[i];
+                if !r.intersects(self.view) {
+                    continue;
+                }
+                let header = self.to_global
+                    * Rect::from_min_size(r.min, vec2(r.width(), super::geometry::DOMAIN_HEADER));
+                let text = domain_title(self.design, self.catalog, d, i);
+                let g = self.galley(text, domain_px, header.width() - 2.0 * domain_px);
+                shapes.push(Shape::galley(
+                    pos2(
+                        header.min.x + domain_px * 0.6,
+                        header.center().y - g.size().y / 2.0,
+                    ),
+                    g,
+                    LABEL,
+                ));
+            }
+        }
+        if device_px >= MIN_TEXT_PX {
+            for (i, d) in self.design.devices.iter().enumerate() {
+                if is_domain(d) || self.layout.block_of(i).is_some() {
+                    continue;
+                }
+                let r = self.layout.rects[i];
+                if !r.intersects(self.view) {
+                    continue;
+                }
+                let screen = self.to_global * r;
+                let max_width = screen.width() - device_px;
+                let first = self.galley(device_title(self.catalog, d), device_px, max_width);
+                let second = self.galley(d.name.clone(), device_px, max_width);
+                let gap = device_px * 0.15;
+                let total = first.size().y + gap + second.size().y;
+                let top = screen.center().y - total / 2.0;
+                shapes.push(Shape::galley(
+                    pos2(screen.center().x - first.size().x / 2.0, top),
+                    first.clone(),
+                    LABEL,
+                ));
+                shapes.push(Shape::galley(
+                    pos2(
+                        screen.center().x - second.size().x / 2.0,
+                        top + first.size().y + gap,
+                    ),
+                    second,
+                    LABEL,
+                ));
+            }
+        }
+        for block in &self.layout.blocks {
+            let screen = self.to_global * block.rect;
+            if screen.width() < 50.0 || !block.rect.intersects(self.view) {
+                continue;
+            }
+            let name = self
+                .design
+                .group(block.group)
+                .map_or("group", |g| g.name.as_str());
+            let text = if block.gpus > 0 {
+                format!("{name}: {} devices, {} GPUs", block.devices, block.gpus)
+            } else {
+                format!("{name}: {} devices", block.devices)
+            };
+            let g = self.galley(text, TAG_PX, screen.width() - 8.0);
+            shapes.push(Shape::galley(screen.center() - g.size() / 2.0, g, LABEL));
+        }
+        if device_px < MIN_TEXT_PX
+            && let Some(i) = self.hovered
+            && let Some(d) = self.design.devices.get(i)
+        {
+            let text = format!("{}  ·  {}", d.name, device_title(self.catalog, d));
+            let anchor =
+                self.to_global * pos2(self.layout.rects[i].center().x, self.layout.rects[i].min.y);
+            let g = self.galley(text, TAG_PX, 400.0);
+            let rect = Align2::CENTER_BOTTOM
+                .anchor_size(anchor - vec2(0.0, 4.0), g.size())
+                .expand(4.0);
+            shapes.push(Shape::rect_filled(
+                rect,
+                3.0,
+                Color32::from_black_alpha(200),
+            ));
+            shapes.push(Shape::galley(rect.min + vec2(4.0, 4.0), g, LABEL));
+        }
+        self.labels.extend(shapes);
+    }
+
+    fn galley(&self, text: String, size_px: f32, max_width: f32) -> std::sync::Arc<egui::Galley> {
+        let mut job = LayoutJob::single_section(
+            text,
+            TextFormat {
+                font_id: FontId::proportional(size_px),
+                color: LABEL,
+                ..Default::default()
+            },
+        );
+        job.wrap = TextWrapping::truncate_at_width(max_width.max(size_px));
+        self.labels.layout_job(job)
+    }
+
+    /// A translucent outline of what a palette drop would add, at `at`.
+    pub fn drop_ghost(&self, at: Pos2, part: &PartId) {
+        let size = match self.catalog.get(part).map(|p| &p.spec) {
+            Some(crate::model::PartSpec::Switch(_)) => super::geometry::SWITCH_SIZE,
+            Some(crate::model::PartSpec::Domain(_)) => super::geometry::EMPTY_DOMAIN_SIZE,
+            _ => super::geometry::NODE_SIZE,
+        };
+        let r = Rect::from_center_size(at, size);
+        self.scene.add(Shape::Rect(egui::epaint::RectShape::new(
+            r,
+            8.0,
+            Color32::from_white_alpha(30),
+            Stroke::new(self.px(1.5), SELECTED),
+            StrokeKind::Inside,
+        )));
+    }
+
+    /// The rubber band of a link being drawn.
+    pub fn link_band(&self, from: usize, to: Pos2) {
+        let a = handle_center(self.layout.rects[from]);
+        self.scene.extend(Shape::dashed_line(
+            &[a, to],
+            Stroke::new(self.px(2.0), SELECTED),
+            self.px(8.0),
+            self.px(5.0),
+        ));
+    }
+
+    pub fn selection_box(&self, rect: Rect) {
+        self.scene.add(Shape::Rect(egui::epaint::RectShape::new(
+            rect,
+            0.0,
+            Color32::from_rgba_unmultiplied(255, 202, 40, 24),
+            Stroke::new(self.px(1.0), SELECTED),
+            StrokeKind::Inside,
+        )));
+    }
+}
+
+/// First label line of a device: "8× H100", "leaf · rail 3", "storage".
+fn device_title(catalog: &Catalog, d: &Device) -> String {
+    match &d.kind {
+        DeviceKind::GpuNode(n) => format!("{}× {}", n.gpu_count, short_gpu_name(catalog, &n.gpu)),
+        DeviceKind::Switch(s) => match s.rail {
+            Some(r) => format!("{} · rail {r}", s.role.label()),
+            None => s.role.label().to_string(),
+        },
+        DeviceKind::Host(h) => match h.role {
+            HostRole::Cpu => "CPU host".to_string(),
+            HostRole::Storage => "storage".to_string(),
+        },
+        DeviceKind::NvSwitchDomain(dom) => dom.model.to_string(),
+    }
+}
+
+/// "nvl-0 · gb200-nvl72 · 72 GPUs": the GPUs of the members actually drawn.
+fn domain_title(design: &Design, catalog: &Catalog, d: &Device, _index: usize) -> String {
+    let gpus: u64 = design
+        .devices
+        .iter()
+        .filter_map(|m| m.kind.as_node())
+        .filter(|n| n.domain == Some(d.id))
+        .map(|n| u64::from(n.gpu_count))
+        .sum();
+    let model = device_title(catalog, d);
+    format!("{} · {model} · {gpus} GPUs", d.name)
+}
+
+/// A short GPU name from the catalog's model string: "H100 SXM5 80GB" → "H100",
+/// "GeForce RTX 4090" → "RTX 4090", "M2 Ultra (76-core GPU…)" → "M2 Ultra".
+pub(super) fn short_gpu_name(catalog: &Catalog, gpu: &PartId) -> String {
+    let Some(part) = catalog.get(gpu) else {
+        return gpu.to_string();
+    };
+    let mut words = part
+        .model
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ',')
+        .filter(|w| !w.is_empty() && !matches!(*w, "NVIDIA" | "GeForce" | "Apple"))
+        .peekable();
+    let mut out: Vec<&str> = Vec::new();
+    while let Some(w) = words.next() {
+        out.push(w);
+        if w.chars().any(|c| c.is_ascii_digit()) {
+            if let Some(next) = words.peek()
+                && matches!(*next, "Ultra" | "Max" | "Pro" | "Ti" | "Super" | "Ada")
+            {
+                out.push(next);
+            }
+            break;
+        }
+        if out.len() >= 3 {
+            break;
+        }
+    }
+    if out.is_empty() {
+        gpu.to_string()
+    } else {
+        out.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_names_are_short() {
+        let c = Catalog::builtin();
+        assert_eq!(short_gpu_name(&c, &PartId::new("h100-sxm")), "H100");
+        assert_eq!(short_gpu_name(&c, &PartId::new("rtx-4090")), "RTX 4090");
+        assert_eq!(short_gpu_name(&c, &PartId::new("m2-ultra")), "M2 Ultra");
+        assert_eq!(short_gpu_name(&c, &PartId::new("nope")), "nope");
+    }
+
+    #[test]
+    fn heat_runs_green_yellow_red() {
+        assert_eq!(heat_color(0.0), Color32::from_rgb(67, 160, 71));
+        assert_eq!(heat_color(0.5), Color32::from_rgb(253, 216, 53));
+        assert_eq!(heat_color(1.0), Color32::from_rgb(229, 57, 53));
+        assert_eq!(heat_color(7.0), heat_color(1.0));
+    }
+
+    #[test]
+    fn link_width_grows_with_log_bandwidth() {
+        use crate::model::{Bandwidth, DeviceId, Endpoint};
+        let link = |gbit: f64| {
+            Link::new(
+                Endpoint::new(DeviceId(0), 0),
+                Endpoint::new(DeviceId(1), 0),
+                LinkTech::Ethernet,
+                Bandwidth::from_gbit_s(gbit),
+            )
+        };
+        // 10G is one point; each doubling adds 1.1 points; capped at 9.
+        assert_eq!(link_width_px(&link(10.0), 1.0), 1.0);
+        assert!((link_width_px(&link(40.0), 1.0) - 3.2).abs() < 1e-5);
+        assert_eq!(link_width_px(&link(100_000.0), 1.0), 9.0);
+        // At a quarter zoom, half as wide, but never below 0.75.
+        assert!((link_width_px(&link(40.0), 0.25) - 1.6).abs() < 1e-5);
+        assert_eq!(link_width_px(&link(10.0), 0.01), 0.75);
+    }
+}

@@ -1,0 +1,436 @@
+//! Live metrics of the active design: bisection, cost, power, checks and one collective.
+//! Numbers come from the shared cost model (`railyard::analysis`), computed by the worker
+//! off the UI thread; this panel only shows the newest finished result and reports clicks
+//! and hovers as events (select these devices, highlight those links).
+
+use crate::analysis::checks::Severity;
+use crate::analysis::collective::{
+    AlgoChoice, CollectiveQuery, CollectiveResult, Op, Routing, collective, sweep_sizes,
+};
+use crate::analysis::{Metrics, evaluate};
+use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
+use egui::{Color32, ComboBox, RichText, Ui};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::worker::Worker;
+
+/// Everything the worker computes for one revision.
+pub struct Analysis {
+    pub metrics: Metrics,
+    /// None when the collective section is switched off.
+    pub collective: Option<Result<CollectiveResult, String>>,
+    /// Utilisation of each drawn link during the collective (1.0 = the bottleneck).
+    pub heat: HashMap<LinkId, f64>,
+}
+
+/// A result is current when both the design revision and the collective settings match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnalysisKey {
+    pub revision: u64,
+    pub settings: u64,
+}
+
+pub struct AnalysisJob {
+    pub design: Arc<Design>,
+    pub query: Option<CollectiveQuery>,
+}
+
+pub type AnalysisWorker = Worker<AnalysisKey, AnalysisJob, Analysis>;
+
+pub fn analyse(job: AnalysisJob, catalog: &Catalog) -> Analysis {
+    let metrics = evaluate(&job.design, catalog);
+    let collective = job
+        .query
+        .map(|q| collective(&job.design, catalog, &q).map_err(|e| e.to_string()));
+    let heat = match &collective {
+        Some(Ok(result)) => result.link_utilization.iter().copied().collect(),
+        _ => HashMap::new(),
+    };
+    Analysis {
+        metrics,
+        collective,
+        heat,
+    }
+}
+
+pub fn spawn_worker(ctx: &egui::Context, catalog: Arc<Catalog>) -> std::io::Result<AnalysisWorker> {
+    Worker::spawn("railyard-analysis", ctx.clone(), move |job| {
+        analyse(job, &catalog)
+    })
+}
+
+/// The collective the sidebar evaluates; a UI preference, not part of the design.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CollectiveSettings {
+    pub enabled: bool,
+    pub op: Op,
+    pub bytes: u64,
+    pub algorithm: AlgoChoiceSetting,
+    pub adaptive_routing: bool,
+}
+
+/// `AlgoChoice` mirrored for persistence (the analysis type is not Deserialize).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum AlgoChoiceSetting {
+    #[default]
+    Auto,
+    Ring,
+    Tree,
+    Nvls,
+    NvlsTree,
+    Sharp,
+    Hierarchical,
+    Direct,
+}
+
+impl AlgoChoiceSetting {
+    const ALL: [AlgoChoiceSetting; 8] = [
+        AlgoChoiceSetting::Auto,
+        AlgoChoiceSetting::Ring,
+        AlgoChoiceSetting::Tree,
+        AlgoChoiceSetting::Nvls,
+        AlgoChoiceSetting::NvlsTree,
+        AlgoChoiceSetting::Sharp,
+        AlgoChoiceSetting::Hierarchical,
+        AlgoChoiceSetting::Direct,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            AlgoChoiceSetting::Auto => "auto (NCCL's pick)",
+            AlgoChoiceSetting::Ring => "ring",
+            AlgoChoiceSetting::Tree => "tree",
+            AlgoChoiceSetting::Nvls => "NVLS",
+            AlgoChoiceSetting::NvlsTree => "NVLS-tree",
+            AlgoChoiceSetting::Sharp => "SHARP",
+            AlgoChoiceSetting::Hierarchical => "hierarchical",
+            AlgoChoiceSetting::Direct => "direct",
+        }
+    }
+
+    fn choice(self) -> AlgoChoice {
+        match self {
+            AlgoChoiceSetting::Auto => AlgoChoice::Auto,
+            AlgoChoiceSetting::Ring => AlgoChoice::Ring,
+            AlgoChoiceSetting::Tree => AlgoChoice::Tree,
+            AlgoChoiceSetting::Nvls => AlgoChoice::Nvls,
+            AlgoChoiceSetting::NvlsTree => AlgoChoice::NvlsTree,
+            AlgoChoiceSetting::Sharp => AlgoChoice::Sharp,
+            AlgoChoiceSetting::Hierarchical => AlgoChoice::Hierarchical,
+            AlgoChoiceSetting::Direct => AlgoChoice::Direct,
+        }
+    }
+}
+
+impl Default for CollectiveSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            op: Op::AllReduce,
+            bytes: 1 << 30,
+            algorithm: AlgoChoiceSetting::Auto,
+            adaptive_routing: false,
+        }
+    }
+}
+
+impl CollectiveSettings {
+    pub fn query(&self) -> Option<CollectiveQuery> {
+        self.enabled.then(|| {
+            let mut q = CollectiveQuery::new(self.op, Bytes(self.bytes));
+            q.algorithm = self.algorithm.choice();
+            q.routing = if self.adaptive_routing {
+                Routing::Adaptive
+            } else {
+                Routing::Ecmp
+            };
+            q
+        })
+    }
+}
+
+/// What the sidebar asks of the app.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SidebarEvent {
+    Select {
+        devices: Vec<DeviceId>,
+        links: Vec<LinkId>,
+    },
+    /// Links to highlight on the canvas this frame (pointer over a figure or a check).
+    Highlight(HashSet<LinkId>),
+    /// The collective settings changed: recompute.
+    SettingsChanged,
+}
+
+pub fn percent(x: f64) -> String {
+    if x >= 0.1 {
+        format!("{:.0}%", x * 100.0)
+    } else {
+        format!("{:.1}%", x * 100.0)
+    }
+}
+
+fn time_text(us: f64) -> String {
+    if us >= 1_000_000.0 {
+        format!("{:.2} s", us / 1_000_000.0)
+    } else if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+fn severity_mark(severity: Severity) -> RichText {
+    match severity {
+        Severity::Error => RichText::new("error").color(Color32::from_rgb(230, 80, 70)),
+        Severity::Warning => RichText::new("warning").color(Color32::from_rgb(230, 170, 40)),
+        Severity::Info => RichText::new("note").color(Color32::from_rgb(110, 160, 230)),
+    }
+}
+
+/// The metrics panel. `pending`: a newer revision is being computed (the figures are stale).
+pub fn sidebar_ui(
+    ui: &mut Ui,
+    analysis: Option<&Analysis>,
+    pending: bool,
+    settings: &mut CollectiveSettings,
+) -> Vec<SidebarEvent> {
+    let mut events = Vec::new();
+    ui.horizontal(|ui| {
+        ui.heading("Metrics");
+        if pending {
+            ui.weak("recomputing…");
+        }
+    });
+    let Some(analysis) = analysis else {
+        ui.weak("computing…");
+        return events;
+    };
+    let m = &analysis.metrics;
+    ui.label(format!(
+        "{} GPUs · {} nodes · {} switches · {} links",
+        m.gpus, m.nodes, m.switches, m.links
+    ));
+    ui.separator();
+
+    // Bisection; hovering it shows the cut on the canvas.
+    let b = &m.bisection;
+    let bisection_text = match b.ratio {
+        Some(ratio) if b.status.is_ok() => {
+            format!("Bisection {} of {} ({})", b.value, b.full, percent(ratio))
+        }
+        _ if b.status.is_ok() => format!("Bisection {}", b.value),
+        _ => format!("Bisection {}", b.status),
+    };
+    let r = ui
+        .add(egui::Label::new(RichText::new(bisection_text).strong()).sense(egui::Sense::hover()))
+        .on_hover_text(format!(
+            "{} links cross the narrowest balanced cut; they are highlighted on the canvas. {}",
+            b.cut_links.len(),
+            b.status
+        ));
+    if r.hovered() {
+        events.push(SidebarEvent::Highlight(
+            b.cut_links.iter().copied().collect(),
+        ));
+    }
+    if let Some(ratio) = b.ratio {
+        ui.add(egui::ProgressBar::new(ratio.clamp(0.0, 1.0) as f32).desired_height(6.0));
+    }
+    ui.separator();
+
+    // Cost and power.
+    let c = &m.cost;
+    ui.label(RichText::new(format!("Cost {}", c.total)).strong());
+    egui::Grid::new("cost-lines").num_columns(2).show(ui, |ui| {
+        for (label, value) in [
+            ("nodes & GPUs", c.nodes),
+            ("NVSwitch racks", c.nvswitch),
+            ("switches", c.switches),
+            ("NICs", c.nics),
+            ("cables & optics", c.cables_optics),
+            ("other", c.other),
+        ] {
+            if value.0 > 0.0 {
+                ui.weak(label);
+                ui.label(value.to_string());
+                ui.end_row();
+            }
+        }
+    });
+    if let (Some(switches), Some(network)) = (m.switch_cost_share, m.network_cost_share) {
+        ui.label(format!(
+            "switches {} · network {} of cost",
+            percent(switches),
+            percent(network)
+        ));
+    }
+    ui.label(format!("Power {}", m.power));
+    ui.separator();
+
+    checks_ui(ui, m, &mut events);
+    ui.separator();
+    collective_ui(ui, analysis, settings, &mut events);
+    events
+}
+
+fn checks_ui(ui: &mut Ui, m: &Metrics, events: &mut Vec<SidebarEvent>) {
+    let title = if m.checks.is_empty() {
+        "Checks: all clear".to_string()
+    } else {
+        format!("Checks ({})", m.checks.len())
+    };
+    egui::CollapsingHeader::new(title)
+        .id_salt("checks")
+        .default_open(true)
+        .show(ui, |ui| {
+            for (i, check) in m.checks.iter().enumerate() {
+                ui.push_id(i, |ui| {
+                    ui.horizontal_wrapped(|ui| {
+                        ui.label(severity_mark(check.severity));
+                        let r = ui
+                            .add(egui::Label::new(&check.message).sense(egui::Sense::click()))
+                            .on_hover_text(format!(
+                                "{} — click to select the {} devices and {} links concerned",
+                                check.code,
+                                check.devices.len(),
+                                check.links.len()
+                            ));
+                        if r.hovered() && !check.links.is_empty() {
+                            events.push(SidebarEvent::Highlight(
+                                check.links.iter().copied().collect(),
+                            ));
+                        }
+                        if r.clicked() {
+                            events.push(SidebarEvent::Select {
+                                devices: check.devices.clone(),
+                                links: check.links.clone(),
+                            });
+                        }
+                    });
+                });
+            }
+        });
+}
+
+fn collective_ui(
+    ui: &mut Ui,
+    analysis: &Analysis,
+    settings: &mut CollectiveSettings,
+    events: &mut Vec<SidebarEvent>,
+) {
+    let before = settings.clone();
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut settings.enabled, "");
+        ui.label(RichText::new("Collective").strong());
+    });
+    if settings.enabled {
+        ComboBox::from_label("operation")
+            .selected_text(settings.op.cli_name())
+            .show_ui(ui, |ui| {
+                for op in Op::ALL {
+                    ui.selectable_value(&mut settings.op, op, op.cli_name());
+                }
+            });
+        ComboBox::from_label("size")
+            .selected_text(Bytes(settings.bytes).to_string())
+            .height(300.0)
+            .show_ui(ui, |ui| {
+                for size in sweep_sizes() {
+                    ui.selectable_value(&mut settings.bytes, size.0, size.to_string());
+                }
+            });
+        ComboBox::from_label("algorithm")
+            .selected_text(settings.algorithm.label())
+            .show_ui(ui, |ui| {
+                for a in AlgoChoiceSetting::ALL {
+                    ui.selectable_value(&mut settings.algorithm, a, a.label());
+                }
+            });
+        ui.checkbox(
+            &mut settings.adaptive_routing,
+            "adaptive routing (else ECMP)",
+        );
+        match &analysis.collective {
+            Some(Ok(result)) => collective_result_ui(ui, result, events),
+            Some(Err(_)) if analysis.metrics.gpus == 0 => {
+                ui.weak("Add GPUs to see collective times.");
+            }
+            Some(Err(message)) => {
+                ui.colored_label(ui.visuals().warn_fg_color, message);
+            }
+            None => {}
+        }
+    }
+    if *settings != before {
+        events.push(SidebarEvent::SettingsChanged);
+    }
+}
+
+fn collective_result_ui(ui: &mut Ui, r: &CollectiveResult, events: &mut Vec<SidebarEvent>) {
+    ui.label(
+        RichText::new(format!(
+            "{} of {} on {} GPUs: {}",
+            r.op,
+            r.bytes,
+            r.gpus,
+            time_text(r.time_us)
+        ))
+        .strong(),
+    );
+    ui.label(format!(
+        "{} / {}, latency {} + bandwidth {}",
+        r.algorithm,
+        r.protocol.label(),
+        time_text(r.latency_us),
+        time_text(r.bandwidth_us)
+    ));
+    ui.label(format!(
+        "busbw {:.1} GB/s (line-rate bound {:.1} GB/s), algbw {:.1} GB/s",
+        r.busbw_gbyte_s, r.busbw_bound_gbyte_s, r.algbw_gbyte_s
+    ));
+    let bottleneck_links: Vec<LinkId> = r
+        .bottleneck
+        .iter()
+        .filter(|l| l.utilization >= 0.999)
+        .filter_map(|l| l.link)
+        .collect();
+    if let Some(top) = r.bottleneck.first() {
+        let text = format!("Bottleneck: {}", top.label);
+        let resp = ui
+            .add(egui::Label::new(RichText::new(text).underline()).sense(egui::Sense::click()))
+            .on_hover_text("Click to select the bottleneck links");
+        if resp.hovered() {
+            events.push(SidebarEvent::Highlight(
+                bottleneck_links.iter().copied().collect(),
+            ));
+        }
+        if resp.clicked() {
+            events.push(SidebarEvent::Select {
+                devices: Vec::new(),
+                links: bottleneck_links.clone(),
+            });
+        }
+    }
+    egui::CollapsingHeader::new("busiest resources")
+        .id_salt("busiest")
+        .show(ui, |ui| {
+            for (i, load) in r.bottleneck.iter().take(8).enumerate() {
+                ui.push_id(i, |ui| {
+                    ui.horizontal(|ui| {
+                        ui.add(
+                            egui::ProgressBar::new(load.utilization.clamp(0.0, 1.0) as f32)
+                                .desired_width(60.0)
+                                .text(percent(load.utilization)),
+                        );
+                        ui.label(&load.label);
+                    });
+                });
+            }
+        });
+    for note in &r.notes {
+        ui.weak(note);
+    }
+}

@@ -1,0 +1,568 @@
+//! Each design check fires on a small design built to trigger it, names the devices, and
+//! stays quiet on a clean design.
+
+use railyard::analysis::checks::{Check, Severity, checks, codes};
+use railyard::model::{
+    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, LengthClass, Link,
+    LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Pos, ScaleUp, Switch, SwitchFeatures,
+    SwitchRole,
+};
+
+const CATALOG: &str = r#"(
+    version: 1,
+    parts: [
+        (id: "gpu-a", vendor: "Test", model: "GPU A", price: Some((usd: 20000.0, date: "2025-01", source: "test")),
+         spec: Gpu((arch: Hopper, memory_gb: 80.0, pcie_generation: 5))),
+        (id: "gpu-b", vendor: "Test", model: "GPU B", price: Some((usd: 2000.0, date: "2025-01", source: "test")),
+         spec: Gpu((arch: Ada, memory_gb: 24.0, pcie_generation: 4))),
+        (id: "server", vendor: "Test", model: "8-GPU server", price: Some((usd: 100000.0, date: "2025-01", source: "test")),
+         spec: Node((gpu: "gpu-a", gpu_count: 8, gpus_included_in_price: true, scale_up: NvSwitch(generation: 4), pcie_generation: 5))),
+        (id: "workstation", vendor: "Test", model: "Tower", price: Some((usd: 3000.0, date: "2025-01", source: "test")),
+         spec: Node((gpu: "gpu-b", gpu_count: 4, any_gpu: true, gpus_included_in_price: false, scale_up: Pcie, builtin_ethernet_ports: 1, builtin_ethernet_gbit_s: Some(10.0), pcie_generation: 4))),
+        (id: "mac-gpu", vendor: "Test", model: "SoC", spec: Gpu((arch: AppleM3, memory_gb: 256.0, pcie_generation: 4))),
+        (id: "mac4", vendor: "Test", model: "Mac TB4", price: Some((usd: 4000.0, date: "2025-03", source: "test")),
+         spec: Node((gpu: "mac-gpu", gpu_count: 1, gpus_included_in_price: true, scale_up: UnifiedMemory, thunderbolt_ports: 2, thunderbolt_generation: Some(4), builtin_ethernet_ports: 1, builtin_ethernet_gbit_s: Some(10.0), pcie_generation: 4))),
+        (id: "tray", vendor: "Test", model: "Compute tray", price: Some((usd: 50000.0, date: "2025-01", source: "test")),
+         spec: Node((gpu: "gpu-a", gpu_count: 4, gpus_included_in_price: true, scale_up: NvSwitch(generation: 5), pcie_generation: 5))),
+        (id: "rack", vendor: "Test", model: "NVLink rack", price: Some((usd: 1000000.0, date: "2025-01", source: "test")),
+         spec: Domain((member_node: "tray", members: 2, gpus: 8, nvswitch_trays: 1, nvlink_generation: 5, per_gpu_gbit_s: 14400.0))),
+        (id: "nic-ib", vendor: "Test", model: "IB NIC", price: Some((usd: 1000.0, date: "2025-01", source: "test")),
+         spec: Nic((family: InfiniBand, ports: 1, port_gbit_s: 400.0, rdma: true, pcie_generation: 5))),
+        (id: "nic-eth100", vendor: "Test", model: "Eth NIC 100G", price: Some((usd: 500.0, date: "2025-01", source: "test")),
+         spec: Nic((family: Ethernet, ports: 1, port_gbit_s: 100.0, rdma: true, pcie_generation: 4))),
+        (id: "nic-eth400", vendor: "Test", model: "Eth NIC 400G", price: Some((usd: 900.0, date: "2025-01", source: "test")),
+         spec: Nic((family: Ethernet, ports: 1, port_gbit_s: 400.0, rdma: true, pcie_generation: 5))),
+        (id: "ib-switch", vendor: "Test", model: "IB switch", price: Some((usd: 20000.0, date: "2025-02", source: "test")),
+         spec: Switch((family: InfiniBand, ports: 4, port_gbit_s: 400.0))),
+        (id: "big-ib-switch", vendor: "Test", model: "IB switch 128", price: Some((usd: 40000.0, date: "2025-02", source: "test")),
+         spec: Switch((family: InfiniBand, ports: 128, port_gbit_s: 400.0))),
+        (id: "eth-switch", vendor: "Test", model: "Eth switch", price: Some((usd: 5000.0, date: "2025-02", source: "test")),
+         spec: Switch((family: Ethernet, ports: 8, port_gbit_s: 400.0, max_breakout: 4))),
+        (id: "free-switch", vendor: "Test", model: "Unpriced switch",
+         spec: Switch((family: Ethernet, ports: 8, port_gbit_s: 10.0))),
+        (id: "dac-400g", vendor: "Test", model: "DAC 400G", price: Some((usd: 100.0, date: "2025-01", source: "test")),
+         spec: Cable((medium: Dac, speed_gbit_s: 400.0, max_length_m: 3.0, family: Both))),
+        (id: "dac-100g", vendor: "Test", model: "DAC 100G", price: Some((usd: 40.0, date: "2025-01", source: "test")),
+         spec: Cable((medium: Dac, speed_gbit_s: 100.0, max_length_m: 3.0, family: Both))),
+        (id: "dac-10g", vendor: "Test", model: "DAC 10G", price: Some((usd: 10.0, date: "2025-01", source: "test")),
+         spec: Cable((medium: Dac, speed_gbit_s: 10.0, max_length_m: 3.0, family: Both))),
+        (id: "optic-400g", vendor: "Test", model: "Optic 400G", price: Some((usd: 500.0, date: "2025-01", source: "test")),
+         spec: Cable((medium: Transceiver, speed_gbit_s: 400.0, max_length_m: 500.0, family: Both))),
+        (id: "tb4", vendor: "Test", model: "TB4 cable", price: Some((usd: 40.0, date: "2025-01", source: "test")),
+         spec: Cable((medium: Thunderbolt, speed_gbit_s: 40.0, max_length_m: 1.0, family: Ethernet))),
+        (id: "tb5", vendor: "Test", model: "TB5 cable", price: Some((usd: 70.0, date: "2025-01", source: "test")),
+         spec: Cable((medium: Thunderbolt, speed_gbit_s: 80.0, max_length_m: 1.0, family: Ethernet))),
+    ],
+)"#;
+
+fn catalog() -> Catalog {
+    Catalog::parse(CATALOG, "test").expect("test catalog parses")
+}
+
+fn node(name: &str, model: &str, gpu: &str, gpus: u32, nics: &[&str]) -> Device {
+    Device {
+        id: DeviceId(0),
+        name: name.to_string(),
+        pos: Pos::default(),
+        group: None,
+        kind: DeviceKind::GpuNode(GpuNode {
+            model: PartId::new(model),
+            gpu: PartId::new(gpu),
+            gpu_count: gpus,
+            scale_up: ScaleUp::NvSwitch {
+                generation: 4,
+                per_gpu_gbit_s: Bandwidth::from_gbit_s(3600.0),
+            },
+            nics: nics
+                .iter()
+                .map(|n| NicSlot {
+                    part: PartId::new(*n),
+                    gpudirect: true,
+                })
+                .collect(),
+            domain: None,
+        }),
+    }
+}
+
+fn server(name: &str) -> Device {
+    node(name, "server", "gpu-a", 8, &["nic-ib"])
+}
+
+fn mac(name: &str) -> Device {
+    node(name, "mac4", "mac-gpu", 1, &[])
+}
+
+fn switch(name: &str, model: &str, rail: Option<u32>) -> Device {
+    Device {
+        id: DeviceId(0),
+        name: name.to_string(),
+        pos: Pos::default(),
+        group: None,
+        kind: DeviceKind::Switch(Switch {
+            model: PartId::new(model),
+            role: SwitchRole::Leaf,
+            breakout: 1,
+            rail,
+            features: SwitchFeatures::default(),
+        }),
+    }
+}
+
+fn link(a: DeviceId, pa: u32, b: DeviceId, pb: u32, tech: LinkTech, gbit_s: f64) -> Link {
+    Link::new(
+        Endpoint::new(a, pa),
+        Endpoint::new(b, pb),
+        tech,
+        Bandwidth::from_gbit_s(gbit_s),
+    )
+}
+
+fn ib(a: DeviceId, pa: u32, b: DeviceId, pb: u32) -> Link {
+    link(a, pa, b, pb, LinkTech::InfiniBand, 400.0)
+}
+
+/// Two servers on one InfiniBand switch: nothing to report.
+fn clean() -> (Design, DeviceId, DeviceId, DeviceId) {
+    let mut d = Design::new("clean");
+    let n0 = d.add_device(server("node-0"));
+    let n1 = d.add_device(server("node-1"));
+    let leaf = d.add_device(switch("leaf-0", "ib-switch", None));
+    d.add_link(ib(n0, 0, leaf, 0));
+    d.add_link(ib(n1, 0, leaf, 1));
+    (d, n0, n1, leaf)
+}
+
+fn with_code<'a>(all: &'a [Check], code: &str) -> Vec<&'a Check> {
+    all.iter().filter(|c| c.code == code).collect()
+}
+
+/// Exactly one check with this code; returns it.
+fn single<'a>(all: &'a [Check], code: &str) -> &'a Check {
+    let found = with_code(all, code);
+    assert_eq!(found.len(), 1, "want one `{code}` in {all:#?}");
+    found[0]
+}
+
+#[test]
+fn clean_design_reports_nothing() {
+    let (d, ..) = clean();
+    let found = checks(&d, &catalog());
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn single_node_is_not_isolated() {
+    let mut d = Design::new("one");
+    d.add_device(server("alone"));
+    assert!(checks(&d, &catalog()).is_empty());
+}
+
+#[test]
+fn switch_with_more_cables_than_ports() {
+    let (mut d, _, _, leaf) = clean();
+    // Four ports: two used, three more servers make five.
+    for i in 2..5 {
+        let n = d.add_device(server(&format!("node-{i}")));
+        d.add_link(ib(n, 0, leaf, i));
+    }
+    let found = checks(&d, &catalog());
+    let over = with_code(&found, codes::PORTS_OVER_CAPACITY);
+    assert!(
+        over.iter()
+            .any(|c| c.message.contains("leaf-0") && c.message.contains("5 cables on 4 ports")),
+        "{over:#?}"
+    );
+    // Port 4 does not exist on a four-port switch.
+    assert!(over.iter().any(|c| c.message.contains("port 4")));
+    assert!(
+        over.iter()
+            .all(|c| c.severity == Severity::Error && c.devices == [leaf])
+    );
+    assert_eq!(over[0].links.len(), 5);
+}
+
+#[test]
+fn node_port_past_its_nics_and_builtin_ports() {
+    let (mut d, n0, _, leaf) = clean();
+    // The server has one NIC and no built-in ports: port 3 does not exist.
+    d.add_link(ib(n0, 3, leaf, 2));
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::PORTS_OVER_CAPACITY);
+    assert!(
+        c.message.starts_with("node-0: port 3 does not exist"),
+        "{c:#?}"
+    );
+    assert_eq!(c.devices[0], n0);
+}
+
+#[test]
+fn more_thunderbolt_cables_than_ports() {
+    let mut d = Design::new("macs");
+    let hub = d.add_device(mac("mac-hub"));
+    // Ports 0 and 1 are Thunderbolt, 2 the built-in Ethernet; three TB cables on two ports.
+    for i in 0..3 {
+        let other = d.add_device(mac(&format!("mac-{i}")));
+        d.add_link(link(hub, i, other, 0, LinkTech::Thunderbolt4, 40.0));
+    }
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::PORTS_OVER_CAPACITY);
+    assert!(
+        c.message
+            .contains("mac-hub: 3 Thunderbolt cables on 2 Thunderbolt ports"),
+        "{c:#?}"
+    );
+    assert_eq!(c.links.len(), 3);
+}
+
+#[test]
+fn nic_slower_than_its_link() {
+    let mut d = Design::new("speed");
+    let n0 = d.add_device(node("node-0", "server", "gpu-a", 8, &["nic-eth100"]));
+    let n1 = d.add_device(node("node-1", "server", "gpu-a", 8, &["nic-eth400"]));
+    let sw = d.add_device(switch("eth-0", "eth-switch", None));
+    d.add_link(link(n0, 0, sw, 0, LinkTech::RoceV2, 400.0));
+    d.add_link(link(n1, 0, sw, 1, LinkTech::RoceV2, 400.0));
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::SPEED_MISMATCH);
+    assert_eq!(c.devices, [n0, sw]);
+    assert!(
+        c.message.contains("node-0") && c.message.contains("100 Gb/s"),
+        "{c:#?}"
+    );
+    assert!(c.message.contains("eth-0"), "names the far end: {c:#?}");
+}
+
+#[test]
+fn switch_breakout_lowers_the_port_speed() {
+    let mut d = Design::new("breakout");
+    let n0 = d.add_device(node("node-0", "server", "gpu-a", 8, &["nic-eth400"]));
+    let mut sw = switch("eth-0", "eth-switch", None);
+    if let DeviceKind::Switch(s) = &mut sw.kind {
+        // 8 × 400G split four ways is 32 × 100G.
+        s.breakout = 4;
+    }
+    let sw = d.add_device(sw);
+    d.add_link(link(n0, 0, sw, 0, LinkTech::RoceV2, 400.0));
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::SPEED_MISMATCH);
+    assert_eq!(c.devices[0], sw);
+    assert!(c.message.contains("100 Gb/s (breakout 4)"), "{c:#?}");
+}
+
+#[test]
+fn thunderbolt_5_link_on_thunderbolt_4_macs() {
+    let mut d = Design::new("tb");
+    let a = d.add_device(mac("mac-a"));
+    let b = d.add_device(mac("mac-b"));
+    d.add_link(link(a, 0, b, 0, LinkTech::Thunderbolt5, 80.0));
+    let found = checks(&d, &catalog());
+    // One report per machine.
+    assert_eq!(
+        with_code(&found, codes::SPEED_MISMATCH).len(),
+        2,
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn unlinked_node_is_isolated() {
+    let (mut d, ..) = clean();
+    let lonely = d.add_device(server("node-lonely"));
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::GPU_ISOLATED);
+    assert_eq!(c.devices, [lonely]);
+    assert_eq!(c.severity, Severity::Error);
+    // 8 of its own GPUs, 16 in the rest of the cluster.
+    assert!(
+        c.message.contains("node-lonely (8 GPU(s))") && c.message.contains("other 16 GPU(s)"),
+        "{c:#?}"
+    );
+}
+
+#[test]
+fn failed_link_cuts_a_node_off() {
+    let (mut d, _, n1, _) = clean();
+    let cut = d.links[1].id;
+    d.link_mut(cut).expect("link").state = LinkState::Failed;
+    let found = checks(&d, &catalog());
+    // Two islands of 8 GPUs: neither is the cluster, so both are reported.
+    let isolated = with_code(&found, codes::GPU_ISOLATED);
+    assert_eq!(isolated.len(), 2, "{found:#?}");
+    assert!(isolated.iter().any(|c| c.devices == [n1]));
+}
+
+#[test]
+fn nvl_trays_reach_each_other_through_their_domain() {
+    let mut d = Design::new("rack");
+    let rack = d.add_device(Device {
+        id: DeviceId(0),
+        name: "nvl-0".into(),
+        pos: Pos::default(),
+        group: None,
+        kind: DeviceKind::NvSwitchDomain(NvSwitchDomain {
+            model: PartId::new("rack"),
+        }),
+    });
+    for i in 0..2 {
+        let mut tray = node(&format!("tray-{i}"), "tray", "gpu-a", 4, &[]);
+        if let DeviceKind::GpuNode(n) = &mut tray.kind {
+            n.domain = Some(rack);
+        }
+        d.add_device(tray);
+    }
+    let found = checks(&d, &catalog());
+    assert!(found.is_empty(), "{found:#?}");
+
+    // A third tray is one more than the rack takes.
+    let mut extra = node("tray-2", "tray", "gpu-a", 4, &[]);
+    if let DeviceKind::GpuNode(n) = &mut extra.kind {
+        n.domain = Some(rack);
+    }
+    d.add_device(extra);
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::DOMAIN_OVER_CAPACITY);
+    assert!(c.message.contains("nvl-0 holds 3 compute trays"), "{c:#?}");
+}
+
+#[test]
+fn nic_cabled_to_another_rail() {
+    let mut d = Design::new("rails");
+    let a = d.add_device(node("node-a", "server", "gpu-a", 8, &["nic-ib", "nic-ib"]));
+    let b = d.add_device(node("node-b", "server", "gpu-a", 8, &["nic-ib", "nic-ib"]));
+    let rail0 = d.add_device(switch("leaf-rail0", "ib-switch", Some(0)));
+    let rail1 = d.add_device(switch("leaf-rail1", "ib-switch", Some(1)));
+    d.add_link(ib(a, 0, rail0, 0));
+    d.add_link(ib(a, 1, rail1, 0));
+    // node-b is crossed over: NIC 0 to rail 1's leaf, NIC 1 to rail 0's.
+    d.add_link(ib(b, 0, rail1, 1));
+    d.add_link(ib(b, 1, rail0, 1));
+    let found = checks(&d, &catalog());
+    let misaligned = with_code(&found, codes::RAIL_MISALIGNED);
+    assert_eq!(misaligned.len(), 2, "{found:#?}");
+    assert!(misaligned.iter().all(|c| c.severity == Severity::Warning));
+    let at_rail1 = misaligned
+        .iter()
+        .find(|c| c.devices[0] == rail1)
+        .expect("reported at leaf-rail1");
+    assert!(
+        at_rail1
+            .message
+            .starts_with("leaf-rail1: serves rail 1 but is cabled to NIC 0 (rail 0)"),
+        "{at_rail1:#?}"
+    );
+    assert_eq!(at_rail1.devices, [rail1, b]);
+    assert!(found.iter().all(|c| c.code == codes::RAIL_MISALIGNED));
+}
+
+#[test]
+fn infiniband_into_an_ethernet_switch() {
+    let mut d = Design::new("mixed");
+    let n = d.add_device(server("node-0"));
+    let sw = d.add_device(switch("eth-0", "eth-switch", None));
+    d.add_link(ib(n, 0, sw, 0));
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::INCOMPATIBLE_LINK);
+    assert_eq!(c.devices, [sw, n]);
+    assert!(
+        c.message.contains("eth-0") && c.message.contains("Ethernet-only"),
+        "{c:#?}"
+    );
+}
+
+#[test]
+fn ethernet_link_on_an_infiniband_nic() {
+    let mut d = Design::new("mixed");
+    let n = d.add_device(server("node-0"));
+    let sw = d.add_device(switch("eth-0", "eth-switch", None));
+    d.add_link(link(n, 0, sw, 0, LinkTech::RoceV2, 400.0));
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::INCOMPATIBLE_LINK);
+    assert_eq!(c.devices[0], n);
+    assert!(c.message.contains("InfiniBand-only"), "{c:#?}");
+}
+
+#[test]
+fn thunderbolt_on_a_machine_without_thunderbolt() {
+    let mut d = Design::new("tb");
+    let tower = d.add_device(node("tower", "workstation", "gpu-b", 4, &[]));
+    let m = d.add_device(mac("mac-a"));
+    d.add_link(link(tower, 0, m, 0, LinkTech::Thunderbolt4, 40.0));
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::INCOMPATIBLE_LINK);
+    assert_eq!(c.devices[0], tower);
+    assert!(
+        c.message.contains("tower: it has no Thunderbolt ports"),
+        "{c:#?}"
+    );
+}
+
+#[test]
+fn unknown_and_misused_parts() {
+    let (mut d, _, _, leaf) = clean();
+    let odd = d.add_device(node("odd-node", "no-such-node", "gpu-a", 8, &["nic-ib"]));
+    // 200G has no DAC in the test catalog, so its cabling is missing from the BOM.
+    let slow = d.add_link(link(odd, 0, leaf, 2, LinkTech::InfiniBand, 200.0));
+    let wrong = d.add_device(switch("not-a-switch", "nic-ib", None));
+    let found = checks(&d, &catalog());
+    let unknown = with_code(&found, codes::UNKNOWN_PART);
+    assert_eq!(unknown.len(), 2, "{found:#?}");
+    let node_part = unknown
+        .iter()
+        .find(|c| c.severity == Severity::Error)
+        .expect("unknown node model");
+    assert_eq!(node_part.devices, [odd]);
+    assert!(node_part.message.contains("`no-such-node`") && node_part.message.contains("odd-node"));
+    let cable = unknown
+        .iter()
+        .find(|c| c.severity == Severity::Warning)
+        .expect("missing cable");
+    assert_eq!(cable.links, [slow]);
+    assert!(cable.message.contains("`dac-200g`"), "{cable:#?}");
+
+    let kind = single(&found, codes::WRONG_PART_KIND);
+    assert_eq!(kind.devices, [wrong]);
+    assert!(kind.message.contains("not-a-switch"));
+}
+
+#[test]
+fn unpriced_part_is_information() {
+    let mut d = Design::new("free");
+    d.add_device(switch("sw", "free-switch", None));
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::UNPRICED_PART);
+    assert_eq!(c.severity, Severity::Info);
+    assert!(c.message.contains("free-switch"));
+}
+
+#[test]
+fn dangling_self_loop_reused_and_invalid_links() {
+    let (mut d, n0, n1, leaf) = clean();
+    let dangling = d.add_link(ib(n0, 0, DeviceId(99), 0));
+    let looped = d.add_link(ib(leaf, 2, leaf, 3));
+    // node-1's NIC port already carries a link to leaf port 1.
+    let reused = d.add_link(ib(n1, 0, leaf, 2));
+    let zero = d.add_link(link(n0, 0, leaf, 3, LinkTech::InfiniBand, 0.0));
+    let found = checks(&d, &catalog());
+
+    let c = single(&found, codes::DANGLING_LINK);
+    assert_eq!(c.links, [dangling]);
+    assert!(c.message.contains("d99"), "{c:#?}");
+
+    let c = single(&found, codes::SELF_LOOP);
+    assert_eq!(c.links, [looped]);
+    assert!(c.message.contains("leaf-0"));
+
+    let c = single(&found, codes::PORT_REUSED);
+    assert_eq!(c.devices, [n1]);
+    assert_eq!(c.links, [d.links[1].id, reused]);
+    assert!(c.message.contains("node-1 port 0"), "{c:#?}");
+
+    let c = single(&found, codes::INVALID_LINK);
+    assert_eq!(c.links, [zero]);
+
+    // Errors come first.
+    let first_other = found
+        .iter()
+        .position(|c| c.severity != Severity::Error)
+        .unwrap_or(found.len());
+    assert!(
+        found[first_other..]
+            .iter()
+            .all(|c| c.severity != Severity::Error)
+    );
+}
+
+#[test]
+fn domain_pointer_and_breakout() {
+    let (mut d, _, _, leaf) = clean();
+    let mut tray = node("tray-0", "tray", "gpu-a", 4, &[]);
+    if let DeviceKind::GpuNode(n) = &mut tray.kind {
+        // Points at the switch, not at an NVSwitch domain.
+        n.domain = Some(leaf);
+    }
+    let tray = d.add_device(tray);
+    if let Some(DeviceKind::Switch(s)) = d.device_mut(leaf).map(|x| &mut x.kind) {
+        s.breakout = 2;
+    }
+    let found = checks(&d, &catalog());
+    assert_eq!(single(&found, codes::DANGLING_DOMAIN).devices, [tray]);
+    let c = single(&found, codes::BREAKOUT_UNSUPPORTED);
+    assert!(c.message.contains("leaf-0: breakout 2"), "{c:#?}");
+}
+
+#[test]
+fn duplicate_device_ids() {
+    let (mut d, n0, ..) = clean();
+    let mut twin = server("twin");
+    twin.id = n0;
+    d.devices.push(twin);
+    let found = checks(&d, &catalog());
+    assert_eq!(single(&found, codes::DUPLICATE_ID).devices, [n0]);
+}
+
+/// A rail-optimised fabric of 16,384 eight-GPU servers (131,072 GPUs): 8 rails of 256
+/// 64-port-down leaves, each leaf with 8 cross-rack uplinks to its rail's 16 spines.
+/// 131,072 NIC links + 16,384 uplinks = 147,456 links.
+fn big_rail_fabric() -> Design {
+    let mut d = Design::new("big");
+    let nics = ["nic-ib"; 8];
+    let nodes: Vec<DeviceId> = (0..16_384)
+        .map(|i| d.add_device(node(&format!("node-{i}"), "server", "gpu-a", 8, &nics)))
+        .collect();
+    for rail in 0..8u32 {
+        let spines: Vec<DeviceId> = (0..16)
+            .map(|s| d.add_device(switch(&format!("spine-r{rail}-{s}"), "big-ib-switch", None)))
+            .collect();
+        for leaf_index in 0..256u32 {
+            let leaf = d.add_device(switch(
+                &format!("leaf-r{rail}-{leaf_index}"),
+                "big-ib-switch",
+                Some(rail),
+            ));
+            for down in 0..64u32 {
+                let n = nodes[(leaf_index * 64 + down) as usize];
+                d.add_link(ib(n, rail, leaf, down));
+            }
+            for up in 0..8u32 {
+                // Spread each leaf's uplinks over the rail's spines, one port per leaf.
+                let spine = spines[((leaf_index * 8 + up) % 16) as usize];
+                let spine_port = (leaf_index * 8 + up) / 16;
+                d.add_link(
+                    ib(leaf, 64 + up, spine, spine_port).with_length(LengthClass::CrossRack),
+                );
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn a_131072_gpu_fabric_checks_clean_and_finds_one_miswire() {
+    let mut d = big_rail_fabric();
+    assert_eq!(d.gpu_count(), 131_072);
+    assert_eq!(d.links.len(), 147_456);
+    let found = checks(&d, &catalog());
+    assert!(found.is_empty(), "{:#?}", &found[..found.len().min(5)]);
+
+    // Move node-0's NIC 3 (rail 3) onto a free port of a rail-5 leaf, past its uplinks.
+    let victim = d
+        .links
+        .iter()
+        .find(|l| l.a == Endpoint::new(DeviceId(0), 3))
+        .map(|l| l.id)
+        .expect("node-0 NIC 3 is cabled");
+    let rail5_leaf = d
+        .devices
+        .iter()
+        .find(|x| x.name == "leaf-r5-0")
+        .map(|x| x.id)
+        .expect("leaf exists");
+    let l = d.link_mut(victim).expect("link");
+    assert_eq!(l.a.port, 3);
+    l.b = Endpoint::new(rail5_leaf, 100);
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::RAIL_MISALIGNED);
+    assert_eq!(c.links, [victim]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+}

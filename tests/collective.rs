@@ -1,0 +1,377 @@
+//! Collective-time model: numbers worked out by hand on small designs, and the properties the
+//! model must keep everywhere (monotone in size, bounded by the hardware, degraded links and
+//! ECMP collisions slow things down, degenerate designs give clear errors).
+
+mod collective_fixtures;
+
+use collective_fixtures as fx;
+use railyard::analysis::collective::{
+    AlgoChoice, Algorithm, CollectiveError, CollectiveQuery, Op, Protocol, Routing, Workload,
+    advice, collective, parse_size, sweep, training_step_comm,
+};
+use railyard::model::{
+    Bytes, Catalog, Design, LinkState, LinkTech, SwitchFeatures, SwitchRole, Transport,
+};
+
+const GIB: u64 = 1 << 30;
+
+fn query(op: Op, bytes: u64) -> CollectiveQuery {
+    CollectiveQuery::new(op, Bytes(bytes))
+}
+
+fn forced(op: Op, bytes: u64, algo: AlgoChoice, protocol: Protocol) -> CollectiveQuery {
+    let mut q = query(op, bytes);
+    q.algorithm = algo;
+    q.protocol = Some(protocol);
+    q
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs().max(1e-12)
+}
+
+#[test]
+fn ring_all_reduce_on_a_100g_bus_by_hand() {
+    // 4 GPUs, one 100 Gb/s InfiniBand port each, one switch. Ring all-reduce of S = 1 GiB:
+    //   bandwidth: 2(n−1)/n × S / B, B = 100 Gb/s × 0.94 (InfiniBand efficiency) = 11.75 GB/s
+    //              = 1.5 × 1,073,741,824 / 11.75e9 s = 137,073.42 µs
+    //   latency (Simple): NCCL base 8.4 µs + 2(n−1) = 6 network steps × (NET ring Simple 14.0 µs
+    //              + 0.13 µs QM8700 port-to-port + 0.01 µs for 2 m of cable) = 8.4 + 6 × 14.14
+    let catalog = Catalog::builtin();
+    let design = fx::ib_bus4();
+    let r = collective(&design, &catalog, &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
+    let bandwidth = 1.5 * GIB as f64 / 11.75e9 * 1e6;
+    let latency = 8.4 + 6.0 * (14.0 + 0.13 + 0.01);
+    assert!(close(r.bandwidth_us, bandwidth, 1e-9), "{} vs {bandwidth}", r.bandwidth_us);
+    assert!(close(r.latency_us, latency, 1e-9), "{} vs {latency}", r.latency_us);
+    assert!(close(r.time_us, bandwidth + latency, 1e-9));
+    // nccl-tests: algbw = S / t, busbw = algbw × 2(n−1)/n.
+    let algbw = GIB as f64 / (r.time_us * 1e3);
+    assert!(close(r.algbw_gbyte_s, algbw, 1e-12));
+    assert!(close(r.busbw_gbyte_s, algbw * 1.5, 1e-12));
+    assert_eq!(r.algorithm, Algorithm::Ring);
+    assert_eq!(r.gpus, 4);
+    // Every NIC link is equally busy; together they are the bottleneck.
+    assert!(r.bottleneck[0].link.is_some());
+    assert!(close(r.bottleneck[0].utilization, 1.0, 1e-9));
+    assert_eq!(r.link_utilization.len(), 4);
+}
+
+#[test]
+fn busbw_follows_nccl_tests_factors() {
+    let catalog = Catalog::builtin();
+    let design = fx::dgx_rail_leaves(2);
+    for (op, factor) in [
+        (Op::AllReduce, 2.0 * 15.0 / 16.0),
+        (Op::AllGather, 15.0 / 16.0),
+        (Op::ReduceScatter, 15.0 / 16.0),
+        (Op::AllToAll, 15.0 / 16.0),
+        (Op::Broadcast, 1.0),
+        (Op::Reduce, 1.0),
+        (Op::SendRecv, 1.0),
+    ] {
+        let r = collective(&design, &catalog, &query(op, 256 << 20)).unwrap();
+        assert!(close(r.algbw_gbyte_s, (256u64 << 20) as f64 / (r.time_us * 1e3), 1e-12));
+        assert!(close(r.busbw_gbyte_s, r.algbw_gbyte_s * factor, 1e-12), "{op}");
+    }
+}
+
+#[test]
+fn pcie_box_without_peer_to_peer_runs_at_half_rate() {
+    // 4× RTX 4090 on PCIe gen4 x16: 31.5 GB/s × 0.80 = 25.2 GB/s per direction per GPU.
+    // Ring: 6 steps of S/4 through each GPU's link: 1.5 × S / 25.2e9. Without P2P the data is
+    // staged through host memory: half the rate.
+    let catalog = Catalog::builtin();
+    let q = forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple);
+    let p2p = collective(&fx::pcie_box(true), &catalog, &q).unwrap();
+    let no_p2p = collective(&fx::pcie_box(false), &catalog, &q).unwrap();
+    let expected = 1.5 * GIB as f64 / 25.2e9 * 1e6;
+    assert!(close(p2p.bandwidth_us, expected, 1e-9), "{} vs {expected}", p2p.bandwidth_us);
+    assert!(close(no_p2p.bandwidth_us, 2.0 * expected, 1e-9));
+    // LL128 is NVLink-only in NCCL: never chosen on a PCIe box.
+    for s in [1u64 << 10, 1 << 20, 1 << 26] {
+        let r = collective(&fx::pcie_box(true), &catalog, &query(Op::AllReduce, s)).unwrap();
+        assert_ne!(r.protocol, Protocol::Ll128);
+    }
+}
+
+#[test]
+fn thunderbolt_ring_of_macs() {
+    // TB4 at 40 Gb/s: 32 Gb/s PCIe tunnel (0.8) × 0.82 for IP over Thunderbolt = 26.24 Gb/s
+    // = 3.28 GB/s. Ring of 4 Macs: 1.5 × S / 3.28e9.
+    let catalog = Catalog::builtin();
+    let macs = fx::mac_ring(4, LinkTech::Thunderbolt4, Transport::Tcp);
+    let r = collective(&macs, &catalog, &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
+    assert!(close(r.bandwidth_us, 1.5 * GIB as f64 / 3.28e9 * 1e6, 1e-9), "{}", r.bandwidth_us);
+    // A TCP stack on Thunderbolt costs far more per message than InfiniBand.
+    let small = collective(&macs, &catalog, &query(Op::AllReduce, 8)).unwrap();
+    let ib = collective(&fx::ib_bus4(), &catalog, &query(Op::AllReduce, 8)).unwrap();
+    assert!(small.time_us > 10.0 * ib.time_us, "{} vs {}", small.time_us, ib.time_us);
+    // Non-neighbours reach each other through the Macs in between.
+    let a2a = collective(&macs, &catalog, &query(Op::AllToAll, 1 << 20)).unwrap();
+    assert!(a2a.time_us.is_finite());
+}
+
+#[test]
+fn all_to_all_across_two_dgx_is_rail_aligned() {
+    // 16 GPUs; each sends S/16 to every other. Per GPU 8 × S/16 = S/2 leaves the node. With
+    // PXN every byte for a rail-r GPU goes out through NIC r: NIC r carries 8 senders × one
+    // rail-r peer × S/16 = S/2 at 400 Gb/s × 0.94 = 47 GB/s.
+    let catalog = Catalog::builtin();
+    let design = fx::dgx_rail_leaves(2);
+    let mut q = forced(Op::AllToAll, GIB, AlgoChoice::Direct, Protocol::Simple);
+    q.routing = Routing::Adaptive;
+    let r = collective(&design, &catalog, &q).unwrap();
+    let expected = 0.5 * GIB as f64 / 47e9 * 1e6;
+    assert!(close(r.bandwidth_us, expected, 1e-9), "{} vs {expected}", r.bandwidth_us);
+    // Rail-only (no spine): still connected thanks to NVLink forwarding.
+    assert!(r.bottleneck.iter().any(|b| b.link.is_some()));
+}
+
+#[test]
+fn time_is_monotone_in_size_and_within_the_physical_bound() {
+    let catalog = Catalog::builtin();
+    let designs: Vec<Design> = vec![
+        fx::single_dgx(),
+        fx::dgx_rail_leaves(2),
+        fx::dgx_rail_leaves(3),
+        fx::pcie_box(false),
+        fx::mac_ring(4, LinkTech::Thunderbolt4, Transport::Tcp),
+        fx::ib_bus4(),
+        fx::two_leaf(3, 2, true),
+    ];
+    for design in &designs {
+        for op in Op::ALL {
+            for routing in [Routing::Ecmp, Routing::Adaptive] {
+                let mut q = query(op, 0);
+                q.routing = routing;
+                let results = sweep(design, &catalog, &q).unwrap_or_else(|e| panic!("{}: {op}: {e}", design.name));
+                assert_eq!(results.len(), 31);
+                assert_eq!(results[0].bytes, Bytes(8));
+                assert_eq!(results[30].bytes, Bytes(8 * GIB));
+                let mut last = 0.0;
+                for r in &results {
+                    assert!(r.time_us.is_finite() && r.time_us > 0.0);
+                    assert!(r.busbw_gbyte_s.is_finite() && r.algbw_gbyte_s.is_finite());
+                    assert!(r.time_us >= last, "{} {op}: time fell at {}", design.name, r.bytes);
+                    last = r.time_us;
+                    assert!(
+                        r.busbw_gbyte_s <= r.busbw_bound_gbyte_s * (1.0 + 1e-9),
+                        "{} {op} {}: busbw {} over bound {} ({})",
+                        design.name,
+                        r.bytes,
+                        r.busbw_gbyte_s,
+                        r.busbw_bound_gbyte_s,
+                        r.algorithm
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn in_network_reduction_lifts_busbw_above_the_wire() {
+    // H100 NVLink: 450 GB/s per direction. A ring cannot beat it; NVLS can.
+    let catalog = Catalog::builtin();
+    let design = fx::single_dgx();
+    let ring = collective(&design, &catalog, &forced(Op::AllReduce, 8 * GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
+    let nvls = collective(&design, &catalog, &query(Op::AllReduce, 8 * GIB)).unwrap();
+    assert_eq!(nvls.algorithm, Algorithm::Nvls);
+    assert!(ring.busbw_gbyte_s < 450.0 && ring.busbw_bound_gbyte_s == 450.0);
+    assert!(nvls.busbw_gbyte_s > 450.0, "{}", nvls.busbw_gbyte_s);
+}
+
+#[test]
+fn a_degraded_link_slows_everything_that_crosses_it() {
+    let catalog = Catalog::builtin();
+    let healthy = fx::dgx_rail_leaves(2);
+    let mut degraded = healthy.clone();
+    let victim = degraded.links[0].id;
+    degraded.link_mut(victim).unwrap().state = LinkState::Degraded { fraction: 0.5 };
+    let q = forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple);
+    let a = collective(&healthy, &catalog, &q).unwrap();
+    let b = collective(&degraded, &catalog, &q).unwrap();
+    // The ring on that rail now runs at half speed, and every ring waits for it.
+    assert!(b.time_us > a.time_us * 1.5, "{} vs {}", b.time_us, a.time_us);
+    assert_eq!(b.bottleneck[0].link, Some(victim));
+    // A failed link is routed around when a path remains, else the result says so.
+    let mut failed = healthy.clone();
+    failed.link_mut(victim).unwrap().state = LinkState::Failed;
+    let c = collective(&failed, &catalog, &query(Op::AllReduce, GIB));
+    assert!(c.is_ok() || matches!(c, Err(CollectiveError::NotConnected { .. })));
+}
+
+#[test]
+fn ecmp_collides_where_adaptive_routing_spreads() {
+    // 3 + 3 one-GPU nodes on two leaves, interleaved, two spines. Send/recv ring: every flow
+    // crosses leaves, 3 up from each leaf over 2 uplinks. Adaptive: 1.5 S per uplink;
+    // ECMP puts at least 2 whole flows on one uplink.
+    let catalog = Catalog::builtin();
+    let design = fx::two_leaf(3, 2, true);
+    let mut q = forced(Op::SendRecv, GIB, AlgoChoice::Direct, Protocol::Simple);
+    q.routing = Routing::Adaptive;
+    let adaptive = collective(&design, &catalog, &q).unwrap();
+    q.routing = Routing::Ecmp;
+    let ecmp = collective(&design, &catalog, &q).unwrap();
+    assert!(close(adaptive.bandwidth_us, 1.5 * GIB as f64 / 11.75e9 * 1e6, 1e-9), "{}", adaptive.bandwidth_us);
+    assert!(ecmp.bandwidth_us >= 2.0 * GIB as f64 / 11.75e9 * 1e6 * (1.0 - 1e-9));
+    assert!(ecmp.time_us > adaptive.time_us);
+    // And ECMP is never faster than adaptive on the two-tier designs.
+    for op in [Op::AllReduce, Op::AllToAll, Op::AllGather] {
+        let mut q = query(op, GIB);
+        q.routing = Routing::Adaptive;
+        let a = collective(&design, &catalog, &q).unwrap();
+        q.routing = Routing::Ecmp;
+        let e = collective(&design, &catalog, &q).unwrap();
+        assert!(e.time_us >= a.time_us * (1.0 - 1e-9), "{op}");
+    }
+}
+
+#[test]
+fn degenerate_designs_give_clear_errors() {
+    let catalog = Catalog::builtin();
+    let q = query(Op::AllReduce, 1 << 20);
+    assert_eq!(collective(&Design::new("empty"), &catalog, &q), Err(CollectiveError::NoGpus));
+    let mut one = q.clone();
+    one.gpus = Some(1);
+    assert!(matches!(collective(&fx::single_dgx(), &catalog, &one), Err(CollectiveError::TooFewGpus { .. })));
+    let mut many = q.clone();
+    many.gpus = Some(9);
+    assert!(matches!(collective(&fx::single_dgx(), &catalog, &many), Err(CollectiveError::NotEnoughGpus { .. })));
+    // Two DGX with no cables between them.
+    let mut apart = Design::new("apart");
+    fx::dgx_h100(&mut apart, "a", 8);
+    fx::dgx_h100(&mut apart, "b", 8);
+    assert!(matches!(collective(&apart, &catalog, &q), Err(CollectiveError::NotConnected { .. })));
+    // A zero-rate cable carries nothing: not connected either.
+    let mut zero = fx::mac_ring(2, LinkTech::Thunderbolt4, Transport::Tcp);
+    for l in zero.links.iter_mut() {
+        l.rate_gbit_s = railyard::model::Bandwidth::ZERO;
+    }
+    assert!(matches!(collective(&zero, &catalog, &q), Err(CollectiveError::NotConnected { .. })));
+    // Forcing an algorithm that does not apply says why.
+    let mut nvls = q.clone();
+    nvls.algorithm = AlgoChoice::Nvls;
+    assert!(matches!(collective(&fx::pcie_box(true), &catalog, &nvls), Err(CollectiveError::AlgorithmUnavailable { .. })));
+    // First N GPUs: 8 of two nodes stays inside the first node (NVLink only).
+    let mut first8 = q.clone();
+    first8.gpus = Some(8);
+    let r = collective(&fx::dgx_rail_leaves(2), &catalog, &first8).unwrap();
+    assert_eq!(r.gpus, 8);
+    assert!(r.link_utilization.is_empty());
+}
+
+#[test]
+fn sizes_parse_as_binary_multiples() {
+    assert_eq!(parse_size("8").unwrap(), Bytes(8));
+    assert_eq!(parse_size("64K").unwrap(), Bytes(64 * 1024));
+    assert_eq!(parse_size("1M").unwrap(), Bytes(1 << 20));
+    assert_eq!(parse_size("8GiB").unwrap(), Bytes(8 << 30));
+    assert_eq!(parse_size("1G").unwrap(), Bytes(1 << 30));
+    for bad in ["-8", "1.5G", "lots", "", "99999999999999T"] {
+        assert!(parse_size(bad).is_err(), "{bad}");
+    }
+    assert_eq!(Op::from_cli_name("all-reduce"), Some(Op::AllReduce));
+    assert_eq!(AlgoChoice::from_cli_name("hierarchical"), Some(AlgoChoice::Hierarchical));
+    assert_eq!(Routing::from_cli_name("adaptive"), Some(Routing::Adaptive));
+}
+
+#[test]
+fn multi_node_algorithms_are_weighed() {
+    let catalog = Catalog::builtin();
+    let design = fx::dgx_rail_leaves(4);
+    let r = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    let algos: Vec<Algorithm> = r.candidates.iter().map(|c| c.algorithm).collect();
+    for a in [Algorithm::Ring, Algorithm::Tree, Algorithm::NvlsTree, Algorithm::Hierarchical] {
+        assert!(algos.contains(&a), "{a} missing");
+    }
+    // The chosen one is the fastest candidate.
+    let best = r.candidates.iter().map(|c| c.time_us).fold(f64::INFINITY, f64::min);
+    assert!(close(r.time_us, best, 1e-12));
+    // Rail rings: each of the 8 rings crosses its own leaf; NIC links are the bottleneck, at
+    // 8 × 47 GB/s = 376 GB/s of busbw at most.
+    let ring = collective(&design, &catalog, &forced(Op::AllReduce, 8 * GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
+    assert!(ring.busbw_gbyte_s < 376.0 && ring.busbw_gbyte_s > 0.9 * 376.0, "{}", ring.busbw_gbyte_s);
+    assert_eq!(ring.bottleneck[0].kind, railyard::analysis::collective::ResourceKind::Link);
+}
+
+#[test]
+fn sharp_needs_reducing_switches() {
+    let catalog = Catalog::builtin();
+    let mut design = fx::dgx_rail_leaves(4);
+    let mut q = query(Op::AllReduce, GIB);
+    q.algorithm = AlgoChoice::Sharp;
+    assert!(matches!(collective(&design, &catalog, &q), Err(CollectiveError::AlgorithmUnavailable { .. })));
+    for d in design.devices.iter_mut() {
+        if let railyard::model::DeviceKind::Switch(s) = &mut d.kind {
+            s.features.in_network_reduction = true;
+        }
+    }
+    let r = collective(&design, &catalog, &q).unwrap();
+    assert_eq!(r.algorithm, Algorithm::Sharp);
+    // Each NIC sends its share once and gets the result once: busbw beyond the ring's.
+    let ring = collective(&design, &catalog, &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
+    assert!(r.busbw_gbyte_s > ring.busbw_gbyte_s);
+}
+
+#[test]
+fn training_step_on_two_dgx() {
+    let catalog = Catalog::builtin();
+    let design = fx::dgx_rail_leaves(2);
+    let w = Workload::llama(8).unwrap();
+    let r = training_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
+    // tp = pp = 1, so 16 data-parallel replicas all-reduce 8e9 bf16 gradients = 16 GB.
+    assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (1, 1, 16));
+    assert_eq!(r.components.len(), 1);
+    assert!(close(r.components[0].bytes_per_call, 16e9, 1e-12));
+    // Rail leaves without spines already never queue beyond the first switch: ideal = real.
+    assert!(close(r.ideal_total_us, r.total_us, 1e-12));
+    // A 2:1 oversubscribed two-tier fabric is slower than its ideal.
+    let r2 = training_step_comm(&fx::two_leaf(4, 1, true), &catalog, &w, Routing::Ecmp).unwrap();
+    assert!(r2.total_us > r2.ideal_total_us, "{} vs {}", r2.total_us, r2.ideal_total_us);
+    // 70B with tp = 8 keeps tensor parallelism inside each node.
+    let w70 = Workload::llama(70).unwrap();
+    let r70 = training_step_comm(&design, &catalog, &w70, Routing::Adaptive).unwrap();
+    assert!(!r70.mapping.tp_crosses_domains);
+    assert!(r70.components.iter().any(|c| c.name.contains("tensor")));
+}
+
+#[test]
+fn advice_names_devices_and_fixes() {
+    let catalog = Catalog::builtin();
+    // RoCE on a switch without PFC/ECN, GPUDirect off, one spine holding two leaves.
+    let mut d = Design::new("advice");
+    let spine = fx::switch(&mut d, "spine", "sn5600", SwitchRole::Spine, SwitchFeatures::default());
+    let leaves = [
+        fx::switch(&mut d, "leaf-a", "sn5600", SwitchRole::Leaf, SwitchFeatures::default()),
+        fx::switch(&mut d, "leaf-b", "sn5600", SwitchRole::Leaf, SwitchFeatures::default()),
+    ];
+    for (i, &leaf) in leaves.iter().enumerate() {
+        fx::link(&mut d, (leaf, 40), (spine, i as u32), LinkTech::RoceV2, 400.0);
+        for k in 0..2u32 {
+            let n = fx::dgx_h100(&mut d, &format!("n{i}{k}"), 1);
+            if let Some(railyard::model::DeviceKind::GpuNode(node)) = d.device_mut(n).map(|x| &mut x.kind) {
+                node.nics[0].gpudirect = k == 0;
+            }
+            fx::link(&mut d, (n, 0), (leaf, k), LinkTech::RoceV2, 400.0);
+        }
+    }
+    let items = advice(&d, &catalog, None);
+    let codes: Vec<&str> = items.iter().map(|a| a.code.as_str()).collect();
+    for code in ["roce-not-lossless", "gpudirect-off", "single-point-of-failure", "oversubscribed-uplinks"] {
+        assert!(codes.contains(&code), "{code} missing from {codes:?}");
+    }
+    let spof = items.iter().find(|a| a.code == "single-point-of-failure").unwrap();
+    assert_eq!(spof.devices, vec![spine]);
+    assert!(!spof.suggestion.is_empty());
+    // Thunderbolt and tensor parallelism across it.
+    let macs = fx::mac_ring(4, LinkTech::Thunderbolt4, Transport::Tcp);
+    let mut w = Workload::llama(70).unwrap();
+    w.tp = 4;
+    let items = advice(&macs, &catalog, Some(&w));
+    let codes: Vec<&str> = items.iter().map(|a| a.code.as_str()).collect();
+    assert!(codes.contains(&"thunderbolt") && codes.contains(&"tp-across-slow-network"), "{codes:?}");
+    // A healthy rail fabric draws no warnings.
+    assert!(advice(&fx::dgx_rail_leaves(2), &catalog, None).iter().all(|a| a.severity < railyard::analysis::collective::Severity::Warning));
+}

@@ -1,0 +1,602 @@
+//! Template output checked against counts worked out by hand, plus structural invariants
+//! (no dangling link ends, no port used twice, node ports within the node's ports) on
+//! every template.
+
+use railyard::generate::{GenerateError, Template, TemplateSpec, generate};
+use railyard::model::{
+    Bandwidth, Catalog, Design, DeviceKind, LengthClass, LinkTech, PartId, ScaleUp, SwitchRole,
+    Transport,
+};
+use std::collections::{HashMap, HashSet};
+
+fn catalog() -> Catalog {
+    Catalog::builtin()
+}
+
+fn spec(template: Template, nodes: u32) -> TemplateSpec {
+    let mut s = TemplateSpec::new(template);
+    s.nodes = Some(nodes);
+    s
+}
+
+fn run(s: &TemplateSpec) -> Design {
+    match generate(s, &catalog()) {
+        Ok(d) => {
+            check_structure(&d, &catalog());
+            d
+        }
+        Err(e) => panic!("{} failed: {e}", s.template.cli_name()),
+    }
+}
+
+fn infeasible(s: &TemplateSpec) -> String {
+    match generate(s, &catalog()) {
+        Err(GenerateError::Infeasible(msg)) => msg,
+        Err(e) => panic!("expected Infeasible, got {e:?}"),
+        Ok(_) => panic!("expected {} to be refused", s.template.cli_name()),
+    }
+}
+
+fn switches(d: &Design, role: SwitchRole) -> Vec<&railyard::model::Device> {
+    d.devices
+        .iter()
+        .filter(|dev| matches!(&dev.kind, DeviceKind::Switch(s) if s.role == role))
+        .collect()
+}
+
+/// Links between a node and a switch.
+fn node_links(d: &Design) -> usize {
+    d.links
+        .iter()
+        .filter(|l| {
+            let kinds = [l.a.device, l.b.device].map(|id| d.device(id).map(|x| &x.kind));
+            kinds
+                .iter()
+                .any(|k| matches!(k, Some(DeviceKind::GpuNode(_))))
+        })
+        .count()
+}
+
+/// Every link end on an existing device, no (device, port) used twice, node ports within
+/// NICs + built-in ports, switch ports within ports × breakout, no two devices of a row
+/// closer than a device width.
+fn check_structure(d: &Design, cat: &Catalog) {
+    let mut used = HashSet::new();
+    for l in &d.links {
+        assert_ne!(l.a.device, l.b.device, "self-loop {:?}", l.id);
+        for end in [l.a, l.b] {
+            let dev = d
+                .device(end.device)
+                .unwrap_or_else(|| panic!("link {} dangles at {}", l.id, end.device));
+            assert!(
+                used.insert((end.device, end.port)),
+                "{} port {} used twice",
+                dev.name,
+                end.port
+            );
+            match &dev.kind {
+                DeviceKind::GpuNode(n) => {
+                    let spec = cat.node(&n.model).expect("node part");
+                    let limit =
+                        n.nics.len() as u32 + spec.thunderbolt_ports + spec.builtin_ethernet_ports;
+                    assert!(end.port < limit, "{} port {} ≥ {limit}", dev.name, end.port);
+                    if l.tech.is_network() && !n.nics.is_empty() {
+                        assert!(
+                            (end.port as usize) < n.nics.len(),
+                            "{} network port {} beyond its {} NICs",
+                            dev.name,
+                            end.port,
+                            n.nics.len()
+                        );
+                    }
+                }
+                DeviceKind::Switch(s) => {
+                    let spec = cat.switch(&s.model).expect("switch part");
+                    assert!(
+                        end.port < spec.ports * s.breakout,
+                        "{} port {} ≥ {}",
+                        dev.name,
+                        end.port,
+                        spec.ports * s.breakout
+                    );
+                }
+                other => panic!("link to a {}", other.label()),
+            }
+        }
+    }
+    let ids: HashSet<_> = d.devices.iter().map(|x| x.id).collect();
+    assert_eq!(ids.len(), d.devices.len(), "duplicate device ids");
+    let names: HashSet<_> = d.devices.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names.len(), d.devices.len(), "duplicate device names");
+    for dev in &d.devices {
+        if let Some(g) = dev.group {
+            assert!(d.group(g).is_some(), "{} in a missing group", dev.name);
+        }
+    }
+    let mut rows: HashMap<u32, Vec<f32>> = HashMap::new();
+    for dev in &d.devices {
+        rows.entry(dev.pos.y.to_bits()).or_default().push(dev.pos.x);
+    }
+    for xs in rows.values_mut() {
+        xs.sort_by(f32::total_cmp);
+        for w in xs.windows(2) {
+            assert!(w[1] - w[0] >= 119.0, "devices overlap at x {} and {}", w[0], w[1]);
+        }
+    }
+}
+
+#[test]
+fn single_is_one_node_and_no_links() {
+    let d = run(&TemplateSpec::new(Template::Single));
+    assert_eq!(d.node_count(), 1);
+    assert_eq!(d.gpu_count(), 8); // dgx-h100
+    assert!(d.links.is_empty());
+    let msg = infeasible(&spec(Template::Single, 3));
+    assert!(msg.contains("one node"), "{msg}");
+}
+
+#[test]
+fn star_of_four_workstations() {
+    // Default: workstation with 4 × rtx-4090, no NIC, so its on-board 10 GbE port.
+    let d = run(&spec(Template::Star, 4));
+    assert_eq!(d.switch_count(), 1);
+    assert_eq!(d.node_count(), 4);
+    assert_eq!(d.gpu_count(), 16);
+    assert_eq!(d.links.len(), 4);
+    for l in &d.links {
+        assert_eq!(l.tech, LinkTech::Ethernet);
+        assert_eq!(l.transport, Transport::Tcp);
+        assert_eq!(l.rate_gbit_s, Bandwidth::from_gbit_s(10.0));
+    }
+    // GeForce: PCIe without peer-to-peer.
+    let node = d.devices.iter().find_map(|x| x.kind.as_node()).expect("node");
+    assert_eq!(
+        node.scale_up,
+        ScaleUp::Pcie {
+            generation: 4,
+            via: railyard::model::PcieVia::HostBridge,
+            peer_to_peer: false
+        }
+    );
+}
+
+#[test]
+fn star_refuses_when_the_switch_is_too_small() {
+    // crs317: 16 × 10G; 20 nodes need 20 ports.
+    let mut s = spec(Template::Star, 20);
+    s.switch = Some(PartId::new("crs317-16x10g"));
+    let msg = infeasible(&s);
+    assert!(msg.contains("20") && msg.contains("16"), "{msg}");
+}
+
+#[test]
+fn star_of_h100_on_400g_roce() {
+    // 4 hgx-h100 × 8 cx7-400gbe = 32 ports; sn5600 is 64 × 800G, split 2 → 128 × 400G.
+    let mut s = spec(Template::Star, 4);
+    s.node = Some(PartId::new("hgx-h100"));
+    s.nic = Some(PartId::new("cx7-400gbe"));
+    s.switch = Some(PartId::new("sn5600"));
+    let d = run(&s);
+    assert_eq!(d.links.len(), 32);
+    assert_eq!(d.gpu_count(), 32);
+    let sw = d.devices.iter().find_map(|x| x.kind.as_switch()).expect("switch");
+    assert_eq!(sw.breakout, 2);
+    assert!(sw.features.lossless);
+    for l in &d.links {
+        assert_eq!(l.tech, LinkTech::RoceV2);
+        assert_eq!(l.rate_gbit_s, Bandwidth::from_gbit_s(400.0));
+    }
+}
+
+#[test]
+fn fat_tree_32_dgx_non_blocking() {
+    // 32 × 8 NICs = 256 endpoints at 400G; qm9700 has 64 ports → 32 down / 32 up.
+    // 4 nodes per leaf → 8 leaves; 8 × 32 = 256 uplinks / 64 ports = 4 spines, each taking
+    // 8 links from each of the 8 leaves. Links: 256 node + 256 leaf-spine.
+    let d = run(&spec(Template::FatTree, 32));
+    let leaves = switches(&d, SwitchRole::Leaf);
+    let spines = switches(&d, SwitchRole::Spine);
+    assert_eq!(leaves.len(), 8);
+    assert_eq!(spines.len(), 4);
+    assert_eq!(node_links(&d), 256);
+    assert_eq!(d.links.len(), 512);
+    // Leaf-01 to spine-01: 8 parallel links.
+    let (l1, s1) = (leaves[0].id, spines[0].id);
+    let between = d
+        .links
+        .iter()
+        .filter(|l| l.touches(l1) && l.touches(s1))
+        .count();
+    assert_eq!(between, 8);
+    for l in &d.links {
+        assert_eq!(l.tech, LinkTech::InfiniBand);
+        let to_spine = l.touches(s1) || spines.iter().any(|s| l.touches(s.id));
+        let expected = if to_spine {
+            LengthClass::CrossRack
+        } else {
+            LengthClass::InRack
+        };
+        assert_eq!(l.length, expected);
+    }
+}
+
+#[test]
+fn fat_tree_32_dgx_three_to_one() {
+    // 3:1 → down = round(64 × 3/4) = 48, up = 16. 6 nodes per leaf → 6 leaves, the last
+    // with 2 nodes = 16 ports down. Uplinks: 5 × 16 + ceil(16 × 16 / 48) = 80 + 6 = 86,
+    // so ceil(86 / 64) = 2 spines (the 1:1 tree needs 4).
+    let mut s = spec(Template::FatTree, 32);
+    s.oversubscription = 3.0;
+    let d = run(&s);
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 6);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 2);
+    assert_eq!(d.links.len(), 256 + 86);
+}
+
+#[test]
+fn fat_tree_that_fits_one_switch_has_no_spines() {
+    // 4 dgx × 8 = 32 ports ≤ 64.
+    let d = run(&spec(Template::FatTree, 4));
+    assert_eq!(d.switch_count(), 1);
+    assert_eq!(d.links.len(), 32);
+}
+
+#[test]
+fn fat_tree_two_tier_limit_is_radix_squared_over_two() {
+    // 64²/2 = 2048 endpoints = 256 dgx-h100: 64 leaves, 2048 uplinks / 64 = 32 spines.
+    let d = run(&spec(Template::FatTree, 256));
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 64);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 32);
+    assert_eq!(d.links.len(), 4096);
+    // One more node is 2056 endpoints.
+    let msg = infeasible(&spec(Template::FatTree, 257));
+    assert!(msg.contains("2048") && msg.contains("2056"), "{msg}");
+    assert!(msg.contains("--tiers 3"), "{msg}");
+}
+
+#[test]
+fn fat_tree_three_tiers() {
+    // 512 dgx = 4096 endpoints: 128 leaves of 4 nodes. A pod spine gives 32 ports to
+    // leaves, so 32 leaves per pod → 4 pods; per pod 32 × 32 = 1024 uplinks / 32 = 32
+    // spines (128 in all), each with 32 uplinks: 4096 / 64 = 64 core switches.
+    let mut s = spec(Template::FatTree, 512);
+    s.tiers = 3;
+    let d = run(&s);
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 128);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 128);
+    assert_eq!(switches(&d, SwitchRole::Core).len(), 64);
+    assert_eq!(d.links.len(), 3 * 4096);
+    let pods = d
+        .groups
+        .iter()
+        .filter(|g| g.kind == railyard::model::GroupKind::Pod)
+        .count();
+    assert_eq!(pods, 4);
+}
+
+#[test]
+fn rail_optimized_scalable_unit() {
+    // 32 dgx-h100, qm9700: one unit of 32 nodes, 8 rail leaves with 32 down each;
+    // 8 × 32 = 256 uplinks / 64 = 4 spines.
+    let d = run(&spec(Template::RailOptimized, 32));
+    let leaves = switches(&d, SwitchRole::Leaf);
+    assert_eq!(leaves.len(), 8);
+    let mut rails: Vec<u32> = leaves
+        .iter()
+        .filter_map(|l| l.kind.as_switch().and_then(|s| s.rail))
+        .collect();
+    rails.sort_unstable();
+    assert_eq!(rails, (0..8).collect::<Vec<u32>>());
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 4);
+    assert_eq!(node_links(&d), 256);
+    assert_eq!(d.links.len(), 512);
+    // NIC k of every node lands on the rail-k leaf.
+    for l in &d.links {
+        let (node_end, sw_end) = match (d.device(l.a.device), d.device(l.b.device)) {
+            (Some(a), Some(b)) if a.kind.as_node().is_some() => (l.a, b),
+            _ => continue,
+        };
+        let rail = sw_end.kind.as_switch().and_then(|s| s.rail);
+        assert_eq!(rail, Some(node_end.port));
+    }
+}
+
+#[test]
+fn rail_optimized_two_tier_limit() {
+    // qm9700 at 1:1: a spine reaches 64 leaves = 8 units of 8 rails × 32 nodes = 256 nodes.
+    let d = run(&spec(Template::RailOptimized, 256));
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 64);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 32);
+    let msg = infeasible(&spec(Template::RailOptimized, 257));
+    assert!(msg.contains("256 nodes"), "{msg}");
+}
+
+#[test]
+fn rail_optimized_131072_gpus_on_q3400_three_tiers() {
+    // 16,384 dgx-h100 × 8 NICs. q3400: 144 × 800G split 2 → 288 × 400G; leaves 144/144.
+    // Units: ceil(16384 / 144) = 114 (113 full, one of 112) → 912 rail leaves.
+    // Pod spine: 144 ports down → 18 units (144 leaves) per pod → 7 pods, the last with 6
+    // units (48 leaves). Pod spines: 6 × (144 × 144 / 144) + ceil((40 × 144 + 8 × 112) / 144)
+    // = 6 × 144 + ceil(6656 / 144) = 864 + 47 = 911. Uplinks to the core: 131,072 / 288 →
+    // 456 core switches. Links: 131,072 per tier × 3.
+    let mut s = spec(Template::RailOptimized, 16_384);
+    s.switch = Some(PartId::new("q3400"));
+    s.tiers = 3;
+    let d = generate(&s, &catalog()).expect("131,072 GPUs on q3400");
+    assert_eq!(d.gpu_count(), 131_072);
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 912);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 911);
+    assert_eq!(switches(&d, SwitchRole::Core).len(), 456);
+    assert_eq!(d.links.len(), 3 * 131_072);
+}
+
+#[test]
+fn rail_optimized_131072_gpus_do_not_fit_three_tiers_of_qm9700() {
+    // Radix 64: at most 64 pods × 32 leaves × 32 ports = 65,536 NIC ports.
+    let mut s = spec(Template::RailOptimized, 16_384);
+    s.tiers = 3;
+    let msg = infeasible(&s);
+    assert!(msg.contains("65536") && msg.contains("131072"), "{msg}");
+}
+
+#[test]
+fn rail_only_one_switch_per_rail() {
+    let mut s = spec(Template::RailOnly, 32);
+    s.tiers = 1;
+    let d = run(&s);
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 8);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 0);
+    assert_eq!(d.links.len(), 256);
+}
+
+#[test]
+fn rail_only_beyond_one_switch() {
+    // 128 nodes > 64 ports: with --tiers 1 refused; by default each rail gets its own
+    // 2-tier Clos: 4 leaves per rail (32 down), 4 × 32 = 128 uplinks / 64 = 2 spines per
+    // rail → 32 leaves, 16 spines, 1024 + 1024 links.
+    let mut s = spec(Template::RailOnly, 128);
+    s.tiers = 1;
+    let msg = infeasible(&s);
+    assert!(msg.contains("128") && msg.contains("64"), "{msg}");
+    s.tiers = 2;
+    let d = run(&s);
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 32);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 16);
+    assert_eq!(d.links.len(), 2048);
+    // A rail spine connects only to leaves of its own rail.
+    for l in &d.links {
+        let rails: Vec<Option<u32>> = [l.a.device, l.b.device]
+            .iter()
+            .filter_map(|&id| d.device(id))
+            .filter_map(|dev| dev.kind.as_switch())
+            .filter(|s| s.role == SwitchRole::Leaf)
+            .map(|s| s.rail)
+            .collect();
+        let spine_name = [l.a.device, l.b.device]
+            .iter()
+            .filter_map(|&id| d.device(id))
+            .find(|dev| dev.name.starts_with("spine-r"))
+            .map(|dev| dev.name.clone());
+        if let (Some(name), [Some(rail)]) = (spine_name, rails.as_slice()) {
+            assert!(name.starts_with(&format!("spine-r{rail}-")), "{name}");
+        }
+    }
+}
+
+#[test]
+fn ring_mesh_chain_of_macs() {
+    let d = run(&spec(Template::Ring, 4));
+    assert_eq!(d.links.len(), 4);
+    assert!(d.links.iter().all(|l| l.tech == LinkTech::Thunderbolt4));
+    assert_eq!(d.switch_count(), 0);
+    assert_eq!(run(&spec(Template::Mesh, 4)).links.len(), 6);
+    assert_eq!(run(&spec(Template::Chain, 4)).links.len(), 3);
+    // 7 Macs in a full mesh use 6 ports each: exactly what an M2 Ultra has.
+    assert_eq!(run(&spec(Template::Mesh, 7)).links.len(), 21);
+}
+
+#[test]
+fn mesh_of_eight_m2_ultras_exceeds_the_thunderbolt_ports() {
+    let msg = infeasible(&spec(Template::Mesh, 8));
+    assert!(msg.contains("7 Thunderbolt ports"), "{msg}");
+    assert!(msg.contains("has 6"), "{msg}");
+}
+
+#[test]
+fn mesh_of_four_m3_ultras_over_tb5() {
+    let mut s = spec(Template::Mesh, 4);
+    s.node = Some(PartId::new("mac-studio-m3-ultra"));
+    s.transport = Some(Transport::Rdma);
+    let d = run(&s);
+    assert_eq!(d.links.len(), 6);
+    for l in &d.links {
+        assert_eq!(l.tech, LinkTech::Thunderbolt5);
+        assert_eq!(l.rate_gbit_s, Bandwidth::from_gbit_s(80.0));
+        assert_eq!(l.transport, Transport::Rdma);
+    }
+    // RDMA over Thunderbolt 4 is refused.
+    let mut s = spec(Template::Ring, 4);
+    s.transport = Some(Transport::Rdma);
+    assert!(infeasible(&s).contains("Thunderbolt 5"));
+}
+
+#[test]
+fn pair_of_workstations_on_a_25g_dac() {
+    let mut s = spec(Template::Chain, 2);
+    s.node = Some(PartId::new("workstation"));
+    s.gpu = Some(PartId::new("rtx-4090"));
+    s.gpus_per_node = Some(4);
+    s.nic = Some(PartId::new("cx4lx-25gbe"));
+    s.link = Some(PartId::new("dac-25g"));
+    let d = run(&s);
+    assert_eq!(d.links.len(), 1);
+    assert_eq!(d.gpu_count(), 8);
+    let l = &d.links[0];
+    assert_eq!(l.tech, LinkTech::RoceV2);
+    assert_eq!(l.rate_gbit_s, Bandwidth::from_gbit_s(25.0));
+    assert_eq!((l.a.port, l.b.port), (0, 0));
+    // GeForce cards: no GPUDirect RDMA on the NIC slot.
+    let node = d.devices[0].kind.as_node().expect("node");
+    assert!(!node.nics[0].gpudirect);
+}
+
+#[test]
+fn nvl72_two_racks() {
+    // 2 racks × 18 trays × 4 GPUs = 144 GPUs; 36 trays ≤ 64 ports, so one leaf per rail:
+    // 4 leaves, 36 × 4 = 144 links, no spines.
+    let d = run(&spec(Template::Nvl72, 2));
+    let domains: Vec<_> = d
+        .devices
+        .iter()
+        .filter(|x| matches!(x.kind, DeviceKind::NvSwitchDomain(_)))
+        .collect();
+    assert_eq!(domains.len(), 2);
+    assert_eq!(d.node_count(), 36);
+    assert_eq!(d.gpu_count(), 144);
+    for dom in &domains {
+        let members = d
+            .devices
+            .iter()
+            .filter(|x| x.kind.as_node().and_then(|n| n.domain) == Some(dom.id))
+            .count();
+        assert_eq!(members, 18);
+    }
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 4);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 0);
+    assert_eq!(d.links.len(), 144);
+}
+
+#[test]
+fn nvl72_four_racks_need_spines() {
+    // 72 trays > 64: leaves split 32/32; a rack's 18 trays fit 32 ports, one rack per set;
+    // 4 sets × 4 rails = 16 leaves of 18 trays, 18 uplinks each = 288 / 64 → 5 spines.
+    let d = run(&spec(Template::Nvl72, 4));
+    assert_eq!(d.gpu_count(), 288);
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 16);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 5);
+    assert_eq!(d.links.len(), 288 + 288);
+}
+
+#[test]
+fn parts_are_checked() {
+    let mut s = spec(Template::FatTree, 8);
+    s.node = Some(PartId::new("no-such-node"));
+    assert_eq!(
+        generate(&s, &catalog()),
+        Err(GenerateError::UnknownPart(PartId::new("no-such-node")))
+    );
+    s.node = Some(PartId::new("qm9700"));
+    assert!(matches!(
+        generate(&s, &catalog()),
+        Err(GenerateError::WrongKind { expected: "node", .. })
+    ));
+    let mut s = spec(Template::FatTree, 8);
+    s.switch = Some(PartId::new("cx7-400gbe"));
+    assert!(matches!(
+        generate(&s, &catalog()),
+        Err(GenerateError::WrongKind { expected: "switch", .. })
+    ));
+    // An InfiniBand NIC on an Ethernet switch shares no family.
+    let mut s = spec(Template::FatTree, 8);
+    s.switch = Some(PartId::new("sn5600"));
+    assert!(infeasible(&s).contains("no network family"));
+    // A DGX cannot take other GPUs.
+    let mut s = spec(Template::Single, 1);
+    s.gpu = Some(PartId::new("rtx-4090"));
+    assert!(infeasible(&s).contains("workstation"));
+}
+
+#[test]
+fn workstation_with_nvlink_bridges() {
+    let mut s = spec(Template::Single, 1);
+    s.node = Some(PartId::new("workstation"));
+    s.gpu = Some(PartId::new("rtx-3090"));
+    s.gpus_per_node = Some(2);
+    s.nvlink_bridge = true;
+    let d = run(&s);
+    let node = d.devices[0].kind.as_node().expect("node");
+    assert_eq!(
+        node.scale_up,
+        ScaleUp::NvLinkBridgePairs {
+            per_gpu_gbit_s: Bandwidth::from_gbit_s(450.0),
+            pcie_generation: 4,
+            peer_to_peer: false
+        }
+    );
+    s.gpu = Some(PartId::new("rtx-4090"));
+    assert!(infeasible(&s).contains("no NVLink bridge"));
+}
+
+#[test]
+fn bad_numbers_are_refused_not_panicked_on() {
+    let mut s = spec(Template::FatTree, 32);
+    s.oversubscription = f64::NAN;
+    assert!(infeasible(&s).contains("oversubscription"));
+    s.oversubscription = 1.0;
+    s.tiers = 7;
+    assert!(infeasible(&s).contains("tiers"));
+    assert!(infeasible(&spec(Template::Star, 0)).contains("at least 1"));
+    assert!(infeasible(&spec(Template::Ring, 1)).contains("at least 2"));
+    assert!(infeasible(&spec(Template::Star, u32::MAX)).contains("more than"));
+}
+
+#[test]
+fn every_template_has_a_sound_default() {
+    for t in Template::ALL {
+        let d = run(&TemplateSpec::new(t));
+        assert!(d.node_count() >= 1, "{}", t.cli_name());
+        assert!(!d.notes.is_empty());
+    }
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn fabrics_are_sound_at_any_size(
+            nodes in 1u32..400,
+            which in 0usize..4,
+            ratio in prop::sample::select(vec![1.0, 2.0, 3.0, 0.5]),
+            tiers in 2u8..=3,
+            nics in 1u32..9,
+        ) {
+            let template = [Template::FatTree, Template::RailOptimized, Template::RailOnly, Template::Nvl72][which];
+            let mut s = spec(template, if template == Template::Nvl72 { nodes / 20 + 1 } else { nodes });
+            s.oversubscription = ratio;
+            s.tiers = if template == Template::RailOnly { 2 } else { tiers };
+            s.nics_per_node = Some(nics);
+            match generate(&s, &catalog()) {
+                Ok(d) => {
+                    check_structure(&d, &catalog());
+                    let nic_ports: usize = d.devices.iter().filter_map(|x| x.kind.as_node()).map(|n| n.nics.len()).sum();
+                    prop_assert_eq!(node_links(&d), nic_ports);
+                }
+                Err(GenerateError::Infeasible(msg)) => prop_assert!(!msg.is_empty()),
+                Err(e) => prop_assert!(false, "unexpected {e:?}"),
+            }
+        }
+    }
+}
+
+/// Time to build 131,072 GPUs rail-optimized (q3400, three tiers). A figure to read, not a
+/// pass/fail: `cargo test --release --test generate -- --ignored --nocapture time_`.
+#[test]
+#[ignore]
+fn time_131072_gpus_rail_optimized() {
+    let mut s = spec(Template::RailOptimized, 16_384);
+    s.switch = Some(PartId::new("q3400"));
+    s.tiers = 3;
+    let cat = catalog();
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        let d = generate(&s, &cat).expect("generates");
+        best = best.min(start.elapsed().as_secs_f64());
+        assert_eq!(d.gpu_count(), 131_072);
+    }
+    println!("131,072 GPUs rail-optimized: best of 5 = {:.1} ms", best * 1e3);
+}
