@@ -13,7 +13,9 @@ use std::time::Duration;
 fn bench(c: &mut Criterion) {
     let catalog = Catalog::builtin();
     let mut group = c.benchmark_group("collective");
-    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
     for gpus in [1_024u32, 16_384, 131_072] {
         let design = collective_fixtures::rail_optimized(gpus);
         for op in [Op::AllReduce, Op::AllToAll] {

@@ -351,7 +351,10 @@ fn run_generate(args: &GenerateArgs, catalog: &Catalog) -> anyhow::Result<()> {
         // The same refusal as `save_design`: never print a design that would not load.
         if let Err(errors) = crate::model::validate::validate(&design) {
             let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            bail!("the generated design is invalid (a bug): {}", list.join("; "));
+            bail!(
+                "the generated design is invalid (a bug): {}",
+                list.join("; ")
+            );
         }
         write_stdout(&design_to_string(&design)?)?;
     } else {
@@ -469,7 +472,8 @@ impl EvalReport {
     pub fn to_table(&self) -> String {
         use crate::model::{Bandwidth, Usd, Watts};
         let usd = |x: f64| Usd(x).to_string();
-        let percent = |x: Option<f64>| x.map_or("—".to_string(), |f| format!("{:.1} %", f * 100.0));
+        let percent =
+            |x: Option<f64>| x.map_or("—".to_string(), |f| format!("{:.1} %", f * 100.0));
         let mut rows: Vec<(String, String)> = vec![
             ("design".into(), format!("{} ({})", self.name, self.file)),
             ("GPUs".into(), group_thousands(self.gpus as i64)),
@@ -519,7 +523,11 @@ impl EvalReport {
             ),
         ));
 
-        let width = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+        let width = rows
+            .iter()
+            .map(|(l, _)| l.chars().count())
+            .max()
+            .unwrap_or(0);
         let mut out = String::new();
         for (label, value) in &rows {
             out.push_str(&format!("{label:<width$}  {value}\n"));

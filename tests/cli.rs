@@ -116,8 +116,14 @@ fn eval_reports_the_worked_star() {
     assert!(close(cost["nodes"].as_f64().unwrap(), nodes), "{cost}");
     assert!(close(cost["switches"].as_f64().unwrap(), switch), "{cost}");
     assert_eq!(cost["nics"], 0.0); // on-board ports, no NIC parts
-    assert!(close(cost["cables_optics"].as_f64().unwrap(), cables), "{cost}");
-    assert!(close(j["switch_cost_share"].as_f64().unwrap(), switch / total));
+    assert!(
+        close(cost["cables_optics"].as_f64().unwrap(), cables),
+        "{cost}"
+    );
+    assert!(close(
+        j["switch_cost_share"].as_f64().unwrap(),
+        switch / total
+    ));
     assert!(close(
         j["network_cost_share"].as_f64().unwrap(),
         (switch + cables) / total
@@ -126,8 +132,16 @@ fn eval_reports_the_worked_star() {
         + 8.0 * power(&c, "rtx-4090")
         + power(&c, "crs317-16x10g")
         + 4.0 * power(&c, "dac-10g");
-    assert!(close(j["power_w"].as_f64().unwrap(), watts), "{}", j["power_w"]);
-    assert!(j["checks"].as_array().unwrap().is_empty(), "{}", j["checks"]);
+    assert!(
+        close(j["power_w"].as_f64().unwrap(), watts),
+        "{}",
+        j["power_w"]
+    );
+    assert!(
+        j["checks"].as_array().unwrap().is_empty(),
+        "{}",
+        j["checks"]
+    );
 }
 
 #[test]
@@ -162,11 +176,7 @@ fn bom_rows_add_up_to_the_eval_total() {
     let mut reader = csv::Reader::from_path(&csv_path).unwrap();
     let headers = reader.headers().unwrap().clone();
     let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let (part, quantity, extended) = (
-        col("part_id"),
-        col("quantity"),
-        col("extended_price_usd"),
-    );
+    let (part, quantity, extended) = (col("part_id"), col("quantity"), col("extended_price_usd"));
     let mut sum = 0.0;
     let mut quantities = Vec::new();
     for row in reader.records() {
@@ -174,7 +184,10 @@ fn bom_rows_add_up_to_the_eval_total() {
         sum += row[extended].parse::<f64>().unwrap();
         quantities.push((row[part].to_string(), row[quantity].parse::<u64>().unwrap()));
     }
-    assert!((sum - total).abs() < 0.005, "CSV sums to {sum}, eval says {total}");
+    assert!(
+        (sum - total).abs() < 0.005,
+        "CSV sums to {sum}, eval says {total}"
+    );
     quantities.sort();
     assert_eq!(
         quantities,
@@ -250,7 +263,10 @@ fn catalog_lists_every_part() {
     let text = stdout(&o);
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
-    assert_eq!(header, ["id", "category", "model", "price", "power", "estimate"]);
+    assert_eq!(
+        header,
+        ["id", "category", "model", "price", "power", "estimate"]
+    );
     assert_eq!(lines.count(), builtin.len());
 }
 
@@ -258,12 +274,19 @@ fn catalog_lists_every_part() {
 fn bad_arguments_exit_2_with_one_line() {
     let cases: &[&[&str]] = &[
         &["--no-such-flag"],
-        &["generate", "star"],                             // no -o
-        &["generate", "torus", "-o", "x.ron"],             // no such template
+        &["generate", "star"],                 // no -o
+        &["generate", "torus", "-o", "x.ron"], // no such template
         &["generate", "fat-tree", "--tiers", "4", "-o", "x.ron"],
         &["generate", "star", "--pcie-gen", "2", "-o", "x.ron"],
-        &["generate", "star", "--oversubscription", "NaN", "-o", "x.ron"],
-        &["eval"],                                         // no file
+        &[
+            "generate",
+            "star",
+            "--oversubscription",
+            "NaN",
+            "-o",
+            "x.ron",
+        ],
+        &["eval"], // no file
         &["bom", "a.ron", "b.ron"],
     ];
     for args in cases {
@@ -355,6 +378,9 @@ fn a_structurally_broken_file_exits_2() {
     let bad = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bad_files/self_loop.ron");
     let o = railyard(&["eval", path_str(&bad), "--json"]);
     let line = assert_refused(&o);
-    assert!(line.ends_with("self_loop.ron: link l0 connects device d0 to itself"), "{line}");
+    assert!(
+        line.ends_with("self_loop.ron: link l0 connects device d0 to itself"),
+        "{line}"
+    );
     assert!(o.stdout.is_empty());
 }

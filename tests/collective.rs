@@ -39,11 +39,24 @@ fn ring_all_reduce_on_a_100g_bus_by_hand() {
     //              + 0.13 µs QM8700 port-to-port + 0.01 µs for 2 m of cable) = 8.4 + 6 × 14.14
     let catalog = Catalog::builtin();
     let design = fx::ib_bus4();
-    let r = collective(&design, &catalog, &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
+    let r = collective(
+        &design,
+        &catalog,
+        &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple),
+    )
+    .unwrap();
     let bandwidth = 1.5 * GIB as f64 / 11.75e9 * 1e6;
     let latency = 8.4 + 6.0 * (14.0 + 0.13 + 0.01);
-    assert!(close(r.bandwidth_us, bandwidth, 1e-9), "{} vs {bandwidth}", r.bandwidth_us);
-    assert!(close(r.latency_us, latency, 1e-9), "{} vs {latency}", r.latency_us);
+    assert!(
+        close(r.bandwidth_us, bandwidth, 1e-9),
+        "{} vs {bandwidth}",
+        r.bandwidth_us
+    );
+    assert!(
+        close(r.latency_us, latency, 1e-9),
+        "{} vs {latency}",
+        r.latency_us
+    );
     assert!(close(r.time_us, bandwidth + latency, 1e-9));
     // nccl-tests: algbw = S / t, busbw = algbw × 2(n−1)/n.
     let algbw = GIB as f64 / (r.time_us * 1e3);
@@ -71,8 +84,15 @@ fn busbw_follows_nccl_tests_factors() {
         (Op::SendRecv, 1.0),
     ] {
         let r = collective(&design, &catalog, &query(op, 256 << 20)).unwrap();
-        assert!(close(r.algbw_gbyte_s, (256u64 << 20) as f64 / (r.time_us * 1e3), 1e-12));
-        assert!(close(r.busbw_gbyte_s, r.algbw_gbyte_s * factor, 1e-12), "{op}");
+        assert!(close(
+            r.algbw_gbyte_s,
+            (256u64 << 20) as f64 / (r.time_us * 1e3),
+            1e-12
+        ));
+        assert!(
+            close(r.busbw_gbyte_s, r.algbw_gbyte_s * factor, 1e-12),
+            "{op}"
+        );
     }
 }
 
@@ -86,7 +106,11 @@ fn pcie_box_without_peer_to_peer_runs_at_half_rate() {
     let p2p = collective(&fx::pcie_box(true), &catalog, &q).unwrap();
     let no_p2p = collective(&fx::pcie_box(false), &catalog, &q).unwrap();
     let expected = 1.5 * GIB as f64 / 25.2e9 * 1e6;
-    assert!(close(p2p.bandwidth_us, expected, 1e-9), "{} vs {expected}", p2p.bandwidth_us);
+    assert!(
+        close(p2p.bandwidth_us, expected, 1e-9),
+        "{} vs {expected}",
+        p2p.bandwidth_us
+    );
     assert!(close(no_p2p.bandwidth_us, 2.0 * expected, 1e-9));
     // LL128 is NVLink-only in NCCL: never chosen on a PCIe box.
     for s in [1u64 << 10, 1 << 20, 1 << 26] {
@@ -101,12 +125,26 @@ fn thunderbolt_ring_of_macs() {
     // = 3.28 GB/s. Ring of 4 Macs: 1.5 × S / 3.28e9.
     let catalog = Catalog::builtin();
     let macs = fx::mac_ring(4, LinkTech::Thunderbolt4, Transport::Tcp);
-    let r = collective(&macs, &catalog, &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
-    assert!(close(r.bandwidth_us, 1.5 * GIB as f64 / 3.28e9 * 1e6, 1e-9), "{}", r.bandwidth_us);
+    let r = collective(
+        &macs,
+        &catalog,
+        &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple),
+    )
+    .unwrap();
+    assert!(
+        close(r.bandwidth_us, 1.5 * GIB as f64 / 3.28e9 * 1e6, 1e-9),
+        "{}",
+        r.bandwidth_us
+    );
     // A TCP stack on Thunderbolt costs far more per message than InfiniBand.
     let small = collective(&macs, &catalog, &query(Op::AllReduce, 8)).unwrap();
     let ib = collective(&fx::ib_bus4(), &catalog, &query(Op::AllReduce, 8)).unwrap();
-    assert!(small.time_us > 10.0 * ib.time_us, "{} vs {}", small.time_us, ib.time_us);
+    assert!(
+        small.time_us > 10.0 * ib.time_us,
+        "{} vs {}",
+        small.time_us,
+        ib.time_us
+    );
     // Non-neighbours reach each other through the Macs in between.
     let a2a = collective(&macs, &catalog, &query(Op::AllToAll, 1 << 20)).unwrap();
     assert!(a2a.time_us.is_finite());
@@ -123,7 +161,11 @@ fn all_to_all_across_two_dgx_is_rail_aligned() {
     q.routing = Routing::Adaptive;
     let r = collective(&design, &catalog, &q).unwrap();
     let expected = 0.5 * GIB as f64 / 47e9 * 1e6;
-    assert!(close(r.bandwidth_us, expected, 1e-9), "{} vs {expected}", r.bandwidth_us);
+    assert!(
+        close(r.bandwidth_us, expected, 1e-9),
+        "{} vs {expected}",
+        r.bandwidth_us
+    );
     // Rail-only (no spine): still connected thanks to NVLink forwarding.
     assert!(r.bottleneck.iter().any(|b| b.link.is_some()));
 }
@@ -145,7 +187,8 @@ fn time_is_monotone_in_size_and_within_the_physical_bound() {
             for routing in [Routing::Ecmp, Routing::Adaptive] {
                 let mut q = query(op, 0);
                 q.routing = routing;
-                let results = sweep(design, &catalog, &q).unwrap_or_else(|e| panic!("{}: {op}: {e}", design.name));
+                let results = sweep(design, &catalog, &q)
+                    .unwrap_or_else(|e| panic!("{}: {op}: {e}", design.name));
                 assert_eq!(results.len(), 31);
                 assert_eq!(results[0].bytes, Bytes(8));
                 assert_eq!(results[30].bytes, Bytes(8 * GIB));
@@ -153,7 +196,12 @@ fn time_is_monotone_in_size_and_within_the_physical_bound() {
                 for r in &results {
                     assert!(r.time_us.is_finite() && r.time_us > 0.0);
                     assert!(r.busbw_gbyte_s.is_finite() && r.algbw_gbyte_s.is_finite());
-                    assert!(r.time_us >= last, "{} {op}: time fell at {}", design.name, r.bytes);
+                    assert!(
+                        r.time_us >= last,
+                        "{} {op}: time fell at {}",
+                        design.name,
+                        r.bytes
+                    );
                     last = r.time_us;
                     assert!(
                         r.busbw_gbyte_s <= r.busbw_bound_gbyte_s * (1.0 + 1e-9),
@@ -175,7 +223,12 @@ fn in_network_reduction_lifts_busbw_above_the_wire() {
     // H100 NVLink: 450 GB/s per direction. A ring cannot beat it; NVLS can.
     let catalog = Catalog::builtin();
     let design = fx::single_dgx();
-    let ring = collective(&design, &catalog, &forced(Op::AllReduce, 8 * GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
+    let ring = collective(
+        &design,
+        &catalog,
+        &forced(Op::AllReduce, 8 * GIB, AlgoChoice::Ring, Protocol::Simple),
+    )
+    .unwrap();
     let nvls = collective(&design, &catalog, &query(Op::AllReduce, 8 * GIB)).unwrap();
     assert_eq!(nvls.algorithm, Algorithm::Nvls);
     assert!(ring.busbw_gbyte_s < 450.0 && ring.busbw_bound_gbyte_s == 450.0);
@@ -193,7 +246,12 @@ fn a_degraded_link_slows_everything_that_crosses_it() {
     let a = collective(&healthy, &catalog, &q).unwrap();
     let b = collective(&degraded, &catalog, &q).unwrap();
     // The ring on that rail now runs at half speed, and every ring waits for it.
-    assert!(b.time_us > a.time_us * 1.5, "{} vs {}", b.time_us, a.time_us);
+    assert!(
+        b.time_us > a.time_us * 1.5,
+        "{} vs {}",
+        b.time_us,
+        a.time_us
+    );
     assert_eq!(b.bottleneck[0].link, Some(victim));
     // A failed link is routed around when a path remains, else the result says so.
     let mut failed = healthy.clone();
@@ -214,7 +272,15 @@ fn ecmp_collides_where_adaptive_routing_spreads() {
     let adaptive = collective(&design, &catalog, &q).unwrap();
     q.routing = Routing::Ecmp;
     let ecmp = collective(&design, &catalog, &q).unwrap();
-    assert!(close(adaptive.bandwidth_us, 1.5 * GIB as f64 / 11.75e9 * 1e6, 1e-9), "{}", adaptive.bandwidth_us);
+    assert!(
+        close(
+            adaptive.bandwidth_us,
+            1.5 * GIB as f64 / 11.75e9 * 1e6,
+            1e-9
+        ),
+        "{}",
+        adaptive.bandwidth_us
+    );
     assert!(ecmp.bandwidth_us >= 2.0 * GIB as f64 / 11.75e9 * 1e6 * (1.0 - 1e-9));
     assert!(ecmp.time_us > adaptive.time_us);
     // And ECMP is never faster than adaptive on the two-tier designs.
@@ -232,28 +298,46 @@ fn ecmp_collides_where_adaptive_routing_spreads() {
 fn degenerate_designs_give_clear_errors() {
     let catalog = Catalog::builtin();
     let q = query(Op::AllReduce, 1 << 20);
-    assert_eq!(collective(&Design::new("empty"), &catalog, &q), Err(CollectiveError::NoGpus));
+    assert_eq!(
+        collective(&Design::new("empty"), &catalog, &q),
+        Err(CollectiveError::NoGpus)
+    );
     let mut one = q.clone();
     one.gpus = Some(1);
-    assert!(matches!(collective(&fx::single_dgx(), &catalog, &one), Err(CollectiveError::TooFewGpus { .. })));
+    assert!(matches!(
+        collective(&fx::single_dgx(), &catalog, &one),
+        Err(CollectiveError::TooFewGpus { .. })
+    ));
     let mut many = q.clone();
     many.gpus = Some(9);
-    assert!(matches!(collective(&fx::single_dgx(), &catalog, &many), Err(CollectiveError::NotEnoughGpus { .. })));
+    assert!(matches!(
+        collective(&fx::single_dgx(), &catalog, &many),
+        Err(CollectiveError::NotEnoughGpus { .. })
+    ));
     // Two DGX with no cables between them.
     let mut apart = Design::new("apart");
     fx::dgx_h100(&mut apart, "a", 8);
     fx::dgx_h100(&mut apart, "b", 8);
-    assert!(matches!(collective(&apart, &catalog, &q), Err(CollectiveError::NotConnected { .. })));
+    assert!(matches!(
+        collective(&apart, &catalog, &q),
+        Err(CollectiveError::NotConnected { .. })
+    ));
     // A zero-rate cable carries nothing: not connected either.
     let mut zero = fx::mac_ring(2, LinkTech::Thunderbolt4, Transport::Tcp);
     for l in zero.links.iter_mut() {
         l.rate_gbit_s = railyard::model::Bandwidth::ZERO;
     }
-    assert!(matches!(collective(&zero, &catalog, &q), Err(CollectiveError::NotConnected { .. })));
+    assert!(matches!(
+        collective(&zero, &catalog, &q),
+        Err(CollectiveError::NotConnected { .. })
+    ));
     // Forcing an algorithm that does not apply says why.
     let mut nvls = q.clone();
     nvls.algorithm = AlgoChoice::Nvls;
-    assert!(matches!(collective(&fx::pcie_box(true), &catalog, &nvls), Err(CollectiveError::AlgorithmUnavailable { .. })));
+    assert!(matches!(
+        collective(&fx::pcie_box(true), &catalog, &nvls),
+        Err(CollectiveError::AlgorithmUnavailable { .. })
+    ));
     // First N GPUs: 8 of two nodes stays inside the first node (NVLink only).
     let mut first8 = q.clone();
     first8.gpus = Some(8);
@@ -273,7 +357,10 @@ fn sizes_parse_as_binary_multiples() {
         assert!(parse_size(bad).is_err(), "{bad}");
     }
     assert_eq!(Op::from_cli_name("all-reduce"), Some(Op::AllReduce));
-    assert_eq!(AlgoChoice::from_cli_name("hierarchical"), Some(AlgoChoice::Hierarchical));
+    assert_eq!(
+        AlgoChoice::from_cli_name("hierarchical"),
+        Some(AlgoChoice::Hierarchical)
+    );
     assert_eq!(Routing::from_cli_name("adaptive"), Some(Routing::Adaptive));
 }
 
@@ -283,17 +370,38 @@ fn multi_node_algorithms_are_weighed() {
     let design = fx::dgx_rail_leaves(4);
     let r = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
     let algos: Vec<Algorithm> = r.candidates.iter().map(|c| c.algorithm).collect();
-    for a in [Algorithm::Ring, Algorithm::Tree, Algorithm::NvlsTree, Algorithm::Hierarchical] {
+    for a in [
+        Algorithm::Ring,
+        Algorithm::Tree,
+        Algorithm::NvlsTree,
+        Algorithm::Hierarchical,
+    ] {
         assert!(algos.contains(&a), "{a} missing");
     }
     // The chosen one is the fastest candidate.
-    let best = r.candidates.iter().map(|c| c.time_us).fold(f64::INFINITY, f64::min);
+    let best = r
+        .candidates
+        .iter()
+        .map(|c| c.time_us)
+        .fold(f64::INFINITY, f64::min);
     assert!(close(r.time_us, best, 1e-12));
     // Rail rings: each of the 8 rings crosses its own leaf; NIC links are the bottleneck, at
     // 8 × 47 GB/s = 376 GB/s of busbw at most.
-    let ring = collective(&design, &catalog, &forced(Op::AllReduce, 8 * GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
-    assert!(ring.busbw_gbyte_s < 376.0 && ring.busbw_gbyte_s > 0.9 * 376.0, "{}", ring.busbw_gbyte_s);
-    assert_eq!(ring.bottleneck[0].kind, railyard::analysis::collective::ResourceKind::Link);
+    let ring = collective(
+        &design,
+        &catalog,
+        &forced(Op::AllReduce, 8 * GIB, AlgoChoice::Ring, Protocol::Simple),
+    )
+    .unwrap();
+    assert!(
+        ring.busbw_gbyte_s < 376.0 && ring.busbw_gbyte_s > 0.9 * 376.0,
+        "{}",
+        ring.busbw_gbyte_s
+    );
+    assert_eq!(
+        ring.bottleneck[0].kind,
+        railyard::analysis::collective::ResourceKind::Link
+    );
 }
 
 #[test]
@@ -302,7 +410,10 @@ fn sharp_needs_reducing_switches() {
     let mut design = fx::dgx_rail_leaves(4);
     let mut q = query(Op::AllReduce, GIB);
     q.algorithm = AlgoChoice::Sharp;
-    assert!(matches!(collective(&design, &catalog, &q), Err(CollectiveError::AlgorithmUnavailable { .. })));
+    assert!(matches!(
+        collective(&design, &catalog, &q),
+        Err(CollectiveError::AlgorithmUnavailable { .. })
+    ));
     for d in design.devices.iter_mut() {
         if let railyard::model::DeviceKind::Switch(s) = &mut d.kind {
             s.features.in_network_reduction = true;
@@ -311,7 +422,12 @@ fn sharp_needs_reducing_switches() {
     let r = collective(&design, &catalog, &q).unwrap();
     assert_eq!(r.algorithm, Algorithm::Sharp);
     // Each NIC sends its share once and gets the result once: busbw beyond the ring's.
-    let ring = collective(&design, &catalog, &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple)).unwrap();
+    let ring = collective(
+        &design,
+        &catalog,
+        &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple),
+    )
+    .unwrap();
     assert!(r.busbw_gbyte_s > ring.busbw_gbyte_s);
 }
 
@@ -329,7 +445,12 @@ fn training_step_on_two_dgx() {
     assert!(close(r.ideal_total_us, r.total_us, 1e-12));
     // A 2:1 oversubscribed two-tier fabric is slower than its ideal.
     let r2 = training_step_comm(&fx::two_leaf(4, 1, true), &catalog, &w, Routing::Ecmp).unwrap();
-    assert!(r2.total_us > r2.ideal_total_us, "{} vs {}", r2.total_us, r2.ideal_total_us);
+    assert!(
+        r2.total_us > r2.ideal_total_us,
+        "{} vs {}",
+        r2.total_us,
+        r2.ideal_total_us
+    );
     // 70B with tp = 8 keeps tensor parallelism inside each node.
     let w70 = Workload::llama(70).unwrap();
     let r70 = training_step_comm(&design, &catalog, &w70, Routing::Adaptive).unwrap();
@@ -342,16 +463,42 @@ fn advice_names_devices_and_fixes() {
     let catalog = Catalog::builtin();
     // RoCE on a switch without PFC/ECN, GPUDirect off, one spine holding two leaves.
     let mut d = Design::new("advice");
-    let spine = fx::switch(&mut d, "spine", "sn5600", SwitchRole::Spine, SwitchFeatures::default());
+    let spine = fx::switch(
+        &mut d,
+        "spine",
+        "sn5600",
+        SwitchRole::Spine,
+        SwitchFeatures::default(),
+    );
     let leaves = [
-        fx::switch(&mut d, "leaf-a", "sn5600", SwitchRole::Leaf, SwitchFeatures::default()),
-        fx::switch(&mut d, "leaf-b", "sn5600", SwitchRole::Leaf, SwitchFeatures::default()),
+        fx::switch(
+            &mut d,
+            "leaf-a",
+            "sn5600",
+            SwitchRole::Leaf,
+            SwitchFeatures::default(),
+        ),
+        fx::switch(
+            &mut d,
+            "leaf-b",
+            "sn5600",
+            SwitchRole::Leaf,
+            SwitchFeatures::default(),
+        ),
     ];
     for (i, &leaf) in leaves.iter().enumerate() {
-        fx::link(&mut d, (leaf, 40), (spine, i as u32), LinkTech::RoceV2, 400.0);
+        fx::link(
+            &mut d,
+            (leaf, 40),
+            (spine, i as u32),
+            LinkTech::RoceV2,
+            400.0,
+        );
         for k in 0..2u32 {
             let n = fx::dgx_h100(&mut d, &format!("n{i}{k}"), 1);
-            if let Some(railyard::model::DeviceKind::GpuNode(node)) = d.device_mut(n).map(|x| &mut x.kind) {
+            if let Some(railyard::model::DeviceKind::GpuNode(node)) =
+                d.device_mut(n).map(|x| &mut x.kind)
+            {
                 node.nics[0].gpudirect = k == 0;
             }
             fx::link(&mut d, (n, 0), (leaf, k), LinkTech::RoceV2, 400.0);
@@ -359,10 +506,18 @@ fn advice_names_devices_and_fixes() {
     }
     let items = advice(&d, &catalog, None);
     let codes: Vec<&str> = items.iter().map(|a| a.code.as_str()).collect();
-    for code in ["roce-not-lossless", "gpudirect-off", "single-point-of-failure", "oversubscribed-uplinks"] {
+    for code in [
+        "roce-not-lossless",
+        "gpudirect-off",
+        "single-point-of-failure",
+        "oversubscribed-uplinks",
+    ] {
         assert!(codes.contains(&code), "{code} missing from {codes:?}");
     }
-    let spof = items.iter().find(|a| a.code == "single-point-of-failure").unwrap();
+    let spof = items
+        .iter()
+        .find(|a| a.code == "single-point-of-failure")
+        .unwrap();
     assert_eq!(spof.devices, vec![spine]);
     assert!(!spof.suggestion.is_empty());
     // Thunderbolt and tensor parallelism across it.
@@ -371,7 +526,14 @@ fn advice_names_devices_and_fixes() {
     w.tp = 4;
     let items = advice(&macs, &catalog, Some(&w));
     let codes: Vec<&str> = items.iter().map(|a| a.code.as_str()).collect();
-    assert!(codes.contains(&"thunderbolt") && codes.contains(&"tp-across-slow-network"), "{codes:?}");
+    assert!(
+        codes.contains(&"thunderbolt") && codes.contains(&"tp-across-slow-network"),
+        "{codes:?}"
+    );
     // A healthy rail fabric draws no warnings.
-    assert!(advice(&fx::dgx_rail_leaves(2), &catalog, None).iter().all(|a| a.severity < railyard::analysis::collective::Severity::Warning));
+    assert!(
+        advice(&fx::dgx_rail_leaves(2), &catalog, None)
+            .iter()
+            .all(|a| a.severity < railyard::analysis::collective::Severity::Warning)
+    );
 }

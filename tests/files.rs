@@ -8,8 +8,8 @@ use railyard::io::design_file::{DesignFileError, design_to_string};
 use railyard::io::{load_design, parse_design, save_design};
 use railyard::model::validate::MAX_NAME_BYTES;
 use railyard::model::{
-    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GroupKind, Host,
-    HostRole, LengthClass, Link, LinkState, LinkTech, NicSlot, PartId, Pos, Transport,
+    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GroupKind, Host, HostRole,
+    LengthClass, Link, LinkState, LinkTech, NicSlot, PartId, Pos, Transport,
 };
 use std::path::{Path, PathBuf};
 
@@ -35,14 +35,42 @@ const CORPUS: &[(&str, Where, &str)] = &[
     // Lanes are unsigned: -2 fails as a number on line 14.
     ("negative_lanes.ron", Where::Line(14), "out of bounds"),
     ("zero_lanes.ron", Where::Nowhere, "link l0 has zero lanes"),
-    ("dangling_link.ron", Where::Nowhere, "ends at device d9, which does not exist"),
-    ("duplicate_ids.ron", Where::Nowhere, "device id d0 is used more than once"),
-    ("self_loop.ron", Where::Nowhere, "link l0 connects device d0 to itself"),
-    ("degraded_fraction.ron", Where::Nowhere, "degraded fraction 1.5 is outside (0, 1]"),
+    (
+        "dangling_link.ron",
+        Where::Nowhere,
+        "ends at device d9, which does not exist",
+    ),
+    (
+        "duplicate_ids.ron",
+        Where::Nowhere,
+        "device id d0 is used more than once",
+    ),
+    (
+        "self_loop.ron",
+        Where::Nowhere,
+        "link l0 connects device d0 to itself",
+    ),
+    (
+        "degraded_fraction.ron",
+        Where::Nowhere,
+        "degraded fraction 1.5 is outside (0, 1]",
+    ),
     ("zero_gpus.ron", Where::Nowhere, "GPU count 0 is outside"),
-    ("absurd_gpus.ron", Where::Nowhere, "GPU count 3000000 is outside"),
-    ("infinite_position.ron", Where::Nowhere, "position (inf, 260)"),
-    ("not_a_domain.ron", Where::Nowhere, "domain d1, which is not an NVSwitch domain"),
+    (
+        "absurd_gpus.ron",
+        Where::Nowhere,
+        "GPU count 3000000 is outside",
+    ),
+    (
+        "infinite_position.ron",
+        Where::Nowhere,
+        "position (inf, 260)",
+    ),
+    (
+        "not_a_domain.ron",
+        Where::Nowhere,
+        "domain d1, which is not an NVSwitch domain",
+    ),
     ("missing_version.ron", Where::Line(16), "`version`"),
     // `version: "one"` on line 2.
     ("wrong_type.ron", Where::Line(2), "Expected integer"),
@@ -82,11 +110,17 @@ fn every_bad_file_is_refused_with_a_useful_message() {
         };
         let message = error.to_string();
         assert!(!message.contains('\n'), "{name}: not one line: {message}");
-        assert!(message.contains(words), "{name}: `{words}` not in: {message}");
+        assert!(
+            message.contains(words),
+            "{name}: `{words}` not in: {message}"
+        );
         let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
         match place {
             Where::Line(line) => {
-                assert!(matches!(error, DesignFileError::Syntax { .. }), "{name}: {error:?}");
+                assert!(
+                    matches!(error, DesignFileError::Syntax { .. }),
+                    "{name}: {error:?}"
+                );
                 assert_position(&message, name, &text, *line);
             }
             Where::Nowhere => assert!(
@@ -146,7 +180,10 @@ fn a_missing_file_names_the_path() {
     let message = load_design(Path::new("/nonexistent/railyard/x.ron"))
         .unwrap_err()
         .to_string();
-    assert!(message.starts_with("/nonexistent/railyard/x.ron: "), "{message}");
+    assert!(
+        message.starts_with("/nonexistent/railyard/x.ron: "),
+        "{message}"
+    );
 }
 
 /// A design that uses every kind of value the format has: each enum, options, groups with
@@ -196,7 +233,12 @@ fn save_then_load_is_the_identity() {
     let catalog = Catalog::builtin();
     let dir = tempfile::tempdir().unwrap();
     let mut designs = vec![everything(), Design::new("empty")];
-    for template in [Template::Star, Template::FatTree, Template::Ring, Template::Single] {
+    for template in [
+        Template::Star,
+        Template::FatTree,
+        Template::Ring,
+        Template::Single,
+    ] {
         designs.push(generate(&TemplateSpec::new(template), &catalog).unwrap());
     }
     for (i, design) in designs.iter().enumerate() {
@@ -291,6 +333,36 @@ proptest! {
             let message = e.to_string();
             prop_assert!(message.starts_with("damaged.ron"), "{}", message);
             prop_assert!(!message.contains('\n'), "{}", message);
+        }
+    }
+}
+
+/// The tree that carries old files through migrations keeps everything a design holds:
+/// every enum variant, option and string survives tree → text → typed design.
+#[test]
+fn the_migration_tree_is_lossless_for_a_whole_design() {
+    use railyard::io::ron_tree;
+    let design = everything();
+    let text = design_to_string(&design).unwrap();
+    let tree = ron_tree::parse(&text).unwrap();
+    let printed = ron_tree::print(&tree);
+    assert_ne!(
+        printed, text,
+        "the tree prints compactly, not the same text"
+    );
+    assert_eq!(parse_design(&printed, "printed.ron").unwrap(), design);
+    assert_eq!(ron_tree::parse(&printed).unwrap(), tree);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The tree parser sees only old files, but those are data from anyone too.
+    #[test]
+    fn the_tree_parser_never_panics(text in "[-+()\\[\\]{}:,\"'#!/*a-z0-9 .\\\\\n]{0,120}") {
+        if let Ok(doc) = railyard::io::ron_tree::parse(&text) {
+            let printed = railyard::io::ron_tree::print(&doc);
+            prop_assert_eq!(railyard::io::ron_tree::parse(&printed).unwrap(), doc);
         }
     }
 }

@@ -120,7 +120,12 @@ fn check_structure(d: &Design, cat: &Catalog) {
     for xs in rows.values_mut() {
         xs.sort_by(f32::total_cmp);
         for w in xs.windows(2) {
-            assert!(w[1] - w[0] >= 119.0, "devices overlap at x {} and {}", w[0], w[1]);
+            assert!(
+                w[1] - w[0] >= 119.0,
+                "devices overlap at x {} and {}",
+                w[0],
+                w[1]
+            );
         }
     }
 }
@@ -149,7 +154,11 @@ fn star_of_four_workstations() {
         assert_eq!(l.rate_gbit_s, Bandwidth::from_gbit_s(10.0));
     }
     // GeForce: PCIe without peer-to-peer.
-    let node = d.devices.iter().find_map(|x| x.kind.as_node()).expect("node");
+    let node = d
+        .devices
+        .iter()
+        .find_map(|x| x.kind.as_node())
+        .expect("node");
     assert_eq!(
         node.scale_up,
         ScaleUp::Pcie {
@@ -179,7 +188,11 @@ fn star_of_h100_on_400g_roce() {
     let d = run(&s);
     assert_eq!(d.links.len(), 32);
     assert_eq!(d.gpu_count(), 32);
-    let sw = d.devices.iter().find_map(|x| x.kind.as_switch()).expect("switch");
+    let sw = d
+        .devices
+        .iter()
+        .find_map(|x| x.kind.as_switch())
+        .expect("switch");
     assert_eq!(sw.breakout, 2);
     assert!(sw.features.lossless);
     for l in &d.links {
@@ -231,6 +244,45 @@ fn fat_tree_32_dgx_three_to_one() {
     assert_eq!(switches(&d, SwitchRole::Leaf).len(), 6);
     assert_eq!(switches(&d, SwitchRole::Spine).len(), 2);
     assert_eq!(d.links.len(), 256 + 86);
+    // A rack holds 4 DGX (42 kW / 10 kW), so a full leaf's 6 nodes take two racks: 32
+    // in-rack links and 16 cross-rack per full leaf; the last leaf's 2 nodes share its rack.
+    let in_rack = d
+        .links
+        .iter()
+        .filter(|l| l.length == LengthClass::InRack)
+        .count();
+    assert_eq!(in_rack, 5 * 32 + 16);
+}
+
+#[test]
+fn fat_tree_spreads_a_node_over_leaves_when_its_nics_outnumber_down_ports() {
+    // crs317: 16 × 10G → 8 down / 8 up. 4 workstations × 12 x710 NICs = 48 NIC ports in
+    // order over 6 leaves of 8; node-01's NICs 0-7 on leaf-01 and 8-11 on leaf-02.
+    // 6 × 8 = 48 uplinks / 16 ports = 3 spines. Links: 48 + 48.
+    let mut s = spec(Template::FatTree, 4);
+    s.node = Some(PartId::new("workstation"));
+    s.nic = Some(PartId::new("x710-10gbe"));
+    s.nics_per_node = Some(12);
+    s.switch = Some(PartId::new("crs317-16x10g"));
+    let d = run(&s);
+    let leaves = switches(&d, SwitchRole::Leaf);
+    assert_eq!(leaves.len(), 6);
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 3);
+    assert_eq!(d.links.len(), 96);
+    let node1 = d
+        .devices
+        .iter()
+        .find(|x| x.name == "node-01")
+        .expect("node-01")
+        .id;
+    let on = |leaf: usize| {
+        d.links
+            .iter()
+            .filter(|l| l.touches(node1) && l.touches(leaves[leaf].id))
+            .count()
+    };
+    assert_eq!((on(0), on(1)), (8, 4));
+    assert!(d.links.iter().all(|l| l.tech == LinkTech::Ethernet));
 }
 
 #[test]
@@ -323,6 +375,7 @@ fn rail_optimized_131072_gpus_on_q3400_three_tiers() {
     s.switch = Some(PartId::new("q3400"));
     s.tiers = 3;
     let d = generate(&s, &catalog()).expect("131,072 GPUs on q3400");
+    check_structure(&d, &catalog());
     assert_eq!(d.gpu_count(), 131_072);
     assert_eq!(switches(&d, SwitchRole::Leaf).len(), 912);
     assert_eq!(switches(&d, SwitchRole::Spine).len(), 911);
@@ -488,13 +541,19 @@ fn parts_are_checked() {
     s.node = Some(PartId::new("qm9700"));
     assert!(matches!(
         generate(&s, &catalog()),
-        Err(GenerateError::WrongKind { expected: "node", .. })
+        Err(GenerateError::WrongKind {
+            expected: "node",
+            ..
+        })
     ));
     let mut s = spec(Template::FatTree, 8);
     s.switch = Some(PartId::new("cx7-400gbe"));
     assert!(matches!(
         generate(&s, &catalog()),
-        Err(GenerateError::WrongKind { expected: "switch", .. })
+        Err(GenerateError::WrongKind {
+            expected: "switch",
+            ..
+        })
     ));
     // An InfiniBand NIC on an Ethernet switch shares no family.
     let mut s = spec(Template::FatTree, 8);
@@ -598,5 +657,8 @@ fn time_131072_gpus_rail_optimized() {
         best = best.min(start.elapsed().as_secs_f64());
         assert_eq!(d.gpu_count(), 131_072);
     }
-    println!("131,072 GPUs rail-optimized: best of 5 = {:.1} ms", best * 1e3);
+    println!(
+        "131,072 GPUs rail-optimized: best of 5 = {:.1} ms",
+        best * 1e3
+    );
 }

@@ -158,7 +158,10 @@ fn every_preset_parses_and_round_trips() {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(&path).expect("readable");
         let design = parse_design(&text, &origin).unwrap_or_else(|e| panic!("{e}"));
-        assert!(!design.name.is_empty() && !design.notes.is_empty(), "{origin}");
+        assert!(
+            !design.name.is_empty() && !design.notes.is_empty(),
+            "{origin}"
+        );
         assert!(!design.devices.is_empty(), "{origin}");
         let again = design_to_string(&design).expect("encodes");
         let reparsed = parse_design(&again, &origin).expect("re-parses");
@@ -171,8 +174,8 @@ fn presets_match_their_recipes() {
     let catalog = Catalog::builtin();
     for p in recipes() {
         let path = presets_dir().join(p.file);
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let on_disk = parse_design(&text, p.file).expect("parses");
         assert_eq!(
             on_disk,
@@ -195,7 +198,10 @@ fn preset_contents_are_what_their_notes_say() {
     assert_eq!((mac.node_count(), mac.links.len()), (4, 6));
     // 32 × 8 = 256 GPUs; 8 leaves + 4 spines; 256 + 256 links.
     let su = by_file("dgx-h100-superpod-su.ron");
-    assert_eq!((su.gpu_count(), su.switch_count(), su.links.len()), (256, 12, 512));
+    assert_eq!(
+        (su.gpu_count(), su.switch_count(), su.links.len()),
+        (256, 12, 512)
+    );
     // 8 racks × 72 = 576 GPUs; 32 leaves (8 sets × 4 rails) with 18 uplinks each = 576 / 64
     // → 9 spines.
     let pod = by_file("gb200-nvl72-pod.ron");

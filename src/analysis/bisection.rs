@@ -71,11 +71,11 @@ impl fmt::Display for BisectionStatus {
 const EXHAUSTIVE_WORK: usize = 20_000_000;
 /// Largest unit count for exhaustive search (2^(n-1) masks to scan).
 const EXHAUSTIVE_MAX_UNITS: usize = 16;
-/// Spectral ordering costs this many arc visits at most.
-const SPECTRAL_WORK: usize = 4_000_000;
-/// Kernighan-Lin refinement runs only on networks up to this many arcs: on big designs it
-/// is generated fabrics, whose worst cut the structural candidates already hit.
-const REFINE_MAX_ARCS: usize = 400_000;
+/// The spectral ordering and Kernighan-Lin refinement run on networks up to this many arcs
+/// (a few thousand links: anything drawn by hand). Past that it is generated fabrics, whose
+/// worst cut the structural candidates already hit, and the time goes to them.
+const SEARCH_MAX_ARCS: usize = 20_000;
+const SPECTRAL_STEPS: usize = 40;
 const REFINE_ROUNDS: usize = 6;
 const REFINE_TRIES_PER_ROUND: usize = 4;
 const REFINE_SHORTLIST: usize = 8;
@@ -85,7 +85,9 @@ const REFINE_SHORTLIST: usize = 8;
 /// is not needed for that and is taken so callers pass the same arguments to every metric.
 pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
     let _ = catalog;
+    let t0 = std::time::Instant::now();
     let graph = FabricGraph::new(design);
+    if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE graph {:?}", t0.elapsed()); }
     let total_injection: Bandwidth = graph.units.iter().map(|u| u.injection).sum();
     let full = total_injection / 2.0;
     let degenerate = |status| Bisection {
@@ -116,11 +118,13 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
         return degenerate(BisectionStatus::NotConnected { islands });
     }
 
+    let t0 = std::time::Instant::now();
     let mut search = Search::new(&graph);
+    if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE network {:?}", t0.elapsed()); }
     let exact = search.exhaustive(&graph);
     if !exact {
         search.structural_candidates(design, &graph);
-        if search.network.arc_count() <= REFINE_MAX_ARCS {
+        if search.network.arc_count() <= SEARCH_MAX_ARCS {
             search.refine(&graph);
         }
     }
@@ -213,7 +217,10 @@ impl Search {
         if !self.tried.insert(hasher.finish()) {
             return false;
         }
-        match self.network.max_flow(&sides, self.best_value) {
+        let t0 = std::time::Instant::now();
+        let r = self.network.max_flow(&sides, self.best_value);
+        if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE flow {:?} {:?}", r, t0.elapsed()); }
+        match r {
             Flow::Complete(value) if value < self.best_value => {
                 self.best_value = value;
                 self.best_reach = self.network.source_side();
@@ -281,6 +288,7 @@ impl Search {
     }
 
     fn structural_candidates(&mut self, design: &Design, graph: &FabricGraph) {
+        let t0 = std::time::Instant::now();
         let keys = UnitKeys::new(design, graph);
         let n = graph.units.len();
         let by = |cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering| {
@@ -292,19 +300,27 @@ impl Search {
         // first, then the layout the user drew, then the graph's own shape.
         let orders = [
             by(&|p, q| keys.leaf[p].cmp(&keys.leaf[q])),
+            by(&|p, q| (keys.pod[p], keys.leaf[p]).cmp(&(keys.pod[q], keys.leaf[q]))),
             by(&|p, q| keys.rails[p].cmp(&keys.rails[q])),
             by(&|p, q| keys.group[p].cmp(&keys.group[q])),
             by(&|_, _| std::cmp::Ordering::Equal),
             by(&|p, q| keys.x[p].total_cmp(&keys.x[q])),
             by(&|p, q| keys.y[p].total_cmp(&keys.y[q])),
         ];
+        if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE keys+orders {:?}", t0.elapsed()); }
         for order in &orders {
             self.try_order(order);
         }
+        let t0 = std::time::Instant::now();
         let (bfs_order, hops) = self.breadth_first(graph);
+        if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE bfs {:?}", t0.elapsed()); }
         self.try_order(&bfs_order);
-        let spectral = self.spectral_order(graph, &hops);
-        self.try_order(&spectral);
+        if self.network.arc_count() <= SEARCH_MAX_ARCS {
+            let t0 = std::time::Instant::now();
+            let spectral = self.spectral_order(graph, &hops);
+            if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE spectral {:?}", t0.elapsed()); }
+            self.try_order(&spectral);
+        }
     }
 
     /// Units in breadth-first order from a far-out unit (a pseudo-peripheral one: the
@@ -363,8 +379,6 @@ impl Search {
     /// stationary vector. It smooths the hop counts towards the graph's sparsest direction.
     fn spectral_order(&self, graph: &FabricGraph, hops: &[u32]) -> Vec<usize> {
         let n = graph.vertex_count;
-        let arcs = self.network.arc_count().max(1);
-        let steps = (SPECTRAL_WORK / arcs).clamp(0, 60);
         let max_capacity = graph
             .edges
             .iter()
@@ -383,7 +397,7 @@ impl Search {
             .map(|&h| if h == u32::MAX { 0.0 } else { f64::from(h) })
             .collect();
         let mut next = vec![0.0f64; n];
-        for _ in 0..steps {
+        for _ in 0..SPECTRAL_STEPS {
             for v in 0..n {
                 next[v] = if degree[v] > 0.0 {
                     let pull: f64 = self
@@ -501,6 +515,9 @@ struct UnitKeys {
     group: Vec<(u32, u32)>,
     /// Vertex of the switch on the unit's lowest-numbered connected port.
     leaf: Vec<u32>,
+    /// The lowest-numbered switch that leaf links up to: leaves of one pod of a three-tier
+    /// fat-tree share their spines, so this keeps pods together.
+    pod: Vec<u32>,
     /// Vertices of the switches on its NIC ports, sorted: units sharing a set of rail
     /// leaves (a scalable unit) sort together.
     rails: Vec<Vec<u32>>,
@@ -554,12 +571,25 @@ impl UnitKeys {
             r.sort_unstable();
             r.dedup();
         }
+        let leaf: Vec<u32> = leaf.into_iter().map(|(_, v)| v).collect();
+        let mut uplink = vec![u32::MAX; graph.vertex_count];
+        for e in &graph.edges {
+            if graph.unit_of_vertex(e.a).is_none() && graph.unit_of_vertex(e.b).is_none() {
+                uplink[e.a as usize] = uplink[e.a as usize].min(e.b);
+                uplink[e.b as usize] = uplink[e.b as usize].min(e.a);
+            }
+        }
+        let pod = leaf
+            .iter()
+            .map(|&l| uplink.get(l as usize).copied().unwrap_or(u32::MAX))
+            .collect();
         UnitKeys {
             id: (0..n).map(|u| lead(u).id.0).collect(),
             x: (0..n).map(|u| lead(u).pos.x).collect(),
             y: (0..n).map(|u| lead(u).pos.y).collect(),
             group: (0..n).map(root_group).collect(),
-            leaf: leaf.into_iter().map(|(_, v)| v).collect(),
+            leaf,
+            pod,
             rails,
         }
     }

@@ -7,14 +7,15 @@
 //! reported once for that device, listing the links, so a miswired fabric gives a readable
 //! list rather than thousands of lines.
 
-use crate::analysis::cost::{CableChoice, link_cable};
+use crate::analysis::cost::{CableChoice, FastMap, link_cable};
 use crate::model::catalog::{NetFamily, NicSpec, NodeSpec, SwitchSpec};
 use crate::model::{
-    Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, LinkId, LinkState, LinkTech,
-    PartCategory, PartId, Switch,
+    Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, LinkId, LinkState, LinkTech, Part,
+    PartCategory, PartId, PartSpec, Switch,
 };
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -77,12 +78,47 @@ pub fn checks(design: &Design, catalog: &Catalog) -> Vec<Check> {
 struct Ctx<'a> {
     design: &'a Design,
     catalog: &'a Catalog,
-    index: HashMap<DeviceId, usize>,
+    /// Device id to its position in `design.devices`.
+    index: FastMap<DeviceId, usize>,
+    /// Catalog lookups by id, done once per distinct id.
+    parts: RefCell<FastMap<&'a PartId, Option<&'a Part>>>,
+    /// The last lookup: neighbouring devices mostly use the same parts.
+    last_part: RefCell<Option<(&'a PartId, Option<&'a Part>)>>,
+    /// Each device's parts, by position in `design.devices`.
+    resolved: Vec<Resolved<'a>>,
+}
+
+/// A device's model part (node, switch, domain or host model) and its NIC parts.
+struct Resolved<'a> {
+    model: Option<&'a Part>,
+    nics: Vec<Option<&'a Part>>,
+}
+
+fn as_node(part: &Part) -> Option<&NodeSpec> {
+    match &part.spec {
+        PartSpec::Node(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+fn as_nic(part: &Part) -> Option<&NicSpec> {
+    match &part.spec {
+        PartSpec::Nic(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+fn as_switch(part: &Part) -> Option<&SwitchSpec> {
+    match &part.spec {
+        PartSpec::Switch(spec) => Some(spec),
+        _ => None,
+    }
 }
 
 impl<'a> Ctx<'a> {
     fn new(design: &'a Design, catalog: &'a Catalog, out: &mut Vec<Check>) -> Self {
-        let mut index = HashMap::with_capacity(design.devices.len());
+        let mut index = FastMap::default();
+        index.reserve(design.devices.len());
         for (i, device) in design.devices.iter().enumerate() {
             if index.insert(device.id, i).is_some() {
                 out.push(Check {
@@ -97,11 +133,48 @@ impl<'a> Ctx<'a> {
                 });
             }
         }
-        Ctx {
+        let mut ctx = Ctx {
             design,
             catalog,
             index,
+            parts: RefCell::new(FastMap::default()),
+            last_part: RefCell::new(None),
+            resolved: Vec::new(),
+        };
+        ctx.resolved = design.devices.iter().map(|d| ctx.resolve(d)).collect();
+        ctx
+    }
+
+    fn resolve(&self, device: &'a Device) -> Resolved<'a> {
+        let (model, nics) = match &device.kind {
+            DeviceKind::GpuNode(n) => (Some(&n.model), &n.nics[..]),
+            DeviceKind::Host(h) => (h.model.as_ref(), &h.nics[..]),
+            DeviceKind::Switch(s) => (Some(&s.model), &[][..]),
+            DeviceKind::NvSwitchDomain(d) => (Some(&d.model), &[][..]),
+        };
+        Resolved {
+            model: model.and_then(|m| self.part(m)),
+            nics: nics.iter().map(|slot| self.part(&slot.part)).collect(),
         }
+    }
+
+    fn part(&self, id: &'a PartId) -> Option<&'a Part> {
+        if let Some((last, found)) = *self.last_part.borrow()
+            && last == id
+        {
+            return found;
+        }
+        let found = *self
+            .parts
+            .borrow_mut()
+            .entry(id)
+            .or_insert_with(|| self.catalog.get(id));
+        *self.last_part.borrow_mut() = Some((id, found));
+        found
+    }
+
+    fn node_spec(&self, id: &'a PartId) -> Option<&'a NodeSpec> {
+        self.part(id).and_then(as_node)
     }
 
     fn device(&self, id: DeviceId) -> Option<&'a Device> {
@@ -139,76 +212,69 @@ struct Missing {
 }
 
 /// Unknown ids, ids of the wrong kind, and parts without a price.
-fn check_parts(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
+fn check_parts<'a>(ctx: &Ctx<'a>, out: &mut Vec<Check>) {
     let catalog = ctx.catalog;
     let mut missing: BTreeMap<PartId, Missing> = BTreeMap::new();
     let mut missing_cables: BTreeMap<PartId, Missing> = BTreeMap::new();
     let mut wrong_kind: BTreeMap<(PartId, PartCategory), Vec<DeviceId>> = BTreeMap::new();
     let mut unpriced: BTreeSet<&PartId> = BTreeSet::new();
 
-    for device in &ctx.design.devices {
-        // (id, expected kind, whether the BOM bills it on its own)
-        let refs: Vec<(&PartId, Option<PartCategory>, bool)> = match &device.kind {
-            DeviceKind::GpuNode(n) => {
-                // GPUs inside a node's price have no price of their own to miss.
-                let gpus_billed = catalog
-                    .node(&n.model)
-                    .is_some_and(|spec| !spec.gpus_included_in_price);
-                let mut r = vec![
-                    (&n.model, Some(PartCategory::Node), true),
-                    (&n.gpu, Some(PartCategory::Gpu), gpus_billed),
-                ];
-                r.extend(
-                    n.nics
-                        .iter()
-                        .map(|s| (&s.part, Some(PartCategory::Nic), true)),
-                );
-                r
-            }
-            DeviceKind::NvSwitchDomain(d) => vec![(&d.model, Some(PartCategory::Domain), true)],
-            DeviceKind::Switch(s) => vec![(&s.model, Some(PartCategory::Switch), true)],
-            DeviceKind::Host(h) => {
-                // A host's model may be any priced part (there is no host spec).
-                let mut r: Vec<_> = h.model.iter().map(|m| (m, None, true)).collect();
-                r.extend(
-                    h.nics
-                        .iter()
-                        .map(|s| (&s.part, Some(PartCategory::Nic), true)),
-                );
-                r
-            }
-        };
-        for (id, expected, billed) in refs {
-            match catalog.get(id) {
-                None => missing
-                    .entry(id.clone())
-                    .or_default()
-                    .devices
-                    .push(device.id),
-                Some(part) => {
-                    if let Some(expected) = expected
-                        && part.category() != expected
-                    {
-                        wrong_kind
-                            .entry((id.clone(), expected))
-                            .or_default()
-                            .push(device.id);
-                    } else if billed && part.price.is_none() {
-                        unpriced.insert(&part.id);
-                    }
+    // `billed`: the BOM prices the part on its own (GPUs inside a node's price are not).
+    let mut visit =
+        |id: &'a PartId, expected: Option<PartCategory>, billed: bool, device| match ctx.part(id) {
+            None => missing.entry(id.clone()).or_default().devices.push(device),
+            Some(part) => {
+                if let Some(expected) = expected
+                    && part.category() != expected
+                {
+                    wrong_kind
+                        .entry((id.clone(), expected))
+                        .or_default()
+                        .push(device);
+                } else if billed && part.price.is_none() {
+                    unpriced.insert(&part.id);
                 }
             }
+        };
+    for device in &ctx.design.devices {
+        let nics = match &device.kind {
+            DeviceKind::GpuNode(n) => {
+                let gpus_billed = ctx
+                    .node_spec(&n.model)
+                    .is_some_and(|spec| !spec.gpus_included_in_price);
+                visit(&n.model, Some(PartCategory::Node), true, device.id);
+                visit(&n.gpu, Some(PartCategory::Gpu), gpus_billed, device.id);
+                &n.nics[..]
+            }
+            DeviceKind::NvSwitchDomain(d) => {
+                visit(&d.model, Some(PartCategory::Domain), true, device.id);
+                &[]
+            }
+            DeviceKind::Switch(s) => {
+                visit(&s.model, Some(PartCategory::Switch), true, device.id);
+                &[]
+            }
+            DeviceKind::Host(h) => {
+                // A host's model may be any priced part (there is no host spec).
+                if let Some(model) = &h.model {
+                    visit(model, None, true, device.id);
+                }
+                &h.nics[..]
+            }
+        };
+        for slot in nics {
+            visit(&slot.part, Some(PartCategory::Nic), true, device.id);
         }
     }
 
     // Derived cable ids repeat across thousands of links: look each distinct one up once.
-    let mut known: HashMap<CableChoice<'_>, bool> = HashMap::new();
+    let mut known: FastMap<CableChoice<'_>, bool> = FastMap::default();
     for link in &ctx.design.links {
         let Some(need) = link_cable(link, catalog) else {
             continue;
         };
         if let CableChoice::Named(id) = need.choice {
-            match catalog.get(id) {
+            match ctx.part(id) {
                 None => missing_cables
                     .entry(id.clone())
                     .or_default()
@@ -292,9 +358,9 @@ fn check_parts(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
             severity: Severity::Error,
             code: WRONG_PART_KIND,
             message: format!(
-                "`{id}` is a {actual}, but {} use it as a {}",
-                ctx.names(&devices),
-                expected.label()
+                "`{id}` is a {actual} part but is used as a {} part by {}",
+                expected.label(),
+                ctx.names(&devices)
             ),
             devices,
             links: vec![],
@@ -315,7 +381,7 @@ fn check_parts(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
 
 /// Switch breakouts and NVSwitch domain membership.
 fn check_devices(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
-    let mut members: HashMap<DeviceId, Vec<DeviceId>> = HashMap::new();
+    let mut members: FastMap<DeviceId, Vec<DeviceId>> = FastMap::default();
     for device in &ctx.design.devices {
         match &device.kind {
             DeviceKind::Switch(switch) => {
@@ -349,7 +415,7 @@ fn check_devices(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
                         severity: Severity::Error,
                         code: DANGLING_DOMAIN,
                         message: format!(
-                            "{} belongs to NVSwitch domain {domain_id}, which is not an NVSwitch domain in this design",
+                            "{} belongs to NVSwitch domain {domain_id}, which does not exist or is not an NVSwitch domain",
                             ctx.name(device.id)
                         ),
                         devices: vec![device.id],
@@ -412,14 +478,17 @@ enum Port<'a> {
     Domain,
 }
 
-fn port_of<'a>(device: &'a Device, port: u32, catalog: &'a Catalog) -> Port<'a> {
-    let (nics, spec) = match &device.kind {
-        DeviceKind::GpuNode(n) => (&n.nics, catalog.node(&n.model)),
-        DeviceKind::Host(h) => (&h.nics, h.model.as_ref().and_then(|m| catalog.node(m))),
+/// What port `port` of the device at position `at` is.
+fn port_of<'a>(at: usize, port: u32, ctx: &Ctx<'a>) -> Port<'a> {
+    let device = &ctx.design.devices[at];
+    let resolved = &ctx.resolved[at];
+    let nics = match &device.kind {
+        DeviceKind::GpuNode(n) => &n.nics,
+        DeviceKind::Host(h) => &h.nics,
         DeviceKind::Switch(switch) => {
             return Port::Switch {
                 switch,
-                spec: catalog.switch(&switch.model),
+                spec: resolved.model.and_then(as_switch),
             };
         }
         DeviceKind::NvSwitchDomain(_) => return Port::Domain,
@@ -428,11 +497,16 @@ fn port_of<'a>(device: &'a Device, port: u32, catalog: &'a Catalog) -> Port<'a> 
         Some(slot) => Port::Nic {
             slot: port,
             part: &slot.part,
-            spec: catalog.nic(&slot.part),
+            spec: resolved
+                .nics
+                .get(port as usize)
+                .copied()
+                .flatten()
+                .and_then(as_nic),
         },
         None => Port::Builtin {
             first_builtin: u32::try_from(nics.len()).unwrap_or(u32::MAX),
-            spec,
+            spec: resolved.model.and_then(as_node),
         },
     }
 }
@@ -530,19 +604,29 @@ fn check_links(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
     let design = ctx.design;
     let mut grouped = Grouped::default();
     let mut usage: Vec<Usage> = vec![Usage::default(); design.devices.len()];
-    let mut port_owner: HashMap<Endpoint, LinkId> = HashMap::with_capacity(design.links.len() * 2);
-    let mut seen_links: HashSet<LinkId> = HashSet::with_capacity(design.links.len());
+    let mut port_owner: FastMap<Endpoint, LinkId> = FastMap::default();
+    port_owner.reserve(design.links.len() * 2);
+
+    // Links are kept in id order, so sorting the ids is nearly free and shows repeats.
+    let mut ids: Vec<LinkId> = design.links.iter().map(|l| l.id).collect();
+    ids.sort_unstable();
+    let mut repeated: Vec<LinkId> = ids
+        .windows(2)
+        .filter(|pair| pair[0] == pair[1])
+        .map(|pair| pair[0])
+        .collect();
+    repeated.dedup();
+    for id in repeated {
+        out.push(link_check(
+            ctx,
+            id,
+            &[],
+            DUPLICATE_ID,
+            format!("link id {id} is used by more than one link"),
+        ));
+    }
 
     for link in &design.links {
-        if !seen_links.insert(link.id) {
-            out.push(link_check(
-                ctx,
-                link.id,
-                &[],
-                DUPLICATE_ID,
-                format!("link id {} is used twice", link.id),
-            ));
-        }
         let (Some(&ia), Some(&ib)) = (ctx.index.get(&link.a.device), ctx.index.get(&link.b.device))
         else {
             let missing: Vec<String> = [link.a.device, link.b.device]
@@ -635,7 +719,7 @@ fn check_links(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
             (link.a, device_a, ia, device_b),
             (link.b, device_b, ib, device_a),
         ] {
-            let port = port_of(device, end.port, ctx.catalog);
+            let port = port_of(slot, end.port, ctx);
             check_end(
                 link,
                 end,
@@ -977,7 +1061,7 @@ fn report_usage(ctx: &Ctx<'_>, usage: &[Usage], out: &mut Vec<Check>) {
         return;
     }
     // One more pass over the links to list each crowded device's cabled links.
-    let mut links_of: HashMap<DeviceId, Vec<LinkId>> = HashMap::new();
+    let mut links_of: FastMap<DeviceId, Vec<LinkId>> = FastMap::default();
     for link in &ctx.design.links {
         if !(link.tech.is_network() || link.tech.is_thunderbolt()) {
             continue;
@@ -1067,7 +1151,7 @@ fn check_isolation(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
 
     // Islands keyed by root, in order of first appearance so reports are stable.
     let mut islands: Vec<(u64, Vec<DeviceId>)> = Vec::new();
-    let mut island_of_root: HashMap<usize, usize> = HashMap::new();
+    let mut island_of_root: FastMap<usize, usize> = FastMap::default();
     for (i, device) in design.devices.iter().enumerate() {
         let DeviceKind::GpuNode(node) = &device.kind else {
             continue;
@@ -1114,5 +1198,40 @@ fn check_isolation(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
             devices: nodes,
             links: vec![],
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lists_are_cut_short() {
+        let items = ["a", "b", "c", "d", "e"].map(String::from);
+        assert_eq!(
+            list_with_more(items.iter().cloned(), 5),
+            "a, b, c and 2 more"
+        );
+        assert_eq!(list_with_more(items[..2].iter().cloned(), 2), "a, b");
+    }
+
+    #[test]
+    fn errors_sort_before_warnings_before_information() {
+        assert!(Severity::Error < Severity::Warning && Severity::Warning < Severity::Info);
+    }
+
+    #[test]
+    fn rates_compare_with_a_tolerance() {
+        assert!(!faster(400.0, 400.0));
+        assert!(!faster(100.0 * 4.0, 400.0));
+        assert!(faster(400.1, 400.0));
+        assert_eq!(
+            thunderbolt_gbit_s(thunderbolt_generation(LinkTech::Thunderbolt5)),
+            80.0
+        );
+        assert_eq!(
+            thunderbolt_gbit_s(thunderbolt_generation(LinkTech::Thunderbolt4)),
+            40.0
+        );
     }
 }

@@ -264,14 +264,16 @@ fn wheel_zoom(ui: &mut Ui, outer: Rect, state: &mut CanvasState) {
     let (scroll, pointer, modifiers) =
         ui.input(|i| (i.smooth_scroll_delta, i.pointer.latest_pos(), i.modifiers));
     let Some(pointer) = pointer else { return };
+    // A window or popup above the canvas keeps its own wheel.
+    let covered = ui
+        .ctx()
+        .layer_id_at(pointer)
+        .is_some_and(|l| l.order != ui.layer_id().order);
     if !state.interaction.wheel_is_mouse
         || scroll.y == 0.0
         || !modifiers.is_none()
         || !outer.contains(pointer)
-        || !ui
-            .ctx()
-            .layer_id_at(pointer)
-            .is_none_or(|l| l.order == ui.layer_id().order)
+        || covered
     {
         return;
     }

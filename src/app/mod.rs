@@ -3,7 +3,7 @@
 //! every edit goes through `Document::apply` (one undo step each).
 
 pub mod actions;
-pub mod canvas_placeholder;
+pub mod canvas;
 pub mod document;
 pub mod files;
 pub mod inspector;
@@ -12,8 +12,6 @@ pub mod palette;
 pub mod presets;
 pub mod sidebar;
 pub mod worker;
-
-pub use canvas_placeholder as canvas;
 
 use crate::model::command::Command;
 use crate::model::factory::{default_name, devices_from_part};
@@ -90,8 +88,12 @@ pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
                 .unwrap_or_default();
             let mut app = RailyardApp::new(catalog, prefs);
             app.exit_after_first_frame = exit_after_first_frame;
-            if let Some(path) = file {
-                app.open_path(&path);
+            if let Some(path) = file
+                && !app.open_path(&path)
+                && let Some(message) = &app.document().banner
+            {
+                // The window still opens, with the banner; the terminal hears it too.
+                eprintln!("railyard: {message}");
             }
             Ok(Box::new(app))
         }),
@@ -310,8 +312,8 @@ impl RailyardApp {
     }
 
     /// Opens a design file in a tab (or switches to it if already open). A file that does
-    /// not load leaves every open design as it was and shows why in a banner.
-    pub fn open_path(&mut self, path: &Path) {
+    /// not load leaves every open design as it was and shows why in a banner (false).
+    pub fn open_path(&mut self, path: &Path) -> bool {
         let canonical = std::fs::canonicalize(path).ok();
         if let Some(i) = self.tabs.iter().position(|t| {
             t.doc
@@ -320,17 +322,19 @@ impl RailyardApp {
         }) {
             self.active = i;
             self.status = format!("{} is already open", path.display());
-            return;
+            return true;
         }
         match Document::open(path) {
             Ok(doc) => {
                 files::remember_recent(&mut self.prefs.recent, path);
                 self.status = format!("Opened {}", path.display());
                 self.push_tab(doc);
+                true
             }
             Err(e) => {
                 self.status = "The file did not open; the banner says why.".to_string();
                 self.tabs[self.active].doc.banner = Some(e.to_string());
+                false
             }
         }
     }
@@ -389,7 +393,7 @@ impl RailyardApp {
             has_document: true,
             can_undo: tab.doc.history().can_undo(),
             can_redo: tab.doc.history().can_redo(),
-            has_selection: !sel.devices.is_empty() || !sel.links.is_empty(),
+            has_selection: !sel.is_empty(),
             has_devices_selected: !sel.devices.is_empty(),
             has_clipboard: self
                 .clipboard
@@ -402,15 +406,7 @@ impl RailyardApp {
     /// Drops selected ids that an undo or delete removed.
     fn prune_selection(&mut self) {
         let tab = &mut self.tabs[self.active];
-        let design = tab.doc.design();
-        tab.canvas
-            .selection
-            .devices
-            .retain(|&d| design.device(d).is_some());
-        tab.canvas
-            .selection
-            .links
-            .retain(|&l| design.link(l).is_some());
+        tab.canvas.selection.retain_existing(tab.doc.design());
     }
 
     fn run_action(&mut self, action: Action, shift: bool, ctx: &egui::Context) {
@@ -423,7 +419,9 @@ impl RailyardApp {
             Action::Open => {
                 let start = self.start_dir();
                 match self.dialogs.pick_open(start.as_deref()) {
-                    DialogAnswer::Picked(path) => self.open_path(&path),
+                    DialogAnswer::Picked(path) => {
+                        self.open_path(&path);
+                    }
                     DialogAnswer::Cancelled => {}
                     DialogAnswer::Unavailable => self.prompt_path(PathPurpose::Open),
                 }
@@ -642,7 +640,9 @@ impl RailyardApp {
             AppEvent::Status(message) => self.status = message,
             AppEvent::AddPart(part) => self.add_part(&part),
             AppEvent::OpenPreset(i) => self.open_preset(i),
-            AppEvent::OpenPath(path) => self.open_path(&path),
+            AppEvent::OpenPath(path) => {
+                self.open_path(&path);
+            }
             AppEvent::SaveAsPath(path) => self.save_active_to(&files::with_design_extension(path)),
             AppEvent::NewTab(doc) => {
                 self.push_tab(*doc);
@@ -847,7 +847,7 @@ impl RailyardApp {
                         .map_or_else(|| "nothing to undo".to_string(), |l| format!("undo: {l}"));
                     ui.weak(undo);
                     let sel = &tab.canvas.selection;
-                    if !sel.devices.is_empty() || !sel.links.is_empty() {
+                    if !sel.is_empty() {
                         ui.weak(format!(
                             "{} devices, {} links selected",
                             sel.devices.len(),

@@ -3,9 +3,9 @@
 //! within one link of the same load and a leaf with at least as many uplinks as there are
 //! spines reaches every spine.
 
+use super::GenerateError;
 use super::builder::{Builder, SwitchModel, numbered, spread};
 use super::parts::{Wire, infeasible};
-use super::GenerateError;
 use crate::model::{DeviceId, GroupId, LengthClass, Pos, SwitchRole};
 use std::ops::Range;
 

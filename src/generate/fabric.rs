@@ -1,7 +1,9 @@
 //! Switched fabrics: fat-tree (2 or 3 tiers), rail-optimized and rail-only, plus the rail
 //! leaves that NVL72 racks share.
 
-use super::builder::{BLOCK_GAP, Builder, RACK_GAP, SPACING, SwitchModel, num, numbered, row_y, spread};
+use super::builder::{
+    BLOCK_GAP, Builder, RACK_GAP, SPACING, SwitchModel, num, numbered, row_y, spread,
+};
 use super::clos::{Layer, Split, Upper, div_ceil, pod_spine_down, three_tier, two_tier};
 use super::parts::{
     NodeProfile, SwitchPlan, SwitchUse, Wire, choose_switch, infeasible, node_count,
@@ -101,14 +103,30 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     let ratio = Split::ratio_label(spec.oversubscription);
     // Whole nodes under a leaf while a node's NICs fit its down ports; else NICs in order.
     let whole = nics <= split.down;
-    let (leaf_count, nodes_per_rack) = if whole {
-        let per_leaf = split.down / nics;
-        (div_ceil(u64::from(n), u64::from(per_leaf)), per_leaf)
+    let nodes_per_leaf = if whole { split.down / nics } else { 0 };
+    let leaf_count = if whole {
+        div_ceil(u64::from(n), u64::from(nodes_per_leaf))
     } else {
-        (
-            div_ceil(endpoints, u64::from(split.down)),
-            node.nodes_per_rack(),
-        )
+        div_ceil(endpoints, u64::from(split.down))
+    };
+    // Racks hold what power and space allow. With whole nodes they follow the leaves: a
+    // leaf's nodes fill one rack or more, the leaf stands in the first (top of rack).
+    let per_rack = if whole {
+        node.nodes_per_rack().min(nodes_per_leaf)
+    } else {
+        node.nodes_per_rack()
+    };
+    let racks_per_leaf = if whole {
+        nodes_per_leaf.div_ceil(per_rack)
+    } else {
+        0
+    };
+    let rack_of = |i: u32| -> u32 {
+        if whole {
+            i / nodes_per_leaf * racks_per_leaf + i % nodes_per_leaf / per_rack
+        } else {
+            i / per_rack
+        }
     };
     let leaves_per_pod = u64::from(pod_spine_down(radix));
     match spec.tiers {
@@ -147,31 +165,31 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     // The leaf holding endpoint e (NIC k of node i is endpoint i × nics + k).
     let leaf_of = |node_i: u32, nic: u32| -> usize {
         if whole {
-            (node_i / nodes_per_rack) as usize
+            (node_i / nodes_per_leaf) as usize
         } else {
             ((u64::from(node_i) * u64::from(nics) + u64::from(nic)) / u64::from(split.down))
                 as usize
         }
     };
 
-    // Racks: one per leaf when nodes are whole (a top-of-rack switch), else by size.
-    let racks = div_ceil(u64::from(n), u64::from(nodes_per_rack)) as usize;
-    let rack_groups: Vec<GroupId> = (0..racks)
-        .map(|r| {
-            let first_node = r as u32 * nodes_per_rack;
+    let racks = rack_of(n - 1) as usize + 1;
+    let mut rack_groups: Vec<GroupId> = Vec::with_capacity(racks);
+    for i in 0..n {
+        if rack_of(i) as usize == rack_groups.len() {
             let parent = if tiers == 3 {
-                pod_groups[pod_of_leaf(leaf_of(first_node, 0))]
+                pod_groups[pod_of_leaf(leaf_of(i, 0))]
             } else {
                 None
             };
-            b.group(numbered("rack", r, racks), GroupKind::Rack, parent)
-        })
-        .collect();
+            let name = numbered("rack", rack_groups.len(), racks);
+            rack_groups.push(b.group(name, GroupKind::Rack, parent));
+        }
+    }
 
     let y_nodes = row_y(tiers);
     let node_ids: Vec<DeviceId> = (0..n)
         .map(|i| {
-            let rack = i / nodes_per_rack;
+            let rack = rack_of(i);
             let pod = if tiers == 3 {
                 pod_of_leaf(leaf_of(i, 0)) as u32
             } else {
@@ -192,12 +210,15 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     let leaf_members: Vec<(u32, u32)> = (0..leaf_count as u64)
         .map(|j| {
             if whole {
-                let per = u64::from(nodes_per_rack);
+                let per = u64::from(nodes_per_leaf);
                 (j * per, ((j + 1) * per).min(u64::from(n)) - 1)
             } else {
                 let down = u64::from(split.down);
                 let nics = u64::from(nics);
-                (j * down / nics, (((j + 1) * down).min(endpoints) - 1) / nics)
+                (
+                    j * down / nics,
+                    (((j + 1) * down).min(endpoints) - 1) / nics,
+                )
             }
         })
         .map(|(a, z)| (a as u32, z as u32))
@@ -206,8 +227,11 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
         .iter()
         .enumerate()
         .map(|(j, &(first, last))| {
-            let (lo, hi) = (b.x_of(node_ids[first as usize]), b.x_of(node_ids[last as usize]));
-            let rack = (first / nodes_per_rack) as usize;
+            let (lo, hi) = (
+                b.x_of(node_ids[first as usize]),
+                b.x_of(node_ids[last as usize]),
+            );
+            let rack = rack_of(first) as usize;
             b.switch(
                 numbered("leaf", j, leaf_count),
                 Pos::new((lo + hi) / 2.0, y_leaf),
@@ -218,13 +242,13 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
             )
         })
         .collect();
-    let leaf_rack: Vec<u32> = leaf_members.iter().map(|m| m.0 / nodes_per_rack).collect();
+    let leaf_rack: Vec<u32> = leaf_members.iter().map(|m| rack_of(m.0)).collect();
 
     let mut down = vec![0u32; leaf_count];
     for i in 0..n {
         for k in 0..nics {
             let j = leaf_of(i, k);
-            let length = if leaf_rack[j] == i / nodes_per_rack {
+            let length = if leaf_rack[j] == rack_of(i) {
                 LengthClass::InRack
             } else {
                 LengthClass::CrossRack
@@ -240,7 +264,15 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
         wire: &plan.fabric_wire,
     };
     let upper = if tiers == 2 {
-        two_tier(&mut b, &leaves, &ups, &layer, "spine", (row_y(0), None), None)
+        two_tier(
+            &mut b,
+            &leaves,
+            &ups,
+            &layer,
+            "spine",
+            (row_y(0), None),
+            None,
+        )
     } else {
         three_tier(
             &mut b,
@@ -279,7 +311,13 @@ pub(super) fn chunks(count: usize, size: usize) -> Vec<Range<usize>> {
 }
 
 /// Every node port on one switch (the fabric degenerates to a star).
-fn single_switch(b: &mut Builder, node: &NodeProfile, n: u32, plan: &SwitchPlan, model: &SwitchModel) {
+fn single_switch(
+    b: &mut Builder,
+    node: &NodeProfile,
+    n: u32,
+    plan: &SwitchPlan,
+    model: &SwitchModel,
+) {
     let per_rack = node.nodes_per_rack();
     let racks = n.div_ceil(per_rack) as usize;
     let groups: Vec<GroupId> = (0..racks)
@@ -358,7 +396,11 @@ impl RailBlocks<'_> {
                 ));
                 down.push(members.len() as u32);
             }
-            let length = self.lengths.get(s).copied().unwrap_or(LengthClass::CrossRack);
+            let length = self
+                .lengths
+                .get(s)
+                .copied()
+                .unwrap_or(LengthClass::CrossRack);
             for &node in members {
                 for k in 0..self.rails {
                     b.link_to_switch(node, k, leaves[first + k as usize], self.wire, length);
@@ -399,19 +441,26 @@ fn lay_out_units(
     let mut lengths = Vec::with_capacity(units.len());
     let mut rack_index = 0usize;
     for (s, range) in units.iter().enumerate() {
-        let parent = pod_groups
-            .get(s / units_per_pod.max(1))
-            .copied()
-            .flatten();
+        let parent = pod_groups.get(s / units_per_pod.max(1)).copied().flatten();
         let racks_here = (range.len() as u32).div_ceil(per_rack) as usize;
         let one_rack = racks_here == 1;
         let su_group = if one_rack && units.len() == 1 {
             parent
         } else {
-            Some(b.group(numbered("su", s, units.len()), GroupKind::ScalableUnit, parent))
+            Some(b.group(
+                numbered("su", s, units.len()),
+                GroupKind::ScalableUnit,
+                parent,
+            ))
         };
         let racks: Vec<GroupId> = (0..racks_here)
-            .map(|r| b.group(numbered("rack", rack_index + r, total_racks), GroupKind::Rack, su_group))
+            .map(|r| {
+                b.group(
+                    numbered("rack", rack_index + r, total_racks),
+                    GroupKind::Rack,
+                    su_group,
+                )
+            })
             .collect();
         for (local, i) in range.clone().enumerate() {
             let rack = local as u32 / per_rack;
@@ -490,7 +539,11 @@ pub(super) fn rail_optimized(
         fabric_summary(&node, n, &plan)
     )];
     let single_leaf = leaf_count == 1;
-    let tiers = if single_leaf { 1 } else { usize::from(spec.tiers) };
+    let tiers = if single_leaf {
+        1
+    } else {
+        usize::from(spec.tiers)
+    };
     let pods: Vec<Range<usize>> = if tiers == 3 {
         chunks(leaf_count as usize, leaves_per_pod as usize)
     } else {
@@ -529,7 +582,15 @@ pub(super) fn rail_optimized(
             wire: &plan.fabric_wire,
         };
         let upper = if tiers == 2 {
-            two_tier(&mut b, &leaves, &ups, &layer, "spine", (row_y(0), None), None)
+            two_tier(
+                &mut b,
+                &leaves,
+                &ups,
+                &layer,
+                "spine",
+                (row_y(0), None),
+                None,
+            )
         } else {
             three_tier(
                 &mut b,
@@ -625,7 +686,12 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
     let mut spines = 0;
     let (lo, hi) = b.x_extent(&leaves);
     for k in 0..rails as usize {
-        let rail_leaves: Vec<DeviceId> = leaves.iter().skip(k).step_by(rails as usize).copied().collect();
+        let rail_leaves: Vec<DeviceId> = leaves
+            .iter()
+            .skip(k)
+            .step_by(rails as usize)
+            .copied()
+            .collect();
         let ups: Vec<u32> = down
             .iter()
             .skip(k)

@@ -8,8 +8,8 @@ use super::parts::{NodeProfile, SwitchUse, choose_switch, infeasible, node_count
 use super::{GenerateError, TemplateSpec};
 use crate::model::catalog::DomainSpec;
 use crate::model::{
-    Catalog, Design, DeviceId, DeviceKind, GroupId, GroupKind, LengthClass, NvSwitchDomain,
-    PartId, PartSpec, Pos,
+    Catalog, Design, DeviceId, DeviceKind, GroupId, GroupKind, LengthClass, NvSwitchDomain, PartId,
+    PartSpec, Pos,
 };
 
 const DEFAULT_DOMAIN: &str = "gb200-nvl72";
@@ -115,10 +115,7 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
     let set_groups: Vec<Option<GroupId>> = if sets > 1 {
         (0..sets as usize)
             .map(|s| {
-                let parent = pod_groups
-                    .get(s / sets_per_pod as usize)
-                    .copied()
-                    .flatten();
+                let parent = pod_groups.get(s / sets_per_pod as usize).copied().flatten();
                 Some(b.group(
                     numbered("su", s, sets as usize),
                     GroupKind::ScalableUnit,
@@ -204,7 +201,15 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
                 wire: &plan.fabric_wire,
             };
             let upper = if tiers == 2 {
-                two_tier(&mut b, &leaves, &ups, &layer, "spine", (row_y(0), None), None)
+                two_tier(
+                    &mut b,
+                    &leaves,
+                    &ups,
+                    &layer,
+                    "spine",
+                    (row_y(0), None),
+                    None,
+                )
             } else {
                 three_tier(
                     &mut b,

@@ -48,14 +48,20 @@ pub(super) fn node_part<'a>(
     }
 }
 
-pub(super) fn gpu_spec<'a>(catalog: &'a Catalog, id: &PartId) -> Result<&'a GpuSpec, GenerateError> {
+pub(super) fn gpu_spec<'a>(
+    catalog: &'a Catalog,
+    id: &PartId,
+) -> Result<&'a GpuSpec, GenerateError> {
     match &part(catalog, id)?.spec {
         PartSpec::Gpu(g) => Ok(g),
         _ => Err(wrong_kind(id, "GPU")),
     }
 }
 
-pub(super) fn nic_spec<'a>(catalog: &'a Catalog, id: &PartId) -> Result<&'a NicSpec, GenerateError> {
+pub(super) fn nic_spec<'a>(
+    catalog: &'a Catalog,
+    id: &PartId,
+) -> Result<&'a NicSpec, GenerateError> {
     match &part(catalog, id)?.spec {
         PartSpec::Nic(n) => Ok(n),
         _ => Err(wrong_kind(id, "NIC")),
@@ -83,7 +89,11 @@ pub(super) fn cable_spec<'a>(
 }
 
 /// Number of GPU nodes asked for, checked against the bounds of the template.
-pub(super) fn node_count(spec: &TemplateSpec, default: u32, min: u32) -> Result<u32, GenerateError> {
+pub(super) fn node_count(
+    spec: &TemplateSpec,
+    default: u32,
+    min: u32,
+) -> Result<u32, GenerateError> {
     let n = spec.nodes.unwrap_or(default);
     let what = spec.template.cli_name();
     if n < min {
@@ -254,11 +264,8 @@ impl NodeProfile {
 
     /// How many of these nodes share a rack, by space and by power.
     pub fn nodes_per_rack(&self) -> u32 {
-        let by_space = if self.spec.rack_units > 0 {
-            RACK_UNITS / self.spec.rack_units
-        } else {
-            8
-        };
+        // A part with no rack height given counts as a small box: eight to a rack.
+        let by_space = RACK_UNITS.checked_div(self.spec.rack_units).unwrap_or(8);
         let by_power = if self.power_w > 0.0 {
             (RACK_POWER_W / self.power_w).floor() as u32
         } else {
@@ -286,7 +293,7 @@ fn bridge_pairs(
             "the catalog gives no NVLink bandwidth for `{gpu}`"
         )));
     };
-    if gpu_count % 2 != 0 {
+    if !gpu_count.is_multiple_of(2) {
         return Err(infeasible(format!(
             "NVLink bridges join GPUs in pairs; {gpu_count} GPUs per node is odd"
         )));
@@ -423,9 +430,7 @@ pub(super) fn plan_switch(
             "the NICs' {nic_rate} ports run at the switch's {lane}"
         ));
     } else if lane.gbit_s() > nic_rate.gbit_s() + 1e-9 {
-        remarks.push(format!(
-            "switch ports at {lane} carry the NICs' {nic_rate}"
-        ));
+        remarks.push(format!("switch ports at {lane} carry the NICs' {nic_rate}"));
     }
     let radix = sw.ports.saturating_mul(breakout);
     let features = SwitchFeatures {
@@ -599,8 +604,7 @@ pub(super) fn plan_direct(
                 Some((_, nic)) => (nic.family, nic.port_gbit_s, 0, nic_ports, "NIC", nic.rdma),
                 None => {
                     let eth = node.spec.builtin_ethernet_ports;
-                    let Some(speed) = node.spec.builtin_ethernet_gbit_s.filter(|_| eth > 0)
-                    else {
+                    let Some(speed) = node.spec.builtin_ethernet_gbit_s.filter(|_| eth > 0) else {
                         return Err(infeasible(format!(
                             "`{}` has neither NICs nor built-in Ethernet for `{link_id}`; add a NIC with --nic",
                             node.part

@@ -70,7 +70,11 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
                 rdma: false,
                 pcie_generation: node.spec.pcie_generation,
             };
-            (node.part.clone(), builtin, vec![node.spec.thunderbolt_ports])
+            (
+                node.part.clone(),
+                builtin,
+                vec![node.spec.thunderbolt_ports],
+            )
         }
     };
     let needed = u64::from(n) * node_ports.len() as u64;

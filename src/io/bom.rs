@@ -116,3 +116,45 @@ pub fn write_bom_csv<W: std::io::Write>(
     writer.flush()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cents_print_with_two_decimals() {
+        assert_eq!(cents_text(123_456), "1234.56");
+        assert_eq!(cents_text(5), "0.05");
+        assert_eq!(cents_text(0), "0.00");
+        assert_eq!(cents_text(-250), "-2.50");
+    }
+
+    #[test]
+    fn currency_label_becomes_a_plain_suffix() {
+        let label = |l: &str| {
+            BomOptions {
+                currency_label: l.to_string(),
+                ..BomOptions::default()
+            }
+            .header_suffix()
+        };
+        assert_eq!(label("USD"), "_usd");
+        assert_eq!(label("€ EUR"), "_eur");
+        assert_eq!(label(""), "");
+    }
+
+    #[test]
+    fn discount_is_clamped() {
+        let factor = |d: f64| {
+            BomOptions {
+                discount: d,
+                ..BomOptions::default()
+            }
+            .price_factor()
+        };
+        assert_eq!(factor(0.25), 0.75);
+        assert_eq!(factor(-1.0), 1.0);
+        assert_eq!(factor(2.0), 0.0);
+        assert_eq!(factor(f64::NAN), 1.0);
+    }
+}

@@ -65,7 +65,9 @@ pub enum DesignFileError {
         "{origin}: file version {found} is newer than this railyard understands ({CURRENT_VERSION}); update railyard"
     )]
     FutureVersion { origin: String, found: u32 },
-    #[error("{origin}: file version {found} is too old; this railyard reads versions {oldest} to {CURRENT_VERSION}")]
+    #[error(
+        "{origin}: file version {found} is too old; this railyard reads versions {oldest} to {CURRENT_VERSION}"
+    )]
     UnsupportedVersion {
         origin: String,
         found: u32,
@@ -175,8 +177,6 @@ impl<'de> Deserialize<'de> for Envelope {
                 }
                 Ok(match design {
                     Some(d) => Envelope::Current(Box::new(d)),
-                    // Also reached by a current file that lists `design` before `version`:
-                    // the slow path reads it correctly.
                     None => Envelope::Other(version),
                 })
             }
@@ -205,6 +205,13 @@ fn parse_design_with(
                 origin: origin.to_string(),
                 found,
             });
+        }
+        // A current file that lists `design` before `version`: read it again, typed.
+        Ok(Envelope::Other(CURRENT_VERSION)) => {
+            ron_options()
+                .from_str::<DesignFile>(text)
+                .map_err(|e| syntax_error(origin, &e))?
+                .design
         }
         Ok(Envelope::Other(found)) => migrate(text, origin, found, migrations)?,
     };
@@ -259,12 +266,13 @@ fn migrate(
         .set_field("version", Tree::Number(CURRENT_VERSION.to_string()));
     let migrated = ron_tree::print(&doc);
     // Positions in the migrated text mean nothing to the user, so this error names none.
-    let file: DesignFile = ron_options()
-        .from_str(&migrated)
-        .map_err(|e| DesignFileError::Invalid {
-            origin: origin.to_string(),
-            message: format!("after migrating from version {found}: {}", e.code),
-        })?;
+    let file: DesignFile =
+        ron_options()
+            .from_str(&migrated)
+            .map_err(|e| DesignFileError::Invalid {
+                origin: origin.to_string(),
+                message: format!("after migrating from version {found}: {}", e.code),
+            })?;
     Ok(file.design)
 }
 
@@ -450,7 +458,7 @@ mod tests {
             .replace("version: 0", "version: 1")
             .replace("title", "name");
         let a = parse_design(&current, "a.ron").unwrap();
-        // `design` before `version` takes the slow path but gives the same design.
+        // `design` before `version` takes a second pass but gives the same design.
         let swapped = format!(
             "(design: {}, version: 1)",
             &current[current.find("(\n            name").unwrap()..current.rfind(',').unwrap()]

@@ -126,7 +126,10 @@ pub fn parse(text: &str) -> Result<Document, TreeError> {
     p.skip_ws()?;
     while p.rest().starts_with("#!") {
         let start = p.pos;
-        let end = p.rest().find(']').ok_or_else(|| p.error("unclosed `#![`"))?;
+        let end = p
+            .rest()
+            .find(']')
+            .ok_or_else(|| p.error("unclosed `#![`"))?;
         p.pos += end + 1;
         attributes.push(text[start..p.pos].to_string());
         p.skip_ws()?;
@@ -479,7 +482,9 @@ impl<'a> Parser<'a> {
         }
         self.pos += end;
         let text = &self.src[start..self.pos];
-        if !text.chars().any(|c| c.is_ascii_digit()) && !text.contains("inf") && !text.contains("NaN")
+        if !text.chars().any(|c| c.is_ascii_digit())
+            && !text.contains("inf")
+            && !text.contains("NaN")
         {
             self.pos = start;
             return Err(self.error("expected a number"));
@@ -499,7 +504,10 @@ impl<'a> Parser<'a> {
             '0' => '\0',
             '\\' | '"' | '\'' => c,
             'x' => {
-                let hex = self.rest().get(..2).ok_or_else(|| self.error("bad `\\x` escape"))?;
+                let hex = self
+                    .rest()
+                    .get(..2)
+                    .ok_or_else(|| self.error("bad `\\x` escape"))?;
                 let code = u8::from_str_radix(hex, 16)
                     .ok()
                     .filter(u8::is_ascii)
@@ -605,7 +613,10 @@ mod tests {
     ),
 )"##;
         let doc = parse(text).unwrap();
-        assert_eq!(doc.attributes, vec!["#![enable(implicit_some)]".to_string()]);
+        assert_eq!(
+            doc.attributes,
+            vec!["#![enable(implicit_some)]".to_string()]
+        );
         let design = doc.value.field("design").unwrap();
         assert_eq!(
             design.field("title"),
@@ -637,7 +648,10 @@ mod tests {
         let e = parse("(\n  a: 1,\n  b: ?,\n)").unwrap_err();
         assert_eq!((e.line, e.column), (3, 6));
         let e = parse("(a: \"open").unwrap_err();
-        assert_eq!((e.line, e.column, e.message.as_str()), (1, 5, "unclosed string"));
+        assert_eq!(
+            (e.line, e.column, e.message.as_str()),
+            (1, 5, "unclosed string")
+        );
         let deep = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
         let e = parse(&deep).unwrap_err();
         assert_eq!((e.line, e.column), (1, MAX_DEPTH + 1));
@@ -649,7 +663,10 @@ mod tests {
         assert!(doc.value.rename_field("title", "name"));
         assert!(!doc.value.rename_field("title", "name"));
         assert!(doc.value.set_field("groups", Tree::List(vec![])));
-        assert_eq!(doc.value.remove_field("notes"), Some(Tree::Str(String::new())));
+        assert_eq!(
+            doc.value.remove_field("notes"),
+            Some(Tree::Str(String::new()))
+        );
         assert_eq!(print(&doc), "(name:\"x\",groups:[],)");
     }
 }

@@ -221,7 +221,7 @@ fn node_from_spec(
                 })?,
         },
         ScaleUpSpec::NvLinkBridgePairs => match gpu_spec.nvlink_gbit_s {
-            Some(per_gpu) if gpu_spec.nvlink_bridge && spec.gpu_count % 2 == 0 => {
+            Some(per_gpu) if gpu_spec.nvlink_bridge && spec.gpu_count.is_multiple_of(2) => {
                 ScaleUp::NvLinkBridgePairs {
                     per_gpu_gbit_s: per_gpu,
                     pcie_generation,

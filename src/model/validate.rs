@@ -58,7 +58,9 @@ pub enum ValidationError {
     DanglingLinkEnd { link: LinkId, device: DeviceId },
     #[error("link {link} connects device {device} to itself")]
     SelfLoop { link: LinkId, device: DeviceId },
-    #[error("link {link}: lane rate {gbit_s} Gb/s is not a positive number up to {MAX_LANE_GBIT_S}")]
+    #[error(
+        "link {link}: lane rate {gbit_s} Gb/s is not a positive number up to {MAX_LANE_GBIT_S}"
+    )]
     BadRate { link: LinkId, gbit_s: f64 },
     #[error("link {link} has zero lanes")]
     ZeroLanes { link: LinkId },
@@ -66,11 +68,15 @@ pub enum ValidationError {
     TooManyLanes { link: LinkId, lanes: u32 },
     #[error("link {link}: degraded fraction {fraction} is outside (0, 1]")]
     BadDegradedFraction { link: LinkId, fraction: f64 },
-    #[error("device {device}: position ({x}, {y}) is not a finite coordinate within ±{MAX_COORDINATE}")]
+    #[error(
+        "device {device}: position ({x}, {y}) is not a finite coordinate within ±{MAX_COORDINATE}"
+    )]
     BadPosition { device: DeviceId, x: f32, y: f32 },
     #[error("device {device}: GPU count {count} is outside 1..={MAX_GPUS_PER_NODE}")]
     BadGpuCount { device: DeviceId, count: u32 },
-    #[error("device {device}: scale-up bandwidth {gbit_s} Gb/s is not a finite, non-negative number")]
+    #[error(
+        "device {device}: scale-up bandwidth {gbit_s} Gb/s is not a finite, non-negative number"
+    )]
     BadScaleUpBandwidth { device: DeviceId, gbit_s: f64 },
     #[error("device {device} has {count} NICs, over the limit of {MAX_NICS_PER_DEVICE}")]
     TooManyNics { device: DeviceId, count: usize },
@@ -402,8 +408,8 @@ fn check_links(design: &Design, p: &mut Problems) {
 mod tests {
     use super::*;
     use crate::model::{
-        Device, Endpoint, GpuNode, GroupKind, Link, LinkTech, NvSwitchDomain, PartId, Pos,
-        Switch, SwitchFeatures, SwitchRole,
+        Device, Endpoint, GpuNode, GroupKind, Link, LinkTech, NvSwitchDomain, PartId, Pos, Switch,
+        SwitchFeatures, SwitchRole,
     };
 
     fn node(id: u32, gpus: u32) -> Device {
@@ -514,8 +520,13 @@ mod tests {
 
     #[test]
     fn degraded_fraction_must_be_in_zero_one() {
-        for (fraction, ok) in [(0.5, true), (1.0, true), (0.0, false), (1.5, false), (-0.1, false)]
-        {
+        for (fraction, ok) in [
+            (0.5, true),
+            (1.0, true),
+            (0.0, false),
+            (1.5, false),
+            (-0.1, false),
+        ] {
             let mut d = sound();
             d.links[0].state = LinkState::Degraded { fraction };
             assert_eq!(validate(&d).is_ok(), ok, "fraction {fraction}");
@@ -549,9 +560,7 @@ mod tests {
         d.devices.push(node(5, 1));
         assert_eq!(
             validate(&d),
-            Err(vec![ValidationError::TooManyGpus {
-                count: 2_000_017
-            }])
+            Err(vec![ValidationError::TooManyGpus { count: 2_000_017 }])
         );
     }
 
@@ -623,6 +632,9 @@ mod tests {
         }
         let errors = validate(&d).unwrap_err();
         assert_eq!(errors.len(), MAX_REPORTED + 1);
-        assert_eq!(errors[MAX_REPORTED], ValidationError::More(298 - MAX_REPORTED));
+        assert_eq!(
+            errors[MAX_REPORTED],
+            ValidationError::More(298 - MAX_REPORTED)
+        );
     }
 }

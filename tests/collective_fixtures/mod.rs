@@ -19,7 +19,10 @@ pub fn add(design: &mut Design, name: &str, kind: DeviceKind) -> DeviceId {
 
 pub fn nic_slots(count: u32, part: &str, gpudirect: bool) -> Vec<NicSlot> {
     (0..count)
-        .map(|_| NicSlot { part: PartId::new(part), gpudirect })
+        .map(|_| NicSlot {
+            part: PartId::new(part),
+            gpudirect,
+        })
         .collect()
 }
 
@@ -33,27 +36,57 @@ pub fn dgx_h100(design: &mut Design, name: &str, nics: u32) -> DeviceId {
             model: PartId::new("dgx-h100"),
             gpu: PartId::new("h100-sxm"),
             gpu_count: 8,
-            scale_up: ScaleUp::NvSwitch { generation: 3, per_gpu_gbit_s: Bandwidth::from_gbit_s(3600.0) },
+            scale_up: ScaleUp::NvSwitch {
+                generation: 3,
+                per_gpu_gbit_s: Bandwidth::from_gbit_s(3600.0),
+            },
             nics: nic_slots(nics, "cx7-ndr-400", true),
             domain: None,
         }),
     )
 }
 
-pub fn switch(design: &mut Design, name: &str, model: &str, role: SwitchRole, features: SwitchFeatures) -> DeviceId {
+pub fn switch(
+    design: &mut Design,
+    name: &str,
+    model: &str,
+    role: SwitchRole,
+    features: SwitchFeatures,
+) -> DeviceId {
     add(
         design,
         name,
-        DeviceKind::Switch(Switch { model: PartId::new(model), role, breakout: 1, rail: None, features }),
+        DeviceKind::Switch(Switch {
+            model: PartId::new(model),
+            role,
+            breakout: 1,
+            rail: None,
+            features,
+        }),
     )
 }
 
 pub fn ib_features() -> SwitchFeatures {
-    SwitchFeatures { in_network_reduction: false, adaptive_routing: true, lossless: true }
+    SwitchFeatures {
+        in_network_reduction: false,
+        adaptive_routing: true,
+        lossless: true,
+    }
 }
 
-pub fn link(design: &mut Design, a: (DeviceId, u32), b: (DeviceId, u32), tech: LinkTech, gbit_s: f64) -> railyard::model::LinkId {
-    design.add_link(Link::new(Endpoint::new(a.0, a.1), Endpoint::new(b.0, b.1), tech, Bandwidth::from_gbit_s(gbit_s)))
+pub fn link(
+    design: &mut Design,
+    a: (DeviceId, u32),
+    b: (DeviceId, u32),
+    tech: LinkTech,
+    gbit_s: f64,
+) -> railyard::model::LinkId {
+    design.add_link(Link::new(
+        Endpoint::new(a.0, a.1),
+        Endpoint::new(b.0, b.1),
+        tech,
+        Bandwidth::from_gbit_s(gbit_s),
+    ))
 }
 
 pub fn single_dgx() -> Design {
@@ -66,11 +99,25 @@ pub fn single_dgx() -> Design {
 /// node on leaf i.
 pub fn dgx_rail_leaves(nodes: u32) -> Design {
     let mut d = Design::new("DGX H100 rail leaves");
-    let ids: Vec<DeviceId> = (0..nodes).map(|i| dgx_h100(&mut d, &format!("dgx-{i}"), 8)).collect();
+    let ids: Vec<DeviceId> = (0..nodes)
+        .map(|i| dgx_h100(&mut d, &format!("dgx-{i}"), 8))
+        .collect();
     for r in 0..8 {
-        let leaf = switch(&mut d, &format!("leaf-{r}"), "qm9700", SwitchRole::Leaf, ib_features());
+        let leaf = switch(
+            &mut d,
+            &format!("leaf-{r}"),
+            "qm9700",
+            SwitchRole::Leaf,
+            ib_features(),
+        );
         for (i, &n) in ids.iter().enumerate() {
-            link(&mut d, (n, r), (leaf, i as u32), LinkTech::InfiniBand, 400.0);
+            link(
+                &mut d,
+                (n, r),
+                (leaf, i as u32),
+                LinkTech::InfiniBand,
+                400.0,
+            );
         }
     }
     d
@@ -89,7 +136,11 @@ pub fn ib_bus4() -> Design {
                 model: PartId::new("workstation"),
                 gpu: PartId::new("a100-pcie"),
                 gpu_count: 1,
-                scale_up: ScaleUp::Pcie { generation: 4, via: PcieVia::HostBridge, peer_to_peer: true },
+                scale_up: ScaleUp::Pcie {
+                    generation: 4,
+                    via: PcieVia::HostBridge,
+                    peer_to_peer: true,
+                },
                 nics: nic_slots(1, "cx6-hdr-200", true),
                 domain: None,
             }),
@@ -109,7 +160,11 @@ pub fn pcie_box(peer_to_peer: bool) -> Design {
             model: PartId::new("workstation"),
             gpu: PartId::new("rtx-4090"),
             gpu_count: 4,
-            scale_up: ScaleUp::Pcie { generation: 4, via: PcieVia::HostBridge, peer_to_peer },
+            scale_up: ScaleUp::Pcie {
+                generation: 4,
+                via: PcieVia::HostBridge,
+                peer_to_peer,
+            },
             nics: Vec::new(),
             domain: None,
         }),
@@ -136,9 +191,19 @@ pub fn mac_ring(n: u32, tech: LinkTech, transport: Transport) -> Design {
             )
         })
         .collect();
-    let rate = if tech == LinkTech::Thunderbolt5 { 80.0 } else { 40.0 };
+    let rate = if tech == LinkTech::Thunderbolt5 {
+        80.0
+    } else {
+        40.0
+    };
     for i in 0..n as usize {
-        let id = link(&mut d, (macs[i], 0), (macs[(i + 1) % n as usize], 1), tech, rate);
+        let id = link(
+            &mut d,
+            (macs[i], 0),
+            (macs[(i + 1) % n as usize], 1),
+            tech,
+            rate,
+        );
         if let Some(l) = d.link_mut(id) {
             l.transport = transport;
         }
@@ -151,19 +216,49 @@ pub fn mac_ring(n: u32, tech: LinkTech, transport: Transport) -> Design {
 pub fn two_leaf(per_leaf: u32, spines: u32, interleave: bool) -> Design {
     let mut d = Design::new("two leaves");
     let leaves = [
-        switch(&mut d, "leaf-0", "qm8700", SwitchRole::Leaf, SwitchFeatures::default()),
-        switch(&mut d, "leaf-1", "qm8700", SwitchRole::Leaf, SwitchFeatures::default()),
+        switch(
+            &mut d,
+            "leaf-0",
+            "qm8700",
+            SwitchRole::Leaf,
+            SwitchFeatures::default(),
+        ),
+        switch(
+            &mut d,
+            "leaf-1",
+            "qm8700",
+            SwitchRole::Leaf,
+            SwitchFeatures::default(),
+        ),
     ];
     let sp: Vec<DeviceId> = (0..spines)
-        .map(|i| switch(&mut d, &format!("spine-{i}"), "qm8700", SwitchRole::Spine, SwitchFeatures::default()))
+        .map(|i| {
+            switch(
+                &mut d,
+                &format!("spine-{i}"),
+                "qm8700",
+                SwitchRole::Spine,
+                SwitchFeatures::default(),
+            )
+        })
         .collect();
     for (li, &leaf) in leaves.iter().enumerate() {
         for (si, &s) in sp.iter().enumerate() {
-            link(&mut d, (leaf, 100 + si as u32), (s, li as u32), LinkTech::InfiniBand, 100.0);
+            link(
+                &mut d,
+                (leaf, 100 + si as u32),
+                (s, li as u32),
+                LinkTech::InfiniBand,
+                100.0,
+            );
         }
     }
     for i in 0..2 * per_leaf {
-        let (leaf, port) = if interleave { (leaves[(i % 2) as usize], i / 2) } else { (leaves[(i / per_leaf) as usize], i % per_leaf) };
+        let (leaf, port) = if interleave {
+            (leaves[(i % 2) as usize], i / 2)
+        } else {
+            (leaves[(i / per_leaf) as usize], i % per_leaf)
+        };
         let n = add(
             &mut d,
             &format!("node-{i}"),
@@ -171,7 +266,11 @@ pub fn two_leaf(per_leaf: u32, spines: u32, interleave: bool) -> Design {
                 model: PartId::new("workstation"),
                 gpu: PartId::new("a100-pcie"),
                 gpu_count: 1,
-                scale_up: ScaleUp::Pcie { generation: 4, via: PcieVia::HostBridge, peer_to_peer: true },
+                scale_up: ScaleUp::Pcie {
+                    generation: 4,
+                    via: PcieVia::HostBridge,
+                    peer_to_peer: true,
+                },
                 nics: nic_slots(1, "cx6-hdr-200", true),
                 domain: None,
             }),
@@ -191,38 +290,84 @@ pub fn rail_optimized(gpus: u32) -> Design {
     let units_per_pod = 32u32;
     let pods = units.div_ceil(units_per_pod);
     let mut d = Design::new(format!("rail-optimized {gpus} GPUs"));
-    let node_ids: Vec<DeviceId> = (0..nodes).map(|i| dgx_h100(&mut d, &format!("dgx-{i}"), 8)).collect();
+    let node_ids: Vec<DeviceId> = (0..nodes)
+        .map(|i| dgx_h100(&mut d, &format!("dgx-{i}"), 8))
+        .collect();
     let f = ib_features();
     for rail in 0..8u32 {
         // Cores of this rail: 8 groups of 32 when there are several pods.
         let spines_per_pod = 32u32.min(units.max(1)).max(1);
-        let core_groups = if pods > 1 { 8u32.min(spines_per_pod) } else { 0 };
+        let core_groups = if pods > 1 {
+            8u32.min(spines_per_pod)
+        } else {
+            0
+        };
         let cores: Vec<Vec<DeviceId>> = (0..core_groups)
-            .map(|g| (0..32).map(|c| switch(&mut d, &format!("core-r{rail}-g{g}-{c}"), "qm9700", SwitchRole::Core, f)).collect())
+            .map(|g| {
+                (0..32)
+                    .map(|c| {
+                        switch(
+                            &mut d,
+                            &format!("core-r{rail}-g{g}-{c}"),
+                            "qm9700",
+                            SwitchRole::Core,
+                            f,
+                        )
+                    })
+                    .collect()
+            })
             .collect();
         let mut core_port = vec![vec![0u32; 32]; core_groups as usize];
         for pod in 0..pods {
             let first_unit = pod * units_per_pod;
             let pod_units = (units - first_unit).min(units_per_pod);
             let spines: Vec<DeviceId> = if units > 1 {
-                (0..spines_per_pod).map(|s| switch(&mut d, &format!("spine-r{rail}-p{pod}-{s}"), "qm9700", SwitchRole::Spine, f)).collect()
+                (0..spines_per_pod)
+                    .map(|s| {
+                        switch(
+                            &mut d,
+                            &format!("spine-r{rail}-p{pod}-{s}"),
+                            "qm9700",
+                            SwitchRole::Spine,
+                            f,
+                        )
+                    })
+                    .collect()
             } else {
                 Vec::new()
             };
             for u in 0..pod_units {
                 let unit = first_unit + u;
-                let leaf = switch(&mut d, &format!("leaf-r{rail}-u{unit}"), "qm9700", SwitchRole::Leaf, f);
+                let leaf = switch(
+                    &mut d,
+                    &format!("leaf-r{rail}-u{unit}"),
+                    "qm9700",
+                    SwitchRole::Leaf,
+                    f,
+                );
                 for k in 0..per_leaf {
                     let node = unit * per_leaf + k;
                     if node < nodes {
-                        link(&mut d, (node_ids[node as usize], rail), (leaf, k), LinkTech::InfiniBand, 400.0);
+                        link(
+                            &mut d,
+                            (node_ids[node as usize], rail),
+                            (leaf, k),
+                            LinkTech::InfiniBand,
+                            400.0,
+                        );
                     }
                 }
                 // 32 uplinks spread over the pod's spines.
                 if !spines.is_empty() {
                     for up in 0..32u32 {
                         let s = spines[(up % spines.len() as u32) as usize];
-                        link(&mut d, (leaf, 32 + up), (s, u + (up / spines.len() as u32) * pod_units), LinkTech::InfiniBand, 400.0);
+                        link(
+                            &mut d,
+                            (leaf, 32 + up),
+                            (s, u + (up / spines.len() as u32) * pod_units),
+                            LinkTech::InfiniBand,
+                            400.0,
+                        );
                     }
                 }
             }
@@ -234,7 +379,13 @@ pub fn rail_optimized(gpus: u32) -> Design {
                 for c in 0..32usize {
                     let port = core_port[g as usize][c];
                     core_port[g as usize][c] += 1;
-                    link(&mut d, (s, 32 + c as u32), (cores[g as usize][c], port), LinkTech::InfiniBand, 400.0);
+                    link(
+                        &mut d,
+                        (s, 32 + c as u32),
+                        (cores[g as usize][c], port),
+                        LinkTech::InfiniBand,
+                        400.0,
+                    );
                 }
             }
         }

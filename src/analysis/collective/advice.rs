@@ -29,8 +29,22 @@ pub struct Advice {
     pub suggestion: String,
 }
 
-fn item(severity: Severity, code: &str, message: String, devices: Vec<DeviceId>, links: Vec<LinkId>, suggestion: &str) -> Advice {
-    Advice { severity, code: code.into(), message, devices, links, suggestion: suggestion.into() }
+fn item(
+    severity: Severity,
+    code: &str,
+    message: String,
+    devices: Vec<DeviceId>,
+    links: Vec<LinkId>,
+    suggestion: &str,
+) -> Advice {
+    Advice {
+        severity,
+        code: code.into(),
+        message,
+        devices,
+        links,
+        suggestion: suggestion.into(),
+    }
 }
 
 fn working(l: &crate::model::Link) -> bool {
@@ -41,10 +55,19 @@ fn working(l: &crate::model::Link) -> bool {
 pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -> Vec<Advice> {
     let mut out = Vec::new();
     let kind_of = |id: DeviceId| design.device(id).map(|d| &d.kind);
-    let name = |id: DeviceId| design.device(id).map_or_else(|| id.to_string(), |d| d.name.clone());
+    let name = |id: DeviceId| {
+        design
+            .device(id)
+            .map_or_else(|| id.to_string(), |d| d.name.clone())
+    };
     let is_switch = |id: DeviceId| matches!(kind_of(id), Some(DeviceKind::Switch(_)));
     let is_node = |id: DeviceId| matches!(kind_of(id), Some(DeviceKind::GpuNode(_)));
-    let nodes: Vec<DeviceId> = design.devices.iter().filter(|d| is_node(d.id)).map(|d| d.id).collect();
+    let nodes: Vec<DeviceId> = design
+        .devices
+        .iter()
+        .filter(|d| is_node(d.id))
+        .map(|d| d.id)
+        .collect();
     let scale_up = design
         .devices
         .iter()
@@ -57,7 +80,9 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
     let net_links: Vec<&crate::model::Link> = design
         .links
         .iter()
-        .filter(|l| working(l) && (is_node(l.a.device) || is_node(l.b.device)) && l.a.device != l.b.device)
+        .filter(|l| {
+            working(l) && (is_node(l.a.device) || is_node(l.b.device)) && l.a.device != l.b.device
+        })
         .collect();
 
     // Tensor parallelism across nodes over a slow network.
@@ -94,9 +119,14 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
     }
 
     // Thunderbolt beyond prototyping.
-    let tb: Vec<&crate::model::Link> = net_links.iter().copied().filter(|l| l.tech.is_thunderbolt()).collect();
+    let tb: Vec<&crate::model::Link> = net_links
+        .iter()
+        .copied()
+        .filter(|l| l.tech.is_thunderbolt())
+        .collect();
     if !tb.is_empty() {
-        let heavy = workload.is_some_and(|w| w.tp > scale_up || w.dp.unwrap_or(2) > 1 || w.moe.is_some());
+        let heavy =
+            workload.is_some_and(|w| w.tp > scale_up || w.dp.unwrap_or(2) > 1 || w.moe.is_some());
         let mut devs: Vec<DeviceId> = tb.iter().flat_map(|l| [l.a.device, l.b.device]).collect();
         devs.sort_unstable();
         devs.dedup();
@@ -118,7 +148,11 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
     let lossy: Vec<&crate::model::Link> = design
         .links
         .iter()
-        .filter(|l| working(l) && matches!(l.tech, LinkTech::RoceV2 | LinkTech::Ethernet) && l.transport == Transport::Rdma)
+        .filter(|l| {
+            working(l)
+                && matches!(l.tech, LinkTech::RoceV2 | LinkTech::Ethernet)
+                && l.transport == Transport::Rdma
+        })
         .filter(|l| !lossless_ends(design, l.a.device, l.b.device))
         .collect();
     if !lossy.is_empty() {
@@ -145,14 +179,18 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
 
     // Oversubscribed leaves carrying rail traffic.
     for d in &design.devices {
-        let DeviceKind::Switch(s) = &d.kind else { continue };
+        let DeviceKind::Switch(s) = &d.kind else {
+            continue;
+        };
         if s.role != SwitchRole::Leaf {
             continue;
         }
         let (mut down, mut up) = (0.0, 0.0);
         let mut ups = Vec::new();
         for l in design.links_of(d.id).filter(|l| working(l)) {
-            let Some(other) = l.other_end(d.id) else { continue };
+            let Some(other) = l.other_end(d.id) else {
+                continue;
+            };
             if is_switch(other.device) {
                 up += l.capacity().gbit_s();
                 ups.push(l.id);
@@ -176,14 +214,21 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
     let no_gdr: Vec<DeviceId> = design
         .devices
         .iter()
-        .filter(|d| d.kind.as_node().is_some_and(|n| n.nics.iter().any(|s| !s.gpudirect)))
+        .filter(|d| {
+            d.kind
+                .as_node()
+                .is_some_and(|n| n.nics.iter().any(|s| !s.gpudirect))
+        })
         .map(|d| d.id)
         .collect();
     if !no_gdr.is_empty() {
         out.push(item(
             Severity::Warning,
             "gpudirect-off",
-            format!("GPUDirect RDMA is off on {} node(s): network traffic bounces through host memory", no_gdr.len()),
+            format!(
+                "GPUDirect RDMA is off on {} node(s): network traffic bounces through host memory",
+                no_gdr.len()
+            ),
             no_gdr,
             Vec::new(),
             "enable GPUDirect RDMA (nvidia-peermem, NIC and GPU under one PCIe switch)",
@@ -196,7 +241,11 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
     // ECMP with few elephant flows.
     let multipath = design.devices.iter().any(|d| {
         matches!(&d.kind, DeviceKind::Switch(s) if s.role == SwitchRole::Leaf)
-            && design.links_of(d.id).filter(|l| working(l) && l.other_end(d.id).is_some_and(|o| is_switch(o.device))).count() >= 2
+            && design
+                .links_of(d.id)
+                .filter(|l| working(l) && l.other_end(d.id).is_some_and(|o| is_switch(o.device)))
+                .count()
+                >= 2
     });
     let all_adaptive = design
         .devices
@@ -238,14 +287,21 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
     if let Some(w) = workload
         && w.serving
     {
-        let fits = design.devices.iter().filter_map(|d| d.kind.as_node()).all(|n| {
-            catalog
-                .gpu(&n.gpu)
-                .is_some_and(|g| g.memory_gb * 1e9 * f64::from(n.gpu_count) * 0.8 >= w.weight_bytes())
-        });
+        let fits = design
+            .devices
+            .iter()
+            .filter_map(|d| d.kind.as_node())
+            .all(|n| {
+                catalog.gpu(&n.gpu).is_some_and(|g| {
+                    g.memory_gb * 1e9 * f64::from(n.gpu_count) * 0.8 >= w.weight_bytes()
+                })
+            });
         let fast: Vec<LinkId> = net_links
             .iter()
-            .filter(|l| matches!(l.tech, LinkTech::InfiniBand | LinkTech::RoceV2) && l.capacity().gbit_s() >= 200.0)
+            .filter(|l| {
+                matches!(l.tech, LinkTech::InfiniBand | LinkTech::RoceV2)
+                    && l.capacity().gbit_s() >= 200.0
+            })
             .map(|l| l.id)
             .collect();
         if fits && !fast.is_empty() && nodes.len() > 1 {
@@ -265,17 +321,28 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
 }
 
 fn lossless_ends(design: &Design, a: DeviceId, b: DeviceId) -> bool {
-    [a, b].iter().all(|&d| match design.device(d).map(|x| &x.kind) {
-        Some(DeviceKind::Switch(s)) => s.features.lossless,
-        _ => true,
-    })
+    [a, b]
+        .iter()
+        .all(|&d| match design.device(d).map(|x| &x.kind) {
+            Some(DeviceKind::Switch(s)) => s.features.lossless,
+            _ => true,
+        })
 }
 
 /// Spines and cores whose loss disconnects GPU nodes, and planes likewise.
 fn single_points(design: &Design) -> Vec<Advice> {
-    let index: HashMap<DeviceId, usize> = design.devices.iter().enumerate().map(|(i, d)| (d.id, i)).collect();
+    let index: HashMap<DeviceId, usize> = design
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id, i))
+        .collect();
     let n = design.devices.len();
-    let is_node: Vec<bool> = design.devices.iter().map(|d| matches!(d.kind, DeviceKind::GpuNode(_))).collect();
+    let is_node: Vec<bool> = design
+        .devices
+        .iter()
+        .map(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+        .collect();
     let edges: Vec<(usize, usize)> = design
         .links
         .iter()
@@ -301,7 +368,10 @@ fn single_points(design: &Design) -> Vec<Advice> {
                 parent[ra] = rb;
             }
         }
-        let mut roots: Vec<usize> = (0..n).filter(|&i| is_node[i] && !removed(i)).map(|i| find(&mut parent, i)).collect();
+        let mut roots: Vec<usize> = (0..n)
+            .filter(|&i| is_node[i] && !removed(i))
+            .map(|i| find(&mut parent, i))
+            .collect();
         roots.sort_unstable();
         roots.dedup();
         roots.len()
@@ -310,7 +380,9 @@ fn single_points(design: &Design) -> Vec<Advice> {
     let mut out = Vec::new();
     let cut = articulation_points(n, &edges);
     for (i, d) in design.devices.iter().enumerate() {
-        let DeviceKind::Switch(s) = &d.kind else { continue };
+        let DeviceKind::Switch(s) = &d.kind else {
+            continue;
+        };
         if !matches!(s.role, SwitchRole::Spine | SwitchRole::Core) || !cut[i] {
             continue;
         }

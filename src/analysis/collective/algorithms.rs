@@ -135,6 +135,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         self.switch_us = self.switch_us.max(self.fab.switch_latency_us[v as usize]);
     }
 
+    #[allow(clippy::too_many_arguments)]
     /// A transfer between GPUs of different domains, leaving through NIC `nic_g` of g's node
     /// and arriving at NIC `nic_h` of h's node (None: the node's other ports).
     pub fn inter(
@@ -164,7 +165,10 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         if let Some(i) = nic_b {
             self.add(nb.nics[i as usize].pcie_down, bytes);
         }
-        let not_connected = || CollectiveError::NotConnected { from: na.device, to: nb.device };
+        let not_connected = || CollectiveError::NotConnected {
+            from: na.device,
+            to: nb.device,
+        };
         // Source side.
         let src_access = nic_a
             .and_then(|i| na.nics[i as usize].access)
@@ -211,7 +215,13 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         self.note_switch(y);
         if x != y {
             let conns = conns.max(1);
-            self.flows.push(NetFlow { x, y, bytes: bytes / f64::from(conns), conns, key });
+            self.flows.push(NetFlow {
+                x,
+                y,
+                bytes: bytes / f64::from(conns),
+                conns,
+                key,
+            });
         }
         Ok(())
     }
@@ -270,7 +280,11 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     }
 }
 
-fn pick_access(fab: &Fabric, list: &[(ArcId, ArcId, Vx)], target: Vx) -> Option<(ArcId, ArcId, Vx)> {
+fn pick_access(
+    fab: &Fabric,
+    list: &[(ArcId, ArcId, Vx)],
+    target: Vx,
+) -> Option<(ArcId, ArcId, Vx)> {
     list.iter()
         .find(|a| a.2 == target)
         .or_else(|| list.iter().find(|a| fab.transit[a.2 as usize]))
@@ -300,13 +314,20 @@ pub(crate) fn rings(
     reverse: bool,
 ) -> Result<(), CollectiveError> {
     let segs = segments(fab, group);
-    let ring_count = if segs.len() <= 1 { 1 } else { nic_rings(fab, group) };
+    let ring_count = if segs.len() <= 1 {
+        1
+    } else {
+        nic_rings(fab, group)
+    };
     let bytes = per_hop / f64::from(ring_count.max(1));
     for r in 0..ring_count.max(1) {
         let mut seq: Vec<u32> = Vec::with_capacity(group.len());
         for s in &segs {
             let start = if segs.len() > 1 {
-                s.gpus.iter().position(|&g| fab.gpus[g as usize].nic == Some(r)).unwrap_or(0)
+                s.gpus
+                    .iter()
+                    .position(|&g| fab.gpus[g as usize].nic == Some(r))
+                    .unwrap_or(0)
             } else {
                 0
             };
@@ -325,7 +346,15 @@ pub(crate) fn rings(
             } else {
                 let nic_a = nic.filter(|_| !fab.node_of_gpu(a).nics.is_empty());
                 let nic_c = nic.filter(|_| !fab.node_of_gpu(c).nics.is_empty());
-                b.inter(a, c, nic_a, nic_c, bytes, CHANNELS_PER_CONNECTION, key(u64::from(r), i as u64, 1))?;
+                b.inter(
+                    a,
+                    c,
+                    nic_a,
+                    nic_c,
+                    bytes,
+                    CHANNELS_PER_CONNECTION,
+                    key(u64::from(r), i as u64, 1),
+                )?;
             }
         }
     }
@@ -404,12 +433,20 @@ fn trees(
                 let heads: Vec<u32> = segs
                     .iter()
                     .map(|s| {
-                        let i = s.gpus.iter().position(|&g| fab.gpus[g as usize].nic == Some(c)).unwrap_or(0);
+                        let i = s
+                            .gpus
+                            .iter()
+                            .position(|&g| fab.gpus[g as usize].nic == Some(c))
+                            .unwrap_or(0);
                         s.gpus[i]
                     })
                     .collect();
                 for s in segs {
-                    let i = s.gpus.iter().position(|&g| fab.gpus[g as usize].nic == Some(c)).unwrap_or(0);
+                    let i = s
+                        .gpus
+                        .iter()
+                        .position(|&g| fab.gpus[g as usize].nic == Some(c))
+                        .unwrap_or(0);
                     let chain: Vec<u32> = s.gpus[i..].iter().chain(&s.gpus[..i]).copied().collect();
                     for w in chain.windows(2) {
                         // Both trees run the chain: reduce up, broadcast down.
@@ -507,7 +544,10 @@ pub(crate) fn plan<'f>(
     let mut intra_hw = None;
     let mut uses_net = false;
     let mut net_extra = 0.0f64;
-    let mut push = |res: (Vec<f64>, Option<Hw>, bool, f64), repeat: f64, nvls: bool, phases: &mut Vec<Phase>| {
+    let mut push = |res: (Vec<f64>, Option<Hw>, bool, f64),
+                    repeat: f64,
+                    nvls: bool,
+                    phases: &mut Vec<Phase>| {
         let (loads, hw, net, extra) = res;
         intra_hw = match (intra_hw, hw) {
             (Some(Hw::Pci), _) | (_, Some(Hw::Pci)) => Some(Hw::Pci),
@@ -516,12 +556,20 @@ pub(crate) fn plan<'f>(
         };
         uses_net |= net;
         net_extra = net_extra.max(extra);
-        phases.push(Phase { repeat, loads, nvls });
+        phases.push(Phase {
+            repeat,
+            loads,
+            nvls,
+        });
     };
     let all_groups_nvls = groups.iter().all(|gr| all_nvls(fab, gr));
     match (op, algorithm) {
         (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Ring) => {
-            let steps = if op == Op::AllReduce { 2.0 * (nf - 1.0) } else { nf - 1.0 };
+            let steps = if op == Op::AllReduce {
+                2.0 * (nf - 1.0)
+            } else {
+                nf - 1.0
+            };
             let mut b = LoadBuilder::new(fab, router, adaptive);
             for group in groups {
                 rings(&mut b, fab, group, 1.0 / nf, true, false)?;
@@ -552,10 +600,14 @@ pub(crate) fn plan<'f>(
         }
         (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Nvls) => {
             if m != 1 {
-                return Err(unavailable("NVLS reduces inside one NVSwitch domain; across domains use NVLS-tree"));
+                return Err(unavailable(
+                    "NVLS reduces inside one NVSwitch domain; across domains use NVLS-tree",
+                ));
             }
             if !all_groups_nvls {
-                return Err(unavailable("needs NVSwitch generation 3 or later (Hopper, Blackwell)"));
+                return Err(unavailable(
+                    "needs NVSwitch generation 3 or later (Hopper, Blackwell)",
+                ));
             }
             let mut b = LoadBuilder::new(fab, router, adaptive);
             for group in groups {
@@ -566,10 +618,14 @@ pub(crate) fn plan<'f>(
         }
         (Op::AllReduce, Algorithm::NvlsTree) => {
             if m < 2 {
-                return Err(unavailable("NVLS-tree joins several NVSwitch domains; one domain uses NVLS"));
+                return Err(unavailable(
+                    "NVLS-tree joins several NVSwitch domains; one domain uses NVLS",
+                ));
             }
             if !all_groups_nvls || !equal_segments(&segs0) {
-                return Err(unavailable("needs NVSwitch gen3+ in every node, each with the same number of GPUs"));
+                return Err(unavailable(
+                    "needs NVSwitch gen3+ in every node, each with the same number of GPUs",
+                ));
             }
             let mut b = LoadBuilder::new(fab, router, adaptive);
             for group in groups {
@@ -584,7 +640,9 @@ pub(crate) fn plan<'f>(
         }
         (Op::AllReduce, Algorithm::Sharp) => {
             if m < 2 {
-                return Err(unavailable("in-network reduction needs GPUs in several nodes"));
+                return Err(unavailable(
+                    "in-network reduction needs GPUs in several nodes",
+                ));
             }
             if !equal_segments(&segs0) {
                 return Err(unavailable("needs the same number of GPUs in every node"));
@@ -638,7 +696,15 @@ pub(crate) fn plan<'f>(
                     for i in 0..segs.len() {
                         let (a, c) = (segs[i].gpus[l], segs[(i + 1) % segs.len()].gpus[l]);
                         let (na, nc) = (fab.gpus[a as usize].nic, fab.gpus[c as usize].nic);
-                        b.inter(a, c, na, nc, 1.0 / (g * mf), CHANNELS_PER_CONNECTION, key(l as u64, i as u64, 30))?;
+                        b.inter(
+                            a,
+                            c,
+                            na,
+                            nc,
+                            1.0 / (g * mf),
+                            CHANNELS_PER_CONNECTION,
+                            key(l as u64, i as u64, 30),
+                        )?;
                     }
                 }
             }
@@ -668,7 +734,11 @@ pub(crate) fn plan<'f>(
             push(b.finish()?, 1.0, false, &mut phases);
         }
         _ => {
-            return Err(unavailable(&format!("{} has no {} variant", op.cli_name(), algorithm.label())));
+            return Err(unavailable(&format!(
+                "{} has no {} variant",
+                op.cli_name(),
+                algorithm.label()
+            )));
         }
     }
     notes.dedup();
@@ -692,7 +762,11 @@ fn nvls_gpu_rate(fab: &Fabric, group: &[u32]) -> f64 {
         .map(|&g| {
             let gpu = &fab.gpus[g as usize];
             let node = fab.node_of_gpu(g);
-            let up = if gpu.su_up == NO_ARC { 0.0 } else { fab.arcs[gpu.su_up as usize].usable };
+            let up = if gpu.su_up == NO_ARC {
+                0.0
+            } else {
+                fab.arcs[gpu.su_up as usize].usable
+            };
             up * node.arch.nvls_efficiency()
         })
         .fold(f64::INFINITY, f64::min)
@@ -723,7 +797,10 @@ fn all_to_all(
     }
     let pxn = |node: u32| pxn(fab, node);
     let proxy = |g: u32, rail: Option<u32>| pxn_proxy(fab, g, rail);
-    let remote_pairs: u64 = segs.iter().map(|s| s.gpus.len() as u64 * (n - s.gpus.len()) as u64).sum();
+    let remote_pairs: u64 = segs
+        .iter()
+        .map(|s| s.gpus.len() as u64 * (n - s.gpus.len()) as u64)
+        .sum();
     let single_node_domains = fab.domains.iter().all(|d| d.nodes.len() == 1);
     let aggregated = remote_pairs > EXPLICIT_ALL_TO_ALL_LIMIT && single_node_domains;
     if !aggregated {
@@ -764,12 +841,18 @@ fn all_to_all(
     let all_pxn = node_gpus.iter().all(|(nd, _)| pxn(*nd));
     // receivers[r] = GPUs served by NIC r in each node; total per rail.
     let count_rail = |list: &[u32], r: usize| -> f64 {
-        list.iter().filter(|&&h| fab.gpus[h as usize].nic.map_or(r == 0, |x| x as usize == r)).count() as f64
+        list.iter()
+            .filter(|&&h| fab.gpus[h as usize].nic.map_or(r == 0, |x| x as usize == r))
+            .count() as f64
     };
     let total_rail: Vec<f64> = (0..rails)
         .map(|r| node_gpus.iter().map(|(_, l)| count_rail(l, r)).sum())
         .collect();
-    let rail_groups: Vec<Vec<usize>> = if all_pxn { (0..rails).map(|r| vec![r]).collect() } else { vec![(0..rails).collect()] };
+    let rail_groups: Vec<Vec<usize>> = if all_pxn {
+        (0..rails).map(|r| vec![r]).collect()
+    } else {
+        vec![(0..rails).collect()]
+    };
     for rails_here in &rail_groups {
         let mut senders: Vec<(Vx, f64)> = Vec::new();
         let mut receivers: Vec<(Vx, f64)> = Vec::new();
@@ -779,10 +862,19 @@ fn all_to_all(
                 let Some((out, inn, x)) = b.attachment(*nd, nic) else {
                     return Err(CollectiveError::NotConnected {
                         from: fab.nodes[*nd as usize].device,
-                        to: fab.nodes[node_gpus.iter().find(|(o, _)| o != nd).map_or(*nd, |(o, _)| *o) as usize].device,
+                        to: fab.nodes[node_gpus
+                            .iter()
+                            .find(|(o, _)| o != nd)
+                            .map_or(*nd, |(o, _)| *o)
+                            as usize]
+                            .device,
                     });
                 };
-                let send_gpus = if all_pxn { list.len() as f64 } else { count_rail(list, r) };
+                let send_gpus = if all_pxn {
+                    list.len() as f64
+                } else {
+                    count_rail(list, r)
+                };
                 let recv_gpus = count_rail(list, r);
                 // Bytes leaving through this NIC and arriving at it.
                 let out_bytes = if all_pxn {
@@ -846,11 +938,22 @@ fn pxn_proxy(fab: &Fabric, g: u32, rail: Option<u32>) -> u32 {
 
 /// A point-to-point transfer between domains: over NVLink to the sender-side GPU on the
 /// receiver's rail, then rail-aligned through the network.
-fn pxn_send(b: &mut LoadBuilder, fab: &Fabric, g: u32, h: u32, bytes: f64, k: u64) -> Result<(), CollectiveError> {
+fn pxn_send(
+    b: &mut LoadBuilder,
+    fab: &Fabric,
+    g: u32,
+    h: u32,
+    bytes: f64,
+    k: u64,
+) -> Result<(), CollectiveError> {
     let rail = fab.gpus[h as usize].nic;
     let from = pxn_proxy(fab, g, rail);
     b.intra(g, from, bytes);
-    let out_nic = if pxn(fab, fab.gpus[g as usize].node) { rail } else { fab.gpus[g as usize].nic };
+    let out_nic = if pxn(fab, fab.gpus[g as usize].node) {
+        rail
+    } else {
+        fab.gpus[g as usize].nic
+    };
     b.inter(from, h, out_nic, rail, bytes, 1, k)
 }
 
@@ -873,7 +976,12 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
     for r in 0..rails as u32 {
         let mut leaves: Vec<Vx> = Vec::new();
         for s in segs {
-            let served: Vec<u32> = s.gpus.iter().copied().filter(|&x| fab.gpus[x as usize].nic == Some(r)).collect();
+            let served: Vec<u32> = s
+                .gpus
+                .iter()
+                .copied()
+                .filter(|&x| fab.gpus[x as usize].nic == Some(r))
+                .collect();
             let share = served.len() as f64 / g;
             let node = fab.gpus[s.gpus[0] as usize].node;
             let Some((out, inn, x)) = b.attachment(node, Some(r)) else {
@@ -901,7 +1009,12 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
             }
             leaves.push(x);
         }
-        let served_share = segs[0].gpus.iter().filter(|&&x| fab.gpus[x as usize].nic == Some(r)).count() as f64 / g;
+        let served_share = segs[0]
+            .gpus
+            .iter()
+            .filter(|&&x| fab.gpus[x as usize].nic == Some(r))
+            .count() as f64
+            / g;
         let edges = b.router_tree(&leaves)?;
         for (up, down) in edges {
             b.add_arc(up, served_share);
@@ -918,21 +1031,28 @@ impl LoadBuilder<'_, '_> {
         let unique: HashSet<Vx> = leaves.iter().copied().collect();
         if unique.len() <= 1 {
             return match leaves.first() {
-                Some(&l) if !fab.in_network[l as usize] => Err(CollectiveError::AlgorithmUnavailable {
-                    algorithm: Algorithm::Sharp,
-                    op: Op::AllReduce,
-                    reason: format!("switch {} does not reduce in the network", fab.device_ids[l as usize]),
-                }),
+                Some(&l) if !fab.in_network[l as usize] => {
+                    Err(CollectiveError::AlgorithmUnavailable {
+                        algorithm: Algorithm::Sharp,
+                        op: Op::AllReduce,
+                        reason: format!(
+                            "switch {} does not reduce in the network",
+                            fab.device_ids[l as usize]
+                        ),
+                    })
+                }
                 _ => Ok(Vec::new()),
             };
         }
-        self.router.aggregation_tree(leaves, &fab.in_network).map_err(|e| match e {
-            Ok(u) => unreachable_error(fab, u),
-            Err(reason) => CollectiveError::AlgorithmUnavailable {
-                algorithm: Algorithm::Sharp,
-                op: Op::AllReduce,
-                reason,
-            },
-        })
+        self.router
+            .aggregation_tree(leaves, &fab.in_network)
+            .map_err(|e| match e {
+                Ok(u) => unreachable_error(fab, u),
+                Err(reason) => CollectiveError::AlgorithmUnavailable {
+                    algorithm: Algorithm::Sharp,
+                    op: Op::AllReduce,
+                    reason,
+                },
+            })
     }
 }

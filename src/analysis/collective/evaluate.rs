@@ -82,7 +82,12 @@ fn payload(p: Protocol) -> f64 {
 
 /// Sums a plan's phases into a bandwidth cost; refuses arcs that must carry traffic but
 /// have no capacity.
-fn cost(fab: &Fabric, design: &Design, plan: Plan, arch: ArchRow) -> Result<Costed, CollectiveError> {
+fn cost(
+    fab: &Fabric,
+    design: &Design,
+    plan: Plan,
+    arch: ArchRow,
+) -> Result<Costed, CollectiveError> {
     let nvls_eff = arch.nvls_efficiency();
     let mut spb = 0.0;
     let mut busy_dense = vec![0.0f64; fab.arcs.len()];
@@ -93,9 +98,15 @@ fn cost(fab: &Fabric, design: &Design, plan: Plan, arch: ArchRow) -> Result<Cost
                 continue;
             }
             let arc = &fab.arcs[a];
-            let cap = if phase.nvls && arc.nvlink_scale_up { arc.usable * nvls_eff } else { arc.usable };
-            if !(cap > 0.0) {
-                return Err(CollectiveError::ZeroCapacity { resource: resource_label(fab, design, arc.resource) });
+            let cap = if phase.nvls && arc.nvlink_scale_up {
+                arc.usable * nvls_eff
+            } else {
+                arc.usable
+            };
+            if cap.is_nan() || cap <= 0.0 {
+                return Err(CollectiveError::ZeroCapacity {
+                    resource: resource_label(fab, design, arc.resource),
+                });
             }
             let t = load / cap;
             worst = worst.max(t);
@@ -109,11 +120,20 @@ fn cost(fab: &Fabric, design: &Design, plan: Plan, arch: ArchRow) -> Result<Cost
         .filter(|(_, b)| **b > 0.0)
         .map(|(a, &b)| (a as u32, b))
         .collect();
-    Ok(Costed { plan, spb, busy, arch })
+    Ok(Costed {
+        plan,
+        spb,
+        busy,
+        arch,
+    })
 }
 
 impl<'d> Evaluator<'d> {
-    pub fn new(design: &'d Design, catalog: &Catalog, q: &CollectiveQuery) -> Result<Self, CollectiveError> {
+    pub fn new(
+        design: &'d Design,
+        catalog: &Catalog,
+        q: &CollectiveQuery,
+    ) -> Result<Self, CollectiveError> {
         let fab = fabric::build(design, catalog)?;
         let total = fab.gpus.len() as u64;
         if total == 0 {
@@ -121,14 +141,28 @@ impl<'d> Evaluator<'d> {
         }
         let requested = q.gpus.map_or(total, u64::from);
         if requested > total {
-            return Err(CollectiveError::NotEnoughGpus { available: total, requested });
+            return Err(CollectiveError::NotEnoughGpus {
+                available: total,
+                requested,
+            });
         }
         if requested < 2 {
-            return Err(CollectiveError::TooFewGpus { available: total, requested });
+            return Err(CollectiveError::TooFewGpus {
+                available: total,
+                requested,
+            });
         }
         let group: Vec<u32> = (0..requested as u32).collect();
         let groups = vec![group];
-        let (plans, _) = make_plans(&fab, design, &groups, q.op, q.algorithm, q.routing, q.protocol)?;
+        let (plans, _) = make_plans(
+            &fab,
+            design,
+            &groups,
+            q.op,
+            q.algorithm,
+            q.routing,
+            q.protocol,
+        )?;
         let (bound, in_network_bound) = busbw_bounds(&fab, &groups[0], q.op);
         Ok(Evaluator {
             design,
@@ -154,17 +188,26 @@ impl<'d> Evaluator<'d> {
                 }
                 let (latency, bw) = time_of(c, self.op, p, s);
                 let t = latency + bw;
-                candidates.push(Candidate { algorithm: c.plan.algorithm, protocol: p, time_us: t });
+                candidates.push(Candidate {
+                    algorithm: c.plan.algorithm,
+                    protocol: p,
+                    time_us: t,
+                });
                 if best.is_none_or(|(_, _, l, b)| t < l + b) {
                     best = Some((i, p, latency, bw));
                 }
             }
         }
         // make_plans guarantees at least one plan with at least one protocol.
-        let (i, protocol, latency_us, bandwidth_us) = best.unwrap_or((0, Protocol::Simple, 0.0, 0.0));
+        let (i, protocol, latency_us, bandwidth_us) =
+            best.unwrap_or((0, Protocol::Simple, 0.0, 0.0));
         let chosen = &self.plans[i];
         let time_us = latency_us + bandwidth_us;
-        let algbw = if time_us > 0.0 { s / (time_us * 1e3) } else { 0.0 };
+        let algbw = if time_us > 0.0 {
+            s / (time_us * 1e3)
+        } else {
+            0.0
+        };
         let busbw = algbw * self.op.busbw_factor(self.n);
         let (bottleneck, link_utilization, device_utilization) =
             self.bottleneck(chosen, bandwidth_us, time_us);
@@ -226,7 +269,11 @@ impl<'d> Evaluator<'d> {
             };
             *slot = slot.max(u);
         }
-        let share = if time_us > 0.0 { bandwidth_us / time_us } else { 0.0 };
+        let share = if time_us > 0.0 {
+            bandwidth_us / time_us
+        } else {
+            0.0
+        };
         let links: Vec<(LinkId, f64)> = per_link
             .iter()
             .enumerate()
@@ -263,15 +310,30 @@ impl<'d> Evaluator<'d> {
             .iter()
             .map(|&(u, kind, idx)| {
                 let (link, device, rk, label) = self.describe(kind, idx);
-                LinkLoad { link, device, kind: rk, label, utilization: u, time_share: u * share }
+                LinkLoad {
+                    link,
+                    device,
+                    kind: rk,
+                    label,
+                    utilization: u,
+                    time_share: u * share,
+                }
             })
             .collect();
         (loads, links, devices)
     }
 
-    fn describe(&self, kind: u8, idx: u32) -> (Option<LinkId>, Option<DeviceId>, ResourceKind, String) {
+    fn describe(
+        &self,
+        kind: u8,
+        idx: u32,
+    ) -> (Option<LinkId>, Option<DeviceId>, ResourceKind, String) {
         let fab = &self.fab;
-        let name = |id: DeviceId| self.design.device(id).map_or_else(|| id.to_string(), |d| d.name.clone());
+        let name = |id: DeviceId| {
+            self.design
+                .device(id)
+                .map_or_else(|| id.to_string(), |d| d.name.clone())
+        };
         match kind {
             0 => {
                 let l = &self.design.links[idx as usize];
@@ -295,14 +357,20 @@ impl<'d> Evaluator<'d> {
 fn resource_label(fab: &Fabric, design: &Design, r: Resource) -> String {
     let node_name = |node: u32| {
         let id = fab.nodes[node as usize].device;
-        design.device(id).map_or_else(|| id.to_string(), |d| d.name.clone())
+        design
+            .device(id)
+            .map_or_else(|| id.to_string(), |d| d.name.clone())
     };
     match r {
         Resource::Link { index, .. } => format!("link {}", fabric::link_id(design, index)),
         Resource::ScaleUp { node, gpu, .. } => format!("{} NVLink of GPU {gpu}", node_name(node)),
-        Resource::Bridge { node, from } => format!("{} NVLink bridge of GPU {from}", node_name(node)),
+        Resource::Bridge { node, from } => {
+            format!("{} NVLink bridge of GPU {from}", node_name(node))
+        }
         Resource::GpuPcie { node, gpu, .. } => format!("{} PCIe of GPU {gpu}", node_name(node)),
-        Resource::NicPcie { node, nic, .. } => format!("{} PCIe slot of NIC {nic}", node_name(node)),
+        Resource::NicPcie { node, nic, .. } => {
+            format!("{} PCIe slot of NIC {nic}", node_name(node))
+        }
     }
 }
 
@@ -326,8 +394,15 @@ fn make_plans(
     let mut plans = Vec::new();
     let mut first_error: Option<CollectiveError> = None;
     for algorithm in algorithms_for(op, choice, domains) {
-        let attempt = algorithms::plan(fab, &mut router, groups, op, algorithm, routing == Routing::Adaptive)
-            .and_then(|p| cost(fab, design, p, arch));
+        let attempt = algorithms::plan(
+            fab,
+            &mut router,
+            groups,
+            op,
+            algorithm,
+            routing == Routing::Adaptive,
+        )
+        .and_then(|p| cost(fab, design, p, arch));
         match attempt {
             Ok(c) => {
                 if protocol.is_none_or(|p| protocols_for(&c.plan).contains(&p)) {
@@ -336,25 +411,36 @@ fn make_plans(
                     first_error = Some(CollectiveError::AlgorithmUnavailable {
                         algorithm,
                         op,
-                        reason: format!("it does not run the {} protocol", protocol.map_or("", |p| p.label())),
+                        reason: format!(
+                            "it does not run the {} protocol",
+                            protocol.map_or("", |p| p.label())
+                        ),
                     });
                 }
             }
             Err(e) => {
                 // A hard error (not connected, no capacity) outranks "not applicable".
                 let hard = !matches!(e, CollectiveError::AlgorithmUnavailable { .. });
-                if first_error.is_none() || (hard && matches!(first_error, Some(CollectiveError::AlgorithmUnavailable { .. }))) {
+                if first_error.is_none()
+                    || (hard
+                        && matches!(
+                            first_error,
+                            Some(CollectiveError::AlgorithmUnavailable { .. })
+                        ))
+                {
                     first_error = Some(e);
                 }
             }
         }
     }
     if plans.is_empty() {
-        return Err(first_error.unwrap_or(CollectiveError::AlgorithmUnavailable {
-            algorithm: Algorithm::Ring,
-            op,
-            reason: "no algorithm applies".into(),
-        }));
+        return Err(
+            first_error.unwrap_or(CollectiveError::AlgorithmUnavailable {
+                algorithm: Algorithm::Ring,
+                op,
+                reason: "no algorithm applies".into(),
+            }),
+        );
     }
     Ok((plans, domains))
 }
@@ -382,10 +468,18 @@ fn latency_us(plan: &Plan, op: Op, p: Protocol) -> f64 {
     let multi = plan.domains > 1;
     let intra = |algo: TableAlgo| -> f64 {
         let l = plan.intra_hw.map_or(0.0, |hw| lat::hw_latency(hw, algo, p));
-        if multi { l.max(lat::net_overhead(p)) } else { l }
+        if multi {
+            l.max(lat::net_overhead(p))
+        } else {
+            l
+        }
     };
     let inter = |algo: TableAlgo| lat::hw_latency(Hw::Net, algo, p) + plan.net_extra_us;
-    let fill = if plan.nvls_rate > 0.0 { lat::nvls_fill_us(plan.nvls_rate) } else { 0.0 };
+    let fill = if plan.nvls_rate > 0.0 {
+        lat::nvls_fill_us(plan.nvls_rate)
+    } else {
+        0.0
+    };
     match plan.algorithm {
         Algorithm::Ring => {
             let (steps, inter_steps) = match op {
@@ -399,7 +493,9 @@ fn latency_us(plan: &Plan, op: Op, p: Protocol) -> f64 {
         Algorithm::Tree => {
             if multi {
                 lat::base_latency(TableAlgo::Tree, p)
-                    + 2.0 * ((g - 1.0) * intra(TableAlgo::Tree) + lat::log2_ceil(plan.domains) * inter(TableAlgo::Tree))
+                    + 2.0
+                        * ((g - 1.0) * intra(TableAlgo::Tree)
+                            + lat::log2_ceil(plan.domains) * inter(TableAlgo::Tree))
             } else {
                 lat::base_latency(TableAlgo::Tree, p) + 2.0 * (n - 1.0) * intra(TableAlgo::Tree)
             }
@@ -412,7 +508,8 @@ fn latency_us(plan: &Plan, op: Op, p: Protocol) -> f64 {
         }
         Algorithm::Sharp => {
             let intra_hw = plan.intra_hw.unwrap_or(Hw::NvLink);
-            2.0 * ((g - 1.0).min(1.0) * lat::hw_latency(intra_hw, TableAlgo::CollNetDirect, p) + (g - 1.0) * 0.4)
+            2.0 * ((g - 1.0).min(1.0) * lat::hw_latency(intra_hw, TableAlgo::CollNetDirect, p)
+                + (g - 1.0) * 0.4)
                 + inter(TableAlgo::CollNetDirect)
                 + fill
         }
@@ -422,7 +519,11 @@ fn latency_us(plan: &Plan, op: Op, p: Protocol) -> f64 {
                 + 2.0 * (m - 1.0) * inter(TableAlgo::Ring)
         }
         Algorithm::Direct => {
-            let hop = if plan.uses_net { inter(TableAlgo::Ring) } else { intra(TableAlgo::Ring) };
+            let hop = if plan.uses_net {
+                inter(TableAlgo::Ring)
+            } else {
+                intra(TableAlgo::Ring)
+            };
             let base = lat::base_latency(TableAlgo::Ring, p) + hop;
             if op == Op::AllToAll {
                 let local = (g - 1.0).max(0.0) * intra(TableAlgo::Ring);
@@ -442,11 +543,19 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
     let n = group.len() as f64;
     let node_net_line = |node: usize| -> f64 {
         let nd = &fab.nodes[node];
-        let nic: f64 = nd.nics.iter().filter_map(|x| x.access).map(|(out, _, _)| fab.arcs[out as usize].line).sum();
+        let nic: f64 = nd
+            .nics
+            .iter()
+            .filter_map(|x| x.access)
+            .map(|(out, _, _)| fab.arcs[out as usize].line)
+            .sum();
         if nic > 0.0 {
             nic
         } else {
-            nd.other_access.iter().map(|(out, _, _)| fab.arcs[*out as usize].line).sum()
+            nd.other_access
+                .iter()
+                .map(|(out, _, _)| fab.arcs[*out as usize].line)
+                .sum()
         }
     };
     let segs = segments(fab, group);
@@ -511,7 +620,15 @@ pub(crate) fn evaluate_groups(
             out.push((0.0, Algorithm::Direct));
             continue;
         }
-        let (plans, _) = make_plans(&fab, design, spec.groups, spec.op, AlgoChoice::Auto, routing, None)?;
+        let (plans, _) = make_plans(
+            &fab,
+            design,
+            spec.groups,
+            spec.op,
+            AlgoChoice::Auto,
+            routing,
+            None,
+        )?;
         let mut best = (f64::INFINITY, Algorithm::Ring);
         for c in &plans {
             for p in protocols_for(&c.plan) {

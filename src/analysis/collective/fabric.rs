@@ -9,9 +9,7 @@ use super::efficiency as eff;
 use super::latency::{ArchRow, Hw};
 use crate::model::catalog::PartSpec;
 use crate::model::device::pcie_x16_bandwidth;
-use crate::model::{
-    Catalog, Design, DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, ScaleUp,
-};
+use crate::model::{Catalog, Design, DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, ScaleUp};
 use std::collections::HashMap;
 
 pub(crate) type ArcId = u32;
@@ -47,7 +45,9 @@ pub(crate) struct Arc {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Intra {
     /// NVSwitch inside the node or the rack domain; `nvls` when the switch reduces.
-    NvSwitch { nvls: bool },
+    NvSwitch {
+        nvls: bool,
+    },
     BridgePairs,
     Pcie,
     /// One SoC: GPUs share memory.
@@ -208,7 +208,11 @@ impl Fabric {
                 out.push((a.su_up, 1.0));
             }
             Intra::BridgePairs | Intra::Pcie => {
-                let w = if node.p2p { 1.0 } else { 1.0 / eff::NO_P2P_SHARE };
+                let w = if node.p2p {
+                    1.0
+                } else {
+                    1.0 / eff::NO_P2P_SHARE
+                };
                 out.push((a.pcie_up, w));
                 out.push((b.pcie_down, w));
             }
@@ -252,13 +256,15 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         let ends = (index_of.get(&link.a.device), index_of.get(&link.b.device));
         let cap = link.capacity().gbit_s();
         if let (Some(&ia), Some(&ib)) = ends {
-            let is_domain = |i: usize| matches!(design.devices[i].kind, DeviceKind::NvSwitchDomain(_));
+            let is_domain =
+                |i: usize| matches!(design.devices[i].kind, DeviceKind::NvSwitchDomain(_));
             let lossless = [ia, ib].iter().all(|&i| match &design.devices[i].kind {
                 DeviceKind::Switch(s) => s.features.lossless,
                 _ => true,
             });
             link_lossless[li] = lossless;
-            routable[li] = ia != ib && cap.is_finite() && cap > 0.0 && !is_domain(ia) && !is_domain(ib);
+            routable[li] =
+                ia != ib && cap.is_finite() && cap > 0.0 && !is_domain(ia) && !is_domain(ib);
             for &i in &[ia, ib] {
                 if switch_latency_us[i].is_nan() {
                     switch_latency_us[i] = eff::default_switch_latency_us(link.tech);
@@ -266,14 +272,25 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             }
         }
         let e = eff::link_efficiency(link.tech, link.transport, link_lossless[li]);
-        let usable = if routable[li] { usable_bytes_per_s(cap, e) } else { 0.0 };
-        let line = if routable[li] { usable_bytes_per_s(cap, 1.0) } else { 0.0 };
+        let usable = if routable[li] {
+            usable_bytes_per_s(cap, e)
+        } else {
+            0.0
+        };
+        let line = if routable[li] {
+            usable_bytes_per_s(cap, 1.0)
+        } else {
+            0.0
+        };
         let is_nvlink = matches!(link.tech, LinkTech::NvLink | LinkTech::NvLinkBridge);
         for forward in [true, false] {
             arcs.push(Arc {
                 usable,
                 line,
-                resource: Resource::Link { index: li as u32, forward },
+                resource: Resource::Link {
+                    index: li as u32,
+                    forward,
+                },
                 nvlink_scale_up: is_nvlink,
             });
         }
@@ -312,9 +329,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             DeviceKind::Switch(_) => true,
             DeviceKind::GpuNode(_) => {
                 !dev_links[i].is_empty()
-                    && dev_links[i]
-                        .iter()
-                        .all(|&(_, _, _, far)| !matches!(design.devices[far as usize].kind, DeviceKind::Switch(_)))
+                    && dev_links[i].iter().all(|&(_, _, _, far)| {
+                        !matches!(design.devices[far as usize].kind, DeviceKind::Switch(_))
+                    })
             }
             _ => false,
         };
@@ -331,7 +348,10 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         };
         let gpu_spec = catalog
             .gpu(&n.gpu)
-            .ok_or_else(|| CollectiveError::UnknownPart { part: n.gpu.to_string(), device: d.id })?;
+            .ok_or_else(|| CollectiveError::UnknownPart {
+                part: n.gpu.to_string(),
+                device: d.id,
+            })?;
         let arch = ArchRow::of(gpu_spec.arch);
         let node_index = nodes.len() as u32;
         let rack = n.domain.and_then(|dom| {
@@ -365,23 +385,50 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
                     })
                     .unwrap_or(0.0);
                 let generation = spec.as_ref().map_or(5, |s| s.nvlink_generation);
-                (Intra::NvSwitch { nvls: generation >= 4 }, true, per_gpu, true)
+                (
+                    Intra::NvSwitch {
+                        nvls: generation >= 4,
+                    },
+                    true,
+                    per_gpu,
+                    true,
+                )
             }
-            (None, ScaleUp::NvSwitch { generation, per_gpu_gbit_s }) => (
-                Intra::NvSwitch { nvls: *generation >= 3 },
+            (
+                None,
+                ScaleUp::NvSwitch {
+                    generation,
+                    per_gpu_gbit_s,
+                },
+            ) => (
+                Intra::NvSwitch {
+                    nvls: *generation >= 3,
+                },
                 true,
                 per_gpu_gbit_s.gbit_s(),
                 true,
             ),
-            (None, ScaleUp::NvLinkBridgePairs { per_gpu_gbit_s, peer_to_peer, .. }) => {
-                (Intra::BridgePairs, *peer_to_peer, per_gpu_gbit_s.gbit_s(), true)
-            }
+            (
+                None,
+                ScaleUp::NvLinkBridgePairs {
+                    per_gpu_gbit_s,
+                    peer_to_peer,
+                    ..
+                },
+            ) => (
+                Intra::BridgePairs,
+                *peer_to_peer,
+                per_gpu_gbit_s.gbit_s(),
+                true,
+            ),
             (None, ScaleUp::Pcie { peer_to_peer, .. }) => (Intra::Pcie, *peer_to_peer, 0.0, false),
             (None, ScaleUp::UnifiedMemory) => (Intra::Unified, true, 0.0, false),
         };
         let node_pcie_gen = match &n.scale_up {
             ScaleUp::Pcie { generation, .. } => *generation,
-            ScaleUp::NvLinkBridgePairs { pcie_generation, .. } => *pcie_generation,
+            ScaleUp::NvLinkBridgePairs {
+                pcie_generation, ..
+            } => *pcie_generation,
             _ => gpu_pcie_gen,
         };
         let pcie_gen = gpu_pcie_gen.min(node_pcie_gen.max(1));
@@ -392,17 +439,49 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         let k = n.nics.len() as u32;
         for local in 0..n.gpu_count {
             let mut push = |usable: f64, resource: Resource, nvl: bool| {
-                let line = if nvl { usable / eff::NVLINK } else { usable / eff::PCIE };
-                arcs.push(Arc { usable, line, resource, nvlink_scale_up: nvl });
+                let line = if nvl {
+                    usable / eff::NVLINK
+                } else {
+                    usable / eff::PCIE
+                };
+                arcs.push(Arc {
+                    usable,
+                    line,
+                    resource,
+                    nvlink_scale_up: nvl,
+                });
                 arcs.len() as ArcId - 1
             };
             let (su_up, su_down) = match intra {
                 Intra::NvSwitch { .. } => (
-                    push(su, Resource::ScaleUp { node: node_index, gpu: local, up: true }, su_tech_nvlink),
-                    push(su, Resource::ScaleUp { node: node_index, gpu: local, up: false }, su_tech_nvlink),
+                    push(
+                        su,
+                        Resource::ScaleUp {
+                            node: node_index,
+                            gpu: local,
+                            up: true,
+                        },
+                        su_tech_nvlink,
+                    ),
+                    push(
+                        su,
+                        Resource::ScaleUp {
+                            node: node_index,
+                            gpu: local,
+                            up: false,
+                        },
+                        su_tech_nvlink,
+                    ),
                 ),
                 Intra::BridgePairs if (local ^ 1) < n.gpu_count => (
-                    push(su, Resource::Bridge { node: node_index, from: local }, true),
+                    push(
+                        su,
+                        Resource::Bridge {
+                            node: node_index,
+                            from: local,
+                        },
+                        true,
+                    ),
                     NO_ARC,
                 ),
                 _ => (NO_ARC, NO_ARC),
@@ -411,8 +490,24 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
                 (NO_ARC, NO_ARC)
             } else {
                 (
-                    push(gpu_pcie, Resource::GpuPcie { node: node_index, gpu: local, up: true }, false),
-                    push(gpu_pcie, Resource::GpuPcie { node: node_index, gpu: local, up: false }, false),
+                    push(
+                        gpu_pcie,
+                        Resource::GpuPcie {
+                            node: node_index,
+                            gpu: local,
+                            up: true,
+                        },
+                        false,
+                    ),
+                    push(
+                        gpu_pcie,
+                        Resource::GpuPcie {
+                            node: node_index,
+                            gpu: local,
+                            up: false,
+                        },
+                        false,
+                    ),
                 )
             };
             let nic = if k == 0 {
@@ -420,7 +515,15 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             } else {
                 Some((u64::from(local) * u64::from(k) / u64::from(n.gpu_count.max(1))) as u32)
             };
-            gpus.push(Gpu { node: node_index, local, su_up, su_down, pcie_up, pcie_down, nic });
+            gpus.push(Gpu {
+                node: node_index,
+                local,
+                su_up,
+                su_down,
+                pcie_up,
+                pcie_down,
+                nic,
+            });
         }
 
         let mut nics = Vec::with_capacity(n.nics.len());
@@ -429,20 +532,46 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
                 Some(PartSpec::Nic(spec)) => spec.pcie_generation,
                 _ => node_pcie_gen,
             };
-            let share = if slot.gpudirect { 1.0 } else { eff::NO_GPUDIRECT_PCIE_SHARE };
+            let share = if slot.gpudirect {
+                1.0
+            } else {
+                eff::NO_GPUDIRECT_PCIE_SHARE
+            };
             let cap = usable_bytes_per_s(
                 pcie_x16_bandwidth(nic_gen.min(node_pcie_gen.max(1)).max(1)).gbit_s(),
                 eff::PCIE * share,
             );
             let line = cap / (eff::PCIE * share);
-            arcs.push(Arc { usable: cap, line, resource: Resource::NicPcie { node: node_index, nic: ni as u32, up: true }, nvlink_scale_up: false });
-            arcs.push(Arc { usable: cap, line, resource: Resource::NicPcie { node: node_index, nic: ni as u32, up: false }, nvlink_scale_up: false });
+            arcs.push(Arc {
+                usable: cap,
+                line,
+                resource: Resource::NicPcie {
+                    node: node_index,
+                    nic: ni as u32,
+                    up: true,
+                },
+                nvlink_scale_up: false,
+            });
+            arcs.push(Arc {
+                usable: cap,
+                line,
+                resource: Resource::NicPcie {
+                    node: node_index,
+                    nic: ni as u32,
+                    up: false,
+                },
+                nvlink_scale_up: false,
+            });
             let up = arcs.len() as ArcId - 2;
             let access = dev_links[i]
                 .iter()
                 .find(|&&(port, ..)| port == ni as u32)
                 .map(|&(_, out, inn, far)| (out, inn, far));
-            nics.push(Nic { pcie_up: up, pcie_down: up + 1, access });
+            nics.push(Nic {
+                pcie_up: up,
+                pcie_down: up + 1,
+                access,
+            });
         }
         let nic_ports = k;
         let mut other_access: Vec<(ArcId, ArcId, Vx)> = dev_links[i]
@@ -451,7 +580,10 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             .map(|&(_, out, inn, far)| (out, inn, far))
             .collect();
         if other_access.is_empty() {
-            other_access = dev_links[i].iter().map(|&(_, out, inn, far)| (out, inn, far)).collect();
+            other_access = dev_links[i]
+                .iter()
+                .map(|&(_, out, inn, far)| (out, inn, far))
+                .collect();
         }
         nodes.push(Node {
             device: d.id,
@@ -511,7 +643,11 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             while j < list.len() && class[list[j].nbr as usize] == c {
                 j += 1;
             }
-            groups.push(AdjGroup { class: c, start: base + s as u32, end: base + j as u32 });
+            groups.push(AdjGroup {
+                class: c,
+                start: base + s as u32,
+                end: base + j as u32,
+            });
         }
         adj.extend_from_slice(list);
         if transit[i] && class_rep[class[i] as usize] == u32::MAX {
@@ -525,7 +661,10 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let mut class_adj = Vec::new();
     for &rep in &class_rep {
         class_adj_start.push(class_adj.len() as u32);
-        let (s, e) = (grp_start[rep as usize] as usize, grp_start[rep as usize + 1] as usize);
+        let (s, e) = (
+            grp_start[rep as usize] as usize,
+            grp_start[rep as usize + 1] as usize,
+        );
         class_adj.extend(groups[s..e].iter().map(|g| g.class));
     }
     class_adj_start.push(class_adj.len() as u32);

@@ -101,9 +101,7 @@ impl ArchRow {
     pub(crate) fn of(arch: GpuArch) -> ArchRow {
         match arch {
             GpuArch::Volta | GpuArch::Turing => ArchRow::Volta,
-            GpuArch::Ampere | GpuArch::Ada | GpuArch::AppleM2 | GpuArch::AppleM3 => {
-                ArchRow::Ampere
-            }
+            GpuArch::Ampere | GpuArch::Ada | GpuArch::AppleM2 | GpuArch::AppleM3 => ArchRow::Ampere,
             GpuArch::Hopper => ArchRow::Hopper,
             GpuArch::Blackwell => ArchRow::Blackwell,
         }
@@ -117,7 +115,11 @@ impl ArchRow {
             ArchRow::Hopper => 2,
             ArchRow::Blackwell => 3,
         };
-        if rank(self) <= rank(other) { self } else { other }
+        if rank(self) <= rank(other) {
+            self
+        } else {
+            other
+        }
     }
 
     /// NVLS reduction efficiency (nvlsEfficiency); zero where there is no NVLS.

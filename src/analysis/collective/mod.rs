@@ -74,7 +74,10 @@ impl Algorithm {
 
     /// Reduces inside the fabric, so busbw may exceed the wire rate.
     pub fn reduces_in_network(self) -> bool {
-        matches!(self, Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp)
+        matches!(
+            self,
+            Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp
+        )
     }
 }
 
@@ -218,7 +221,11 @@ pub enum CollectiveError {
     #[error("device {device} uses unknown GPU part `{part}`")]
     UnknownPart { part: String, device: DeviceId },
     #[error("{algorithm} is not available for {op}: {reason}")]
-    AlgorithmUnavailable { algorithm: Algorithm, op: Op, reason: String },
+    AlgorithmUnavailable {
+        algorithm: Algorithm,
+        op: Op,
+        reason: String,
+    },
     #[error("{resource} has no capacity but must carry traffic")]
     ZeroCapacity { resource: String },
 }
@@ -259,4 +266,3 @@ pub fn sweep_sizes_of(
     let ev = evaluate::Evaluator::new(design, catalog, q)?;
     Ok(sizes.iter().map(|&s| ev.result_at(s)).collect())
 }
-

@@ -81,7 +81,9 @@ impl std::fmt::Display for Op {
 pub enum SizeError {
     #[error("empty size")]
     Empty,
-    #[error("`{0}` is not a size: write a whole number with an optional K, M, G or T suffix (binary multiples), e.g. 64K or 8GiB")]
+    #[error(
+        "`{0}` is not a size: write a whole number with an optional K, M, G or T suffix (binary multiples), e.g. 64K or 8GiB"
+    )]
     Invalid(String),
     #[error("`{0}` is too large")]
     Overflow(String),
@@ -138,7 +140,10 @@ mod tests {
         assert!(matches!(parse_size("12Q"), Err(SizeError::Invalid(_))));
         assert_eq!(parse_size(""), Err(SizeError::Empty));
         // 2^24 TiB = 2^64 bytes does not fit.
-        assert!(matches!(parse_size("16777216T"), Err(SizeError::Overflow(_))));
+        assert!(matches!(
+            parse_size("16777216T"),
+            Err(SizeError::Overflow(_))
+        ));
         assert!(matches!(
             parse_size("99999999999999999999999"),
             Err(SizeError::Overflow(_))

@@ -142,7 +142,11 @@ impl<'f> Router<'f> {
         }
         if cv == cy {
             // A twin of y reaches it through any shared neighbour.
-            if self.fab.neighbours(v).is_empty() { INF } else { 2 }
+            if self.fab.neighbours(v).is_empty() {
+                INF
+            } else {
+                2
+            }
         } else {
             qd[cv as usize]
         }
@@ -425,7 +429,9 @@ impl<'f> Router<'f> {
                 return Err(Unreachable { from, to: y });
             }
             let w = send_w.get(&y).copied().unwrap_or(0.0);
-            sets.entry((c, w.to_bits(), v.to_bits())).or_default().push(y);
+            sets.entry((c, w.to_bits(), v.to_bits()))
+                .or_default()
+                .push(y);
         }
         let mut set_list: Vec<((u32, u64, u64), Vec<Vx>)> = sets.into_iter().collect();
         set_list.sort_unstable_by_key(|(k, _)| *k);
@@ -544,7 +550,8 @@ impl<'f> Router<'f> {
         if classes.contains(&u32::MAX) {
             return Err(Err("a NIC is not cabled to a switch".into()));
         }
-        let tables: Vec<(u32, Rc<Vec<u16>>)> = classes.iter().map(|&c| (c, self.class_dist(c))).collect();
+        let tables: Vec<(u32, Rc<Vec<u16>>)> =
+            classes.iter().map(|&c| (c, self.class_dist(c))).collect();
         let mut best: Option<(u16, Vx)> = None;
         for v in 0..fab.transit.len() as Vx {
             if !reduces[v as usize] || !fab.transit[v as usize] {
@@ -554,7 +561,14 @@ impl<'f> Router<'f> {
             let mut worst = 0u16;
             for (c, qd) in &tables {
                 let d = if cv == *c {
-                    if leaves.iter().all(|&l| l == v || fab.class[l as usize] != *c) { 0 } else { 2 }
+                    if leaves
+                        .iter()
+                        .all(|&l| l == v || fab.class[l as usize] != *c)
+                    {
+                        0
+                    } else {
+                        2
+                    }
                 } else {
                     qd[cv as usize]
                 };
@@ -565,7 +579,9 @@ impl<'f> Router<'f> {
             }
         }
         let Some((_, root)) = best else {
-            return Err(Err("no switch that reduces in the network reaches every node".into()));
+            return Err(Err(
+                "no switch that reduces in the network reaches every node".into(),
+            ));
         };
         let croot = fab.class[root as usize];
         let qd = self.class_dist(croot);
@@ -574,12 +590,18 @@ impl<'f> Router<'f> {
         let mut hops = Vec::new();
         for &leaf in leaves {
             if !reduces[leaf as usize] {
-                return Err(Err(format!("switch {} does not reduce in the network", fab.device_ids[leaf as usize])));
+                return Err(Err(format!(
+                    "switch {} does not reduce in the network",
+                    fab.device_ids[leaf as usize]
+                )));
             }
             let mut v = leaf;
             let mut dv = self.dist(&qd, root, croot, v);
             if dv == INF {
-                return Err(Ok(Unreachable { from: leaf, to: root }));
+                return Err(Ok(Unreachable {
+                    from: leaf,
+                    to: root,
+                }));
             }
             self.max_hops = self.max_hops.max(dv);
             while dv > 0 {

@@ -138,10 +138,18 @@ pub fn training_step_comm(
     let dp = w.dp.unwrap_or(total / (tp * pp)).max(1);
     let used = u64::from(tp) * u64::from(pp) * u64::from(dp);
     if used > u64::from(total) || tp * pp > total {
-        return Err(CollectiveError::NotEnoughGpus { available: u64::from(total), requested: used.max(u64::from(tp * pp)) });
+        return Err(CollectiveError::NotEnoughGpus {
+            available: u64::from(total),
+            requested: used.max(u64::from(tp * pp)),
+        });
     }
     let used = used as u32;
-    let domain_sizes = fab.domains.iter().map(|d| d.nodes.iter().map(|&n| fab.nodes[n as usize].gpu_count).sum::<u32>());
+    let domain_sizes = fab.domains.iter().map(|d| {
+        d.nodes
+            .iter()
+            .map(|&n| fab.nodes[n as usize].gpu_count)
+            .sum::<u32>()
+    });
     let scale_up = domain_sizes.max().unwrap_or(1);
     let rank = |t: u32, p: u32, d: u32| t + p * tp + d * tp * pp;
     let tp_groups: Vec<Vec<u32>> = (0..dp)
@@ -154,45 +162,87 @@ pub fn training_step_comm(
         .collect();
     let pp_pairs: Vec<Vec<u32>> = (0..dp)
         .flat_map(|d| (0..tp).map(move |t| (t, d)))
-        .flat_map(|(t, d)| (0..pp.saturating_sub(1)).map(move |p| vec![rank(t, p, d), rank(t, p + 1, d)]))
+        .flat_map(|(t, d)| {
+            (0..pp.saturating_sub(1)).map(move |p| vec![rank(t, p, d), rank(t, p + 1, d)])
+        })
         .collect();
-    let tp_crosses = tp_groups
-        .iter()
-        .any(|g| g.iter().any(|&r| fab.domain_of_gpu(r) != fab.domain_of_gpu(g[0])));
+    let tp_crosses = tp_groups.iter().any(|g| {
+        g.iter()
+            .any(|&r| fab.domain_of_gpu(r) != fab.domain_of_gpu(g[0]))
+    });
 
     let act = w.precision.bytes();
     let token_bytes = f64::from(w.micro_batch) * f64::from(w.seq_len) * f64::from(w.hidden) * act;
-    let microbatches = (f64::from(w.global_batch) / (f64::from(dp) * f64::from(w.micro_batch.max(1)))).max(1.0);
+    let microbatches =
+        (f64::from(w.global_batch) / (f64::from(dp) * f64::from(w.micro_batch.max(1)))).max(1.0);
     let layers_per_stage = f64::from(w.layers) / f64::from(pp);
-    let mut parts: Vec<(String, Op, &[Vec<u32>], f64, f64)> = Vec::new();
+    // (name, operation, concurrent groups, bytes per call, calls per step)
+    type Part<'g> = (String, Op, &'g [Vec<u32>], f64, f64);
+    let mut parts: Vec<Part> = Vec::new();
     if dp > 1 {
         let grad_bytes = w.params / f64::from(tp * pp) * w.precision.bytes();
-        parts.push(("data-parallel gradient all-reduce".into(), Op::AllReduce, &dp_groups, grad_bytes, 1.0));
+        parts.push((
+            "data-parallel gradient all-reduce".into(),
+            Op::AllReduce,
+            &dp_groups,
+            grad_bytes,
+            1.0,
+        ));
     }
     if tp > 1 {
         // Megatron: two all-reduces forward and two backward per layer.
-        parts.push(("tensor-parallel all-reduces".into(), Op::AllReduce, &tp_groups, token_bytes, 4.0 * layers_per_stage * microbatches));
+        parts.push((
+            "tensor-parallel all-reduces".into(),
+            Op::AllReduce,
+            &tp_groups,
+            token_bytes,
+            4.0 * layers_per_stage * microbatches,
+        ));
     }
     if pp > 1 {
-        parts.push(("pipeline activations".into(), Op::SendRecv, &pp_pairs, token_bytes, 2.0 * microbatches));
+        parts.push((
+            "pipeline activations".into(),
+            Op::SendRecv,
+            &pp_pairs,
+            token_bytes,
+            2.0 * microbatches,
+        ));
     }
     if let Some(moe) = w.moe
         && dp > 1
     {
         let bytes = token_bytes * f64::from(moe.top_k.max(1));
-        parts.push(("MoE all-to-all".into(), Op::AllToAll, &dp_groups, bytes, 4.0 * layers_per_stage * microbatches));
+        parts.push((
+            "MoE all-to-all".into(),
+            Op::AllToAll,
+            &dp_groups,
+            bytes,
+            4.0 * layers_per_stage * microbatches,
+        ));
     }
     let specs: Vec<GroupSpec> = parts
         .iter()
-        .map(|(_, op, groups, bytes, _)| GroupSpec { groups, op: *op, bytes: *bytes })
+        .map(|(_, op, groups, bytes, _)| GroupSpec {
+            groups,
+            op: *op,
+            bytes: *bytes,
+        })
         .collect();
     let times = evaluate_groups(design, catalog, &specs, routing)?;
     // The ideal network: the same GPUs, NICs and cables to the first switch, but a fabric
     // beyond them that never queues (switch-to-switch links without limit, adaptive routing).
     let mut ideal_design = design.clone();
     for l in ideal_design.links.iter_mut() {
-        let switch_end = |id| matches!(design.device(id).map(|d| &d.kind), Some(crate::model::DeviceKind::Switch(_)));
-        if switch_end(l.a.device) && switch_end(l.b.device) && l.state != crate::model::LinkState::Failed {
+        let switch_end = |id| {
+            matches!(
+                design.device(id).map(|d| &d.kind),
+                Some(crate::model::DeviceKind::Switch(_))
+            )
+        };
+        if switch_end(l.a.device)
+            && switch_end(l.b.device)
+            && l.state != crate::model::LinkState::Failed
+        {
             l.rate_gbit_s = crate::model::Bandwidth::from_gbit_s(1e9);
             l.lanes = 1;
             l.state = crate::model::LinkState::Up;
@@ -201,7 +251,9 @@ pub fn training_step_comm(
     let ideal_times = evaluate_groups(&ideal_design, catalog, &specs, Routing::Adaptive)?;
 
     let mut components = Vec::new();
-    for (((name, op, _, bytes, calls), (t, algorithm)), (ideal, _)) in parts.iter().zip(times).zip(ideal_times) {
+    for (((name, op, _, bytes, calls), (t, algorithm)), (ideal, _)) in
+        parts.iter().zip(times).zip(ideal_times)
+    {
         components.push(CommComponent {
             name: name.clone(),
             op: *op,
@@ -221,7 +273,14 @@ pub fn training_step_comm(
         notes.push(format!("{used} of {total} GPUs used"));
     }
     Ok(WorkloadResult {
-        mapping: Mapping { tp, pp, dp, gpus_used: used, scale_up_gpus: scale_up, tp_crosses_domains: tp_crosses },
+        mapping: Mapping {
+            tp,
+            pp,
+            dp,
+            gpus_used: used,
+            scale_up_gpus: scale_up,
+            tp_crosses_domains: tp_crosses,
+        },
         total_us: components.iter().map(|c| c.time_us_per_step).sum(),
         ideal_total_us: components.iter().map(|c| c.ideal_us_per_step).sum(),
         components,

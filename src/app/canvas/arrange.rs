@@ -114,7 +114,7 @@ pub fn arrange_by_tier(design: &Design, _catalog: &Catalog) -> Command {
             x += width + GAP;
             continue;
         }
-        let rows = ids.len().min(RACK_ROWS).max(1);
+        let rows = ids.len().clamp(1, RACK_ROWS);
         let columns = ids.len().div_ceil(rows);
         for (k, id) in ids.iter().enumerate() {
             let pos = Pos::new(

@@ -1,0 +1,343 @@
+//! The designer window driven through its accessibility tree (egui_kittest): menus by label,
+//! a palette drag onto the canvas, an edit in the inspector and its effect on the sidebar,
+//! undo and redo, and an idle window that asks for no repaints. Two snapshot images of
+//! presets (one with the link heatmap) are rendered by wgpu; on Linux a software adapter
+//! (Mesa lavapipe, package `mesa-vulkan-drivers`) does. `UPDATE_SNAPSHOTS=1` rewrites them.
+
+use egui::accesskit::Role;
+use egui::{Key, Modifiers, Vec2, ViewportId};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use railyard::app::files::{DialogAnswer, ScriptedDialogs};
+use railyard::app::{Prefs, RailyardApp};
+use railyard::model::command::Command;
+use railyard::model::factory::default_link;
+use railyard::model::{Bandwidth, Catalog, DeviceId, DeviceKind, LinkId};
+use std::time::{Duration, Instant};
+
+const WINDOW: Vec2 = Vec2::new(1440.0, 900.0);
+
+fn app() -> RailyardApp {
+    RailyardApp::new(Catalog::builtin(), Prefs::default())
+}
+
+fn harness(app: RailyardApp) -> Harness<'static, RailyardApp> {
+    Harness::builder()
+        .with_size(WINDOW)
+        // A real frame or two for layout, a few more for popups: an app that keeps asking
+        // for repaints still fails `run()` quickly.
+        .with_max_steps(12)
+        .build_eframe(move |_cc| app)
+}
+
+/// Runs frames until the sidebar's numbers belong to the current revision. The worker
+/// wakes the UI itself; a frame never waits for it, so the test does.
+fn wait_for_analysis(harness: &mut Harness<'_, RailyardApp>) {
+    let start = Instant::now();
+    while !harness.state().analysis_is_current() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the analysis worker never caught up"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        harness.step();
+    }
+    harness.run();
+}
+
+fn open_preset(harness: &mut Harness<'_, RailyardApp>, title: &str) {
+    harness.get_by_label("File").click();
+    harness.run();
+    // A submenu button's label carries its arrow too (and the status bar mentions the menu).
+    harness
+        .query_all_by_label_contains("Open preset")
+        .find(|n| n.accesskit_node().role() == Role::Button)
+        .expect("the Open preset submenu")
+        .click();
+    harness.run();
+    harness.get_by_label(title).click();
+    harness.run();
+    wait_for_analysis(harness);
+}
+
+fn bisection_gbit_s(harness: &Harness<'_, RailyardApp>) -> f64 {
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    analysis.metrics.bisection.value.gbit_s()
+}
+
+fn repaint_delay(harness: &Harness<'_, RailyardApp>) -> Duration {
+    harness
+        .output()
+        .viewport_output
+        .get(&ViewportId::ROOT)
+        .map_or(Duration::ZERO, |v| v.repaint_delay)
+}
+
+#[test]
+fn menu_opens_a_preset_and_an_idle_window_does_not_repaint() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    let doc = harness.state().document();
+    assert_eq!(doc.design().name, "4 × HGX H100 on 400G RoCE");
+    // 4 nodes × 8 H100 each.
+    assert_eq!(doc.design().gpu_count(), 32);
+    assert!(!doc.is_dirty(), "a preset opens unmodified");
+    assert_eq!(harness.state().tab_count(), 1, "the empty start tab gave way");
+
+    // Idle: no frame asks for another.
+    for _ in 0..3 {
+        harness.step();
+        assert_eq!(
+            repaint_delay(&harness),
+            Duration::MAX,
+            "an idle window repaints: {:?}",
+            harness.ctx.repaint_causes()
+        );
+    }
+}
+
+#[test]
+fn palette_drag_drops_a_switch_on_the_canvas() {
+    let mut harness = harness(app());
+    let item = harness
+        .get_by_label("NVIDIA Quantum-2 QM9700 NDR (managed)")
+        .rect();
+    let target = egui::pos2(WINDOW.x * 0.5, WINDOW.y * 0.5);
+    harness.hover_at(item.center());
+    harness.step();
+    harness.drag_at(item.center());
+    harness.step();
+    // Move in steps, as a hand does, so egui sees a drag rather than a click.
+    for i in 1..=8 {
+        let t = i as f32 / 8.0;
+        harness.hover_at(item.center() + (target - item.center()) * t);
+        harness.step();
+    }
+    harness.drop_at(target);
+    harness.step();
+    harness.run();
+
+    let design = harness.state().document().design();
+    assert_eq!(design.devices.len(), 1, "one device dropped");
+    let device = &design.devices[0];
+    match &device.kind {
+        DeviceKind::Switch(s) => assert_eq!(s.model.as_str(), "qm9700"),
+        other => panic!("expected a switch, got {other:?}"),
+    }
+    // The drop lands where the pointer let go, in canvas coordinates.
+    let on_screen = harness
+        .state()
+        .canvas_state()
+        .to_screen(device.pos)
+        .expect("the canvas has drawn");
+    assert!(
+        (on_screen - target).length() < 25.0,
+        "dropped at {on_screen:?}, released at {target:?}"
+    );
+    assert_eq!(harness.state().document().history().undo_label(), Some("add"));
+}
+
+#[test]
+fn link_undo_redo_and_inspector_speed_change_the_bisection() {
+    let mut harness = harness(app());
+    // Two switches from the palette (the palette's double-click path, the same factory
+    // call the canvas makes on a drop).
+    for part in ["dgx-h100", "dgx-h100"] {
+        harness.state_mut().add_part(&railyard::model::PartId::new(part));
+        harness.run();
+    }
+    let ids: Vec<DeviceId> = harness
+        .state()
+        .document()
+        .design()
+        .devices
+        .iter()
+        .map(|d| d.id)
+        .collect();
+    assert_eq!(ids.len(), 2);
+
+    // Draw a link the way the canvas does when a port handle is dragged to another device.
+    let link = {
+        let catalog = Catalog::builtin();
+        default_link(harness.state().document().design(), &catalog, ids[0], ids[1])
+            .expect("two DGX H100 can be cabled NIC to NIC")
+    };
+    let link_id = link.id;
+    let lane = link.rate_gbit_s.gbit_s();
+    assert!(harness.state_mut().apply(Command::Insert {
+        devices: vec![],
+        links: vec![link],
+        groups: vec![],
+    }));
+    harness.run();
+    wait_for_analysis(&mut harness);
+    // Two nodes joined by one cable: the only cut is that cable.
+    assert_eq!(bisection_gbit_s(&harness), lane);
+
+    // Undo (Ctrl+Z) removes the link: the two nodes are islands.
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert!(harness.state().document().design().links.is_empty());
+    wait_for_analysis(&mut harness);
+    assert_eq!(bisection_gbit_s(&harness), 0.0);
+    // Redo (Ctrl+Shift+Z) brings it back.
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    harness.run();
+    assert_eq!(harness.state().document().design().links.len(), 1);
+    wait_for_analysis(&mut harness);
+    assert_eq!(bisection_gbit_s(&harness), lane);
+
+    // Select the link alone and set its speed in the inspector to 200 Gb/s.
+    let selection = &mut harness.state_mut().canvas_state_mut().selection;
+    selection.clear();
+    selection.links.insert(link_id);
+    harness.run();
+    harness.get_by_label("Speed").click();
+    harness.run();
+    harness.get_by_label("200 Gb/s").click();
+    harness.run();
+    let edited = harness
+        .state()
+        .document()
+        .design()
+        .link(link_id)
+        .expect("the link")
+        .rate_gbit_s;
+    assert_eq!(edited, Bandwidth::from_gbit_s(200.0));
+    assert_eq!(
+        harness.state().document().history().undo_label(),
+        Some("edit link")
+    );
+    wait_for_analysis(&mut harness);
+    assert_eq!(bisection_gbit_s(&harness), 200.0);
+    // The sidebar shows it.
+    harness.get_by_label_contains("Bisection 200 Gb/s");
+
+    // Undo the speed change: back to the lane rate, in one step.
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    wait_for_analysis(&mut harness);
+    assert_eq!(bisection_gbit_s(&harness), lane);
+    let _ = LinkId(0);
+}
+
+#[test]
+fn a_bad_file_shows_a_banner_and_keeps_the_design() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad = dir.path().join("bad.ron");
+    std::fs::write(&bad, "(\n  version: 1,\n  design: (name: \"x\", devices: [oops]),\n)")
+        .expect("writes");
+    let mut app = app();
+    app.set_dialogs(Box::new(ScriptedDialogs {
+        answers: [DialogAnswer::Picked(bad.clone())].into(),
+    }));
+    let mut harness = harness(app);
+    harness.state_mut().add_part(&railyard::model::PartId::new("qm9700"));
+    harness.run();
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    harness.run();
+    let doc = harness.state().document();
+    let banner = doc.banner.clone().expect("a banner");
+    assert!(
+        banner.contains(&format!("{}:3:", bad.display())),
+        "banner names file:line:column: {banner}"
+    );
+    assert_eq!(doc.design().devices.len(), 1, "the open design is intact");
+    harness.get_by_label_contains("bad.ron:3:");
+}
+
+#[test]
+fn save_as_through_an_injected_dialog_then_title_and_dirty_flag() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("mine");
+    let mut app = app();
+    app.set_dialogs(Box::new(ScriptedDialogs {
+        answers: [DialogAnswer::Picked(target.clone())].into(),
+    }));
+    let mut harness = harness(app);
+    harness.state_mut().add_part(&railyard::model::PartId::new("qm9700"));
+    harness.run();
+    assert!(harness.state().document().is_dirty());
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+    harness.run();
+    let saved = dir.path().join("mine.ron");
+    assert!(saved.exists(), "saved with the .ron extension added");
+    assert!(!harness.state().document().is_dirty());
+    assert_eq!(harness.state().document().title(), "mine.ron");
+    let reopened = railyard::io::load_design(&saved).expect("reloads");
+    assert_eq!(reopened.devices.len(), 1);
+    assert_eq!(harness.state().prefs().recent.len(), 1);
+
+    // With no dialog available, Open falls back to the in-app path field.
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    harness.run();
+    harness.get_by_label("Browse…");
+    assert!(
+        harness
+            .query_all_by_role(Role::TextInput)
+            .any(|n| n.value().is_some_and(|v| v.ends_with('/'))),
+        "the path field starts in a folder"
+    );
+}
+
+#[test]
+fn keyboard_nudge_copy_paste_and_delete() {
+    let mut harness = harness(app());
+    harness.state_mut().add_part(&railyard::model::PartId::new("qm9700"));
+    harness.run();
+    let id = harness.state().document().design().devices[0].id;
+    let before = harness.state().document().design().devices[0].pos;
+    harness.key_press(Key::ArrowRight);
+    harness.run();
+    let after = harness.state().document().design().device(id).expect("device").pos;
+    assert_eq!((after.x - before.x, after.y - before.y), (10.0, 0.0));
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::C);
+    harness.run();
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::V);
+    harness.run();
+    let design = harness.state().document().design();
+    assert_eq!(design.devices.len(), 2);
+    let copy = &design.devices[1];
+    assert_eq!((copy.pos.x - after.x, copy.pos.y - after.y), (40.0, 40.0));
+    // The pasted copy is selected; Delete removes only it.
+    harness.key_press(Key::Delete);
+    harness.run();
+    assert_eq!(harness.state().document().design().devices.len(), 1);
+    // nudge, paste, delete: three undo steps back to the start.
+    for _ in 0..3 {
+        harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+        harness.run();
+    }
+    assert_eq!(
+        harness.state().document().design().device(id).map(|d| d.pos),
+        Some(before)
+    );
+}
+
+/// Renders a preset with the window's real panels and compares it with the stored image.
+fn snapshot_preset(title: &str, heatmap: bool, name: &str) {
+    let prefs = Prefs {
+        heatmap,
+        ..Prefs::default()
+    };
+    let app = RailyardApp::new(Catalog::builtin(), prefs);
+    let mut harness = Harness::builder()
+        .with_size(WINDOW)
+        .with_max_steps(12)
+        .wgpu()
+        .build_eframe(move |_cc| app);
+    open_preset(&mut harness, title);
+    harness.remove_cursor();
+    harness.run();
+    harness.snapshot(name);
+}
+
+#[test]
+fn snapshot_mac_studio_mesh() {
+    snapshot_preset("4 × Mac Studio, Thunderbolt 5 mesh", false, "mac_studio_tb5_mesh");
+}
+
+#[test]
+fn snapshot_hgx_roce_heatmap() {
+    snapshot_preset("4 × HGX H100, 400G RoCE", true, "hgx_h100_roce_heatmap");
+}

@@ -1,0 +1,376 @@
+//! The canvas driven through egui_kittest: a small app holds a design, its history and the
+//! canvas state, applies the commands the canvas returns, and deletes the selection on the
+//! Delete key (as the window shell does). No rendering: these run the UI only.
+
+use egui::{Event, Key, Modifiers, MouseWheelUnit, PointerButton, Pos2, Rect, Vec2, pos2, vec2};
+use egui_kittest::Harness;
+use railyard::app::canvas::{
+    CanvasEvent, CanvasOverlay, CanvasState, PaletteDrop, canvas_ui, zoom_to_fit,
+};
+use railyard::model::command::{Command, History};
+use railyard::model::factory::device_from_part;
+use railyard::model::{Catalog, Design, DeviceId, LinkId, LinkTech, PartId, Pos};
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+struct App {
+    design: Design,
+    history: History,
+    canvas: CanvasState,
+    catalog: Catalog,
+    statuses: Vec<String>,
+    no_highlight: HashSet<LinkId>,
+}
+
+/// Node a at (0, 0), an InfiniBand leaf at (300, 0), node b at (0, 200), an Ethernet switch
+/// at (300, 200); viewed at zoom 1 with (0, 0) at the centre of a 1000×700 window.
+fn app() -> App {
+    let catalog = Catalog::builtin();
+    let mut design = Design::new("test");
+    for (part, x, y) in [
+        ("dgx-h100", 0.0, 0.0),
+        ("qm9700", 300.0, 0.0),
+        ("dgx-h100", 0.0, 200.0),
+        ("crs317-16x10g", 300.0, 200.0),
+    ] {
+        let id = design.next_device_id();
+        let d = device_from_part(
+            &catalog,
+            &PartId::new(part),
+            id,
+            format!("{part}-{}", id.0),
+            Pos::new(x, y),
+        )
+        .unwrap();
+        design.insert_device(d);
+    }
+    let canvas = CanvasState {
+        scene_rect: Rect::from_center_size(Pos2::ZERO, vec2(1000.0, 700.0)),
+        ..CanvasState::default()
+    };
+    App {
+        design,
+        history: History::default(),
+        canvas,
+        catalog,
+        statuses: Vec::new(),
+        no_highlight: HashSet::new(),
+    }
+}
+
+fn harness(app: App) -> Harness<'static, App> {
+    let mut h = Harness::builder()
+        .with_size(vec2(1000.0, 700.0))
+        .build_ui_state(
+            |ui, app: &mut App| {
+                let overlay = CanvasOverlay {
+                    catalog: &app.catalog,
+                    heat: None,
+                    highlight_links: &app.no_highlight,
+                };
+                let events = canvas_ui(ui, &app.design, &mut app.canvas, &overlay);
+                for event in events {
+                    match event {
+                        CanvasEvent::Command(c) => app.history.apply(&mut app.design, c).unwrap(),
+                        CanvasEvent::Status(s) => app.statuses.push(s),
+                    }
+                }
+                if ui.input(|i| i.key_pressed(Key::Delete)) && !app.canvas.selection.is_empty() {
+                    let remove = Command::Remove {
+                        devices: app.canvas.selection.devices.iter().copied().collect(),
+                        links: app.canvas.selection.links.iter().copied().collect(),
+                        groups: vec![],
+                    };
+                    app.history.apply(&mut app.design, remove).unwrap();
+                }
+            },
+            app,
+        );
+    h.run();
+    h
+}
+
+fn screen(h: &Harness<'_, App>, x: f32, y: f32) -> Pos2 {
+    h.state()
+        .canvas
+        .to_screen(Pos::new(x, y))
+        .expect("a frame was drawn")
+}
+
+fn press(h: &Harness<'_, App>, at: Pos2, modifiers: Modifiers) {
+    h.event(Event::PointerMoved(at));
+    h.event(Event::PointerButton {
+        pos: at,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers,
+    });
+}
+
+fn release(h: &Harness<'_, App>, at: Pos2, modifiers: Modifiers) {
+    h.event(Event::PointerButton {
+        pos: at,
+        button: PointerButton::Primary,
+        pressed: false,
+        modifiers,
+    });
+}
+
+/// Click at canvas point (x, y).
+fn click(h: &mut Harness<'_, App>, (x, y): (f32, f32), modifiers: Modifiers) {
+    let at = screen(h, x, y);
+    h.event(Event::ModifiersChanged(modifiers));
+    press(h, at, modifiers);
+    release(h, at, modifiers);
+    h.event(Event::ModifiersChanged(Modifiers::NONE));
+    h.run();
+}
+
+/// Press at canvas point `from`, move to `to` in steps, release.
+fn drag(h: &mut Harness<'_, App>, from: (f32, f32), to: (f32, f32)) {
+    let (from, to) = (screen(h, from.0, from.1), screen(h, to.0, to.1));
+    press(h, from, Modifiers::NONE);
+    h.run();
+    eprintln!("pressed {:?}", h.state().canvas.interaction);
+    for k in 1..=5 {
+        let t = k as f32 / 5.0;
+        h.event(Event::PointerMoved(from + (to - from) * t));
+        h.run();
+        eprintln!("step {k} {:?}", h.state().canvas.interaction);
+    }
+    release(h, to, Modifiers::NONE);
+    h.run();
+}
+
+fn ids(ids: &[u32]) -> BTreeSet<DeviceId> {
+    ids.iter().map(|&i| DeviceId(i)).collect()
+}
+
+#[test]
+fn click_selects_and_shift_click_toggles() {
+    let mut h = harness(app());
+    let a = (0.0, 0.0);
+    let b = (0.0, 200.0);
+    // The view is the one we set: canvas (0, 0) at the window centre.
+    assert_eq!(screen(&h, 0.0, 0.0), pos2(500.0, 350.0));
+
+    click(&mut h, a, Modifiers::NONE);
+    assert_eq!(h.state().canvas.selection.devices, ids(&[0]));
+    click(&mut h, b, Modifiers::SHIFT);
+    assert_eq!(h.state().canvas.selection.devices, ids(&[0, 2]));
+    click(&mut h, a, Modifiers::SHIFT);
+    assert_eq!(h.state().canvas.selection.devices, ids(&[2]));
+    // A plain click replaces; a click on empty canvas clears.
+    click(&mut h, a, Modifiers::NONE);
+    assert_eq!(h.state().canvas.selection.devices, ids(&[0]));
+    click(&mut h, (-300.0, -250.0), Modifiers::NONE);
+    assert!(h.state().canvas.selection.is_empty());
+    // Clicking did not edit anything.
+    assert!(!h.state().history.can_undo());
+}
+
+#[test]
+fn dragging_a_device_is_one_undo_step_and_snaps() {
+    let mut h = harness(app());
+    // Grab node a left of its centre (clear of the port handle on its right edge) and move
+    // it by (97, 43): the grabbed device lands on the 20-unit grid at (100, 40).
+    drag(&mut h, (-20.0, 0.0), (77.0, 43.0));
+    let app = h.state();
+    assert_eq!(
+        app.design.device(DeviceId(0)).unwrap().pos,
+        Pos::new(100.0, 40.0)
+    );
+    assert_eq!(
+        app.design.device(DeviceId(2)).unwrap().pos,
+        Pos::new(0.0, 200.0)
+    );
+    assert_eq!(app.history.undo_label(), Some("move"));
+
+    let app = h.state_mut();
+    app.history.undo(&mut app.design);
+    assert_eq!(
+        app.design.device(DeviceId(0)).unwrap().pos,
+        Pos::new(0.0, 0.0)
+    );
+    assert!(!app.history.can_undo(), "the drag was more than one step");
+}
+
+#[test]
+fn dragging_a_selection_moves_all_of_it_together() {
+    let mut h = harness(app());
+    click(&mut h, (0.0, 0.0), Modifiers::NONE);
+    click(&mut h, (0.0, 200.0), Modifiers::SHIFT);
+    drag(&mut h, (-20.0, 200.0), (180.0, 140.0));
+    let app = h.state();
+    assert_eq!(
+        app.design.device(DeviceId(0)).unwrap().pos,
+        Pos::new(200.0, -60.0)
+    );
+    assert_eq!(
+        app.design.device(DeviceId(2)).unwrap().pos,
+        Pos::new(200.0, 140.0)
+    );
+    assert_eq!(
+        app.design.device(DeviceId(1)).unwrap().pos,
+        Pos::new(300.0, 0.0)
+    );
+    assert_eq!(app.history.revision(), 1);
+}
+
+#[test]
+fn box_selection_takes_the_devices_inside() {
+    let mut h = harness(app());
+    // From empty canvas at (-100, -60) to (120, 260): nodes a and b, not the switches.
+    drag(&mut h, (-100.0, -60.0), (120.0, 260.0));
+    assert_eq!(h.state().canvas.selection.devices, ids(&[0, 2]));
+    assert!(!h.state().history.can_undo());
+}
+
+#[test]
+fn drawing_from_a_port_handle_adds_one_link() {
+    let mut h = harness(app());
+    // Node a is 100 wide: its handle is on the right edge at (50, 0). At zoom 1 every
+    // device shows its handle.
+    drag(&mut h, (50.0, 0.0), (300.0, 0.0));
+    let app = h.state();
+    eprintln!("{:?} {:?} {:?}", app.statuses, app.canvas.zoom(), app.design.devices.iter().map(|d| d.pos).collect::<Vec<_>>());
+    assert_eq!(app.design.links.len(), 1);
+    let link = &app.design.links[0];
+    assert_eq!((link.a.device, link.b.device), (DeviceId(0), DeviceId(1)));
+    assert_eq!(link.tech, LinkTech::InfiniBand);
+    assert_eq!(link.rate_gbit_s.gbit_s(), 400.0);
+    // Node a did not move, and the new link is selected.
+    assert_eq!(
+        app.design.device(DeviceId(0)).unwrap().pos,
+        Pos::new(0.0, 0.0)
+    );
+    assert_eq!(app.canvas.selection.links, [link.id].into_iter().collect());
+    assert_eq!(app.history.revision(), 1);
+}
+
+#[test]
+fn a_refused_link_says_why_and_changes_nothing() {
+    let mut h = harness(app());
+    // Node b's InfiniBand NICs to the 10GbE MikroTik.
+    drag(&mut h, (50.0, 200.0), (300.0, 200.0));
+    let app = h.state();
+    assert!(app.design.links.is_empty());
+    assert_eq!(
+        app.statuses.last().map(String::as_str),
+        Some("cx7-ndr-400 speaks InfiniBand, crs317-16x10g only Ethernet")
+    );
+    assert!(!app.history.can_undo());
+}
+
+#[test]
+fn delete_then_undo_restores_device_and_links() {
+    let mut h = harness(app());
+    drag(&mut h, (50.0, 0.0), (300.0, 0.0));
+    assert_eq!(h.state().design.links.len(), 1);
+    click(&mut h, (300.0, 0.0), Modifiers::NONE);
+    assert_eq!(h.state().canvas.selection.devices, ids(&[1]));
+    h.key_press(Key::Delete);
+    h.run();
+    assert_eq!(h.state().design.devices.len(), 3);
+    assert!(h.state().design.links.is_empty());
+    // The canvas forgets the deleted device.
+    assert!(h.state().canvas.selection.is_empty());
+
+    let app = h.state_mut();
+    assert_eq!(app.history.undo(&mut app.design), Some("delete"));
+    assert_eq!(app.design.devices.len(), 4);
+    assert_eq!(app.design.links.len(), 1);
+}
+
+#[test]
+fn a_palette_drop_inserts_the_part_where_it_lands() {
+    let mut h = harness(app());
+    let at = screen(&h, -203.0, 118.0);
+    h.event(Event::PointerMoved(at));
+    h.run();
+    egui::DragAndDrop::set_payload(
+        &h.ctx,
+        PaletteDrop {
+            part: PartId::new("mac-studio-m3-ultra"),
+        },
+    );
+    h.event(Event::PointerButton {
+        pos: at,
+        button: PointerButton::Primary,
+        pressed: true,
+        modifiers: Modifiers::NONE,
+    });
+    h.run();
+    release(&h, at, Modifiers::NONE);
+    h.run();
+    let app = h.state();
+    let dropped = app
+        .design
+        .device(DeviceId(4))
+        .expect("the drop inserted a device");
+    // Snapped to the grid: (-203, 118) → (-200, 120).
+    assert_eq!(dropped.pos, Pos::new(-200.0, 120.0));
+    assert_eq!(
+        dropped.kind.as_node().unwrap().model.as_str(),
+        "mac-studio-m3-ultra"
+    );
+    assert_eq!(app.canvas.selection.devices, ids(&[4]));
+}
+
+#[test]
+fn the_wheel_zooms_about_the_pointer() {
+    let mut h = harness(app());
+    let at = screen(&h, 300.0, 200.0);
+    h.event(Event::PointerMoved(at));
+    h.event(Event::MouseWheel {
+        unit: MouseWheelUnit::Line,
+        delta: vec2(0.0, 3.0),
+        phase: egui::TouchPhase::Move,
+        modifiers: Modifiers::NONE,
+    });
+    h.run();
+    let zoom = h.state().canvas.zoom().unwrap();
+    assert!(zoom > 1.2, "zoom {zoom}");
+    // The point under the pointer stays under it.
+    let still = h.state().canvas.to_canvas(at).unwrap();
+    assert!(
+        (still.x - 300.0).abs() < 0.5 && (still.y - 200.0).abs() < 0.5,
+        "{still:?}"
+    );
+}
+
+#[test]
+fn idle_canvas_requests_no_repaint() {
+    let mut h = harness(app());
+    // After an edit the canvas asks for one more frame, then goes quiet.
+    drag(&mut h, (-20.0, 0.0), (80.0, 0.0));
+    h.step();
+    let delay = h.output().viewport_output[&egui::ViewportId::ROOT].repaint_delay;
+    assert_eq!(delay, Duration::MAX);
+}
+
+#[test]
+fn zoom_to_fit_frames_every_device() {
+    let mut a = app();
+    let far = device_from_part(
+        &a.catalog,
+        &PartId::new("sn5600"),
+        DeviceId(4),
+        "far".into(),
+        Pos::new(6000.0, -2500.0),
+    )
+    .unwrap();
+    a.design.insert_device(far);
+    zoom_to_fit(&a.design, &mut a.canvas);
+    let h = harness(a);
+    let window = Rect::from_min_size(Pos2::ZERO, Vec2::new(1000.0, 700.0));
+    for d in &h.state().design.devices {
+        let p = screen(&h, d.pos.x, d.pos.y);
+        assert!(window.contains(p), "{} at {p:?}", d.name);
+    }
+    // 6000 + 2 × 50 + 2 × 60 of margin = 6220 units across the canvas (1000 points less
+    // the harness's margins): zoom a little under 1000 / 6220.
+    let zoom = h.state().canvas.zoom().unwrap();
+    let widest = 1000.0 / 6220.0;
+    assert!(zoom <= widest && zoom > 0.95 * widest, "zoom {zoom}");
+}
