@@ -3,7 +3,8 @@
 //! ```text
 //! railyard [FILE]                     open the designer (with FILE)
 //! railyard generate TEMPLATE -o FILE  write a design from a template
-//! railyard eval FILE [--json]         counts, bisection, cost, power, checks
+//! railyard eval FILE [--json]         counts, bisection, cost, power, checks, collective, advice
+//! railyard sweep FILE [--json]        collective time from 8 B to 8 GiB, as nccl-tests prints it
 //! railyard bom FILE [-o FILE.csv]     bill of materials as CSV
 //! railyard catalog [--json]           the parts catalog
 //! ```
@@ -14,6 +15,9 @@
 //! `catalog --json` is defined here (`EvalReport`, `CatalogEntry`) and nowhere else.
 
 use crate::analysis::checks::Severity;
+use crate::analysis::collective::{
+    self, AlgoChoice, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing, parse_size,
+};
 use crate::analysis::cost::bom_lines;
 use crate::analysis::{Metrics, evaluate};
 use crate::generate::{Template, TemplateSpec, generate};
@@ -22,7 +26,7 @@ use crate::io::design_file::{design_to_string, save_design, write_atomically};
 use crate::io::load_design;
 use crate::model::units::{group_thousands, trim_number};
 use crate::model::validate::MAX_GPUS;
-use crate::model::{Catalog, Design, PartId, Transport};
+use crate::model::{Bytes, Catalog, Design, PartId, Transport};
 use anyhow::{Context, bail};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -74,6 +78,22 @@ enum Command {
         /// One JSON object instead of a table.
         #[arg(long)]
         json: bool,
+        /// Message size: a whole number of bytes with an optional K, M, G, T suffix
+        /// (binary multiples): 8, 64K, 1M, 8GiB.
+        #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
+        bytes: Bytes,
+        #[command(flatten)]
+        query: QueryArgs,
+    },
+    /// Collective time, algbw and busbw from 8 B to 8 GiB, as nccl-tests prints them.
+    Sweep {
+        /// The design file.
+        file: PathBuf,
+        /// A JSON array of rows instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        query: QueryArgs,
     },
     /// Write a design's bill of materials as CSV.
     Bom {
@@ -89,6 +109,65 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Which collective to model, and how.
+#[derive(Debug, Clone, Args)]
+struct QueryArgs {
+    /// all-reduce, all-gather, reduce-scatter, all-to-all, broadcast, reduce or sendrecv.
+    #[arg(long, value_name = "OP", default_value = "all-reduce", value_parser = parse_op)]
+    op: Op,
+    /// Run on the first N GPUs (node order); all GPUs when absent.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    gpus: Option<u32>,
+    /// auto (the fastest, as NCCL's tuner picks), ring, tree, nvls, nvls-tree, sharp,
+    /// hierarchical or direct.
+    #[arg(long, value_name = "ALGO", default_value = "auto", value_parser = parse_algo)]
+    algo: AlgoChoice,
+    /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
+    #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
+    routing: Routing,
+}
+
+impl QueryArgs {
+    fn query(&self, bytes: Bytes) -> CollectiveQuery {
+        let mut q = CollectiveQuery::new(self.op, bytes);
+        q.gpus = self.gpus;
+        q.algorithm = self.algo;
+        q.routing = self.routing;
+        q
+    }
+}
+
+fn parse_op(text: &str) -> Result<Op, String> {
+    Op::from_cli_name(text).ok_or_else(|| {
+        format!(
+            "`{text}` is not a collective; one of all-reduce, all-gather, reduce-scatter, \
+             all-to-all, broadcast, reduce, sendrecv"
+        )
+    })
+}
+
+fn parse_bytes(text: &str) -> Result<Bytes, String> {
+    match parse_size(text) {
+        Ok(Bytes(0)) => Err("the size must be at least 1 byte".into()),
+        Ok(bytes) => Ok(bytes),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn parse_algo(text: &str) -> Result<AlgoChoice, String> {
+    AlgoChoice::from_cli_name(text).ok_or_else(|| {
+        format!(
+            "`{text}` is not an algorithm; one of auto, ring, tree, nvls, nvls-tree, sharp, \
+             hierarchical, direct"
+        )
+    })
+}
+
+fn parse_routing(text: &str) -> Result<Routing, String> {
+    Routing::from_cli_name(text)
+        .ok_or_else(|| format!("`{text}` is not a routing; one of ecmp, adaptive"))
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -279,7 +358,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => Ok(()),
         Some(Command::Generate(args)) => run_generate(&args, &catalog),
-        Some(Command::Eval { file, json }) => run_eval(&file, json, &catalog),
+        Some(Command::Eval {
+            file,
+            json,
+            bytes,
+            query,
+        }) => run_eval(&file, json, &query.query(bytes), &catalog),
+        Some(Command::Sweep { file, json, query }) => {
+            run_sweep(&file, json, &query.query(Bytes(1 << 30)), &catalog)
+        }
         Some(Command::Bom { file, output }) => run_bom(&file, output.as_deref(), &catalog),
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
     }
@@ -391,6 +478,101 @@ pub struct CheckReport {
     pub message: String,
 }
 
+/// One busy resource of a collective, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BottleneckReport {
+    /// What the resource is: a drawn link (`l3 node-1 – leaf-0`) or a node's NVLink/PCIe.
+    pub link: String,
+    /// The drawn link's id (`l3`); null for resources inside a node.
+    pub link_id: Option<String>,
+    /// Busy time over the bandwidth part of the collective: 1 for the bottleneck.
+    pub utilization: f64,
+}
+
+/// The modelled collective, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectiveReport {
+    /// `all-reduce`, `all-gather`, ...
+    pub op: &'static str,
+    /// nccl-tests' size: the whole buffer.
+    pub bytes: u64,
+    pub gpus: u32,
+    /// `ring`, `tree`, `nvls`, `nvls-tree`, `sharp`, `hierarchical` or `direct`.
+    pub algorithm: &'static str,
+    /// `LL`, `LL128` or `Simple`.
+    pub protocol: &'static str,
+    pub routing: &'static str,
+    pub time_us: f64,
+    pub latency_us: f64,
+    /// nccl-tests' algbw and busbw, in GB/s (bytes).
+    pub algbw_gbyte_s: f64,
+    pub busbw_gbyte_s: f64,
+    /// The busiest resources, busiest first (at most five).
+    pub bottleneck: Vec<BottleneckReport>,
+}
+
+/// Resources listed in `bottleneck`.
+const BOTTLENECK_ROWS: usize = 5;
+
+impl CollectiveReport {
+    pub fn new(r: &CollectiveResult) -> Self {
+        CollectiveReport {
+            op: r.op.cli_name(),
+            bytes: r.bytes.0,
+            gpus: r.gpus,
+            algorithm: r.algorithm.label(),
+            protocol: r.protocol.label(),
+            routing: r.routing.cli_name(),
+            time_us: r.time_us,
+            latency_us: r.latency_us,
+            algbw_gbyte_s: r.algbw_gbyte_s,
+            busbw_gbyte_s: r.busbw_gbyte_s,
+            bottleneck: r
+                .bottleneck
+                .iter()
+                .take(BOTTLENECK_ROWS)
+                .map(|load| BottleneckReport {
+                    link: load.label.replace(['\n', '\r'], " "),
+                    link_id: load.link.map(|id| id.to_string()),
+                    utilization: load.utilization,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One advice item, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdviceReport {
+    /// `critical`, `warning` or `info`.
+    pub severity: &'static str,
+    pub code: String,
+    pub message: String,
+    /// Ids of the devices concerned (`d3`).
+    pub devices: Vec<String>,
+    /// Ids of the links concerned (`l7`).
+    pub links: Vec<String>,
+    pub suggestion: String,
+}
+
+impl AdviceReport {
+    pub fn new(a: &collective::Advice) -> Self {
+        use collective::Severity as S;
+        AdviceReport {
+            severity: match a.severity {
+                S::Critical => "critical",
+                S::Warning => "warning",
+                S::Info => "info",
+            },
+            code: a.code.clone(),
+            message: a.message.replace(['\n', '\r'], " "),
+            devices: a.devices.iter().map(ToString::to_string).collect(),
+            links: a.links.iter().map(ToString::to_string).collect(),
+            suggestion: a.suggestion.replace(['\n', '\r'], " "),
+        }
+    }
+}
+
 /// What `eval --json` prints: the one place the JSON contract is defined.
 #[derive(Debug, Clone, Serialize)]
 pub struct EvalReport {
@@ -414,6 +596,13 @@ pub struct EvalReport {
     pub network_cost_share: Option<f64>,
     pub power_w: f64,
     pub checks: Vec<CheckReport>,
+    /// The modelled collective; null when it cannot run (see `collective_error`).
+    pub collective: Option<CollectiveReport>,
+    /// Why there is no collective (fewer than 2 GPUs, not connected...); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collective_error: Option<String>,
+    /// The architect's findings, most severe first.
+    pub advice: Vec<AdviceReport>,
 }
 
 fn severity_name(s: Severity) -> &'static str {
@@ -425,7 +614,13 @@ fn severity_name(s: Severity) -> &'static str {
 }
 
 impl EvalReport {
-    pub fn new(file: &Path, design: &Design, m: &Metrics) -> Self {
+    pub fn new(
+        file: &Path,
+        design: &Design,
+        m: &Metrics,
+        collective: &Result<CollectiveResult, CollectiveError>,
+        advice: &[collective::Advice],
+    ) -> Self {
         use crate::analysis::bisection::BisectionStatus;
         EvalReport {
             file: file.display().to_string(),
@@ -465,6 +660,12 @@ impl EvalReport {
                     message: c.message.replace(['\n', '\r'], " "),
                 })
                 .collect(),
+            collective: collective.as_ref().ok().map(CollectiveReport::new),
+            collective_error: collective
+                .as_ref()
+                .err()
+                .map(|e| e.to_string().replace(['\n', '\r'], " ")),
+            advice: advice.iter().map(AdviceReport::new).collect(),
         }
     }
 
@@ -512,6 +713,35 @@ impl EvalReport {
         rows.push(("switch share".into(), percent(self.switch_cost_share)));
         rows.push(("network share".into(), percent(self.network_cost_share)));
         rows.push(("power".into(), Watts(self.power_w).to_string()));
+        match (&self.collective, &self.collective_error) {
+            (Some(c), _) => {
+                rows.push((
+                    "collective".into(),
+                    format!(
+                        "{} of {} on {} GPUs: {} ({}, {})",
+                        c.op,
+                        Bytes(c.bytes),
+                        group_thousands(i64::from(c.gpus)),
+                        c.algorithm,
+                        c.protocol,
+                        c.routing
+                    ),
+                ));
+                rows.push(("  time".into(), format!("{} µs", fixed(c.time_us))));
+                rows.push(("  algbw".into(), format!("{} GB/s", fixed(c.algbw_gbyte_s))));
+                rows.push(("  busbw".into(), format!("{} GB/s", fixed(c.busbw_gbyte_s))));
+                if let Some(top) = c.bottleneck.first() {
+                    rows.push((
+                        "  bottleneck".into(),
+                        format!("{} ({:.0} % busy)", top.link, top.utilization * 100.0),
+                    ));
+                }
+            }
+            (None, error) => rows.push((
+                "collective".into(),
+                format!("— ({})", error.as_deref().unwrap_or("not modelled")),
+            )),
+        }
         let count = |sev: &str| self.checks.iter().filter(|c| c.severity == sev).count();
         rows.push((
             "checks".into(),
@@ -538,14 +768,55 @@ impl EvalReport {
                 check.severity, check.code, check.message
             ));
         }
+        out.push_str(&format!(
+            "{:<width$}  {}\n",
+            "advice",
+            if self.advice.is_empty() {
+                "none".to_string()
+            } else {
+                count_of(self.advice.len(), "item", "items")
+            }
+        ));
+        for a in &self.advice {
+            out.push_str(&format!(
+                "  {:<8}  {}: {}\n            → {}\n",
+                a.severity, a.code, a.message, a.suggestion
+            ));
+        }
         out
     }
 }
 
-fn run_eval(file: &Path, json: bool, catalog: &Catalog) -> anyhow::Result<()> {
+/// A figure with two decimals below 100 and none above, as nccl-tests' columns read.
+fn fixed(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// Everything `eval` prints, from one design file.
+fn eval_report(
+    file: &Path,
+    design: &Design,
+    query: &CollectiveQuery,
+    catalog: &Catalog,
+) -> EvalReport {
+    let metrics = evaluate(design, catalog);
+    let result = collective::collective(design, catalog, query);
+    let advice = collective::advice(design, catalog, None);
+    EvalReport::new(file, design, &metrics, &result, &advice)
+}
+
+fn run_eval(
+    file: &Path,
+    json: bool,
+    query: &CollectiveQuery,
+    catalog: &Catalog,
+) -> anyhow::Result<()> {
     let design = load(file)?;
-    let metrics = evaluate(&design, catalog);
-    let report = EvalReport::new(file, &design, &metrics);
+    let report = eval_report(file, &design, query, catalog);
     if json {
         let mut text = serde_json::to_string_pretty(&report)?;
         text.push('\n');
@@ -553,6 +824,81 @@ fn run_eval(file: &Path, json: bool, catalog: &Catalog) -> anyhow::Result<()> {
     } else {
         write_stdout(&report.to_table())
     }
+}
+
+/// One row of `sweep --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepRow {
+    pub bytes: u64,
+    /// Elements of 4 bytes (float32), as nccl-tests counts them.
+    pub count: u64,
+    pub time_us: f64,
+    pub algbw_gbyte_s: f64,
+    pub busbw_gbyte_s: f64,
+    pub algorithm: &'static str,
+    pub protocol: &'static str,
+}
+
+fn run_sweep(
+    file: &Path,
+    json: bool,
+    query: &CollectiveQuery,
+    catalog: &Catalog,
+) -> anyhow::Result<()> {
+    let design = load(file)?;
+    let results = collective::sweep(&design, catalog, query).with_context(|| {
+        format!(
+            "{}: cannot model {}",
+            file.display(),
+            query.op.cli_name()
+        )
+    })?;
+    let rows: Vec<SweepRow> = results
+        .iter()
+        .map(|r| SweepRow {
+            bytes: r.bytes.0,
+            count: r.bytes.0 / 4,
+            time_us: r.time_us,
+            algbw_gbyte_s: r.algbw_gbyte_s,
+            busbw_gbyte_s: r.busbw_gbyte_s,
+            algorithm: r.algorithm.label(),
+            protocol: r.protocol.label(),
+        })
+        .collect();
+    if json {
+        let mut text = serde_json::to_string_pretty(&rows)?;
+        text.push('\n');
+        return write_stdout(&text);
+    }
+    let gpus = results.first().map_or(0, |r| r.gpus);
+    let mut out = format!(
+        "# {} on {} GPUs of {} ({} routing)\n",
+        query.op.cli_name(),
+        group_thousands(i64::from(gpus)),
+        design.name,
+        query.routing.cli_name()
+    );
+    out.push_str(&format!(
+        "#{:>11} {:>11} {:>12} {:>9} {:>9}  {}\n",
+        "size (B)", "count", "time (us)", "algbw", "busbw", "algorithm"
+    ));
+    out.push_str(&format!(
+        "#{:>11} {:>11} {:>12} {:>9} {:>9}\n",
+        "", "(elements)", "", "(GB/s)", "(GB/s)"
+    ));
+    for row in &rows {
+        out.push_str(&format!(
+            "{:>12} {:>11} {:>12.2} {:>9.2} {:>9.2}  {} {}\n",
+            row.bytes,
+            row.count,
+            row.time_us,
+            row.algbw_gbyte_s,
+            row.busbw_gbyte_s,
+            row.algorithm,
+            row.protocol
+        ));
+    }
+    write_stdout(&out)
 }
 
 fn run_bom(file: &Path, output: Option<&Path>, catalog: &Catalog) -> anyhow::Result<()> {

@@ -7,7 +7,7 @@
 use egui::accesskit::Role;
 use egui::{Key, Modifiers, Vec2, ViewportId};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use railyard::app::files::{DialogAnswer, ScriptedDialogs};
 use railyard::app::{Prefs, RailyardApp};
 use railyard::model::command::Command;

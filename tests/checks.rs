@@ -568,3 +568,39 @@ fn a_131072_gpu_fabric_checks_clean_and_finds_one_miswire() {
     assert_eq!(c.links, [victim]);
     assert_eq!(found.len(), 1, "{found:#?}");
 }
+
+#[test]
+fn shipped_catalog_has_every_cable_the_bom_derives() {
+    let builtin = Catalog::builtin();
+    for grade in railyard::analysis::cost::CABLE_SPEED_GRADES {
+        for prefix in ["dac", "optic"] {
+            let id = format!("{prefix}-{grade}g");
+            assert!(builtin.cable(&PartId::new(id.as_str())).is_some(), "{id}");
+        }
+    }
+    for id in ["tb4", "tb5", "nvlink-bridge"] {
+        assert!(builtin.cable(&PartId::new(id)).is_some(), "{id}");
+    }
+}
+
+#[test]
+fn dgx_pair_on_the_shipped_catalog_is_clean() {
+    let builtin = Catalog::builtin();
+    let mut d = Design::new("dgx pair");
+    let leaf = d.add_device(switch("leaf-0", "qm9700", None));
+    for i in 0..2 {
+        let n = d.add_device(node(
+            &format!("dgx-{i}"),
+            "dgx-h100",
+            "h100-sxm",
+            8,
+            &["cx7-ndr-400"],
+        ));
+        d.add_link(ib(n, 0, leaf, i));
+    }
+    let found = checks(&d, &builtin);
+    assert!(
+        found.iter().all(|c| c.severity == Severity::Info),
+        "{found:#?}"
+    );
+}

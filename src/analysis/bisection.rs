@@ -10,7 +10,7 @@
 //! fat-tree and rail templates the candidates include the true worst cut.
 
 use super::graph::{FabricGraph, Flow, FlowNetwork, from_mbit};
-use crate::model::{Bandwidth, Catalog, Design, DeviceId, DeviceKind, LinkId};
+use crate::model::{Bandwidth, Catalog, Design, DeviceId, LinkId};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::collections::hash_map::DefaultHasher;
@@ -518,9 +518,9 @@ struct UnitKeys {
     /// The lowest-numbered switch that leaf links up to: leaves of one pod of a three-tier
     /// fat-tree share their spines, so this keeps pods together.
     pod: Vec<u32>,
-    /// Vertices of the switches on its NIC ports, sorted: units sharing a set of rail
-    /// leaves (a scalable unit) sort together.
-    rails: Vec<Vec<u32>>,
+    /// The switches on its NIC ports as a set: (lowest vertex, order-free hash of all).
+    /// Units sharing a set of rail leaves (a scalable unit) sort together.
+    rails: Vec<(u32, u64)>,
 }
 
 impl UnitKeys {
@@ -543,7 +543,7 @@ impl UnitKeys {
         };
 
         let mut leaf = vec![(u32::MAX, u32::MAX); n];
-        let mut rails: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut rails = vec![(u32::MAX, 0u64); n];
         for e in &graph.edges {
             let link = &design.links[e.link];
             let ends = [
@@ -560,16 +560,11 @@ impl UnitKeys {
                 if port < leaf[u].0 {
                     leaf[u] = (port, there);
                 }
-                if let DeviceKind::GpuNode(node) = &design.devices[device as usize].kind
-                    && (port as usize) < node.nics.len()
-                {
-                    rails[u].push(there);
+                if port < graph.nic_ports[device as usize] {
+                    rails[u].0 = rails[u].0.min(there);
+                    rails[u].1 = rails[u].1.wrapping_add(mix(there));
                 }
             }
-        }
-        for r in &mut rails {
-            r.sort_unstable();
-            r.dedup();
         }
         let leaf: Vec<u32> = leaf.into_iter().map(|(_, v)| v).collect();
         let mut uplink = vec![u32::MAX; graph.vertex_count];
@@ -593,4 +588,13 @@ impl UnitKeys {
             rails,
         }
     }
+}
+
+/// Spreads a vertex number over 64 bits (SplitMix64's finaliser), so that a sum of them
+/// tells sets apart.
+fn mix(v: u32) -> u64 {
+    let mut z = u64::from(v).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }

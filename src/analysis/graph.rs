@@ -12,10 +12,9 @@ use std::collections::HashMap;
 /// Capacities are whole Mb/s in the flow network: integer sums are exact, so max-flow never
 /// loops on a float residue, and 1 Mb/s is far below anything a design can tell apart.
 const MBIT_PER_GBIT: f64 = 1000.0;
-/// No link carries more than 1 Eb/s; the clamp keeps sums of absurd inputs inside `u64`.
-const MAX_LINK_MBIT: f64 = 1e12;
-/// Capacity of the super-source and super-sink attachments.
-const INFINITE: u64 = u64::MAX / 4;
+/// No link carries more than 1 Pb/s: arcs hold 32-bit Mb/s, and the clamp keeps absurd
+/// inputs inside that with room for a unit's sum.
+const LINK_LIMIT: u32 = 1_000_000_000;
 const NO_UNIT: u32 = u32::MAX;
 const UNSEEN: u32 = u32::MAX;
 
@@ -25,7 +24,7 @@ pub fn to_mbit(bandwidth: Bandwidth) -> u64 {
     if mbit.is_nan() || mbit <= 0.0 {
         0
     } else {
-        mbit.min(MAX_LINK_MBIT).round() as u64
+        mbit.min(f64::from(LINK_LIMIT)).round() as u64
     }
 }
 
@@ -70,6 +69,9 @@ pub struct FabricGraph {
     unit_of_vertex: Vec<u32>,
     /// Working links only (capacity above zero, ends on different vertices).
     pub edges: Vec<Edge>,
+    /// NIC count of each device (ports below it are NIC ports), aligned with
+    /// `design.devices`; 0 for anything but a GPU node.
+    pub nic_ports: Vec<u32>,
 }
 
 /// Maps device ids to indices in `design.devices`; a plain table when ids are dense, as
@@ -153,6 +155,14 @@ impl FabricGraph {
         }
 
         // Injection per node at nominal rate: NIC-port links, else every outside link.
+        let nic_ports: Vec<u32> = design
+            .devices
+            .iter()
+            .map(|d| match &d.kind {
+                DeviceKind::GpuNode(node) => u32::try_from(node.nics.len()).unwrap_or(u32::MAX),
+                _ => 0,
+            })
+            .collect();
         let mut nic_mbit = vec![0u64; n];
         let mut any_mbit = vec![0u64; n];
         let mut edges = Vec::with_capacity(design.links.len());
@@ -168,9 +178,7 @@ impl FabricGraph {
             let nominal = to_mbit(link.nominal_capacity());
             for (i, port) in [(ia, link.a.port), (ib, link.b.port)] {
                 any_mbit[i] = any_mbit[i].saturating_add(nominal);
-                if let DeviceKind::GpuNode(node) = &design.devices[i].kind
-                    && (port as usize) < node.nics.len()
-                {
+                if port < nic_ports[i] {
                     nic_mbit[i] = nic_mbit[i].saturating_add(nominal);
                 }
             }
@@ -217,6 +225,7 @@ impl FabricGraph {
             units,
             unit_of_vertex,
             edges,
+            nic_ports,
         }
     }
 
@@ -275,6 +284,14 @@ pub enum Flow {
     AtLeast(u64),
 }
 
+/// An arc's far end and what it can still carry, side by side: the search reads both at
+/// once, and on fabrics of 100,000 GPUs memory traffic is the cost.
+#[derive(Debug, Clone, Copy, Default)]
+struct Arc {
+    head: u32,
+    residual: u32,
+}
+
 /// A reusable max-flow network over a `FabricGraph` (Dinic's algorithm on CSR arrays).
 ///
 /// Each link is a pair of opposite arcs, each the other's reverse, both with the link's
@@ -288,13 +305,12 @@ pub struct FlowNetwork {
     source: u32,
     sink: u32,
     first: Vec<u32>,
-    head: Vec<u32>,
+    arcs: Vec<Arc>,
     mate: Vec<u32>,
-    capacity: Vec<u64>,
+    capacity: Vec<u32>,
     /// Arc from the source to each unit, and from each unit to the sink.
     source_arc: Vec<u32>,
     sink_arc: Vec<u32>,
-    residual: Vec<u64>,
     level: Vec<u32>,
     cursor: Vec<u32>,
     queue: Vec<u32>,
@@ -308,47 +324,46 @@ impl FlowNetwork {
         let sink = fabric_vertices + 1;
         let vertices = graph.vertex_count + 2;
 
-        let mut degree = vec![0u32; vertices + 1];
+        let mut first = vec![0u32; vertices + 1];
         for e in &graph.edges {
-            degree[e.a as usize] += 1;
-            degree[e.b as usize] += 1;
+            first[e.a as usize + 1] += 1;
+            first[e.b as usize + 1] += 1;
         }
         for u in &graph.units {
-            degree[u.vertex as usize] += 2;
+            first[u.vertex as usize + 1] += 2;
         }
-        degree[source as usize] += graph.units.len() as u32;
-        degree[sink as usize] += graph.units.len() as u32;
-
-        let mut first = vec![0u32; vertices + 1];
+        first[source as usize + 1] += graph.units.len() as u32;
+        first[sink as usize + 1] += graph.units.len() as u32;
         for v in 0..vertices {
-            first[v + 1] = first[v] + degree[v];
+            first[v + 1] += first[v];
         }
-        let arcs = first[vertices] as usize;
+        let arc_count = first[vertices] as usize;
         let mut fill = first.clone();
-        let mut head = vec![0u32; arcs];
-        let mut mate = vec![0u32; arcs];
-        let mut capacity = vec![0u64; arcs];
-        let mut add_pair = |from: u32, to: u32, forward: u64, backward: u64| -> u32 {
+        let mut arcs = vec![Arc::default(); arc_count];
+        let mut mate = vec![0u32; arc_count];
+        let mut capacity = vec![0u32; arc_count];
+        let mut add_pair = |from: u32, to: u32, both_ways: u32| -> u32 {
             let x = fill[from as usize];
             fill[from as usize] += 1;
             let y = fill[to as usize];
             fill[to as usize] += 1;
-            head[x as usize] = to;
-            head[y as usize] = from;
+            arcs[x as usize].head = to;
+            arcs[y as usize].head = from;
             mate[x as usize] = y;
             mate[y as usize] = x;
-            capacity[x as usize] = forward;
-            capacity[y as usize] = backward;
+            capacity[x as usize] = both_ways;
+            capacity[y as usize] = both_ways;
             x
         };
         for e in &graph.edges {
-            add_pair(e.a, e.b, e.capacity_mbit, e.capacity_mbit);
+            // `to_mbit` keeps link capacities far below u32::MAX.
+            add_pair(e.a, e.b, e.capacity_mbit.min(u64::from(LINK_LIMIT)) as u32);
         }
         let mut source_arc = Vec::with_capacity(graph.units.len());
         let mut sink_arc = Vec::with_capacity(graph.units.len());
         for u in &graph.units {
-            source_arc.push(add_pair(source, u.vertex, 0, 0));
-            sink_arc.push(add_pair(u.vertex, sink, 0, 0));
+            source_arc.push(add_pair(source, u.vertex, 0));
+            sink_arc.push(add_pair(u.vertex, sink, 0));
         }
 
         FlowNetwork {
@@ -356,9 +371,8 @@ impl FlowNetwork {
             source,
             sink,
             first,
-            head,
+            arcs,
             mate,
-            residual: capacity.clone(),
             capacity,
             source_arc,
             sink_arc,
@@ -370,31 +384,35 @@ impl FlowNetwork {
     }
 
     pub fn arc_count(&self) -> usize {
-        self.head.len()
+        self.arcs.len()
     }
 
-    /// Working neighbours of a fabric vertex, with the capacity towards each (source and
-    /// sink left out).
+    /// Working neighbours of a fabric vertex, with the capacity towards each in Mb/s
+    /// (source and sink left out).
     pub fn neighbours(&self, vertex: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
         let range = self.first[vertex as usize] as usize..self.first[vertex as usize + 1] as usize;
         range.filter_map(move |a| {
-            let w = self.head[a];
-            (w < self.fabric_vertices && self.capacity[a] > 0).then_some((w, self.capacity[a]))
+            let w = self.arcs[a].head;
+            let c = self.capacity[a];
+            (w < self.fabric_vertices && c > 0).then_some((w, u64::from(c)))
         })
     }
 
-    /// Maximum flow from the units with `in_a[u]` to the others, stopping early once it
-    /// reaches `limit` (pass `u64::MAX` for none).
+    /// Maximum flow in Mb/s from the units with `in_a[u]` to the others, stopping early once
+    /// it reaches `limit` (pass `u64::MAX` for none).
     pub fn max_flow(&mut self, in_a: &[bool], limit: u64) -> Flow {
-        self.residual.copy_from_slice(&self.capacity);
+        for (arc, &c) in self.arcs.iter_mut().zip(&self.capacity) {
+            arc.residual = c;
+        }
         for (u, &a) in in_a.iter().enumerate() {
             let (on, off) = if a {
                 (self.source_arc[u], self.sink_arc[u])
             } else {
                 (self.sink_arc[u], self.source_arc[u])
             };
-            self.residual[on as usize] = INFINITE;
-            self.residual[off as usize] = 0;
+            // A unit's links add up to far less than this: in effect unlimited.
+            self.arcs[on as usize].residual = u32::MAX;
+            self.arcs[off as usize].residual = 0;
         }
         let mut flow = 0u64;
         while self.build_levels() {
@@ -415,13 +433,12 @@ impl FlowNetwork {
         seen[self.source as usize] = true;
         let mut i = 0;
         while i < self.queue.len() {
-            let v = self.queue[i];
+            let v = self.queue[i] as usize;
             i += 1;
-            for a in self.first[v as usize]..self.first[v as usize + 1] {
-                let w = self.head[a as usize];
-                if self.residual[a as usize] > 0 && !seen[w as usize] {
-                    seen[w as usize] = true;
-                    self.queue.push(w);
+            for arc in &self.arcs[self.first[v] as usize..self.first[v + 1] as usize] {
+                if arc.residual > 0 && !seen[arc.head as usize] {
+                    seen[arc.head as usize] = true;
+                    self.queue.push(arc.head);
                 }
             }
         }
@@ -438,17 +455,16 @@ impl FlowNetwork {
         self.queue.push(self.source);
         let mut i = 0;
         while i < self.queue.len() {
-            let v = self.queue[i];
+            let v = self.queue[i] as usize;
             i += 1;
-            let next = self.level[v as usize] + 1;
+            let next = self.level[v] + 1;
             if next > self.level[self.sink as usize] {
                 break;
             }
-            for a in self.first[v as usize]..self.first[v as usize + 1] {
-                let w = self.head[a as usize];
-                if self.residual[a as usize] > 0 && self.level[w as usize] == UNSEEN {
-                    self.level[w as usize] = next;
-                    self.queue.push(w);
+            for arc in &self.arcs[self.first[v] as usize..self.first[v + 1] as usize] {
+                if arc.residual > 0 && self.level[arc.head as usize] == UNSEEN {
+                    self.level[arc.head as usize] = next;
+                    self.queue.push(arc.head);
                 }
             }
         }
@@ -469,15 +485,15 @@ impl FlowNetwork {
                 let pushed = self
                     .path
                     .iter()
-                    .map(|&a| self.residual[a as usize])
+                    .map(|&a| self.arcs[a as usize].residual)
                     .min()
                     .unwrap_or(0);
                 for &a in &self.path {
-                    self.residual[a as usize] -= pushed;
+                    self.arcs[a as usize].residual -= pushed;
                     let m = self.mate[a as usize] as usize;
-                    self.residual[m] = self.residual[m].saturating_add(pushed);
+                    self.arcs[m].residual = self.arcs[m].residual.saturating_add(pushed);
                 }
-                total = total.saturating_add(pushed);
+                total = total.saturating_add(u64::from(pushed));
                 if total >= limit {
                     return total;
                 }
@@ -485,11 +501,11 @@ impl FlowNetwork {
                 let saturated = self
                     .path
                     .iter()
-                    .position(|&a| self.residual[a as usize] == 0)
+                    .position(|&a| self.arcs[a as usize].residual == 0)
                     .unwrap_or(0);
                 self.path.truncate(saturated);
                 v = match self.path.last() {
-                    Some(&a) => self.head[a as usize],
+                    Some(&a) => self.arcs[a as usize].head,
                     None => self.source,
                 };
                 continue;
@@ -499,13 +515,13 @@ impl FlowNetwork {
             let mut advanced = false;
             while self.cursor[v as usize] < end {
                 let a = self.cursor[v as usize];
-                let w = self.head[a as usize];
-                if self.residual[a as usize] > 0
-                    && self.level[w as usize] == wanted
-                    && (wanted < sink_level || w == self.sink)
+                let arc = self.arcs[a as usize];
+                if arc.residual > 0
+                    && self.level[arc.head as usize] == wanted
+                    && (wanted < sink_level || arc.head == self.sink)
                 {
                     self.path.push(a);
-                    v = w;
+                    v = arc.head;
                     advanced = true;
                     break;
                 }
@@ -516,7 +532,7 @@ impl FlowNetwork {
                 let Some(a) = self.path.pop() else {
                     return total;
                 };
-                v = self.head[self.mate[a as usize] as usize];
+                v = self.arcs[self.mate[a as usize] as usize].head;
                 self.cursor[v as usize] += 1;
             }
         }

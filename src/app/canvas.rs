@@ -423,6 +423,7 @@ fn body(
         (Gesture::Link { .. }, Some(Hit::Device(i) | Hit::Port(i))) => Some(i),
         _ => None,
     };
+    let visible = paint::visible_devices(design, &layout, view);
     let frame = paint::Frame {
         scene: ui.painter(),
         labels: &labels,
@@ -435,6 +436,7 @@ fn body(
         state,
         overlay,
         handles,
+        visible: &visible,
         hovered: link_target.or(hovered_now).or(hovered_index),
         dark: ui.visuals().dark_mode,
     };

@@ -9,6 +9,7 @@ use crate::model::{Catalog, Design, DeviceId, GroupKind, LengthClass, PartId, Po
 /// Direct-cable default: Mac Studios over Thunderbolt, the homelab classic.
 const DEFAULT_DIRECT_NODE: &str = "mac-studio-m2-ultra";
 const DEFAULT_DIRECT_NODES: u32 = 4;
+const MAX_CABLES: u64 = 1_000_000;
 
 pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, GenerateError> {
     let node_id = spec
@@ -32,6 +33,18 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         return Err(infeasible(format!(
             "a {shape} of {n} needs {needed} {} ports per node; `{}` has {}",
             plan.port_kind, node.part, plan.ports
+        )));
+    }
+
+    // Only a catalog with absurd port counts gets here; refuse rather than run out of memory.
+    let cables = match spec.template {
+        Template::Ring => u64::from(n),
+        Template::Chain => u64::from(n) - 1,
+        _ => u64::from(n) * u64::from(n - 1) / 2,
+    };
+    if cables > MAX_CABLES {
+        return Err(infeasible(format!(
+            "a {shape} of {n} is {cables} cables, more than railyard generates ({MAX_CABLES})"
         )));
     }
 

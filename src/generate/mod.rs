@@ -65,6 +65,7 @@ pub struct TemplateSpec {
     pub template: Template,
     /// Number of GPU nodes (for `nvl72`: number of NVL72 racks).
     pub nodes: Option<u32>,
+    /// Node part (for `nvl72`: the rack-scale domain part, such as `gb200-nvl72`).
     pub node: Option<PartId>,
     pub gpu: Option<PartId>,
     pub gpus_per_node: Option<u32>,
@@ -78,6 +79,9 @@ pub struct TemplateSpec {
     pub link: Option<PartId>,
     /// Downlink to uplink bandwidth ratio at the leaves (1.0 is non-blocking).
     pub oversubscription: f64,
+    /// Switch tiers: 2 or 3 for fat-tree, rail-optimized and nvl72. For rail-only, 1 means
+    /// one switch per rail or a refusal; 2 (the default) adds per-rail spines when a rail
+    /// outgrows one switch.
     pub tiers: u8,
 }
 

@@ -50,7 +50,15 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
     let (nic_id, nic) = tray.require_nic()?;
     let plan = choose_switch(spec, catalog, nic_id, nic, SwitchUse::Fabric)?;
     let members = domain.members;
-    let trays = racks * members;
+    let trays = racks
+        .checked_mul(members)
+        .filter(|&t| t <= super::parts::MAX_NODES)
+        .ok_or_else(|| {
+            infeasible(format!(
+                "{racks} racks of {members} trays is more than railyard generates ({} nodes)",
+                super::parts::MAX_NODES
+            ))
+        })?;
     let rails = tray.nic_count;
     let radix = plan.radix;
 

@@ -103,7 +103,8 @@ fn cost(
             } else {
                 arc.usable
             };
-            if cap.is_nan() || cap <= 0.0 {
+            // Under a byte per second is no capacity: dividing by it overflows to infinity.
+            if cap.is_nan() || cap < 1.0 {
                 return Err(CollectiveError::ZeroCapacity {
                     resource: resource_label(fab, design, arc.resource),
                 });

@@ -9,6 +9,7 @@ use crate::model::{
 };
 use egui::emath::TSTransform;
 use egui::epaint::text::{LayoutJob, TextFormat, TextWrapping};
+use egui::epaint::{Mesh, Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Shape, Stroke, StrokeKind, pos2, vec2};
 use std::collections::HashSet;
 
@@ -99,9 +100,14 @@ fn device_fill(d: &Device) -> Color32 {
 /// Link width on screen: grows with the log of the bandwidth (10G thin, 800G thick), and
 /// thins out (but never vanishes) when zoomed out.
 pub(super) fn link_width_px(link: &Link, zoom: f32) -> f32 {
+    link_width_px_scaled(link, zoom.sqrt().min(1.0))
+}
+
+/// `link_width_px` with the zoom factor worked out once per frame.
+fn link_width_px_scaled(link: &Link, scale: f32) -> f32 {
     let gbit = link.nominal_capacity().gbit_s().max(1.0);
     let w = (1.0 + 1.1 * ((gbit / 10.0).log2().max(0.0) as f32)).min(9.0);
-    (w * zoom.sqrt().min(1.0)).max(0.75)
+    (w * scale).max(0.75)
 }
 
 /// Everything one frame's painting needs.
@@ -119,6 +125,8 @@ pub(super) struct Frame<'a> {
     pub state: &'a CanvasState,
     pub overlay: &'a CanvasOverlay<'a>,
     pub handles: Handles,
+    /// Nodes, switches and hosts in view and not collapsed (see [`visible_devices`]).
+    pub visible: &'a [usize],
     /// Devices outlined as hovered (the pointer, or a link's prospective end).
     pub hovered: Option<usize>,
     pub dark: bool,
@@ -224,8 +232,10 @@ impl Frame<'_> {
         let selected = &self.state.selection.links;
         let collapsed = self.layout.is_collapsed();
         let mut seen_block_pairs: HashSet<(usize, usize)> = HashSet::new();
-        let mut under = Vec::new();
-        let mut shapes = Vec::with_capacity(design.links.len().min(65_536));
+        let width_scale = self.zoom.sqrt().min(1.0);
+        let mut under = Lines::new(self.zoom, 0);
+        let mut lines = Lines::new(self.zoom, design.links.len().min(1 << 16));
+        let mut dashes = Vec::new();
         for link in &design.links {
             let Some((ia, ib)) = self.layout.link_ends(&design.devices, link) else {
                 continue;
@@ -245,36 +255,25 @@ impl Frame<'_> {
                     continue;
                 }
             }
-            let width_px = link_width_px(link, self.zoom);
-            let width = self.px(width_px);
+            let width_px = link_width_px_scaled(link, width_scale);
             if !highlight.is_empty() && highlight.contains(&link.id) {
-                under.push(Shape::line_segment(
-                    [a, b],
-                    Stroke::new(width + self.px(8.0), HIGHLIGHT),
-                ));
+                under.add(a, b, width_px + 8.0, HIGHLIGHT);
             }
             if !selected.is_empty() && selected.contains(&link.id) {
-                under.push(Shape::line_segment(
-                    [a, b],
-                    Stroke::new(width + self.px(4.0), SELECTED),
-                ));
+                under.add(a, b, width_px + 4.0, SELECTED);
             }
             let color = match heat {
                 Some(h) => h.get(&link.id).map_or(NO_HEAT, |u| heat_color(*u)),
                 None => tech_color(link.tech),
             };
             match link.state {
-                LinkState::Up => {
-                    shapes.push(Shape::line_segment([a, b], Stroke::new(width, color)));
-                }
-                LinkState::Degraded { .. } => {
-                    shapes.push(Shape::line_segment([a, b], Stroke::new(width, DEGRADED)));
-                }
+                LinkState::Up => lines.add(a, b, width_px, color),
+                LinkState::Degraded { .. } => lines.add(a, b, width_px, DEGRADED),
                 LinkState::Failed => {
                     if let Some((ca, cb)) = clip_segment(a, b, self.view.expand(self.px(20.0))) {
-                        shapes.extend(Shape::dashed_line(
+                        dashes.extend(Shape::dashed_line(
                             &[ca, cb],
-                            Stroke::new(width.max(self.px(1.5)), FAILED),
+                            Stroke::new(self.px(width_px.max(1.5)), FAILED),
                             self.px(8.0),
                             self.px(6.0),
                         ));
@@ -282,41 +281,36 @@ impl Frame<'_> {
                 }
             }
         }
-        self.scene.extend(under);
-        self.scene.extend(shapes);
+        self.scene.add(under.into_shape());
+        self.scene.add(lines.into_shape());
+        self.scene.extend(dashes);
     }
 
-    /// Nodes, switches and hosts, then collapsed blocks and port handles.
+    /// Nodes, switches and hosts, then collapsed blocks and port handles. When few are in
+    /// view they are proper rounded, outlined shapes; when many, flat quads in one mesh.
     pub fn devices(&self) {
-        let detail = self.zoom >= DETAIL_ZOOM;
-        let mut shapes = Vec::new();
-        for (i, d) in self.design.devices.iter().enumerate() {
-            if is_domain(d) || self.layout.block_of(i).is_some() {
-                continue;
-            }
+        if self.zoom >= DETAIL_ZOOM && self.visible.len() <= DETAILED_MAX {
+            self.detailed_devices(self.visible);
+        } else {
+            self.flat_devices(self.visible);
+        }
+        self.port_handles();
+    }
+
+    fn detailed_devices(&self, visible: &[usize]) {
+        let mut shapes = Vec::with_capacity(visible.len());
+        for &i in visible {
+            let d = &self.design.devices[i];
             let r = self.layout.rects[i];
-            if !r.intersects(self.view) {
-                continue;
-            }
             let fill = device_fill(d);
-            let selected = self.selected_device(d);
-            let hovered = self.hovered == Some(i);
-            if !detail {
-                shapes.push(Shape::rect_filled(
-                    r,
-                    0.0,
-                    if selected { SELECTED } else { fill },
-                ));
-                continue;
-            }
             let radius = match d.kind {
                 DeviceKind::Switch(_) => r.height() / 2.0,
                 DeviceKind::Host(_) => 2.0,
                 _ => 8.0,
             };
-            let stroke = if selected {
+            let stroke = if self.selected_device(d) {
                 Stroke::new(self.px(2.5), SELECTED)
-            } else if hovered {
+            } else if self.hovered == Some(i) {
                 Stroke::new(self.px(2.0), Color32::WHITE)
             } else {
                 Stroke::new(self.px(1.0), fill.gamma_multiply(0.6))
@@ -341,7 +335,43 @@ impl Frame<'_> {
             }
         }
         self.scene.extend(shapes);
-        self.port_handles();
+    }
+
+    fn flat_devices(&self, visible: &[usize]) {
+        let mut mesh = Mesh::default();
+        mesh.reserve_vertices(visible.len() * 4);
+        mesh.reserve_triangles(visible.len() * 2);
+        // A border only where it is at least a point wide and the device well over it.
+        let outline = self.zoom >= DETAIL_ZOOM;
+        let border = self.px(1.0);
+        for &i in visible {
+            let d = &self.design.devices[i];
+            let r = self.layout.rects[i];
+            let fill = device_fill(d);
+            let (fill, edge) = if self.selected_device(d) {
+                (fill, Some((SELECTED, 2.5)))
+            } else if self.hovered == Some(i) {
+                (fill, Some((Color32::WHITE, 2.0)))
+            } else if outline {
+                (fill, Some((fill.gamma_multiply(0.6), 1.0)))
+            } else {
+                (fill, None)
+            };
+            mesh.add_colored_rect(r, fill);
+            match edge {
+                Some((color, width)) if outline || width > 1.0 => {
+                    frame_rect(&mut mesh, r, (border * width).min(r.height() / 3.0), color);
+                }
+                _ => {}
+            }
+        }
+        for block in &self.layout.blocks {
+            if block.rect.intersects(self.view) {
+                mesh.add_colored_rect(block.rect, BLOCK_FILL);
+                frame_rect(&mut mesh, block.rect, border, Color32::from_white_alpha(60));
+            }
+        }
+        self.scene.add(Shape::mesh(mesh));
     }
 
     fn port_handles(&self) {
@@ -394,15 +424,10 @@ impl Frame<'_> {
                 ));
             }
         }
-        if device_px >= MIN_TEXT_PX {
-            for (i, d) in self.design.devices.iter().enumerate() {
-                if is_domain(d) || self.layout.block_of(i).is_some() {
-                    continue;
-                }
+        if device_px >= MIN_TEXT_PX && self.visible.len() <= LABELS_MAX {
+            for &i in self.visible {
+                let d = &self.design.devices[i];
                 let r = self.layout.rects[i];
-                if !r.intersects(self.view) {
-                    continue;
-                }
                 let screen = self.to_global * r;
                 let max_width = screen.width() - device_px;
                 let first = self.galley(device_title(self.catalog, d), device_px, max_width);
@@ -442,7 +467,7 @@ impl Frame<'_> {
             let g = self.galley(text, TAG_PX, screen.width() - 8.0);
             shapes.push(Shape::galley(screen.center() - g.size() / 2.0, g, LABEL));
         }
-        if device_px < MIN_TEXT_PX
+        if (device_px < MIN_TEXT_PX || self.visible.len() > LABELS_MAX)
             && let Some(i) = self.hovered
             && let Some(d) = self.design.devices.get(i)
         {
@@ -512,6 +537,105 @@ impl Frame<'_> {
             Stroke::new(self.px(1.0), SELECTED),
             StrokeKind::Inside,
         )));
+    }
+}
+
+/// Indices of the nodes, switches and hosts that are in view and drawn on their own.
+pub(super) fn visible_devices(design: &Design, layout: &Layout, view: Rect) -> Vec<usize> {
+    design
+        .devices
+        .iter()
+        .enumerate()
+        .filter(|&(i, d)| {
+            !is_domain(d) && layout.block_of(i).is_none() && layout.rects[i].intersects(view)
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Above this many devices in view, labels are left out: they could not be read anyway.
+const LABELS_MAX: usize = 600;
+
+/// Above this many devices in view, they are drawn as flat quads in one mesh.
+const DETAILED_MAX: usize = 300;
+
+/// An outline of `width` just inside `r`, as four quads.
+fn frame_rect(mesh: &mut Mesh, r: Rect, width: f32, color: Color32) {
+    let w = width;
+    mesh.add_colored_rect(Rect::from_min_max(r.min, pos2(r.max.x, r.min.y + w)), color);
+    mesh.add_colored_rect(Rect::from_min_max(pos2(r.min.x, r.max.y - w), r.max), color);
+    mesh.add_colored_rect(
+        Rect::from_min_max(pos2(r.min.x, r.min.y + w), pos2(r.min.x + w, r.max.y - w)),
+        color,
+    );
+    mesh.add_colored_rect(
+        Rect::from_min_max(pos2(r.max.x - w, r.min.y + w), pos2(r.max.x, r.max.y - w)),
+        color,
+    );
+}
+
+/// Many straight lines in one mesh, each a quad with a one-point feathered edge on either
+/// side (what epaint's own anti-aliasing does), in canvas units for a given zoom.
+struct Lines {
+    mesh: Mesh,
+    /// Canvas units per screen point.
+    unit: f32,
+}
+
+impl Lines {
+    fn new(zoom: f32, capacity: usize) -> Self {
+        let mut mesh = Mesh::default();
+        mesh.reserve_vertices(capacity * 8);
+        mesh.reserve_triangles(capacity * 6);
+        Self {
+            mesh,
+            unit: 1.0 / zoom,
+        }
+    }
+
+    /// A line `width_px` screen points wide; thinner than a point, it fades instead.
+    fn add(&mut self, a: Pos2, b: Pos2, width_px: f32, color: Color32) {
+        let d = b - a;
+        let len = d.length();
+        if len <= f32::EPSILON {
+            return;
+        }
+        let (color, width_px) = if width_px < 1.0 {
+            (color.gamma_multiply(width_px), 1.0)
+        } else {
+            (color, width_px)
+        };
+        let normal = egui::vec2(-d.y, d.x) / len;
+        let inner = normal * ((width_px - 1.0) * 0.5 * self.unit);
+        let outer = normal * ((width_px + 1.0) * 0.5 * self.unit);
+        let base = self.mesh.vertices.len() as u32;
+        let clear = Color32::TRANSPARENT;
+        for (p, c) in [
+            (a + outer, clear),
+            (a + inner, color),
+            (a - inner, color),
+            (a - outer, clear),
+            (b + outer, clear),
+            (b + inner, color),
+            (b - inner, color),
+            (b - outer, clear),
+        ] {
+            self.mesh.vertices.push(Vertex {
+                pos: p,
+                uv: WHITE_UV,
+                color: c,
+            });
+        }
+        for k in 0..3 {
+            let (i, j) = (base + k, base + k + 1);
+            self.mesh
+                .indices
+                .extend_from_slice(&[i, j, i + 4, j, j + 4, i + 4]);
+        }
+    }
+
+    fn into_shape(self) -> Shape {
+        Shape::mesh(self.mesh)
     }
 }
 

@@ -1,0 +1,181 @@
+//! CPU time of one canvas frame (UI pass + tessellation) on a 1920×1080 screen.
+//! Targets: 10,000 nodes and 20,000 links fully in view within 4 ms; 1,000 nodes within 1 ms.
+//! The setup also checks that an idle frame asks for no repaint.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use egui::{Pos2, RawInput, Rect, ViewportId, vec2};
+use railyard::app::canvas::{CanvasOverlay, CanvasState, canvas_ui, zoom_to_fit};
+use railyard::model::factory::device_from_part;
+use railyard::model::{
+    Bandwidth, Catalog, Design, DeviceId, Endpoint, Link, LinkId, LinkTech, PartId, Pos,
+};
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::time::Duration;
+
+const SCREEN: egui::Vec2 = vec2(1920.0, 1080.0);
+
+/// `nodes` DGX nodes on a grid 120 × 80 apart, each linked to its right and lower
+/// neighbours, then extra links to a node a few places on, until there are `links`.
+fn grid_design(catalog: &Catalog, nodes: u32, links: u32) -> Design {
+    let columns = (f64::from(nodes) * 1.5).sqrt().ceil() as u32;
+    let template = device_from_part(
+        catalog,
+        &PartId::new("dgx-h100"),
+        DeviceId(0),
+        String::new(),
+        Pos::default(),
+    )
+    .expect("dgx-h100 is in the catalog");
+    let mut design = Design::new("bench");
+    for i in 0..nodes {
+        let mut d = template.clone();
+        d.id = DeviceId(i);
+        d.name = format!("node-{i:05}");
+        d.pos = Pos::new((i % columns) as f32 * 120.0, (i / columns) as f32 * 80.0);
+        design.devices.push(d);
+    }
+    let mut pairs = Vec::new();
+    for i in 0..nodes {
+        if (i + 1) % columns != 0 && i + 1 < nodes {
+            pairs.push((i, i + 1));
+        }
+        if i + columns < nodes {
+            pairs.push((i, i + columns));
+        }
+    }
+    let mut k = 0u32;
+    while (pairs.len() as u32) < links {
+        let a = k % nodes;
+        let b = (a + 2 + k / nodes * 7) % nodes;
+        if a != b {
+            pairs.push((a, b));
+        }
+        k += 1;
+    }
+    pairs.truncate(links as usize);
+    for (n, (a, b)) in pairs.into_iter().enumerate() {
+        let mut l = Link::new(
+            Endpoint::new(DeviceId(a), 0),
+            Endpoint::new(DeviceId(b), 0),
+            if n % 3 == 0 {
+                LinkTech::RoceV2
+            } else {
+                LinkTech::InfiniBand
+            },
+            Bandwidth::from_gbit_s(400.0),
+        );
+        l.id = LinkId(n as u32);
+        design.links.push(l);
+    }
+    design
+}
+
+fn input() -> RawInput {
+    RawInput {
+        screen_rect: Some(Rect::from_min_size(Pos2::ZERO, SCREEN)),
+        ..RawInput::default()
+    }
+}
+
+struct Bench {
+    ctx: egui::Context,
+    design: Design,
+    catalog: Catalog,
+    state: CanvasState,
+}
+
+impl Bench {
+    fn new(design: Design, catalog: Catalog, fit: bool) -> Self {
+        let mut state = CanvasState::default();
+        if fit {
+            zoom_to_fit(&design, &mut state);
+        } else {
+            // Zoom 1 around the middle of the design: labels and handles on.
+            let c = design.devices[design.devices.len() / 2].pos;
+            state.scene_rect = Rect::from_center_size(Pos2::new(c.x, c.y), SCREEN);
+        }
+        let mut bench = Self {
+            ctx: egui::Context::default(),
+            design,
+            catalog,
+            state,
+        };
+        // Warm up (fonts, layer order), then check that idle frames ask for no repaint.
+        for _ in 0..3 {
+            bench.frame();
+        }
+        let output = bench.run();
+        let delay = output.viewport_output[&ViewportId::ROOT].repaint_delay;
+        assert_eq!(delay, Duration::MAX, "an idle canvas asked for a repaint");
+        bench
+    }
+
+    fn run(&mut self) -> egui::FullOutput {
+        let no_highlight = HashSet::new();
+        let overlay = CanvasOverlay {
+            catalog: &self.catalog,
+            heat: None,
+            highlight_links: &no_highlight,
+        };
+        let (design, state) = (&self.design, &mut self.state);
+        self.ctx.run_ui(input(), |ui| {
+            let events = canvas_ui(ui, design, state, &overlay);
+            assert!(events.is_empty());
+        })
+    }
+
+    /// One frame: UI pass and tessellation; returns the triangle count.
+    fn frame(&mut self) -> usize {
+        let output = self.run();
+        let primitives = self.ctx.tessellate(output.shapes, output.pixels_per_point);
+        primitives
+            .iter()
+            .map(|p| match &p.primitive {
+                egui::epaint::Primitive::Mesh(m) => m.indices.len() / 3,
+                egui::epaint::Primitive::Callback(_) => 0,
+            })
+            .sum()
+    }
+}
+
+fn canvas_frames(c: &mut Criterion) {
+    let catalog = Catalog::builtin();
+    let cases = [
+        ("1k nodes, 2k links, fully in view", 1_000, 2_000, true),
+        ("1k nodes, 20k links, fully in view", 1_000, 20_000, true),
+        ("10k nodes, 20k links, fully in view", 10_000, 20_000, true),
+        (
+            "10k nodes, 20k links, zoom 1 (labels)",
+            10_000,
+            20_000,
+            false,
+        ),
+    ];
+    let mut group = c.benchmark_group("canvas frame");
+    group.sample_size(40);
+    group.measurement_time(Duration::from_secs(4));
+    for (name, nodes, links, fit) in cases {
+        let mut bench = Bench::new(grid_design(&catalog, nodes, links), catalog.clone(), fit);
+        let triangles = bench.frame();
+        let (mut ui_time, mut tess_time) = (Duration::ZERO, Duration::ZERO);
+        for _ in 0..20 {
+            let t0 = std::time::Instant::now();
+            let output = bench.run();
+            let t1 = std::time::Instant::now();
+            let _ = bench.ctx.tessellate(output.shapes, output.pixels_per_point);
+            ui_time += t1 - t0;
+            tess_time += t1.elapsed();
+        }
+        println!("{name}: ui {:?}, tessellate {:?}", ui_time / 20, tess_time / 20);
+        println!(
+            "{name}: zoom {:.3}, {triangles} triangles",
+            bench.state.zoom().unwrap_or(0.0)
+        );
+        group.bench_function(name, |b| b.iter(|| black_box(bench.frame())));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, canvas_frames);
+criterion_main!(benches);
