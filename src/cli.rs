@@ -5,7 +5,8 @@
 //! railyard generate TEMPLATE -o FILE  write a design from a template
 //! railyard eval FILE [--json]         counts, bisection, cost, power, checks, collective, advice
 //! railyard sweep FILE [--json]        collective time from 8 B to 8 GiB, as nccl-tests prints it
-//! railyard bom FILE [-o FILE.csv]     bill of materials as CSV
+//! railyard bom FILE [-o FILE.csv] [--currency LABEL] [--discount FRACTION]
+//!                                     bill of materials as CSV
 //! railyard catalog [--json]           the parts catalog
 //! ```
 //!
@@ -102,6 +103,12 @@ enum Command {
         /// Where to write the CSV; standard output when absent.
         #[arg(short, long, value_name = "FILE.csv")]
         output: Option<PathBuf>,
+        /// Label for the price columns (`unit_price_eur`); prices are not converted.
+        #[arg(long, value_name = "LABEL", default_value = "USD")]
+        currency: String,
+        /// Fraction taken off every list price: 0.15 for 15 % off.
+        #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_discount)]
+        discount: f64,
     },
     /// List the parts catalog: id, category, model, price, power.
     Catalog {
@@ -367,7 +374,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Sweep { file, json, query }) => {
             run_sweep(&file, json, &query.query(Bytes(1 << 30)), &catalog)
         }
-        Some(Command::Bom { file, output }) => run_bom(&file, output.as_deref(), &catalog),
+        Some(Command::Bom {
+            file,
+            output,
+            currency,
+            discount,
+        }) => {
+            let options = BomOptions {
+                currency_label: currency,
+                discount,
+            };
+            run_bom(&file, output.as_deref(), &options, &catalog)
+        }
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
     }
 }
@@ -846,13 +864,8 @@ fn run_sweep(
     catalog: &Catalog,
 ) -> anyhow::Result<()> {
     let design = load(file)?;
-    let results = collective::sweep(&design, catalog, query).with_context(|| {
-        format!(
-            "{}: cannot model {}",
-            file.display(),
-            query.op.cli_name()
-        )
-    })?;
+    let results = collective::sweep(&design, catalog, query)
+        .with_context(|| format!("{}: cannot model {}", file.display(), query.op.cli_name()))?;
     let rows: Vec<SweepRow> = results
         .iter()
         .map(|r| SweepRow {
@@ -901,11 +914,25 @@ fn run_sweep(
     write_stdout(&out)
 }
 
-fn run_bom(file: &Path, output: Option<&Path>, catalog: &Catalog) -> anyhow::Result<()> {
+fn parse_discount(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(d) if (0.0..=1.0).contains(&d) => Ok(d),
+        _ => Err(format!(
+            "`{text}` is not a fraction between 0 and 1 (0.15 is 15 % off)"
+        )),
+    }
+}
+
+fn run_bom(
+    file: &Path,
+    output: Option<&Path>,
+    options: &BomOptions,
+    catalog: &Catalog,
+) -> anyhow::Result<()> {
     let design = load(file)?;
     let lines = bom_lines(&design, catalog);
     let mut csv = Vec::new();
-    write_bom_csv(&lines, &mut csv, &BomOptions::default()).context("could not write the CSV")?;
+    write_bom_csv(&lines, &mut csv, options).context("could not write the CSV")?;
     match output {
         None => {
             let mut out = std::io::stdout().lock();
@@ -916,9 +943,11 @@ fn run_bom(file: &Path, output: Option<&Path>, catalog: &Catalog) -> anyhow::Res
             write_atomically(path, &csv)
                 .with_context(|| format!("could not write {}", path.display()))?;
             eprintln!(
-                "railyard: wrote {}: {}",
+                "railyard: wrote {}: {}, {} {} total",
                 path.display(),
-                count_of(lines.len(), "line", "lines")
+                count_of(lines.len(), "line", "lines"),
+                crate::io::bom::bom_total(&lines, options).0,
+                options.currency_label
             );
         }
     }

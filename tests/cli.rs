@@ -81,6 +81,15 @@ fn eval_json(file: &Path, extra: &[&str]) -> Value {
     serde_json::from_str(&stdout(&o)).expect("eval --json prints one JSON object")
 }
 
+/// `eval FILE --json` followed by `options` (collective options belong after the command).
+fn eval_json_with(file: &Path, options: &[&str]) -> Value {
+    let mut args = vec!["eval", path_str(file), "--json"];
+    args.extend(options);
+    let o = railyard(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("eval --json prints one JSON object")
+}
+
 fn price(catalog: &Catalog, id: &str) -> f64 {
     catalog.get_str(id).unwrap().price_usd().0
 }
@@ -383,4 +392,315 @@ fn a_structurally_broken_file_exits_2() {
         "{line}"
     );
     assert!(o.stdout.is_empty());
+}
+
+/// Two workstations with 2 RTX 4090 each on one 10 GbE switch: 4 GPUs.
+fn generate_pair(dir: &Path) -> PathBuf {
+    let path = dir.join("pair.ron");
+    let o = railyard(&[
+        "generate",
+        "star",
+        "--nodes",
+        "2",
+        "--node",
+        "workstation",
+        "--gpu",
+        "rtx-4090",
+        "--gpus-per-node",
+        "2",
+        "--switch",
+        "crs317-16x10g",
+        "-o",
+        path_str(&path),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    path
+}
+
+fn f64_of(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn eval_json_has_the_collective_in_nccl_tests_terms() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = generate_pair(dir.path());
+    let j = eval_json(&pair, &[]);
+    let c = &j["collective"];
+    assert_eq!(c["op"], "all-reduce");
+    assert_eq!(c["bytes"], 1u64 << 30); // default 1 GiB
+    // 2 nodes × 2 GPUs.
+    assert_eq!(c["gpus"], 4);
+    assert_eq!(j["gpus"], 4);
+    let (algbw, busbw, time_us) = (
+        f64_of(&c["algbw_gbyte_s"]),
+        f64_of(&c["busbw_gbyte_s"]),
+        f64_of(&c["time_us"]),
+    );
+    // algbw = size / time: 2^30 B over time_us µs, in GB/s (10^9 B/s).
+    assert!(close(algbw, 1073741824.0 / (time_us * 1e3)), "{c}");
+    // busbw = algbw × 2(n−1)/n with n = 4: × 1.5.
+    assert!(close(busbw, algbw * 1.5), "{c}");
+    // Every byte crosses one 10 Gb/s (1.25 GB/s) port per node at best: busbw stays below it.
+    assert!(busbw > 0.0 && busbw <= 1.25, "{c}");
+    let bottleneck = c["bottleneck"].as_array().unwrap();
+    assert!(!bottleneck.is_empty());
+    let busy: Vec<f64> = bottleneck
+        .iter()
+        .map(|b| f64_of(&b["utilization"]))
+        .collect();
+    assert!(busy[0] > 0.0 && busy[0] <= 1.0 + 1e-9, "{busy:?}");
+    assert!(
+        busy.windows(2).all(|w| w[0] >= w[1]),
+        "busiest first: {busy:?}"
+    );
+    assert!(bottleneck[0]["link"].as_str().is_some());
+    assert!(j["advice"].is_array());
+    assert!(j.get("collective_error").is_none());
+
+    // all-gather of 64 KiB: busbw = algbw × (n−1)/n = × 0.75.
+    let j = eval_json_with(&pair, &["--op", "all-gather", "--bytes", "64K"]);
+    let c = &j["collective"];
+    assert_eq!(c["op"], "all-gather");
+    assert_eq!(c["bytes"], 65536);
+    assert!(close(
+        f64_of(&c["busbw_gbyte_s"]),
+        f64_of(&c["algbw_gbyte_s"]) * 0.75
+    ));
+
+    // Only the first 2 GPUs (one node): n = 2, × 1.
+    let j = eval_json_with(&pair, &["--gpus", "2", "--bytes", "8GiB"]);
+    let c = &j["collective"];
+    assert_eq!(c["gpus"], 2);
+    assert_eq!(c["bytes"], 8u64 << 30);
+    assert!(close(
+        f64_of(&c["busbw_gbyte_s"]),
+        f64_of(&c["algbw_gbyte_s"])
+    ));
+}
+
+#[test]
+fn a_single_gpu_has_no_collective_but_still_evaluates() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.ron");
+    let o = railyard(&[
+        "generate",
+        "single",
+        "--node",
+        "workstation",
+        "--gpu",
+        "rtx-4090",
+        "--gpus-per-node",
+        "1",
+        "-o",
+        path_str(&one),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = eval_json(&one, &[]);
+    assert!(j["collective"].is_null());
+    assert!(
+        j["collective_error"]
+            .as_str()
+            .unwrap()
+            .contains("at least 2 GPUs")
+    );
+    assert_eq!(j["gpus"], 1);
+
+    // The table says so too, and sweep, having nothing to print, refuses.
+    let o = railyard(&["eval", path_str(&one)]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("at least 2 GPUs"));
+    let o = railyard(&["sweep", path_str(&one)]);
+    assert!(assert_refused(&o).contains("at least 2 GPUs"));
+}
+
+#[test]
+fn eval_table_shows_the_collective_and_advice() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = generate_pair(dir.path());
+    let o = railyard(&["eval", path_str(&pair)]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    let collective = text
+        .lines()
+        .find(|l| l.starts_with("collective"))
+        .unwrap_or_else(|| panic!("no collective row in\n{text}"));
+    assert!(
+        collective.contains("all-reduce of 1 GiB on 4 GPUs"),
+        "{collective}"
+    );
+    for label in ["  time", "  algbw", "  busbw", "advice"] {
+        assert!(
+            text.lines().any(|l| l.starts_with(label)),
+            "{label}\n{text}"
+        );
+    }
+}
+
+#[test]
+fn sweep_runs_from_8_bytes_to_8_gib() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = generate_pair(dir.path());
+    let o = railyard(&["sweep", path_str(&pair)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 31, "{text}");
+    for (k, row) in (3..=33).zip(&rows) {
+        let size: u64 = row[0].parse().unwrap();
+        assert_eq!(size, 1u64 << k);
+        // count of float32 elements
+        assert_eq!(row[1].parse::<u64>().unwrap(), size / 4);
+        let (algbw, busbw): (f64, f64) = (row[3].parse().unwrap(), row[4].parse().unwrap());
+        // Printed with 2 decimals: busbw = 1.5 × algbw to within rounding.
+        assert!((busbw - 1.5 * algbw).abs() <= 0.011, "{row:?}");
+    }
+
+    let o = railyard(&["sweep", path_str(&pair), "--json", "--op", "all-to-all"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(rows.len(), 31);
+    assert_eq!(rows[0]["bytes"], 8);
+    assert_eq!(rows[30]["bytes"], 8u64 << 30);
+    for row in &rows {
+        // all-to-all: × (n−1)/n = 0.75
+        assert!(close(
+            f64_of(&row["busbw_gbyte_s"]),
+            0.75 * f64_of(&row["algbw_gbyte_s"])
+        ));
+    }
+}
+
+#[test]
+fn bad_collective_options_exit_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = generate_pair(dir.path());
+    let file = path_str(&pair);
+    let cases: &[&[&str]] = &[
+        &["eval", file, "--json", "--bytes", "1.5M"],
+        &["eval", file, "--bytes", "-3"],
+        &["eval", file, "--bytes", "0"],
+        &["eval", file, "--bytes", "99999999999T"],
+        &["eval", file, "--op", "all-shuffle"],
+        &["eval", file, "--algo", "butterfly"],
+        &["eval", file, "--routing", "random"],
+        &["eval", file, "--gpus", "0"],
+        &["sweep", file, "--op", "gather"],
+        &["sweep", file, "--bytes", "8"], // sweep has no --bytes
+    ];
+    for args in cases {
+        let o = railyard(args);
+        let line = assert_refused(&o);
+        assert!(line.ends_with("(see railyard --help)"), "{args:?}: {line}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+fn preset(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("presets")
+        .join(name)
+}
+
+/// Reads a BOM CSV: (part id, quantity, extended price) per row, from the named price column.
+fn read_bom(path: &Path, extended_column: &str) -> Vec<(String, u64, f64)> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no {name} column in {headers:?}"))
+    };
+    let (part, quantity, extended) = (col("part_id"), col("quantity"), col(extended_column));
+    reader
+        .records()
+        .map(|row| {
+            let row = row.unwrap();
+            (
+                row[part].to_string(),
+                row[quantity].parse().unwrap(),
+                row[extended].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn bom_discount_and_currency_apply_to_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let design = preset("hgx-h100-x4-roce.ron");
+    let total = f64_of(&eval_json(&design, &[])["cost_usd"]["total"]);
+    assert!(total > 0.0);
+
+    let list = dir.path().join("list.csv");
+    let o = railyard(&["bom", path_str(&design), "-o", path_str(&list)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = read_bom(&list, "extended_price_usd");
+    // One row per distinct part.
+    let mut parts: Vec<&str> = rows.iter().map(|(p, _, _)| p.as_str()).collect();
+    parts.sort_unstable();
+    parts.dedup();
+    assert_eq!(parts.len(), rows.len(), "{rows:?}");
+    assert!(
+        rows.len() >= 4,
+        "nodes, NICs, switches and cables at least: {rows:?}"
+    );
+    let sum: f64 = rows.iter().map(|(_, _, x)| x).sum();
+    assert!((sum - total).abs() < 0.005, "CSV {sum}, eval {total}");
+
+    // 15 % off, labelled EUR: every row's price is 0.85 × list; each unit price is rounded to
+    // the cent, so the sum is within half a cent per unit of 0.85 × total.
+    let cut = dir.path().join("cut.csv");
+    let o = railyard(&[
+        "bom",
+        path_str(&design),
+        "-o",
+        path_str(&cut),
+        "--currency",
+        "EUR",
+        "--discount",
+        "0.15",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let discounted = read_bom(&cut, "extended_price_eur");
+    assert_eq!(discounted.len(), rows.len());
+    let units: u64 = discounted.iter().map(|(_, q, _)| q).sum();
+    let sum: f64 = discounted.iter().map(|(_, _, x)| x).sum();
+    assert!(
+        (sum - 0.85 * total).abs() <= 0.005 * units as f64 + 1e-6,
+        "CSV {sum}, expected {}",
+        0.85 * total
+    );
+    for ((part, q, list_price), (part2, q2, cut_price)) in rows.iter().zip(&discounted) {
+        assert_eq!((part, q), (part2, q2));
+        assert!((cut_price - 0.85 * list_price).abs() <= 0.005 * *q as f64 + 1e-6);
+    }
+
+    // A full discount makes everything free.
+    let free = dir.path().join("free.csv");
+    let o = railyard(&[
+        "bom",
+        path_str(&design),
+        "-o",
+        path_str(&free),
+        "--discount",
+        "1",
+    ]);
+    assert!(o.status.success());
+    assert!(
+        read_bom(&free, "extended_price_usd")
+            .iter()
+            .all(|r| r.2 == 0.0)
+    );
+
+    for bad in ["1.5", "-0.1", "NaN", "15%"] {
+        let option = format!("--discount={bad}");
+        let o = railyard(&["bom", path_str(&design), &option]);
+        assert!(assert_refused(&o).contains("fraction"), "{bad}");
+    }
 }

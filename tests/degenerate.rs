@@ -194,7 +194,10 @@ fn two_nodes_with_nothing_between_them_are_not_connected() {
     assert_all_finite(&m);
     assert_eq!(m.gpus, 16);
     assert_eq!(m.bisection.status, BisectionStatus::NoLinks);
-    assert_eq!(m.bisection.status.to_string(), "not connected: no working links");
+    assert_eq!(
+        m.bisection.status.to_string(),
+        "not connected: no working links"
+    );
     // No cable, so no injection to compare with: the ratio is undefined, not 0/0.
     assert_eq!(m.bisection.full.gbit_s(), 0.0);
     assert_eq!(m.bisection.ratio, None);
@@ -218,7 +221,10 @@ fn two_islands_are_not_connected() {
     ib(&mut design, (ids[2], 0), (ids[3], 0), LinkState::Up);
     let m = evaluate(&design, &catalog());
     assert_all_finite(&m);
-    assert_eq!(m.bisection.status, BisectionStatus::NotConnected { islands: 2 });
+    assert_eq!(
+        m.bisection.status,
+        BisectionStatus::NotConnected { islands: 2 }
+    );
     assert_eq!(
         m.bisection.status.to_string(),
         "not connected: the GPUs form 2 separate islands"
@@ -374,7 +380,12 @@ fn eval_json(dir: &Path, design: &Design) -> serde_json::Value {
         "full_bisection_gbit_s",
         "power_w",
     ] {
-        assert!(json[field].is_number(), "{}: {field} = {}", design.name, json[field]);
+        assert!(
+            json[field].is_number(),
+            "{}: {field} = {}",
+            design.name,
+            json[field]
+        );
     }
     for (field, value) in json["cost_usd"].as_object().unwrap() {
         assert!(value.is_number(), "{}: cost {field} = {value}", design.name);
@@ -391,7 +402,12 @@ fn eval_json(dir: &Path, design: &Design) -> serde_json::Value {
 /// as a word of its own: "info" or "infiniband" are fine.
 fn has_non_number(text: &str) -> bool {
     text.split(|c: char| !(c.is_alphanumeric() || c == '-'))
-        .any(|word| matches!(word.trim_start_matches('-'), "NaN" | "nan" | "inf" | "infinity"))
+        .any(|word| {
+            matches!(
+                word.trim_start_matches('-'),
+                "NaN" | "nan" | "inf" | "infinity"
+            )
+        })
 }
 
 #[test]

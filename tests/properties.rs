@@ -12,9 +12,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use railyard::analysis::bisection::{BisectionStatus, bisection};
 use railyard::analysis::checks::{Severity, checks};
-use railyard::analysis::collective::{
-    AlgoChoice, CollectiveQuery, Op, Routing, sweep_sizes_of,
-};
+use railyard::analysis::collective::{AlgoChoice, CollectiveQuery, Op, Routing, sweep_sizes_of};
 use railyard::analysis::evaluate;
 use railyard::generate::{GenerateError, Template, TemplateSpec, generate};
 use railyard::io::design_file::design_to_string;
@@ -22,9 +20,8 @@ use railyard::io::parse_design;
 use railyard::model::validate::validate;
 use railyard::model::{
     Bandwidth, Bytes, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, Group,
-    GroupId, GroupKind, Host, HostRole, LengthClass, Link, LinkId, LinkState, LinkTech,
-    NicSlot, NvSwitchDomain, PartId, PcieVia, Pos, ScaleUp, Switch, SwitchFeatures,
-    SwitchRole, Transport,
+    GroupId, GroupKind, Host, HostRole, LengthClass, Link, LinkId, LinkState, LinkTech, NicSlot,
+    NvSwitchDomain, PartId, PcieVia, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole, Transport,
 };
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -153,6 +150,9 @@ struct Built {
 impl Built {
     fn add_link(&mut self, plan: &LinkPlan) {
         let n = self.design.devices.len();
+        if n < 2 {
+            return;
+        }
         let a = plan.from % n;
         let b = (a + 1 + plan.offset % (n - 1)) % n;
         let ends = [a, b].map(|i| {
@@ -219,7 +219,10 @@ fn brute_force_bisection_mbit(design: &Design) -> Option<u64> {
     }
     let total: u64 = units.iter().map(|u| u.1).sum();
     let imbalance = |mask: u64| {
-        let a: u64 = (0..n).filter(|&u| mask >> u & 1 == 1).map(|u| units[u].1).sum();
+        let a: u64 = (0..n)
+            .filter(|&u| mask >> u & 1 == 1)
+            .map(|u| units[u].1)
+            .sum();
         (2 * a).abs_diff(total)
     };
     // Unit 0 always in half A, so each split comes once; not every unit in A, so half B
@@ -228,8 +231,12 @@ fn brute_force_bisection_mbit(design: &Design) -> Option<u64> {
     let least = masks.clone().map(imbalance).min()?;
     let smallest = units.iter().map(|u| u.1).min()?;
     let tolerance = least.max(smallest);
-    let index_of: HashMap<DeviceId, usize> =
-        design.devices.iter().enumerate().map(|(i, d)| (d.id, i)).collect();
+    let index_of: HashMap<DeviceId, usize> = design
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id, i))
+        .collect();
     let mut best = u64::MAX;
     for mask in masks.filter(|&m| imbalance(m) <= tolerance) {
         let mut g: DiGraph<(), u64> = DiGraph::new();
@@ -238,7 +245,10 @@ fn brute_force_bisection_mbit(design: &Design) -> Option<u64> {
         let mut all = 0u64;
         for l in &design.links {
             let mbit = (l.capacity().gbit_s() * 1000.0).round() as u64;
-            let (a, b) = (vertices[index_of[&l.a.device]], vertices[index_of[&l.b.device]]);
+            let (a, b) = (
+                vertices[index_of[&l.a.device]],
+                vertices[index_of[&l.b.device]],
+            );
             if mbit > 0 {
                 g.add_edge(a, b, mbit);
                 g.add_edge(b, a, mbit);
@@ -261,8 +271,12 @@ fn brute_force_bisection_mbit(design: &Design) -> Option<u64> {
 /// How many separate islands the GPU nodes form over links that carry anything.
 fn gpu_islands(design: &Design) -> usize {
     use petgraph::unionfind::UnionFind;
-    let index_of: HashMap<DeviceId, usize> =
-        design.devices.iter().enumerate().map(|(i, d)| (d.id, i)).collect();
+    let index_of: HashMap<DeviceId, usize> = design
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.id, i))
+        .collect();
     let mut islands = UnionFind::new(design.devices.len());
     for l in &design.links {
         if (l.capacity().gbit_s() * 1000.0).round() > 0.0 {
@@ -297,7 +311,11 @@ fn bisection_equals_a_brute_force_minimum_when_exact() {
             let oracle = brute_force_bisection_mbit(&design);
             match status {
                 BisectionStatus::Ok { exact } => {
-                    prop_assert!(exact, "{} units should be searched exhaustively", f.nodes.len());
+                    prop_assert!(
+                        exact,
+                        "{} units should be searched exhaustively",
+                        f.nodes.len()
+                    );
                     prop_assert_eq!(Some(value), oracle);
                 }
                 // GPUs in separate islands: reported as zero, whatever a balanced split of
@@ -309,9 +327,18 @@ fn bisection_equals_a_brute_force_minimum_when_exact() {
                 }
                 BisectionStatus::NoLinks => {
                     prop_assert_eq!(value, 0);
-                    prop_assert!(design.links.iter().all(|l| l.capacity().gbit_s() * 1000.0 < 0.5));
+                    prop_assert!(
+                        design
+                            .links
+                            .iter()
+                            .all(|l| l.capacity().gbit_s() * 1000.0 < 0.5)
+                    );
                 }
-                other => prop_assert!(false, "unexpected status {other} for {} nodes", f.nodes.len()),
+                other => prop_assert!(
+                    false,
+                    "unexpected status {other} for {} nodes",
+                    f.nodes.len()
+                ),
             }
             Ok(())
         })
@@ -337,7 +364,10 @@ fn searched_bisection_is_never_below_the_true_minimum() {
             let (value, status) = mbit(&design, &catalog);
             let oracle = brute_force_bisection_mbit(&design).expect("2 to 20 units");
             if status.is_ok() {
-                prop_assert!(value >= oracle, "{value} Mb/s below the true minimum {oracle}");
+                prop_assert!(
+                    value >= oracle,
+                    "{value} Mb/s below the true minimum {oracle}"
+                );
             } else {
                 prop_assert_eq!(value, 0, "{}", status);
             }
@@ -407,9 +437,10 @@ fn adding_a_link_never_lowers_the_bisection() {
 fn removing_a_link_never_raises_the_bisection() {
     let catalog = Catalog::builtin();
     TestRunner::new(config())
-        .run(&(exact_fabric(), any::<prop::sample::Index>()), |(f, which)| {
-            remove_link_keeps_or_lowers(f, which, &catalog)
-        })
+        .run(
+            &(exact_fabric(), any::<prop::sample::Index>()),
+            |(f, which)| remove_link_keeps_or_lowers(f, which, &catalog),
+        )
         .unwrap();
 }
 
@@ -428,9 +459,10 @@ fn monotone_bisection_past_the_exhaustive_range() {
         })
         .unwrap();
     TestRunner::new(config())
-        .run(&(searched_fabric(), any::<prop::sample::Index>()), |(f, which)| {
-            remove_link_keeps_or_lowers(f, which, &catalog)
-        })
+        .run(
+            &(searched_fabric(), any::<prop::sample::Index>()),
+            |(f, which)| remove_link_keeps_or_lowers(f, which, &catalog),
+        )
         .unwrap();
 }
 
@@ -553,7 +585,11 @@ fn kind_plan() -> impl Strategy<Value = KindPlan> {
         });
     let switch = (
         part_id(),
-        prop_oneof![Just(SwitchRole::Leaf), Just(SwitchRole::Spine), Just(SwitchRole::Core)],
+        prop_oneof![
+            Just(SwitchRole::Leaf),
+            Just(SwitchRole::Spine),
+            Just(SwitchRole::Core)
+        ],
         1u32..=64,
         prop::option::of(any::<u32>()),
         features(),
@@ -567,8 +603,8 @@ fn kind_plan() -> impl Strategy<Value = KindPlan> {
                 features,
             }))
         });
-    let host = (any::<bool>(), prop::option::of(part_id()), nics()).prop_map(
-        |(storage, model, nics)| {
+    let host =
+        (any::<bool>(), prop::option::of(part_id()), nics()).prop_map(|(storage, model, nics)| {
             KindPlan::Other(DeviceKind::Host(Host {
                 role: if storage {
                     HostRole::Storage
@@ -578,8 +614,7 @@ fn kind_plan() -> impl Strategy<Value = KindPlan> {
                 model,
                 nics,
             }))
-        },
-    );
+        });
     let domain = part_id()
         .prop_map(|model| KindPlan::Other(DeviceKind::NvSwitchDomain(NvSwitchDomain { model })));
     prop_oneof![4 => node, 3 => switch, 1 => host, 1 => domain]
@@ -629,7 +664,11 @@ struct WirePlan {
 
 fn wire_plan() -> impl Strategy<Value = WirePlan> {
     (
-        (prop_oneof![Just(1u32), 1u32..=1000], any::<prop::sample::Index>(), any::<prop::sample::Index>()),
+        (
+            prop_oneof![Just(1u32), 1u32..=1000],
+            any::<prop::sample::Index>(),
+            any::<prop::sample::Index>(),
+        ),
         (any::<u32>(), any::<u32>()),
         prop::sample::select(LinkTech::ALL.to_vec()),
         rate(),
@@ -876,7 +915,10 @@ fn template_spec(template: Template) -> BoxedStrategy<TemplateSpec> {
                 }),
         ]
         .boxed(),
-        Template::Star => (1u32..=32, prop::sample::select(vec!["dgx-h100", "hgx-h100"]))
+        Template::Star => (
+            1u32..=32,
+            prop::sample::select(vec!["dgx-h100", "hgx-h100"]),
+        )
             .prop_map(move |(n, node)| {
                 let mut s = base(n);
                 s.node = part(node);
@@ -885,7 +927,9 @@ fn template_spec(template: Template) -> BoxedStrategy<TemplateSpec> {
             .boxed(),
         Template::FatTree | Template::RailOptimized | Template::RailOnly => (
             1u32..=256,
-            prop::sample::select(vec!["dgx-h100", "hgx-h100", "hgx-h200", "dgx-b200", "dgx-a100"]),
+            prop::sample::select(vec![
+                "dgx-h100", "hgx-h100", "hgx-h200", "dgx-b200", "dgx-a100",
+            ]),
             prop::sample::select(vec![1.0, 2.0, 3.0]),
         )
             .prop_map(move |(n, node, oversubscription)| {
@@ -936,9 +980,8 @@ fn every_template_output_passes_the_structural_checks() {
                         retried.set(retried.get() + 1);
                         let mut three = spec.clone();
                         three.tiers = 3;
-                        generate(&three, &catalog).map_err(|e| {
-                            TestCaseError::fail(format!("{spec:?} at 3 tiers: {e}"))
-                        })?
+                        generate(&three, &catalog)
+                            .map_err(|e| TestCaseError::fail(format!("{spec:?} at 3 tiers: {e}")))?
                     }
                     Err(e) => return Err(TestCaseError::fail(format!("{spec:?}: {e}"))),
                 };
@@ -1021,8 +1064,9 @@ fn collective_design() -> impl Strategy<Value = TemplateSpec> {
 fn query() -> impl Strategy<Value = CollectiveQuery> {
     (
         prop::sample::select(Op::ALL.to_vec()),
-        prop::sample::select(vec![
-            AlgoChoice::Auto,
+        prop_oneof![
+            4 => Just(AlgoChoice::Auto),
+            1 => prop::sample::select(vec![
             AlgoChoice::Ring,
             AlgoChoice::Tree,
             AlgoChoice::Nvls,
@@ -1030,6 +1074,7 @@ fn query() -> impl Strategy<Value = CollectiveQuery> {
             AlgoChoice::Hierarchical,
             AlgoChoice::Direct,
         ]),
+        ],
         any::<bool>(),
     )
         .prop_map(|(op, algorithm, adaptive)| {
@@ -1071,8 +1116,18 @@ fn collective_time_is_monotone_in_bytes_and_busbw_is_bounded() {
                 prop_assert_eq!(results.len(), sizes.len());
                 let mut previous: Option<(u64, f64)> = None;
                 for r in &results {
-                    for v in [r.time_us, r.latency_us, r.bandwidth_us, r.algbw_gbyte_s, r.busbw_gbyte_s] {
-                        prop_assert!(v.is_finite() && v >= 0.0, "{:?}: not a time or rate: {v}", r);
+                    for v in [
+                        r.time_us,
+                        r.latency_us,
+                        r.bandwidth_us,
+                        r.algbw_gbyte_s,
+                        r.busbw_gbyte_s,
+                    ] {
+                        prop_assert!(
+                            v.is_finite() && v >= 0.0,
+                            "{:?}: not a time or rate: {v}",
+                            r
+                        );
                     }
                     prop_assert!(r.busbw_bound_gbyte_s.is_finite() && r.busbw_bound_gbyte_s > 0.0);
                     if let Some((bytes, time)) = previous {
@@ -1144,3 +1199,84 @@ fn busbw_without_in_network_reduction_stays_under_the_wire() {
         .unwrap();
 }
 
+/// Links from a trickle to the validator's ceiling, degraded to almost nothing or failed.
+fn extreme_link_plan() -> impl Strategy<Value = LinkPlan> {
+    (
+        0usize..64,
+        0usize..64,
+        prop::sample::select(vec![1e-300, 1e-9, 1e-3, 1.0, 100.0, 400.0, 1e5]),
+        prop_oneof![Just(1u32), Just(4), Just(1024)],
+        prop_oneof![
+            3 => Just(LinkState::Up),
+            1 => Just(LinkState::Failed),
+            1 => prop::sample::select(vec![1e-300, 1e-12, 0.5, 1.0])
+                .prop_map(|fraction| LinkState::Degraded { fraction }),
+        ],
+    )
+        .prop_map(|(from, offset, gbit_s, lanes, state)| LinkPlan {
+            from,
+            offset,
+            gbit_s,
+            lanes,
+            state,
+        })
+}
+
+/// Every number a collective reports is finite, whatever the links carry: a result or a
+/// clear error, never NaN or infinity.
+#[test]
+fn collective_results_are_finite_on_any_fabric() {
+    let catalog = Catalog::builtin();
+    let fabrics = (
+        prop::collection::vec((prop_oneof![Just(1u32), Just(2), Just(8)], 1u32..=2), 1..=6),
+        0usize..=2,
+        prop::collection::vec(extreme_link_plan(), 2..=16),
+    )
+        .prop_map(|(nodes, switches, links)| Fabric {
+            nodes,
+            switches,
+            links,
+        });
+    TestRunner::new(config())
+        .run(&(fabrics, query(), sizes()), |(f, q, sizes)| {
+            let design = build(&f).design;
+            prop_assert!(validate(&design).is_ok());
+            let m = evaluate(&design, &catalog);
+            prop_assert!(m.bisection.value.gbit_s().is_finite());
+            prop_assert!(m.bisection.ratio.is_none_or(f64::is_finite));
+            let results = match sweep_sizes_of(&design, &catalog, &q, &sizes) {
+                Ok(r) => r,
+                Err(e) => {
+                    prop_assert!(!e.to_string().is_empty());
+                    return Ok(());
+                }
+            };
+            for r in results {
+                let mut numbers = vec![
+                    r.time_us,
+                    r.latency_us,
+                    r.bandwidth_us,
+                    r.algbw_gbyte_s,
+                    r.busbw_gbyte_s,
+                    r.busbw_bound_gbyte_s,
+                ];
+                numbers.extend(
+                    r.bottleneck
+                        .iter()
+                        .flat_map(|b| [b.utilization, b.time_share]),
+                );
+                numbers.extend(r.link_utilization.iter().map(|(_, u)| *u));
+                numbers.extend(r.device_utilization.iter().map(|(_, u)| *u));
+                numbers.extend(r.candidates.iter().map(|c| c.time_us));
+                prop_assert!(
+                    numbers.iter().all(|v| v.is_finite()),
+                    "{} B by {}: {:?}",
+                    r.bytes.0,
+                    r.algorithm,
+                    numbers
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}

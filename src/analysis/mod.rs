@@ -7,3 +7,4 @@ pub use metrics::{Metrics, evaluate};
 pub mod bisection;
 pub mod graph;
 pub mod collective;
+pub mod compare;

@@ -8,6 +8,7 @@
 
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
+use crate::model::factory::device_from_part;
 use crate::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, HostRole, LengthClass, Link, LinkId,
     LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole, Transport,
@@ -115,15 +116,34 @@ fn parts_of(catalog: &Catalog, category: PartCategory) -> Vec<(&PartId, String)>
         .collect()
 }
 
+/// A part's model name, short enough for a combo box (the list shows the vendor too).
 fn part_name(catalog: &Catalog, id: &PartId) -> String {
-    catalog.get(id).map_or_else(
-        || format!("{id} (not in catalog)"),
-        |p| format!("{} {}", p.vendor, p.model),
-    )
+    catalog
+        .get(id)
+        .map_or_else(|| format!("{id} (not in catalog)"), |p| p.model.clone())
 }
 
-/// A combo box choosing a part of one category; returns true when the choice changed.
-fn part_combo(
+/// A labelled grid row holding a combo box; the label names the combo for screen readers
+/// and tests.
+fn combo_row<R>(
+    ui: &mut Ui,
+    label: &str,
+    selected: impl Into<egui::WidgetText>,
+    items: impl FnOnce(&mut Ui) -> R,
+) {
+    let l = ui.label(label);
+    ComboBox::from_id_salt(label)
+        .selected_text(selected)
+        .width(ui.available_width().max(80.0))
+        .truncate()
+        .show_ui(ui, items)
+        .response
+        .labelled_by(l.id);
+    ui.end_row();
+}
+
+/// A grid row choosing a part of one category; returns true when the choice changed.
+fn part_row(
     ui: &mut Ui,
     label: &str,
     catalog: &Catalog,
@@ -131,15 +151,36 @@ fn part_combo(
     value: &mut PartId,
 ) -> bool {
     let before = value.clone();
-    ComboBox::from_label(label)
-        .selected_text(part_name(catalog, value))
-        .width(170.0)
-        .show_ui(ui, |ui| {
-            for (id, name) in parts_of(catalog, category) {
-                ui.selectable_value(value, id.clone(), name);
-            }
-        });
+    combo_row(ui, label, part_name(catalog, value), |ui| {
+        for (id, name) in parts_of(catalog, category) {
+            ui.selectable_value(value, id.clone(), name);
+        }
+    });
     *value != before
+}
+
+/// A grid row with a number dragged or typed; the label names the field.
+fn number_row<T: egui::emath::Numeric>(
+    ui: &mut Ui,
+    label: &str,
+    value: &mut T,
+    range: std::ops::RangeInclusive<T>,
+    suffix: &str,
+    gesture: &mut Gesture,
+) -> Response {
+    let l = ui.label(label);
+    let r = ui
+        .add(
+            DragValue::new(value)
+                .range(range)
+                .speed(0.1)
+                .suffix(suffix)
+                .update_while_editing(false),
+        )
+        .labelled_by(l.id);
+    gesture.track(ui, &r);
+    ui.end_row();
+    r
 }
 
 fn device_ui(
@@ -155,121 +196,161 @@ fn device_ui(
         _ => source.clone(),
     };
     let mut gesture = Gesture { live: false };
-    ui.heading(format!("{} {}", source.kind.label(), source.id));
-    ui.horizontal(|ui| {
-        ui.label("Name");
-        let r = ui.add(egui::TextEdit::singleline(&mut draft.name).desired_width(f32::INFINITY));
-        gesture.track(ui, &r);
-    });
+    ui.heading(&source.name);
+    ui.weak(format!("{} {}", kind_text(&source.kind), source.id));
+    egui::Grid::new(("device", source.id))
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            let l = ui.label("Name");
+            let r = ui
+                .add(egui::TextEdit::singleline(&mut draft.name).desired_width(f32::INFINITY))
+                .labelled_by(l.id);
+            gesture.track(ui, &r);
+            ui.end_row();
+            device_kind_rows(ui, design, catalog, source, &mut draft, &mut gesture);
+        });
+    if let DeviceKind::GpuNode(node) = &mut draft.kind {
+        nics_ui(ui, catalog, &mut node.nics);
+    } else if let DeviceKind::Host(host) = &mut draft.kind {
+        nics_ui(ui, catalog, &mut host.nics);
+    } else if let DeviceKind::Switch(sw) = &mut draft.kind {
+        let spec = catalog.switch(&sw.model);
+        let supports = |f: fn(&crate::model::catalog::SwitchSpec) -> bool| spec.is_none_or(f);
+        ui.label("Features");
+        ui.checkbox(
+            &mut sw.features.in_network_reduction,
+            "SHARP (in-network reduction)",
+        )
+        .on_hover_text(if supports(|s| s.in_network_reduction) {
+            "Reductions run inside the switch"
+        } else {
+            "This switch model has no in-network reduction"
+        });
+        ui.checkbox(&mut sw.features.adaptive_routing, "Adaptive routing")
+            .on_hover_text(if supports(|s| s.adaptive_routing) {
+                "Spreads flows over all equal-cost paths"
+            } else {
+                "This switch model has no adaptive routing"
+            });
+        ui.checkbox(&mut sw.features.lossless, "Lossless (PFC/ECN)")
+            .on_hover_text("What RoCE needs to run without drops");
+    }
     ui.separator();
+    ui.weak(format!(
+        "{} links · at ({:.0}, {:.0})",
+        design.links_of(source.id).count(),
+        source.pos.x,
+        source.pos.y
+    ));
+
+    state.live = gesture.live;
+    if !gesture.live && draft != *source {
+        out.push(Command::UpdateDevice(Box::new(draft.clone())));
+    }
+    state.device_draft = Some(draft);
+}
+
+fn kind_text(kind: &DeviceKind) -> String {
+    match kind {
+        DeviceKind::Switch(s) => format!("{} switch", s.role.label()),
+        other => other.label().to_string(),
+    }
+}
+
+/// The grid rows particular to each kind of device.
+fn device_kind_rows(
+    ui: &mut Ui,
+    design: &Design,
+    catalog: &Catalog,
+    source: &Device,
+    draft: &mut Device,
+    gesture: &mut Gesture,
+) {
+    let (id, name, pos) = (draft.id, draft.name.clone(), draft.pos);
     match &mut draft.kind {
         DeviceKind::GpuNode(node) => {
-            if part_combo(ui, "Model", catalog, PartCategory::Node, &mut node.model)
-                && let Some(spec) = catalog.node(&node.model)
-            {
-                // A different chassis brings its own GPUs and NICs unless it takes any card.
-                if !spec.any_gpu {
-                    node.gpu = spec.gpu.clone();
-                    node.gpu_count = spec.gpu_count;
-                }
-                if let Some(nic) = &spec.nic {
-                    node.nics = (0..spec.nic_count)
-                        .map(|_| NicSlot {
-                            part: nic.clone(),
-                            gpudirect: true,
-                        })
-                        .collect();
+            let mut model = node.model.clone();
+            if part_row(ui, "Model", catalog, PartCategory::Node, &mut model) {
+                // A different chassis brings its own GPUs, scale-up and NICs, as a fresh drop
+                // of that part would; the node keeps its name, place and NVLink domain.
+                match device_from_part(catalog, &model, id, name, pos) {
+                    Ok(Device {
+                        kind: DeviceKind::GpuNode(mut fresh),
+                        ..
+                    }) => {
+                        fresh.domain = node.domain;
+                        *node = fresh;
+                    }
+                    _ => node.model = model,
                 }
             }
-            part_combo(ui, "GPU", catalog, PartCategory::Gpu, &mut node.gpu);
-            ui.horizontal(|ui| {
-                let r = ui.add(
-                    DragValue::new(&mut node.gpu_count)
-                        .range(1..=72)
-                        .speed(0.1)
-                        .update_while_editing(false),
-                );
-                gesture.track(ui, &r);
-                ui.label("GPUs");
-            });
-            ui.label(format!(
-                "Inside the node: {}",
-                scale_up_text(&node.scale_up)
-            ));
+            part_row(ui, "GPU", catalog, PartCategory::Gpu, &mut node.gpu);
+            number_row(ui, "GPUs", &mut node.gpu_count, 1..=72, "", gesture);
+            ui.label("Inside");
+            ui.label(scale_up_text(&node.scale_up));
+            ui.end_row();
             if let Some(domain) = node.domain {
-                let name = design.device(domain).map_or("?", |d| d.name.as_str());
-                ui.label(format!("NVLink domain: {name}"));
+                ui.label("NVLink domain");
+                ui.label(design.device(domain).map_or("?", |d| d.name.as_str()));
+                ui.end_row();
             }
-            nics_ui(ui, catalog, &mut node.nics);
         }
         DeviceKind::Switch(sw) => {
-            if part_combo(ui, "Model", catalog, PartCategory::Switch, &mut sw.model)
+            if part_row(ui, "Model", catalog, PartCategory::Switch, &mut sw.model)
                 && let Some(spec) = catalog.switch(&sw.model)
             {
                 sw.breakout = sw.breakout.clamp(1, spec.max_breakout);
             }
-            ComboBox::from_label("Role")
-                .selected_text(sw.role.label())
-                .show_ui(ui, |ui| {
-                    for role in [SwitchRole::Leaf, SwitchRole::Spine, SwitchRole::Core] {
-                        ui.selectable_value(&mut sw.role, role, role.label());
-                    }
-                });
+            combo_row(ui, "Role", sw.role.label(), |ui| {
+                for role in [SwitchRole::Leaf, SwitchRole::Spine, SwitchRole::Core] {
+                    ui.selectable_value(&mut sw.role, role, role.label());
+                }
+            });
             let spec = catalog.switch(&sw.model);
             let max_breakout = spec.map_or(8, |s| s.max_breakout).max(1);
-            ui.horizontal(|ui| {
-                let r = ui.add(
-                    DragValue::new(&mut sw.breakout)
-                        .range(1..=max_breakout)
-                        .update_while_editing(false),
-                );
-                gesture.track(ui, &r);
-                ui.label("breakout per port");
-            });
+            number_row(
+                ui,
+                "Breakout",
+                &mut sw.breakout,
+                1..=max_breakout,
+                " per port",
+                gesture,
+            );
             if let Some(spec) = spec {
                 let ports = spec.ports * sw.breakout.max(1);
                 let used = design.links_of(source.id).map(|l| l.lanes).sum::<u32>();
+                ui.label("Ports");
                 ui.label(format!(
-                    "{used} of {ports} ports used at {}",
+                    "{used} of {ports} used, {} each",
                     spec.port_gbit_s / f64::from(sw.breakout.max(1))
                 ));
+                ui.end_row();
             }
+            ui.label("Rail");
             ui.horizontal(|ui| {
                 let mut has_rail = sw.rail.is_some();
-                if ui.checkbox(&mut has_rail, "Rail").changed() {
+                if ui.checkbox(&mut has_rail, "").changed() {
                     sw.rail = has_rail.then_some(0);
                 }
-                if let Some(rail) = &mut sw.rail {
-                    let r = ui.add(
-                        DragValue::new(rail)
-                            .range(0..=63)
-                            .update_while_editing(false),
-                    );
-                    gesture.track(ui, &r);
+                match &mut sw.rail {
+                    Some(rail) => {
+                        let r = ui.add(
+                            DragValue::new(rail)
+                                .range(0..=63)
+                                .update_while_editing(false),
+                        );
+                        gesture.track(ui, &r);
+                    }
+                    None => {
+                        ui.weak("none");
+                    }
                 }
             });
-            ui.label("Features");
-            let supports = |f: fn(&crate::model::catalog::SwitchSpec) -> bool| spec.is_none_or(f);
-            ui.checkbox(
-                &mut sw.features.in_network_reduction,
-                "SHARP (in-network reduction)",
-            )
-            .on_hover_text(if supports(|s| s.in_network_reduction) {
-                "Reductions run inside the switch"
-            } else {
-                "This switch model has no in-network reduction"
-            });
-            ui.checkbox(&mut sw.features.adaptive_routing, "Adaptive routing")
-                .on_hover_text(if supports(|s| s.adaptive_routing) {
-                    "Spreads flows over all equal-cost paths"
-                } else {
-                    "This switch model has no adaptive routing"
-                });
-            ui.checkbox(&mut sw.features.lossless, "Lossless (PFC/ECN)")
-                .on_hover_text("What RoCE needs to run without drops");
+            ui.end_row();
         }
         DeviceKind::NvSwitchDomain(domain) => {
-            part_combo(
+            part_row(
                 ui,
                 "Model",
                 catalog,
@@ -286,30 +367,21 @@ fn device_ui(
                 })
                 .count();
             let expected = catalog.domain(&domain.model).map_or(0, |s| s.members);
-            ui.label(format!("{members} of {expected} compute trays attached"));
+            ui.label("Trays");
+            ui.label(format!("{members} of {expected} attached"));
+            ui.end_row();
         }
         DeviceKind::Host(host) => {
-            ComboBox::from_label("Role")
-                .selected_text(match host.role {
-                    HostRole::Cpu => "CPU",
-                    HostRole::Storage => "storage",
-                })
-                .show_ui(ui, |ui| {
-                    ui.selectable_value(&mut host.role, HostRole::Cpu, "CPU");
-                    ui.selectable_value(&mut host.role, HostRole::Storage, "storage");
-                });
-            nics_ui(ui, catalog, &mut host.nics);
+            let role_text = match host.role {
+                HostRole::Cpu => "CPU",
+                HostRole::Storage => "storage",
+            };
+            combo_row(ui, "Role", role_text, |ui| {
+                ui.selectable_value(&mut host.role, HostRole::Cpu, "CPU");
+                ui.selectable_value(&mut host.role, HostRole::Storage, "storage");
+            });
         }
     }
-    ui.separator();
-    ui.label(format!("{} links", design.links_of(source.id).count()));
-    ui.weak(format!("at ({:.0}, {:.0})", source.pos.x, source.pos.y));
-
-    state.live = gesture.live;
-    if !gesture.live && draft != *source {
-        out.push(Command::UpdateDevice(Box::new(draft.clone())));
-    }
-    state.device_draft = Some(draft);
 }
 
 fn scale_up_text(scale_up: &ScaleUp) -> String {
@@ -340,15 +412,18 @@ fn scale_up_text(scale_up: &ScaleUp) -> String {
 }
 
 fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) {
-    ui.label(format!("NICs ({})", nics.len()));
+    ui.label(format!("NICs ({}): NIC i is port i, rail i", nics.len()));
     let mut remove = None;
     for (i, nic) in nics.iter_mut().enumerate() {
         ui.push_id(i, |ui| {
             ui.horizontal(|ui| {
                 ui.label(format!("{i}"));
+                // Leave room for the GPUDirect box and the remove button.
+                let width = (ui.available_width() - 130.0).max(60.0);
                 ComboBox::from_id_salt("nic")
                     .selected_text(part_name(catalog, &nic.part))
-                    .width(140.0)
+                    .width(width)
+                    .truncate()
                     .show_ui(ui, |ui| {
                         for (id, name) in parts_of(catalog, PartCategory::Nic) {
                             ui.selectable_value(&mut nic.part, id.clone(), name);
@@ -420,116 +495,105 @@ fn link_ui(
     };
     let mut gesture = Gesture { live: false };
     ui.heading(format!("Link {}", source.id));
-    ui.label(format!(
+    ui.weak(format!(
         "{} – {}",
         endpoint_text(design, source.a.device, source.a.port),
         endpoint_text(design, source.b.device, source.b.port)
     ));
-    ui.separator();
-    ComboBox::from_label("Technology")
-        .selected_text(draft.tech.label())
-        .show_ui(ui, |ui| {
-            for tech in LinkTech::ALL {
-                ui.selectable_value(&mut draft.tech, tech, tech.label());
-            }
-        });
-    ComboBox::from_label("Speed")
-        .selected_text(draft.rate_gbit_s.to_string())
-        .show_ui(ui, |ui| {
-            for &gbit_s in speed_choices(draft.tech) {
-                let rate = Bandwidth::from_gbit_s(gbit_s);
-                ui.selectable_value(&mut draft.rate_gbit_s, rate, rate.to_string());
-            }
-        });
-    ui.horizontal(|ui| {
-        let mut gbit_s = draft.rate_gbit_s.gbit_s();
-        let r = ui.add(
-            DragValue::new(&mut gbit_s)
-                .range(0.001..=100_000.0)
-                .suffix(" Gb/s")
-                .update_while_editing(false),
-        );
-        gesture.track(ui, &r);
-        if r.changed() {
-            draft.rate_gbit_s = Bandwidth::from_gbit_s(gbit_s);
-        }
-        ui.label("per lane");
-    });
-    ui.horizontal(|ui| {
-        let r = ui.add(
-            DragValue::new(&mut draft.lanes)
-                .range(1..=64)
-                .speed(0.1)
-                .update_while_editing(false),
-        );
-        gesture.track(ui, &r);
-        ui.label("lanes / cables");
-    });
-    ui.label(format!(
-        "Carries {} per direction{}",
-        draft.capacity(),
-        if draft.capacity() == draft.nominal_capacity() {
-            String::new()
-        } else {
-            format!(" (nominal {})", draft.nominal_capacity())
-        }
-    ));
-    ui.add_enabled_ui(
-        draft.tech.is_ethernet_family() || draft.tech.is_thunderbolt(),
-        |ui| {
-            ui.horizontal(|ui| {
-                ui.label("Transport");
-                ui.radio_value(&mut draft.transport, Transport::Rdma, "RDMA");
-                ui.radio_value(&mut draft.transport, Transport::Tcp, "TCP");
-            });
-        },
-    );
-    ui.horizontal(|ui| {
-        ui.label("Length");
-        ui.radio_value(&mut draft.length, LengthClass::InRack, "in rack");
-        ui.radio_value(&mut draft.length, LengthClass::CrossRack, "across racks");
-    });
-    ui.horizontal(|ui| {
-        ui.label("State");
-        let up = matches!(draft.state, LinkState::Up);
-        let degraded = matches!(draft.state, LinkState::Degraded { .. });
-        let failed = matches!(draft.state, LinkState::Failed);
-        if ui.radio(up, "up").clicked() {
-            draft.state = LinkState::Up;
-        }
-        if ui.radio(degraded, "degraded").clicked() && !degraded {
-            draft.state = LinkState::Degraded { fraction: 0.5 };
-        }
-        if ui.radio(failed, "failed").clicked() {
-            draft.state = LinkState::Failed;
-        }
-    });
-    if let LinkState::Degraded { fraction } = &mut draft.state {
-        let r = ui.add(
-            egui::Slider::new(fraction, 0.05..=0.95)
-                .text("of its rate")
-                .fixed_decimals(2),
-        );
-        gesture.track(ui, &r);
-    }
-    let cable_text = draft
-        .cable
-        .as_ref()
-        .map_or_else(|| "automatic".to_string(), |c| part_name(catalog, c));
-    ComboBox::from_label("Cable")
-        .selected_text(cable_text)
-        .width(170.0)
-        .show_ui(ui, |ui| {
-            ui.selectable_value(&mut draft.cable, None, "automatic");
-            for part in catalog.parts() {
-                if let PartSpec::Cable(spec) = &part.spec {
-                    ui.selectable_value(
-                        &mut draft.cable,
-                        Some(part.id.clone()),
-                        format!("{} ({})", part.model, spec.speed_gbit_s),
-                    );
+    egui::Grid::new(("link", source.id))
+        .num_columns(2)
+        .spacing([8.0, 6.0])
+        .show(ui, |ui| {
+            combo_row(ui, "Technology", draft.tech.label(), |ui| {
+                for tech in LinkTech::ALL {
+                    ui.selectable_value(&mut draft.tech, tech, tech.label());
                 }
+            });
+            let tech = draft.tech;
+            combo_row(ui, "Speed", draft.rate_gbit_s.to_string(), |ui| {
+                for &gbit_s in speed_choices(tech) {
+                    let rate = Bandwidth::from_gbit_s(gbit_s);
+                    ui.selectable_value(&mut draft.rate_gbit_s, rate, rate.to_string());
+                }
+            });
+            let mut gbit_s = draft.rate_gbit_s.gbit_s();
+            let r = number_row(
+                ui,
+                "Per lane",
+                &mut gbit_s,
+                0.001..=100_000.0,
+                " Gb/s",
+                &mut gesture,
+            );
+            if r.changed() {
+                draft.rate_gbit_s = Bandwidth::from_gbit_s(gbit_s);
             }
+            number_row(ui, "Lanes", &mut draft.lanes, 1..=64, "", &mut gesture);
+            ui.label("Carries");
+            ui.label(if draft.capacity() == draft.nominal_capacity() {
+                draft.capacity().to_string()
+            } else {
+                format!(
+                    "{} (nominal {})",
+                    draft.capacity(),
+                    draft.nominal_capacity()
+                )
+            });
+            ui.end_row();
+            ui.label("Transport");
+            ui.add_enabled_ui(tech.is_ethernet_family() || tech.is_thunderbolt(), |ui| {
+                ui.horizontal(|ui| {
+                    ui.radio_value(&mut draft.transport, Transport::Rdma, "RDMA");
+                    ui.radio_value(&mut draft.transport, Transport::Tcp, "TCP");
+                });
+            });
+            ui.end_row();
+            ui.label("Length");
+            ui.horizontal(|ui| {
+                ui.radio_value(&mut draft.length, LengthClass::InRack, "in rack");
+                ui.radio_value(&mut draft.length, LengthClass::CrossRack, "across racks");
+            });
+            ui.end_row();
+            ui.label("State");
+            ui.horizontal(|ui| {
+                let up = matches!(draft.state, LinkState::Up);
+                let degraded = matches!(draft.state, LinkState::Degraded { .. });
+                let failed = matches!(draft.state, LinkState::Failed);
+                if ui.radio(up, "up").clicked() {
+                    draft.state = LinkState::Up;
+                }
+                if ui.radio(degraded, "degraded").clicked() && !degraded {
+                    draft.state = LinkState::Degraded { fraction: 0.5 };
+                }
+                if ui.radio(failed, "failed").clicked() {
+                    draft.state = LinkState::Failed;
+                }
+            });
+            ui.end_row();
+            if let LinkState::Degraded { fraction } = &mut draft.state {
+                let l = ui.label("Runs at");
+                let r = ui
+                    .add(egui::Slider::new(fraction, 0.05..=0.95).fixed_decimals(2))
+                    .labelled_by(l.id);
+                gesture.track(ui, &r);
+                ui.end_row();
+            }
+            let cable_text = draft
+                .cable
+                .as_ref()
+                .map_or_else(|| "automatic".to_string(), |c| part_name(catalog, c));
+            combo_row(ui, "Cable", cable_text, |ui| {
+                ui.selectable_value(&mut draft.cable, None, "automatic");
+                for part in catalog.parts() {
+                    if let PartSpec::Cable(spec) = &part.spec {
+                        ui.selectable_value(
+                            &mut draft.cable,
+                            Some(part.id.clone()),
+                            format!("{} ({})", part.model, spec.speed_gbit_s),
+                        );
+                    }
+                }
+            });
         });
 
     state.live = gesture.live;

@@ -897,7 +897,9 @@ impl RailyardApp {
                     .default_size(inspector_height)
                     .size_range(120.0..=800.0)
                     .show(ui, |ui| {
+                        // Fill the panel so that it keeps the height it was given.
                         egui::ScrollArea::vertical()
+                            .auto_shrink([false, false])
                             .show(ui, |ui| {
                                 let sel = &tab.canvas.selection;
                                 inspector::inspector_ui(
@@ -1017,6 +1019,8 @@ impl RailyardApp {
         let mut browse = false;
         egui::Window::new(title)
             .open(&mut open)
+            .pivot(egui::Align2::CENTER_CENTER)
+            .default_pos(ctx.content_rect().center())
             .collapsible(false)
             .resizable(false)
             .show(ctx, |ui| {

@@ -237,6 +237,8 @@ pub fn generate_dialog_ui(
     let mut result = None;
     egui::Window::new("Generate a design")
         .open(&mut open)
+        .pivot(egui::Align2::CENTER_CENTER)
+        .default_pos(ctx.content_rect().center())
         .collapsible(false)
         .resizable(false)
         .show(ctx, |ui| {

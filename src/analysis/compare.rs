@@ -1,0 +1,298 @@
+//! Side-by-side comparison of designs: one column per scenario, one row per figure, with the
+//! change of each figure against a baseline scenario. Used by `railyard compare`, the report
+//! and the designer's Compare view, so they all show the same numbers as `eval`.
+
+use crate::analysis::collective::{self, CollectiveQuery, Op};
+use crate::analysis::evaluate;
+use crate::model::units::{group_thousands, trim_number};
+use crate::model::{Bandwidth, Bytes, Catalog, Design, Usd, Watts};
+use serde::Serialize;
+
+/// What a row measures, which decides how its values print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantity {
+    /// A whole number of things.
+    Count,
+    /// Gigabits per second.
+    GbitS,
+    /// Gigabytes per second.
+    GbyteS,
+    /// A fraction 0–1, printed as a percentage.
+    Fraction,
+    Usd,
+    Watts,
+    Microseconds,
+}
+
+impl Quantity {
+    /// A value as a person reads it, with its unit.
+    pub fn format(self, value: f64) -> String {
+        match self {
+            Quantity::Count => group_thousands(value.round() as i64),
+            Quantity::GbitS => Bandwidth::from_gbit_s(value).to_string(),
+            Quantity::GbyteS => format!("{} GB/s", trim_number(value)),
+            Quantity::Fraction => format!("{:.1} %", value * 100.0),
+            Quantity::Usd => Usd(value).to_string(),
+            Quantity::Watts => Watts(value).to_string(),
+            Quantity::Microseconds => {
+                if value >= 10_000.0 {
+                    format!("{} ms", trim_number(value / 1000.0))
+                } else {
+                    format!("{} µs", trim_number(value))
+                }
+            }
+        }
+    }
+}
+
+/// One figure across the scenarios.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ComparisonRow {
+    /// Stable machine-readable name (`total_cost_usd`).
+    pub key: &'static str,
+    pub label: String,
+    pub quantity: Quantity,
+    /// One per scenario; None when the figure is undefined there (no collective, zero cost).
+    pub values: Vec<Option<f64>>,
+    /// (value − baseline) / baseline per scenario; None for the baseline itself and where
+    /// either value is undefined or the baseline is zero.
+    pub deltas: Vec<Option<f64>>,
+}
+
+impl ComparisonRow {
+    /// The value of scenario `col` as a person reads it; `—` when undefined.
+    pub fn value_text(&self, col: usize) -> String {
+        match self.values.get(col).copied().flatten() {
+            Some(v) => self.quantity.format(v),
+            None => "—".to_string(),
+        }
+    }
+
+    /// The change of scenario `col` against the baseline (`+12.5 %`); empty when none.
+    pub fn delta_text(&self, col: usize) -> String {
+        self.deltas
+            .get(col)
+            .copied()
+            .flatten()
+            .map(delta_text)
+            .unwrap_or_default()
+    }
+}
+
+/// `+12.5 %`, `−3.0 %`, `±0 %`.
+pub fn delta_text(delta: f64) -> String {
+    let percent = delta * 100.0;
+    if percent.abs() < 0.05 {
+        "±0 %".to_string()
+    } else if percent > 0.0 {
+        format!("+{percent:.1} %")
+    } else {
+        format!("−{:.1} %", -percent)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Column headings, one per scenario.
+    pub scenarios: Vec<String>,
+    /// Index of the scenario the deltas are taken against.
+    pub baseline: usize,
+    /// Message size of the collective rows.
+    pub bytes: Bytes,
+    pub rows: Vec<ComparisonRow>,
+}
+
+impl Comparison {
+    pub fn row(&self, key: &str) -> Option<&ComparisonRow> {
+        self.rows.iter().find(|r| r.key == key)
+    }
+}
+
+/// The figures of one design, in row order.
+fn figures(design: &Design, catalog: &Catalog, bytes: Bytes) -> Vec<Option<f64>> {
+    let m = evaluate(design, catalog);
+    let all_reduce = collective::collective(
+        design,
+        catalog,
+        &CollectiveQuery::new(Op::AllReduce, bytes),
+    )
+    .ok();
+    let all_to_all =
+        collective::collective(design, catalog, &CollectiveQuery::new(Op::AllToAll, bytes)).ok();
+    let advice = collective::advice(design, catalog, None);
+    let total = m.cost.total.0;
+    vec![
+        Some(m.gpus as f64),
+        Some(m.bisection.value.gbit_s()),
+        m.bisection.ratio,
+        Some(total),
+        (m.gpus > 0).then(|| total / m.gpus as f64),
+        m.switch_cost_share,
+        m.network_cost_share,
+        Some(m.power.0),
+        all_reduce.as_ref().map(|r| r.time_us),
+        all_reduce.as_ref().map(|r| r.busbw_gbyte_s),
+        all_to_all.as_ref().map(|r| r.time_us),
+        Some(advice.len() as f64),
+    ]
+}
+
+/// Row keys, labels and quantities, in the order `figures` returns values.
+fn row_heads(bytes: Bytes) -> Vec<(&'static str, String, Quantity)> {
+    vec![
+        ("gpus", "GPUs".into(), Quantity::Count),
+        ("bisection_gbit_s", "Bisection".into(), Quantity::GbitS),
+        ("bisection_ratio", "Bisection ratio".into(), Quantity::Fraction),
+        ("total_cost_usd", "Total cost".into(), Quantity::Usd),
+        ("cost_per_gpu_usd", "Cost per GPU".into(), Quantity::Usd),
+        ("switch_cost_share", "Switch share".into(), Quantity::Fraction),
+        (
+            "network_cost_share",
+            "Network share".into(),
+            Quantity::Fraction,
+        ),
+        ("power_w", "Power".into(), Quantity::Watts),
+        (
+            "all_reduce_time_us",
+            format!("All-reduce time ({bytes})"),
+            Quantity::Microseconds,
+        ),
+        (
+            "all_reduce_busbw_gbyte_s",
+            format!("All-reduce busbw ({bytes})"),
+            Quantity::GbyteS,
+        ),
+        (
+            "all_to_all_time_us",
+            format!("All-to-all time ({bytes})"),
+            Quantity::Microseconds,
+        ),
+        ("advice_items", "Advice items".into(), Quantity::Count),
+    ]
+}
+
+/// Compares designs (name, design) at one collective size; deltas against `baseline`
+/// (an index into `designs`; an index past the end counts as the first).
+pub fn compare(
+    designs: &[(String, Design)],
+    catalog: &Catalog,
+    bytes: Bytes,
+    baseline: usize,
+) -> Comparison {
+    let baseline = if baseline < designs.len() { baseline } else { 0 };
+    let columns: Vec<Vec<Option<f64>>> = designs
+        .iter()
+        .map(|(_, d)| figures(d, catalog, bytes))
+        .collect();
+    let rows = row_heads(bytes)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (key, label, quantity))| {
+            let values: Vec<Option<f64>> = columns.iter().map(|c| c[i]).collect();
+            let base = values.get(baseline).copied().flatten();
+            let deltas = values
+                .iter()
+                .enumerate()
+                .map(|(col, v)| match (col == baseline, *v, base) {
+                    (false, Some(v), Some(b)) if b != 0.0 && b.is_finite() => Some((v - b) / b),
+                    _ => None,
+                })
+                .collect();
+            ComparisonRow {
+                key,
+                label,
+                quantity,
+                values,
+                deltas,
+            }
+        })
+        .collect();
+    Comparison {
+        scenarios: designs.iter().map(|(name, _)| name.clone()).collect(),
+        baseline,
+        bytes,
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_read_as_signed_percentages() {
+        assert_eq!(delta_text(0.125), "+12.5 %");
+        assert_eq!(delta_text(-0.03), "−3.0 %");
+        assert_eq!(delta_text(0.0001), "±0 %");
+    }
+
+    #[test]
+    fn a_design_against_itself_and_an_empty_one() {
+        let catalog = Catalog::builtin();
+        let empty = Design::new("empty");
+        let c = compare(
+            &[("a".into(), empty.clone()), ("b".into(), empty)],
+            &catalog,
+            Bytes(1 << 30),
+            0,
+        );
+        assert_eq!(c.scenarios, ["a", "b"]);
+        assert_eq!(c.rows.len(), 12);
+        let gpus = c.row("gpus").unwrap();
+        assert_eq!(gpus.values, [Some(0.0), Some(0.0)]);
+        // 0 against a baseline of 0: no relative change.
+        assert_eq!(gpus.deltas, [None, None]);
+        // No GPUs: no cost per GPU and no collective.
+        assert_eq!(c.row("cost_per_gpu_usd").unwrap().values, [None, None]);
+        assert_eq!(c.row("all_reduce_time_us").unwrap().values, [None, None]);
+        assert_eq!(c.row("all_reduce_time_us").unwrap().value_text(0), "—");
+    }
+
+    fn workstation_star(nodes: u32, catalog: &Catalog) -> Design {
+        use crate::generate::{Template, TemplateSpec, generate};
+        use crate::model::PartId;
+        let mut spec = TemplateSpec::new(Template::Star);
+        spec.nodes = Some(nodes);
+        spec.node = Some(PartId::new("workstation"));
+        spec.gpu = Some(PartId::new("rtx-4090"));
+        spec.gpus_per_node = Some(2);
+        spec.switch = Some(PartId::new("crs317-16x10g"));
+        generate(&spec, catalog).expect("a star of workstations builds")
+    }
+
+    #[test]
+    fn deltas_are_taken_against_the_baseline() {
+        let catalog = Catalog::builtin();
+        let price = |id: &str| catalog.get_str(id).unwrap().price_usd().0;
+        let c = compare(
+            &[
+                ("two".into(), workstation_star(2, &catalog)),
+                ("four".into(), workstation_star(4, &catalog)),
+            ],
+            &catalog,
+            Bytes(1 << 20),
+            1,
+        );
+        assert_eq!(c.baseline, 1);
+        let gpus = c.row("gpus").unwrap();
+        assert_eq!(gpus.values, [Some(4.0), Some(8.0)]);
+        // 4 GPUs against 8: −50 %.
+        assert_eq!(gpus.deltas, [Some(-0.5), None]);
+        assert_eq!(gpus.delta_text(0), "−50.0 %");
+
+        // Each node: a workstation, 2 GPUs and a 10G DAC; plus one switch.
+        let node = price("workstation") + 2.0 * price("rtx-4090") + price("dac-10g");
+        let switch = price("crs317-16x10g");
+        let (two, four) = (2.0 * node + switch, 4.0 * node + switch);
+        let cost = c.row("total_cost_usd").unwrap();
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9 * b.abs().max(1.0);
+        assert!(close(cost.values[0], two) && close(cost.values[1], four));
+        assert!(close(cost.deltas[0], (two - four) / four));
+        let per_gpu = c.row("cost_per_gpu_usd").unwrap();
+        assert!(close(per_gpu.values[0], two / 4.0));
+        assert!(close(per_gpu.values[1], four / 8.0));
+        assert!(c.row("all_reduce_busbw_gbyte_s").unwrap().values[0].is_some());
+        assert!(c.row("all_reduce_time_us").unwrap().label.contains("1 MiB"));
+    }
+}
