@@ -5,6 +5,7 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use railyard::analysis::bisection::bisection;
 use railyard::analysis::evaluate;
+use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, GroupKind, Link,
     LinkTech, NicSlot, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
@@ -157,12 +158,34 @@ fn rail_optimized(gpus: usize) -> Design {
     d
 }
 
+/// The rail-optimized template with its default parts (DGX H100 nodes), two tiers while
+/// they fit and three beyond; the local builder stands in if the template refuses.
+fn design_for(gpus: usize, catalog: &Catalog) -> Design {
+    let nodes = (gpus / GPUS_PER_NODE) as u32;
+    for tiers in [2, 3] {
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(nodes);
+        spec.tiers = tiers;
+        match generate(&spec, catalog) {
+            Ok(d) if d.gpu_count() == gpus as u64 => return d,
+            Ok(d) => eprintln!("template gave {} GPUs for {gpus}", d.gpu_count()),
+            Err(e) => eprintln!("template, {tiers} tiers, {gpus} GPUs: {e}"),
+        }
+    }
+    eprintln!("{gpus} GPUs: using the local builder");
+    rail_optimized(gpus)
+}
+
 fn structural(c: &mut Criterion) {
     let catalog = Catalog::builtin();
     let mut group = c.benchmark_group("structural");
     group.sample_size(10);
     for gpus in [1_024usize, 16_384, 131_072] {
-        let design = rail_optimized(gpus);
+        let design = if std::env::var_os("STRUCTURAL_LOCAL_BUILDER").is_some() {
+            rail_optimized(gpus)
+        } else {
+            design_for(gpus, &catalog)
+        };
         let b = bisection(&design, &catalog);
         eprintln!(
             "{gpus} GPUs: {} devices, {} links; bisection {} of {} ({:?}), {} cut links, {}",

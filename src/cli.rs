@@ -7,6 +7,10 @@
 //! railyard sweep FILE [--json]        collective time from 8 B to 8 GiB, as nccl-tests prints it
 //! railyard bom FILE [-o FILE.csv] [--currency LABEL] [--discount FRACTION]
 //!                                     bill of materials as CSV
+//! railyard compare A B [...] [--markdown | --csv] [--bytes SIZE] [--baseline K]
+//!                                     designs side by side, changes against a baseline
+//! railyard export FILE -o FILE.svg [--heatmap]
+//!                                     the diagram as SVG, links by technology or load
 //! railyard catalog [--json]           the parts catalog
 //! ```
 //!
@@ -109,6 +113,38 @@ enum Command {
         /// Fraction taken off every list price: 0.15 for 15 % off.
         #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_discount)]
         discount: f64,
+    },
+    /// Compare designs side by side, with changes against a baseline.
+    Compare {
+        /// Two or more design files; each becomes a column named after the file.
+        #[arg(value_name = "FILE", num_args = 2.., required = true)]
+        files: Vec<PathBuf>,
+        /// A Markdown table.
+        #[arg(long, conflicts_with = "csv")]
+        markdown: bool,
+        /// CSV with raw values and deltas (fractions).
+        #[arg(long)]
+        csv: bool,
+        /// Message size of the collective rows (all-reduce, all-to-all).
+        #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
+        bytes: Bytes,
+        /// Which file the changes are taken against, counting from 1.
+        #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+        baseline: u32,
+    },
+    /// Draw a design as an SVG diagram.
+    Export {
+        /// The design file.
+        file: PathBuf,
+        /// The SVG file to write (`-` for standard output).
+        #[arg(short, long, value_name = "FILE.svg")]
+        output: PathBuf,
+        /// Colour links by their load in an all-reduce instead of by technology.
+        #[arg(long)]
+        heatmap: bool,
+        /// Message size of the heatmap's all-reduce.
+        #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes, requires = "heatmap")]
+        bytes: Bytes,
     },
     /// List the parts catalog: id, category, model, price, power.
     Catalog {
@@ -386,6 +422,28 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             run_bom(&file, output.as_deref(), &options, &catalog)
         }
+        Some(Command::Compare {
+            files,
+            markdown,
+            csv,
+            bytes,
+            baseline,
+        }) => {
+            let format = if markdown {
+                TableFormat::Markdown
+            } else if csv {
+                TableFormat::Csv
+            } else {
+                TableFormat::Text
+            };
+            run_compare(&files, format, bytes, baseline, &catalog)
+        }
+        Some(Command::Export {
+            file,
+            output,
+            heatmap,
+            bytes,
+        }) => run_export(&file, &output, heatmap.then_some(bytes), &catalog),
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
     }
 }
@@ -951,6 +1009,104 @@ fn run_bom(
             );
         }
     }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableFormat {
+    Text,
+    Markdown,
+    Csv,
+}
+
+/// A scenario's name: the file name without `.ron`.
+fn scenario_name(file: &Path) -> String {
+    file.file_stem().map_or_else(
+        || file.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+/// Loads the files as (scenario name, design) and compares them.
+fn comparison(
+    files: &[PathBuf],
+    bytes: Bytes,
+    baseline: usize,
+    catalog: &Catalog,
+) -> anyhow::Result<crate::analysis::compare::Comparison> {
+    if baseline >= files.len() {
+        bail!(
+            "--baseline {} but only {} given",
+            baseline + 1,
+            count_of(files.len(), "file", "files")
+        );
+    }
+    let designs = files
+        .iter()
+        .map(|f| Ok((scenario_name(f), load(f)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(crate::analysis::compare::compare(
+        &designs, catalog, bytes, baseline,
+    ))
+}
+
+fn run_compare(
+    files: &[PathBuf],
+    format: TableFormat,
+    bytes: Bytes,
+    baseline: u32,
+    catalog: &Catalog,
+) -> anyhow::Result<()> {
+    use crate::io::report::{render_csv, render_markdown, render_text};
+    let baseline = usize::try_from(baseline.saturating_sub(1)).unwrap_or(usize::MAX);
+    let c = comparison(files, bytes, baseline, catalog)?;
+    let text = match format {
+        TableFormat::Text => render_text(&c),
+        TableFormat::Markdown => render_markdown(&c),
+        TableFormat::Csv => render_csv(&c).context("could not write the CSV")?,
+    };
+    write_stdout(&text)
+}
+
+/// The design's SVG; with `heatmap_bytes`, links coloured by an all-reduce of that size.
+fn design_svg(
+    file: &Path,
+    design: &Design,
+    heatmap_bytes: Option<Bytes>,
+    catalog: &Catalog,
+) -> anyhow::Result<String> {
+    use crate::io::svg::{LinkColors, design_to_svg};
+    Ok(match heatmap_bytes {
+        None => design_to_svg(design, LinkColors::Technology),
+        Some(bytes) => {
+            let q = CollectiveQuery::new(Op::AllReduce, bytes);
+            let result = collective::collective(design, catalog, &q).with_context(|| {
+                format!("{}: no heatmap, the all-reduce cannot run", file.display())
+            })?;
+            design_to_svg(design, LinkColors::Heatmap(&result.link_utilization))
+        }
+    })
+}
+
+fn run_export(
+    file: &Path,
+    output: &Path,
+    heatmap_bytes: Option<Bytes>,
+    catalog: &Catalog,
+) -> anyhow::Result<()> {
+    let design = load(file)?;
+    let svg = design_svg(file, &design, heatmap_bytes, catalog)?;
+    if output.as_os_str() == "-" {
+        return write_stdout(&svg);
+    }
+    write_atomically(output, svg.as_bytes())
+        .with_context(|| format!("could not write {}", output.display()))?;
+    eprintln!(
+        "railyard: wrote {}: {}, {}",
+        output.display(),
+        count_of(design.devices.len(), "device", "devices"),
+        count_of(design.links.len(), "link", "links")
+    );
     Ok(())
 }
 

@@ -5,14 +5,14 @@
 //! (Mesa lavapipe, package `mesa-vulkan-drivers`) does. `UPDATE_SNAPSHOTS=1` rewrites them.
 
 use egui::accesskit::Role;
-use egui::{Key, Modifiers, Vec2, ViewportId};
+use egui::{Key, Modifiers, Vec2, ViewportCommand, ViewportEvent, ViewportId};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use railyard::app::files::{DialogAnswer, ScriptedDialogs};
 use railyard::app::{Prefs, RailyardApp};
 use railyard::model::command::Command;
 use railyard::model::factory::default_link;
-use railyard::model::{Bandwidth, Catalog, DeviceId, DeviceKind, LinkId};
+use railyard::model::{Bandwidth, Catalog, DeviceId, DeviceKind, LinkId, LinkState, PartId};
 use std::time::{Duration, Instant};
 
 const WINDOW: Vec2 = Vec2::new(1440.0, 900.0);
@@ -82,7 +82,11 @@ fn menu_opens_a_preset_and_an_idle_window_does_not_repaint() {
     // 4 nodes × 8 H100 each.
     assert_eq!(doc.design().gpu_count(), 32);
     assert!(!doc.is_dirty(), "a preset opens unmodified");
-    assert_eq!(harness.state().tab_count(), 1, "the empty start tab gave way");
+    assert_eq!(
+        harness.state().tab_count(),
+        1,
+        "the empty start tab gave way"
+    );
 
     // Idle: no frame asks for another.
     for _ in 0..3 {
@@ -134,7 +138,10 @@ fn palette_drag_drops_a_switch_on_the_canvas() {
         (on_screen - target).length() < 25.0,
         "dropped at {on_screen:?}, released at {target:?}"
     );
-    assert_eq!(harness.state().document().history().undo_label(), Some("add"));
+    assert_eq!(
+        harness.state().document().history().undo_label(),
+        Some("add")
+    );
 }
 
 #[test]
@@ -143,7 +150,7 @@ fn link_undo_redo_and_inspector_speed_change_the_bisection() {
     // Two switches from the palette (the palette's double-click path, the same factory
     // call the canvas makes on a drop).
     for part in ["dgx-h100", "dgx-h100"] {
-        harness.state_mut().add_part(&railyard::model::PartId::new(part));
+        harness.state_mut().add_part(&PartId::new(part));
         harness.run();
     }
     let ids: Vec<DeviceId> = harness
@@ -159,8 +166,13 @@ fn link_undo_redo_and_inspector_speed_change_the_bisection() {
     // Draw a link the way the canvas does when a port handle is dragged to another device.
     let link = {
         let catalog = Catalog::builtin();
-        default_link(harness.state().document().design(), &catalog, ids[0], ids[1])
-            .expect("two DGX H100 can be cabled NIC to NIC")
+        default_link(
+            harness.state().document().design(),
+            &catalog,
+            ids[0],
+            ids[1],
+        )
+        .expect("two DGX H100 can be cabled NIC to NIC")
     };
     let link_id = link.id;
     let lane = link.rate_gbit_s.gbit_s();
@@ -218,21 +230,23 @@ fn link_undo_redo_and_inspector_speed_change_the_bisection() {
     harness.run();
     wait_for_analysis(&mut harness);
     assert_eq!(bisection_gbit_s(&harness), lane);
-    let _ = LinkId(0);
 }
 
 #[test]
 fn a_bad_file_shows_a_banner_and_keeps_the_design() {
     let dir = tempfile::tempdir().expect("temp dir");
     let bad = dir.path().join("bad.ron");
-    std::fs::write(&bad, "(\n  version: 1,\n  design: (name: \"x\", devices: [oops]),\n)")
-        .expect("writes");
+    std::fs::write(
+        &bad,
+        "(\n  version: 1,\n  design: (name: \"x\", devices: [oops]),\n)",
+    )
+    .expect("writes");
     let mut app = app();
     app.set_dialogs(Box::new(ScriptedDialogs {
         answers: [DialogAnswer::Picked(bad.clone())].into(),
     }));
     let mut harness = harness(app);
-    harness.state_mut().add_part(&railyard::model::PartId::new("qm9700"));
+    harness.state_mut().add_part(&PartId::new("qm9700"));
     harness.run();
     harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
     harness.run();
@@ -255,7 +269,7 @@ fn save_as_through_an_injected_dialog_then_title_and_dirty_flag() {
         answers: [DialogAnswer::Picked(target.clone())].into(),
     }));
     let mut harness = harness(app);
-    harness.state_mut().add_part(&railyard::model::PartId::new("qm9700"));
+    harness.state_mut().add_part(&PartId::new("qm9700"));
     harness.run();
     assert!(harness.state().document().is_dirty());
     harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
@@ -283,13 +297,19 @@ fn save_as_through_an_injected_dialog_then_title_and_dirty_flag() {
 #[test]
 fn keyboard_nudge_copy_paste_and_delete() {
     let mut harness = harness(app());
-    harness.state_mut().add_part(&railyard::model::PartId::new("qm9700"));
+    harness.state_mut().add_part(&PartId::new("qm9700"));
     harness.run();
     let id = harness.state().document().design().devices[0].id;
     let before = harness.state().document().design().devices[0].pos;
     harness.key_press(Key::ArrowRight);
     harness.run();
-    let after = harness.state().document().design().device(id).expect("device").pos;
+    let after = harness
+        .state()
+        .document()
+        .design()
+        .device(id)
+        .expect("device")
+        .pos;
     assert_eq!((after.x - before.x, after.y - before.y), (10.0, 0.0));
     harness.key_press_modifiers(Modifiers::COMMAND, Key::C);
     harness.run();
@@ -309,9 +329,139 @@ fn keyboard_nudge_copy_paste_and_delete() {
         harness.run();
     }
     assert_eq!(
-        harness.state().document().design().device(id).map(|d| d.pos),
+        harness
+            .state()
+            .document()
+            .design()
+            .device(id)
+            .map(|d| d.pos),
         Some(before)
     );
+}
+
+/// Two DGX H100 joined by one default link, the link alone selected.
+fn two_nodes_one_link(harness: &mut Harness<'_, RailyardApp>) -> LinkId {
+    for _ in 0..2 {
+        harness.state_mut().add_part(&PartId::new("dgx-h100"));
+        harness.run();
+    }
+    let design = harness.state().document().design();
+    let link = default_link(
+        design,
+        &Catalog::builtin(),
+        design.devices[0].id,
+        design.devices[1].id,
+    )
+    .expect("two DGX H100 can be cabled");
+    let id = link.id;
+    assert!(harness.state_mut().apply(Command::Insert {
+        devices: vec![],
+        links: vec![link],
+        groups: vec![],
+    }));
+    let selection = &mut harness.state_mut().canvas_state_mut().selection;
+    selection.clear();
+    selection.links.insert(id);
+    harness.run();
+    id
+}
+
+fn fraction_of(harness: &Harness<'_, RailyardApp>, id: LinkId) -> Option<f64> {
+    match harness.state().document().design().link(id)?.state {
+        LinkState::Degraded { fraction } => Some(fraction),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_slider_drag_is_one_undo_step() {
+    let mut harness = harness(app());
+    let id = two_nodes_one_link(&mut harness);
+    harness.get_by_label("degraded").click();
+    harness.run();
+    assert_eq!(fraction_of(&harness, id), Some(0.5));
+
+    let rail = harness.get_by_label("Runs at").rect();
+    let from = egui::pos2(rail.left() + rail.width() * 0.25, rail.center().y);
+    harness.hover_at(from);
+    harness.step();
+    harness.drag_at(from);
+    harness.step();
+    for i in 1..=6 {
+        let x = from.x + (rail.right() + 40.0 - from.x) * i as f32 / 6.0;
+        harness.hover_at(egui::pos2(x, from.y));
+        harness.step();
+        assert_eq!(
+            fraction_of(&harness, id),
+            Some(0.5),
+            "the design does not change while the slider is still held"
+        );
+    }
+    harness.drop_at(egui::pos2(rail.right() + 40.0, from.y));
+    harness.step();
+    harness.run();
+    let dragged = fraction_of(&harness, id).expect("still degraded");
+    assert!(
+        (dragged - 0.95).abs() < 1e-9,
+        "dragged past the end: {dragged}"
+    );
+
+    // One undo takes the whole drag back; the next undoes the switch to "degraded".
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(fraction_of(&harness, id), Some(0.5));
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(
+        harness
+            .state()
+            .document()
+            .design()
+            .link(id)
+            .map(|l| l.state),
+        Some(LinkState::Up)
+    );
+}
+
+fn root_commands(harness: &Harness<'_, RailyardApp>) -> Vec<ViewportCommand> {
+    harness
+        .output()
+        .viewport_output
+        .get(&ViewportId::ROOT)
+        .map(|v| v.commands.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn closing_with_unsaved_changes_asks_first() {
+    let mut harness = harness(app());
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.step();
+    assert!(
+        root_commands(&harness).iter().any(|c| matches!(
+            c,
+            ViewportCommand::Title(t) if t == "Untitled • — railyard"
+        )),
+        "the title marks unsaved changes: {:?}",
+        root_commands(&harness)
+    );
+    harness.run();
+
+    harness
+        .input_mut()
+        .viewports
+        .entry(ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(ViewportEvent::Close);
+    harness.step();
+    assert!(root_commands(&harness).contains(&ViewportCommand::CancelClose));
+    harness.run();
+    harness.get_by_label("Unsaved changes");
+    harness.get_by_label("Discard").click();
+    harness.step();
+    assert!(root_commands(&harness).contains(&ViewportCommand::Close));
+    assert_eq!(harness.state().document().design().devices.len(), 1);
 }
 
 /// Renders a preset with the window's real panels and compares it with the stored image.
@@ -334,7 +484,11 @@ fn snapshot_preset(title: &str, heatmap: bool, name: &str) {
 
 #[test]
 fn snapshot_mac_studio_mesh() {
-    snapshot_preset("4 × Mac Studio, Thunderbolt 5 mesh", false, "mac_studio_tb5_mesh");
+    snapshot_preset(
+        "4 × Mac Studio, Thunderbolt 5 mesh",
+        false,
+        "mac_studio_tb5_mesh",
+    );
 }
 
 #[test]

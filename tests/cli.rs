@@ -704,3 +704,273 @@ fn bom_discount_and_currency_apply_to_every_row() {
         assert!(assert_refused(&o).contains("fraction"), "{bad}");
     }
 }
+
+/// One row of `compare --csv`: key, raw values per scenario, deltas per scenario.
+type CompareRow = (String, Vec<Option<f64>>, Vec<Option<f64>>);
+
+fn compare_csv(args: &[&str]) -> Vec<CompareRow> {
+    let mut all = vec!["compare"];
+    all.extend(args);
+    all.push("--csv");
+    let o = railyard(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let scenarios = (reader.headers().unwrap().len() - 3) / 2;
+    let number = |s: &str| (!s.is_empty()).then(|| s.parse::<f64>().unwrap());
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            let values = (0..scenarios).map(|i| number(&r[3 + i])).collect();
+            let deltas = (0..scenarios)
+                .map(|i| number(&r[3 + scenarios + i]))
+                .collect();
+            (r[0].to_string(), values, deltas)
+        })
+        .collect()
+}
+
+#[test]
+fn compare_shows_what_eval_says_for_each_design() {
+    let a = preset("rtx4090-pair-25gbe.ron");
+    let b = preset("hgx-h100-x4-roce.ron");
+    let rows = compare_csv(&[path_str(&a), path_str(&b), "--bytes", "64M"]);
+    let keys: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "gpus",
+            "bisection_gbit_s",
+            "bisection_ratio",
+            "total_cost_usd",
+            "cost_per_gpu_usd",
+            "switch_cost_share",
+            "network_cost_share",
+            "power_w",
+            "all_reduce_time_us",
+            "all_reduce_busbw_gbyte_s",
+            "all_to_all_time_us",
+            "advice_items",
+        ]
+    );
+    let row = |key: &str| rows.iter().find(|r| r.0 == key).unwrap();
+    for (col, file) in [a.as_path(), b.as_path()].into_iter().enumerate() {
+        let e = eval_json_with(file, &["--bytes", "64M"]);
+        let a2a = eval_json_with(file, &["--bytes", "64M", "--op", "all-to-all"]);
+        let total = f64_of(&e["cost_usd"]["total"]);
+        let gpus = f64_of(&e["gpus"]);
+        let expected = [
+            ("gpus", gpus),
+            ("bisection_gbit_s", f64_of(&e["bisection_gbit_s"])),
+            ("bisection_ratio", f64_of(&e["bisection_ratio"])),
+            ("total_cost_usd", total),
+            ("cost_per_gpu_usd", total / gpus),
+            ("switch_cost_share", f64_of(&e["switch_cost_share"])),
+            ("network_cost_share", f64_of(&e["network_cost_share"])),
+            ("power_w", f64_of(&e["power_w"])),
+            ("all_reduce_time_us", f64_of(&e["collective"]["time_us"])),
+            (
+                "all_reduce_busbw_gbyte_s",
+                f64_of(&e["collective"]["busbw_gbyte_s"]),
+            ),
+            ("all_to_all_time_us", f64_of(&a2a["collective"]["time_us"])),
+            ("advice_items", e["advice"].as_array().unwrap().len() as f64),
+        ];
+        for (key, want) in expected {
+            let got = row(key).1[col].unwrap_or_else(|| panic!("{key} undefined"));
+            assert!(
+                close(got, want),
+                "{key} of {}: {got} vs eval {want}",
+                file.display()
+            );
+        }
+    }
+    // Deltas against the first file: none for it, (b − a) / a for the second.
+    for (key, values, deltas) in &rows {
+        assert_eq!(deltas[0], None, "{key}");
+        if let (Some(x), Some(y)) = (values[0], values[1])
+            && x != 0.0
+        {
+            assert!(close(deltas[1].unwrap(), (y - x) / x), "{key}");
+        }
+    }
+    // 8 GPUs against 32: +300 %.
+    assert_eq!(row("gpus").1, [Some(8.0), Some(32.0)]);
+    assert_eq!(row("gpus").2, [None, Some(3.0)]);
+
+    // The second file as baseline: the first one's GPU delta is (8 − 32) / 32.
+    let rows = compare_csv(&[path_str(&a), path_str(&b), "--baseline", "2"]);
+    assert_eq!(rows[0].2, [Some(-0.75), None]);
+}
+
+#[test]
+fn compare_as_markdown() {
+    let a = preset("rtx4090-pair-25gbe.ron");
+    let b = preset("hgx-h100-x4-roce.ron");
+    let o = railyard(&["compare", path_str(&a), path_str(&b), "--markdown"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "| Figure | rtx4090-pair-25gbe (baseline) | hgx-h100-x4-roce |"
+    );
+    assert_eq!(lines.len(), 2 + 12, "{text}");
+    assert_eq!(lines[2], "| GPUs | 8 | 32 (+300.0 %) |");
+    assert!(lines.iter().all(|l| l.starts_with('|') && l.ends_with('|')));
+
+    let refused: &[&[&str]] = &[
+        &["compare", path_str(&a)],
+        &["compare", path_str(&a), path_str(&b), "--baseline", "3"],
+        &["compare", path_str(&a), path_str(&b), "--baseline", "0"],
+        &["compare", path_str(&a), path_str(&b), "--markdown", "--csv"],
+        &["compare", path_str(&a), "/nonexistent/b.ron"],
+    ];
+    for args in refused {
+        assert_refused(&railyard(args));
+    }
+}
+
+/// What an SVG holds, read with a real XML parser (which refuses a malformed document).
+#[derive(Debug, Default)]
+struct SvgSummary {
+    /// `data-id` of every element with class `device`, in document order.
+    devices: Vec<String>,
+    /// (`data-id`, `stroke`) of every element with class `link`.
+    links: Vec<(String, String)>,
+    /// The text of every `<text>` element, entities resolved.
+    texts: Vec<String>,
+}
+
+fn read_svg(text: &str) -> SvgSummary {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    reader.config_mut().check_end_names = true;
+    let mut summary = SvgSummary::default();
+    let mut depth = 0usize;
+    let mut root_seen = false;
+    let mut in_text: Option<String> = None;
+    loop {
+        let event = reader
+            .read_event()
+            .unwrap_or_else(|e| panic!("malformed SVG at byte {}: {e}", reader.buffer_position()));
+        let element = match &event {
+            Event::Start(e) | Event::Empty(e) => Some(e.clone()),
+            _ => None,
+        };
+        if let Some(e) = element {
+            if depth == 0 {
+                assert!(!root_seen, "more than one root element");
+                assert_eq!(e.name().as_ref(), b"svg");
+                root_seen = true;
+            }
+            let attr = |name: &str| {
+                e.try_get_attribute(name)
+                    .unwrap()
+                    .map(|a| a.unescape_value().unwrap().into_owned())
+            };
+            match attr("class").as_deref() {
+                Some("device") => summary.devices.push(attr("data-id").unwrap()),
+                Some("link") => summary
+                    .links
+                    .push((attr("data-id").unwrap(), attr("stroke").unwrap())),
+                _ => {}
+            }
+            if e.name().as_ref() == b"text" && matches!(event, Event::Start(_)) {
+                in_text = Some(String::new());
+            }
+        }
+        match event {
+            Event::Start(_) => depth += 1,
+            Event::End(e) => {
+                depth -= 1;
+                if e.name().as_ref() == b"text" {
+                    summary.texts.push(in_text.take().unwrap());
+                }
+            }
+            Event::Text(t) => {
+                if let Some(s) = in_text.as_mut() {
+                    s.push_str(&t.decode().unwrap());
+                }
+            }
+            Event::GeneralRef(r) => {
+                if let Some(s) = in_text.as_mut() {
+                    let name = r.decode().unwrap();
+                    s.push_str(match name.as_ref() {
+                        "amp" => "&",
+                        "lt" => "<",
+                        "gt" => ">",
+                        "quot" => "\"",
+                        "apos" => "'",
+                        other => panic!("unknown entity {other}"),
+                    });
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert!(root_seen && depth == 0, "unbalanced document");
+    summary
+}
+
+#[test]
+fn export_draws_every_device_and_link_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let star = generate_star(dir.path());
+    // A name that breaks naive XML.
+    let mut design = railyard::io::load_design(&star).unwrap();
+    design.devices[0].name = r#"<GPU & "co"> 'A'"#.to_string();
+    railyard::io::save_design(&star, &design).unwrap();
+
+    let svg = dir.path().join("star.svg");
+    let o = railyard(&["export", path_str(&star), "-o", path_str(&svg)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = read_svg(&std::fs::read_to_string(&svg).unwrap());
+    // 4 nodes and 1 switch; 4 links, each coloured by technology (Ethernet blue).
+    let mut want_devices: Vec<String> = design.devices.iter().map(|d| d.id.to_string()).collect();
+    let mut got_devices = s.devices.clone();
+    want_devices.sort();
+    got_devices.sort();
+    assert_eq!(got_devices, want_devices);
+    assert_eq!(s.devices.len(), 5);
+    let mut link_ids: Vec<&str> = s.links.iter().map(|(id, _)| id.as_str()).collect();
+    link_ids.sort_unstable();
+    assert_eq!(link_ids, ["l0", "l1", "l2", "l3"]);
+    assert!(
+        s.links.iter().all(|(_, stroke)| stroke == "#4285f4"),
+        "{:?}",
+        s.links
+    );
+    assert!(
+        s.texts.iter().any(|t| t == r#"<GPU & "co"> 'A'"#),
+        "{:?}",
+        s.texts
+    );
+
+    // The heatmap: every node sends the same all-reduce load over its one 10 GbE link, so
+    // all four links carry equal load and share one colour, not the technology's blue.
+    let o = railyard(&["export", path_str(&star), "-o", "-", "--heatmap"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let heat = read_svg(&stdout(&o));
+    assert_eq!(heat.links.len(), 4);
+    assert!(
+        heat.links
+            .iter()
+            .all(|(_, c)| c == &heat.links[0].1 && c != "#4285f4")
+    );
+
+    // An NVL72 pod: racks enclose their trays; still one element per device and per link.
+    let pod = preset("gb200-nvl72-pod.ron");
+    let o = railyard(&["export", path_str(&pod), "-o", "-"]);
+    assert!(o.status.success());
+    let design = railyard::io::load_design(&pod).unwrap();
+    let s = read_svg(&stdout(&o));
+    assert_eq!(s.devices.len(), design.devices.len());
+    assert_eq!(s.links.len(), design.links.len());
+
+    // A single GPU has no all-reduce to draw.
+    let o = railyard(&["export", path_str(&star), "-o", "-", "--bytes", "1M"]);
+    assert_refused(&o); // --bytes needs --heatmap
+}

@@ -263,8 +263,23 @@ fn every_link_failed_leaves_nothing_working() {
 
 #[test]
 fn links_that_carry_next_to_nothing_count_as_none() {
-    // Degraded to a trillionth: 400 Gb/s × 1e-12 is 0.4 mb/s, below the 1 Mb/s resolution
-    // of the max-flow. And a lane rate of the smallest positive double.
+    let design = whisper();
+    assert_eq!(railyard::model::validate::validate(&design), Ok(()));
+    let m = evaluate(&design, &catalog());
+    assert_all_finite(&m);
+    assert_eq!(m.bisection.status, BisectionStatus::NoLinks);
+    assert_eq!(m.bisection.value.gbit_s(), 0.0);
+    // The collective must not divide by next to nothing: it refuses.
+    assert!(matches!(
+        all_reduce(&design),
+        Err(CollectiveError::ZeroCapacity { .. })
+    ));
+}
+
+/// Two nodes on a leaf whose cables carry next to nothing: one degraded to a trillionth
+/// (400 Gb/s × 1e-12 = 0.4 mb/s, below the 1 Mb/s resolution of the max-flow), the other
+/// at a lane rate of the smallest positive double.
+fn whisper() -> Design {
     let mut design = Design::new("whisper");
     let a = dgx(&mut design, "a");
     let b = dgx(&mut design, "b");
@@ -281,18 +296,8 @@ fn links_that_carry_next_to_nothing_count_as_none() {
         LinkTech::InfiniBand,
         Bandwidth::from_gbit_s(f64::MIN_POSITIVE),
     );
-    tiny.lanes = 1;
     design.add_link(tiny);
-    assert_eq!(railyard::model::validate::validate(&design), Ok(()));
-    let m = evaluate(&design, &catalog());
-    assert_all_finite(&m);
-    assert_eq!(m.bisection.status, BisectionStatus::NoLinks);
-    assert_eq!(m.bisection.value.gbit_s(), 0.0);
-    // Whatever the collective model makes of it, it is an error or a finite time.
-    match all_reduce(&design) {
-        Ok(t) => assert!(t.is_finite()),
-        Err(e) => assert!(!e.to_string().is_empty()),
-    }
+    design
 }
 
 #[test]
@@ -390,6 +395,28 @@ fn eval_json(dir: &Path, design: &Design) -> serde_json::Value {
     for (field, value) in json["cost_usd"].as_object().unwrap() {
         assert!(value.is_number(), "{}: cost {field} = {value}", design.name);
     }
+    // The collective is there with numbers, or null with the reason beside it.
+    let collective = &json["collective"];
+    if collective.is_null() {
+        let why = json["collective_error"].as_str().unwrap_or_default();
+        assert!(
+            !why.is_empty(),
+            "{}: no collective and no reason",
+            design.name
+        );
+    } else {
+        for field in ["time_us", "latency_us", "algbw_gbyte_s", "busbw_gbyte_s"] {
+            assert!(
+                collective[field].is_number(),
+                "{}: collective {field} = {}",
+                design.name,
+                collective[field]
+            );
+        }
+        for row in collective["bottleneck"].as_array().unwrap() {
+            assert!(row["utilization"].is_number(), "{}: {row}", design.name);
+        }
+    }
     // The table prints the same design without NaN, inf or a panic.
     let table = railyard(&["eval", file.to_str().unwrap()]);
     assert!(table.status.success());
@@ -459,4 +486,9 @@ fn eval_json_prints_null_for_what_is_undefined() {
     assert_eq!(json["bisection_status"], "no-links");
     assert_eq!(json["bisection_ratio"], 0.0);
     assert_eq!(json["bisection_gbit_s"], 0.0);
+    assert!(json["collective"].is_null());
+
+    let json = eval_json(dir.path(), &whisper());
+    assert_eq!(json["bisection_status"], "no-links");
+    assert!(json["collective"].is_null());
 }

@@ -147,7 +147,10 @@ fn window_opens_a_file_given_on_the_command_line() {
     let (status, stderr) = run_binary(display, &[&path_text]);
     assert!(status.success(), "exit status {status}; stderr:\n{stderr}");
     assert!(stderr.contains("first frame drawn"), "stderr:\n{stderr}");
-    assert!(!stderr.contains("tiny.ron"), "the file did not open; stderr:\n{stderr}");
+    assert!(
+        !stderr.contains("tiny.ron"),
+        "the file did not open; stderr:\n{stderr}"
+    );
 
     // A broken file still opens the window, and the terminal names file, line and column.
     let broken = dir.path().join("broken.ron");

@@ -112,12 +112,8 @@ impl Comparison {
 /// The figures of one design, in row order.
 fn figures(design: &Design, catalog: &Catalog, bytes: Bytes) -> Vec<Option<f64>> {
     let m = evaluate(design, catalog);
-    let all_reduce = collective::collective(
-        design,
-        catalog,
-        &CollectiveQuery::new(Op::AllReduce, bytes),
-    )
-    .ok();
+    let all_reduce =
+        collective::collective(design, catalog, &CollectiveQuery::new(Op::AllReduce, bytes)).ok();
     let all_to_all =
         collective::collective(design, catalog, &CollectiveQuery::new(Op::AllToAll, bytes)).ok();
     let advice = collective::advice(design, catalog, None);
@@ -143,10 +139,18 @@ fn row_heads(bytes: Bytes) -> Vec<(&'static str, String, Quantity)> {
     vec![
         ("gpus", "GPUs".into(), Quantity::Count),
         ("bisection_gbit_s", "Bisection".into(), Quantity::GbitS),
-        ("bisection_ratio", "Bisection ratio".into(), Quantity::Fraction),
+        (
+            "bisection_ratio",
+            "Bisection ratio".into(),
+            Quantity::Fraction,
+        ),
         ("total_cost_usd", "Total cost".into(), Quantity::Usd),
         ("cost_per_gpu_usd", "Cost per GPU".into(), Quantity::Usd),
-        ("switch_cost_share", "Switch share".into(), Quantity::Fraction),
+        (
+            "switch_cost_share",
+            "Switch share".into(),
+            Quantity::Fraction,
+        ),
         (
             "network_cost_share",
             "Network share".into(),
@@ -180,7 +184,11 @@ pub fn compare(
     bytes: Bytes,
     baseline: usize,
 ) -> Comparison {
-    let baseline = if baseline < designs.len() { baseline } else { 0 };
+    let baseline = if baseline < designs.len() {
+        baseline
+    } else {
+        0
+    };
     let columns: Vec<Vec<Option<f64>>> = designs
         .iter()
         .map(|(_, d)| figures(d, catalog, bytes))

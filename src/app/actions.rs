@@ -319,7 +319,7 @@ mod tests {
             modifiers,
         });
         let mut found = Vec::new();
-        run_frame(&ctx, input, |ui| {
+        run_frame(ctx, input, |ui| {
             found = triggered_actions(ui.ctx(), state)
                 .into_iter()
                 .map(|t| t.action)

@@ -418,26 +418,27 @@ fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) {
         ui.push_id(i, |ui| {
             ui.horizontal(|ui| {
                 ui.label(format!("{i}"));
-                // Leave room for the GPUDirect box and the remove button.
-                let width = (ui.available_width() - 130.0).max(60.0);
-                ComboBox::from_id_salt("nic")
-                    .selected_text(part_name(catalog, &nic.part))
-                    .width(width)
-                    .truncate()
-                    .show_ui(ui, |ui| {
-                        for (id, name) in parts_of(catalog, PartCategory::Nic) {
-                            ui.selectable_value(&mut nic.part, id.clone(), name);
-                        }
-                    });
-                ui.checkbox(&mut nic.gpudirect, "GPUDirect")
-                    .on_hover_text("GPUDirect RDMA: off means traffic crosses host memory");
-                if ui
-                    .small_button("×")
-                    .on_hover_text("Remove this NIC")
-                    .clicked()
-                {
-                    remove = Some(i);
-                }
+                // Right to left, so the combo box takes whatever width the others leave.
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    if ui
+                        .small_button("×")
+                        .on_hover_text("Remove this NIC")
+                        .clicked()
+                    {
+                        remove = Some(i);
+                    }
+                    ui.checkbox(&mut nic.gpudirect, "GPUDirect")
+                        .on_hover_text("GPUDirect RDMA: off means traffic crosses host memory");
+                    ComboBox::from_id_salt("nic")
+                        .selected_text(part_name(catalog, &nic.part))
+                        .width(ui.available_width())
+                        .truncate()
+                        .show_ui(ui, |ui| {
+                            for (id, name) in parts_of(catalog, PartCategory::Nic) {
+                                ui.selectable_value(&mut nic.part, id.clone(), name);
+                            }
+                        });
+                });
             });
         });
     }

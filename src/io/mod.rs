@@ -5,3 +5,5 @@ pub mod design_file;
 pub mod ron_tree;
 
 pub use design_file::{DesignFileError, load_design, parse_design, save_design};
+pub mod report;
+pub mod svg;

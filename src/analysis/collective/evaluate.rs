@@ -135,7 +135,9 @@ impl<'d> Evaluator<'d> {
         catalog: &Catalog,
         q: &CollectiveQuery,
     ) -> Result<Self, CollectiveError> {
+        let t0 = std::time::Instant::now();
         let fab = fabric::build(design, catalog)?;
+        if std::env::var_os("RY_TIMING").is_some() { eprintln!("build {:?}", t0.elapsed()); }
         let total = fab.gpus.len() as u64;
         if total == 0 {
             return Err(CollectiveError::NoGpus);
@@ -395,6 +397,7 @@ fn make_plans(
     let mut plans = Vec::new();
     let mut first_error: Option<CollectiveError> = None;
     for algorithm in algorithms_for(op, choice, domains) {
+        let t0 = std::time::Instant::now();
         let attempt = algorithms::plan(
             fab,
             &mut router,
@@ -403,7 +406,10 @@ fn make_plans(
             algorithm,
             routing == Routing::Adaptive,
         )
-        .and_then(|p| cost(fab, design, p, arch));
+        ;
+        let t1 = t0.elapsed();
+        let attempt = attempt.and_then(|p| cost(fab, design, p, arch));
+        if std::env::var_os("RY_TIMING").is_some() { eprintln!("{algorithm} plan {t1:?} total {:?}", t0.elapsed()); }
         match attempt {
             Ok(c) => {
                 if protocol.is_none_or(|p| protocols_for(&c.plan).contains(&p)) {
