@@ -8,7 +8,7 @@ use railyard::analysis::evaluate;
 use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, GroupKind, Link,
-    LinkTech, NicSlot, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
+    LinkTech, NicSlot, PartId, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
 };
 use std::hint::black_box;
 
@@ -158,18 +158,20 @@ fn rail_optimized(gpus: usize) -> Design {
     d
 }
 
-/// The rail-optimized template with its default parts (DGX H100 nodes), two tiers while
-/// they fit and three beyond; the local builder stands in if the template refuses.
+/// The rail-optimized template with its default parts (DGX H100 nodes, 64-port QM9700
+/// switches), two tiers while they fit and three beyond; past what those switches reach,
+/// 144-port Q3400s. The local builder stands in if the template refuses.
 fn design_for(gpus: usize, catalog: &Catalog) -> Design {
     let nodes = (gpus / GPUS_PER_NODE) as u32;
-    for tiers in [2, 3] {
+    for (switch, tiers) in [(None, 2), (None, 3), (Some("q3400"), 2), (Some("q3400"), 3)] {
         let mut spec = TemplateSpec::new(Template::RailOptimized);
         spec.nodes = Some(nodes);
         spec.tiers = tiers;
+        spec.switch = switch.map(PartId::new);
         match generate(&spec, catalog) {
             Ok(d) if d.gpu_count() == gpus as u64 => return d,
             Ok(d) => eprintln!("template gave {} GPUs for {gpus}", d.gpu_count()),
-            Err(e) => eprintln!("template, {tiers} tiers, {gpus} GPUs: {e}"),
+            Err(e) => eprintln!("template, {switch:?}, {tiers} tiers, {gpus} GPUs: {e}"),
         }
     }
     eprintln!("{gpus} GPUs: using the local builder");
@@ -178,6 +180,51 @@ fn design_for(gpus: usize, catalog: &Catalog) -> Design {
 
 fn structural(c: &mut Criterion) {
     let catalog = Catalog::builtin();
+    if std::env::var_os("SANITY").is_some() {
+        for (t, nodes, tiers, over, sw) in [
+            (Template::FatTree, 64u32, 2u8, 3.0, None),
+            (Template::FatTree, 256, 2, 1.0, None),
+            (Template::FatTree, 512, 3, 1.0, None),
+            (Template::FatTree, 96, 2, 2.0, None),
+            (Template::RailOptimized, 128, 2, 1.0, None),
+            (Template::RailOptimized, 64, 2, 3.0, None),
+            (Template::RailOptimized, 1024, 3, 1.0, None),
+            (Template::RailOptimized, 1024, 3, 3.0, None),
+            (Template::RailOptimized, 512, 3, 2.0, Some("q3400")),
+            (Template::RailOnly, 64, 2, 1.0, None),
+            (Template::RailOnly, 16, 1, 1.0, None),
+            (Template::Ring, 8, 2, 1.0, None),
+            (Template::Mesh, 4, 2, 1.0, None),
+            (Template::Nvl72, 4, 2, 1.0, None),
+            (Template::Star, 8, 2, 1.0, None),
+        ] {
+            let mut spec = TemplateSpec::new(t);
+            spec.nodes = Some(nodes);
+            spec.tiers = tiers;
+            spec.oversubscription = over;
+            spec.switch = sw.map(PartId::new);
+            match generate(&spec, &catalog) {
+                Ok(d) => {
+                    let t0 = std::time::Instant::now();
+                    let b = bisection(&d, &catalog);
+                    if t == Template::FatTree && over == 3.0 {
+                        for dev in &d.devices {
+                            if let DeviceKind::Switch(sw) = &dev.kind {
+                                let mut down = 0; let mut up = 0;
+                                for l in d.links_of(dev.id) {
+                                    let other = l.other_end(dev.id).unwrap().device;
+                                    match d.device(other).map(|x| &x.kind) { Some(DeviceKind::GpuNode(_)) => down += 1, _ => up += 1 }
+                                }
+                                eprintln!("  {} {:?} down {down} other {up}", dev.name, sw.role);
+                            }
+                        }
+                    }
+                    eprintln!("SANITY {} n={nodes} tiers={tiers} over={over}: {} links, {} of {} ratio {:?} {} in {:?}", t.cli_name(), d.links.len(), b.value, b.full, b.ratio, b.status, t0.elapsed());
+                }
+                Err(e) => eprintln!("SANITY {} n={nodes}: {e}", t.cli_name()),
+            }
+        }
+    }
     let mut group = c.benchmark_group("structural");
     group.sample_size(10);
     for gpus in [1_024usize, 16_384, 131_072] {

@@ -11,6 +11,8 @@
 //!                                     designs side by side, changes against a baseline
 //! railyard export FILE -o FILE.svg [--heatmap]
 //!                                     the diagram as SVG, links by technology or load
+//! railyard report FILE [MORE ...] -o FILE.md
+//!                                     Markdown report (and its SVG diagram next to it)
 //! railyard catalog [--json]           the parts catalog
 //! ```
 //!
@@ -144,6 +146,20 @@ enum Command {
         heatmap: bool,
         /// Message size of the heatmap's all-reduce.
         #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes, requires = "heatmap")]
+        bytes: Bytes,
+    },
+    /// Write a Markdown report of a design (and a comparison with more designs), with its
+    /// diagram as an SVG next to it.
+    Report {
+        /// The design file, then any designs to compare it with.
+        #[arg(value_name = "FILE", num_args = 1.., required = true)]
+        files: Vec<PathBuf>,
+        /// The Markdown file to write; the diagram goes next to it with `.svg` (`-` prints
+        /// the report without a diagram).
+        #[arg(short, long, value_name = "FILE.md")]
+        output: PathBuf,
+        /// Message size of the collectives.
+        #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
         bytes: Bytes,
     },
     /// List the parts catalog: id, category, model, price, power.
@@ -444,6 +460,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             heatmap,
             bytes,
         }) => run_export(&file, &output, heatmap.then_some(bytes), &catalog),
+        Some(Command::Report {
+            files,
+            output,
+            bytes,
+        }) => run_report(&files, &output, bytes, &catalog),
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
     }
 }
@@ -1106,6 +1127,71 @@ fn run_export(
         output.display(),
         count_of(design.devices.len(), "device", "devices"),
         count_of(design.links.len(), "link", "links")
+    );
+    Ok(())
+}
+
+fn run_report(
+    files: &[PathBuf],
+    output: &Path,
+    bytes: Bytes,
+    catalog: &Catalog,
+) -> anyhow::Result<()> {
+    use crate::io::report::{ReportInput, render_report};
+    let Some(file) = files.first() else {
+        bail!("give at least one design file");
+    };
+    let design = load(file)?;
+    let comparison = if files.len() > 1 {
+        Some(comparison(files, bytes, 0, catalog)?)
+    } else {
+        None
+    };
+    let metrics = evaluate(&design, catalog);
+    let result = collective::collective(
+        &design,
+        catalog,
+        &CollectiveQuery::new(Op::AllReduce, bytes),
+    );
+    let error_text = result.as_ref().err().map(ToString::to_string);
+    let advice = collective::advice(&design, catalog, None);
+    let bom = bom_lines(&design, catalog);
+    let to_stdout = output.as_os_str() == "-";
+    let diagram_path = output.with_extension("svg");
+    let diagram_name = diagram_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let file_text = file.display().to_string();
+    let report = render_report(&ReportInput {
+        file: &file_text,
+        design: &design,
+        metrics: &metrics,
+        collective: match (&result, &error_text) {
+            (Ok(r), _) => Ok(r),
+            (Err(_), Some(e)) => Err(e.as_str()),
+            (Err(_), None) => Err("not modelled"),
+        },
+        advice: &advice,
+        bom: &bom,
+        comparison: comparison.as_ref(),
+        diagram: if to_stdout {
+            None
+        } else {
+            diagram_name.as_deref()
+        },
+    });
+    if to_stdout {
+        return write_stdout(&report);
+    }
+    let svg = design_svg(file, &design, None, catalog)?;
+    write_atomically(&diagram_path, svg.as_bytes())
+        .with_context(|| format!("could not write {}", diagram_path.display()))?;
+    write_atomically(output, report.as_bytes())
+        .with_context(|| format!("could not write {}", output.display()))?;
+    eprintln!(
+        "railyard: wrote {} and {}",
+        output.display(),
+        diagram_path.display()
     );
     Ok(())
 }

@@ -13,6 +13,7 @@ use railyard::app::{Prefs, RailyardApp};
 use railyard::model::command::Command;
 use railyard::model::factory::default_link;
 use railyard::model::{Bandwidth, Catalog, DeviceId, DeviceKind, LinkId, LinkState, PartId};
+use std::collections::{BTreeSet, HashSet};
 use std::time::{Duration, Instant};
 
 const WINDOW: Vec2 = Vec2::new(1440.0, 900.0);
@@ -462,6 +463,66 @@ fn closing_with_unsaved_changes_asks_first() {
     harness.step();
     assert!(root_commands(&harness).contains(&ViewportCommand::Close));
     assert_eq!(harness.state().document().design().devices.len(), 1);
+}
+
+#[test]
+fn sidebar_points_at_the_cut_the_checks_and_the_bottleneck() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+
+    // Hovering the bisection figure highlights the cut on the canvas: a star of 4 nodes on
+    // one switch is cut between 2 nodes and the rest, through 2 × 8 links.
+    let cut: HashSet<LinkId> = analysis.metrics.bisection.cut_links.iter().copied().collect();
+    assert_eq!(cut.len(), 16);
+    // 16 links × 400 Gb/s, and full bisection is 16 GPUs × one 400G NIC each.
+    assert_eq!(analysis.metrics.bisection.value.gbit_s(), 6400.0);
+    assert_eq!(analysis.metrics.bisection.full.gbit_s(), 6400.0);
+    harness.get_by_label_contains("Bisection ").hover();
+    harness.run();
+    assert_eq!(harness.state().highlighted_links(), &cut);
+
+    // Clicking the bottleneck selects the links running at full load.
+    let result = analysis
+        .collective
+        .as_ref()
+        .and_then(|c| c.as_ref().ok())
+        .expect("a collective result");
+    let busiest: BTreeSet<LinkId> = result
+        .bottleneck
+        .iter()
+        .filter(|l| l.utilization >= 0.999)
+        .filter_map(|l| l.link)
+        .collect();
+    assert!(!busiest.is_empty());
+    harness.get_by_label_contains("Bottleneck:").click();
+    harness.run();
+    assert_eq!(harness.state().canvas_state().selection.links, busiest);
+}
+
+#[test]
+fn clicking_a_check_selects_what_it_is_about() {
+    let mut harness = harness(app());
+    // Two DGX H100 and nothing between them: their GPUs cannot reach each other.
+    for _ in 0..2 {
+        harness.state_mut().add_part(&PartId::new("dgx-h100"));
+        harness.run();
+    }
+    harness.state_mut().canvas_state_mut().selection.clear();
+    wait_for_analysis(&mut harness);
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    let check = analysis
+        .metrics
+        .checks
+        .iter()
+        .find(|c| !c.devices.is_empty())
+        .expect("a check about some devices")
+        .clone();
+    harness.get_by_label(&check.message).click();
+    harness.run();
+    let selection = &harness.state().canvas_state().selection;
+    assert_eq!(selection.devices, check.devices.iter().copied().collect());
+    assert_eq!(selection.links, check.links.iter().copied().collect());
 }
 
 /// Renders a preset with the window's real panels and compares it with the stored image.

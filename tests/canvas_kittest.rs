@@ -371,3 +371,113 @@ fn zoom_to_fit_frames_every_device() {
     let widest = 1000.0 / 6220.0;
     assert!(zoom <= widest && zoom > 0.95 * widest, "zoom {zoom}");
 }
+
+/// Renders a mixed design and a generated rail-optimized fabric to PNGs for a look by eye:
+/// `cargo test --test canvas_kittest -- --ignored render` (needs a Vulkan driver such as
+/// Mesa's lavapipe). Writes target/canvas-mixed.png and target/canvas-rail.png.
+#[test]
+#[ignore = "renders with wgpu; run by hand to look at the canvas"]
+fn render_canvas_to_png() {
+    use railyard::app::canvas::arrange_by_tier;
+    use railyard::generate::{Template, TemplateSpec, generate};
+    use railyard::model::factory::{default_link, devices_from_part};
+    use railyard::model::{DeviceKind, GroupKind, LinkState, SwitchRole};
+
+    let catalog = Catalog::builtin();
+    let mut d = Design::new("mixed");
+    let rack_a = d.add_group("rack-a", GroupKind::Rack);
+    let rack_b = d.add_group("rack-b", GroupKind::Rack);
+    let mut add = |d: &mut Design, part: &str| {
+        let id = d.next_device_id();
+        for dev in devices_from_part(
+            &catalog,
+            &PartId::new(part),
+            id,
+            format!("{part}-{}", id.0),
+            Pos::default(),
+        )
+        .unwrap()
+        {
+            d.insert_device(dev);
+        }
+        id
+    };
+    let spine = add(&mut d, "qm9700");
+    let leaves: Vec<DeviceId> = (0..4).map(|_| add(&mut d, "qm9700")).collect();
+    for (rail, leaf) in leaves.iter().enumerate() {
+        if let DeviceKind::Switch(s) = &mut d.device_mut(*leaf).unwrap().kind {
+            s.rail = Some(rail as u32);
+        }
+    }
+    if let DeviceKind::Switch(s) = &mut d.device_mut(spine).unwrap().kind {
+        s.role = SwitchRole::Spine;
+    }
+    let nodes: Vec<DeviceId> = (0..4).map(|_| add(&mut d, "dgx-h100")).collect();
+    for (k, n) in nodes.iter().enumerate() {
+        d.device_mut(*n).unwrap().group = Some(if k < 2 { rack_a } else { rack_b });
+    }
+    let nvl = add(&mut d, "gb200-nvl72");
+    let mac_a = add(&mut d, "mac-studio-m3-ultra");
+    let mac_b = add(&mut d, "mac-studio-m3-ultra");
+    let ws = add(&mut d, "rtx-4090");
+    let eth = add(&mut d, "crs317-16x10g");
+    let mut link = |d: &mut Design, a: DeviceId, b: DeviceId| {
+        let l = default_link(d, &catalog, a, b).unwrap();
+        let id = l.id;
+        d.insert_link(l);
+        id
+    };
+    for leaf in &leaves {
+        link(&mut d, *leaf, spine);
+        for n in &nodes {
+            link(&mut d, *n, *leaf);
+        }
+    }
+    for tray in 1..=3 {
+        link(&mut d, DeviceId(nvl.0 + tray), nvl);
+    }
+    let tb = link(&mut d, mac_a, mac_b);
+    link(&mut d, ws, eth);
+    link(&mut d, mac_a, eth);
+    let failed = d.links[2].id;
+    d.link_mut(failed).unwrap().state = LinkState::Failed;
+    let degraded = d.links[7].id;
+    d.link_mut(degraded).unwrap().state = LinkState::Degraded { fraction: 0.5 };
+    let arrange = arrange_by_tier(&d, &catalog);
+    arrange.apply(&mut d).unwrap();
+
+    let mut mixed = App {
+        design: d,
+        history: History::default(),
+        canvas: CanvasState::default(),
+        catalog: catalog.clone(),
+        statuses: vec![],
+        no_highlight: HashSet::new(),
+    };
+    zoom_to_fit(&mixed.design, &mut mixed.canvas);
+    mixed.canvas.selection.devices.insert(nodes[1]);
+    mixed.canvas.selection.links.insert(tb);
+
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(32);
+    let rail = generate(&spec, &catalog).unwrap();
+    let mut rail_app = App {
+        design: rail,
+        history: History::default(),
+        canvas: CanvasState::default(),
+        catalog,
+        statuses: vec![],
+        no_highlight: HashSet::new(),
+    };
+    zoom_to_fit(&rail_app.design, &mut rail_app.canvas);
+
+    for (name, app) in [("mixed", mixed), ("rail", rail_app)] {
+        let mut h = harness(app);
+        h.set_size(vec2(1600.0, 1000.0));
+        h.run();
+        let image = h.render().expect("rendering needs a wgpu adapter");
+        let path = format!("{}/target/canvas-{name}.png", env!("CARGO_MANIFEST_DIR"));
+        image.save(&path).unwrap();
+        eprintln!("wrote {path}");
+    }
+}

@@ -970,7 +970,100 @@ fn export_draws_every_device_and_link_once() {
     assert_eq!(s.devices.len(), design.devices.len());
     assert_eq!(s.links.len(), design.links.len());
 
-    // A single GPU has no all-reduce to draw.
+    // --bytes sizes the heatmap's all-reduce, so it needs --heatmap.
     let o = railyard(&["export", path_str(&star), "-o", "-", "--bytes", "1M"]);
-    assert_refused(&o); // --bytes needs --heatmap
+    assert_refused(&o);
+}
+
+/// `$12,345` for 12345.4, as a person reads a dollar figure.
+fn dollars(x: f64) -> String {
+    let digits = (x.round() as i64).to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("${out}")
+}
+
+#[test]
+fn report_has_every_section_with_evals_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = generate_pair(dir.path());
+    let other = preset("rtx4090-pair-25gbe.ron");
+    let md = dir.path().join("r.md");
+    let o = railyard(&[
+        "report",
+        path_str(&pair),
+        path_str(&other),
+        "-o",
+        path_str(&md),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&md).unwrap();
+    let headings: Vec<&str> = text.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(
+        headings,
+        [
+            "## Summary",
+            "## Metrics",
+            "## Collective",
+            "## Advice",
+            "## Bill of materials",
+            "## Comparison",
+            "## Diagram"
+        ]
+    );
+
+    let e = eval_json(&pair, &[]);
+    let has = |line: &str| {
+        assert!(
+            text.lines().any(|l| l == line),
+            "no line `{line}` in\n{text}"
+        )
+    };
+    has("| GPUs | 4 |");
+    has("| Nodes | 2 |");
+    has("| Switches | 1 |");
+    has("| Links | 2 |");
+    // One 10 GbE link per side of the cut.
+    assert_eq!(e["bisection_gbit_s"], 10.0);
+    has("| Bisection (per direction) | 10 Gb/s |");
+    let total = f64_of(&e["cost_usd"]["total"]);
+    has(&format!("| Total cost | {} |", dollars(total)));
+    has(&format!("| Cost per GPU | {} |", dollars(total / 4.0)));
+    let c = &e["collective"];
+    has(&format!(
+        "| {:.2} | {:.2} | {:.2} |",
+        f64_of(&c["time_us"]),
+        f64_of(&c["algbw_gbyte_s"]),
+        f64_of(&c["busbw_gbyte_s"])
+    ));
+    // BOM: 4 parts (workstation, GPU, switch, DAC), 2 + 4 + 1 + 2 = 9 units.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&format!("| **Total** | 4 | 9 | **{}** |", dollars(total)))),
+        "{text}"
+    );
+    // The comparison is the one `compare --markdown` prints.
+    let o = railyard(&["compare", path_str(&pair), path_str(&other), "--markdown"]);
+    assert!(text.contains(&stdout(&o)));
+
+    // The diagram sits next to the report and is linked from it.
+    has("![Diagram of star: 2 × workstation](r.svg)");
+    let svg = read_svg(&std::fs::read_to_string(dir.path().join("r.svg")).unwrap());
+    assert_eq!(svg.devices.len(), 3);
+    assert_eq!(svg.links.len(), 2);
+
+    // One design: no comparison.
+    let o = railyard(&["report", path_str(&pair), "-o", "-"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(text.contains("## Collective") && !text.contains("## Comparison"));
+    assert!(!text.contains("## Diagram"));
+
+    assert_refused(&railyard(&["report", path_str(&pair)])); // no -o
+    assert_refused(&railyard(&["report", "/nonexistent.ron", "-o", "-"]));
 }

@@ -290,7 +290,7 @@ fn whisper() -> Design {
         (s, 0),
         LinkState::Degraded { fraction: 1e-12 },
     );
-    let mut tiny = Link::new(
+    let tiny = Link::new(
         Endpoint::new(b, 0),
         Endpoint::new(s, 1),
         LinkTech::InfiniBand,

@@ -18,7 +18,7 @@ use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::io::design_file::{DesignFileError, MAX_FILE_BYTES, load_design, save_design};
 use railyard::io::parse_design;
 use railyard::model::validate::{MAX_GPUS, ValidationError};
-use railyard::model::{Bytes, Catalog};
+use railyard::model::{Bytes, Catalog, PartId};
 use std::process::Command;
 use std::time::Instant;
 
@@ -50,13 +50,18 @@ fn mib(bytes: Option<u64>) -> String {
     })
 }
 
-/// 16,384 DGX H100 (8 GPUs, 8 rails of 400G NDR) on a rail-optimized InfiniBand fabric.
+/// 16,384 DGX H100 (8 GPUs, 8 rails of 400G) on a rail-optimized RoCE fabric of 64-port
+/// 800G switches split into 128 × 400G: three tiers of radix 128 hold 128³/4 = 524,288
+/// ports. (Three tiers of the 64-port InfiniBand switch hold only 64³/4 = 65,536.)
 #[test]
 #[ignore = "131,072 GPUs: run by hand in release (see the module doc)"]
 fn rail_optimized_131072_gpus_end_to_end() {
     let catalog = Catalog::builtin();
     let mut spec = TemplateSpec::new(Template::RailOptimized);
     spec.nodes = Some(16_384);
+    spec.node = Some(PartId::new("dgx-h100"));
+    spec.nic = Some(PartId::new("cx7-400gbe"));
+    spec.switch = Some(PartId::new("sn5600"));
     spec.tiers = 3;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("rail-131072.ron");

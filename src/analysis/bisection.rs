@@ -10,9 +10,9 @@
 //! fat-tree and rail templates the candidates include the true worst cut.
 
 use super::graph::{FabricGraph, Flow, FlowNetwork, from_mbit};
-use crate::model::{Bandwidth, Catalog, Design, DeviceId, LinkId};
+use crate::model::{Bandwidth, Catalog, Design, DeviceId, GroupId, LinkId};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::collections::hash_map::DefaultHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -527,15 +527,20 @@ impl UnitKeys {
     fn new(design: &Design, graph: &FabricGraph) -> Self {
         let n = graph.units.len();
         let lead = |u: usize| &design.devices[graph.units[u].lead];
+        let parent: HashMap<GroupId, GroupId> = design
+            .groups
+            .iter()
+            .filter_map(|g| Some((g.id, g.parent?)))
+            .collect();
         let root_group = |u: usize| -> (u32, u32) {
             let Some(mut g) = lead(u).group else {
                 return (u32::MAX, u32::MAX);
             };
             let own = g;
             // Bounded walk: a cycle in a hand-edited file must not hang us.
-            for _ in 0..design.groups.len() {
-                match design.group(g).and_then(|grp| grp.parent) {
-                    Some(parent) => g = parent,
+            for _ in 0..parent.len() {
+                match parent.get(&g) {
+                    Some(&up) => g = up,
                     None => break,
                 }
             }

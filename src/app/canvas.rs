@@ -54,11 +54,32 @@ impl Selection {
         self.links.clear();
     }
 
-    /// Drops ids the design no longer has (after a delete or an undo).
+    /// Drops ids the design no longer has (after a delete or an undo). Runs every frame, so
+    /// it walks the sorted ids side by side instead of searching for each.
     pub fn retain_existing(&mut self, design: &Design) {
-        self.devices.retain(|id| design.device(*id).is_some());
-        self.links.retain(|id| design.link(*id).is_some());
+        if !all_present(&self.devices, design.devices.iter().map(|d| d.id)) {
+            self.devices.retain(|id| design.device(*id).is_some());
+        }
+        if !all_present(&self.links, design.links.iter().map(|l| l.id)) {
+            self.links.retain(|id| design.link(*id).is_some());
+        }
     }
+}
+
+/// Whether every id of `wanted` occurs in `present`; both are sorted.
+fn all_present<T: Ord + Copy>(wanted: &BTreeSet<T>, mut present: impl Iterator<Item = T>) -> bool {
+    'next: for &w in wanted {
+        for p in present.by_ref() {
+            if p == w {
+                continue 'next;
+            }
+            if p > w {
+                return false;
+            }
+        }
+        return false;
+    }
+    true
 }
 
 /// What the canvas remembers between frames. `scene_rect` is the visible canvas region
@@ -84,6 +105,8 @@ pub struct Interaction {
     wheel_is_mouse: bool,
     /// Canvas → screen transform of the last frame.
     to_global: Option<TSTransform>,
+    /// Links drawn in the last frame: decides whether their edges are feathered.
+    links_drawn: std::cell::Cell<usize>,
 }
 
 impl Default for Interaction {
@@ -93,6 +116,7 @@ impl Default for Interaction {
             hovered: None,
             wheel_is_mouse: true,
             to_global: None,
+            links_drawn: std::cell::Cell::new(0),
         }
     }
 }
@@ -716,5 +740,43 @@ fn drop_part(
             }));
         }
         Err(e) => events.push(CanvasEvent::Status(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presence_walks_sorted_ids() {
+        let wanted: BTreeSet<u32> = [2, 5, 9].into_iter().collect();
+        assert!(all_present(&wanted, [1, 2, 3, 5, 9, 10].into_iter()));
+        assert!(!all_present(&wanted, [2, 5, 8, 10].into_iter()));
+        assert!(!all_present(&wanted, [2, 5].into_iter()));
+        assert!(all_present(&BTreeSet::new(), std::iter::empty::<u32>()));
+    }
+
+    #[test]
+    fn snapping_lands_the_grabbed_device_on_the_grid() {
+        let mut design = Design::new("t");
+        let catalog = Catalog::builtin();
+        let d = crate::model::factory::device_from_part(
+            &catalog,
+            &PartId::new("qm9700"),
+            DeviceId(0),
+            "s".into(),
+            Pos::new(7.0, 3.0),
+        )
+        .unwrap();
+        design.insert_device(d);
+        // (7, 3) + (25, 30) = (32, 33) snaps to (40, 40): the offset becomes (33, 37).
+        assert_eq!(
+            move_offset(&design, DeviceId(0), Vec2::new(25.0, 30.0), true),
+            Vec2::new(33.0, 37.0)
+        );
+        assert_eq!(
+            move_offset(&design, DeviceId(0), Vec2::new(25.0, 30.0), false),
+            Vec2::new(25.0, 30.0)
+        );
     }
 }

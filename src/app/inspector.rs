@@ -267,14 +267,14 @@ fn device_kind_rows(
     draft: &mut Device,
     gesture: &mut Gesture,
 ) {
-    let (id, name, pos) = (draft.id, draft.name.clone(), draft.pos);
+    let (id, draft_name, pos) = (draft.id, draft.name.clone(), draft.pos);
     match &mut draft.kind {
         DeviceKind::GpuNode(node) => {
             let mut model = node.model.clone();
             if part_row(ui, "Model", catalog, PartCategory::Node, &mut model) {
                 // A different chassis brings its own GPUs, scale-up and NICs, as a fresh drop
                 // of that part would; the node keeps its name, place and NVLink domain.
-                match device_from_part(catalog, &model, id, name, pos) {
+                match device_from_part(catalog, &model, id, draft_name.clone(), pos) {
                     Ok(Device {
                         kind: DeviceKind::GpuNode(mut fresh),
                         ..
@@ -285,8 +285,34 @@ fn device_kind_rows(
                     _ => node.model = model,
                 }
             }
-            part_row(ui, "GPU", catalog, PartCategory::Gpu, &mut node.gpu);
-            number_row(ui, "GPUs", &mut node.gpu_count, 1..=72, "", gesture);
+            let any_gpu = catalog.node(&node.model).is_none_or(|spec| spec.any_gpu);
+            if any_gpu {
+                let mut gpu = node.gpu.clone();
+                if part_row(ui, "GPU", catalog, PartCategory::Gpu, &mut gpu) {
+                    // How the cards talk inside the box follows the card (NVLink bridge,
+                    // PCIe peer-to-peer or not), as a fresh drop of it would have it.
+                    match device_from_part(catalog, &gpu, id, draft_name.clone(), pos) {
+                        Ok(Device {
+                            kind: DeviceKind::GpuNode(fresh),
+                            ..
+                        }) => {
+                            node.gpu = fresh.gpu;
+                            node.scale_up = fresh.scale_up;
+                        }
+                        _ => node.gpu = gpu,
+                    }
+                }
+                number_row(ui, "GPUs", &mut node.gpu_count, 1..=16, "", gesture);
+            } else {
+                ui.label("GPUs");
+                ui.label(format!(
+                    "{} × {}",
+                    node.gpu_count,
+                    part_name(catalog, &node.gpu)
+                ))
+                .on_hover_text("This chassis comes with its GPUs; change the model instead");
+                ui.end_row();
+            }
             ui.label("Inside");
             ui.label(scale_up_text(&node.scale_up));
             ui.end_row();

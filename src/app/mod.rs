@@ -242,6 +242,11 @@ impl RailyardApp {
         &mut self.tabs[self.active].canvas
     }
 
+    /// Links the sidebar asked the canvas to emphasise on the last frame.
+    pub fn highlighted_links(&self) -> &HashSet<LinkId> {
+        &self.highlight
+    }
+
     pub fn status(&self) -> &str {
         &self.status
     }

@@ -1,6 +1,14 @@
-//! Written reports: the comparison table as Markdown, CSV or aligned text. No UI imports.
+//! Written reports: the comparison table as Markdown, CSV or aligned text, and the design
+//! report in Markdown. No UI imports.
 
+use crate::analysis::Metrics;
+use crate::analysis::checks::Severity as CheckSeverity;
+use crate::analysis::collective::{Advice, CollectiveResult, Severity as AdviceSeverity};
 use crate::analysis::compare::Comparison;
+use crate::analysis::cost::{BomCategory, BomLine};
+use crate::model::units::group_thousands;
+use crate::model::{Design, Usd, Watts};
+use std::fmt::Write as _;
 
 /// `|` would end a Markdown table cell; line breaks would end the row.
 fn md_cell(text: &str) -> String {
@@ -108,6 +116,220 @@ pub fn render_text(c: &Comparison) -> String {
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
+    }
+    out
+}
+
+/// Everything a design report shows, computed by the caller with the shared cost model.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportInput<'a> {
+    /// The design file, as the reader should see it named.
+    pub file: &'a str,
+    pub design: &'a Design,
+    pub metrics: &'a Metrics,
+    /// The modelled collective, or why it cannot run.
+    pub collective: Result<&'a CollectiveResult, &'a str>,
+    pub advice: &'a [Advice],
+    pub bom: &'a [BomLine],
+    /// Present when several designs were given.
+    pub comparison: Option<&'a Comparison>,
+    /// Relative path of the diagram to link.
+    pub diagram: Option<&'a str>,
+}
+
+/// Busy resources listed under the collective.
+const REPORT_BOTTLENECK_ROWS: usize = 5;
+
+/// A Markdown report: design summary, metrics, collective, advice, BOM by category,
+/// the comparison and the diagram.
+pub fn render_report(r: &ReportInput<'_>) -> String {
+    use crate::analysis::bisection::BisectionStatus;
+    let m = r.metrics;
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", md_inline(&r.design.name));
+    let _ = writeln!(out, "Design file: `{}`\n", r.file.replace('`', "'"));
+    if !r.design.notes.trim().is_empty() {
+        let _ = writeln!(out, "{}\n", md_inline(r.design.notes.trim()));
+    }
+
+    let _ = writeln!(out, "## Summary\n");
+    let _ = writeln!(out, "| | |\n|:--|--:|");
+    for (label, value) in [
+        ("GPUs", group_thousands(m.gpus as i64)),
+        ("Nodes", group_thousands(m.nodes as i64)),
+        ("Switches", group_thousands(m.switches as i64)),
+        ("Links", group_thousands(m.links as i64)),
+    ] {
+        let _ = writeln!(out, "| {label} | {value} |");
+    }
+
+    let _ = writeln!(out, "\n## Metrics\n");
+    let _ = writeln!(out, "| Figure | Value |\n|:--|--:|");
+    let percent = |x: Option<f64>| x.map_or("—".to_string(), |f| format!("{:.1} %", f * 100.0));
+    let bisection = match m.bisection.status {
+        BisectionStatus::Ok { .. } => m.bisection.value.to_string(),
+        BisectionStatus::NoGpus => "— (no GPUs)".into(),
+        BisectionStatus::SingleUnit => "— (a single unit)".into(),
+        BisectionStatus::NoLinks => "— (no links)".into(),
+        BisectionStatus::NotConnected { .. } => "— (not connected)".into(),
+    };
+    let c = &m.cost;
+    let mut rows = vec![
+        ("Bisection (per direction)", bisection),
+        ("Full bisection", m.bisection.full.to_string()),
+        ("Bisection ratio", percent(m.bisection.ratio)),
+        ("Total cost", c.total.to_string()),
+        (
+            "Cost per GPU",
+            if m.gpus > 0 {
+                Usd(c.total.0 / m.gpus as f64).to_string()
+            } else {
+                "—".into()
+            },
+        ),
+        ("Switch share of cost", percent(m.switch_cost_share)),
+        ("Network share of cost", percent(m.network_cost_share)),
+        ("Power", m.power.to_string()),
+    ];
+    let count = |s: CheckSeverity| m.checks.iter().filter(|c| c.severity == s).count();
+    rows.push((
+        "Checks",
+        format!(
+            "{} errors, {} warnings, {} notes",
+            count(CheckSeverity::Error),
+            count(CheckSeverity::Warning),
+            count(CheckSeverity::Info)
+        ),
+    ));
+    for (label, value) in rows {
+        let _ = writeln!(out, "| {label} | {} |", md_cell(&value));
+    }
+    for check in &m.checks {
+        let _ = writeln!(
+            out,
+            "\n- {:?} `{}`: {}",
+            check.severity,
+            check.code,
+            md_inline(&check.message)
+        );
+    }
+
+    let _ = writeln!(out, "\n## Collective\n");
+    match r.collective {
+        Ok(col) => {
+            let _ = writeln!(
+                out,
+                "{} of {} on {} GPUs: {} algorithm, {} protocol, {} routing.\n",
+                col.op,
+                col.bytes,
+                group_thousands(i64::from(col.gpus)),
+                col.algorithm,
+                col.protocol.label(),
+                col.routing.cli_name()
+            );
+            let _ = writeln!(
+                out,
+                "| Time (µs) | algbw (GB/s) | busbw (GB/s) |\n|--:|--:|--:|\n| {:.2} | {:.2} | {:.2} |\n",
+                col.time_us, col.algbw_gbyte_s, col.busbw_gbyte_s
+            );
+            if !col.bottleneck.is_empty() {
+                let _ = writeln!(out, "| Busiest resource | Utilisation |\n|:--|--:|");
+                for load in col.bottleneck.iter().take(REPORT_BOTTLENECK_ROWS) {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {:.0} % |",
+                        md_cell(&load.label),
+                        load.utilization * 100.0
+                    );
+                }
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(out, "No collective: {}.", md_inline(why));
+        }
+    }
+
+    let _ = writeln!(out, "\n## Advice\n");
+    if r.advice.is_empty() {
+        let _ = writeln!(out, "No findings.");
+    }
+    for a in r.advice {
+        let severity = match a.severity {
+            AdviceSeverity::Critical => "critical",
+            AdviceSeverity::Warning => "warning",
+            AdviceSeverity::Info => "info",
+        };
+        let _ = writeln!(
+            out,
+            "- **{severity}** `{}`: {} — {}",
+            a.code,
+            md_inline(&a.message),
+            md_inline(&a.suggestion)
+        );
+    }
+
+    let _ = writeln!(out, "\n## Bill of materials\n");
+    let _ = writeln!(
+        out,
+        "| Category | Parts | Units | Cost | Power |\n|:--|--:|--:|--:|--:|"
+    );
+    for category in BomCategory::ALL {
+        let lines: Vec<&BomLine> = r.bom.iter().filter(|l| l.category == category).collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let units: u64 = lines.iter().map(|l| l.quantity).sum();
+        let cost: f64 = lines.iter().map(|l| l.extended_price.0).sum();
+        let power: f64 = lines.iter().map(|l| l.total_power.0).sum();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            category.label(),
+            lines.len(),
+            group_thousands(i64::try_from(units).unwrap_or(i64::MAX)),
+            Usd(cost),
+            Watts(power)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "| **Total** | {} | {} | **{}** | {} |",
+        r.bom.len(),
+        group_thousands(
+            i64::try_from(r.bom.iter().map(|l| l.quantity).sum::<u64>()).unwrap_or(i64::MAX)
+        ),
+        c.total,
+        m.power
+    );
+
+    if let Some(comparison) = r.comparison {
+        let _ = writeln!(out, "\n## Comparison\n");
+        out.push_str(&render_markdown(comparison));
+    }
+    if let Some(diagram) = r.diagram {
+        let _ = writeln!(out, "\n## Diagram\n");
+        let _ = writeln!(
+            out,
+            "![Diagram of {}]({})",
+            md_inline(&r.design.name),
+            diagram.replace(' ', "%20")
+        );
+    }
+    out
+}
+
+/// Text inside a paragraph: line breaks become spaces, Markdown's active characters escaped.
+fn md_inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '|' | '#' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
     }
     out
 }

@@ -3,6 +3,7 @@
 //! `LoadBuilder`), so the bandwidth term later is only "most loaded arc / its capacity".
 
 use super::CollectiveError;
+use super::efficiency as eff;
 use super::fabric::{ArcId, Fabric, Intra, NO_ARC, Vx};
 use super::latency::Hw;
 use super::routing::{NetFlow, Router, Unreachable};
@@ -44,22 +45,28 @@ pub(crate) struct Plan {
 }
 
 /// A run of the group's GPUs inside one scale-up domain.
-pub(crate) struct Segment {
-    pub gpus: Vec<u32>,
+pub(crate) struct Segment<'g> {
+    pub gpus: &'g [u32],
 }
 
-pub(crate) fn segments(fab: &Fabric, group: &[u32]) -> Vec<Segment> {
+pub(crate) fn segments<'g>(fab: &Fabric, group: &'g [u32]) -> Vec<Segment<'g>> {
     let mut out: Vec<Segment> = Vec::new();
+    let mut start = 0;
     let mut last = u32::MAX;
-    for &g in group {
+    for (i, &g) in group.iter().enumerate() {
         let d = fab.domain_of_gpu(g);
-        if d != last || out.is_empty() {
-            out.push(Segment { gpus: Vec::new() });
-            last = d;
+        if i > 0 && d != last {
+            out.push(Segment {
+                gpus: &group[start..i],
+            });
+            start = i;
         }
-        if let Some(s) = out.last_mut() {
-            s.gpus.push(g);
-        }
+        last = d;
+    }
+    if start < group.len() {
+        out.push(Segment {
+            gpus: &group[start..],
+        });
     }
     out
 }
@@ -71,7 +78,6 @@ pub(crate) struct LoadBuilder<'a, 'f> {
     adaptive: bool,
     pub loads: Vec<f64>,
     flows: Vec<NetFlow>,
-    path: Vec<(ArcId, f64)>,
     pub intra_hw: Option<Hw>,
     pub uses_net: bool,
     stack_us: f64,
@@ -86,7 +92,6 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             adaptive,
             loads: vec![0.0; fab.arc_count()],
             flows: Vec::new(),
-            path: Vec::new(),
             intra_hw: None,
             uses_net: false,
             stack_us: 0.0,
@@ -94,12 +99,14 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         }
     }
 
+    #[inline]
     fn add(&mut self, arc: ArcId, bytes: f64) {
         if arc != NO_ARC {
             self.loads[arc as usize] += bytes;
         }
     }
 
+    #[inline]
     fn note_hw(&mut self, hw: Option<Hw>) {
         self.intra_hw = match (self.intra_hw, hw) {
             (Some(Hw::Pci), _) | (_, Some(Hw::Pci)) => Some(Hw::Pci),
@@ -109,19 +116,38 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     }
 
     /// A transfer between two GPUs of one scale-up domain.
+    #[inline]
     pub fn intra(&mut self, g: u32, h: u32, bytes: f64) {
         if g == h || bytes == 0.0 {
             return;
         }
-        let hw = self.fab.intra_hw(g, h);
-        self.note_hw(hw);
-        self.path.clear();
-        let mut path = std::mem::take(&mut self.path);
-        self.fab.intra_path(g, h, &mut path);
-        for &(arc, w) in &path {
-            self.add(arc, bytes * w);
+        let fab = self.fab;
+        let (a, b) = (&fab.gpus[g as usize], &fab.gpus[h as usize]);
+        let node = &fab.nodes[a.node as usize];
+        // NVLink through the switch or a bridge; otherwise PCIe, through host memory without
+        // peer-to-peer (its weight: each byte crosses twice).
+        match node.intra {
+            Intra::NvSwitch { .. } => {
+                self.note_hw(Some(Hw::NvLink));
+                self.add(a.su_up, bytes);
+                self.add(b.su_down, bytes);
+            }
+            Intra::BridgePairs if a.node == b.node && a.local / 2 == b.local / 2 => {
+                self.note_hw(Some(Hw::NvLink));
+                self.add(a.su_up, bytes);
+            }
+            Intra::BridgePairs | Intra::Pcie => {
+                self.note_hw(Some(Hw::Pci));
+                let w = if node.p2p {
+                    1.0
+                } else {
+                    1.0 / eff::NO_P2P_SHARE
+                };
+                self.add(a.pcie_up, bytes * w);
+                self.add(b.pcie_down, bytes * w);
+            }
+            Intra::Unified => self.note_hw(None),
         }
-        self.path = path;
     }
 
     fn access_latency(&mut self, arc: ArcId) {
@@ -422,36 +448,33 @@ fn trees(
 ) -> Result<(), CollectiveError> {
     let m = segs.len() as u32;
     let edges = double_tree(m);
-    let group: Vec<u32> = segs.iter().flat_map(|s| s.gpus.iter().copied()).collect();
     let has_nics = fab.nodes.iter().any(|n| !n.nics.is_empty());
     match per_local_gpu {
         false => {
             // Tree over domains per NIC; chains inside each domain.
-            let k = nic_rings(fab, &group);
+            let k = segs
+                .iter()
+                .map(|s| nic_rings(fab, s.gpus))
+                .min()
+                .unwrap_or(1);
             let per = total / 2.0 / f64::from(k);
+            let mut heads: Vec<u32> = Vec::with_capacity(segs.len());
             for c in 0..k {
-                let heads: Vec<u32> = segs
-                    .iter()
-                    .map(|s| {
-                        let i = s
-                            .gpus
-                            .iter()
-                            .position(|&g| fab.gpus[g as usize].nic == Some(c))
-                            .unwrap_or(0);
-                        s.gpus[i]
-                    })
-                    .collect();
+                heads.clear();
                 for s in segs {
                     let i = s
                         .gpus
                         .iter()
                         .position(|&g| fab.gpus[g as usize].nic == Some(c))
                         .unwrap_or(0);
-                    let chain: Vec<u32> = s.gpus[i..].iter().chain(&s.gpus[..i]).copied().collect();
-                    for w in chain.windows(2) {
+                    heads.push(s.gpus[i]);
+                    // The chain starts at the head and wraps around the domain's GPUs.
+                    let len = s.gpus.len();
+                    for j in 0..len.saturating_sub(1) {
+                        let (w0, w1) = (s.gpus[(i + j) % len], s.gpus[(i + j + 1) % len]);
                         // Both trees run the chain: reduce up, broadcast down.
-                        b.intra(w[1], w[0], 2.0 * per);
-                        b.intra(w[0], w[1], 2.0 * per);
+                        b.intra(w1, w0, 2.0 * per);
+                        b.intra(w0, w1, 2.0 * per);
                     }
                 }
                 let nic = has_nics.then_some(c);
@@ -765,7 +788,7 @@ fn nvls_gpu_rate(fab: &Fabric, group: &[u32]) -> f64 {
             let up = if gpu.su_up == NO_ARC {
                 0.0
             } else {
-                fab.arcs[gpu.su_up as usize].usable
+                fab.arc_usable[gpu.su_up as usize]
             };
             up * node.arch.nvls_efficiency()
         })
@@ -786,8 +809,8 @@ fn all_to_all(
     let n = group.len();
     let per = 1.0 / n as f64;
     for s in segs {
-        for &g in &s.gpus {
-            for &h in &s.gpus {
+        for &g in s.gpus {
+            for &h in s.gpus {
                 b.intra(g, h, per);
             }
         }
@@ -796,7 +819,6 @@ fn all_to_all(
         return Ok(());
     }
     let pxn = |node: u32| pxn(fab, node);
-    let proxy = |g: u32, rail: Option<u32>| pxn_proxy(fab, g, rail);
     let remote_pairs: u64 = segs
         .iter()
         .map(|s| s.gpus.len() as u64 * (n - s.gpus.len()) as u64)
@@ -805,12 +827,12 @@ fn all_to_all(
     let aggregated = remote_pairs > EXPLICIT_ALL_TO_ALL_LIMIT && single_node_domains;
     if !aggregated {
         for (si, s) in segs.iter().enumerate() {
-            for &g in &s.gpus {
+            for &g in s.gpus {
                 for (ti, t) in segs.iter().enumerate() {
                     if si == ti {
                         continue;
                     }
-                    for &h in &t.gpus {
+                    for &h in t.gpus {
                         pxn_send(b, fab, g, h, per, key(u64::from(g), u64::from(h), 50))?;
                     }
                 }
@@ -823,13 +845,16 @@ fn all_to_all(
             "{remote_pairs} connections: ECMP hashing of this many flows is even to within a few per cent, so they are spread evenly"
         ));
     }
-    // Aggregated: per node, GPUs in the group and per rail the GPUs each NIC serves.
-    let mut node_gpus: Vec<(u32, Vec<u32>)> = Vec::new();
-    for &g in group {
-        let node = fab.gpus[g as usize].node;
-        match node_gpus.last_mut() {
-            Some((nd, list)) if *nd == node => list.push(g),
-            _ => node_gpus.push((node, vec![g])),
+    // Aggregated: per node, GPUs in the group (a run of it) and per rail the GPUs each NIC
+    // serves.
+    let mut node_gpus: Vec<(u32, &[u32])> = Vec::new();
+    let mut start = 0;
+    for i in 1..=group.len() {
+        if i == group.len()
+            || fab.gpus[group[i] as usize].node != fab.gpus[group[start] as usize].node
+        {
+            node_gpus.push((fab.gpus[group[start] as usize].node, &group[start..i]));
+            start = i;
         }
     }
     let rails = node_gpus
@@ -839,33 +864,41 @@ fn all_to_all(
         .unwrap_or(0)
         .max(1);
     let all_pxn = node_gpus.iter().all(|(nd, _)| pxn(*nd));
-    // receivers[r] = GPUs served by NIC r in each node; total per rail.
-    let count_rail = |list: &[u32], r: usize| -> f64 {
-        list.iter()
-            .filter(|&&h| fab.gpus[h as usize].nic.map_or(r == 0, |x| x as usize == r))
-            .count() as f64
-    };
+    let on_rail = |h: u32, r: usize| fab.gpus[h as usize].nic.map_or(r == 0, |x| x as usize == r);
+    // Per node and rail: GPUs of the group the rail's NIC serves.
+    let mut rail_count = vec![0.0f64; node_gpus.len() * rails];
+    for (i, (_, list)) in node_gpus.iter().enumerate() {
+        let counts = &mut rail_count[i * rails..(i + 1) * rails];
+        for (r, slot) in counts.iter_mut().enumerate() {
+            *slot = list.iter().filter(|&&h| on_rail(h, r)).count() as f64;
+        }
+    }
+    let count_rail = |i: usize, r: usize| rail_count[i * rails + r];
     let total_rail: Vec<f64> = (0..rails)
-        .map(|r| node_gpus.iter().map(|(_, l)| count_rail(l, r)).sum())
+        .map(|r| (0..node_gpus.len()).map(|i| count_rail(i, r)).sum())
         .collect();
     let rail_groups: Vec<Vec<usize>> = if all_pxn {
         (0..rails).map(|r| vec![r]).collect()
     } else {
         vec![(0..rails).collect()]
     };
+    let mut senders: Vec<(Vx, f64)> = Vec::new();
+    let mut receivers: Vec<(Vx, f64)> = Vec::new();
+    let mut proxies: Vec<u32> = Vec::new();
     for rails_here in &rail_groups {
-        let mut senders: Vec<(Vx, f64)> = Vec::new();
-        let mut receivers: Vec<(Vx, f64)> = Vec::new();
-        for (nd, list) in &node_gpus {
+        senders.clear();
+        receivers.clear();
+        for (i, &(nd, list)) in node_gpus.iter().enumerate() {
+            let node = &fab.nodes[nd as usize];
             for &r in rails_here {
-                let nic = (!fab.nodes[*nd as usize].nics.is_empty()).then_some(r as u32);
-                let Some((out, inn, x)) = b.attachment(*nd, nic) else {
+                let nic = (!node.nics.is_empty()).then_some(r as u32);
+                let Some((out, inn, x)) = b.attachment(nd, nic) else {
                     return Err(CollectiveError::NotConnected {
-                        from: fab.nodes[*nd as usize].device,
+                        from: node.device,
                         to: fab.nodes[node_gpus
                             .iter()
-                            .find(|(o, _)| o != nd)
-                            .map_or(*nd, |(o, _)| *o)
+                            .find(|(o, _)| *o != nd)
+                            .map_or(nd, |(o, _)| *o)
                             as usize]
                             .device,
                     });
@@ -873,9 +906,9 @@ fn all_to_all(
                 let send_gpus = if all_pxn {
                     list.len() as f64
                 } else {
-                    count_rail(list, r)
+                    count_rail(i, r)
                 };
-                let recv_gpus = count_rail(list, r);
+                let recv_gpus = count_rail(i, r);
                 // Bytes leaving through this NIC and arriving at it.
                 let out_bytes = if all_pxn {
                     send_gpus * (total_rail[r] - recv_gpus) * per
@@ -885,7 +918,7 @@ fn all_to_all(
                 let in_bytes = recv_gpus * (n - list.len()) as f64 * per;
                 b.add_arc(out, out_bytes);
                 b.add_arc(inn, in_bytes);
-                if let Some(nic) = nic.and_then(|i| fab.nodes[*nd as usize].nics.get(i as usize)) {
+                if let Some(nic) = nic.and_then(|i| node.nics.get(i as usize)) {
                     b.add_arc(nic.pcie_up, out_bytes);
                     b.add_arc(nic.pcie_down, in_bytes);
                 }
@@ -894,15 +927,24 @@ fn all_to_all(
             }
             // GPU PCIe and the PXN hop over NVLink.
             let remote = (n - list.len()) as f64 * per;
+            if all_pxn {
+                // The GPU of this node on each rail (PXN forwards through it).
+                proxies.clear();
+                proxies.extend(rails_here.iter().map(|&r| {
+                    (node.first_gpu..node.first_gpu + node.gpu_count)
+                        .find(|&p| fab.gpus[p as usize].nic == Some(r as u32))
+                        .unwrap_or(u32::MAX)
+                }));
+            }
             for &g in list {
                 let gpu = &fab.gpus[g as usize];
                 if all_pxn {
-                    for &r in rails_here {
-                        let to_rail = (total_rail[r] - count_rail(list, r)) * per;
-                        let p = proxy(g, Some(r as u32));
+                    for (j, &r) in rails_here.iter().enumerate() {
+                        let to_rail = (total_rail[r] - count_rail(i, r)) * per;
+                        let p = if proxies[j] == u32::MAX { g } else { proxies[j] };
                         b.intra(g, p, to_rail);
                         b.add_arc(fab.gpus[p as usize].pcie_up, to_rail);
-                        if gpu.nic.map_or(r == 0, |x| x as usize == r) {
+                        if on_rail(g, r) {
                             b.add_arc(gpu.pcie_down, remote);
                         }
                     }

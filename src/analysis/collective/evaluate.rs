@@ -17,9 +17,45 @@ pub(crate) struct Costed {
     pub plan: Plan,
     /// Seconds per byte of size at full payload (Simple).
     pub spb: f64,
-    /// Per arc: busy seconds per byte of size.
-    pub busy: Vec<(u32, f64)>,
+    /// Per arc: busy seconds per byte of size; worked out when a result needs it.
+    busy: std::cell::OnceCell<Vec<(u32, f64)>>,
     pub arch: ArchRow,
+}
+
+impl Costed {
+    /// Per arc that carries traffic: busy seconds per byte of size, summed over the phases.
+    fn busy(&self, fab: &Fabric) -> &[(u32, f64)] {
+        self.busy.get_or_init(|| {
+            let nvls_eff = self.arch.nvls_efficiency();
+            let mut busy_dense = vec![0.0f64; fab.arc_count()];
+            for phase in &self.plan.phases {
+                for (a, &load) in phase.loads.iter().enumerate() {
+                    if load <= 1e-15 {
+                        continue;
+                    }
+                    let t = load / capacity(fab, a, phase.nvls, nvls_eff);
+                    busy_dense[a] += t * phase.repeat;
+                }
+            }
+            busy_dense
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b > 0.0)
+                .map(|(a, &b)| (a as u32, b))
+                .collect()
+        })
+    }
+}
+
+/// Usable capacity of an arc in a phase (NVLS phases run NVLink ports at NVLS efficiency).
+#[inline]
+fn capacity(fab: &Fabric, a: usize, nvls: bool, nvls_eff: f64) -> f64 {
+    let usable = fab.arc_usable[a];
+    if nvls && fab.arc_nvlink[a] {
+        usable * nvls_eff
+    } else {
+        usable
+    }
 }
 
 pub(crate) struct Evaluator<'d> {
@@ -90,41 +126,27 @@ fn cost(
 ) -> Result<Costed, CollectiveError> {
     let nvls_eff = arch.nvls_efficiency();
     let mut spb = 0.0;
-    let mut busy_dense = vec![0.0f64; fab.arcs.len()];
     for phase in &plan.phases {
         let mut worst = 0.0f64;
         for (a, &load) in phase.loads.iter().enumerate() {
             if load <= 1e-15 {
                 continue;
             }
-            let arc = &fab.arcs[a];
-            let cap = if phase.nvls && arc.nvlink_scale_up {
-                arc.usable * nvls_eff
-            } else {
-                arc.usable
-            };
+            let cap = capacity(fab, a, phase.nvls, nvls_eff);
             // Under a byte per second is no capacity: dividing by it overflows to infinity.
             if cap.is_nan() || cap < 1.0 {
                 return Err(CollectiveError::ZeroCapacity {
-                    resource: resource_label(fab, design, arc.resource),
+                    resource: resource_label(fab, design, fab.arc_resource[a]),
                 });
             }
-            let t = load / cap;
-            worst = worst.max(t);
-            busy_dense[a] += t * phase.repeat;
+            worst = worst.max(load / cap);
         }
         spb += worst * phase.repeat;
     }
-    let busy: Vec<(u32, f64)> = busy_dense
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| **b > 0.0)
-        .map(|(a, &b)| (a as u32, b))
-        .collect();
     Ok(Costed {
         plan,
         spb,
-        busy,
+        busy: std::cell::OnceCell::new(),
         arch,
     })
 }
@@ -261,9 +283,9 @@ impl<'d> Evaluator<'d> {
         const KINDS: usize = 4;
         let mut per_link = vec![0.0f64; self.design.links.len()];
         let mut per_node = vec![0.0f64; fab.nodes.len() * KINDS];
-        for &(a, busy) in &c.busy {
+        for &(a, busy) in c.busy(fab) {
             let u = busy / c.spb;
-            let slot = match fab.arcs[a as usize].resource {
+            let slot = match fab.arc_resource[a as usize] {
                 Resource::Link { index, .. } => &mut per_link[index as usize],
                 Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],
                 Resource::Bridge { node, .. } => &mut per_node[node as usize * KINDS + 1],
@@ -554,14 +576,14 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
             .nics
             .iter()
             .filter_map(|x| x.access)
-            .map(|(out, _, _)| fab.arcs[out as usize].line)
+            .map(|(out, _, _)| fab.arc_line[out as usize])
             .sum();
         if nic > 0.0 {
             nic
         } else {
             nd.other_access
                 .iter()
-                .map(|(out, _, _)| fab.arcs[*out as usize].line)
+                .map(|(out, _, _)| fab.arc_line[*out as usize])
                 .sum()
         }
     };
@@ -572,10 +594,10 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
         let node = &fab.nodes[gpu.node as usize];
         let mut line = 0.0;
         if gpu.su_up != NO_ARC {
-            line += fab.arcs[gpu.su_up as usize].line;
+            line += fab.arc_line[gpu.su_up as usize];
         }
         if matches!(node.intra, Intra::Pcie | Intra::BridgePairs) && gpu.pcie_up != NO_ARC {
-            line += fab.arcs[gpu.pcie_up as usize].line;
+            line += fab.arc_line[gpu.pcie_up as usize];
         }
         if segs.len() > 1 || node.intra == Intra::Unified {
             line += node_net_line(gpu.node as usize) / f64::from(node.gpu_count.max(1));

@@ -6,7 +6,7 @@
 
 use super::CollectiveError;
 use super::efficiency as eff;
-use super::latency::{ArchRow, Hw};
+use super::latency::ArchRow;
 use crate::model::catalog::PartSpec;
 use crate::model::device::pcie_x16_bandwidth;
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, ScaleUp};
@@ -29,17 +29,6 @@ pub(crate) enum Resource {
     NicPcie { node: u32, nic: u32, up: bool },
     /// An NVLink bridge between two cards.
     Bridge { node: u32, from: u32 },
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Arc {
-    /// Usable bytes per second.
-    pub usable: f64,
-    /// Line rate in bytes per second (faults applied), for physical bounds.
-    pub line: f64,
-    pub resource: Resource,
-    /// NVLS efficiency applies to these during NVLS phases.
-    pub nvlink_scale_up: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +101,14 @@ pub(crate) struct AdjGroup {
 }
 
 pub(crate) struct Fabric {
-    pub arcs: Vec<Arc>,
+    /// Per arc: usable bytes per second.
+    pub arc_usable: Vec<f64>,
+    /// Per arc: line rate in bytes per second (faults applied), for physical bounds.
+    pub arc_line: Vec<f64>,
+    /// Per arc: what it stands for.
+    pub arc_resource: Vec<Resource>,
+    /// Per arc: NVLS efficiency applies to it during NVLS phases.
+    pub arc_nvlink: Vec<bool>,
     pub gpus: Vec<Gpu>,
     pub nodes: Vec<Node>,
     pub domains: Vec<Domain>,
@@ -140,7 +136,7 @@ pub(crate) struct Fabric {
 
 impl Fabric {
     pub fn arc_count(&self) -> usize {
-        self.arcs.len()
+        self.arc_usable.len()
     }
 
     pub fn neighbours(&self, v: Vx) -> &[Adj] {
@@ -174,51 +170,6 @@ impl Fabric {
     pub fn domain_of_gpu(&self, g: u32) -> u32 {
         self.node_of_gpu(g).domain
     }
-
-    /// Kind of hop between two GPUs of one domain, for the latency tables.
-    pub fn intra_hw(&self, g: u32, h: u32) -> Option<Hw> {
-        let node = self.node_of_gpu(g);
-        match node.intra {
-            Intra::NvSwitch { .. } => Some(Hw::NvLink),
-            Intra::BridgePairs => {
-                let (a, b) = (&self.gpus[g as usize], &self.gpus[h as usize]);
-                if a.node == b.node && a.local / 2 == b.local / 2 {
-                    Some(Hw::NvLink)
-                } else {
-                    Some(Hw::Pci)
-                }
-            }
-            Intra::Pcie => Some(Hw::Pci),
-            Intra::Unified => None,
-        }
-    }
-
-    /// Arcs of a transfer between two GPUs of one scale-up domain, with the weight each carries
-    /// per byte sent (2 when staged through host memory).
-    pub fn intra_path(&self, g: u32, h: u32, out: &mut Vec<(ArcId, f64)>) {
-        let (a, b) = (&self.gpus[g as usize], &self.gpus[h as usize]);
-        let node = &self.nodes[a.node as usize];
-        match node.intra {
-            Intra::NvSwitch { .. } => {
-                out.push((a.su_up, 1.0));
-                out.push((b.su_down, 1.0));
-            }
-            Intra::BridgePairs if a.node == b.node && a.local / 2 == b.local / 2 => {
-                // Bridge arcs are stored as su_up of the sender (towards its partner).
-                out.push((a.su_up, 1.0));
-            }
-            Intra::BridgePairs | Intra::Pcie => {
-                let w = if node.p2p {
-                    1.0
-                } else {
-                    1.0 / eff::NO_P2P_SHARE
-                };
-                out.push((a.pcie_up, w));
-                out.push((b.pcie_down, w));
-            }
-            Intra::Unified => {}
-        }
-    }
 }
 
 fn usable_bytes_per_s(line_gbit_s: f64, efficiency: f64) -> f64 {
@@ -226,73 +177,163 @@ fn usable_bytes_per_s(line_gbit_s: f64, efficiency: f64) -> f64 {
     if v.is_finite() && v > 0.0 { v } else { 0.0 }
 }
 
+/// A fast, deterministic hasher for the integer keys used while building (twin classes).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FxHasher {
+    hash: u64,
+}
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+
+/// Device index by id: a dense table when ids are compact (the usual case), else a map.
+enum DeviceIndex {
+    Dense(Vec<u32>),
+    Sparse(HashMap<DeviceId, u32, FxBuild>),
+}
+
+impl DeviceIndex {
+    fn new(design: &Design) -> Self {
+        let n = design.devices.len();
+        let max_id = design.devices.iter().map(|d| d.id.0).max().unwrap_or(0) as usize;
+        if max_id <= 4 * n + 1024 {
+            let mut table = vec![u32::MAX; max_id + 1];
+            for (i, d) in design.devices.iter().enumerate() {
+                table[d.id.0 as usize] = i as u32;
+            }
+            DeviceIndex::Dense(table)
+        } else {
+            DeviceIndex::Sparse(
+                design
+                    .devices
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (d.id, i as u32))
+                    .collect(),
+            )
+        }
+    }
+
+    fn get(&self, id: DeviceId) -> Option<usize> {
+        match self {
+            DeviceIndex::Dense(t) => t
+                .get(id.0 as usize)
+                .copied()
+                .filter(|&i| i != u32::MAX)
+                .map(|i| i as usize),
+            DeviceIndex::Sparse(m) => m.get(&id).map(|&i| i as usize),
+        }
+    }
+}
+
+/// A routable link as one device sees it.
+#[derive(Debug, Clone, Copy)]
+struct DevLink {
+    port: u32,
+    out: ArcId,
+    inn: ArcId,
+    far: Vx,
+}
+
 /// Builds the fabric. Errors name unknown parts; nothing here panics on user data.
 pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, CollectiveError> {
     let n_dev = design.devices.len();
-    let index_of: HashMap<DeviceId, usize> = design
-        .devices
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.id, i))
-        .collect();
+    let index_of = DeviceIndex::new(design);
+    let is_switch = |i: usize| matches!(design.devices[i].kind, DeviceKind::Switch(_));
 
     // Links usable for traffic: both ends exist, distinct, not failed, capacity > 0, and not
     // attached to a rack domain device (NVLink inside a rack is modelled from the nodes).
-    let mut routable = vec![false; design.links.len()];
-    let mut link_lossless = vec![true; design.links.len()];
-    let mut arcs: Vec<Arc> = Vec::with_capacity(design.links.len() * 2);
-    let mut link_latency_us = Vec::with_capacity(design.links.len());
+    let n_links = design.links.len();
+    let mut ends: Vec<(u32, u32)> = Vec::with_capacity(n_links);
+    let mut routable = vec![false; n_links];
+    let arc_estimate = n_links * 2 + design.devices.len() * 8;
+    let mut arc_usable: Vec<f64> = Vec::with_capacity(arc_estimate);
+    let mut arc_line: Vec<f64> = Vec::with_capacity(arc_estimate);
+    let mut arc_resource: Vec<Resource> = Vec::with_capacity(arc_estimate);
+    let mut arc_nvlink: Vec<bool> = Vec::with_capacity(arc_estimate);
+    let mut link_latency_us = Vec::with_capacity(n_links);
     let mut switch_latency_us = vec![0.0; n_dev];
+    let mut last_model: Option<(&crate::model::PartId, f64)> = None;
     for (i, d) in design.devices.iter().enumerate() {
         if let DeviceKind::Switch(s) = &d.kind {
-            let spec_latency = catalog
-                .switch(&s.model)
-                .map(|spec| spec.latency_ns / 1000.0)
-                .filter(|v| v.is_finite() && *v > 0.0);
-            switch_latency_us[i] = spec_latency.unwrap_or(f64::NAN);
+            let latency = match last_model {
+                Some((m, v)) if *m == s.model => v,
+                _ => {
+                    let v = catalog
+                        .switch(&s.model)
+                        .map(|spec| spec.latency_ns / 1000.0)
+                        .filter(|v| v.is_finite() && *v > 0.0)
+                        .unwrap_or(f64::NAN);
+                    last_model = Some((&s.model, v));
+                    v
+                }
+            };
+            switch_latency_us[i] = latency;
         }
     }
     for (li, link) in design.links.iter().enumerate() {
-        let ends = (index_of.get(&link.a.device), index_of.get(&link.b.device));
+        let ia = index_of.get(link.a.device);
+        let ib = index_of.get(link.b.device);
         let cap = link.capacity().gbit_s();
-        if let (Some(&ia), Some(&ib)) = ends {
+        let mut lossless = true;
+        if let (Some(ia), Some(ib)) = (ia, ib) {
             let is_domain =
                 |i: usize| matches!(design.devices[i].kind, DeviceKind::NvSwitchDomain(_));
-            let lossless = [ia, ib].iter().all(|&i| match &design.devices[i].kind {
+            lossless = [ia, ib].iter().all(|&i| match &design.devices[i].kind {
                 DeviceKind::Switch(s) => s.features.lossless,
                 _ => true,
             });
-            link_lossless[li] = lossless;
             routable[li] =
                 ia != ib && cap.is_finite() && cap > 0.0 && !is_domain(ia) && !is_domain(ib);
-            for &i in &[ia, ib] {
+            for i in [ia, ib] {
                 if switch_latency_us[i].is_nan() {
                     switch_latency_us[i] = eff::default_switch_latency_us(link.tech);
                 }
             }
+            ends.push((ia as u32, ib as u32));
+        } else {
+            ends.push((u32::MAX, u32::MAX));
         }
-        let e = eff::link_efficiency(link.tech, link.transport, link_lossless[li]);
-        let usable = if routable[li] {
-            usable_bytes_per_s(cap, e)
+        let e = eff::link_efficiency(link.tech, link.transport, lossless);
+        let (usable, line) = if routable[li] {
+            (usable_bytes_per_s(cap, e), usable_bytes_per_s(cap, 1.0))
         } else {
-            0.0
-        };
-        let line = if routable[li] {
-            usable_bytes_per_s(cap, 1.0)
-        } else {
-            0.0
+            (0.0, 0.0)
         };
         let is_nvlink = matches!(link.tech, LinkTech::NvLink | LinkTech::NvLinkBridge);
         for forward in [true, false] {
-            arcs.push(Arc {
-                usable,
-                line,
-                resource: Resource::Link {
-                    index: li as u32,
-                    forward,
-                },
-                nvlink_scale_up: is_nvlink,
+            arc_usable.push(usable);
+            arc_line.push(line);
+            arc_resource.push(Resource::Link {
+                index: li as u32,
+                forward,
             });
+            arc_nvlink.push(is_nvlink);
         }
         link_latency_us.push(
             eff::stack_latency_us(link.tech, link.transport)
@@ -305,20 +346,51 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         }
     }
 
-    // Per device: routable links (arc out, arc in, far end).
-    let mut dev_links: Vec<Vec<(u32, ArcId, ArcId, Vx)>> = vec![Vec::new(); n_dev];
+    // Per device: routable links (port, arc out, arc in, far end), in link order.
+    let mut dl_start = vec![0u32; n_dev + 1];
+    for (li, &(ia, ib)) in ends.iter().enumerate() {
+        if routable[li] {
+            dl_start[ia as usize + 1] += 1;
+            dl_start[ib as usize + 1] += 1;
+        }
+    }
+    for i in 0..n_dev {
+        dl_start[i + 1] += dl_start[i];
+    }
+    let mut fill = dl_start.clone();
+    let mut dev_links = vec![
+        DevLink {
+            port: 0,
+            out: 0,
+            inn: 0,
+            far: 0
+        };
+        dl_start[n_dev] as usize
+    ];
     for (li, link) in design.links.iter().enumerate() {
         if !routable[li] {
             continue;
         }
-        let (Some(&ia), Some(&ib)) = (index_of.get(&link.a.device), index_of.get(&link.b.device))
-        else {
-            continue;
-        };
+        let (ia, ib) = ends[li];
         let (fwd, back) = (2 * li as u32, 2 * li as u32 + 1);
-        dev_links[ia].push((link.a.port, fwd, back, ib as Vx));
-        dev_links[ib].push((link.b.port, back, fwd, ia as Vx));
+        dev_links[fill[ia as usize] as usize] = DevLink {
+            port: link.a.port,
+            out: fwd,
+            inn: back,
+            far: ib,
+        };
+        fill[ia as usize] += 1;
+        dev_links[fill[ib as usize] as usize] = DevLink {
+            port: link.b.port,
+            out: back,
+            inn: fwd,
+            far: ia,
+        };
+        fill[ib as usize] += 1;
     }
+    drop(fill);
+    let links_of =
+        |i: usize| &dev_links[dl_start[i] as usize..dl_start[i + 1] as usize];
 
     // Transit: switches, and GPU nodes cabled only to other GPU nodes or hosts (a Thunderbolt
     // ring of Macs forwards at the IP layer). Nodes on switches never forward: NCCL does not
@@ -328,10 +400,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         transit[i] = match &d.kind {
             DeviceKind::Switch(_) => true,
             DeviceKind::GpuNode(_) => {
-                !dev_links[i].is_empty()
-                    && dev_links[i].iter().all(|&(_, _, _, far)| {
-                        !matches!(design.devices[far as usize].kind, DeviceKind::Switch(_))
-                    })
+                let links = links_of(i);
+                !links.is_empty() && links.iter().all(|l| !is_switch(l.far as usize))
             }
             _ => false,
         };
@@ -342,20 +412,30 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
     let mut nodes: Vec<Node> = Vec::new();
     let mut gpus: Vec<Gpu> = Vec::new();
+    // Consecutive nodes usually share parts: remember the last lookups.
+    let mut last_gpu: Option<(&crate::model::PartId, &crate::model::catalog::GpuSpec)> = None;
+    let mut last_nic: Option<(&crate::model::PartId, Option<u8>)> = None;
     for (i, d) in design.devices.iter().enumerate() {
         let DeviceKind::GpuNode(n) = &d.kind else {
             continue;
         };
-        let gpu_spec = catalog
-            .gpu(&n.gpu)
-            .ok_or_else(|| CollectiveError::UnknownPart {
-                part: n.gpu.to_string(),
-                device: d.id,
-            })?;
+        let gpu_spec = match last_gpu {
+            Some((id, spec)) if *id == n.gpu => spec,
+            _ => {
+                let spec = catalog
+                    .gpu(&n.gpu)
+                    .ok_or_else(|| CollectiveError::UnknownPart {
+                        part: n.gpu.to_string(),
+                        device: d.id,
+                    })?;
+                last_gpu = Some((&n.gpu, spec));
+                spec
+            }
+        };
         let arch = ArchRow::of(gpu_spec.arch);
         let node_index = nodes.len() as u32;
         let rack = n.domain.and_then(|dom| {
-            let di = *index_of.get(&dom)?;
+            let di = index_of.get(dom)?;
             match &design.devices[di].kind {
                 DeviceKind::NvSwitchDomain(nd) => Some((dom, catalog.domain(&nd.model).cloned())),
                 _ => None,
@@ -437,21 +517,19 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
 
         let first_gpu = gpus.len() as u32;
         let k = n.nics.len() as u32;
-        for local in 0..n.gpu_count {
-            let mut push = |usable: f64, resource: Resource, nvl: bool| {
-                let line = if nvl {
-                    usable / eff::NVLINK
-                } else {
-                    usable / eff::PCIE
-                };
-                arcs.push(Arc {
-                    usable,
-                    line,
-                    resource,
-                    nvlink_scale_up: nvl,
-                });
-                arcs.len() as ArcId - 1
+        let mut push = |usable: f64, resource: Resource, nvl: bool| {
+            let line = if nvl {
+                usable / eff::NVLINK
+            } else {
+                usable / eff::PCIE
             };
+            arc_usable.push(usable);
+            arc_line.push(line);
+            arc_resource.push(resource);
+            arc_nvlink.push(nvl);
+            arc_usable.len() as ArcId - 1
+        };
+        for local in 0..n.gpu_count {
             let (su_up, su_down) = match intra {
                 Intra::NvSwitch { .. } => (
                     push(
@@ -526,12 +604,21 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             });
         }
 
+        let links = links_of(i);
         let mut nics = Vec::with_capacity(n.nics.len());
         for (ni, slot) in n.nics.iter().enumerate() {
-            let nic_gen = match catalog.get(&slot.part).map(|p| &p.spec) {
-                Some(PartSpec::Nic(spec)) => spec.pcie_generation,
-                _ => node_pcie_gen,
+            let part_gen = match last_nic {
+                Some((id, g)) if *id == slot.part => g,
+                _ => {
+                    let g = match catalog.get(&slot.part).map(|p| &p.spec) {
+                        Some(PartSpec::Nic(spec)) => Some(spec.pcie_generation),
+                        _ => None,
+                    };
+                    last_nic = Some((&slot.part, g));
+                    g
+                }
             };
+            let nic_gen = part_gen.unwrap_or(node_pcie_gen);
             let share = if slot.gpudirect {
                 1.0
             } else {
@@ -542,31 +629,21 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
                 eff::PCIE * share,
             );
             let line = cap / (eff::PCIE * share);
-            arcs.push(Arc {
-                usable: cap,
-                line,
-                resource: Resource::NicPcie {
+            for up in [true, false] {
+                arc_usable.push(cap);
+                arc_line.push(line);
+                arc_resource.push(Resource::NicPcie {
                     node: node_index,
                     nic: ni as u32,
-                    up: true,
-                },
-                nvlink_scale_up: false,
-            });
-            arcs.push(Arc {
-                usable: cap,
-                line,
-                resource: Resource::NicPcie {
-                    node: node_index,
-                    nic: ni as u32,
-                    up: false,
-                },
-                nvlink_scale_up: false,
-            });
-            let up = arcs.len() as ArcId - 2;
-            let access = dev_links[i]
+                    up,
+                });
+                arc_nvlink.push(false);
+            }
+            let up = arc_usable.len() as ArcId - 2;
+            let access = links
                 .iter()
-                .find(|&&(port, ..)| port == ni as u32)
-                .map(|&(_, out, inn, far)| (out, inn, far));
+                .find(|l| l.port == ni as u32)
+                .map(|l| (l.out, l.inn, l.far));
             nics.push(Nic {
                 pcie_up: up,
                 pcie_down: up + 1,
@@ -574,16 +651,13 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             });
         }
         let nic_ports = k;
-        let mut other_access: Vec<(ArcId, ArcId, Vx)> = dev_links[i]
+        let mut other_access: Vec<(ArcId, ArcId, Vx)> = links
             .iter()
-            .filter(|&&(port, ..)| port >= nic_ports)
-            .map(|&(_, out, inn, far)| (out, inn, far))
+            .filter(|l| l.port >= nic_ports)
+            .map(|l| (l.out, l.inn, l.far))
             .collect();
         if other_access.is_empty() {
-            other_access = dev_links[i]
-                .iter()
-                .map(|&(_, out, inn, far)| (out, inn, far))
-                .collect();
+            other_access = links.iter().map(|l| (l.out, l.inn, l.far)).collect();
         }
         nodes.push(Node {
             device: d.id,
@@ -599,35 +673,48 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         });
     }
 
-    // Routing graph over transit devices, each adjacency sorted by (neighbour class, neighbour).
+    // Routing graph over transit devices.
     let mut raw_adj: Vec<Vec<Adj>> = vec![Vec::new(); n_dev];
-    for (i, links) in dev_links.iter().enumerate() {
-        if !transit[i] {
-            continue;
-        }
-        for &(_, out, inn, far) in links {
-            if transit[far as usize] {
-                raw_adj[i].push(Adj { nbr: far, out, inn });
-            }
-        }
-    }
-    // Twin classes: identical multisets of transit neighbours.
-    let mut class = vec![u32::MAX; n_dev];
-    let mut keys: HashMap<Vec<Vx>, u32> = HashMap::new();
     for i in 0..n_dev {
         if !transit[i] {
             continue;
         }
-        let mut key: Vec<Vx> = raw_adj[i].iter().map(|a| a.nbr).collect();
+        raw_adj[i] = links_of(i)
+            .iter()
+            .filter(|l| transit[l.far as usize])
+            .map(|l| Adj {
+                nbr: l.far,
+                out: l.out,
+                inn: l.inn,
+            })
+            .collect();
+    }
+    // Twin classes: identical multisets of transit neighbours, numbered by first appearance.
+    let mut class = vec![u32::MAX; n_dev];
+    let mut keys: HashMap<Vec<Vx>, u32, FxBuild> = HashMap::default();
+    let mut key: Vec<Vx> = Vec::new();
+    for i in 0..n_dev {
+        if !transit[i] {
+            continue;
+        }
+        key.clear();
+        key.extend(raw_adj[i].iter().map(|a| a.nbr));
         key.sort_unstable();
         let next = keys.len() as u32;
-        class[i] = *keys.entry(key).or_insert(next);
+        class[i] = match keys.get(&key) {
+            Some(&c) => c,
+            None => {
+                keys.insert(key.clone(), next);
+                next
+            }
+        };
     }
     let class_count = keys.len() as u32;
     drop(keys);
 
+    // Each adjacency sorted by (neighbour class, neighbour), in runs of one class.
     let mut adj_start = Vec::with_capacity(n_dev + 1);
-    let mut adj = Vec::new();
+    let mut adj = Vec::with_capacity(raw_adj.iter().map(Vec::len).sum());
     let mut grp_start = Vec::with_capacity(n_dev + 1);
     let mut groups = Vec::new();
     let mut class_rep = vec![u32::MAX; class_count as usize];
@@ -656,6 +743,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     }
     adj_start.push(adj.len() as u32);
     grp_start.push(groups.len() as u32);
+    drop(raw_adj);
 
     let mut class_adj_start = Vec::with_capacity(class_count as usize + 1);
     let mut class_adj = Vec::new();
@@ -676,7 +764,10 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         .collect();
     Ok(Fabric {
         in_network,
-        arcs,
+        arc_usable,
+        arc_line,
+        arc_resource,
+        arc_nvlink,
         gpus,
         nodes,
         domains,

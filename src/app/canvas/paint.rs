@@ -233,9 +233,15 @@ impl Frame<'_> {
         let collapsed = self.layout.is_collapsed();
         let mut seen_block_pairs: HashSet<(usize, usize)> = HashSet::new();
         let width_scale = self.zoom.sqrt().min(1.0);
-        let mut under = Lines::new(self.zoom, 0);
-        let mut lines = Lines::new(self.zoom, design.links.len().min(1 << 16));
+        // Feathered edges only when few links were drawn last frame: with many, plain quads
+        // halve the vertices and nobody can tell.
+        let feather = self.state.interaction.links_drawn.get() <= FEATHERED_LINKS_MAX;
+        let mut under = Lines::new(self.zoom, 0, true);
+        let mut lines = Lines::new(self.zoom, design.links.len().min(1 << 16), feather);
         let mut dashes = Vec::new();
+        let mut drawn = 0;
+        // Most links share a few rates: remember the last width instead of a log per link.
+        let mut last_width = (f64::NAN, 0.0);
         for link in &design.links {
             let Some((ia, ib)) = self.layout.link_ends(&design.devices, link) else {
                 continue;
@@ -255,7 +261,12 @@ impl Frame<'_> {
                     continue;
                 }
             }
-            let width_px = link_width_px_scaled(link, width_scale);
+            let capacity = link.nominal_capacity().gbit_s();
+            if capacity != last_width.0 {
+                last_width = (capacity, link_width_px_scaled(link, width_scale));
+            }
+            let width_px = last_width.1;
+            drawn += 1;
             if !highlight.is_empty() && highlight.contains(&link.id) {
                 under.add(a, b, width_px + 8.0, HIGHLIGHT);
             }
@@ -281,6 +292,7 @@ impl Frame<'_> {
                 }
             }
         }
+        self.state.interaction.links_drawn.set(drawn);
         self.scene.add(under.into_shape());
         self.scene.add(lines.into_shape());
         self.scene.extend(dashes);
@@ -553,6 +565,9 @@ pub(super) fn visible_devices(design: &Design, layout: &Layout, view: Rect) -> V
         .collect()
 }
 
+/// Up to this many links drawn, their edges are feathered (anti-aliased).
+const FEATHERED_LINKS_MAX: usize = 4000;
+
 /// Above this many devices in view, labels are left out: they could not be read anyway.
 const LABELS_MAX: usize = 600;
 
@@ -580,16 +595,19 @@ struct Lines {
     mesh: Mesh,
     /// Canvas units per screen point.
     unit: f32,
+    feather: bool,
 }
 
 impl Lines {
-    fn new(zoom: f32, capacity: usize) -> Self {
+    fn new(zoom: f32, capacity: usize, feather: bool) -> Self {
         let mut mesh = Mesh::default();
-        mesh.reserve_vertices(capacity * 8);
-        mesh.reserve_triangles(capacity * 6);
+        let (vertices, triangles) = if feather { (8, 6) } else { (4, 2) };
+        mesh.reserve_vertices(capacity * vertices);
+        mesh.reserve_triangles(capacity * triangles);
         Self {
             mesh,
             unit: 1.0 / zoom,
+            feather,
         }
     }
 
@@ -606,26 +624,43 @@ impl Lines {
             (color, width_px)
         };
         let normal = egui::vec2(-d.y, d.x) / len;
+        let base = self.mesh.vertices.len() as u32;
+        let vertex = |pos: Pos2, color: Color32| Vertex {
+            pos,
+            uv: WHITE_UV,
+            color,
+        };
+        if !self.feather {
+            let half = normal * (width_px * 0.5 * self.unit);
+            self.mesh.vertices.extend_from_slice(&[
+                vertex(a + half, color),
+                vertex(a - half, color),
+                vertex(b + half, color),
+                vertex(b - half, color),
+            ]);
+            self.mesh.indices.extend_from_slice(&[
+                base,
+                base + 1,
+                base + 2,
+                base + 1,
+                base + 3,
+                base + 2,
+            ]);
+            return;
+        }
         let inner = normal * ((width_px - 1.0) * 0.5 * self.unit);
         let outer = normal * ((width_px + 1.0) * 0.5 * self.unit);
-        let base = self.mesh.vertices.len() as u32;
         let clear = Color32::TRANSPARENT;
-        for (p, c) in [
-            (a + outer, clear),
-            (a + inner, color),
-            (a - inner, color),
-            (a - outer, clear),
-            (b + outer, clear),
-            (b + inner, color),
-            (b - inner, color),
-            (b - outer, clear),
-        ] {
-            self.mesh.vertices.push(Vertex {
-                pos: p,
-                uv: WHITE_UV,
-                color: c,
-            });
-        }
+        self.mesh.vertices.extend_from_slice(&[
+            vertex(a + outer, clear),
+            vertex(a + inner, color),
+            vertex(a - inner, color),
+            vertex(a - outer, clear),
+            vertex(b + outer, clear),
+            vertex(b + inner, color),
+            vertex(b - inner, color),
+            vertex(b - outer, clear),
+        ]);
         for k in 0..3 {
             let (i, j) = (base + k, base + k + 1);
             self.mesh
