@@ -208,6 +208,30 @@ fn structural(c: &mut Criterion) {
                     let t0 = std::time::Instant::now();
                     let b = bisection(&d, &catalog);
                     if t == Template::FatTree && over == 3.0 {
+                        // nodes per leaf
+                        let mut by_leaf: std::collections::BTreeMap<DeviceId, Vec<DeviceId>> = Default::default();
+                        for dev in &d.devices {
+                            if let DeviceKind::GpuNode(_) = dev.kind {
+                                let l = d.links_of(dev.id).next().unwrap().other_end(dev.id).unwrap().device;
+                                by_leaf.entry(l).or_default().push(dev.id);
+                            }
+                        }
+                        let leaves: Vec<Vec<DeviceId>> = by_leaf.into_values().collect();
+                        let full: Vec<&Vec<DeviceId>> = leaves.iter().filter(|l| l.len() == 6).collect();
+                        let small = leaves.iter().find(|l| l.len() == 4).unwrap();
+                        let mut best = f64::MAX;
+                        for mask in 0u32..(1 << full.len()) {
+                            let k = mask.count_ones();
+                            let mut a: Vec<DeviceId> = Vec::new();
+                            for (i, l) in full.iter().enumerate() { if mask >> i & 1 == 1 { a.extend(l.iter()); } }
+                            if k == 5 { a.extend(&small[..2]); }
+                            else if k == 4 { a.extend(small.iter()); if let Some(x) = (0..full.len()).find(|&i| mask >> i & 1 == 0) { a.extend(&full[x][..4]); } }
+                            else { continue; }
+                            if a.len() != 32 { continue; }
+                            let f = railyard::analysis::bisection::partition_flow(&d, &a).unwrap().gbit_s();
+                            best = best.min(f);
+                        }
+                        eprintln!("  structured family min {best}");
                         for dev in &d.devices {
                             if let DeviceKind::Switch(sw) = &dev.kind {
                                 let mut down = 0; let mut up = 0;

@@ -473,7 +473,13 @@ fn sidebar_points_at_the_cut_the_checks_and_the_bottleneck() {
 
     // Hovering the bisection figure highlights the cut on the canvas: a star of 4 nodes on
     // one switch is cut between 2 nodes and the rest, through 2 × 8 links.
-    let cut: HashSet<LinkId> = analysis.metrics.bisection.cut_links.iter().copied().collect();
+    let cut: HashSet<LinkId> = analysis
+        .metrics
+        .bisection
+        .cut_links
+        .iter()
+        .copied()
+        .collect();
     assert_eq!(cut.len(), 16);
     // 16 links × 400 Gb/s, and full bisection is 16 GPUs × one 400G NIC each.
     assert_eq!(analysis.metrics.bisection.value.gbit_s(), 6400.0);
@@ -523,6 +529,47 @@ fn clicking_a_check_selects_what_it_is_about() {
     let selection = &harness.state().canvas_state().selection;
     assert_eq!(selection.devices, check.devices.iter().copied().collect());
     assert_eq!(selection.links, check.links.iter().copied().collect());
+}
+
+/// eframe's storage, in memory.
+#[derive(Default)]
+struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_string(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}
+
+#[test]
+fn preferences_survive_a_restart_but_the_design_does_not() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("kept.ron");
+    railyard::io::save_design(&path, &railyard::model::Design::new("kept")).expect("writes");
+    let mut harness = harness(app());
+    assert!(harness.state_mut().open_path(&path));
+    harness.key_press(Key::H);
+    harness.run();
+    let mut storage = MemoryStorage::default();
+    eframe::App::save(harness.state_mut(), &mut storage);
+
+    let prefs: Prefs = eframe::get_value(&storage, "railyard-prefs").expect("saved prefs");
+    assert!(prefs.heatmap, "the heatmap toggle is remembered");
+    assert_eq!(prefs.recent.len(), 1);
+    assert!(prefs.recent[0].ends_with("kept.ron"));
+    let restarted = RailyardApp::new(Catalog::builtin(), prefs);
+    assert_eq!(restarted.document().design().name, "Untitled");
+    assert!(
+        storage.0.values().all(|v| !v.contains("devices")),
+        "no design in the prefs"
+    );
 }
 
 /// Renders a preset with the window's real panels and compares it with the stored image.

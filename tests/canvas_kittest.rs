@@ -387,7 +387,7 @@ fn render_canvas_to_png() {
     let mut d = Design::new("mixed");
     let rack_a = d.add_group("rack-a", GroupKind::Rack);
     let rack_b = d.add_group("rack-b", GroupKind::Rack);
-    let mut add = |d: &mut Design, part: &str| {
+    let add = |d: &mut Design, part: &str| {
         let id = d.next_device_id();
         for dev in devices_from_part(
             &catalog,
@@ -421,7 +421,7 @@ fn render_canvas_to_png() {
     let mac_b = add(&mut d, "mac-studio-m3-ultra");
     let ws = add(&mut d, "rtx-4090");
     let eth = add(&mut d, "crs317-16x10g");
-    let mut link = |d: &mut Design, a: DeviceId, b: DeviceId| {
+    let link = |d: &mut Design, a: DeviceId, b: DeviceId| {
         let l = default_link(d, &catalog, a, b).unwrap();
         let id = l.id;
         d.insert_link(l);
@@ -471,10 +471,48 @@ fn render_canvas_to_png() {
     };
     zoom_to_fit(&rail_app.design, &mut rail_app.canvas);
 
-    for (name, app) in [("mixed", mixed), ("rail", rail_app)] {
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(256);
+    let big = generate(&spec, &rail_app.catalog).unwrap();
+    let mut big_app = App {
+        design: big,
+        history: History::default(),
+        canvas: CanvasState::default(),
+        catalog: rail_app.catalog.clone(),
+        statuses: vec![],
+        no_highlight: HashSet::new(),
+    };
+    zoom_to_fit(&big_app.design, &mut big_app.canvas);
+
+    // Close up on the mixed design, the pointer over a node: handles and labels.
+    let mut close = App {
+        design: mixed.design.clone(),
+        history: History::default(),
+        canvas: CanvasState::default(),
+        catalog: mixed.catalog.clone(),
+        statuses: vec![],
+        no_highlight: HashSet::new(),
+    };
+    let focus = close.design.device(nodes[0]).unwrap().pos;
+    close.canvas.scene_rect = Rect::from_center_size(
+        Pos2::new(focus.x + 150.0, focus.y - 120.0),
+        vec2(800.0, 500.0),
+    );
+
+    for (name, app) in [
+        ("mixed", mixed),
+        ("rail", rail_app),
+        ("rail-256", big_app),
+        ("close", close),
+    ] {
         let mut h = harness(app);
         h.set_size(vec2(1600.0, 1000.0));
         h.run();
+        if name == "close" {
+            let p = screen(&h, focus.x, focus.y);
+            h.hover_at(p);
+            h.run();
+        }
         let image = h.render().expect("rendering needs a wgpu adapter");
         let path = format!("{}/target/canvas-{name}.png", env!("CARGO_MANIFEST_DIR"));
         image.save(&path).unwrap();

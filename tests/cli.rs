@@ -844,6 +844,7 @@ struct SvgSummary {
 }
 
 fn read_svg(text: &str) -> SvgSummary {
+    use quick_xml::XmlVersion;
     use quick_xml::events::Event;
     let mut reader = quick_xml::Reader::from_str(text);
     reader.config_mut().check_end_names = true;
@@ -866,9 +867,11 @@ fn read_svg(text: &str) -> SvgSummary {
                 root_seen = true;
             }
             let attr = |name: &str| {
-                e.try_get_attribute(name)
-                    .unwrap()
-                    .map(|a| a.unescape_value().unwrap().into_owned())
+                e.try_get_attribute(name).unwrap().map(|a| {
+                    a.normalized_value(XmlVersion::Implicit1_0)
+                        .unwrap()
+                        .into_owned()
+                })
             };
             match attr("class").as_deref() {
                 Some("device") => summary.devices.push(attr("data-id").unwrap()),
@@ -980,7 +983,7 @@ fn dollars(x: f64) -> String {
     let digits = (x.round() as i64).to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -1066,4 +1069,26 @@ fn report_has_every_section_with_evals_numbers() {
 
     assert_refused(&railyard(&["report", path_str(&pair)])); // no -o
     assert_refused(&railyard(&["report", "/nonexistent.ron", "-o", "-"]));
+}
+
+#[test]
+fn a_disconnected_design_has_no_collective_but_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let pair = generate_pair(dir.path());
+    let mut design = railyard::io::load_design(&pair).unwrap();
+    for link in &mut design.links {
+        link.state = railyard::model::LinkState::Failed;
+    }
+    railyard::io::save_design(&pair, &design).unwrap();
+    let j = eval_json(&pair, &[]);
+    assert!(j["collective"].is_null());
+    assert!(
+        j["collective_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("not connected")
+    );
+    // Only the first node's 2 GPUs: they do not need the failed links.
+    let j = eval_json_with(&pair, &["--gpus", "2"]);
+    assert_eq!(j["collective"]["gpus"], 2);
 }

@@ -872,7 +872,9 @@ impl RailyardApp {
             .show(ui, |ui| {
                 palette::palette_ui(ui, &self.catalog, &mut self.palette)
             });
-        self.prefs.palette_width = response.response.rect.width();
+        if let Some(size) = panel_size(ui.ctx(), "palette") {
+            self.prefs.palette_width = size.x;
+        }
         for event in response.inner {
             events.push(match event {
                 PaletteEvent::Add(part) => AppEvent::AddPart(part),
@@ -890,9 +892,9 @@ impl RailyardApp {
         let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
         let catalog = &self.catalog;
         let settings = &mut self.prefs.collective;
-        let mut inspector_height = self.prefs.inspector_height;
+        let inspector_height = self.prefs.inspector_height;
         let mut sidebar_events = Vec::new();
-        let response = egui::Panel::right("sidebar")
+        egui::Panel::right("sidebar")
             .resizable(true)
             .default_size(self.prefs.sidebar_width)
             .size_range(240.0..=560.0)
@@ -918,7 +920,6 @@ impl RailyardApp {
                             })
                             .inner
                     });
-                inspector_height = inspector.response.rect.height();
                 for command in inspector.inner {
                     events.push(AppEvent::Command(command));
                 }
@@ -931,8 +932,12 @@ impl RailyardApp {
                     );
                 });
             });
-        self.prefs.sidebar_width = response.response.rect.width();
-        self.prefs.inspector_height = inspector_height;
+        if let Some(size) = panel_size(ui.ctx(), "sidebar") {
+            self.prefs.sidebar_width = size.x;
+        }
+        if let Some(size) = panel_size(ui.ctx(), "inspector") {
+            self.prefs.inspector_height = size.y;
+        }
         for event in sidebar_events {
             match event {
                 SidebarEvent::Select { devices, links } => {
@@ -1170,6 +1175,12 @@ impl RailyardApp {
             }
         }
     }
+}
+
+/// A panel's size as egui keeps it (outer, what `default_size` takes), so that the saved
+/// preference reopens the panel at exactly the size it had.
+fn panel_size(ctx: &egui::Context, id: &str) -> Option<egui::Vec2> {
+    egui::PanelState::load(ctx, egui::Id::new(id)).map(|s| s.size())
 }
 
 impl eframe::App for RailyardApp {

@@ -188,7 +188,9 @@ impl<'d> Evaluator<'d> {
             q.routing,
             q.protocol,
         )?;
+        let t0 = std::time::Instant::now();
         let (bound, in_network_bound) = busbw_bounds(&fab, &groups[0], q.op);
+        if std::env::var_os("RY_TIMING").is_some() { eprintln!("bounds {:?}", t0.elapsed()); }
         Ok(Evaluator {
             design,
             fab,

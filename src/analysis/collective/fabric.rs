@@ -262,6 +262,7 @@ struct DevLink {
 
 /// Builds the fabric. Errors name unknown parts; nothing here panics on user data.
 pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, CollectiveError> {
+    let __t = std::time::Instant::now();
     let n_dev = design.devices.len();
     let index_of = DeviceIndex::new(design);
     let is_switch = |i: usize| matches!(design.devices[i].kind, DeviceKind::Switch(_));
@@ -271,7 +272,15 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let n_links = design.links.len();
     let mut ends: Vec<(u32, u32)> = Vec::with_capacity(n_links);
     let mut routable = vec![false; n_links];
-    let arc_estimate = n_links * 2 + design.devices.len() * 8;
+    let (mut gpu_total, mut nic_total, mut node_total) = (0usize, 0usize, 0usize);
+    for d in &design.devices {
+        if let DeviceKind::GpuNode(n) = &d.kind {
+            gpu_total += n.gpu_count as usize;
+            nic_total += n.nics.len();
+            node_total += 1;
+        }
+    }
+    let arc_estimate = n_links * 2 + gpu_total * 4 + nic_total * 2;
     let mut arc_usable: Vec<f64> = Vec::with_capacity(arc_estimate);
     let mut arc_line: Vec<f64> = Vec::with_capacity(arc_estimate);
     let mut arc_resource: Vec<Resource> = Vec::with_capacity(arc_estimate);
@@ -346,6 +355,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         }
     }
 
+    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 0 {:?}", __t.elapsed()); }
     // Per device: routable links (port, arc out, arc in, far end), in link order.
     let mut dl_start = vec![0u32; n_dev + 1];
     for (li, &(ia, ib)) in ends.iter().enumerate() {
@@ -392,6 +402,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let links_of =
         |i: usize| &dev_links[dl_start[i] as usize..dl_start[i + 1] as usize];
 
+    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 1 {:?}", __t.elapsed()); }
     // Transit: switches, and GPU nodes cabled only to other GPU nodes or hosts (a Thunderbolt
     // ring of Macs forwards at the IP layer). Nodes on switches never forward: NCCL does not
     // route through a third server.
@@ -407,11 +418,12 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         };
     }
 
+    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 2 {:?}", __t.elapsed()); }
     // Scale-up domains: rack domains by device, every other node on its own.
     let mut domains: Vec<Domain> = Vec::new();
     let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut gpus: Vec<Gpu> = Vec::new();
+    let mut nodes: Vec<Node> = Vec::with_capacity(node_total);
+    let mut gpus: Vec<Gpu> = Vec::with_capacity(gpu_total);
     // Consecutive nodes usually share parts: remember the last lookups.
     let mut last_gpu: Option<(&crate::model::PartId, &crate::model::catalog::GpuSpec)> = None;
     let mut last_nic: Option<(&crate::model::PartId, Option<u8>)> = None;
@@ -673,6 +685,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         });
     }
 
+    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 3 {:?}", __t.elapsed()); }
     // Routing graph over transit devices.
     let mut raw_adj: Vec<Vec<Adj>> = vec![Vec::new(); n_dev];
     for i in 0..n_dev {
@@ -689,6 +702,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             })
             .collect();
     }
+    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 4 {:?}", __t.elapsed()); }
     // Twin classes: identical multisets of transit neighbours, numbered by first appearance.
     let mut class = vec![u32::MAX; n_dev];
     let mut keys: HashMap<Vec<Vx>, u32, FxBuild> = HashMap::default();
@@ -712,6 +726,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let class_count = keys.len() as u32;
     drop(keys);
 
+    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 5 {:?}", __t.elapsed()); }
     // Each adjacency sorted by (neighbour class, neighbour), in runs of one class.
     let mut adj_start = Vec::with_capacity(n_dev + 1);
     let mut adj = Vec::with_capacity(raw_adj.iter().map(Vec::len).sum());
@@ -757,6 +772,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     }
     class_adj_start.push(class_adj.len() as u32);
 
+    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 6 {:?}", __t.elapsed()); }
     let in_network = design
         .devices
         .iter()

@@ -150,10 +150,22 @@ impl Layout {
                 .enumerate()
                 .map(|(k, g)| (g.id, k))
                 .collect();
+            // Far out, a rack collapses into its pod or scalable unit: the outermost group.
+            let root: Vec<usize> = (0..design.groups.len())
+                .map(|mut k| {
+                    for _ in 0..16 {
+                        match design.groups[k].parent.and_then(|p| slot.get(&p)) {
+                            Some(&parent) => k = parent,
+                            None => break,
+                        }
+                    }
+                    k
+                })
+                .collect();
             let mut block_of_group = vec![NO_BLOCK; design.groups.len()];
             block_of = vec![NO_BLOCK; devices.len()];
             for (i, d) in devices.iter().enumerate() {
-                let Some(k) = d.group.and_then(|g| slot.get(&g).copied()) else {
+                let Some(k) = d.group.and_then(|g| slot.get(&g).map(|&k| root[k])) else {
                     continue;
                 };
                 if block_of_group[k] == NO_BLOCK {

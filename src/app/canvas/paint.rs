@@ -100,7 +100,12 @@ fn device_fill(d: &Device) -> Color32 {
 /// Link width on screen: grows with the log of the bandwidth (10G thin, 800G thick), and
 /// thins out (but never vanishes) when zoomed out.
 pub(super) fn link_width_px(link: &Link, zoom: f32) -> f32 {
-    link_width_px_scaled(link, zoom.sqrt().min(1.0))
+    link_width_px_scaled(link, link_width_scale(zoom))
+}
+
+/// Zoomed out, links thin a little slower than devices shrink, so bandwidth stays legible.
+fn link_width_scale(zoom: f32) -> f32 {
+    zoom.powf(0.75).min(1.0)
 }
 
 /// `link_width_px` with the zoom factor worked out once per frame.
@@ -232,7 +237,7 @@ impl Frame<'_> {
         let selected = &self.state.selection.links;
         let collapsed = self.layout.is_collapsed();
         let mut seen_block_pairs: HashSet<(usize, usize)> = HashSet::new();
-        let width_scale = self.zoom.sqrt().min(1.0);
+        let width_scale = link_width_scale(self.zoom);
         // Feathered edges only when few links were drawn last frame: with many, plain quads
         // halve the vertices and nobody can tell.
         let feather = self.state.interaction.links_drawn.get() <= FEATHERED_LINKS_MAX;
@@ -248,6 +253,15 @@ impl Frame<'_> {
             };
             let (a, b) = (self.layout.anchor(ia), self.layout.anchor(ib));
             if !Rect::from_two_pos(a, b).intersects(self.view) {
+                continue;
+            }
+            // A tray's NVLink into its own domain is what the container already shows:
+            // drawn only when something is to be seen on it.
+            if link.state == LinkState::Up
+                && heat.is_none()
+                && (selected.is_empty() || !selected.contains(&link.id))
+                && joins_own_domain(&design.devices, ia, ib)
+            {
                 continue;
             }
             if collapsed {
@@ -424,7 +438,7 @@ impl Frame<'_> {
                 }
                 let header = self.to_global
                     * Rect::from_min_size(r.min, vec2(r.width(), super::geometry::DOMAIN_HEADER));
-                let text = domain_title(self.design, self.catalog, d, i);
+                let text = domain_title(self.design, d);
                 let g = self.galley(text, domain_px, header.width() - 2.0 * domain_px);
                 shapes.push(Shape::galley(
                     pos2(
@@ -565,6 +579,18 @@ pub(super) fn visible_devices(design: &Design, layout: &Layout, view: Rect) -> V
         .collect()
 }
 
+/// Whether devices i and j are a compute tray and the NVSwitch domain it belongs to.
+fn joins_own_domain(devices: &[Device], i: usize, j: usize) -> bool {
+    let member_of = |node: &Device, domain: &Device| {
+        is_domain(domain)
+            && node
+                .kind
+                .as_node()
+                .is_some_and(|n| n.domain == Some(domain.id))
+    };
+    member_of(&devices[i], &devices[j]) || member_of(&devices[j], &devices[i])
+}
+
 /// Up to this many links drawn, their edges are feathered (anti-aliased).
 const FEATHERED_LINKS_MAX: usize = 4000;
 
@@ -690,8 +716,8 @@ fn device_title(catalog: &Catalog, d: &Device) -> String {
     }
 }
 
-/// "nvl-0 · gb200-nvl72 · 72 GPUs": the GPUs of the members actually drawn.
-fn domain_title(design: &Design, catalog: &Catalog, d: &Device, _index: usize) -> String {
+/// "nvl-3 · 72 GPUs": the GPUs of the members actually drawn.
+fn domain_title(design: &Design, d: &Device) -> String {
     let gpus: u64 = design
         .devices
         .iter()
@@ -699,41 +725,39 @@ fn domain_title(design: &Design, catalog: &Catalog, d: &Device, _index: usize) -
         .filter(|n| n.domain == Some(d.id))
         .map(|n| u64::from(n.gpu_count))
         .sum();
-    let model = device_title(catalog, d);
-    format!("{} · {model} · {gpus} GPUs", d.name)
+    format!("{} · {gpus} GPUs", d.name)
 }
 
-/// A short GPU name from the catalog's model string: "H100 SXM5 80GB" → "H100",
-/// "GeForce RTX 4090" → "RTX 4090", "M2 Ultra (76-core GPU…)" → "M2 Ultra".
+/// A short GPU name from the catalog's model string: the first word with a digit, the
+/// all-capitals words before it and a suffix after it. "H100 SXM5 80GB" → "H100",
+/// "GeForce RTX 4090" → "RTX 4090", "Blackwell GPU in GB200" → "GB200", "M2 Ultra" → "M2 Ultra".
 pub(super) fn short_gpu_name(catalog: &Catalog, gpu: &PartId) -> String {
     let Some(part) = catalog.get(gpu) else {
         return gpu.to_string();
     };
-    let mut words = part
+    let words: Vec<&str> = part
         .model
         .split(|c: char| c.is_whitespace() || c == '(' || c == ',')
         .filter(|w| !w.is_empty() && !matches!(*w, "NVIDIA" | "GeForce" | "Apple"))
-        .peekable();
-    let mut out: Vec<&str> = Vec::new();
-    while let Some(w) = words.next() {
-        out.push(w);
-        if w.chars().any(|c| c.is_ascii_digit()) {
-            if let Some(next) = words.peek()
-                && matches!(*next, "Ultra" | "Max" | "Pro" | "Ti" | "Super" | "Ada")
-            {
-                out.push(next);
-            }
-            break;
-        }
-        if out.len() >= 3 {
-            break;
-        }
+        .collect();
+    let Some(k) = words
+        .iter()
+        .position(|w| w.chars().any(|c| c.is_ascii_digit()))
+    else {
+        return gpu.to_string();
+    };
+    let mut start = k;
+    while start > 0 && words[start - 1].chars().all(|c| c.is_ascii_uppercase()) {
+        start -= 1;
     }
-    if out.is_empty() {
-        gpu.to_string()
-    } else {
-        out.join(" ")
+    let mut end = k + 1;
+    if words
+        .get(end)
+        .is_some_and(|w| matches!(*w, "Ultra" | "Max" | "Pro" | "Ti" | "Super" | "Ada"))
+    {
+        end += 1;
     }
+    words[start..end].join(" ")
 }
 
 #[cfg(test)]
@@ -746,6 +770,16 @@ mod tests {
         assert_eq!(short_gpu_name(&c, &PartId::new("h100-sxm")), "H100");
         assert_eq!(short_gpu_name(&c, &PartId::new("rtx-4090")), "RTX 4090");
         assert_eq!(short_gpu_name(&c, &PartId::new("m2-ultra")), "M2 Ultra");
+        assert_eq!(short_gpu_name(&c, &PartId::new("gb200")), "GB200");
+        assert_eq!(
+            short_gpu_name(&c, &PartId::new("rtx-pro-6000")),
+            "RTX PRO 6000"
+        );
+        assert_eq!(
+            short_gpu_name(&c, &PartId::new("rtx-6000-ada")),
+            "RTX 6000 Ada"
+        );
+        assert_eq!(short_gpu_name(&c, &PartId::new("v100-sxm2")), "V100");
         assert_eq!(short_gpu_name(&c, &PartId::new("nope")), "nope");
     }
 
@@ -772,8 +806,8 @@ mod tests {
         assert_eq!(link_width_px(&link(10.0), 1.0), 1.0);
         assert!((link_width_px(&link(40.0), 1.0) - 3.2).abs() < 1e-5);
         assert_eq!(link_width_px(&link(100_000.0), 1.0), 9.0);
-        // At a quarter zoom, half as wide, but never below 0.75.
-        assert!((link_width_px(&link(40.0), 0.25) - 1.6).abs() < 1e-5);
+        // At zoom 1/16, an eighth as wide (16^-0.75), but never below 0.75.
+        assert!((link_width_px(&link(100_000.0), 1.0 / 16.0) - 9.0 / 8.0).abs() < 1e-5);
         assert_eq!(link_width_px(&link(10.0), 0.01), 0.75);
     }
 }
