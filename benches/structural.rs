@@ -91,7 +91,13 @@ fn rail_optimized(gpus: usize) -> Design {
         let leaves: Vec<DeviceId> = (0..units)
             .map(|u| {
                 let x = (u * SU_NODES * 20 + rail * 60) as f32;
-                add_switch(&mut d, format!("su{u}-rail{rail}"), SwitchRole::Leaf, rail, x)
+                add_switch(
+                    &mut d,
+                    format!("su{u}-rail{rail}"),
+                    SwitchRole::Leaf,
+                    rail,
+                    x,
+                )
             })
             .collect();
         for (n, &node) in node_ids.iter().enumerate() {
@@ -103,7 +109,13 @@ fn rail_optimized(gpus: usize) -> Design {
             let spine_ids: Vec<DeviceId> = (0..spines)
                 .map(|s| {
                     let x = (s * 40 + rail * 2000) as f32;
-                    add_switch(&mut d, format!("rail{rail}-spine{s}"), SwitchRole::Spine, rail, x)
+                    add_switch(
+                        &mut d,
+                        format!("rail{rail}-spine{s}"),
+                        SwitchRole::Spine,
+                        rail,
+                        x,
+                    )
                 })
                 .collect();
             let mut spine_port = vec![0; spines];
@@ -148,7 +160,11 @@ fn rail_optimized(gpus: usize) -> Design {
                 for (j, &spine) in spines.iter().enumerate() {
                     for k in 0..LEAF_UP {
                         let c = k % cores_per_group;
-                        add_link(&mut d, (spine, SU_NODES + k), (cores[j][c], core_port[j][c]));
+                        add_link(
+                            &mut d,
+                            (spine, SU_NODES + k),
+                            (cores[j][c], core_port[j][c]),
+                        );
                         core_port[j][c] += 1;
                     }
                 }
@@ -180,75 +196,6 @@ fn design_for(gpus: usize, catalog: &Catalog) -> Design {
 
 fn structural(c: &mut Criterion) {
     let catalog = Catalog::builtin();
-    if std::env::var_os("SANITY").is_some() {
-        for (t, nodes, tiers, over, sw) in [
-            (Template::FatTree, 64u32, 2u8, 3.0, None),
-            (Template::FatTree, 256, 2, 1.0, None),
-            (Template::FatTree, 512, 3, 1.0, None),
-            (Template::FatTree, 96, 2, 2.0, None),
-            (Template::RailOptimized, 128, 2, 1.0, None),
-            (Template::RailOptimized, 64, 2, 3.0, None),
-            (Template::RailOptimized, 1024, 3, 1.0, None),
-            (Template::RailOptimized, 1024, 3, 3.0, None),
-            (Template::RailOptimized, 512, 3, 2.0, Some("q3400")),
-            (Template::RailOnly, 64, 2, 1.0, None),
-            (Template::RailOnly, 16, 1, 1.0, None),
-            (Template::Ring, 8, 2, 1.0, None),
-            (Template::Mesh, 4, 2, 1.0, None),
-            (Template::Nvl72, 4, 2, 1.0, None),
-            (Template::Star, 8, 2, 1.0, None),
-        ] {
-            let mut spec = TemplateSpec::new(t);
-            spec.nodes = Some(nodes);
-            spec.tiers = tiers;
-            spec.oversubscription = over;
-            spec.switch = sw.map(PartId::new);
-            match generate(&spec, &catalog) {
-                Ok(d) => {
-                    let t0 = std::time::Instant::now();
-                    let b = bisection(&d, &catalog);
-                    if t == Template::FatTree && over == 3.0 {
-                        // nodes per leaf
-                        let mut by_leaf: std::collections::BTreeMap<DeviceId, Vec<DeviceId>> = Default::default();
-                        for dev in &d.devices {
-                            if let DeviceKind::GpuNode(_) = dev.kind {
-                                let l = d.links_of(dev.id).next().unwrap().other_end(dev.id).unwrap().device;
-                                by_leaf.entry(l).or_default().push(dev.id);
-                            }
-                        }
-                        let leaves: Vec<Vec<DeviceId>> = by_leaf.into_values().collect();
-                        let full: Vec<&Vec<DeviceId>> = leaves.iter().filter(|l| l.len() == 6).collect();
-                        let small = leaves.iter().find(|l| l.len() == 4).unwrap();
-                        let mut best = f64::MAX;
-                        for mask in 0u32..(1 << full.len()) {
-                            let k = mask.count_ones();
-                            let mut a: Vec<DeviceId> = Vec::new();
-                            for (i, l) in full.iter().enumerate() { if mask >> i & 1 == 1 { a.extend(l.iter()); } }
-                            if k == 5 { a.extend(&small[..2]); }
-                            else if k == 4 { a.extend(small.iter()); if let Some(x) = (0..full.len()).find(|&i| mask >> i & 1 == 0) { a.extend(&full[x][..4]); } }
-                            else { continue; }
-                            if a.len() != 32 { continue; }
-                            let f = railyard::analysis::bisection::partition_flow(&d, &a).unwrap().gbit_s();
-                            best = best.min(f);
-                        }
-                        eprintln!("  structured family min {best}");
-                        for dev in &d.devices {
-                            if let DeviceKind::Switch(sw) = &dev.kind {
-                                let mut down = 0; let mut up = 0;
-                                for l in d.links_of(dev.id) {
-                                    let other = l.other_end(dev.id).unwrap().device;
-                                    match d.device(other).map(|x| &x.kind) { Some(DeviceKind::GpuNode(_)) => down += 1, _ => up += 1 }
-                                }
-                                eprintln!("  {} {:?} down {down} other {up}", dev.name, sw.role);
-                            }
-                        }
-                    }
-                    eprintln!("SANITY {} n={nodes} tiers={tiers} over={over}: {} links, {} of {} ratio {:?} {} in {:?}", t.cli_name(), d.links.len(), b.value, b.full, b.ratio, b.status, t0.elapsed());
-                }
-                Err(e) => eprintln!("SANITY {} n={nodes}: {e}", t.cli_name()),
-            }
-        }
-    }
     let mut group = c.benchmark_group("structural");
     group.sample_size(10);
     for gpus in [1_024usize, 16_384, 131_072] {

@@ -7,8 +7,7 @@ use proptest::prelude::*;
 use railyard::analysis::bisection::{Bisection, BisectionStatus, bisection, partition_flow};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, Link, LinkId,
-    LinkState, LinkTech, NicSlot, NvSwitchDomain, Pos, ScaleUp, Switch, SwitchFeatures,
-    SwitchRole,
+    LinkState, LinkTech, NicSlot, NvSwitchDomain, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -65,7 +64,14 @@ fn switch(design: &mut Design, name: &str, role: SwitchRole, rail: Option<u32>) 
     design.add_device(Device {
         id: DeviceId(0),
         name: name.into(),
-        pos: Pos::new(0.0, if role == SwitchRole::Leaf { 100.0 } else { 200.0 }),
+        pos: Pos::new(
+            0.0,
+            if role == SwitchRole::Leaf {
+                100.0
+            } else {
+                200.0
+            },
+        ),
         group: None,
         kind: DeviceKind::Switch(Switch {
             model: "test-switch".into(),
@@ -150,7 +156,13 @@ fn run(design: &Design) -> Bisection {
     let cut: f64 = b
         .cut_links
         .iter()
-        .map(|&id| design.link(id).expect("cut link exists").capacity().gbit_s())
+        .map(|&id| {
+            design
+                .link(id)
+                .expect("cut link exists")
+                .capacity()
+                .gbit_s()
+        })
         .sum();
     assert!((cut - b.value.gbit_s()).abs() < 1e-6, "cut {cut} vs {b:?}");
     b
@@ -165,7 +177,10 @@ fn assert_gbit(actual: Bandwidth, expected: f64) {
 
 fn assert_ratio(b: &Bisection, expected: f64) {
     let r = b.ratio.expect("a ratio");
-    assert!((r - expected).abs() < 1e-9, "expected ratio {expected}, got {r}");
+    assert!(
+        (r - expected).abs() < 1e-9,
+        "expected ratio {expected}, got {r}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -265,25 +280,45 @@ fn rail_optimized_two_to_one_found_by_search() {
     let mut leaf = vec![vec![DeviceId(0); 8]; 4];
     for (u, row) in leaf.iter_mut().enumerate() {
         for (r, l) in row.iter_mut().enumerate() {
-            *l = switch(&mut d, &format!("su{u}-rail{r}"), SwitchRole::Leaf, Some(r as u32));
+            *l = switch(
+                &mut d,
+                &format!("su{u}-rail{r}"),
+                SwitchRole::Leaf,
+                Some(r as u32),
+            );
         }
     }
     let mut spine = vec![vec![DeviceId(0); 4]; 8];
     for (r, row) in spine.iter_mut().enumerate() {
         for (k, s) in row.iter_mut().enumerate() {
-            *s = switch(&mut d, &format!("rail{r}-spine{k}"), SwitchRole::Spine, None);
+            *s = switch(
+                &mut d,
+                &format!("rail{r}-spine{k}"),
+                SwitchRole::Spine,
+                None,
+            );
         }
     }
     for i in 0..32 {
         let node = gpu_node(&mut d, &format!("dgx{i}"), 8, 8, i as f32 * 10.0);
         for r in 0..8 {
-            link(&mut d, (node, r as u32), (leaf[i % 4][r], (i / 4) as u32), 400.0);
+            link(
+                &mut d,
+                (node, r as u32),
+                (leaf[i % 4][r], (i / 4) as u32),
+                400.0,
+            );
         }
     }
     for u in 0..4 {
         for r in 0..8 {
             for k in 0..4 {
-                link(&mut d, (leaf[u][r], 8 + k as u32), (spine[r][k], u as u32), 400.0);
+                link(
+                    &mut d,
+                    (leaf[u][r], 8 + k as u32),
+                    (spine[r][k], u as u32),
+                    400.0,
+                );
             }
         }
     }

@@ -19,15 +19,44 @@ fn shot(h: &mut Harness<'_, RailyardApp>, name: &str) {
 #[test]
 fn qa() {
     let app = RailyardApp::new(Catalog::builtin(), Prefs::default());
-    let mut h = Harness::builder().with_size(Vec2::new(1440.0, 900.0)).with_max_steps(50).wgpu().build_eframe(move |_| app);
-    h.state_mut().open_path(std::path::Path::new("presets/hgx-h100-x4-roce.ron"));
+    let mut h = Harness::builder()
+        .with_size(Vec2::new(1440.0, 900.0))
+        .with_max_steps(50)
+        .wgpu()
+        .build_eframe(move |_| app);
+    h.state_mut()
+        .open_path(std::path::Path::new("presets/hgx-h100-x4-roce.ron"));
     h.run_ok();
-    let node = h.state().document().design().devices.iter().find(|d| d.kind.as_node().is_some()).unwrap().id;
-    h.state_mut().canvas_state_mut().selection.devices.insert(node);
+    let node = h
+        .state()
+        .document()
+        .design()
+        .devices
+        .iter()
+        .find(|d| d.kind.as_node().is_some())
+        .unwrap()
+        .id;
+    h.state_mut()
+        .canvas_state_mut()
+        .selection
+        .devices
+        .insert(node);
     shot(&mut h, "node");
     h.state_mut().canvas_state_mut().selection.clear();
-    let sw = h.state().document().design().devices.iter().find(|d| d.kind.as_switch().is_some()).unwrap().id;
-    h.state_mut().canvas_state_mut().selection.devices.insert(sw);
+    let sw = h
+        .state()
+        .document()
+        .design()
+        .devices
+        .iter()
+        .find(|d| d.kind.as_switch().is_some())
+        .unwrap()
+        .id;
+    h.state_mut()
+        .canvas_state_mut()
+        .selection
+        .devices
+        .insert(sw);
     shot(&mut h, "switch");
     h.state_mut().canvas_state_mut().selection.clear();
     let l = h.state().document().design().links[0].id;

@@ -12,8 +12,8 @@
 use super::graph::{FabricGraph, Flow, FlowNetwork, from_mbit};
 use crate::model::{Bandwidth, Catalog, Design, DeviceId, GroupId, LinkId};
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
 use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
@@ -88,9 +88,7 @@ const REFINE_SHORTLIST: usize = 8;
 /// is not needed for that and is taken so callers pass the same arguments to every metric.
 pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
     let _ = catalog;
-    let t0 = cpu_now();
     let graph = FabricGraph::new(design);
-    if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE graph {:?}", std::time::Duration::from_nanos(cpu_now() - t0)); }
     let total_injection: Bandwidth = graph.units.iter().map(|u| u.injection).sum();
     let full = total_injection / 2.0;
     let degenerate = |status| Bisection {
@@ -121,18 +119,22 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
         return degenerate(BisectionStatus::NotConnected { islands });
     }
 
-    let t0 = cpu_now();
     let mut search = Search::new(&graph);
-    if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE network {:?}", std::time::Duration::from_nanos(cpu_now() - t0)); }
     let exact = search.exhaustive(&graph);
     if !exact {
         search.structural_candidates(design, &graph);
-        if search.network.arc_count() <= SEARCH_MAX_ARCS && std::env::var_os("MUT").is_none() {
+        if search.network.arc_count() <= SEARCH_MAX_ARCS {
             search.refine(&graph);
         }
     }
 
-    let value = from_mbit(search.best_value);
+    // Every run scores at least one bipartition without a limit, so a best exists.
+    debug_assert!(!search.best_sides.is_empty());
+    let value = if search.best_sides.is_empty() {
+        Bandwidth::ZERO
+    } else {
+        from_mbit(search.best_value)
+    };
     let mut cut_links: Vec<LinkId> = graph
         .edges
         .iter()
@@ -220,10 +222,7 @@ impl Search {
         if !self.tried.insert(hasher.finish()) {
             return false;
         }
-        let t0 = cpu_now();
-        let r = self.network.max_flow(&sides, self.best_value);
-        if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE flow {:?} {:?}", r, std::time::Duration::from_nanos(cpu_now() - t0)); }
-        match r {
+        match self.network.max_flow(&sides, self.best_value) {
             Flow::Complete(value) if value < self.best_value => {
                 self.best_value = value;
                 self.best_reach = self.network.source_side();
@@ -294,7 +293,6 @@ impl Search {
     }
 
     fn structural_candidates(&mut self, design: &Design, graph: &FabricGraph) {
-        let t0 = cpu_now();
         let keys = UnitKeys::new(design, graph);
         let n = graph.units.len();
         let by = |cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering| {
@@ -313,19 +311,13 @@ impl Search {
             by(&|p, q| keys.x[p].total_cmp(&keys.x[q])),
             by(&|p, q| keys.y[p].total_cmp(&keys.y[q])),
         ];
-        if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE keys+orders {:?}", std::time::Duration::from_nanos(cpu_now() - t0)); }
-        for order in &orders[3..4] {
+        for order in &orders {
             self.try_order(order);
         }
-        if std::env::var_os("MUT").is_some() { return; }
-        let t0 = cpu_now();
         let (bfs_order, hops) = self.breadth_first(graph);
-        if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE bfs {:?}", std::time::Duration::from_nanos(cpu_now() - t0)); }
         self.try_order(&bfs_order);
         if self.network.arc_count() <= SEARCH_MAX_ARCS {
-            let t0 = cpu_now();
             let spectral = self.spectral_order(graph, &hops);
-            if std::env::var_os("BISECT_TRACE").is_some() { eprintln!("TRACE spectral {:?}", std::time::Duration::from_nanos(cpu_now() - t0)); }
             self.try_order(&spectral);
         }
     }
@@ -422,10 +414,7 @@ impl Search {
             } else {
                 0.0
             };
-            let scale = next
-                .iter()
-                .map(|a| (a - mean).abs())
-                .fold(0.0f64, f64::max);
+            let scale = next.iter().map(|a| (a - mean).abs()).fold(0.0f64, f64::max);
             if !(scale.is_finite() && scale > 0.0) {
                 break;
             }
@@ -609,8 +598,4 @@ fn mix(v: u32) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-fn cpu_now() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat").ok().and_then(|t| t.split_whitespace().next().and_then(|x| x.parse().ok())).unwrap_or(0)
 }

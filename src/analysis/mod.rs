@@ -5,6 +5,6 @@ pub mod cost;
 pub mod metrics;
 pub use metrics::{Metrics, evaluate};
 pub mod bisection;
-pub mod graph;
 pub mod collective;
 pub mod compare;
+pub mod graph;

@@ -335,14 +335,15 @@ impl Catalog {
 
     /// Parses catalog text; `origin` names the file in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Catalog, CatalogError> {
-        let file: CatalogFile = ron::Options::default()
-            .from_str(text)
-            .map_err(|e| CatalogError::Parse {
-                origin: origin.to_string(),
-                line: e.span.start.line,
-                column: e.span.start.col,
-                message: e.code.to_string(),
-            })?;
+        let file: CatalogFile =
+            ron::Options::default()
+                .from_str(text)
+                .map_err(|e| CatalogError::Parse {
+                    origin: origin.to_string(),
+                    line: e.span.start.line,
+                    column: e.span.start.col,
+                    message: e.code.to_string(),
+                })?;
         let mut parts = BTreeMap::new();
         for part in file.parts {
             if parts.contains_key(&part.id) {
@@ -365,14 +366,15 @@ impl Catalog {
 
     /// Parses a user catalog and merges it over this one; references may point at either.
     pub fn merge_text(&mut self, text: &str, origin: &str) -> Result<(), CatalogError> {
-        let file: CatalogFile = ron::Options::default()
-            .from_str(text)
-            .map_err(|e| CatalogError::Parse {
-                origin: origin.to_string(),
-                line: e.span.start.line,
-                column: e.span.start.col,
-                message: e.code.to_string(),
-            })?;
+        let file: CatalogFile =
+            ron::Options::default()
+                .from_str(text)
+                .map_err(|e| CatalogError::Parse {
+                    origin: origin.to_string(),
+                    line: e.span.start.line,
+                    column: e.span.start.col,
+                    message: e.code.to_string(),
+                })?;
         let mut merged = self.clone();
         for part in file.parts {
             merged.parts.insert(part.id.clone(), part);
@@ -422,7 +424,9 @@ impl Catalog {
                     }
                 }
                 PartSpec::Switch(s) => {
-                    if s.ports == 0 || s.max_breakout == 0 || !s.port_gbit_s.is_finite_non_negative()
+                    if s.ports == 0
+                        || s.max_breakout == 0
+                        || !s.port_gbit_s.is_finite_non_negative()
                     {
                         return Err(invalid("a switch needs ports, a breakout ≥ 1 and a speed"));
                     }

@@ -445,14 +445,23 @@ mod tests {
             .apply(
                 &mut design,
                 Command::MoveDevices {
-                    moves: vec![(DeviceId(0), Pos::new(50.0, 20.0)), (DeviceId(1), Pos::new(150.0, 20.0))],
+                    moves: vec![
+                        (DeviceId(0), Pos::new(50.0, 20.0)),
+                        (DeviceId(1), Pos::new(150.0, 20.0)),
+                    ],
                 },
             )
             .unwrap();
-        assert_eq!(design.device(DeviceId(1)).unwrap().pos, Pos::new(150.0, 20.0));
+        assert_eq!(
+            design.device(DeviceId(1)).unwrap().pos,
+            Pos::new(150.0, 20.0)
+        );
         history.undo(&mut design);
         assert_eq!(design.device(DeviceId(0)).unwrap().pos, Pos::new(0.0, 0.0));
-        assert_eq!(design.device(DeviceId(1)).unwrap().pos, Pos::new(100.0, 0.0));
+        assert_eq!(
+            design.device(DeviceId(1)).unwrap().pos,
+            Pos::new(100.0, 0.0)
+        );
         assert!(!history.can_undo());
     }
 

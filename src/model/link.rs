@@ -98,7 +98,9 @@ pub enum LinkState {
     #[default]
     Up,
     /// Runs at this fraction of its rate (0 < fraction < 1).
-    Degraded { fraction: f64 },
+    Degraded {
+        fraction: f64,
+    },
     Failed,
 }
 

@@ -4,8 +4,8 @@
 pub mod catalog;
 pub mod command;
 pub mod design;
-pub mod factory;
 pub mod device;
+pub mod factory;
 pub mod link;
 pub mod units;
 pub mod validate;
@@ -13,8 +13,8 @@ pub mod validate;
 pub use catalog::{Catalog, Part, PartCategory, PartId, PartSpec};
 pub use design::{Design, DeviceId, Group, GroupId, GroupKind, LinkId, Pos};
 pub use device::{
-    Device, DeviceKind, GpuNode, Host, HostRole, NicSlot, NvSwitchDomain, PcieVia, ScaleUp,
-    Switch, SwitchFeatures, SwitchRole,
+    Device, DeviceKind, GpuNode, Host, HostRole, NicSlot, NvSwitchDomain, PcieVia, ScaleUp, Switch,
+    SwitchFeatures, SwitchRole,
 };
 pub use link::{Endpoint, LengthClass, Link, LinkState, LinkTech, Transport};
 pub use units::{Bandwidth, Bytes, Usd, Watts};

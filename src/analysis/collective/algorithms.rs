@@ -9,6 +9,7 @@ use super::latency::Hw;
 use super::routing::{NetFlow, Router, Unreachable};
 use super::{Algorithm, Op};
 use std::collections::HashSet;
+use std::rc::Rc;
 
 /// Above this many GPU-pair connections, all-to-all is routed as aggregated uniform traffic.
 const EXPLICIT_ALL_TO_ALL_LIMIT: u64 = 1 << 18;
@@ -20,8 +21,9 @@ const CHANNELS_PER_CONNECTION: u32 = 2;
 pub(crate) struct Phase {
     /// How many times the phase's traffic pattern repeats, back to back.
     pub repeat: f64,
-    /// Bytes per arc per byte of the collective's size, for one repetition.
-    pub loads: Vec<f64>,
+    /// Bytes per arc per byte of the collective's size, for one repetition (shared when a
+    /// phase repeats an earlier one's traffic).
+    pub loads: Rc<Vec<f64>>,
     /// NVLS phases run the NVLink ports at NVLS efficiency.
     pub nvls: bool,
 }
@@ -71,6 +73,10 @@ pub(crate) fn segments<'g>(fab: &Fabric, group: &'g [u32]) -> Vec<Segment<'g>> {
     out
 }
 
+/// A finished phase's loads, worst intra-domain hop, whether it used the network, and the
+/// network's extra latency (µs).
+pub(crate) type PhaseLoads = (Rc<Vec<f64>>, Option<Hw>, bool, f64);
+
 /// Accumulates loads; network legs are queued and routed at the end.
 pub(crate) struct LoadBuilder<'a, 'f> {
     fab: &'f Fabric,
@@ -86,11 +92,12 @@ pub(crate) struct LoadBuilder<'a, 'f> {
 
 impl<'a, 'f> LoadBuilder<'a, 'f> {
     pub fn new(fab: &'f Fabric, router: &'a mut Router<'f>, adaptive: bool) -> Self {
+        let loads = router.take_loads();
         LoadBuilder {
             fab,
             router,
             adaptive,
-            loads: vec![0.0; fab.arc_count()],
+            loads,
             flows: Vec::new(),
             intra_hw: None,
             uses_net: false,
@@ -290,7 +297,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     }
 
     /// Routes queued flows; returns the loads and the network's extra latency.
-    pub fn finish(mut self) -> Result<(Vec<f64>, Option<Hw>, bool, f64), CollectiveError> {
+    pub fn finish(mut self) -> Result<PhaseLoads, CollectiveError> {
         let fab = self.fab;
         self.router
             .route(&self.flows, self.adaptive, &mut self.loads)
@@ -302,7 +309,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         } else {
             0.0
         };
-        Ok((self.loads, self.intra_hw, self.uses_net, extra))
+        Ok((Rc::new(self.loads), self.intra_hw, self.uses_net, extra))
     }
 }
 
@@ -567,7 +574,7 @@ pub(crate) fn plan<'f>(
     let mut intra_hw = None;
     let mut uses_net = false;
     let mut net_extra = 0.0f64;
-    let mut push = |res: (Vec<f64>, Option<Hw>, bool, f64),
+    let mut push = |res: PhaseLoads,
                     repeat: f64,
                     nvls: bool,
                     phases: &mut Vec<Phase>| {
@@ -941,7 +948,11 @@ fn all_to_all(
                 if all_pxn {
                     for (j, &r) in rails_here.iter().enumerate() {
                         let to_rail = (total_rail[r] - count_rail(i, r)) * per;
-                        let p = if proxies[j] == u32::MAX { g } else { proxies[j] };
+                        let p = if proxies[j] == u32::MAX {
+                            g
+                        } else {
+                            proxies[j]
+                        };
                         b.intra(g, p, to_rail);
                         b.add_arc(fab.gpus[p as usize].pcie_up, to_rail);
                         if on_rail(g, r) {

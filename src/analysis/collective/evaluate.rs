@@ -14,37 +14,95 @@ use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 
 /// A plan with its bandwidth cost.
 pub(crate) struct Costed {
+    /// The plan; its phases' loads are dropped when no result will need them (see `Keep`).
     pub plan: Plan,
     /// Seconds per byte of size at full payload (Simple).
     pub spb: f64,
-    /// Per arc: busy seconds per byte of size; worked out when a result needs it.
-    busy: std::cell::OnceCell<Vec<(u32, f64)>>,
     pub arch: ArchRow,
 }
 
 impl Costed {
-    /// Per arc that carries traffic: busy seconds per byte of size, summed over the phases.
-    fn busy(&self, fab: &Fabric) -> &[(u32, f64)] {
-        self.busy.get_or_init(|| {
-            let nvls_eff = self.arch.nvls_efficiency();
-            let mut busy_dense = vec![0.0f64; fab.arc_count()];
-            for phase in &self.plan.phases {
+    /// Calls `f(arc, busy)` for every arc that carries traffic, with its busy seconds per byte
+    /// of size summed over the phases, in arc order.
+    fn for_each_busy(&self, fab: &Fabric, mut f: impl FnMut(usize, f64)) {
+        let nvls_eff = self.arch.nvls_efficiency();
+        let busy_of = |phase: &algorithms::Phase, a: usize, load: f64| {
+            load / capacity(fab, a, phase.nvls, nvls_eff) * phase.repeat
+        };
+        match self.plan.phases.as_slice() {
+            [] => {}
+            [phase] => {
                 for (a, &load) in phase.loads.iter().enumerate() {
-                    if load <= 1e-15 {
-                        continue;
+                    if load > 1e-15 {
+                        let b = busy_of(phase, a, load);
+                        if b > 0.0 {
+                            f(a, b);
+                        }
                     }
-                    let t = load / capacity(fab, a, phase.nvls, nvls_eff);
-                    busy_dense[a] += t * phase.repeat;
                 }
             }
-            busy_dense
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| **b > 0.0)
-                .map(|(a, &b)| (a as u32, b))
-                .collect()
-        })
+            phases => {
+                let mut busy = vec![0.0f64; fab.arc_count()];
+                for phase in phases {
+                    for (a, &load) in phase.loads.iter().enumerate() {
+                        if load > 1e-15 {
+                            busy[a] += busy_of(phase, a, load);
+                        }
+                    }
+                }
+                for (a, &b) in busy.iter().enumerate() {
+                    if b > 0.0 {
+                        f(a, b);
+                    }
+                }
+            }
+        }
     }
+}
+
+/// Which plans keep their per-arc loads once costed: only those a result will report on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Keep {
+    /// Every plan (a sweep over sizes).
+    All,
+    /// The plan the tuner picks at this size (one result).
+    BestAt(f64),
+    /// None (times only).
+    Nothing,
+}
+
+/// The tuner's choice so far: (plan index, protocol, latency µs, bandwidth µs).
+type Choice = (usize, Protocol, f64, f64);
+
+/// Weighs plan `i`'s protocols at size `s` in NCCL's order, keeping the first strictly fastest
+/// candidate overall; reports each candidate. Returns whether plan `i` became the choice.
+fn weigh(
+    best: &mut Option<Choice>,
+    i: usize,
+    c: &Costed,
+    op: Op,
+    forced: Option<Protocol>,
+    s: f64,
+    mut candidate: impl FnMut(Candidate),
+) -> bool {
+    let mut chosen = false;
+    for p in protocols_for(&c.plan) {
+        if forced.is_some_and(|forced| forced != p) {
+            continue;
+        }
+        let (latency, bw) = time_of(c, op, p, s);
+        let t = latency + bw;
+        candidate(Candidate {
+            algorithm: c.plan.algorithm,
+            protocol: p,
+            time_us: t,
+        });
+        if best.is_none_or(|(_, _, l, b)| t < l + b) {
+            *best = Some((i, p, latency, bw));
+            chosen = true;
+        }
+    }
+    chosen
 }
 
 /// Usable capacity of an arc in a phase (NVLS phases run NVLink ports at NVLS efficiency).
@@ -126,29 +184,39 @@ fn cost(
 ) -> Result<Costed, CollectiveError> {
     let nvls_eff = arch.nvls_efficiency();
     let mut spb = 0.0;
+    let mut seen: Vec<(*const Vec<f64>, bool, f64)> = Vec::new();
     for phase in &plan.phases {
-        let mut worst = 0.0f64;
-        for (a, &load) in phase.loads.iter().enumerate() {
-            if load <= 1e-15 {
-                continue;
+        // A phase that repeats an earlier one's traffic (hierarchical's all-gather) shares it.
+        let key = (std::rc::Rc::as_ptr(&phase.loads), phase.nvls);
+        let known = seen
+            .iter()
+            .find(|(p, nvls, _)| (*p, *nvls) == key)
+            .map(|&(_, _, w)| w);
+        let worst = match known {
+            Some(w) => w,
+            None => {
+                let mut worst = 0.0f64;
+                for (a, &load) in phase.loads.iter().enumerate() {
+                    if load <= 1e-15 {
+                        continue;
+                    }
+                    let cap = capacity(fab, a, phase.nvls, nvls_eff);
+                    // Under a byte per second is no capacity: dividing by it overflows to
+                    // infinity.
+                    if cap.is_nan() || cap < 1.0 {
+                        return Err(CollectiveError::ZeroCapacity {
+                            resource: resource_label(fab, design, fab.arc_resource[a]),
+                        });
+                    }
+                    worst = worst.max(load / cap);
+                }
+                seen.push((key.0, key.1, worst));
+                worst
             }
-            let cap = capacity(fab, a, phase.nvls, nvls_eff);
-            // Under a byte per second is no capacity: dividing by it overflows to infinity.
-            if cap.is_nan() || cap < 1.0 {
-                return Err(CollectiveError::ZeroCapacity {
-                    resource: resource_label(fab, design, fab.arc_resource[a]),
-                });
-            }
-            worst = worst.max(load / cap);
-        }
+        };
         spb += worst * phase.repeat;
     }
-    Ok(Costed {
-        plan,
-        spb,
-        busy: std::cell::OnceCell::new(),
-        arch,
-    })
+    Ok(Costed { plan, spb, arch })
 }
 
 impl<'d> Evaluator<'d> {
@@ -156,10 +224,13 @@ impl<'d> Evaluator<'d> {
         design: &'d Design,
         catalog: &Catalog,
         q: &CollectiveQuery,
+        keep: Keep,
     ) -> Result<Self, CollectiveError> {
         let t0 = std::time::Instant::now();
         let fab = fabric::build(design, catalog)?;
-        if std::env::var_os("RY_TIMING").is_some() { eprintln!("build {:?}", t0.elapsed()); }
+        if std::env::var_os("RY_TIMING").is_some() {
+            eprintln!("build {:?}", t0.elapsed());
+        }
         let total = fab.gpus.len() as u64;
         if total == 0 {
             return Err(CollectiveError::NoGpus);
@@ -187,10 +258,13 @@ impl<'d> Evaluator<'d> {
             q.algorithm,
             q.routing,
             q.protocol,
+            keep,
         )?;
         let t0 = std::time::Instant::now();
         let (bound, in_network_bound) = busbw_bounds(&fab, &groups[0], q.op);
-        if std::env::var_os("RY_TIMING").is_some() { eprintln!("bounds {:?}", t0.elapsed()); }
+        if std::env::var_os("RY_TIMING").is_some() {
+            eprintln!("bounds {:?}", t0.elapsed());
+        }
         Ok(Evaluator {
             design,
             fab,
@@ -207,23 +281,11 @@ impl<'d> Evaluator<'d> {
     pub fn result_at(&self, bytes: Bytes) -> CollectiveResult {
         let s = bytes.0 as f64;
         let mut candidates = Vec::new();
-        let mut best: Option<(usize, Protocol, f64, f64)> = None;
+        let mut best: Option<Choice> = None;
         for (i, c) in self.plans.iter().enumerate() {
-            for p in protocols_for(&c.plan) {
-                if self.protocol.is_some_and(|forced| forced != p) {
-                    continue;
-                }
-                let (latency, bw) = time_of(c, self.op, p, s);
-                let t = latency + bw;
-                candidates.push(Candidate {
-                    algorithm: c.plan.algorithm,
-                    protocol: p,
-                    time_us: t,
-                });
-                if best.is_none_or(|(_, _, l, b)| t < l + b) {
-                    best = Some((i, p, latency, bw));
-                }
-            }
+            weigh(&mut best, i, c, self.op, self.protocol, s, |x| {
+                candidates.push(x)
+            });
         }
         // make_plans guarantees at least one plan with at least one protocol.
         let (i, protocol, latency_us, bandwidth_us) =
@@ -236,8 +298,12 @@ impl<'d> Evaluator<'d> {
             0.0
         };
         let busbw = algbw * self.op.busbw_factor(self.n);
+        let __t = std::time::Instant::now();
         let (bottleneck, link_utilization, device_utilization) =
             self.bottleneck(chosen, bandwidth_us, time_us);
+        if std::env::var_os("RY_TIMING").is_some() {
+            eprintln!("bottleneck {:?}", __t.elapsed());
+        }
         let mut notes = chosen.plan.notes.clone();
         if chosen.plan.algorithm.reduces_in_network() {
             notes.push(format!(
@@ -285,9 +351,9 @@ impl<'d> Evaluator<'d> {
         const KINDS: usize = 4;
         let mut per_link = vec![0.0f64; self.design.links.len()];
         let mut per_node = vec![0.0f64; fab.nodes.len() * KINDS];
-        for &(a, busy) in c.busy(fab) {
+        c.for_each_busy(fab, |a, busy| {
             let u = busy / c.spb;
-            let slot = match fab.arc_resource[a as usize] {
+            let slot = match fab.arc_resource[a] {
                 Resource::Link { index, .. } => &mut per_link[index as usize],
                 Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],
                 Resource::Bridge { node, .. } => &mut per_node[node as usize * KINDS + 1],
@@ -295,7 +361,7 @@ impl<'d> Evaluator<'d> {
                 Resource::NicPcie { node, .. } => &mut per_node[node as usize * KINDS + 3],
             };
             *slot = slot.max(u);
-        }
+        });
         let share = if time_us > 0.0 {
             bandwidth_us / time_us
         } else {
@@ -410,6 +476,7 @@ fn make_plans(
     choice: AlgoChoice,
     routing: Routing,
     protocol: Option<Protocol>,
+    keep: Keep,
 ) -> Result<(Vec<Costed>, u32), CollectiveError> {
     let domains = segments(fab, &groups[0]).len() as u32;
     let arch = groups[0]
@@ -418,8 +485,16 @@ fn make_plans(
         .reduce(ArchRow::min)
         .unwrap_or(ArchRow::Ampere);
     let mut router = Router::new(fab);
-    let mut plans = Vec::new();
+    let mut plans: Vec<Costed> = Vec::new();
     let mut first_error: Option<CollectiveError> = None;
+    let mut best: Option<Choice> = None;
+    let mut release = |router: &mut Router, plan: &mut Plan| {
+        for phase in plan.phases.drain(..) {
+            if let Ok(loads) = std::rc::Rc::try_unwrap(phase.loads) {
+                router.recycle_loads(loads);
+            }
+        }
+    };
     for algorithm in algorithms_for(op, choice, domains) {
         let t0 = std::time::Instant::now();
         let attempt = algorithms::plan(
@@ -429,15 +504,34 @@ fn make_plans(
             op,
             algorithm,
             routing == Routing::Adaptive,
-        )
-        ;
+        );
         let t1 = t0.elapsed();
         let attempt = attempt.and_then(|p| cost(fab, design, p, arch));
-        if std::env::var_os("RY_TIMING").is_some() { eprintln!("{algorithm} plan {t1:?} total {:?}", t0.elapsed()); }
+        if std::env::var_os("RY_TIMING").is_some() {
+            eprintln!(
+                "{algorithm} plan {t1:?} {algorithm} cost {:?}",
+                t0.elapsed() - t1
+            );
+        }
         match attempt {
             Ok(c) => {
                 if protocol.is_none_or(|p| protocols_for(&c.plan).contains(&p)) {
                     plans.push(c);
+                    let i = plans.len() - 1;
+                    match keep {
+                        Keep::All => {}
+                        Keep::Nothing => release(&mut router, &mut plans[i].plan),
+                        Keep::BestAt(s) => {
+                            let before = best.map(|b| b.0);
+                            if weigh(&mut best, i, &plans[i], op, protocol, s, |_| {}) {
+                                if let Some(j) = before.filter(|&j| j != i) {
+                                    release(&mut router, &mut plans[j].plan);
+                                }
+                            } else {
+                                release(&mut router, &mut plans[i].plan);
+                            }
+                        }
+                    }
                 } else if first_error.is_none() {
                     first_error = Some(CollectiveError::AlgorithmUnavailable {
                         algorithm,
@@ -659,6 +753,7 @@ pub(crate) fn evaluate_groups(
             AlgoChoice::Auto,
             routing,
             None,
+            Keep::Nothing,
         )?;
         let mut best = (f64::INFINITY, Algorithm::Ring);
         for c in &plans {

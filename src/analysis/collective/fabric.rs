@@ -355,7 +355,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         }
     }
 
-    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 0 {:?}", __t.elapsed()); }
+    if std::env::var_os("RY_TIMING").is_some() {
+        eprintln!("  build stage 0 {:?}", __t.elapsed());
+    }
     // Per device: routable links (port, arc out, arc in, far end), in link order.
     let mut dl_start = vec![0u32; n_dev + 1];
     for (li, &(ia, ib)) in ends.iter().enumerate() {
@@ -399,10 +401,11 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         fill[ib as usize] += 1;
     }
     drop(fill);
-    let links_of =
-        |i: usize| &dev_links[dl_start[i] as usize..dl_start[i + 1] as usize];
+    let links_of = |i: usize| &dev_links[dl_start[i] as usize..dl_start[i + 1] as usize];
 
-    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 1 {:?}", __t.elapsed()); }
+    if std::env::var_os("RY_TIMING").is_some() {
+        eprintln!("  build stage 1 {:?}", __t.elapsed());
+    }
     // Transit: switches, and GPU nodes cabled only to other GPU nodes or hosts (a Thunderbolt
     // ring of Macs forwards at the IP layer). Nodes on switches never forward: NCCL does not
     // route through a third server.
@@ -418,7 +421,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         };
     }
 
-    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 2 {:?}", __t.elapsed()); }
+    if std::env::var_os("RY_TIMING").is_some() {
+        eprintln!("  build stage 2 {:?}", __t.elapsed());
+    }
     // Scale-up domains: rack domains by device, every other node on its own.
     let mut domains: Vec<Domain> = Vec::new();
     let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
@@ -685,7 +690,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         });
     }
 
-    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 3 {:?}", __t.elapsed()); }
+    if std::env::var_os("RY_TIMING").is_some() {
+        eprintln!("  build stage 3 {:?}", __t.elapsed());
+    }
     // Routing graph over transit devices.
     let mut raw_adj: Vec<Vec<Adj>> = vec![Vec::new(); n_dev];
     for i in 0..n_dev {
@@ -702,7 +709,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             })
             .collect();
     }
-    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 4 {:?}", __t.elapsed()); }
+    if std::env::var_os("RY_TIMING").is_some() {
+        eprintln!("  build stage 4 {:?}", __t.elapsed());
+    }
     // Twin classes: identical multisets of transit neighbours, numbered by first appearance.
     let mut class = vec![u32::MAX; n_dev];
     let mut keys: HashMap<Vec<Vx>, u32, FxBuild> = HashMap::default();
@@ -726,7 +735,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let class_count = keys.len() as u32;
     drop(keys);
 
-    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 5 {:?}", __t.elapsed()); }
+    if std::env::var_os("RY_TIMING").is_some() {
+        eprintln!("  build stage 5 {:?}", __t.elapsed());
+    }
     // Each adjacency sorted by (neighbour class, neighbour), in runs of one class.
     let mut adj_start = Vec::with_capacity(n_dev + 1);
     let mut adj = Vec::with_capacity(raw_adj.iter().map(Vec::len).sum());
@@ -772,7 +783,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     }
     class_adj_start.push(class_adj.len() as u32);
 
-    if std::env::var_os("RY_TIMING").is_some() { eprintln!("  build stage 6 {:?}", __t.elapsed()); }
+    if std::env::var_os("RY_TIMING").is_some() {
+        eprintln!("  build stage 6 {:?}", __t.elapsed());
+    }
     let in_network = design
         .devices
         .iter()

@@ -237,12 +237,18 @@ pub fn collective(
     q: &CollectiveQuery,
 ) -> Result<CollectiveResult, CollectiveError> {
     let t0 = std::time::Instant::now();
-    let ev = evaluate::Evaluator::new(design, catalog, q)?;
+    let ev = evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::BestAt(q.bytes.0 as f64))?;
     let t1 = t0.elapsed();
     let r = ev.result_at(q.bytes);
     let t2 = t0.elapsed();
     drop(ev);
-    if std::env::var_os("RY_TIMING").is_some() { eprintln!("new {t1:?} result {:?} drop {:?}", t2 - t1, t0.elapsed() - t2); }
+    if std::env::var_os("RY_TIMING").is_some() {
+        eprintln!(
+            "new {t1:?} result {:?} drop {:?}",
+            t2 - t1,
+            t0.elapsed() - t2
+        );
+    }
     Ok(r)
 }
 
@@ -258,7 +264,7 @@ pub fn sweep(
     catalog: &Catalog,
     q: &CollectiveQuery,
 ) -> Result<Vec<CollectiveResult>, CollectiveError> {
-    let ev = evaluate::Evaluator::new(design, catalog, q)?;
+    let ev = evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::All)?;
     Ok(sweep_sizes().into_iter().map(|s| ev.result_at(s)).collect())
 }
 
@@ -269,6 +275,10 @@ pub fn sweep_sizes_of(
     q: &CollectiveQuery,
     sizes: &[Bytes],
 ) -> Result<Vec<CollectiveResult>, CollectiveError> {
-    let ev = evaluate::Evaluator::new(design, catalog, q)?;
+    let keep = match sizes {
+        [one] => evaluate::Keep::BestAt(one.0 as f64),
+        _ => evaluate::Keep::All,
+    };
+    let ev = evaluate::Evaluator::new(design, catalog, q, keep)?;
     Ok(sizes.iter().map(|&s| ev.result_at(s)).collect())
 }

@@ -84,6 +84,8 @@ pub(crate) struct Router<'f> {
     arrive: Vec<f64>,
     member: Vec<bool>,
     buckets: Vec<Vec<Vx>>,
+    /// Per-arc load buffers of finished plans, zeroed, for the next plans to fill.
+    spare_loads: Vec<Vec<f64>>,
     /// Largest number of switch-to-switch hops any routed flow took.
     pub max_hops: u16,
 }
@@ -98,8 +100,24 @@ impl<'f> Router<'f> {
             arrive: vec![0.0; n],
             member: vec![false; n],
             buckets: Vec::new(),
+            spare_loads: Vec::new(),
             max_hops: 0,
         }
+    }
+
+    /// A zeroed per-arc load buffer (reused: fresh memory is slow to touch at scale).
+    pub fn take_loads(&mut self) -> Vec<f64> {
+        let n = self.fab.arc_count();
+        match self.spare_loads.pop() {
+            Some(v) if v.len() == n => v,
+            _ => vec![0.0; n],
+        }
+    }
+
+    /// Hands back a load buffer no plan needs any more.
+    pub fn recycle_loads(&mut self, mut loads: Vec<f64>) {
+        loads.fill(0.0);
+        self.spare_loads.push(loads);
     }
 
     /// Hop distances from every class to class `c`, by BFS on the quotient graph.

@@ -64,7 +64,12 @@ fuzz_target!(|data: &[u8]| {
     if design.devices.len() <= 64 && design.links.len() <= 256 {
         let q = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 20));
         if let Ok(r) = collective(&design, catalog(), &q) {
-            for v in [r.time_us, r.algbw_gbyte_s, r.busbw_gbyte_s, r.busbw_bound_gbyte_s] {
+            for v in [
+                r.time_us,
+                r.algbw_gbyte_s,
+                r.busbw_gbyte_s,
+                r.busbw_bound_gbyte_s,
+            ] {
                 assert!(v.is_finite(), "non-finite collective figure {v}: {r:?}");
             }
         }

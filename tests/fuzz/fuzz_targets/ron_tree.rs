@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let printed = print(&doc);
-    let again = parse(&printed)
-        .unwrap_or_else(|e| panic!("printed tree does not parse: {e}\n{printed}"));
+    let again =
+        parse(&printed).unwrap_or_else(|e| panic!("printed tree does not parse: {e}\n{printed}"));
     assert_eq!(again, doc, "print then parse changed the tree:\n{printed}");
 });
