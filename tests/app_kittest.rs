@@ -531,6 +531,39 @@ fn clicking_a_check_selects_what_it_is_about() {
     assert_eq!(selection.links, check.links.iter().copied().collect());
 }
 
+#[test]
+fn generate_dialog_runs_a_template_into_a_new_tab() {
+    let mut harness = harness(app());
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.run();
+    harness.get_by_label("Generate…").click();
+    harness.run();
+    // Rail-optimized with the template's defaults.
+    harness.get_by_label("Generate").click();
+    harness.run();
+    assert_eq!(
+        harness.state().tab_count(),
+        2,
+        "the edited tab stays, the new one opens"
+    );
+    assert_eq!(harness.state().active_tab(), 1);
+    let doc = harness.state().document();
+    assert!(
+        doc.design().gpu_count() > 0,
+        "{:?}",
+        harness.state().status()
+    );
+    assert!(
+        doc.is_dirty(),
+        "a generated design is not saved anywhere yet"
+    );
+    assert!(doc.path().is_none());
+    assert!(
+        harness.query_by_label("Generate a design").is_none(),
+        "the dialog closed"
+    );
+}
+
 /// eframe's storage, in memory.
 #[derive(Default)]
 struct MemoryStorage(std::collections::HashMap<String, String>);

@@ -276,6 +276,8 @@ pub fn sidebar_ui(
     events
 }
 
+const MAX_CHECKS_SHOWN: usize = 200;
+
 fn checks_ui(ui: &mut Ui, m: &Metrics, events: &mut Vec<SidebarEvent>) {
     let title = if m.checks.is_empty() {
         "Checks: all clear".to_string()
@@ -286,7 +288,8 @@ fn checks_ui(ui: &mut Ui, m: &Metrics, events: &mut Vec<SidebarEvent>) {
         .id_salt("checks")
         .default_open(true)
         .show(ui, |ui| {
-            for (i, check) in m.checks.iter().enumerate() {
+            // A broken 100,000-link design can have thousands; the first ones tell the story.
+            for (i, check) in m.checks.iter().take(MAX_CHECKS_SHOWN).enumerate() {
                 ui.push_id(i, |ui| {
                     ui.horizontal_wrapped(|ui| {
                         ui.label(severity_mark(check.severity));
@@ -311,6 +314,9 @@ fn checks_ui(ui: &mut Ui, m: &Metrics, events: &mut Vec<SidebarEvent>) {
                         }
                     });
                 });
+            }
+            if m.checks.len() > MAX_CHECKS_SHOWN {
+                ui.weak(format!("and {} more", m.checks.len() - MAX_CHECKS_SHOWN));
             }
         });
 }

@@ -73,6 +73,16 @@ pub(crate) fn segments<'g>(fab: &Fabric, group: &'g [u32]) -> Vec<Segment<'g>> {
     out
 }
 
+/// A GPU's way into the network through one NIC: the NIC's PCIe arcs, the cable's arcs and
+/// the switch it reaches.
+pub(crate) struct SimpleEnd {
+    nic_up: ArcId,
+    nic_down: ArcId,
+    out: ArcId,
+    inn: ArcId,
+    attach: Vx,
+}
+
 /// A finished phase's loads, worst intra-domain hop, whether it used the network, and the
 /// network's extra latency (µs).
 pub(crate) type PhaseLoads = (Rc<Vec<f64>>, Option<Hw>, bool, f64);
@@ -257,6 +267,25 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             });
         }
         Ok(())
+    }
+
+    /// How GPU `g` meets the network through NIC `nic` when `inter` would resolve it without
+    /// looking at the peer: the NIC exists and is cabled to a switch, and the node does not
+    /// forward traffic itself.
+    pub fn simple_end(&self, g: u32, nic: Option<u32>) -> Option<SimpleEnd> {
+        let fab = self.fab;
+        let node = &fab.nodes[fab.gpus[g as usize].node as usize];
+        let i = nic.filter(|&i| (i as usize) < node.nics.len())?;
+        let n = &node.nics[i as usize];
+        let (out, inn, far) = n.access?;
+        let switch = fab.transit[far as usize] && !fab.is_node[far as usize];
+        (switch && !fab.transit[node.vertex as usize]).then_some(SimpleEnd {
+            nic_up: n.pcie_up,
+            nic_down: n.pcie_down,
+            out,
+            inn,
+            attach: far,
+        })
     }
 
     /// Attachment of a node's NIC for aggregated traffic: (arc out, arc in, transit vertex),
@@ -456,6 +485,8 @@ fn trees(
     let m = segs.len() as u32;
     let edges = double_tree(m);
     let has_nics = fab.nodes.iter().any(|n| !n.nics.is_empty());
+    let mut heads: Vec<u32> = Vec::with_capacity(segs.len());
+    let mut nics: Vec<Option<u32>> = Vec::with_capacity(segs.len());
     match per_local_gpu {
         false => {
             // Tree over domains per NIC; chains inside each domain.
@@ -465,7 +496,6 @@ fn trees(
                 .min()
                 .unwrap_or(1);
             let per = total / 2.0 / f64::from(k);
-            let mut heads: Vec<u32> = Vec::with_capacity(segs.len());
             for c in 0..k {
                 heads.clear();
                 for s in segs {
@@ -484,15 +514,11 @@ fn trees(
                         b.intra(w0, w1, 2.0 * per);
                     }
                 }
-                let nic = has_nics.then_some(c);
-                for (t, tree) in edges.iter().enumerate() {
-                    for (e, &(p, ch)) in tree.iter().enumerate() {
-                        let (hp, hc) = (heads[p as usize], heads[ch as usize]);
-                        let kk = key(u64::from(c), e as u64, 10 + t as u64);
-                        b.inter(hc, hp, nic, nic, per, CHANNELS_PER_CONNECTION, kk)?;
-                        b.inter(hp, hc, nic, nic, per, CHANNELS_PER_CONNECTION, kk ^ 1)?;
-                    }
-                }
+                nics.clear();
+                nics.resize(segs.len(), has_nics.then_some(c));
+                tree_edges(b, &edges, &heads, &nics, per, |t, e| {
+                    key(u64::from(c), e as u64, 10 + t as u64)
+                })?;
             }
         }
         true => {
@@ -500,15 +526,91 @@ fn trees(
             let g_count = segs[0].gpus.len();
             let per = total / g_count as f64 / 2.0;
             for l in 0..g_count {
-                for (t, tree) in edges.iter().enumerate() {
-                    for (e, &(p, ch)) in tree.iter().enumerate() {
-                        let (hp, hc) = (segs[p as usize].gpus[l], segs[ch as usize].gpus[l]);
-                        let (np, nc) = (fab.gpus[hp as usize].nic, fab.gpus[hc as usize].nic);
-                        let kk = key(l as u64, e as u64, 20 + t as u64);
-                        b.inter(hc, hp, nc, np, per, CHANNELS_PER_CONNECTION, kk)?;
-                        b.inter(hp, hc, np, nc, per, CHANNELS_PER_CONNECTION, kk ^ 1)?;
-                    }
-                }
+                heads.clear();
+                heads.extend(segs.iter().map(|s| s.gpus[l]));
+                nics.clear();
+                nics.extend(heads.iter().map(|&h| fab.gpus[h as usize].nic));
+                tree_edges(b, &edges, &heads, &nics, per, |t, e| {
+                    key(l as u64, e as u64, 20 + t as u64)
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Both directions of every edge of the double tree between the domains' `heads` (GPUs, with
+/// the NIC each uses), `per` bytes each way, connection keys from `key_of(tree, edge)`.
+fn tree_edges(
+    b: &mut LoadBuilder,
+    edges: &[Vec<(u32, u32)>; 2],
+    heads: &[u32],
+    nics: &[Option<u32>],
+    per: f64,
+    key_of: impl Fn(usize, usize) -> u64,
+) -> Result<(), CollectiveError> {
+    let fab = b.fab;
+    // Where every head meets the network, when that does not depend on the peer (NICs cabled
+    // to switches, the usual case): then each domain's arcs carry `per` once per incident
+    // edge and direction, added here in one sweep over the domains rather than edge by edge
+    // (the same additions, so the same sums), and only the flows between switches are queued.
+    let ends: Option<Vec<SimpleEnd>> = heads
+        .iter()
+        .zip(nics)
+        .map(|(&h, &nic)| b.simple_end(h, nic))
+        .collect();
+    let Some(ends) = ends.filter(|_| per != 0.0) else {
+        for (t, tree) in edges.iter().enumerate() {
+            for (e, &(p, ch)) in tree.iter().enumerate() {
+                let (hp, hc) = (heads[p as usize], heads[ch as usize]);
+                let (np, nc) = (nics[p as usize], nics[ch as usize]);
+                let kk = key_of(t, e);
+                b.inter(hc, hp, nc, np, per, CHANNELS_PER_CONNECTION, kk)?;
+                b.inter(hp, hc, np, nc, per, CHANNELS_PER_CONNECTION, kk ^ 1)?;
+            }
+        }
+        return Ok(());
+    };
+    let mut degree = vec![0u32; heads.len()];
+    for &(p, ch) in edges.iter().flatten() {
+        degree[p as usize] += 1;
+        degree[ch as usize] += 1;
+    }
+    for ((&h, end), &deg) in heads.iter().zip(&ends).zip(&degree) {
+        if deg == 0 {
+            continue;
+        }
+        b.uses_net = true;
+        let gpu = &fab.gpus[h as usize];
+        for arc in [gpu.pcie_up, gpu.pcie_down, end.nic_up, end.nic_down, end.out, end.inn] {
+            for _ in 0..deg {
+                b.add(arc, per);
+            }
+        }
+        b.access_latency(end.out);
+        b.access_latency(end.inn);
+        b.note_switch(end.attach);
+    }
+    let conns = CHANNELS_PER_CONNECTION;
+    for (t, tree) in edges.iter().enumerate() {
+        for (e, &(p, ch)) in tree.iter().enumerate() {
+            let (xp, xc) = (ends[p as usize].attach, ends[ch as usize].attach);
+            if xp != xc {
+                let kk = key_of(t, e);
+                b.flows.push(NetFlow {
+                    x: xc,
+                    y: xp,
+                    bytes: per / f64::from(conns),
+                    conns,
+                    key: kk,
+                });
+                b.flows.push(NetFlow {
+                    x: xp,
+                    y: xc,
+                    bytes: per / f64::from(conns),
+                    conns,
+                    key: kk ^ 1,
+                });
             }
         }
     }

@@ -488,7 +488,8 @@ fn make_plans(
     let mut plans: Vec<Costed> = Vec::new();
     let mut first_error: Option<CollectiveError> = None;
     let mut best: Option<Choice> = None;
-    let mut release = |router: &mut Router, plan: &mut Plan| {
+    // Loads no result will report on go back to the router for the next plans.
+    let release = |router: &mut Router, plan: &mut Plan| {
         for phase in plan.phases.drain(..) {
             if let Ok(loads) = std::rc::Rc::try_unwrap(phase.loads) {
                 router.recycle_loads(loads);

@@ -114,6 +114,8 @@ pub(crate) struct Fabric {
     pub domains: Vec<Domain>,
     /// Per device index: can traffic pass through it.
     pub transit: Vec<bool>,
+    /// Per device index: a GPU node.
+    pub is_node: Vec<bool>,
     /// Per device index: a switch that reduces in the network (SHARP).
     pub in_network: Vec<bool>,
     pub adj_start: Vec<u32>,
@@ -791,8 +793,14 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         .iter()
         .map(|d| matches!(&d.kind, DeviceKind::Switch(s) if s.features.in_network_reduction))
         .collect();
+    let is_node = design
+        .devices
+        .iter()
+        .map(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+        .collect();
     Ok(Fabric {
         in_network,
+        is_node,
         arc_usable,
         arc_line,
         arc_resource,
