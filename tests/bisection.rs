@@ -1,3 +1,4 @@
+#![allow(clippy::needless_range_loop)]
 //! Bisection bandwidth against answers worked out by hand, plus a cross-check of the
 //! max-flow against petgraph's own Dinic on random networks.
 
@@ -301,24 +302,14 @@ fn rail_optimized_two_to_one_found_by_search() {
     }
     for i in 0..32 {
         let node = gpu_node(&mut d, &format!("dgx{i}"), 8, 8, i as f32 * 10.0);
-        for r in 0..8 {
-            link(
-                &mut d,
-                (node, r as u32),
-                (leaf[i % 4][r], (i / 4) as u32),
-                400.0,
-            );
+        for (r, &rail_leaf) in leaf[i % 4].iter().enumerate() {
+            link(&mut d, (node, r as u32), (rail_leaf, (i / 4) as u32), 400.0);
         }
     }
-    for u in 0..4 {
-        for r in 0..8 {
-            for k in 0..4 {
-                link(
-                    &mut d,
-                    (leaf[u][r], 8 + k as u32),
-                    (spine[r][k], u as u32),
-                    400.0,
-                );
+    for (u, unit_leaves) in leaf.iter().enumerate() {
+        for (&rail_leaf, rail_spines) in unit_leaves.iter().zip(&spine) {
+            for (k, &s) in rail_spines.iter().enumerate() {
+                link(&mut d, (rail_leaf, 8 + k as u32), (s, u as u32), 400.0);
             }
         }
     }

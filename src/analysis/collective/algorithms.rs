@@ -582,7 +582,14 @@ fn tree_edges(
         }
         b.uses_net = true;
         let gpu = &fab.gpus[h as usize];
-        for arc in [gpu.pcie_up, gpu.pcie_down, end.nic_up, end.nic_down, end.out, end.inn] {
+        for arc in [
+            gpu.pcie_up,
+            gpu.pcie_down,
+            end.nic_up,
+            end.nic_down,
+            end.out,
+            end.inn,
+        ] {
             for _ in 0..deg {
                 b.add(arc, per);
             }
@@ -676,10 +683,7 @@ pub(crate) fn plan<'f>(
     let mut intra_hw = None;
     let mut uses_net = false;
     let mut net_extra = 0.0f64;
-    let mut push = |res: PhaseLoads,
-                    repeat: f64,
-                    nvls: bool,
-                    phases: &mut Vec<Phase>| {
+    let mut push = |res: PhaseLoads, repeat: f64, nvls: bool, phases: &mut Vec<Phase>| {
         let (loads, hw, net, extra) = res;
         intra_hw = match (intra_hw, hw) {
             (Some(Hw::Pci), _) | (_, Some(Hw::Pci)) => Some(Hw::Pci),
@@ -763,7 +767,7 @@ pub(crate) fn plan<'f>(
             for group in groups {
                 let segs = segments(fab, group);
                 for s in &segs {
-                    nvls_loads(&mut b, fab, &s.gpus, Op::AllReduce);
+                    nvls_loads(&mut b, fab, s.gpus, Op::AllReduce);
                 }
                 trees(&mut b, fab, &segs, 1.0, true)?;
             }
@@ -784,7 +788,7 @@ pub(crate) fn plan<'f>(
                 let segs = segments(fab, group);
                 for s in &segs {
                     if all_groups_nvls {
-                        nvls_loads(&mut b, fab, &s.gpus, Op::AllReduce);
+                        nvls_loads(&mut b, fab, s.gpus, Op::AllReduce);
                     } else {
                         // Reduce-scatter then all-gather inside the node, by ring.
                         let k = s.gpus.len();

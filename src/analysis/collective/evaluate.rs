@@ -174,6 +174,50 @@ fn payload(p: Protocol) -> f64 {
     }
 }
 
+/// The most loaded arc's busy time per byte in one phase, or the first arc that must carry
+/// traffic but has no capacity (under a byte per second: dividing by it overflows).
+fn phase_worst(fab: &Fabric, phase: &algorithms::Phase, nvls_eff: f64) -> Result<f64, usize> {
+    // Branch-free lanes so the loop vectorises; arcs without traffic count as 0.
+    const LANES: usize = 4;
+    let loads = phase.loads.as_slice();
+    let usable = &fab.arc_usable[..loads.len()];
+    let nvlink = &fab.arc_nvlink[..loads.len()];
+    let mut worst = [0.0f64; LANES];
+    let mut bad = false;
+    let mut lane = |i: usize, load: f64, usable: f64, nvl: bool| {
+        let cap = if phase.nvls && nvl {
+            usable * nvls_eff
+        } else {
+            usable
+        };
+        let carries = load > 1e-15 || load.is_nan();
+        bad |= carries & (cap.is_nan() | (cap < 1.0));
+        let t = if carries { load / cap } else { 0.0 };
+        worst[i] = worst[i].max(t);
+    };
+    let split = loads.len() / LANES * LANES;
+    for ((l, u), n) in loads[..split]
+        .chunks_exact(LANES)
+        .zip(usable[..split].chunks_exact(LANES))
+        .zip(nvlink[..split].chunks_exact(LANES))
+    {
+        for i in 0..LANES {
+            lane(i, l[i], u[i], n[i]);
+        }
+    }
+    for j in split..loads.len() {
+        lane(0, loads[j], usable[j], nvlink[j]);
+    }
+    if bad {
+        let first = (0..loads.len()).find(|&a| {
+            let cap = capacity(fab, a, phase.nvls, nvls_eff);
+            (loads[a] > 1e-15 || loads[a].is_nan()) && (cap.is_nan() || cap < 1.0)
+        });
+        return Err(first.unwrap_or(0));
+    }
+    Ok(worst.iter().copied().fold(0.0, f64::max))
+}
+
 /// Sums a plan's phases into a bandwidth cost; refuses arcs that must carry traffic but
 /// have no capacity.
 fn cost(
@@ -195,21 +239,11 @@ fn cost(
         let worst = match known {
             Some(w) => w,
             None => {
-                let mut worst = 0.0f64;
-                for (a, &load) in phase.loads.iter().enumerate() {
-                    if load <= 1e-15 {
-                        continue;
+                let worst = phase_worst(fab, phase, nvls_eff).map_err(|a| {
+                    CollectiveError::ZeroCapacity {
+                        resource: resource_label(fab, design, fab.arc_resource[a]),
                     }
-                    let cap = capacity(fab, a, phase.nvls, nvls_eff);
-                    // Under a byte per second is no capacity: dividing by it overflows to
-                    // infinity.
-                    if cap.is_nan() || cap < 1.0 {
-                        return Err(CollectiveError::ZeroCapacity {
-                            resource: resource_label(fab, design, fab.arc_resource[a]),
-                        });
-                    }
-                    worst = worst.max(load / cap);
-                }
+                })?;
                 seen.push((key.0, key.1, worst));
                 worst
             }
@@ -468,6 +502,7 @@ fn resource_label(fab: &Fabric, design: &Design, r: Resource) -> String {
 }
 
 /// Plans and costs every applicable algorithm; errors only when none works.
+#[allow(clippy::too_many_arguments)]
 fn make_plans(
     fab: &Fabric,
     design: &Design,
@@ -685,6 +720,16 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
         }
     };
     let segs = segments(fab, group);
+    // Per node of the group, worked out once.
+    let mut net_line = vec![f64::NAN; fab.nodes.len()];
+    let mut last = u32::MAX;
+    for &g in group {
+        let node = fab.gpus[g as usize].node;
+        if node != last {
+            net_line[node as usize] = node_net_line(node as usize);
+            last = node;
+        }
+    }
     let mut gpu_bound = f64::INFINITY;
     for &g in group {
         let gpu = &fab.gpus[g as usize];
@@ -697,7 +742,7 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
             line += fab.arc_line[gpu.pcie_up as usize];
         }
         if segs.len() > 1 || node.intra == Intra::Unified {
-            line += node_net_line(gpu.node as usize) / f64::from(node.gpu_count.max(1));
+            line += net_line[gpu.node as usize] / f64::from(node.gpu_count.max(1));
         }
         gpu_bound = gpu_bound.min(line);
     }
@@ -707,9 +752,16 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
     if segs.len() > 1 {
         let m = segs.len() as f64;
         for s in &segs {
-            let mut nodes: Vec<u32> = s.gpus.iter().map(|&g| fab.gpus[g as usize].node).collect();
-            nodes.dedup();
-            let l: f64 = nodes.iter().map(|&nd| node_net_line(nd as usize)).sum();
+            // Each node of the domain once (its GPUs are consecutive).
+            let mut l = 0.0;
+            let mut last = u32::MAX;
+            for &g in s.gpus {
+                let nd = fab.gpus[g as usize].node;
+                if nd != last {
+                    l += net_line[nd as usize];
+                    last = nd;
+                }
+            }
             let gs = s.gpus.len() as f64;
             let dom = match op {
                 Op::AllReduce => factor / (2.0 * (m - 1.0) / m) * l,

@@ -272,7 +272,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     // Links usable for traffic: both ends exist, distinct, not failed, capacity > 0, and not
     // attached to a rack domain device (NVLink inside a rack is modelled from the nodes).
     let n_links = design.links.len();
-    let mut ends: Vec<(u32, u32)> = Vec::with_capacity(n_links);
+    // Per link: device index and port of each end (u32::MAX when an end is missing).
+    let mut ends: Vec<[u32; 4]> = Vec::with_capacity(n_links);
     let mut routable = vec![false; n_links];
     let (mut gpu_total, mut nic_total, mut node_total) = (0usize, 0usize, 0usize);
     for d in &design.devices {
@@ -307,28 +308,35 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             switch_latency_us[i] = latency;
         }
     }
+    // Per device: what the link loop needs to know, without touching the devices again.
+    const DOMAIN: u8 = 1;
+    const LOSSY_SWITCH: u8 = 2;
+    let dev_flags: Vec<u8> = design
+        .devices
+        .iter()
+        .map(|d| match &d.kind {
+            DeviceKind::NvSwitchDomain(_) => DOMAIN,
+            DeviceKind::Switch(s) if !s.features.lossless => LOSSY_SWITCH,
+            _ => 0,
+        })
+        .collect();
     for (li, link) in design.links.iter().enumerate() {
         let ia = index_of.get(link.a.device);
         let ib = index_of.get(link.b.device);
         let cap = link.capacity().gbit_s();
         let mut lossless = true;
         if let (Some(ia), Some(ib)) = (ia, ib) {
-            let is_domain =
-                |i: usize| matches!(design.devices[i].kind, DeviceKind::NvSwitchDomain(_));
-            lossless = [ia, ib].iter().all(|&i| match &design.devices[i].kind {
-                DeviceKind::Switch(s) => s.features.lossless,
-                _ => true,
-            });
-            routable[li] =
-                ia != ib && cap.is_finite() && cap > 0.0 && !is_domain(ia) && !is_domain(ib);
+            let (fa, fb) = (dev_flags[ia], dev_flags[ib]);
+            lossless = (fa | fb) & LOSSY_SWITCH == 0;
+            routable[li] = ia != ib && cap.is_finite() && cap > 0.0 && (fa | fb) & DOMAIN == 0;
             for i in [ia, ib] {
                 if switch_latency_us[i].is_nan() {
                     switch_latency_us[i] = eff::default_switch_latency_us(link.tech);
                 }
             }
-            ends.push((ia as u32, ib as u32));
+            ends.push([ia as u32, ib as u32, link.a.port, link.b.port]);
         } else {
-            ends.push((u32::MAX, u32::MAX));
+            ends.push([u32::MAX; 4]);
         }
         let e = eff::link_efficiency(link.tech, link.transport, lossless);
         let (usable, line) = if routable[li] {
@@ -362,7 +370,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     }
     // Per device: routable links (port, arc out, arc in, far end), in link order.
     let mut dl_start = vec![0u32; n_dev + 1];
-    for (li, &(ia, ib)) in ends.iter().enumerate() {
+    for (li, &[ia, ib, ..]) in ends.iter().enumerate() {
         if routable[li] {
             dl_start[ia as usize + 1] += 1;
             dl_start[ib as usize + 1] += 1;
@@ -381,21 +389,20 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         };
         dl_start[n_dev] as usize
     ];
-    for (li, link) in design.links.iter().enumerate() {
+    for (li, &[ia, ib, pa, pb]) in ends.iter().enumerate() {
         if !routable[li] {
             continue;
         }
-        let (ia, ib) = ends[li];
         let (fwd, back) = (2 * li as u32, 2 * li as u32 + 1);
         dev_links[fill[ia as usize] as usize] = DevLink {
-            port: link.a.port,
+            port: pa,
             out: fwd,
             inn: back,
             far: ib,
         };
         fill[ia as usize] += 1;
         dev_links[fill[ib as usize] as usize] = DevLink {
-            port: link.b.port,
+            port: pb,
             out: back,
             inn: fwd,
             far: ia,
@@ -695,25 +702,27 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     if std::env::var_os("RY_TIMING").is_some() {
         eprintln!("  build stage 3 {:?}", __t.elapsed());
     }
-    // Routing graph over transit devices.
-    let mut raw_adj: Vec<Vec<Adj>> = vec![Vec::new(); n_dev];
+    // Routing graph over transit devices: each one's transit neighbours, in link order.
+    let mut adj_start: Vec<u32> = Vec::with_capacity(n_dev + 1);
+    let mut adj: Vec<Adj> = Vec::new();
     for i in 0..n_dev {
-        if !transit[i] {
-            continue;
+        adj_start.push(adj.len() as u32);
+        if transit[i] {
+            adj.extend(
+                links_of(i)
+                    .iter()
+                    .filter(|l| transit[l.far as usize])
+                    .map(|l| Adj {
+                        nbr: l.far,
+                        out: l.out,
+                        inn: l.inn,
+                    }),
+            );
         }
-        raw_adj[i] = links_of(i)
-            .iter()
-            .filter(|l| transit[l.far as usize])
-            .map(|l| Adj {
-                nbr: l.far,
-                out: l.out,
-                inn: l.inn,
-            })
-            .collect();
     }
-    if std::env::var_os("RY_TIMING").is_some() {
-        eprintln!("  build stage 4 {:?}", __t.elapsed());
-    }
+    adj_start.push(adj.len() as u32);
+    let span = |i: usize| adj_start[i] as usize..adj_start[i + 1] as usize;
+
     // Twin classes: identical multisets of transit neighbours, numbered by first appearance.
     let mut class = vec![u32::MAX; n_dev];
     let mut keys: HashMap<Vec<Vx>, u32, FxBuild> = HashMap::default();
@@ -723,7 +732,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             continue;
         }
         key.clear();
-        key.extend(raw_adj[i].iter().map(|a| a.nbr));
+        key.extend(adj[span(i)].iter().map(|a| a.nbr));
         key.sort_unstable();
         let next = keys.len() as u32;
         class[i] = match keys.get(&key) {
@@ -737,20 +746,17 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let class_count = keys.len() as u32;
     drop(keys);
 
-    if std::env::var_os("RY_TIMING").is_some() {
-        eprintln!("  build stage 5 {:?}", __t.elapsed());
-    }
     // Each adjacency sorted by (neighbour class, neighbour), in runs of one class.
-    let mut adj_start = Vec::with_capacity(n_dev + 1);
-    let mut adj = Vec::with_capacity(raw_adj.iter().map(Vec::len).sum());
     let mut grp_start = Vec::with_capacity(n_dev + 1);
     let mut groups = Vec::new();
     let mut class_rep = vec![u32::MAX; class_count as usize];
-    for (i, list) in raw_adj.iter_mut().enumerate() {
-        adj_start.push(adj.len() as u32);
+    let mut keyed: Vec<(u64, Adj)> = Vec::new();
+    for i in 0..n_dev {
         grp_start.push(groups.len() as u32);
-        list.sort_unstable_by_key(|a| (class[a.nbr as usize], a.nbr));
-        let base = adj.len() as u32;
+        let range = span(i);
+        let base = range.start as u32;
+        let list = &mut adj[range];
+        sort_adjacency(list, &class, &mut keyed);
         let mut j = 0;
         while j < list.len() {
             let c = class[list[j].nbr as usize];
@@ -764,14 +770,11 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
                 end: base + j as u32,
             });
         }
-        adj.extend_from_slice(list);
         if transit[i] && class_rep[class[i] as usize] == u32::MAX {
             class_rep[class[i] as usize] = i as u32;
         }
     }
-    adj_start.push(adj.len() as u32);
     grp_start.push(groups.len() as u32);
-    drop(raw_adj);
 
     let mut class_adj_start = Vec::with_capacity(class_count as usize + 1);
     let mut class_adj = Vec::new();
@@ -821,6 +824,27 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         link_latency_us,
         device_ids: design.devices.iter().map(|d| d.id).collect(),
     })
+}
+
+/// Sorts an adjacency by (neighbour class, neighbour) exactly as `sort_unstable_by_key` does
+/// (the order of parallel links decides ECMP's picks), faster where that order is plain: an
+/// already sorted list stays as it is, and without parallel links any sort gives the one
+/// order there is.
+fn sort_adjacency(list: &mut [Adj], class: &[u32], keyed: &mut Vec<(u64, Adj)>) {
+    let key = |a: &Adj| (u64::from(class[a.nbr as usize]) << 32) | u64::from(a.nbr);
+    if list.is_sorted_by_key(key) {
+        return;
+    }
+    keyed.clear();
+    keyed.extend(list.iter().map(|a| (key(a), *a)));
+    keyed.sort_unstable_by_key(|k| k.0);
+    if keyed.windows(2).all(|w| w[0].0 != w[1].0) {
+        for (slot, (_, a)) in list.iter_mut().zip(keyed.iter()) {
+            *slot = *a;
+        }
+    } else {
+        list.sort_unstable_by_key(|a| (class[a.nbr as usize], a.nbr));
+    }
 }
 
 /// Name of a design link for messages.

@@ -237,7 +237,8 @@ pub fn collective(
     q: &CollectiveQuery,
 ) -> Result<CollectiveResult, CollectiveError> {
     let t0 = std::time::Instant::now();
-    let ev = evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::BestAt(q.bytes.0 as f64))?;
+    let ev =
+        evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::BestAt(q.bytes.0 as f64))?;
     let t1 = t0.elapsed();
     let r = ev.result_at(q.bytes);
     let t2 = t0.elapsed();

@@ -79,7 +79,8 @@ pub(crate) struct Unreachable {
 
 pub(crate) struct Router<'f> {
     fab: &'f Fabric,
-    qdist: HashMap<u32, Rc<Vec<u16>>>,
+    /// Per class: hop distances from every class to it, once worked out.
+    qdist: Vec<Option<Rc<Vec<u16>>>>,
     acc: Vec<f64>,
     arrive: Vec<f64>,
     member: Vec<bool>,
@@ -95,7 +96,7 @@ impl<'f> Router<'f> {
         let n = fab.transit.len();
         Router {
             fab,
-            qdist: HashMap::new(),
+            qdist: vec![None; fab.class_count as usize],
             acc: vec![0.0; n],
             arrive: vec![0.0; n],
             member: vec![false; n],
@@ -122,7 +123,7 @@ impl<'f> Router<'f> {
 
     /// Hop distances from every class to class `c`, by BFS on the quotient graph.
     fn class_dist(&mut self, c: u32) -> Rc<Vec<u16>> {
-        if let Some(d) = self.qdist.get(&c) {
+        if let Some(Some(d)) = self.qdist.get(c as usize) {
             return Rc::clone(d);
         }
         let fab = self.fab;
@@ -145,7 +146,7 @@ impl<'f> Router<'f> {
             next.clear();
         }
         let rc = Rc::new(dist);
-        self.qdist.insert(c, Rc::clone(&rc));
+        self.qdist[c as usize] = Some(Rc::clone(&rc));
         rc
     }
 
@@ -186,6 +187,49 @@ impl<'f> Router<'f> {
         }
     }
 
+    /// The `pick`-th next-hop entry (modulo their number) of `v` towards `y`, in the order
+    /// `next_hops` lists them, without listing them; None when there is none.
+    fn pick_hop(&self, qd: &[u16], v: Vx, dv: u16, y: Vx, cy: u32, pick: u64) -> Option<Adj> {
+        let fab = self.fab;
+        let groups = fab.adj_groups(v);
+        if dv == 1 {
+            let count = groups
+                .iter()
+                .filter(|g| g.class == cy)
+                .flat_map(|g| &fab.adj[g.start as usize..g.end as usize])
+                .filter(|a| a.nbr == y)
+                .count();
+            if count == 0 {
+                return None;
+            }
+            return groups
+                .iter()
+                .filter(|g| g.class == cy)
+                .flat_map(|g| &fab.adj[g.start as usize..g.end as usize])
+                .filter(|a| a.nbr == y)
+                .nth((pick % count as u64) as usize)
+                .copied();
+        }
+        let want = dv - 1;
+        let count: u32 = groups
+            .iter()
+            .filter(|g| qd[g.class as usize] == want)
+            .map(|g| g.end - g.start)
+            .sum();
+        if count == 0 {
+            return None;
+        }
+        let mut i = (pick % u64::from(count)) as u32;
+        for g in groups.iter().filter(|g| qd[g.class as usize] == want) {
+            let len = g.end - g.start;
+            if i < len {
+                return Some(fab.adj[(g.start + i) as usize]);
+            }
+            i -= len;
+        }
+        None
+    }
+
     /// Routes flows and adds their bytes to `loads`.
     pub fn route(
         &mut self,
@@ -202,7 +246,7 @@ impl<'f> Router<'f> {
 
     fn route_ecmp(&mut self, flows: &[NetFlow], loads: &mut [f64]) -> Result<(), Unreachable> {
         let fab = self.fab;
-        let mut hops = Vec::new();
+        let mut last: Option<(u32, Rc<Vec<u16>>)> = None;
         for f in flows {
             if f.x == f.y || f.bytes == 0.0 {
                 continue;
@@ -211,7 +255,14 @@ impl<'f> Router<'f> {
             if cy == u32::MAX || fab.class[f.x as usize] == u32::MAX {
                 return Err(Unreachable { from: f.x, to: f.y });
             }
-            let qd = self.class_dist(cy);
+            let qd = match &last {
+                Some((c, qd)) if *c == cy => Rc::clone(qd),
+                _ => {
+                    let qd = self.class_dist(cy);
+                    last = Some((cy, Rc::clone(&qd)));
+                    qd
+                }
+            };
             let conns = f.conns.max(1);
             for conn in 0..conns {
                 let mut v = f.x;
@@ -221,11 +272,10 @@ impl<'f> Router<'f> {
                 }
                 self.max_hops = self.max_hops.max(dv);
                 while dv > 0 {
-                    self.next_hops(&qd, v, dv, f.y, cy, &mut hops);
-                    if hops.is_empty() {
+                    let hash = ecmp_hash(f.key, conn, v);
+                    let Some(pick) = self.pick_hop(&qd, v, dv, f.y, cy, hash) else {
                         return Err(Unreachable { from: f.x, to: f.y });
-                    }
-                    let pick = hops[(ecmp_hash(f.key, conn, v) % hops.len() as u64) as usize];
+                    };
                     loads[pick.out as usize] += f.bytes;
                     v = pick.nbr;
                     dv -= 1;
