@@ -662,3 +662,19 @@ fn time_131072_gpus_rail_optimized() {
         best * 1e3
     );
 }
+
+#[test]
+fn a_request_over_the_gpu_limit_is_refused_before_building() {
+    // 262,144 eight-GPU nodes are 2,097,152 GPUs, just over the 2,000,000 limit; the node
+    // count alone is within bounds, so only the GPU check can refuse it.
+    for template in [Template::FatTree, Template::RailOptimized, Template::Ring] {
+        let mut s = spec(template, 262_144);
+        s.node = Some(PartId::new("dgx-h100"));
+        let message = infeasible(&s);
+        assert!(
+            message.contains("2097152 GPUs") && message.contains("over the limit"),
+            "{}: {message}",
+            template.cli_name()
+        );
+    }
+}

@@ -2,7 +2,9 @@
 //! Ethernet DAC/AOC. The node's port count decides what is possible.
 
 use super::builder::{Builder, SPACING};
-use super::parts::{NodeProfile, default_direct_cable, infeasible, node_count, plan_direct};
+use super::parts::{
+    NodeProfile, check_gpu_total, default_direct_cable, infeasible, node_count, plan_direct,
+};
 use super::{GenerateError, Template, TemplateSpec};
 use crate::model::{Catalog, Design, DeviceId, GroupKind, LengthClass, PartId, Pos};
 
@@ -18,6 +20,7 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         .unwrap_or_else(|| PartId::new(DEFAULT_DIRECT_NODE));
     let node = NodeProfile::resolve(spec, catalog, &node_id, None)?;
     let n = node_count(spec, DEFAULT_DIRECT_NODES, 2)?;
+    check_gpu_total(&node, n)?;
     let link_id = spec
         .link
         .clone()

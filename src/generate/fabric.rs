@@ -6,7 +6,8 @@ use super::builder::{
 };
 use super::clos::{Layer, Split, Upper, div_ceil, pod_spine_down, three_tier, two_tier};
 use super::parts::{
-    NodeProfile, SwitchPlan, SwitchUse, Wire, choose_switch, infeasible, node_count,
+    NodeProfile, SwitchPlan, SwitchUse, Wire, check_gpu_total, choose_switch, infeasible,
+    node_count,
 };
 use super::{GenerateError, TemplateSpec};
 use crate::model::{
@@ -73,6 +74,7 @@ fn resolve_fabric_node(
         .unwrap_or_else(|| PartId::new(DEFAULT_FABRIC_NODE));
     let node = NodeProfile::resolve(spec, catalog, &node_id, None)?;
     let nodes = node_count(spec, DEFAULT_FABRIC_NODES, 1)?;
+    check_gpu_total(&node, nodes)?;
     let (nic_id, nic) = node.require_nic()?;
     let plan = choose_switch(spec, catalog, nic_id, nic, SwitchUse::Fabric)?;
     Ok((node, nodes, plan))

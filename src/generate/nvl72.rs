@@ -4,7 +4,9 @@
 use super::builder::{BLOCK_GAP, Builder, SPACING, numbered, row_y};
 use super::clos::{Layer, Split, div_ceil, pod_spine_down, three_tier, two_tier};
 use super::fabric::{RailBlocks, chunks, fabric_summary, switch_model};
-use super::parts::{NodeProfile, SwitchUse, choose_switch, infeasible, node_count};
+use super::parts::{
+    NodeProfile, SwitchUse, check_gpu_total, choose_switch, infeasible, node_count,
+};
 use super::{GenerateError, TemplateSpec};
 use crate::model::catalog::DomainSpec;
 use crate::model::{
@@ -59,6 +61,7 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
                 super::parts::MAX_NODES
             ))
         })?;
+    check_gpu_total(&tray, trays)?;
     let rails = tray.nic_count;
     let radix = plan.radix;
 

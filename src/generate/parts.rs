@@ -110,6 +110,20 @@ pub(super) fn node_count(
     Ok(n)
 }
 
+/// Refuses a design over the design-wide GPU limit before any device is built, so an
+/// absurd request fails at once instead of exhausting memory first.
+pub(super) fn check_gpu_total(node: &NodeProfile, nodes: u32) -> Result<(), GenerateError> {
+    let total = node.gpu_total(nodes);
+    if total > crate::model::validate::MAX_GPUS {
+        return Err(infeasible(format!(
+            "{nodes} nodes × {} GPUs is {total} GPUs, over the limit of {} per design",
+            node.gpu_count,
+            crate::model::validate::MAX_GPUS
+        )));
+    }
+    Ok(())
+}
+
 /// A node part with its GPUs, scale-up and scale-out NICs settled.
 #[derive(Debug, Clone)]
 pub(super) struct NodeProfile {

@@ -2,7 +2,9 @@
 
 use super::builder::{Builder, numbered, row_y};
 use super::fabric::{DEFAULT_FABRIC_NODE, node_x, switch_model};
-use super::parts::{NodeProfile, SwitchUse, choose_switch, infeasible, node_count, plan_switch};
+use super::parts::{
+    NodeProfile, SwitchUse, check_gpu_total, choose_switch, infeasible, node_count, plan_switch,
+};
 use super::{GenerateError, TemplateSpec};
 use crate::model::catalog::{NetFamily, NicSpec};
 use crate::model::{Catalog, Design, GroupId, GroupKind, LengthClass, PartId, Pos, SwitchRole};
@@ -47,6 +49,7 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
         .unwrap_or_else(|| PartId::new(DEFAULT_STAR_NODE));
     let node = NodeProfile::resolve(spec, catalog, &node_id, Some(DEFAULT_STAR_GPU))?;
     let n = node_count(spec, DEFAULT_STAR_NODES, 1)?;
+    check_gpu_total(&node, n)?;
 
     // The node's network ports: its NICs, or else one on-board Ethernet port, which sits
     // after the NICs and the Thunderbolt ports in the port numbering.
