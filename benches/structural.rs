@@ -1,16 +1,22 @@
 //! Structural metrics on rail-optimized fabrics of 1,024, 16,384 and 131,072 GPUs.
 //! Targets: 16,384 GPUs within 16 ms and 131,072 within 250 ms for bisection, cost and
 //! checks together (`evaluate`); bisection is also timed alone.
+//!
+//! Designs come from the rail-optimized template; STRUCTURAL_LOCAL_BUILDER=1 uses the
+//! builder below instead (one link per cable, the heaviest form of the same fabric), and
+//! STRUCTURAL_PETGRAPH=1 also times one split with petgraph's `dinics` for comparison.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use railyard::analysis::bisection::bisection;
+use railyard::analysis::bisection::{bisection, partition_flow};
 use railyard::analysis::evaluate;
 use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, GroupKind, Link,
     LinkTech, NicSlot, PartId, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
 };
+use std::collections::HashMap;
 use std::hint::black_box;
+use std::time::Instant;
 
 const GPUS_PER_NODE: usize = 8;
 const RAILS: usize = 8;
@@ -179,6 +185,7 @@ fn rail_optimized(gpus: usize) -> Design {
 /// 144-port Q3400s. The local builder stands in if the template refuses.
 fn design_for(gpus: usize, catalog: &Catalog) -> Design {
     let nodes = (gpus / GPUS_PER_NODE) as u32;
+    let mut refusals = Vec::new();
     for (switch, tiers) in [(None, 2), (None, 3), (Some("q3400"), 2), (Some("q3400"), 3)] {
         let mut spec = TemplateSpec::new(Template::RailOptimized);
         spec.nodes = Some(nodes);
@@ -186,12 +193,56 @@ fn design_for(gpus: usize, catalog: &Catalog) -> Design {
         spec.switch = switch.map(PartId::new);
         match generate(&spec, catalog) {
             Ok(d) if d.gpu_count() == gpus as u64 => return d,
-            Ok(d) => eprintln!("template gave {} GPUs for {gpus}", d.gpu_count()),
-            Err(e) => eprintln!("template, {switch:?}, {tiers} tiers, {gpus} GPUs: {e}"),
+            Ok(d) => refusals.push(format!("template gave {} GPUs", d.gpu_count())),
+            Err(e) => refusals.push(e.to_string()),
         }
     }
-    eprintln!("{gpus} GPUs: using the local builder");
+    eprintln!(
+        "{gpus} GPUs: using the local builder; {}",
+        refusals.join("; ")
+    );
     rail_optimized(gpus)
+}
+
+fn compare_with_petgraph(design: &Design) {
+    let nodes: Vec<DeviceId> = design
+        .devices
+        .iter()
+        .filter(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+        .map(|d| d.id)
+        .collect();
+    let (half_a, half_b) = nodes.split_at(nodes.len() / 2);
+
+    let t = Instant::now();
+    let ours = partition_flow(design, half_a).map_or(0.0, |b| b.gbit_s());
+    let ours_time = t.elapsed();
+
+    let t = Instant::now();
+    let mut g = petgraph::Graph::<(), u64>::new();
+    let index: HashMap<DeviceId, petgraph::graph::NodeIndex> = design
+        .devices
+        .iter()
+        .map(|d| (d.id, g.add_node(())))
+        .collect();
+    let source = g.add_node(());
+    let sink = g.add_node(());
+    for l in &design.links {
+        let c = (l.capacity().gbit_s() * 1000.0).round() as u64;
+        g.add_edge(index[&l.a.device], index[&l.b.device], c);
+        g.add_edge(index[&l.b.device], index[&l.a.device], c);
+    }
+    for id in half_a {
+        g.add_edge(source, index[id], u64::MAX / 4);
+    }
+    for id in half_b {
+        g.add_edge(index[id], sink, u64::MAX / 4);
+    }
+    let (theirs, _) = petgraph::algo::dinics(&g, source, sink);
+    let theirs_time = t.elapsed();
+    eprintln!(
+        "  one split: ours {ours} Gb/s in {ours_time:?} (graph build included); petgraph dinics {} Gb/s in {theirs_time:?}",
+        theirs as f64 / 1000.0
+    );
 }
 
 fn structural(c: &mut Criterion) {
@@ -215,6 +266,9 @@ fn structural(c: &mut Criterion) {
             b.cut_links.len(),
             b.status
         );
+        if std::env::var_os("STRUCTURAL_PETGRAPH").is_some() {
+            compare_with_petgraph(&design);
+        }
         group.bench_with_input(BenchmarkId::new("bisection", gpus), &design, |bench, d| {
             bench.iter(|| bisection(black_box(d), &catalog))
         });

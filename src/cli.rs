@@ -13,6 +13,8 @@
 //!                                     the diagram as SVG, links by technology or load
 //! railyard report FILE [MORE ...] -o FILE.md
 //!                                     Markdown report (and its SVG diagram next to it)
+//! railyard calibrate FILE --from LOG -o OUT.ron [--json]
+//!                                     fit efficiencies and latencies to an nccl-tests log
 //! railyard catalog [--json]           the parts catalog
 //! ```
 //!
@@ -41,6 +43,8 @@ use serde::Serialize;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+mod calibrate;
 
 /// Most nodes `generate` accepts (for `nvl72`, racks count as 18 nodes each); with the
 /// GPUs-per-node limit below, designs stay within `MAX_GPUS` (2,000,000).
@@ -161,6 +165,27 @@ enum Command {
         /// Message size of the collectives.
         #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
         bytes: Bytes,
+    },
+    /// Fit the design's technology efficiencies and latencies to an nccl-tests log and save
+    /// the design with that calibration.
+    Calibrate {
+        /// The design file.
+        file: PathBuf,
+        /// nccl-tests output as printed (all_reduce_perf and friends).
+        #[arg(long, value_name = "LOG")]
+        from: PathBuf,
+        /// Where to write the calibrated design (`-` for standard output).
+        #[arg(short, long, value_name = "OUT.ron")]
+        output: PathBuf,
+        /// The collective, when the log does not name its test.
+        #[arg(long, value_name = "OP", value_parser = parse_op)]
+        op: Option<Op>,
+        /// Ranks of the run, when the log does not list them.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+        gpus: Option<u32>,
+        /// Print the fit as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     /// List the parts catalog: id, category, model, price, power.
     Catalog {
@@ -466,6 +491,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             bytes,
         }) => run_report(&files, &output, bytes, &catalog),
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
+        Some(Command::Calibrate {
+            file,
+            from,
+            output,
+            op,
+            gpus,
+            json,
+        }) => calibrate::run(&file, &from, &output, op, gpus, json, &catalog),
     }
 }
 

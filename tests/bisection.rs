@@ -108,8 +108,9 @@ fn set_state(design: &mut Design, id: LinkId, state: LinkState) {
 
 /// A two-tier fat-tree: `leaves` leaves with `down` single-NIC nodes each at `rate`, and
 /// `spines` spines each linked once to every leaf. Node i hangs off leaf i % leaves, so the
-/// id order (and the canvas order) interleaves leaves: only a search that follows the
-/// wiring finds the leaf-aligned worst cut.
+/// id order (and the canvas order) interleaves leaves: a cut along either splits every
+/// leaf, and the leaf-aligned worst cut is found by the round-robin stripes (node i in
+/// stripe i mod k) among the candidate splits.
 fn fat_tree(leaves: usize, down: usize, spines: usize, rate: f64) -> (Design, Vec<LinkId>) {
     let mut d = Design::new("fat-tree");
     let leaf_ids: Vec<DeviceId> = (0..leaves)
@@ -354,6 +355,34 @@ fn failed_link_in_ring_of_four() {
     let b = run(&d);
     assert_gbit(b.value, 40.0);
     assert_eq!(b.cut_links, vec![links[3]]);
+}
+
+#[test]
+fn links_at_the_validator_limit_are_not_clamped() {
+    // Two single-NIC nodes joined through a switch by two links each, every link at the
+    // fastest the validator allows: 1024 lanes × 100,000 Gb/s = 102,400,000 Gb/s. The only
+    // split puts one node a side; both of its links cross: 2 × 102,400,000 = 204,800,000 Gb/s,
+    // far past 32-bit Mb/s (4,294,967 Gb/s) and the old 1 Pb/s clamp.
+    use railyard::model::validate::{MAX_LANE_GBIT_S, MAX_LANES, validate};
+    let mut d = Design::new("fastest links");
+    let a = gpu_node(&mut d, "a", 1, 2, 0.0);
+    let b = gpu_node(&mut d, "b", 1, 2, 10.0);
+    let s = switch(&mut d, "s", SwitchRole::Leaf, None);
+    for (node, port) in [(a, 0), (a, 1), (b, 0), (b, 1)] {
+        let id = link(
+            &mut d,
+            (node, port),
+            (s, port + 2 * node.0),
+            MAX_LANE_GBIT_S,
+        );
+        d.link_mut(id).expect("link exists").lanes = MAX_LANES;
+    }
+    assert_eq!(validate(&d), Ok(()));
+    let b = run(&d);
+    assert_gbit(b.value, 204_800_000.0);
+    assert_gbit(b.full, 204_800_000.0);
+    assert_eq!(b.cut_links.len(), 2);
+    assert_eq!(b.status, BisectionStatus::Ok { exact: true });
 }
 
 #[test]

@@ -249,6 +249,25 @@ fn generate_refuses_sizes_past_the_limit() {
         ],
         "over the limit of 2,000,000 per design",
     );
+    // Only the node count given: 262,144 DGX-class nodes of 8 GPUs are 2,097,152 GPUs,
+    // within the node limit but over the GPU limit: refused before anything is built.
+    assert_refused(
+        &[
+            "generate",
+            "rail-optimized",
+            "--nodes",
+            "262144",
+            "--nics-per-node",
+            "1",
+            "--nic",
+            "cx7-400gbe",
+            "--switch",
+            "sn5600",
+            "--tiers",
+            "3",
+        ],
+        "2097152 GPUs, over the limit of 2000000",
+    );
     assert_refused(
         &["generate", "star", "--nodes", "0"],
         "at least one node is needed",

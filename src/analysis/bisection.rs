@@ -1,13 +1,16 @@
 //! Bisection bandwidth of the drawn graph: the least max-flow between two halves of the GPUs,
 //! over balanced bipartitions that keep every unit (a GPU node, or a whole NVSwitch domain)
-//! whole. Switches and hosts take no side: the max-flow finds where to cut around them.
+//! whole. Balanced: the halves' GPU counts differ by no more than the smallest unit holds,
+//! or by the least the unit sizes allow. Switches and hosts take no side: the max-flow
+//! finds where to cut around them.
 //!
-//! Trying every bipartition is exponential, so small designs are enumerated exactly and larger
-//! ones try the partitions a designed fabric is cut along: by device order, canvas x and y,
-//! group, the leaf a node hangs off, the set of rail leaves it uses, breadth-first order, a
-//! spectral ordering, then Kernighan-Lin style swaps around the best cut. The result is
-//! exact for small designs and an upper bound on the true minimum otherwise; for the
-//! fat-tree and rail templates the candidates include the true worst cut.
+//! Trying every bipartition is exponential, so small designs are enumerated exactly and
+//! larger ones take the least over a fixed set of balanced candidate splits: a most even
+//! split, and the cut along device order, group, canvas x, y and angle, and round-robin
+//! stripes. The candidates come from the devices alone, never from the links, so the
+//! result is an upper bound on the true minimum that never falls when a link is added or
+//! sped up and never rises when one is removed, degraded or failed. Designs built leaf by
+//! leaf, rack by rack or group by group (every template) are cut along their worst cut.
 
 use super::graph::{FabricGraph, Flow, FlowNetwork, from_mbit};
 use crate::model::{Bandwidth, Catalog, Design, DeviceId, GroupId, LinkId};
@@ -74,14 +77,12 @@ const EXHAUSTIVE_WORK: usize = 4_000_000;
 const FLOW_COST_PER_ARC: usize = 32;
 /// Largest unit count for exhaustive search (2^(n-1) masks to scan).
 const EXHAUSTIVE_MAX_UNITS: usize = 16;
-/// The spectral ordering and Kernighan-Lin refinement run on networks up to this many arcs
-/// (a few thousand links: anything drawn by hand). Past that it is generated fabrics, whose
-/// worst cut the structural candidates already hit, and the time goes to them.
-const SEARCH_MAX_ARCS: usize = 20_000;
-const SPECTRAL_STEPS: usize = 40;
-const REFINE_ROUNDS: usize = 6;
-const REFINE_TRIES_PER_ROUND: usize = 4;
-const REFINE_SHORTLIST: usize = 8;
+/// Round-robin stripes of 2 to `MAX_STRIDE` (node i in stripe i mod k) are tried on designs
+/// up to `STRIDE_MAX_UNITS` units (anything drawn by hand); past that each candidate is a
+/// max-flow over thousands of switches, and generated fabrics are cut along their order
+/// and groups. The limit counts units, not links, so it keeps the candidates link-free.
+const MAX_STRIDE: usize = 8;
+const STRIDE_MAX_UNITS: usize = 512;
 
 /// Bisection bandwidth of the drawn graph. Capacities come from the links themselves
 /// (`Link::capacity`: degraded links at their fraction, failed ones at zero); the catalog
@@ -122,13 +123,11 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
     let mut search = Search::new(&graph);
     let exact = search.exhaustive(&graph);
     if !exact {
-        search.structural_candidates(design, &graph);
-        if search.network.arc_count() <= SEARCH_MAX_ARCS {
-            search.refine(&graph);
-        }
+        search.candidates(design, &graph);
     }
 
-    // Every run scores at least one bipartition without a limit, so a best exists.
+    // The exhaustive search scores every balanced split and the candidates start with an
+    // even one, each without a limit until a best exists.
     debug_assert!(!search.best_sides.is_empty());
     let value = if search.best_sides.is_empty() {
         Bandwidth::ZERO
@@ -174,6 +173,157 @@ pub fn partition_flow(design: &Design, half_a: &[DeviceId]) -> Option<Bandwidth>
     }
 }
 
+/// The balance rule every scored bipartition obeys: the halves' GPU counts differ by no
+/// more than the smallest unit holds, or by the least the unit sizes allow. It depends on
+/// the units alone, never on the links.
+#[derive(Debug, Clone)]
+struct Balance {
+    total: u64,
+    /// Largest allowed difference between the halves' GPU counts.
+    tolerance: u64,
+    /// One half of a split within the rule: a most even one, or the greedy one.
+    even_split: Vec<bool>,
+}
+
+/// Subset-sum tables larger than this (in bits times items) are not built: only designs
+/// with thousands of distinct, odd GPU counts per node get there.
+const SUBSET_SUM_WORK: usize = 1 << 28;
+
+impl Balance {
+    fn new(gpus: &[u64]) -> Self {
+        let total: u64 = gpus.iter().sum();
+        let smallest = gpus.iter().copied().min().unwrap_or(0);
+        // Fallback: a greedy split bounds the least imbalance from above, which can only
+        // widen the rule, and only for odd sizes in their thousands.
+        let (least, even_split) = most_even_split(gpus).unwrap_or_else(|| greedy_split(gpus));
+        Balance {
+            total,
+            tolerance: least.max(smallest),
+            even_split,
+        }
+    }
+
+    fn imbalance(&self, gpus_a: u64) -> u64 {
+        (2 * gpus_a).abs_diff(self.total)
+    }
+
+    fn allows(&self, gpus_a: u64) -> bool {
+        self.imbalance(gpus_a) <= self.tolerance
+    }
+}
+
+/// The least imbalance any bipartition into two non-empty halves achieves, and one half of
+/// such a split, by a bounded subset-sum over the unit sizes (divided by their common
+/// factor). `None` when the table would be too large.
+fn most_even_split(gpus: &[u64]) -> Option<(u64, Vec<bool>)> {
+    let factor = gpus.iter().fold(0u64, |g, &x| gcd(g, x));
+    if gpus.len() < 2 || factor == 0 {
+        return None;
+    }
+    let total: u64 = gpus.iter().map(|g| g / factor).sum();
+    let half = usize::try_from(total / 2).ok()?;
+    // Items: each distinct size in power-of-two bundles (bounded knapsack).
+    let mut by_size: Vec<(u64, Vec<usize>)> = Vec::new();
+    let mut order: Vec<usize> = (0..gpus.len()).collect();
+    order.sort_by_key(|&u| (gpus[u], u));
+    for u in order {
+        let size = gpus[u] / factor;
+        match by_size.last_mut() {
+            Some((s, units)) if *s == size => units.push(u),
+            _ => by_size.push((size, vec![u])),
+        }
+    }
+    let mut items: Vec<(usize, u64, usize)> = Vec::new(); // (size group, size, units)
+    for (group, (size, units)) in by_size.iter().enumerate() {
+        let mut left = units.len();
+        let mut bundle = 1;
+        while left > 0 {
+            let take = bundle.min(left);
+            items.push((group, size * take as u64, take));
+            left -= take;
+            bundle *= 2;
+        }
+    }
+    let words = half / 64 + 1;
+    if words.saturating_mul(items.len()).saturating_mul(64) > SUBSET_SUM_WORK {
+        return None;
+    }
+    // reached[s]: sum s is possible; by[s]: the item that first reached it (earlier items
+    // reach s - size), so a split is read back by walking down.
+    let mut reached = vec![0u64; words];
+    reached[0] = 1;
+    let mut by = vec![u32::MAX; half + 1];
+    for (k, &(_, size, _)) in items.iter().enumerate() {
+        let Ok(shift) = usize::try_from(size) else {
+            continue;
+        };
+        if shift > half {
+            continue;
+        }
+        let (word_shift, bit_shift) = (shift / 64, shift % 64);
+        for w in (word_shift..words).rev() {
+            let low = reached[w - word_shift];
+            let mut shifted = low << bit_shift;
+            if bit_shift > 0 && w > word_shift {
+                shifted |= reached[w - word_shift - 1] >> (64 - bit_shift);
+            }
+            let mut fresh = shifted & !reached[w];
+            if w == words - 1 && (half + 1) % 64 != 0 {
+                fresh &= (1u64 << ((half + 1) % 64)) - 1;
+            }
+            reached[w] |= fresh;
+            while fresh != 0 {
+                let bit = fresh.trailing_zeros() as usize;
+                by[w * 64 + bit] = k as u32;
+                fresh &= fresh - 1;
+            }
+        }
+    }
+    // The largest reachable sum up to half; the smallest unit alone is one, so it exists.
+    let best = (1..=half)
+        .rev()
+        .find(|&s| reached[s / 64] >> (s % 64) & 1 == 1)?;
+    let mut take = vec![0usize; by_size.len()];
+    let mut s = best;
+    while s > 0 {
+        let k = by[s] as usize;
+        let (group, size, units) = items[k];
+        take[group] += units;
+        s -= size as usize;
+    }
+    let mut sides = vec![false; gpus.len()];
+    for ((_, units), &n) in by_size.iter().zip(&take) {
+        for &u in &units[..n] {
+            sides[u] = true;
+        }
+    }
+    Some(((total - 2 * best as u64) * factor, sides))
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The largest-first greedy split: its imbalance bounds the least one from above.
+fn greedy_split(gpus: &[u64]) -> (u64, Vec<bool>) {
+    let mut order: Vec<usize> = (0..gpus.len()).collect();
+    order.sort_unstable_by_key(|&u| (std::cmp::Reverse(gpus[u]), u));
+    let (mut a, mut b) = (0u64, 0u64);
+    let mut sides = vec![false; gpus.len()];
+    for u in order {
+        if a <= b {
+            a += gpus[u];
+            sides[u] = true;
+        } else {
+            b += gpus[u];
+        }
+    }
+    (a.abs_diff(b), sides)
+}
+
 /// The best bipartition found so far and the network that scores the candidates.
 struct Search {
     network: FlowNetwork,
@@ -184,8 +334,7 @@ struct Search {
     best_reach: Vec<bool>,
     tried: HashSet<u64>,
     gpus: Vec<u64>,
-    total_gpus: u64,
-    smallest_unit: u64,
+    balance: Balance,
 }
 
 impl Search {
@@ -197,15 +346,9 @@ impl Search {
             best_sides: Vec::new(),
             best_reach: vec![false; graph.vertex_count],
             tried: HashSet::new(),
-            total_gpus: gpus.iter().sum(),
-            smallest_unit: gpus.iter().copied().min().unwrap_or(0),
+            balance: Balance::new(&gpus),
             gpus,
         }
-    }
-
-    /// GPU count difference between the halves.
-    fn imbalance(&self, gpus_a: u64) -> u64 {
-        (2 * gpus_a).abs_diff(self.total_gpus)
     }
 
     /// Scores one bipartition (each unit's side); returns whether it beat the best. The
@@ -217,6 +360,7 @@ impl Search {
         if !sides.contains(&true) || !sides.contains(&false) {
             return false;
         }
+        debug_assert!(self.balance.allows(self.gpus_of(&sides)));
         let mut hasher = DefaultHasher::new();
         sides.hash(&mut hasher);
         if !self.tried.insert(hasher.finish()) {
@@ -233,29 +377,38 @@ impl Search {
         }
     }
 
-    /// Splits an ordering of the units at the point where the halves are most even.
-    fn try_order(&mut self, order: &[usize]) -> bool {
-        let mut best_cut = 0;
-        let mut best_imbalance = u64::MAX;
-        let mut gpus_a = 0;
-        for (k, &u) in order.iter().enumerate() {
-            gpus_a += self.gpus[u];
-            let imbalance = self.imbalance(gpus_a);
-            if imbalance < best_imbalance {
-                best_imbalance = imbalance;
-                best_cut = k + 1;
+    fn gpus_of(&self, sides: &[bool]) -> u64 {
+        sides
+            .iter()
+            .zip(&self.gpus)
+            .filter(|(a, _)| **a)
+            .map(|(_, g)| g)
+            .sum()
+    }
+
+    /// A balanced split along an ordering: units go to half A in order while they fit under
+    /// half the GPUs (the most even cut of a uniform ordering), else under the rule's
+    /// upper end. `None` when neither pass reaches a balanced half.
+    fn split_along(&self, order: &[usize]) -> Option<Vec<bool>> {
+        let total = self.balance.total;
+        let upper = (total + self.balance.tolerance) / 2;
+        for cap in [total / 2, upper] {
+            let mut sides = vec![false; self.gpus.len()];
+            let mut gpus_a = 0u64;
+            for &u in order {
+                if gpus_a + self.gpus[u] <= cap {
+                    gpus_a += self.gpus[u];
+                    sides[u] = true;
+                }
+            }
+            if gpus_a > 0 && self.balance.allows(gpus_a) {
+                return Some(sides);
             }
         }
-        let mut sides = vec![false; self.gpus.len()];
-        for &u in &order[..best_cut] {
-            sides[u] = true;
-        }
-        self.try_sides(sides)
+        None
     }
 
     /// Tries every balanced bipartition when there are few; returns whether it did.
-    /// Balanced: the halves' GPU counts differ by no more than the smallest unit holds, or
-    /// by the least the unit sizes allow.
     fn exhaustive(&mut self, graph: &FabricGraph) -> bool {
         let n = self.gpus.len();
         if n > EXHAUSTIVE_MAX_UNITS {
@@ -270,13 +423,8 @@ impl Search {
                     .map(|u| self.gpus[u])
                     .sum::<u64>()
         };
-        let least = (0..masks)
-            .map(|m| self.imbalance(gpus_a(m)))
-            .min()
-            .unwrap_or(0);
-        let tolerance = least.max(self.smallest_unit);
         let balanced: Vec<u64> = (0..masks)
-            .filter(|&m| self.imbalance(gpus_a(m)) <= tolerance)
+            .filter(|&m| self.balance.allows(gpus_a(m)))
             .collect();
         let work = balanced
             .len()
@@ -292,231 +440,51 @@ impl Search {
         true
     }
 
-    fn structural_candidates(&mut self, design: &Design, graph: &FabricGraph) {
+    /// Scores the candidate splits: a most even split, then the balanced cut along each
+    /// ordering of `UnitKeys`. None of them looks at the links, so two designs with the same
+    /// devices are scored over the same splits, and the minimum of fixed cuts can only rise
+    /// as links are added or sped up.
+    fn candidates(&mut self, design: &Design, graph: &FabricGraph) {
         let keys = UnitKeys::new(design, graph);
         let n = graph.units.len();
-        let by = |cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering| {
+        let by = |key: &dyn Fn(usize) -> (u64, u64)| {
             let mut order: Vec<usize> = (0..n).collect();
-            order.sort_by(|&p, &q| cmp(p, q).then(keys.id[p].cmp(&keys.id[q])));
+            order.sort_by_key(|&u| (key(u), u));
             order
         };
-        // Designed fabrics are cut cleanest along their own structure: leaves and rails
-        // first, then the layout the user drew, then the graph's own shape.
-        let orders = [
-            by(&|p, q| keys.leaf[p].cmp(&keys.leaf[q])),
-            by(&|p, q| (keys.pod[p], keys.leaf[p]).cmp(&(keys.pod[q], keys.leaf[q]))),
-            by(&|p, q| keys.rails[p].cmp(&keys.rails[q])),
-            by(&|p, q| keys.group[p].cmp(&keys.group[q])),
-            by(&|_, _| std::cmp::Ordering::Equal),
-            by(&|p, q| keys.x[p].total_cmp(&keys.x[q])),
-            by(&|p, q| keys.y[p].total_cmp(&keys.y[q])),
+        let float = |v: f32| u64::from(ordered_bits(v));
+        // Designs are cut cleanest along how they were made: in id order (templates and
+        // hand drawing add nodes leaf by leaf, rack by rack), by group, along the canvas
+        // (rows, columns, a ring drawn as a circle), and striped (round-robin placement).
+        let mut orders = vec![
+            by(&|_| (0, 0)),
+            by(&|u| keys.group[u]),
+            by(&|u| (float(keys.x[u]), 0)),
+            by(&|u| (float(keys.y[u]), 0)),
+            by(&|u| (float(keys.angle[u]), 0)),
         ];
+        if n <= STRIDE_MAX_UNITS {
+            for stride in 2..=MAX_STRIDE as u64 {
+                orders.push(by(&|u| (u as u64 % stride, 0)));
+            }
+        }
+        self.try_sides(self.balance.even_split.clone());
         for order in &orders {
-            self.try_order(order);
-        }
-        let (bfs_order, hops) = self.breadth_first(graph);
-        self.try_order(&bfs_order);
-        if self.network.arc_count() <= SEARCH_MAX_ARCS {
-            let spectral = self.spectral_order(graph, &hops);
-            self.try_order(&spectral);
-        }
-    }
-
-    /// Units in breadth-first order from a far-out unit (a pseudo-peripheral one: the
-    /// last reached from unit 0), and the hop count of every vertex from it.
-    fn breadth_first(&self, graph: &FabricGraph) -> (Vec<usize>, Vec<u32>) {
-        let from_first = self.bfs(graph, graph.units[0].vertex);
-        let far = from_first
-            .iter()
-            .rev()
-            .find_map(|&v| graph.unit_of_vertex(v))
-            .unwrap_or(0);
-        let visit = self.bfs(graph, graph.units[far].vertex);
-        let mut hops = vec![u32::MAX; graph.vertex_count];
-        let mut order = Vec::with_capacity(graph.units.len());
-        let mut seen_units = vec![false; graph.units.len()];
-        for &v in &visit {
-            if let Some(u) = graph.unit_of_vertex(v) {
-                order.push(u);
-                seen_units[u] = true;
-            }
-        }
-        // Hop counts from a second pass over the visit order (parents come first).
-        hops[graph.units[far].vertex as usize] = 0;
-        for &v in &visit {
-            let h = hops[v as usize];
-            for (w, _) in self.network.neighbours(v) {
-                if hops[w as usize] == u32::MAX {
-                    hops[w as usize] = h.saturating_add(1);
-                }
-            }
-        }
-        order.extend((0..graph.units.len()).filter(|&u| !seen_units[u]));
-        (order, hops)
-    }
-
-    fn bfs(&self, graph: &FabricGraph, start: u32) -> Vec<u32> {
-        let mut seen = vec![false; graph.vertex_count];
-        let mut queue = vec![start];
-        seen[start as usize] = true;
-        let mut i = 0;
-        while i < queue.len() {
-            let v = queue[i];
-            i += 1;
-            for (w, _) in self.network.neighbours(v) {
-                if !seen[w as usize] {
-                    seen[w as usize] = true;
-                    queue.push(w);
-                }
-            }
-        }
-        queue
-    }
-
-    /// Units ordered along an approximate Fiedler vector: a few steps of the lazy random
-    /// walk (I + D⁻¹W)/2 from the breadth-first hop counts, kept orthogonal to the
-    /// stationary vector. It smooths the hop counts towards the graph's sparsest direction.
-    fn spectral_order(&self, graph: &FabricGraph, hops: &[u32]) -> Vec<usize> {
-        let n = graph.vertex_count;
-        let max_capacity = graph
-            .edges
-            .iter()
-            .map(|e| e.capacity_mbit)
-            .max()
-            .unwrap_or(1) as f64;
-        let mut degree = vec![0.0f64; n];
-        for e in &graph.edges {
-            let w = e.capacity_mbit as f64 / max_capacity;
-            degree[e.a as usize] += w;
-            degree[e.b as usize] += w;
-        }
-        let total_degree: f64 = degree.iter().sum();
-        let mut x: Vec<f64> = hops
-            .iter()
-            .map(|&h| if h == u32::MAX { 0.0 } else { f64::from(h) })
-            .collect();
-        let mut next = vec![0.0f64; n];
-        for _ in 0..SPECTRAL_STEPS {
-            for v in 0..n {
-                next[v] = if degree[v] > 0.0 {
-                    let pull: f64 = self
-                        .network
-                        .neighbours(v as u32)
-                        .map(|(w, c)| c as f64 / max_capacity * x[w as usize])
-                        .sum();
-                    0.5 * (x[v] + pull / degree[v])
-                } else {
-                    x[v]
-                };
-            }
-            let mean = if total_degree > 0.0 {
-                next.iter().zip(&degree).map(|(a, d)| a * d).sum::<f64>() / total_degree
-            } else {
-                0.0
-            };
-            let scale = next.iter().map(|a| (a - mean).abs()).fold(0.0f64, f64::max);
-            if !(scale.is_finite() && scale > 0.0) {
-                break;
-            }
-            for (xv, nv) in x.iter_mut().zip(&next) {
-                *xv = (nv - mean) / scale;
-            }
-        }
-        let mut order: Vec<usize> = (0..graph.units.len()).collect();
-        order.sort_by(|&p, &q| {
-            let (a, b) = (graph.units[p].vertex, graph.units[q].vertex);
-            x[a as usize].total_cmp(&x[b as usize]).then(p.cmp(&q))
-        });
-        order
-    }
-
-    /// Kernighan-Lin style: swap a unit of each half where the current cut says it sits on
-    /// the wrong side, and keep the swap when the max-flow drops.
-    fn refine(&mut self, graph: &FabricGraph) {
-        for _ in 0..REFINE_ROUNDS {
-            if self.best_sides.is_empty() {
-                return;
-            }
-            // Gain of moving a unit across with the switches staying put: capacity to the
-            // other side minus capacity to its own.
-            let gain = |u: usize| -> i128 {
-                let v = graph.units[u].vertex;
-                let own = self.best_reach[v as usize];
-                self.network
-                    .neighbours(v)
-                    .map(|(w, c)| {
-                        if self.best_reach[w as usize] == own {
-                            -i128::from(c)
-                        } else {
-                            i128::from(c)
-                        }
-                    })
-                    .sum()
-            };
-            let shortlist = |in_a: bool| {
-                let mut units: Vec<(i128, usize)> = (0..graph.units.len())
-                    .filter(|&u| self.best_sides[u] == in_a)
-                    .map(|u| (gain(u), u))
-                    .collect();
-                units.sort_by(|p, q| q.0.cmp(&p.0).then(p.1.cmp(&q.1)));
-                units.truncate(REFINE_SHORTLIST);
-                units
-            };
-            let (from_a, from_b) = (shortlist(true), shortlist(false));
-            let gpus_a: u64 = (0..self.gpus.len())
-                .filter(|&u| self.best_sides[u])
-                .map(|u| self.gpus[u])
-                .sum();
-            let allowed = self.imbalance(gpus_a).max(self.smallest_unit);
-            let mut pairs = Vec::new();
-            for &(ga, a) in &from_a {
-                for &(gb, b) in &from_b {
-                    let moved = gpus_a - self.gpus[a] + self.gpus[b];
-                    if self.imbalance(moved) > allowed {
-                        continue;
-                    }
-                    let between: u64 = self
-                        .network
-                        .neighbours(graph.units[a].vertex)
-                        .filter(|&(w, _)| w == graph.units[b].vertex)
-                        .map(|(_, c)| c)
-                        .sum();
-                    pairs.push((ga + gb - 2 * i128::from(between), a, b));
-                }
-            }
-            pairs.sort_by(|p, q| q.0.cmp(&p.0).then((p.1, p.2).cmp(&(q.1, q.2))));
-            let mut improved = false;
-            for &(_, a, b) in pairs.iter().take(REFINE_TRIES_PER_ROUND) {
-                let mut sides = self.best_sides.clone();
-                sides[a] = false;
-                sides[b] = true;
-                if self.try_sides(sides) {
-                    improved = true;
-                    break;
-                }
-            }
-            if !improved {
-                return;
+            if let Some(sides) = self.split_along(order) {
+                self.try_sides(sides);
             }
         }
     }
 }
 
-/// Sort keys of each unit for the structural candidates.
+/// Sort keys of each unit for the candidate splits; all from the devices, none from links.
 struct UnitKeys {
-    id: Vec<u32>,
     x: Vec<f32>,
     y: Vec<f32>,
+    /// Angle around the units' centre on the canvas.
+    angle: Vec<f32>,
     /// (top-level group, own group); ungrouped units last.
-    group: Vec<(u32, u32)>,
-    /// Vertex of the switch on the unit's lowest-numbered connected port.
-    leaf: Vec<u32>,
-    /// The lowest-numbered switch that leaf links up to: leaves of one pod of a three-tier
-    /// fat-tree share their spines, so this keeps pods together.
-    pod: Vec<u32>,
-    /// The switches on its NIC ports as a set: (lowest vertex, order-free hash of all).
-    /// Units sharing a set of rail leaves (a scalable unit) sort together.
-    rails: Vec<(u32, u64)>,
+    group: Vec<(u64, u64)>,
 }
 
 impl UnitKeys {
@@ -528,9 +496,9 @@ impl UnitKeys {
             .iter()
             .filter_map(|g| Some((g.id, g.parent?)))
             .collect();
-        let root_group = |u: usize| -> (u32, u32) {
+        let root_group = |u: usize| -> (u64, u64) {
             let Some(mut g) = lead(u).group else {
-                return (u32::MAX, u32::MAX);
+                return (u64::MAX, u64::MAX);
             };
             let own = g;
             // Bounded walk: a cycle in a hand-edited file must not hang us.
@@ -540,62 +508,32 @@ impl UnitKeys {
                     None => break,
                 }
             }
-            (g.0, own.0)
+            (u64::from(g.0), u64::from(own.0))
         };
-
-        let mut leaf = vec![(u32::MAX, u32::MAX); n];
-        let mut rails = vec![(u32::MAX, 0u64); n];
-        for e in &graph.edges {
-            let link = &design.links[e.link];
-            let ends = [
-                (link.a.port, e.device_a, e.a, e.b),
-                (link.b.port, e.device_b, e.b, e.a),
-            ];
-            for (port, device, here, there) in ends {
-                let Some(u) = graph.unit_of_vertex(here) else {
-                    continue;
-                };
-                if graph.unit_of_vertex(there).is_some() {
-                    continue;
-                }
-                if port < leaf[u].0 {
-                    leaf[u] = (port, there);
-                }
-                if port < graph.nic_ports[device as usize] {
-                    rails[u].0 = rails[u].0.min(there);
-                    rails[u].1 = rails[u].1.wrapping_add(mix(there));
-                }
-            }
-        }
-        let leaf: Vec<u32> = leaf.into_iter().map(|(_, v)| v).collect();
-        let mut uplink = vec![u32::MAX; graph.vertex_count];
-        for e in &graph.edges {
-            if graph.unit_of_vertex(e.a).is_none() && graph.unit_of_vertex(e.b).is_none() {
-                uplink[e.a as usize] = uplink[e.a as usize].min(e.b);
-                uplink[e.b as usize] = uplink[e.b as usize].min(e.a);
-            }
-        }
-        let pod = leaf
+        let x: Vec<f32> = (0..n).map(|u| lead(u).pos.x).collect();
+        let y: Vec<f32> = (0..n).map(|u| lead(u).pos.y).collect();
+        let mean = |v: &[f32]| v.iter().map(|&c| f64::from(c)).sum::<f64>() / n.max(1) as f64;
+        let (cx, cy) = (mean(&x), mean(&y));
+        let angle = x
             .iter()
-            .map(|&l| uplink.get(l as usize).copied().unwrap_or(u32::MAX))
+            .zip(&y)
+            .map(|(&px, &py)| (f64::from(py) - cy).atan2(f64::from(px) - cx) as f32)
             .collect();
         UnitKeys {
-            id: (0..n).map(|u| lead(u).id.0).collect(),
-            x: (0..n).map(|u| lead(u).pos.x).collect(),
-            y: (0..n).map(|u| lead(u).pos.y).collect(),
+            x,
+            y,
+            angle,
             group: (0..n).map(root_group).collect(),
-            leaf,
-            pod,
-            rails,
         }
     }
 }
 
-/// Spreads a vertex number over 64 bits (SplitMix64's finaliser), so that a sum of them
-/// tells sets apart.
-fn mix(v: u32) -> u64 {
-    let mut z = u64::from(v).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// The bits of a float, remapped so that unsigned order is `f32::total_cmp` order.
+fn ordered_bits(v: f32) -> u32 {
+    let bits = v.to_bits();
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 1 << 31
+    }
 }

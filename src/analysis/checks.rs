@@ -2,12 +2,14 @@
 //! incompatible ends, dangling or reused ports), GPUs cut off from the rest, rail
 //! misalignment and parts missing from the catalog.
 //!
-//! One pass over devices and one over links, with hash-map indexes, so a design of 131,072
-//! GPUs is checked in milliseconds. Problems that repeat on many links of one device are
+//! A few passes over devices and links with dense indexes (device and port tables rather
+//! than hash maps), and messages formatted only for the checks that fire, so a design of
+//! 131,072 GPUs is checked in milliseconds. Problems that repeat on many links of one device are
 //! reported once for that device, listing the links, so a miswired fabric gives a readable
 //! list rather than thousands of lines.
 
-use crate::analysis::cost::{CableChoice, FastMap, link_cable};
+use crate::analysis::cost::{CableChoice, FastMap, LinkCables};
+use crate::analysis::graph::DeviceIndex;
 use crate::model::catalog::{NetFamily, NicSpec, NodeSpec, SwitchSpec};
 use crate::model::{
     Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, LinkId, LinkState, LinkTech, Part,
@@ -79,7 +81,7 @@ struct Ctx<'a> {
     design: &'a Design,
     catalog: &'a Catalog,
     /// Device id to its position in `design.devices`.
-    index: FastMap<DeviceId, usize>,
+    index: DeviceIndex,
     /// Catalog lookups by id, done once per distinct id.
     parts: RefCell<FastMap<&'a PartId, Option<&'a Part>>>,
     /// The last lookup: neighbouring devices mostly use the same parts.
@@ -117,22 +119,19 @@ fn as_switch(part: &Part) -> Option<&SwitchSpec> {
 
 impl<'a> Ctx<'a> {
     fn new(design: &'a Design, catalog: &'a Catalog, out: &mut Vec<Check>) -> Self {
-        let mut index = FastMap::default();
-        index.reserve(design.devices.len());
-        for (i, device) in design.devices.iter().enumerate() {
-            if index.insert(device.id, i).is_some() {
-                out.push(Check {
-                    severity: Severity::Error,
-                    code: DUPLICATE_ID,
-                    message: format!(
-                        "device id {} is used twice (one is `{}`)",
-                        device.id, device.name
-                    ),
-                    devices: vec![device.id],
-                    links: vec![],
-                });
-            }
-        }
+        let index = DeviceIndex::with_repeats(design, |i| {
+            let device = &design.devices[i];
+            out.push(Check {
+                severity: Severity::Error,
+                code: DUPLICATE_ID,
+                message: format!(
+                    "device id {} is used twice (one is `{}`)",
+                    device.id, device.name
+                ),
+                devices: vec![device.id],
+                links: vec![],
+            });
+        });
         let mut ctx = Ctx {
             design,
             catalog,
@@ -178,7 +177,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn device(&self, id: DeviceId) -> Option<&'a Device> {
-        self.index.get(&id).map(|&i| &self.design.devices[i])
+        self.index.get(id).map(|i| &self.design.devices[i])
     }
 
     fn name(&self, id: DeviceId) -> String {
@@ -269,8 +268,10 @@ fn check_parts<'a>(ctx: &Ctx<'a>, out: &mut Vec<Check>) {
 
     // Derived cable ids repeat across thousands of links: look each distinct one up once.
     let mut known: FastMap<CableChoice<'_>, bool> = FastMap::default();
+    let mut last_known: Option<(CableChoice<'_>, bool)> = None;
+    let mut needs = LinkCables::new(catalog);
     for link in &ctx.design.links {
-        let Some(need) = link_cable(link, catalog) else {
+        let Some(need) = needs.need(link) else {
             continue;
         };
         if let CableChoice::Named(id) = need.choice {
@@ -295,9 +296,16 @@ fn check_parts<'a>(ctx: &Ctx<'a>, out: &mut Vec<Check>) {
             }
             continue;
         }
-        let exists = *known
-            .entry(need.choice)
-            .or_insert_with(|| catalog.get(&need.choice.part_id()).is_some());
+        let exists = match last_known {
+            Some((choice, exists)) if choice == need.choice => exists,
+            _ => {
+                let exists = *known
+                    .entry(need.choice)
+                    .or_insert_with(|| catalog.get(&need.choice.part_id()).is_some());
+                last_known = Some((need.choice, exists));
+                exists
+            }
+        };
         if !exists {
             missing_cables
                 .entry(need.choice.part_id())
@@ -604,8 +612,7 @@ fn check_links(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
     let design = ctx.design;
     let mut grouped = Grouped::default();
     let mut usage: Vec<Usage> = vec![Usage::default(); design.devices.len()];
-    let mut port_owner: FastMap<Endpoint, LinkId> = FastMap::default();
-    port_owner.reserve(design.links.len() * 2);
+    let mut port_owner = PortOwners::new(ctx);
 
     // Links are kept in id order, so sorting the ids is nearly free and shows repeats.
     let mut ids: Vec<LinkId> = design.links.iter().map(|l| l.id).collect();
@@ -627,7 +634,7 @@ fn check_links(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
     }
 
     for link in &design.links {
-        let (Some(&ia), Some(&ib)) = (ctx.index.get(&link.a.device), ctx.index.get(&link.b.device))
+        let (Some(ia), Some(ib)) = (ctx.index.get(link.a.device), ctx.index.get(link.b.device))
         else {
             let missing: Vec<String> = [link.a.device, link.b.device]
                 .into_iter()
@@ -693,8 +700,8 @@ fn check_links(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
         // their own lanes inside the box.
         let cabled = link.tech.is_network() || link.tech.is_thunderbolt();
         if cabled {
-            for end in [link.a, link.b] {
-                if let Some(&first) = port_owner.get(&end) {
+            for (end, at) in [(link.a, ia), (link.b, ib)] {
+                if let Some(first) = port_owner.claim(at, end, link.id) {
                     out.push(Check {
                         severity: Severity::Error,
                         code: PORT_REUSED,
@@ -707,8 +714,6 @@ fn check_links(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
                         devices: vec![end.device],
                         links: vec![first, link.id],
                     });
-                } else {
-                    port_owner.insert(end, link.id);
                 }
             }
         }
@@ -734,6 +739,75 @@ fn check_links(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
     }
     grouped.finish(ctx, out);
     report_usage(ctx, &usage, out);
+}
+
+/// The link holding each cabled port: a flat table of every device's ports (sized by the
+/// highest port its links use) when that table stays small, else a hash map for files
+/// with stray port numbers.
+enum PortOwners {
+    Dense {
+        /// Start of each device's ports in `owner`, by position in `design.devices`.
+        first: Vec<usize>,
+        owner: Vec<Option<LinkId>>,
+    },
+    Sparse(FastMap<Endpoint, LinkId>),
+}
+
+impl PortOwners {
+    fn new(ctx: &Ctx<'_>) -> Self {
+        let design = ctx.design;
+        let mut ports = vec![0usize; design.devices.len()];
+        for link in &design.links {
+            if !(link.tech.is_network() || link.tech.is_thunderbolt()) {
+                continue;
+            }
+            for end in [link.a, link.b] {
+                if let Some(i) = ctx.index.get(end.device) {
+                    ports[i] = ports[i].max(end.port as usize + 1);
+                }
+            }
+        }
+        let mut first = Vec::with_capacity(ports.len() + 1);
+        let mut sum = 0usize;
+        for p in ports {
+            first.push(sum);
+            sum = sum.saturating_add(p);
+        }
+        first.push(sum);
+        if sum <= 4 * (design.links.len() + design.devices.len()) + 1024 {
+            PortOwners::Dense {
+                first,
+                owner: vec![None; sum],
+            }
+        } else {
+            PortOwners::Sparse(FastMap::default())
+        }
+    }
+
+    /// Records `link` on port `end` of the device at position `at`; returns the link that
+    /// already holds it, if any.
+    #[inline]
+    fn claim(&mut self, at: usize, end: Endpoint, link: LinkId) -> Option<LinkId> {
+        match self {
+            PortOwners::Dense { first, owner } => {
+                let slot = &mut owner[first[at] + end.port as usize];
+                match *slot {
+                    Some(held) => Some(held),
+                    None => {
+                        *slot = Some(link);
+                        None
+                    }
+                }
+            }
+            PortOwners::Sparse(map) => match map.get(&end) {
+                Some(&held) => Some(held),
+                None => {
+                    map.insert(end, link);
+                    None
+                }
+            },
+        }
+    }
 }
 
 fn link_check(
@@ -1004,11 +1078,11 @@ fn builtin_port_exists(
 
 fn report_usage(ctx: &Ctx<'_>, usage: &[Usage], out: &mut Vec<Check>) {
     let mut over: BTreeMap<DeviceId, Vec<String>> = BTreeMap::new();
-    for (device, used) in ctx.design.devices.iter().zip(usage) {
+    for ((device, used), resolved) in ctx.design.devices.iter().zip(usage).zip(&ctx.resolved) {
         let mut problems = Vec::new();
         match &device.kind {
             DeviceKind::Switch(switch) => {
-                let Some(spec) = ctx.catalog.switch(&switch.model) else {
+                let Some(spec) = resolved.model.and_then(as_switch) else {
                     continue;
                 };
                 let ports = u64::from(spec.ports) * u64::from(switch.breakout.max(1));
@@ -1030,12 +1104,8 @@ fn report_usage(ctx: &Ctx<'_>, usage: &[Usage], out: &mut Vec<Check>) {
                 }
             }
             DeviceKind::GpuNode(_) | DeviceKind::Host(_) => {
-                let model = match &device.kind {
-                    DeviceKind::GpuNode(n) => Some(&n.model),
-                    DeviceKind::Host(h) => h.model.as_ref(),
-                    _ => None,
-                };
-                let Some(spec) = model.and_then(|m| ctx.catalog.node(m)) else {
+                // The node's model, or the host's.
+                let Some(spec) = resolved.model.and_then(as_node) else {
                     continue;
                 };
                 if used.thunderbolt_lanes > u64::from(spec.thunderbolt_ports) {
@@ -1133,8 +1203,7 @@ fn check_isolation(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
         if link.state == LinkState::Failed {
             continue;
         }
-        if let (Some(&a), Some(&b)) = (ctx.index.get(&link.a.device), ctx.index.get(&link.b.device))
-        {
+        if let (Some(a), Some(b)) = (ctx.index.get(link.a.device), ctx.index.get(link.b.device)) {
             components.union(a, b);
         }
     }
@@ -1142,7 +1211,7 @@ fn check_isolation(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
     for (i, device) in design.devices.iter().enumerate() {
         if let DeviceKind::GpuNode(node) = &device.kind
             && let Some(domain) = node.domain
-            && let Some(&d) = ctx.index.get(&domain)
+            && let Some(d) = ctx.index.get(domain)
             && matches!(design.devices[d].kind, DeviceKind::NvSwitchDomain(_))
         {
             components.union(i, d);
@@ -1151,7 +1220,7 @@ fn check_isolation(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
 
     // Islands keyed by root, in order of first appearance so reports are stable.
     let mut islands: Vec<(u64, Vec<DeviceId>)> = Vec::new();
-    let mut island_of_root: FastMap<usize, usize> = FastMap::default();
+    let mut island_of_root = vec![usize::MAX; design.devices.len()];
     for (i, device) in design.devices.iter().enumerate() {
         let DeviceKind::GpuNode(node) = &device.kind else {
             continue;
@@ -1160,10 +1229,11 @@ fn check_isolation(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
             continue;
         }
         let root = components.find(i);
-        let island = *island_of_root.entry(root).or_insert_with(|| {
+        if island_of_root[root] == usize::MAX {
+            island_of_root[root] = islands.len();
             islands.push((0, Vec::new()));
-            islands.len() - 1
-        });
+        }
+        let island = island_of_root[root];
         islands[island].0 += u64::from(node.gpu_count);
         islands[island].1.push(device.id);
     }

@@ -29,7 +29,7 @@ use crate::model::{Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, Lin
 use crate::model::{ScaleUp, Usd, Watts};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// Multiply-rotate hashing (the scheme of rustc's FxHash): several times faster than the
 /// default SipHash on the short keys here (ids, ports, part names). A design is the user's
@@ -83,6 +83,73 @@ impl Hasher for FastHasher {
 
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 pub(crate) type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
+
+/// Sums quantities per key. Neighbouring devices and links mostly use the same parts, so a
+/// run of equal keys is added up first and the map is touched once per run, not per item.
+pub(crate) struct RunCounts<K> {
+    map: FastMap<K, u64>,
+    run: Option<(K, u64)>,
+}
+
+impl<K> Default for RunCounts<K> {
+    fn default() -> Self {
+        Self {
+            map: FastMap::default(),
+            run: None,
+        }
+    }
+}
+
+impl<K: Eq + Hash + Copy> RunCounts<K> {
+    #[inline]
+    pub(crate) fn add(&mut self, key: K, quantity: u64) {
+        match &mut self.run {
+            Some((k, n)) if *k == key => *n += quantity,
+            run => {
+                if let Some((k, n)) = run.replace((key, quantity)) {
+                    *self.map.entry(k).or_default() += n;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> FastMap<K, u64> {
+        if let Some((k, n)) = self.run.take() {
+            *self.map.entry(k).or_default() += n;
+        }
+        self.map
+    }
+}
+
+/// `link_cable` for many links: the catalog lookup of a named cable (is it a transceiver?)
+/// is done once per run of links naming the same part, not once per link.
+pub(crate) struct LinkCables<'a, 'c> {
+    catalog: &'c Catalog,
+    last_named: Option<(&'a PartId, u64)>,
+}
+
+impl<'a, 'c> LinkCables<'a, 'c> {
+    pub(crate) fn new(catalog: &'c Catalog) -> Self {
+        Self {
+            catalog,
+            last_named: None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn need(&mut self, link: &'a Link) -> Option<CableNeed<'a>> {
+        let catalog = self.catalog;
+        let last = &mut self.last_named;
+        cable_need(link, |named| match *last {
+            Some((id, per_lane)) if id == named => per_lane,
+            _ => {
+                let per_lane = named_per_lane(catalog, named);
+                *last = Some((named, per_lane));
+                per_lane
+            }
+        })
+    }
+}
 
 /// Where a BOM line is summed in the cost summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -200,15 +267,28 @@ pub fn cable_speed_grade(rate_gbit_s: f64) -> Option<u64> {
 
 /// The cable or optics a link needs (see the module notes), or None when it needs none.
 pub fn link_cable<'a>(link: &'a Link, catalog: &Catalog) -> Option<CableNeed<'a>> {
+    cable_need(link, |named| named_per_lane(catalog, named))
+}
+
+/// Pieces per lane of a named cable part: two transceivers (one at each end), else one.
+fn named_per_lane(catalog: &Catalog, named: &PartId) -> u64 {
+    match catalog.cable(named) {
+        Some(spec) if spec.medium == CableMedium::Transceiver => 2,
+        _ => 1,
+    }
+}
+
+/// `link_cable`, with the per-lane count of a named part supplied by the caller.
+#[inline]
+fn cable_need<'a>(
+    link: &'a Link,
+    named_per_lane: impl FnOnce(&'a PartId) -> u64,
+) -> Option<CableNeed<'a>> {
     let lanes = u64::from(link.lanes);
     if let Some(named) = &link.cable {
-        let per_lane = match catalog.cable(named) {
-            Some(spec) if spec.medium == CableMedium::Transceiver => 2,
-            _ => 1,
-        };
         return Some(CableNeed {
             choice: CableChoice::Named(named),
-            quantity: lanes * per_lane,
+            quantity: lanes * named_per_lane(named),
         });
     }
     let (choice, per_lane) = match link.tech {
@@ -267,57 +347,77 @@ pub fn implied_nvlink_bridges(design: &Design) -> impl Iterator<Item = (DeviceId
 /// The bill of materials: one line per distinct part and category, sorted by category then id.
 pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
     // Count with borrowed ids first; strings are built once per distinct part at the end.
-    let mut counts: FastMap<(BomCategory, &PartId), u64> = FastMap::default();
-    // Whether a node model's price leaves its GPUs out, looked up once per model.
-    let mut gpus_billed: FastMap<&PartId, bool> = FastMap::default();
+    // One run counter per use, so that each sees long runs of the same part.
+    let mut nodes: RunCounts<&PartId> = RunCounts::default();
+    let mut gpus: RunCounts<&PartId> = RunCounts::default();
+    let mut nics: RunCounts<&PartId> = RunCounts::default();
+    let mut domains: RunCounts<&PartId> = RunCounts::default();
+    let mut switches: RunCounts<&PartId> = RunCounts::default();
+    let mut others: RunCounts<&PartId> = RunCounts::default();
+    // Whether a node model's price leaves its GPUs out, for the last model seen.
+    let mut last_model: Option<(&PartId, bool)> = None;
     for device in &design.devices {
         match &device.kind {
             DeviceKind::GpuNode(node) => {
-                *counts.entry((BomCategory::Nodes, &node.model)).or_default() += 1;
-                let gpus_billed = *gpus_billed.entry(&node.model).or_insert_with(|| {
-                    catalog
-                        .node(&node.model)
-                        .is_some_and(|spec| !spec.gpus_included_in_price)
-                });
+                nodes.add(&node.model, 1);
+                let gpus_billed = match last_model {
+                    Some((model, billed)) if *model == node.model => billed,
+                    _ => {
+                        let billed = catalog
+                            .node(&node.model)
+                            .is_some_and(|spec| !spec.gpus_included_in_price);
+                        last_model = Some((&node.model, billed));
+                        billed
+                    }
+                };
                 if gpus_billed && node.gpu_count > 0 {
-                    *counts.entry((BomCategory::Gpus, &node.gpu)).or_default() +=
-                        u64::from(node.gpu_count);
+                    gpus.add(&node.gpu, u64::from(node.gpu_count));
                 }
                 for nic in &node.nics {
-                    *counts.entry((BomCategory::Nics, &nic.part)).or_default() += 1;
+                    nics.add(&nic.part, 1);
                 }
             }
-            DeviceKind::NvSwitchDomain(domain) => {
-                *counts
-                    .entry((BomCategory::NvSwitch, &domain.model))
-                    .or_default() += 1;
-            }
-            DeviceKind::Switch(switch) => {
-                *counts
-                    .entry((BomCategory::Switches, &switch.model))
-                    .or_default() += 1;
-            }
+            DeviceKind::NvSwitchDomain(domain) => domains.add(&domain.model, 1),
+            DeviceKind::Switch(switch) => switches.add(&switch.model, 1),
             DeviceKind::Host(host) => {
                 if let Some(model) = &host.model {
-                    *counts.entry((BomCategory::Other, model)).or_default() += 1;
+                    others.add(model, 1);
                 }
                 for nic in &host.nics {
-                    *counts.entry((BomCategory::Nics, &nic.part)).or_default() += 1;
+                    nics.add(&nic.part, 1);
                 }
             }
         }
     }
+    let counts: Vec<(BomCategory, &PartId, u64)> = [
+        (BomCategory::Nodes, nodes),
+        (BomCategory::Gpus, gpus),
+        (BomCategory::Nics, nics),
+        (BomCategory::NvSwitch, domains),
+        (BomCategory::Switches, switches),
+        (BomCategory::Other, others),
+    ]
+    .into_iter()
+    .flat_map(|(category, counter)| {
+        counter
+            .finish()
+            .into_iter()
+            .map(move |(part, quantity)| (category, part, quantity))
+    })
+    .collect();
 
-    let mut cables: FastMap<CableChoice<'_>, u64> = FastMap::default();
+    let mut cables: RunCounts<CableChoice<'_>> = RunCounts::default();
+    let mut needs = LinkCables::new(catalog);
     for link in &design.links {
-        if let Some(need) = link_cable(link, catalog) {
-            *cables.entry(need.choice).or_default() += need.quantity;
+        if let Some(need) = needs.need(link) {
+            cables.add(need.choice, need.quantity);
         }
     }
     let bridges: u64 = implied_nvlink_bridges(design).map(|(_, n)| n).sum();
     if bridges > 0 {
-        *cables.entry(CableChoice::Fixed(NVLINK_BRIDGE)).or_default() += bridges;
+        cables.add(CableChoice::Fixed(NVLINK_BRIDGE), bridges);
     }
+    let cables = cables.finish();
 
     let cable_counts: Vec<(PartId, u64)> = cables
         .into_iter()
@@ -326,7 +426,6 @@ pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
 
     let mut lines: Vec<BomLine> = counts
         .into_iter()
-        .map(|((category, part), quantity)| (category, part, quantity))
         .chain(
             cable_counts
                 .iter()

@@ -6,15 +6,18 @@
 //! super-source and a super-sink wired to every unit, so that many bipartitions can be tried
 //! on one network by switching those attachments on and off.
 
-use crate::model::{Bandwidth, Design, DeviceKind, GpuNode};
+use crate::model::validate::MAX_LINK_GBIT_S;
+use crate::model::{Bandwidth, Design, DeviceId, DeviceKind, GpuNode};
 use std::collections::HashMap;
+use std::fmt;
 
 /// Capacities are whole Mb/s in the flow network: integer sums are exact, so max-flow never
 /// loops on a float residue, and 1 Mb/s is far below anything a design can tell apart.
 const MBIT_PER_GBIT: f64 = 1000.0;
-/// No link carries more than 1 Pb/s: arcs hold 32-bit Mb/s, and the clamp keeps absurd
-/// inputs inside that with room for a unit's sum.
-const LINK_LIMIT: u32 = 1_000_000_000;
+/// The fastest link the validator accepts (lanes times lane rate, 102.4 Pb/s), in Mb/s:
+/// anything faster is clamped to it. Arcs hold 64-bit Mb/s, so even a unit's sum over the
+/// most links a design may have stays far from overflow.
+const LINK_LIMIT_MBIT: f64 = MAX_LINK_GBIT_S * MBIT_PER_GBIT;
 const NO_UNIT: u32 = u32::MAX;
 const UNSEEN: u32 = u32::MAX;
 
@@ -24,7 +27,7 @@ pub fn to_mbit(bandwidth: Bandwidth) -> u64 {
     if mbit.is_nan() || mbit <= 0.0 {
         0
     } else {
-        mbit.min(f64::from(LINK_LIMIT)).round() as u64
+        mbit.min(LINK_LIMIT_MBIT).round() as u64
     }
 }
 
@@ -75,41 +78,52 @@ pub struct FabricGraph {
 }
 
 /// Maps device ids to indices in `design.devices`; a plain table when ids are dense, as
-/// they are in any design the tool writes, a hash map for odd hand-edited files.
-enum DeviceIndex {
+/// they are in any design the tool writes, a hash map for odd hand-edited files. With a
+/// repeated id (an invalid file), the later device wins.
+pub(crate) enum DeviceIndex {
     Dense(Vec<u32>),
     Sparse(HashMap<u32, u32>),
 }
 
 impl DeviceIndex {
-    fn new(design: &Design) -> Self {
+    pub(crate) fn new(design: &Design) -> Self {
+        Self::with_repeats(design, |_| {})
+    }
+
+    /// Builds the index and calls `repeat` with the position of every device whose id an
+    /// earlier device already has.
+    pub(crate) fn with_repeats(design: &Design, mut repeat: impl FnMut(usize)) -> Self {
         let max_id = design.devices.iter().map(|d| d.id.0).max().unwrap_or(0) as usize;
         if max_id <= 4 * design.devices.len() + 1024 {
             let mut table = vec![u32::MAX; max_id + 1];
             for (i, d) in design.devices.iter().enumerate() {
-                table[d.id.0 as usize] = i as u32;
+                let slot = &mut table[d.id.0 as usize];
+                if *slot != u32::MAX {
+                    repeat(i);
+                }
+                *slot = i as u32;
             }
             DeviceIndex::Dense(table)
         } else {
-            DeviceIndex::Sparse(
-                design
-                    .devices
-                    .iter()
-                    .enumerate()
-                    .map(|(i, d)| (d.id.0, i as u32))
-                    .collect(),
-            )
+            let mut map = HashMap::with_capacity(design.devices.len());
+            for (i, d) in design.devices.iter().enumerate() {
+                if map.insert(d.id.0, i as u32).is_some() {
+                    repeat(i);
+                }
+            }
+            DeviceIndex::Sparse(map)
         }
     }
 
-    fn get(&self, id: u32) -> Option<usize> {
+    #[inline]
+    pub(crate) fn get(&self, id: DeviceId) -> Option<usize> {
         match self {
             DeviceIndex::Dense(t) => t
-                .get(id as usize)
+                .get(id.0 as usize)
                 .copied()
                 .filter(|&i| i != u32::MAX)
                 .map(|i| i as usize),
-            DeviceIndex::Sparse(m) => m.get(&id).map(|&i| i as usize),
+            DeviceIndex::Sparse(m) => m.get(&id.0).map(|&i| i as usize),
         }
     }
 }
@@ -167,8 +181,7 @@ impl FabricGraph {
         let mut any_mbit = vec![0u64; n];
         let mut edges = Vec::with_capacity(design.links.len());
         for (li, link) in design.links.iter().enumerate() {
-            let (Some(ia), Some(ib)) = (index.get(link.a.device.0), index.get(link.b.device.0))
-            else {
+            let (Some(ia), Some(ib)) = (index.get(link.a.device), index.get(link.b.device)) else {
                 continue;
             };
             let (va, vb) = (device_vertex[ia], device_vertex[ib]);
@@ -271,7 +284,7 @@ impl FabricGraph {
 
 /// The index of the NVSwitch domain a node belongs to, when that device exists and is one.
 fn domain_index(design: &Design, index: &DeviceIndex, node: &GpuNode) -> Option<usize> {
-    let i = index.get(node.domain?.0)?;
+    let i = index.get(node.domain?)?;
     matches!(design.devices[i].kind, DeviceKind::NvSwitchDomain(_)).then_some(i)
 }
 
@@ -287,9 +300,42 @@ pub enum Flow {
 /// An arc's far end and what it can still carry, side by side: the search reads both at
 /// once, and on fabrics of 100,000 GPUs memory traffic is the cost.
 #[derive(Debug, Clone, Copy, Default)]
-struct Arc {
+struct Arc<R> {
     head: u32,
-    residual: u32,
+    residual: R,
+}
+
+/// Residual capacities in Mb/s. Most designs fit 32 bits, which halves the memory the
+/// search walks through; a design with links near the validator's limit needs 64.
+trait Residual: Copy + Default + Ord + std::ops::SubAssign + Into<u64> + fmt::Debug {
+    /// What a source or sink arc carries: more than the links of any one unit together.
+    const UNLIMITED: Self;
+    const ZERO: Self;
+    /// Only called with values that fit (see `FlowNetwork::new`).
+    fn narrow(v: u64) -> Self;
+    fn saturating_add(self, other: Self) -> Self;
+}
+
+impl Residual for u32 {
+    const UNLIMITED: Self = u32::MAX;
+    const ZERO: Self = 0;
+    fn narrow(v: u64) -> Self {
+        u32::try_from(v).unwrap_or(u32::MAX)
+    }
+    fn saturating_add(self, other: Self) -> Self {
+        u32::saturating_add(self, other)
+    }
+}
+
+impl Residual for u64 {
+    const UNLIMITED: Self = u64::MAX / 4;
+    const ZERO: Self = 0;
+    fn narrow(v: u64) -> Self {
+        v
+    }
+    fn saturating_add(self, other: Self) -> Self {
+        u64::saturating_add(self, other)
+    }
 }
 
 /// A reusable max-flow network over a `FabricGraph` (Dinic's algorithm on CSR arrays).
@@ -299,15 +345,66 @@ struct Arc {
 /// undirected edge. Every unit has an arc from the source and one to the sink; a run turns
 /// on the source arcs of half A and the sink arcs of half B.
 #[derive(Debug, Clone)]
-pub struct FlowNetwork {
+pub struct FlowNetwork(Width);
+
+#[derive(Debug, Clone)]
+enum Width {
+    Narrow(Network<u32>),
+    Wide(Network<u64>),
+}
+
+impl FlowNetwork {
+    pub fn new(graph: &FabricGraph) -> Self {
+        // A source arc carries at most what its unit's links carry, and a link arc at most
+        // twice its capacity: 32 bits hold both when every vertex's links sum below 2^31.
+        let mut sum = vec![0u64; graph.vertex_count];
+        for e in &graph.edges {
+            sum[e.a as usize] = sum[e.a as usize].saturating_add(e.capacity_mbit);
+            sum[e.b as usize] = sum[e.b as usize].saturating_add(e.capacity_mbit);
+        }
+        if sum.iter().all(|&s| s < 1 << 31) {
+            FlowNetwork(Width::Narrow(Network::new(graph)))
+        } else {
+            FlowNetwork(Width::Wide(Network::new(graph)))
+        }
+    }
+
+    pub fn arc_count(&self) -> usize {
+        match &self.0 {
+            Width::Narrow(n) => n.arcs.len(),
+            Width::Wide(n) => n.arcs.len(),
+        }
+    }
+
+    /// Maximum flow in Mb/s from the units with `in_a[u]` to the others, stopping early once
+    /// it reaches `limit` (pass `u64::MAX` for none).
+    pub fn max_flow(&mut self, in_a: &[bool], limit: u64) -> Flow {
+        match &mut self.0 {
+            Width::Narrow(n) => n.max_flow(in_a, limit),
+            Width::Wide(n) => n.max_flow(in_a, limit),
+        }
+    }
+
+    /// After a complete `max_flow`: which fabric vertices the source still reaches in the
+    /// residual network. That set is the source side of a minimum cut.
+    pub fn source_side(&mut self) -> Vec<bool> {
+        match &mut self.0 {
+            Width::Narrow(n) => n.source_side(),
+            Width::Wide(n) => n.source_side(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Network<R> {
     /// Vertices of the fabric; the source and sink come after them.
     fabric_vertices: u32,
     source: u32,
     sink: u32,
     first: Vec<u32>,
-    arcs: Vec<Arc>,
+    arcs: Vec<Arc<R>>,
     mate: Vec<u32>,
-    capacity: Vec<u32>,
+    capacity: Vec<R>,
     /// Arc from the source to each unit, and from each unit to the sink.
     source_arc: Vec<u32>,
     sink_arc: Vec<u32>,
@@ -317,8 +414,8 @@ pub struct FlowNetwork {
     path: Vec<u32>,
 }
 
-impl FlowNetwork {
-    pub fn new(graph: &FabricGraph) -> Self {
+impl<R: Residual> Network<R> {
+    fn new(graph: &FabricGraph) -> Self {
         let fabric_vertices = graph.vertex_count as u32;
         let source = fabric_vertices;
         let sink = fabric_vertices + 1;
@@ -341,8 +438,8 @@ impl FlowNetwork {
         let mut fill = first.clone();
         let mut arcs = vec![Arc::default(); arc_count];
         let mut mate = vec![0u32; arc_count];
-        let mut capacity = vec![0u32; arc_count];
-        let mut add_pair = |from: u32, to: u32, both_ways: u32| -> u32 {
+        let mut capacity = vec![R::ZERO; arc_count];
+        let mut add_pair = |from: u32, to: u32, both_ways: R| -> u32 {
             let x = fill[from as usize];
             fill[from as usize] += 1;
             let y = fill[to as usize];
@@ -356,17 +453,16 @@ impl FlowNetwork {
             x
         };
         for e in &graph.edges {
-            // `to_mbit` keeps link capacities far below u32::MAX.
-            add_pair(e.a, e.b, e.capacity_mbit.min(u64::from(LINK_LIMIT)) as u32);
+            add_pair(e.a, e.b, R::narrow(e.capacity_mbit));
         }
         let mut source_arc = Vec::with_capacity(graph.units.len());
         let mut sink_arc = Vec::with_capacity(graph.units.len());
         for u in &graph.units {
-            source_arc.push(add_pair(source, u.vertex, 0));
-            sink_arc.push(add_pair(u.vertex, sink, 0));
+            source_arc.push(add_pair(source, u.vertex, R::ZERO));
+            sink_arc.push(add_pair(u.vertex, sink, R::ZERO));
         }
 
-        FlowNetwork {
+        Network {
             fabric_vertices,
             source,
             sink,
@@ -383,24 +479,7 @@ impl FlowNetwork {
         }
     }
 
-    pub fn arc_count(&self) -> usize {
-        self.arcs.len()
-    }
-
-    /// Working neighbours of a fabric vertex, with the capacity towards each in Mb/s
-    /// (source and sink left out).
-    pub fn neighbours(&self, vertex: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
-        let range = self.first[vertex as usize] as usize..self.first[vertex as usize + 1] as usize;
-        range.filter_map(move |a| {
-            let w = self.arcs[a].head;
-            let c = self.capacity[a];
-            (w < self.fabric_vertices && c > 0).then_some((w, u64::from(c)))
-        })
-    }
-
-    /// Maximum flow in Mb/s from the units with `in_a[u]` to the others, stopping early once
-    /// it reaches `limit` (pass `u64::MAX` for none).
-    pub fn max_flow(&mut self, in_a: &[bool], limit: u64) -> Flow {
+    fn max_flow(&mut self, in_a: &[bool], limit: u64) -> Flow {
         for (arc, &c) in self.arcs.iter_mut().zip(&self.capacity) {
             arc.residual = c;
         }
@@ -410,9 +489,8 @@ impl FlowNetwork {
             } else {
                 (self.sink_arc[u], self.source_arc[u])
             };
-            // A unit's links add up to far less than this: in effect unlimited.
-            self.arcs[on as usize].residual = u32::MAX;
-            self.arcs[off as usize].residual = 0;
+            self.arcs[on as usize].residual = R::UNLIMITED;
+            self.arcs[off as usize].residual = R::ZERO;
         }
         let mut flow = 0u64;
         while self.build_levels() {
@@ -424,9 +502,7 @@ impl FlowNetwork {
         Flow::Complete(flow)
     }
 
-    /// After a complete `max_flow`: which fabric vertices the source still reaches in the
-    /// residual network. That set is the source side of a minimum cut.
-    pub fn source_side(&mut self) -> Vec<bool> {
+    fn source_side(&mut self) -> Vec<bool> {
         let mut seen = vec![false; self.fabric_vertices as usize + 2];
         self.queue.clear();
         self.queue.push(self.source);
@@ -436,7 +512,7 @@ impl FlowNetwork {
             let v = self.queue[i] as usize;
             i += 1;
             for arc in &self.arcs[self.first[v] as usize..self.first[v + 1] as usize] {
-                if arc.residual > 0 && !seen[arc.head as usize] {
+                if arc.residual > R::ZERO && !seen[arc.head as usize] {
                     seen[arc.head as usize] = true;
                     self.queue.push(arc.head);
                 }
@@ -462,7 +538,7 @@ impl FlowNetwork {
                 break;
             }
             for arc in &self.arcs[self.first[v] as usize..self.first[v + 1] as usize] {
-                if arc.residual > 0 && self.level[arc.head as usize] == UNSEEN {
+                if arc.residual > R::ZERO && self.level[arc.head as usize] == UNSEEN {
                     self.level[arc.head as usize] = next;
                     self.queue.push(arc.head);
                 }
@@ -487,13 +563,13 @@ impl FlowNetwork {
                     .iter()
                     .map(|&a| self.arcs[a as usize].residual)
                     .min()
-                    .unwrap_or(0);
+                    .unwrap_or(R::ZERO);
                 for &a in &self.path {
                     self.arcs[a as usize].residual -= pushed;
                     let m = self.mate[a as usize] as usize;
                     self.arcs[m].residual = self.arcs[m].residual.saturating_add(pushed);
                 }
-                total = total.saturating_add(u64::from(pushed));
+                total = total.saturating_add(pushed.into());
                 if total >= limit {
                     return total;
                 }
@@ -501,7 +577,7 @@ impl FlowNetwork {
                 let saturated = self
                     .path
                     .iter()
-                    .position(|&a| self.arcs[a as usize].residual == 0)
+                    .position(|&a| self.arcs[a as usize].residual == R::ZERO)
                     .unwrap_or(0);
                 self.path.truncate(saturated);
                 v = match self.path.last() {
@@ -516,7 +592,7 @@ impl FlowNetwork {
             while self.cursor[v as usize] < end {
                 let a = self.cursor[v as usize];
                 let arc = self.arcs[a as usize];
-                if arc.residual > 0
+                if arc.residual > R::ZERO
                     && self.level[arc.head as usize] == wanted
                     && (wanted < sink_level || arc.head == self.sink)
                 {
@@ -536,5 +612,22 @@ impl FlowNetwork {
                 self.cursor[v as usize] += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::validate::{MAX_LANE_GBIT_S, MAX_LANES};
+
+    #[test]
+    fn links_up_to_the_validator_limit_are_carried_whole() {
+        // 1024 lanes × 100,000 Gb/s = 102,400,000 Gb/s = 102,400,000,000 Mb/s.
+        let fastest = Bandwidth::from_gbit_s(MAX_LANE_GBIT_S * f64::from(MAX_LANES));
+        assert_eq!(to_mbit(fastest), 102_400_000_000);
+        // Beyond it (a file the validator would refuse) the link is clamped, not wrapped.
+        assert_eq!(to_mbit(fastest * 3.0), 102_400_000_000);
+        assert_eq!(to_mbit(Bandwidth::from_gbit_s(400.0)), 400_000);
+        assert_eq!(to_mbit(Bandwidth::from_gbit_s(f64::NAN)), 0);
     }
 }

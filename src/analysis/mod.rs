@@ -5,6 +5,8 @@ pub mod cost;
 pub mod metrics;
 pub use metrics::{Metrics, evaluate};
 pub mod bisection;
+pub mod calibrate;
 pub mod collective;
 pub mod compare;
 pub mod graph;
+pub mod whatif;

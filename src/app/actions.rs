@@ -31,6 +31,10 @@ pub enum Action {
     ArrangeByTier,
     Generate,
     Presentation,
+    Compare,
+    Plots,
+    Calibrate,
+    ExportPng,
 }
 
 /// What the actions' `enabled` rules look at; built once per frame from the active document.
@@ -67,7 +71,7 @@ const fn plain(key: Key) -> KeyboardShortcut {
 }
 
 impl Action {
-    pub const ALL: [Action; 25] = [
+    pub const ALL: [Action; 29] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -93,6 +97,10 @@ impl Action {
         Action::ArrangeByTier,
         Action::Generate,
         Action::Presentation,
+        Action::Compare,
+        Action::Plots,
+        Action::ExportPng,
+        Action::Calibrate,
     ];
 
     pub fn label(self) -> &'static str {
@@ -122,6 +130,10 @@ impl Action {
             Action::ArrangeByTier => "Arrange by tier",
             Action::Generate => "Generate…",
             Action::Presentation => "Presentation mode",
+            Action::Compare => "Compare designs…",
+            Action::Plots => "Plots…",
+            Action::Calibrate => "Calibrate…",
+            Action::ExportPng => "Export PNG…",
         }
     }
 
@@ -170,9 +182,14 @@ impl Action {
             Action::ToggleHeatmap => &HEAT,
             Action::Generate => &GENERATE,
             Action::Presentation => &PRESENT,
-            Action::OpenPath | Action::ToggleGrid | Action::ToggleSnap | Action::ArrangeByTier => {
-                &[]
-            }
+            Action::OpenPath
+            | Action::ToggleGrid
+            | Action::ToggleSnap
+            | Action::ArrangeByTier
+            | Action::Compare
+            | Action::Plots
+            | Action::ExportPng
+            | Action::Calibrate => &[],
         }
     }
 
@@ -183,8 +200,14 @@ impl Action {
             | Action::OpenPath
             | Action::Quit
             | Action::Generate
-            | Action::Presentation => true,
-            Action::Save | Action::SaveAs | Action::CloseTab => s.has_document,
+            | Action::Presentation
+            | Action::Compare
+            | Action::Plots => true,
+            Action::Save
+            | Action::SaveAs
+            | Action::CloseTab
+            | Action::ExportPng
+            | Action::Calibrate => s.has_document,
             Action::Undo => s.can_undo,
             Action::Redo => s.can_redo,
             Action::Cut | Action::Copy => s.has_devices_selected,

@@ -430,6 +430,31 @@ fn body(
     {
         click(design, state, &layout, p, zoom, handles, shift);
     }
+    // Right-click: what-if actions for what is under the pointer (selected first, unless it
+    // already is) or, on empty canvas, for the selection, rails and planes.
+    if response.secondary_clicked()
+        && let Some(p) = pointer
+    {
+        let under = match layout.hit(design, p, zoom, handles) {
+            Some(Hit::Device(i) | Hit::Port(i)) => {
+                Some(state.selection.devices.contains(&design.devices[i].id))
+            }
+            Some(Hit::Block(_)) => None,
+            None => layout
+                .hit_link(design, p, zoom, |l| link_width_px(l, zoom))
+                .map(|k| state.selection.links.contains(&design.links[k].id)),
+        };
+        if under == Some(false) {
+            click(design, state, &layout, p, zoom, handles, false);
+        }
+    }
+    response.context_menu(|ui| {
+        let sel = &state.selection;
+        if let Some(command) = super::whatif::context_menu_ui(ui, design, &sel.devices, &sel.links)
+        {
+            events.push(CanvasEvent::Command(command));
+        }
+    });
 
     // Palette drops.
     let drop_preview = response.dnd_hover_payload::<PaletteDrop>();

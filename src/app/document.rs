@@ -62,6 +62,14 @@ impl Document {
         doc
     }
 
+    /// A design recovered after a crash: unsaved, and remembering the file it belonged to, so
+    /// Save writes it back there.
+    pub fn recovered(design: Design, path: Option<PathBuf>) -> Self {
+        let mut doc = Self::from_design(design, path);
+        doc.saved_depth = None;
+        doc
+    }
+
     pub fn open(path: &Path) -> Result<Self, DesignFileError> {
         let design = load_design(path)?;
         Ok(Self::from_design(design, Some(path.to_path_buf())))

@@ -17,6 +17,17 @@ pub enum DialogAnswer {
 pub trait FileDialogs {
     fn pick_open(&mut self, start_dir: Option<&Path>) -> DialogAnswer;
     fn pick_save(&mut self, start_dir: Option<&Path>, file_name: &str) -> DialogAnswer;
+    /// Where to write an export (`kind` names the filter, e.g. "PNG image"); by default
+    /// answered like `pick_save`, so test doubles need nothing more.
+    fn pick_export(
+        &mut self,
+        start_dir: Option<&Path>,
+        file_name: &str,
+        _kind: &str,
+        _extension: &str,
+    ) -> DialogAnswer {
+        self.pick_save(start_dir, file_name)
+    }
 }
 
 /// Native dialogs through rfd (desktop portal, else zenity).
@@ -50,6 +61,24 @@ impl FileDialogs for NativeDialogs {
         let mut dialog = rfd::FileDialog::new()
             .set_title("Save design")
             .add_filter("railyard design", &["ron"])
+            .set_file_name(file_name);
+        if let Some(dir) = start_dir {
+            dialog = dialog.set_directory(dir);
+        }
+        let started = Instant::now();
+        answer(started, dialog.save_file())
+    }
+
+    fn pick_export(
+        &mut self,
+        start_dir: Option<&Path>,
+        file_name: &str,
+        kind: &str,
+        extension: &str,
+    ) -> DialogAnswer {
+        let mut dialog = rfd::FileDialog::new()
+            .set_title(format!("Export {kind}"))
+            .add_filter(kind, &[extension])
             .set_file_name(file_name);
         if let Some(dir) = start_dir {
             dialog = dialog.set_directory(dir);

@@ -117,6 +117,7 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             ui.separator();
             plain(ui, Action::Save, m, &mut out);
             plain(ui, Action::SaveAs, m, &mut out);
+            plain(ui, Action::ExportPng, m, &mut out);
             ui.separator();
             plain(ui, Action::CloseTab, m, &mut out);
             plain(ui, Action::Quit, m, &mut out);
@@ -145,6 +146,9 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             toggle(ui, Action::ToggleHeatmap, m.heatmap, m, &mut out);
             toggle(ui, Action::Presentation, m.presentation, m, &mut out);
             ui.separator();
+            plain(ui, Action::Compare, m, &mut out);
+            plain(ui, Action::Plots, m, &mut out);
+            ui.separator();
             ui.menu_button("Theme", |ui| {
                 for (theme, label) in [
                     (Theme::System, "Follow system"),
@@ -160,6 +164,7 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
         ui.menu_button("Design", |ui| {
             plain(ui, Action::Generate, m, &mut out);
             plain(ui, Action::ArrangeByTier, m, &mut out);
+            plain(ui, Action::Calibrate, m, &mut out);
         });
         ui.menu_button("Help", |ui| {
             if ui.button("About railyard").clicked() {

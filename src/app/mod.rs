@@ -3,14 +3,21 @@
 //! every edit goes through `Document::apply` (one undo step each).
 
 pub mod actions;
+pub mod autosave;
+pub mod calibrate;
 pub mod canvas;
+pub mod compare;
 pub mod document;
 pub mod files;
 pub mod inspector;
 pub mod menu;
 pub mod palette;
+pub mod plots;
+pub mod png;
+pub mod presentation;
 pub mod presets;
 pub mod sidebar;
+pub mod whatif;
 pub mod worker;
 
 use crate::model::command::Command;
@@ -95,6 +102,7 @@ pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
                 // The window still opens, with the banner; the terminal hears it too.
                 eprintln!("railyard: {message}");
             }
+            app.start_autosave_from_env();
             Ok(Box::new(app))
         }),
     )
@@ -103,6 +111,8 @@ pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
 
 /// One open design and the view state that goes with it.
 struct Tab {
+    /// Stable for the tab's life (indices shift when a tab closes): keys cached results.
+    id: u64,
     doc: Document,
     canvas: CanvasState,
     inspector: InspectorState,
@@ -177,7 +187,18 @@ pub struct RailyardApp {
     /// The user confirmed closing with unsaved changes (or nothing was unsaved).
     allow_close: bool,
     next_untitled: u32,
+    next_tab_id: u64,
+    calibrate: calibrate::CalibrateWindow,
+    compare: compare::CompareView,
+    plots: plots::PlotsView,
+    png: png::PngExport,
     frames: u64,
+    /// Recovery files for crash safety; None in tests unless they turn it on.
+    autosave: Option<autosave::Autosave>,
+    /// Designs a crashed session left behind, offered until the user decides.
+    recovery: Option<autosave::Orphans>,
+    /// The window's focus on the last frame, to autosave when it is lost.
+    was_focused: Option<bool>,
     /// `RAILYARD_EXIT_AFTER_FIRST_FRAME=1`: the smoke test's "the window came up".
     pub exit_after_first_frame: bool,
 }
@@ -205,7 +226,15 @@ impl RailyardApp {
             applied_theme: None,
             allow_close: false,
             next_untitled: 1,
+            next_tab_id: 0,
+            calibrate: calibrate::CalibrateWindow::default(),
+            compare: compare::CompareView::default(),
+            plots: plots::PlotsView::default(),
+            png: png::PngExport::default(),
             frames: 0,
+            autosave: None,
+            recovery: None,
+            was_focused: None,
             exit_after_first_frame: false,
         };
         app.new_tab();
@@ -298,7 +327,9 @@ impl RailyardApp {
             ..CanvasState::default()
         };
         canvas::zoom_to_fit(doc.design(), &mut canvas);
+        self.next_tab_id += 1;
         let tab = Tab {
+            id: self.next_tab_id,
             doc,
             canvas,
             inspector: InspectorState::default(),
@@ -558,7 +589,12 @@ impl RailyardApp {
             Action::Presentation => {
                 self.presentation = !self.presentation;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.presentation));
+                presentation::set_large_fonts(ctx, self.presentation);
             }
+            Action::Calibrate => self.calibrate.open = true,
+            Action::Compare => self.compare.open = true,
+            Action::Plots => self.plots.open = true,
+            Action::ExportPng => self.export_png(ctx),
         }
     }
 
@@ -740,14 +776,24 @@ impl RailyardApp {
         if !self.presentation {
             self.menu_bar(ui, &state, &mut events);
             self.tab_bar(ui, &mut events);
+            self.status_bar(ui);
+        } else if presentation::strip_ui(
+            ui,
+            &self.document().title(),
+            self.analysis().as_ref().map(|(_, a)| a.as_ref()),
+        ) {
+            events.push(AppEvent::Action {
+                action: Action::Presentation,
+                shift: false,
+            });
         }
-        self.status_bar(ui);
         if !self.presentation {
             self.left_panel(ui, &mut events);
             self.right_panel(ui, &mut events);
         }
         self.central(ui, &mut events);
         self.windows(&ctx, &mut events);
+        self.drive_png(&ctx);
 
         for event in events {
             self.handle(event, &ctx);
@@ -755,6 +801,7 @@ impl RailyardApp {
         self.prune_selection();
         // Ask for the new revision now rather than on the next frame.
         self.drive_analysis(&ctx);
+        self.drive_autosave(&ctx);
 
         let title = self.window_title();
         if self.sent_title.as_deref() != Some(title.as_str()) {
@@ -909,14 +956,22 @@ impl RailyardApp {
                             .auto_shrink([false, false])
                             .show(ui, |ui| {
                                 let sel = &tab.canvas.selection;
-                                inspector::inspector_ui(
+                                let mut commands = inspector::inspector_ui(
                                     ui,
                                     tab.doc.design(),
                                     catalog,
                                     &sel.devices,
                                     &sel.links,
                                     &mut tab.inspector,
-                                )
+                                );
+                                ui.separator();
+                                commands.extend(whatif::whatif_ui(
+                                    ui,
+                                    tab.doc.design(),
+                                    &sel.devices,
+                                    &sel.links,
+                                ));
+                                commands
                             })
                             .inner
                     });
@@ -945,6 +1000,7 @@ impl RailyardApp {
                 }
                 SidebarEvent::Highlight(links) => self.highlight.extend(links),
                 SidebarEvent::SettingsChanged => self.settings_generation += 1,
+                SidebarEvent::OpenPlots => self.plots.open = true,
             }
         }
     }
@@ -959,7 +1015,7 @@ impl RailyardApp {
         let tab = &mut self.tabs[self.active];
         let catalog = &self.catalog;
         let highlight = &self.highlight;
-        egui::CentralPanel::default().show(ui, |ui| {
+        let panel = egui::CentralPanel::default().show(ui, |ui| {
             if let Some(message) = &tab.doc.banner {
                 let mut dismiss = false;
                 egui::Frame::new()
@@ -994,6 +1050,7 @@ impl RailyardApp {
                 });
             }
         });
+        self.png.canvas_rect = Some(panel.response.rect);
     }
 
     fn windows(&mut self, ctx: &egui::Context, events: &mut Vec<AppEvent>) {
@@ -1003,6 +1060,16 @@ impl RailyardApp {
         }
         self.path_prompt_window(ctx, events);
         self.close_prompt_window(ctx, events);
+        self.recovery_window(ctx);
+        if let Some(command) =
+            self.calibrate
+                .show(ctx, self.tabs[self.active].doc.design(), &self.catalog)
+        {
+            self.apply(command);
+        }
+        self.compare.window(ctx, &self.tabs, &self.catalog);
+        self.plots
+            .window(ctx, &self.tabs, self.active, &self.compare, &self.catalog);
         if self.about {
             egui::Window::new("About railyard")
                 .open(&mut self.about)
@@ -1190,5 +1257,9 @@ impl eframe::App for RailyardApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, PREFS_KEY, &self.prefs);
+    }
+
+    fn on_exit(&mut self) {
+        self.finish_autosave();
     }
 }

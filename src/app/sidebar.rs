@@ -22,6 +22,8 @@ pub struct Analysis {
     pub collective: Option<Result<CollectiveResult, String>>,
     /// Utilisation of each drawn link during the collective (1.0 = the bottleneck).
     pub heat: HashMap<LinkId, f64>,
+    /// Against the healthy design, when links are failed or degraded (see `whatif`).
+    pub whatif: Option<super::whatif::WhatIfDelta>,
 }
 
 /// A result is current when both the design revision and the collective settings match.
@@ -51,12 +53,17 @@ pub fn analyse(job: AnalysisJob, catalog: &Catalog) -> Analysis {
         metrics,
         collective,
         heat,
+        whatif: None,
     }
 }
 
 pub fn spawn_worker(ctx: &egui::Context, catalog: Arc<Catalog>) -> std::io::Result<AnalysisWorker> {
-    Worker::spawn("railyard-analysis", ctx.clone(), move |job| {
-        analyse(job, &catalog)
+    let mut healthy = super::whatif::HealthyCache::default();
+    Worker::spawn("railyard-analysis", ctx.clone(), move |job: AnalysisJob| {
+        let whatif = super::whatif::delta(&job.design, &catalog, job.query.as_ref(), &mut healthy);
+        let mut analysis = analyse(job, &catalog);
+        analysis.whatif = whatif;
+        analysis
     })
 }
 
@@ -162,6 +169,8 @@ pub enum SidebarEvent {
     Highlight(HashSet<LinkId>),
     /// The collective settings changed: recompute.
     SettingsChanged,
+    /// Open the Plots window.
+    OpenPlots,
 }
 
 pub fn percent(x: f64) -> String {
@@ -203,6 +212,15 @@ pub fn sidebar_ui(
         if pending {
             ui.weak("recomputing…");
         }
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui
+                .link("Plots…")
+                .on_hover_text("busbw and time against size, cost by category, link loads")
+                .clicked()
+            {
+                events.push(SidebarEvent::OpenPlots);
+            }
+        });
     });
     let Some(analysis) = analysis else {
         ui.weak("computing…");
@@ -240,6 +258,10 @@ pub fn sidebar_ui(
         ui.add(egui::ProgressBar::new(ratio.clamp(0.0, 1.0) as f32).desired_height(6.0));
     }
     ui.separator();
+    if let Some(whatif) = &analysis.whatif {
+        super::whatif::delta_ui(ui, whatif);
+        ui.separator();
+    }
 
     // Cost and power.
     let c = &m.cost;

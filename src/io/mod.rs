@@ -2,6 +2,7 @@
 
 pub mod bom;
 pub mod design_file;
+pub mod nccl_log;
 pub mod ron_tree;
 
 pub use design_file::{DesignFileError, load_design, parse_design, save_design};

@@ -1,6 +1,7 @@
 //! Edits to a design. The UI never mutates a design directly: it emits `Command`s, and applying
 //! one returns its inverse, which is what the undo stack holds. A drag is one `MoveDevices`.
 
+use super::calibration::Calibration;
 use super::design::{Design, DeviceId, Group, GroupId, LinkId, Pos};
 use super::device::{Device, DeviceKind};
 use super::link::Link;
@@ -31,6 +32,8 @@ pub enum Command {
     SetMeta { name: String, notes: String },
     /// Replaces the whole design (a template run, a what-if applied to everything).
     ReplaceDesign(Box<Design>),
+    /// Sets the fitted calibration, or clears it with None.
+    SetCalibration(Option<Box<Calibration>>),
     /// Several commands as one undo step.
     Batch(Vec<Command>),
 }
@@ -62,6 +65,7 @@ impl Command {
             Command::UpdateLink(_) => "edit link",
             Command::SetMeta { .. } => "rename",
             Command::ReplaceDesign(_) => "replace design",
+            Command::SetCalibration(_) => "calibrate",
             Command::Batch(_) => "edit",
         }
     }
@@ -135,7 +139,9 @@ impl Command {
                 }
                 Ok(())
             }
-            Command::SetMeta { .. } | Command::ReplaceDesign(_) => Ok(()),
+            Command::SetMeta { .. } | Command::ReplaceDesign(_) | Command::SetCalibration(_) => {
+                Ok(())
+            }
             Command::Batch(commands) => {
                 // Later commands may depend on earlier ones: check on a scratch copy only
                 // when there is more than one, to keep the common case cheap.
@@ -281,6 +287,10 @@ impl Command {
             Command::ReplaceDesign(new) => {
                 let old = std::mem::replace(design, *new);
                 Command::ReplaceDesign(Box::new(old))
+            }
+            Command::SetCalibration(new) => {
+                let old = std::mem::replace(&mut design.calibration, new.map(|c| *c));
+                Command::SetCalibration(old.map(Box::new))
             }
             Command::Batch(commands) => {
                 let mut inverses: Vec<Command> = commands
@@ -521,5 +531,33 @@ mod tests {
         assert_eq!(design.links.len(), 2);
         inverse.apply(&mut design).unwrap();
         assert_eq!(design, before);
+    }
+
+    #[test]
+    fn set_calibration_undoes_to_the_previous_one() {
+        use crate::model::LinkTech;
+        let mut design = two_switches();
+        let mut first = Calibration::default();
+        first.set(LinkTech::InfiniBand, Some(0.7), None);
+        let mut second = Calibration::default();
+        second.set(LinkTech::InfiniBand, Some(0.9), Some(2.0));
+        Command::SetCalibration(Some(Box::new(first.clone())))
+            .apply(&mut design)
+            .unwrap();
+        let undo = Command::SetCalibration(Some(Box::new(second.clone())))
+            .apply(&mut design)
+            .unwrap();
+        assert_eq!(design.calibration.as_ref(), Some(&second));
+        undo.apply(&mut design).unwrap();
+        assert_eq!(design.calibration, Some(first));
+        let undo_clear = Command::SetCalibration(None).apply(&mut design).unwrap();
+        assert_eq!(design.calibration, None);
+        undo_clear.apply(&mut design).unwrap();
+        assert_eq!(
+            design
+                .calibration
+                .and_then(|c| c.efficiency(LinkTech::InfiniBand)),
+            Some(0.7)
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The design: devices, links and groups with stable ids of our own, and canvas positions,
 //! so that a file reopens exactly as it was drawn.
 
+use super::calibration::Calibration;
 use super::device::{Device, DeviceKind};
 use super::link::Link;
 use serde::{Deserialize, Serialize};
@@ -74,6 +75,9 @@ pub struct Design {
     pub devices: Vec<Device>,
     #[serde(default)]
     pub links: Vec<Link>,
+    /// Efficiencies and latencies fitted to the user's own measurements (`Calibrate…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
 }
 
 impl Design {

@@ -1,6 +1,7 @@
 //! The design model: devices, links, groups, the parts catalog and typed units.
 //! No UI imports here: the window, the command line and the tests all build on this.
 
+pub mod calibration;
 pub mod catalog;
 pub mod command;
 pub mod design;
@@ -10,6 +11,7 @@ pub mod link;
 pub mod units;
 pub mod validate;
 
+pub use calibration::{Calibration, TechCalibration};
 pub use catalog::{Catalog, Part, PartCategory, PartId, PartSpec};
 pub use design::{Design, DeviceId, Group, GroupId, GroupKind, LinkId, Pos};
 pub use device::{

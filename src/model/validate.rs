@@ -37,6 +37,9 @@ pub const MAX_NICS_PER_DEVICE: usize = 1024;
 pub const MAX_BREAKOUT: u32 = 64;
 /// Fastest lane a link may claim, per direction (100 Tb/s: far beyond any shipping part).
 pub const MAX_LANE_GBIT_S: f64 = 100_000.0;
+/// Fastest link, per direction: every lane at the fastest rate (102.4 Pb/s). The structural
+/// metrics carry any link up to this without clamping.
+pub const MAX_LINK_GBIT_S: f64 = MAX_LANE_GBIT_S * MAX_LANES as f64;
 /// Canvas coordinates beyond this are garbage, not a layout (and lose f32 precision).
 pub const MAX_COORDINATE: f32 = 1.0e9;
 /// Validation stops listing problems after this many; a broken file usually has one cause.
@@ -106,6 +109,8 @@ pub enum ValidationError {
     TooManyGroups { count: usize },
     #[error("the design has {count} GPUs, over the limit of {MAX_GPUS}")]
     TooManyGpus { count: u64 },
+    #[error("{0}")]
+    Calibration(String),
     #[error("and {0} more problems")]
     More(usize),
 }
@@ -177,6 +182,11 @@ pub fn validate(design: &Design) -> Result<(), Vec<ValidationError>> {
     check_groups(design, &mut p);
     check_devices(design, &mut p);
     check_links(design, &mut p);
+    if let Some(c) = &design.calibration {
+        c.problems()
+            .into_iter()
+            .for_each(|m| p.push(ValidationError::Calibration(m)));
+    }
     p.finish()
 }
 

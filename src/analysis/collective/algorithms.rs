@@ -14,6 +14,21 @@ use std::rc::Rc;
 /// Above this many GPU-pair connections, all-to-all is routed as aggregated uniform traffic.
 const EXPLICIT_ALL_TO_ALL_LIMIT: u64 = 1 << 18;
 
+#[cfg(test)]
+thread_local! {
+    /// Tests turn the shortcuts off to check them against the transfer-by-transfer sums.
+    static TRANSFER_BY_TRANSFER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether shortcuts that add a node's transfers in one sweep are on (always, outside tests).
+fn sweeps() -> bool {
+    #[cfg(test)]
+    if TRANSFER_BY_TRANSFER.with(std::cell::Cell::get) {
+        return false;
+    }
+    true
+}
+
 /// NCCL runs two channels per ring or tree on each NIC: two connections to hash.
 const CHANNELS_PER_CONNECTION: u32 = 2;
 
@@ -73,6 +88,45 @@ pub(crate) fn segments<'g>(fab: &Fabric, group: &'g [u32]) -> Vec<Segment<'g>> {
     out
 }
 
+/// Transfers of one size between GPUs behind an NVSwitch, counted per GPU: each adds the same
+/// bytes to the sender's port up and the receiver's port down, so counting first and adding
+/// at the end (`LoadBuilder::add_switch_hops`) gives the same sums as transfer by transfer.
+#[derive(Default)]
+pub(crate) struct SwitchHops {
+    up: Vec<u32>,
+    down: Vec<u32>,
+    any: bool,
+}
+
+impl SwitchHops {
+    /// Makes room to count the fabric's GPUs (once per load builder that counts).
+    pub fn ensure(&mut self, fab: &Fabric) {
+        if self.up.len() < fab.gpus.len() {
+            self.up.resize(fab.gpus.len(), 0);
+            self.down.resize(fab.gpus.len(), 0);
+        }
+    }
+
+    /// Counts the transfer g → h when it crosses an NVSwitch (else leaves it to the caller).
+    #[inline]
+    pub fn count(&mut self, fab: &Fabric, g: u32, h: u32) -> bool {
+        if g == h || !matches!(fab.node_of_gpu(g).intra, Intra::NvSwitch { .. }) {
+            return false;
+        }
+        self.ensure(fab);
+        self.count_switched(g, h);
+        true
+    }
+
+    /// Counts the transfer g → h, known to cross an NVSwitch (g ≠ h).
+    #[inline]
+    pub fn count_switched(&mut self, g: u32, h: u32) {
+        self.up[g as usize] += 1;
+        self.down[h as usize] += 1;
+        self.any = true;
+    }
+}
+
 /// A GPU's way into the network through one NIC: the NIC's PCIe arcs, the cable's arcs and
 /// the switch it reaches.
 pub(crate) struct SimpleEnd {
@@ -98,6 +152,10 @@ pub(crate) struct LoadBuilder<'a, 'f> {
     pub uses_net: bool,
     stack_us: f64,
     switch_us: f64,
+    /// Running sums 0, v, v + v, ... of one value `v`, for `add_times`.
+    repeated: (f64, Vec<f64>),
+    /// NVSwitch transfers counted but not yet added.
+    pub switch_hops: SwitchHops,
 }
 
 impl<'a, 'f> LoadBuilder<'a, 'f> {
@@ -113,6 +171,8 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             uses_net: false,
             stack_us: 0.0,
             switch_us: 0.0,
+            repeated: (f64::NAN, Vec::new()),
+            switch_hops: SwitchHops::default(),
         }
     }
 
@@ -121,6 +181,55 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         if arc != NO_ARC {
             self.loads[arc as usize] += bytes;
         }
+    }
+
+    /// Adds `bytes` to an arc `times` times over, one addition after the other (so the sum is
+    /// the same to the last bit as adding transfer by transfer); an arc still at zero takes
+    /// the running sum from a table instead.
+    fn add_times(&mut self, arc: ArcId, bytes: f64, times: u32) {
+        if arc == NO_ARC || times == 0 {
+            return;
+        }
+        let slot = &mut self.loads[arc as usize];
+        if *slot != 0.0 {
+            for _ in 0..times {
+                *slot += bytes;
+            }
+            return;
+        }
+        let (value, sums) = &mut self.repeated;
+        if value.to_bits() != bytes.to_bits() {
+            *value = bytes;
+            sums.clear();
+            sums.push(0.0);
+        }
+        while sums.len() <= times as usize {
+            let next = sums[sums.len() - 1] + bytes;
+            sums.push(next);
+        }
+        *slot = sums[times as usize];
+    }
+
+    /// Adds the NVSwitch transfers counted in `switch_hops`, of `bytes` each, for the GPUs
+    /// in `gpus` (every GPU counted must be among them), and clears the count.
+    fn add_switch_hops<'g>(&mut self, gpus: impl IntoIterator<Item = &'g u32>, bytes: f64) {
+        if !self.switch_hops.any {
+            return;
+        }
+        self.note_hw(Some(Hw::NvLink));
+        let fab = self.fab;
+        let mut hops = std::mem::take(&mut self.switch_hops);
+        for &g in gpus {
+            let gpu = &fab.gpus[g as usize];
+            let (up, down) = (
+                std::mem::take(&mut hops.up[g as usize]),
+                std::mem::take(&mut hops.down[g as usize]),
+            );
+            self.add_times(gpu.su_up, bytes, up);
+            self.add_times(gpu.su_down, bytes, down);
+        }
+        hops.any = false;
+        self.switch_hops = hops;
     }
 
     #[inline]
@@ -338,7 +447,18 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         } else {
             0.0
         };
-        Ok((Rc::new(self.loads), self.intra_hw, self.uses_net, extra))
+        let loads = std::mem::take(&mut self.loads);
+        Ok((Rc::new(loads), self.intra_hw, self.uses_net, extra))
+    }
+}
+
+impl Drop for LoadBuilder<'_, '_> {
+    /// A plan that fails part-way hands its buffer back for the next one.
+    fn drop(&mut self) {
+        let loads = std::mem::take(&mut self.loads);
+        if loads.len() == self.fab.arc_count() {
+            self.router.recycle_loads(loads);
+        }
     }
 }
 
@@ -367,24 +487,31 @@ fn key(a: u64, b: u64, c: u64) -> u64 {
 /// Rings over the group: one per NIC when the group spans domains (rail rings), entering each
 /// domain at a GPU served by that NIC. `per_hop` bytes per ring-hop in total over all rings.
 /// `cyclic` false gives the broadcast chain; `reverse` the reduce chain.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn rings(
     b: &mut LoadBuilder,
     fab: &Fabric,
     group: &[u32],
+    segs: &[Segment],
     per_hop: f64,
     cyclic: bool,
     reverse: bool,
 ) -> Result<(), CollectiveError> {
-    let segs = segments(fab, group);
     let ring_count = if segs.len() <= 1 {
         1
     } else {
         nic_rings(fab, group)
     };
     let bytes = per_hop / f64::from(ring_count.max(1));
+    let any_nics = fab.nodes.iter().any(|nd| !nd.nics.is_empty());
+    let behind_switch: Vec<bool> = segs.iter().map(|s| all_nvswitch(fab, s.gpus)).collect();
+    let mut seq: Vec<u32> = Vec::with_capacity(group.len());
+    if behind_switch.contains(&true) {
+        b.switch_hops.ensure(fab);
+    }
     for r in 0..ring_count.max(1) {
-        let mut seq: Vec<u32> = Vec::with_capacity(group.len());
-        for s in &segs {
+        seq.clear();
+        for s in segs {
             let start = if segs.len() > 1 {
                 s.gpus
                     .iter()
@@ -397,30 +524,52 @@ pub(crate) fn rings(
         }
         let n = seq.len();
         let hops = if cyclic { n } else { n.saturating_sub(1) };
-        let nic = (ring_count > 1 || fab.nodes.iter().any(|nd| !nd.nics.is_empty())).then_some(r);
-        for i in 0..hops {
-            let (mut a, mut c) = (seq[i], seq[(i + 1) % n]);
-            if reverse {
-                std::mem::swap(&mut a, &mut c);
-            }
-            if fab.domain_of_gpu(a) == fab.domain_of_gpu(c) {
-                b.intra(a, c, bytes);
-            } else {
-                let nic_a = nic.filter(|_| !fab.node_of_gpu(a).nics.is_empty());
-                let nic_c = nic.filter(|_| !fab.node_of_gpu(c).nics.is_empty());
-                b.inter(
-                    a,
-                    c,
-                    nic_a,
-                    nic_c,
-                    bytes,
-                    CHANNELS_PER_CONNECTION,
-                    key(u64::from(r), i as u64, 1),
-                )?;
+        let nic = (ring_count > 1 || any_nics).then_some(r);
+        // Hop i leaves seq[i]; inside a domain's run the next GPU is in the same domain, and
+        // only the hop out of a run's last GPU may cross to another domain.
+        let mut i = 0;
+        for (s, &switch) in segs.iter().zip(&behind_switch) {
+            let len = s.gpus.len();
+            for j in 0..len {
+                if i >= hops {
+                    break;
+                }
+                let (mut a, mut c) = (seq[i], seq[if i + 1 == n { 0 } else { i + 1 }]);
+                if reverse {
+                    std::mem::swap(&mut a, &mut c);
+                }
+                let inside = j + 1 < len;
+                if inside && switch && a != c && bytes != 0.0 {
+                    b.switch_hops.count_switched(a, c);
+                } else if inside || fab.domain_of_gpu(a) == fab.domain_of_gpu(c) {
+                    if bytes == 0.0 || !b.switch_hops.count(fab, a, c) {
+                        b.intra(a, c, bytes);
+                    }
+                } else {
+                    let nic_a = nic.filter(|_| !fab.node_of_gpu(a).nics.is_empty());
+                    let nic_c = nic.filter(|_| !fab.node_of_gpu(c).nics.is_empty());
+                    b.inter(
+                        a,
+                        c,
+                        nic_a,
+                        nic_c,
+                        bytes,
+                        CHANNELS_PER_CONNECTION,
+                        key(u64::from(r), i as u64, 1),
+                    )?;
+                }
+                i += 1;
             }
         }
     }
+    b.add_switch_hops(group, bytes);
     Ok(())
+}
+
+/// Whether every GPU of a domain's run sits behind an NVSwitch.
+fn all_nvswitch(fab: &Fabric, gpus: &[u32]) -> bool {
+    gpus.iter()
+        .all(|&g| matches!(fab.node_of_gpu(g).intra, Intra::NvSwitch { .. }))
 }
 
 /// Rings across domains: one per NIC of the node with fewest NICs (at least one).
@@ -496,22 +645,34 @@ fn trees(
                 .min()
                 .unwrap_or(1);
             let per = total / 2.0 / f64::from(k);
+            let behind_switch: Vec<bool> = segs.iter().map(|s| all_nvswitch(fab, s.gpus)).collect();
+            if behind_switch.contains(&true) {
+                b.switch_hops.ensure(fab);
+            }
             for c in 0..k {
                 heads.clear();
-                for s in segs {
+                for (s, &switch) in segs.iter().zip(&behind_switch) {
                     let i = s
                         .gpus
                         .iter()
                         .position(|&g| fab.gpus[g as usize].nic == Some(c))
                         .unwrap_or(0);
                     heads.push(s.gpus[i]);
-                    // The chain starts at the head and wraps around the domain's GPUs.
-                    let len = s.gpus.len();
-                    for j in 0..len.saturating_sub(1) {
-                        let (w0, w1) = (s.gpus[(i + j) % len], s.gpus[(i + j + 1) % len]);
-                        // Both trees run the chain: reduce up, broadcast down.
-                        b.intra(w1, w0, 2.0 * per);
-                        b.intra(w0, w1, 2.0 * per);
+                    // The chain starts at the head and wraps around the domain's GPUs; both
+                    // trees run it: reduce up, broadcast down.
+                    let mut chain = s.gpus[i..].iter().chain(&s.gpus[..i]).copied();
+                    let Some(mut w0) = chain.next() else {
+                        continue;
+                    };
+                    for w1 in chain {
+                        if switch && per != 0.0 {
+                            b.switch_hops.count_switched(w1, w0);
+                            b.switch_hops.count_switched(w0, w1);
+                        } else {
+                            b.intra(w1, w0, 2.0 * per);
+                            b.intra(w0, w1, 2.0 * per);
+                        }
+                        w0 = w1;
                     }
                 }
                 nics.clear();
@@ -520,6 +681,7 @@ fn trees(
                     key(u64::from(c), e as u64, 10 + t as u64)
                 })?;
             }
+            b.add_switch_hops(segs.iter().flat_map(|s| s.gpus), 2.0 * per);
         }
         true => {
             // One tree set per local GPU index, each over that GPU's own NIC (NVLS-tree).
@@ -652,16 +814,44 @@ fn nvls_loads(b: &mut LoadBuilder, fab: &Fabric, seg: &[u32], op: Op) {
     b.intra_hw = Some(Hw::NvLink);
 }
 
-/// The plan of `algorithm` for `op` over concurrent, congruent groups (one group for a plain
-/// collective; the TP or DP groups of a training step), or why it does not apply.
+/// Concurrent, congruent groups of GPUs (one group for a plain collective; the TP or DP groups
+/// of a training step), with what every algorithm asks of them worked out once.
+pub(crate) struct Groups<'g> {
+    pub groups: &'g [Vec<u32>],
+    /// Per group: its runs of GPUs by scale-up domain.
+    pub segs: Vec<Vec<Segment<'g>>>,
+    /// Every GPU of every group sits behind an NVSwitch that reduces (NVLS).
+    pub all_nvls: bool,
+}
+
+impl<'g> Groups<'g> {
+    pub fn new(fab: &Fabric, groups: &'g [Vec<u32>]) -> Self {
+        Groups {
+            groups,
+            segs: groups.iter().map(|g| segments(fab, g)).collect(),
+            all_nvls: groups.iter().all(|gr| all_nvls(fab, gr)),
+        }
+    }
+
+    /// Each group with its domain runs.
+    fn each(&self) -> impl Iterator<Item = (&'g [u32], &[Segment<'g>])> {
+        self.groups
+            .iter()
+            .map(Vec::as_slice)
+            .zip(self.segs.iter().map(Vec::as_slice))
+    }
+}
+
+/// The plan of `algorithm` for `op` over the groups, or why it does not apply.
 pub(crate) fn plan<'f>(
     fab: &'f Fabric,
     router: &mut Router<'f>,
-    groups: &[Vec<u32>],
+    gs: &Groups,
     op: Op,
     algorithm: Algorithm,
     adaptive: bool,
 ) -> Result<Plan, CollectiveError> {
+    let groups = gs.groups;
     let unavailable = |reason: &str| CollectiveError::AlgorithmUnavailable {
         algorithm,
         op,
@@ -670,7 +860,7 @@ pub(crate) fn plan<'f>(
     let Some(first) = groups.first() else {
         return Err(CollectiveError::NoGpus);
     };
-    let segs0 = segments(fab, first);
+    let segs0 = &gs.segs[0];
     let m = segs0.len() as u32;
     let n = first.len() as u32;
     let max_g = segs0.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0);
@@ -698,7 +888,7 @@ pub(crate) fn plan<'f>(
             nvls,
         });
     };
-    let all_groups_nvls = groups.iter().all(|gr| all_nvls(fab, gr));
+    let all_groups_nvls = gs.all_nvls;
     match (op, algorithm) {
         (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Ring) => {
             let steps = if op == Op::AllReduce {
@@ -707,29 +897,28 @@ pub(crate) fn plan<'f>(
                 nf - 1.0
             };
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for group in groups {
-                rings(&mut b, fab, group, 1.0 / nf, true, false)?;
+            for (group, segs) in gs.each() {
+                rings(&mut b, fab, group, segs, 1.0 / nf, true, false)?;
             }
             push(b.finish()?, steps, false, &mut phases);
         }
         (Op::Broadcast | Op::Reduce, Algorithm::Ring) => {
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for group in groups {
-                rings(&mut b, fab, group, 1.0, false, op == Op::Reduce)?;
+            for (group, segs) in gs.each() {
+                rings(&mut b, fab, group, segs, 1.0, false, op == Op::Reduce)?;
             }
             push(b.finish()?, 1.0, false, &mut phases);
         }
         (Op::AllReduce, Algorithm::Tree) => {
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for group in groups {
-                let segs = segments(fab, group);
+            for (group, segs) in gs.each() {
                 if segs.len() == 1 {
                     for w in group.windows(2) {
                         b.intra(w[1], w[0], 1.0);
                         b.intra(w[0], w[1], 1.0);
                     }
                 } else {
-                    trees(&mut b, fab, &segs, 1.0, false)?;
+                    trees(&mut b, fab, segs, 1.0, false)?;
                 }
             }
             push(b.finish()?, 1.0, false, &mut phases);
@@ -758,18 +947,17 @@ pub(crate) fn plan<'f>(
                     "NVLS-tree joins several NVSwitch domains; one domain uses NVLS",
                 ));
             }
-            if !all_groups_nvls || !equal_segments(&segs0) {
+            if !all_groups_nvls || !equal_segments(segs0) {
                 return Err(unavailable(
                     "needs NVSwitch gen3+ in every node, each with the same number of GPUs",
                 ));
             }
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for group in groups {
-                let segs = segments(fab, group);
-                for s in &segs {
+            for (_, segs) in gs.each() {
+                for s in segs {
                     nvls_loads(&mut b, fab, s.gpus, Op::AllReduce);
                 }
-                trees(&mut b, fab, &segs, 1.0, true)?;
+                trees(&mut b, fab, segs, 1.0, true)?;
             }
             nvls_rate = nvls_gpu_rate(fab, first);
             push(b.finish()?, 1.0, true, &mut phases);
@@ -780,13 +968,12 @@ pub(crate) fn plan<'f>(
                     "in-network reduction needs GPUs in several nodes",
                 ));
             }
-            if !equal_segments(&segs0) {
+            if !equal_segments(segs0) {
                 return Err(unavailable("needs the same number of GPUs in every node"));
             }
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for group in groups {
-                let segs = segments(fab, group);
-                for s in &segs {
+            for (_, segs) in gs.each() {
+                for s in segs {
                     if all_groups_nvls {
                         nvls_loads(&mut b, fab, s.gpus, Op::AllReduce);
                     } else {
@@ -797,7 +984,7 @@ pub(crate) fn plan<'f>(
                         }
                     }
                 }
-                sharp_trees(&mut b, fab, &segs)?;
+                sharp_trees(&mut b, fab, segs)?;
             }
             if all_groups_nvls {
                 nvls_rate = nvls_gpu_rate(fab, first);
@@ -808,13 +995,13 @@ pub(crate) fn plan<'f>(
             if m < 2 || max_g < 2 {
                 return Err(unavailable("needs several nodes with several GPUs each"));
             }
-            if !equal_segments(&segs0) {
+            if !equal_segments(segs0) {
                 return Err(unavailable("needs the same number of GPUs in every node"));
             }
             // Intra-domain reduce-scatter by ring (the same traffic again for the all-gather).
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for group in groups {
-                for s in &segments(fab, group) {
+            for (_, segs) in gs.each() {
+                for s in segs {
                     let k = s.gpus.len();
                     for i in 0..k {
                         b.intra(s.gpus[i], s.gpus[(i + 1) % k], 1.0 / g);
@@ -826,8 +1013,7 @@ pub(crate) fn plan<'f>(
             push(intra, g - 1.0, false, &mut phases);
             // One inter-domain ring per local GPU index, on that GPU's NIC.
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for group in groups {
-                let segs = segments(fab, group);
+            for (_, segs) in gs.each() {
                 for l in 0..max_g as usize {
                     for i in 0..segs.len() {
                         let (a, c) = (segs[i].gpus[l], segs[(i + 1) % segs.len()].gpus[l]);
@@ -849,9 +1035,8 @@ pub(crate) fn plan<'f>(
         }
         (Op::AllToAll, Algorithm::Direct) => {
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for group in groups {
-                let segs = segments(fab, group);
-                all_to_all(&mut b, fab, group, &segs, adaptive, &mut notes)?;
+            for (group, segs) in gs.each() {
+                all_to_all(&mut b, fab, group, segs, adaptive, &mut notes)?;
             }
             push(b.finish()?, 1.0, false, &mut phases);
         }
@@ -922,9 +1107,25 @@ fn all_to_all(
     let n = group.len();
     let per = 1.0 / n as f64;
     for s in segs {
-        for &g in s.gpus {
-            for &h in s.gpus {
-                b.intra(g, h, per);
+        let nvswitch = s
+            .gpus
+            .iter()
+            .all(|&g| matches!(fab.node_of_gpu(g).intra, Intra::NvSwitch { .. }));
+        if nvswitch && s.gpus.len() > 1 && sweeps() {
+            // Through the switch every pair costs the sender's port up and the receiver's
+            // port down: the same additions as pair by pair, in one sweep.
+            b.note_hw(Some(Hw::NvLink));
+            let others = s.gpus.len() as u32 - 1;
+            for &g in s.gpus {
+                let gpu = &fab.gpus[g as usize];
+                b.add_times(gpu.su_up, per, others);
+                b.add_times(gpu.su_down, per, others);
+            }
+        } else {
+            for &g in s.gpus {
+                for &h in s.gpus {
+                    b.intra(g, h, per);
+                }
             }
         }
     }
@@ -1048,6 +1249,33 @@ fn all_to_all(
                         .find(|&p| fab.gpus[p as usize].nic == Some(r as u32))
                         .unwrap_or(u32::MAX)
                 }));
+            }
+            if all_pxn
+                && sweeps()
+                && let ([r], [p]) = (rails_here.as_slice(), proxies.as_slice())
+                && *p != u32::MAX
+            {
+                // One rail, forwarded through its GPU p: every other GPU of the node sends
+                // `to_rail` over NVLink to p, which sends it all out over PCIe. The same
+                // additions per arc, in the same order, as GPU by GPU below.
+                let to_rail = (total_rail[*r] - count_rail(i, *r)) * per;
+                if to_rail != 0.0 {
+                    let mut hops = 0;
+                    for &g in list.iter().filter(|&&g| g != *p) {
+                        b.add(fab.gpus[g as usize].su_up, to_rail);
+                        hops += 1;
+                    }
+                    if hops > 0 {
+                        b.note_hw(Some(Hw::NvLink));
+                    }
+                    let proxy = &fab.gpus[*p as usize];
+                    b.add_times(proxy.su_down, to_rail, hops);
+                    b.add_times(proxy.pcie_up, to_rail, list.len() as u32);
+                }
+                for &g in list.iter().filter(|&&g| on_rail(g, *r)) {
+                    b.add_arc(fab.gpus[g as usize].pcie_down, remote);
+                }
+                continue;
             }
             for &g in list {
                 let gpu = &fab.gpus[g as usize];
@@ -1213,5 +1441,95 @@ impl LoadBuilder<'_, '_> {
                     reason,
                 },
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::{Catalog, DeviceKind, LinkState, PartId};
+
+    /// All-to-all loads with the per-node sweeps and transfer by transfer, bit for bit.
+    fn sweeps_match_transfers(design: &crate::model::Design, gpus: u32) {
+        let catalog = Catalog::builtin();
+        let fab = super::super::fabric::build(design, &catalog).expect("fabric");
+        let groups = vec![(0..gpus).collect::<Vec<u32>>()];
+        let gs = Groups::new(&fab, &groups);
+        let loads = |by_transfer: bool| {
+            TRANSFER_BY_TRANSFER.with(|c| c.set(by_transfer));
+            let mut router = Router::new(&fab);
+            let plan = plan(
+                &fab,
+                &mut router,
+                &gs,
+                Op::AllToAll,
+                Algorithm::Direct,
+                false,
+            );
+            TRANSFER_BY_TRANSFER.with(|c| c.set(false));
+            let plan = plan.expect("all-to-all plan");
+            assert_eq!(plan.phases.len(), 1);
+            (
+                plan.phases[0].loads.as_ref().clone(),
+                plan.intra_hw,
+                plan.uses_net,
+            )
+        };
+        let (fast, slow) = (loads(false), loads(true));
+        assert_eq!((fast.1, fast.2), (slow.1, slow.2));
+        assert_eq!(fast.0.len(), slow.0.len());
+        let differ = fast
+            .0
+            .iter()
+            .zip(&slow.0)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(differ, 0, "{differ} arcs differ");
+        // The aggregated path ran: NVLink ports and network arcs both carry traffic.
+        assert!(fast.0.iter().filter(|&&l| l > 0.0).count() > gpus as usize);
+    }
+
+    fn rail_optimized(nodes: u32) -> crate::model::Design {
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(nodes);
+        spec.node = Some(PartId::new("dgx-h100"));
+        generate(&spec, &Catalog::builtin()).expect("generate")
+    }
+
+    #[test]
+    fn all_to_all_sweeps_equal_transfers_on_a_symmetric_fabric() {
+        // 1,024 GPUs: 1,040,384 remote pairs, past the explicit limit, so aggregated.
+        sweeps_match_transfers(&rail_optimized(128), 1024);
+    }
+
+    #[test]
+    fn all_to_all_sweeps_equal_transfers_on_an_irregular_fabric() {
+        // The first node holds 4 GPUs (on NICs 0, 2, 4, 6: rails without a GPU there take
+        // the GPU-by-GPU path), part of the last node is left out of the group, and one
+        // leaf loses an uplink.
+        let mut design = rail_optimized(128);
+        let first = design
+            .devices
+            .iter_mut()
+            .find_map(|d| match &mut d.kind {
+                DeviceKind::GpuNode(n) => Some(n),
+                _ => None,
+            })
+            .expect("a GPU node");
+        first.gpu_count = 4;
+        let uplink = design
+            .links
+            .iter()
+            .position(|l| {
+                [l.a.device, l.b.device].iter().all(|&d| {
+                    design
+                        .device(d)
+                        .is_some_and(|d| matches!(d.kind, DeviceKind::Switch(_)))
+                })
+            })
+            .expect("a switch-to-switch link");
+        design.links[uplink].state = LinkState::Failed;
+        sweeps_match_transfers(&design, 1017);
     }
 }

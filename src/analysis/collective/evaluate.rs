@@ -5,7 +5,7 @@ use super::algorithms::{self, Plan, segments};
 use super::efficiency as eff;
 use super::fabric::{self, Fabric, Intra, NO_ARC, Resource};
 use super::latency::{self as lat, ArchRow, Hw, Protocol, TableAlgo};
-use super::routing::Router;
+use super::routing::{Router, zeroed};
 use super::{
     AlgoChoice, Algorithm, Candidate, CollectiveError, CollectiveQuery, CollectiveResult, LinkLoad,
     Op, ResourceKind, Routing,
@@ -42,7 +42,7 @@ impl Costed {
                 }
             }
             phases => {
-                let mut busy = vec![0.0f64; fab.arc_count()];
+                let mut busy = zeroed(fab.arc_count());
                 for phase in phases {
                     for (a, &load) in phase.loads.iter().enumerate() {
                         if load > 1e-15 {
@@ -177,45 +177,48 @@ fn payload(p: Protocol) -> f64 {
 /// The most loaded arc's busy time per byte in one phase, or the first arc that must carry
 /// traffic but has no capacity (under a byte per second: dividing by it overflows).
 fn phase_worst(fab: &Fabric, phase: &algorithms::Phase, nvls_eff: f64) -> Result<f64, usize> {
-    // Branch-free lanes so the loop vectorises; arcs without traffic count as 0.
-    const LANES: usize = 4;
     let loads = phase.loads.as_slice();
     let usable = &fab.arc_usable[..loads.len()];
     let nvlink = &fab.arc_nvlink[..loads.len()];
-    let mut worst = [0.0f64; LANES];
-    let mut bad = false;
-    let mut lane = |i: usize, load: f64, usable: f64, nvl: bool| {
-        let cap = if phase.nvls && nvl {
-            usable * nvls_eff
-        } else {
-            usable
-        };
-        let carries = load > 1e-15 || load.is_nan();
-        bad |= carries & (cap.is_nan() | (cap < 1.0));
-        let t = if carries { load / cap } else { 0.0 };
-        worst[i] = worst[i].max(t);
+    let mut worst = 0.0f64;
+    // A NaN ratio never wins, as with `f64::max`. The division is only done where the arc
+    // may beat the busiest so far: `load / cap > worst` implies `load ≥ worst × cap` to
+    // within a few ulps, far inside the 1e-9 margin.
+    let mut offer = |load: f64, cap: f64| {
+        if load >= worst * cap * (1.0 - 1e-9) {
+            let t = load / cap;
+            if t > worst {
+                worst = t;
+            }
+        }
     };
-    let split = loads.len() / LANES * LANES;
-    for ((l, u), n) in loads[..split]
-        .chunks_exact(LANES)
-        .zip(usable[..split].chunks_exact(LANES))
-        .zip(nvlink[..split].chunks_exact(LANES))
-    {
-        for i in 0..LANES {
-            lane(i, l[i], u[i], n[i]);
+    if phase.nvls {
+        for (a, &load) in loads.iter().enumerate() {
+            if load <= 1e-15 {
+                continue;
+            }
+            let cap = if nvlink[a] {
+                usable[a] * nvls_eff
+            } else {
+                usable[a]
+            };
+            if cap.is_nan() || cap < 1.0 {
+                return Err(a);
+            }
+            offer(load, cap);
+        }
+    } else {
+        for (a, (&load, &cap)) in loads.iter().zip(usable).enumerate() {
+            if load <= 1e-15 {
+                continue;
+            }
+            if cap.is_nan() || cap < 1.0 {
+                return Err(a);
+            }
+            offer(load, cap);
         }
     }
-    for j in split..loads.len() {
-        lane(0, loads[j], usable[j], nvlink[j]);
-    }
-    if bad {
-        let first = (0..loads.len()).find(|&a| {
-            let cap = capacity(fab, a, phase.nvls, nvls_eff);
-            (loads[a] > 1e-15 || loads[a].is_nan()) && (cap.is_nan() || cap < 1.0)
-        });
-        return Err(first.unwrap_or(0));
-    }
-    Ok(worst.iter().copied().fold(0.0, f64::max))
+    Ok(worst)
 }
 
 /// Sums a plan's phases into a bandwidth cost; refuses arcs that must carry traffic but
@@ -241,7 +244,7 @@ fn cost(
             None => {
                 let worst = phase_worst(fab, phase, nvls_eff).map_err(|a| {
                     CollectiveError::ZeroCapacity {
-                        resource: resource_label(fab, design, fab.arc_resource[a]),
+                        resource: resource_label(fab, design, fab.arc_resource(a)),
                     }
                 })?;
                 seen.push((key.0, key.1, worst));
@@ -383,11 +386,11 @@ impl<'d> Evaluator<'d> {
         let fab = &self.fab;
         // Busiest direction per drawn link; busiest port per node and kind of internal resource.
         const KINDS: usize = 4;
-        let mut per_link = vec![0.0f64; self.design.links.len()];
-        let mut per_node = vec![0.0f64; fab.nodes.len() * KINDS];
+        let mut per_link = zeroed(self.design.links.len());
+        let mut per_node = zeroed(fab.nodes.len() * KINDS);
         c.for_each_busy(fab, |a, busy| {
             let u = busy / c.spb;
-            let slot = match fab.arc_resource[a] {
+            let slot = match fab.arc_resource(a) {
                 Resource::Link { index, .. } => &mut per_link[index as usize],
                 Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],
                 Resource::Bridge { node, .. } => &mut per_node[node as usize * KINDS + 1],
@@ -401,38 +404,41 @@ impl<'d> Evaluator<'d> {
         } else {
             0.0
         };
-        let links: Vec<(LinkId, f64)> = per_link
-            .iter()
-            .enumerate()
-            .filter(|(_, u)| **u > 0.0)
-            .map(|(i, &u)| (self.design.links[i].id, u))
-            .collect();
+        let busy_links = per_link.iter().filter(|u| **u > 0.0).count();
+        let mut links: Vec<(LinkId, f64)> = Vec::with_capacity(busy_links);
+        // The eight busiest resources (utilization, kind, index), busiest first and ties in
+        // kind and index order, kept as they come rather than by sorting every busy one
+        // (hundreds of thousands at scale).
+        let order = |a: &(f64, u8, u32), b: &(f64, u8, u32)| {
+            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+        };
+        const TOP: usize = 8;
+        let mut all: Vec<(f64, u8, u32)> = Vec::with_capacity(TOP + 1);
+        let mut offer = |e: (f64, u8, u32)| {
+            if all.len() == TOP && all.last().is_some_and(|w| order(&e, w).is_ge()) {
+                return;
+            }
+            let at = all.partition_point(|x| order(x, &e).is_lt());
+            all.insert(at, e);
+            all.truncate(TOP);
+        };
+        for (i, &u) in per_link.iter().enumerate() {
+            if u > 0.0 {
+                links.push((fab.link_ids[i], u));
+                offer((u, 0u8, i as u32));
+            }
+        }
         let devices: Vec<(DeviceId, f64)> = per_node
             .chunks(KINDS)
             .enumerate()
             .map(|(i, k)| (fab.nodes[i].device, k.iter().copied().fold(0.0, f64::max)))
             .filter(|(_, u)| *u > 0.0)
             .collect();
-        // Top resources: (utilization, kind, index).
-        let mut all: Vec<(f64, u8, u32)> = per_link
-            .iter()
-            .enumerate()
-            .filter(|(_, u)| **u > 0.0)
-            .map(|(i, &u)| (u, 0u8, i as u32))
-            .chain(
-                per_node
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, u)| **u > 0.0)
-                    .map(|(i, &u)| (u, 1 + (i % KINDS) as u8, (i / KINDS) as u32)),
-            )
-            .collect();
-        let top = 8.min(all.len());
-        if top > 0 && all.len() > top {
-            all.select_nth_unstable_by(top - 1, |a, b| b.0.total_cmp(&a.0));
-            all.truncate(top);
+        for (i, &u) in per_node.iter().enumerate() {
+            if u > 0.0 {
+                offer((u, 1 + (i % KINDS) as u8, (i / KINDS) as u32));
+            }
         }
-        all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let loads: Vec<LinkLoad> = all
             .iter()
             .map(|&(u, kind, idx)| {
@@ -513,7 +519,8 @@ fn make_plans(
     protocol: Option<Protocol>,
     keep: Keep,
 ) -> Result<(Vec<Costed>, u32), CollectiveError> {
-    let domains = segments(fab, &groups[0]).len() as u32;
+    let gs = algorithms::Groups::new(fab, groups);
+    let domains = gs.segs[0].len() as u32;
     let arch = groups[0]
         .iter()
         .map(|&g| fab.node_of_gpu(g).arch)
@@ -531,12 +538,19 @@ fn make_plans(
             }
         }
     };
+    // SHARP needs a reducing switch on every tree; with none in the fabric its plan always
+    // fails, and under Auto that failure is never reported (ring runs or fails first), so
+    // it is not planned at all. Forced, it is, for its reason.
+    let any_reducing = fab.in_network.iter().any(|&r| r);
     for algorithm in algorithms_for(op, choice, domains) {
+        if algorithm == Algorithm::Sharp && choice == AlgoChoice::Auto && !any_reducing {
+            continue;
+        }
         let t0 = std::time::Instant::now();
         let attempt = algorithms::plan(
             fab,
             &mut router,
-            groups,
+            &gs,
             op,
             algorithm,
             routing == Routing::Adaptive,
@@ -708,14 +722,14 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
             .nics
             .iter()
             .filter_map(|x| x.access)
-            .map(|(out, _, _)| fab.arc_line[out as usize])
+            .map(|(out, _, _)| fab.arc_line(out as usize))
             .sum();
         if nic > 0.0 {
             nic
         } else {
             nd.other_access
                 .iter()
-                .map(|(out, _, _)| fab.arc_line[*out as usize])
+                .map(|(out, _, _)| fab.arc_line(*out as usize))
                 .sum()
         }
     };
@@ -736,10 +750,10 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
         let node = &fab.nodes[gpu.node as usize];
         let mut line = 0.0;
         if gpu.su_up != NO_ARC {
-            line += fab.arc_line[gpu.su_up as usize];
+            line += fab.arc_line(gpu.su_up as usize);
         }
         if matches!(node.intra, Intra::Pcie | Intra::BridgePairs) && gpu.pcie_up != NO_ARC {
-            line += fab.arc_line[gpu.pcie_up as usize];
+            line += fab.arc_line(gpu.pcie_up as usize);
         }
         if segs.len() > 1 || node.intra == Intra::Unified {
             line += net_line[gpu.node as usize] / f64::from(node.gpu_count.max(1));

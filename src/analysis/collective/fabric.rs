@@ -103,10 +103,13 @@ pub(crate) struct AdjGroup {
 pub(crate) struct Fabric {
     /// Per arc: usable bytes per second.
     pub arc_usable: Vec<f64>,
-    /// Per arc: line rate in bytes per second (faults applied), for physical bounds.
-    pub arc_line: Vec<f64>,
-    /// Per arc: what it stands for.
-    pub arc_resource: Vec<Resource>,
+    /// Per link: line rate of each direction in bytes per second (faults applied), for
+    /// physical bounds. Link `i`'s arcs are `2i` (a→b) and `2i + 1`.
+    link_line: Vec<f64>,
+    /// Per arc past the links' (GPU and NIC ports): line rate, as for links.
+    port_line: Vec<f64>,
+    /// Per arc past the links': what it stands for.
+    port_resource: Vec<Resource>,
     /// Per arc: NVLS efficiency applies to it during NVLS phases.
     pub arc_nvlink: Vec<bool>,
     pub gpus: Vec<Gpu>,
@@ -134,11 +137,37 @@ pub(crate) struct Fabric {
     pub link_latency_us: Vec<f64>,
     /// Device index per device id order (design.devices is sorted by id).
     pub device_ids: Vec<DeviceId>,
+    /// Per design link: its id.
+    pub link_ids: Vec<LinkId>,
 }
 
 impl Fabric {
     pub fn arc_count(&self) -> usize {
         self.arc_usable.len()
+    }
+
+    /// What arc `a` stands for.
+    #[inline]
+    pub fn arc_resource(&self, a: usize) -> Resource {
+        let links = self.link_line.len();
+        if a < 2 * links {
+            Resource::Link {
+                index: (a / 2) as u32,
+                forward: a.is_multiple_of(2),
+            }
+        } else {
+            self.port_resource[a - 2 * links]
+        }
+    }
+
+    /// Line rate of arc `a` in bytes per second (faults applied).
+    pub fn arc_line(&self, a: usize) -> f64 {
+        let links = self.link_line.len();
+        if a < 2 * links {
+            self.link_line[a / 2]
+        } else {
+            self.port_line[a - 2 * links]
+        }
     }
 
     pub fn neighbours(&self, v: Vx) -> &[Adj] {
@@ -285,8 +314,11 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     }
     let arc_estimate = n_links * 2 + gpu_total * 4 + nic_total * 2;
     let mut arc_usable: Vec<f64> = Vec::with_capacity(arc_estimate);
-    let mut arc_line: Vec<f64> = Vec::with_capacity(arc_estimate);
-    let mut arc_resource: Vec<Resource> = Vec::with_capacity(arc_estimate);
+    let mut link_line: Vec<f64> = Vec::with_capacity(n_links);
+    let mut link_ids: Vec<LinkId> = Vec::with_capacity(n_links);
+    let port_estimate = arc_estimate - 2 * n_links;
+    let mut port_line: Vec<f64> = Vec::with_capacity(port_estimate);
+    let mut port_resource: Vec<Resource> = Vec::with_capacity(port_estimate);
     let mut arc_nvlink: Vec<bool> = Vec::with_capacity(arc_estimate);
     let mut link_latency_us = Vec::with_capacity(n_links);
     let mut switch_latency_us = vec![0.0; n_dev];
@@ -345,15 +377,10 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             (0.0, 0.0)
         };
         let is_nvlink = matches!(link.tech, LinkTech::NvLink | LinkTech::NvLinkBridge);
-        for forward in [true, false] {
-            arc_usable.push(usable);
-            arc_line.push(line);
-            arc_resource.push(Resource::Link {
-                index: li as u32,
-                forward,
-            });
-            arc_nvlink.push(is_nvlink);
-        }
+        arc_usable.extend([usable, usable]);
+        arc_nvlink.extend([is_nvlink, is_nvlink]);
+        link_line.push(line);
+        link_ids.push(link.id);
         link_latency_us.push(
             eff::stack_latency_us(link.tech, link.transport)
                 + eff::propagation_us(link.length == LengthClass::CrossRack),
@@ -550,8 +577,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
                 usable / eff::PCIE
             };
             arc_usable.push(usable);
-            arc_line.push(line);
-            arc_resource.push(resource);
+            port_line.push(line);
+            port_resource.push(resource);
             arc_nvlink.push(nvl);
             arc_usable.len() as ArcId - 1
         };
@@ -657,8 +684,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             let line = cap / (eff::PCIE * share);
             for up in [true, false] {
                 arc_usable.push(cap);
-                arc_line.push(line);
-                arc_resource.push(Resource::NicPcie {
+                port_line.push(line);
+                port_resource.push(Resource::NicPcie {
                     node: node_index,
                     nic: ni as u32,
                     up,
@@ -733,7 +760,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         }
         key.clear();
         key.extend(adj[span(i)].iter().map(|a| a.nbr));
-        key.sort_unstable();
+        key.sort();
         let next = keys.len() as u32;
         class[i] = match keys.get(&key) {
             Some(&c) => c,
@@ -801,12 +828,13 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         .iter()
         .map(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
         .collect();
-    Ok(Fabric {
+    let mut fab = Fabric {
         in_network,
         is_node,
         arc_usable,
-        arc_line,
-        arc_resource,
+        link_line,
+        port_line,
+        port_resource,
         arc_nvlink,
         gpus,
         nodes,
@@ -823,7 +851,10 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         switch_latency_us,
         link_latency_us,
         device_ids: design.devices.iter().map(|d| d.id).collect(),
-    })
+        link_ids,
+    };
+    eff::apply_calibration(&mut fab, design);
+    Ok(fab)
 }
 
 /// Sorts an adjacency by (neighbour class, neighbour) exactly as `sort_unstable_by_key` does
@@ -837,7 +868,9 @@ fn sort_adjacency(list: &mut [Adj], class: &[u32], keyed: &mut Vec<(u64, Adj)>) 
     }
     keyed.clear();
     keyed.extend(list.iter().map(|a| (key(a), *a)));
-    keyed.sort_unstable_by_key(|k| k.0);
+    // The stable sort merges already sorted runs (links to leaves, then to cores...) in one
+    // pass; with distinct keys its order is the only one.
+    keyed.sort_by_key(|k| k.0);
     if keyed.windows(2).all(|w| w[0].0 != w[1].0) {
         for (slot, (_, a)) in list.iter_mut().zip(keyed.iter()) {
             *slot = *a;

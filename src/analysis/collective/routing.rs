@@ -11,9 +11,8 @@
 //! traffic is propagated once per class of destinations instead of once per destination. Both
 //! shortcuts are exact, not approximations: twins have identical neighbourhoods.
 
-use super::fabric::{Adj, ArcId, Fabric, Vx};
+use super::fabric::{Adj, AdjGroup, ArcId, Fabric, Vx};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 /// How flows are spread over equal-cost paths.
@@ -56,6 +55,15 @@ fn mix(mut z: u64) -> u64 {
 
 fn ecmp_hash(key: u64, conn: u32, vertex: Vx) -> u64 {
     mix(ECMP_SEED ^ mix(key ^ mix(u64::from(conn) << 32 | u64::from(vertex))))
+}
+
+/// `n` zeros, written out rather than taken as fresh zero pages (`vec![0.0; n]`): buffers that
+/// are added into (`+=`) would otherwise fault twice per page, once to map the shared zero
+/// page on the read and again to copy it on the write.
+pub(crate) fn zeroed(n: usize) -> Vec<f64> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, 0.0);
+    v
 }
 
 /// Traffic between two attachment vertices of the routing graph.
@@ -111,7 +119,7 @@ impl<'f> Router<'f> {
         let n = self.fab.arc_count();
         match self.spare_loads.pop() {
             Some(v) if v.len() == n => v,
-            _ => vec![0.0; n],
+            _ => zeroed(n),
         }
     }
 
@@ -193,22 +201,15 @@ impl<'f> Router<'f> {
         let fab = self.fab;
         let groups = fab.adj_groups(v);
         if dv == 1 {
-            let count = groups
-                .iter()
-                .filter(|g| g.class == cy)
-                .flat_map(|g| &fab.adj[g.start as usize..g.end as usize])
-                .filter(|a| a.nbr == y)
-                .count();
+            // The links to y itself: a run of y's class group, which is sorted by neighbour.
+            let g = groups.iter().find(|g| g.class == cy)?;
+            let entries = &fab.adj[g.start as usize..g.end as usize];
+            let first = entries.partition_point(|a| a.nbr < y);
+            let count = entries[first..].partition_point(|a| a.nbr == y);
             if count == 0 {
                 return None;
             }
-            return groups
-                .iter()
-                .filter(|g| g.class == cy)
-                .flat_map(|g| &fab.adj[g.start as usize..g.end as usize])
-                .filter(|a| a.nbr == y)
-                .nth((pick % count as u64) as usize)
-                .copied();
+            return Some(entries[first + (pick % count as u64) as usize]);
         }
         let want = dv - 1;
         let count: u32 = groups
@@ -476,18 +477,32 @@ impl<'f> Router<'f> {
         loads: &mut [f64],
     ) -> Result<(), Unreachable> {
         let fab = self.fab;
-        let mut send_w: HashMap<Vx, f64> = HashMap::new();
+        // Weights per vertex, summed in input order, in dense tables (vertices are device
+        // indices); the lists keep which vertices appear.
+        let n = fab.transit.len();
+        let (mut send_w, mut recv_w) = (vec![0.0f64; n], vec![0.0f64; n]);
+        let (mut sends, mut recvs) = (vec![false; n], vec![false; n]);
+        let (mut send_list, mut recv_list): (Vec<Vx>, Vec<Vx>) = (Vec::new(), Vec::new());
         for &(x, w) in senders {
-            *send_w.entry(x).or_insert(0.0) += w;
+            if !std::mem::replace(&mut sends[x as usize], true) {
+                send_list.push(x);
+            }
+            send_w[x as usize] += w;
         }
-        let mut recv_w: HashMap<Vx, f64> = HashMap::new();
         for &(y, v) in receivers {
-            *recv_w.entry(y).or_insert(0.0) += v;
+            if !std::mem::replace(&mut recvs[y as usize], true) {
+                recv_list.push(y);
+            }
+            recv_w[y as usize] += v;
         }
-        let mut senders: Vec<(Vx, f64)> = send_w.iter().map(|(&x, &w)| (x, w)).collect();
-        senders.sort_unstable_by_key(|s| s.0);
-        let mut sets: HashMap<(u32, u64, u64), Vec<Vx>> = HashMap::new();
-        for (&y, &v) in &recv_w {
+        send_list.sort_unstable();
+        recv_list.sort_unstable();
+        let senders: Vec<(Vx, f64)> = send_list.iter().map(|&x| (x, send_w[x as usize])).collect();
+        // Receivers by (class, own sending weight, receiving weight): each such set is
+        // propagated once; sets in key order, members in vertex order.
+        let mut keyed: Vec<((u32, u64, u64), Vx)> = Vec::with_capacity(recv_list.len());
+        for &y in &recv_list {
+            let v = recv_w[y as usize];
             if v == 0.0 {
                 continue;
             }
@@ -496,15 +511,24 @@ impl<'f> Router<'f> {
                 let from = senders.iter().find(|s| s.0 != y).map_or(y, |s| s.0);
                 return Err(Unreachable { from, to: y });
             }
-            let w = send_w.get(&y).copied().unwrap_or(0.0);
-            sets.entry((c, w.to_bits(), v.to_bits()))
-                .or_default()
-                .push(y);
+            let w = if sends[y as usize] {
+                send_w[y as usize]
+            } else {
+                0.0
+            };
+            keyed.push(((c, w.to_bits(), v.to_bits()), y));
         }
-        let mut set_list: Vec<((u32, u64, u64), Vec<Vx>)> = sets.into_iter().collect();
-        set_list.sort_unstable_by_key(|(k, _)| *k);
-        let mut hops = Vec::new();
-        for ((cy, _, v_bits), members) in set_list {
+        keyed.sort_unstable();
+        let mut members: Vec<Vx> = Vec::new();
+        let mut next = 0;
+        while next < keyed.len() {
+            let key = keyed[next].0;
+            members.clear();
+            while next < keyed.len() && keyed[next].0 == key {
+                members.push(keyed[next].1);
+                next += 1;
+            }
+            let (cy, _, v_bits) = key;
             let v = f64::from_bits(v_bits);
             let k = members.len() as f64;
             let y0 = members[0];
@@ -548,18 +572,24 @@ impl<'f> Router<'f> {
                     if t == 0.0 {
                         continue;
                     }
-                    self.next_hops(&qd, x, level, y0, cy, &mut hops);
-                    if hops.is_empty() {
+                    // The next hops, as `next_hops` lists them (level ≥ 2: every neighbour
+                    // one step closer), without listing them.
+                    let closer = |g: &&AdjGroup| qd[g.class as usize] == level - 1;
+                    let groups = fab.adj_groups(x);
+                    let count: u32 = groups.iter().filter(closer).map(|g| g.end - g.start).sum();
+                    if count == 0 {
                         return Err(Unreachable { from: x, to: y0 });
                     }
-                    let share = t / hops.len() as f64;
-                    for a in &hops {
-                        loads[a.out as usize] += share;
-                        let u = a.nbr as usize;
-                        if self.acc[u] == 0.0 {
-                            self.buckets[level as usize - 1].push(a.nbr);
+                    let share = t / f64::from(count);
+                    for g in groups.iter().filter(closer) {
+                        for a in &fab.adj[g.start as usize..g.end as usize] {
+                            loads[a.out as usize] += share;
+                            let u = a.nbr as usize;
+                            if self.acc[u] == 0.0 {
+                                self.buckets[level as usize - 1].push(a.nbr);
+                            }
+                            self.acc[u] += share;
                         }
-                        self.acc[u] += share;
                     }
                 }
                 let mut bucket = bucket;

@@ -1,0 +1,406 @@
+//! Fits the model to the user's own nccl-tests log: the efficiency of the technology that
+//! limits large messages, and the hop latency of the network technology small messages
+//! cross. Nothing else moves: no per-system fudge factor, only figures of technologies on
+//! the measured path, so the fitted values carry to other designs built from the same parts.
+//!
+//! Both fits are least squares in relative error. At large sizes the time is
+//! latency + bandwidth, and the bandwidth term scales with 1 / efficiency of the bottleneck
+//! technology, so one ratio per round recovers it; rounds repeat because NVLS' pipeline fill
+//! and the tuner's choice also move with the rate. At small sizes the time grows by a known
+//! number of network steps per µs of hop latency, measured by evaluating the model twice.
+
+use super::collective::efficiency::{self, link_efficiency, stack_latency_us};
+use super::collective::{
+    Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
+    sweep_sizes_of,
+};
+use crate::io::nccl_log::NcclLog;
+use crate::model::{Bytes, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, Transport};
+use serde::Serialize;
+
+/// A row counts as bandwidth-bound (for the efficiency) or latency-bound (for the latency)
+/// when that term is at least this share of the model's time.
+const DOMINANT_SHARE: f64 = 0.75;
+/// Rounds of the alternating fit; each is one efficiency and one latency update.
+const ROUNDS: usize = 6;
+/// Efficiencies stay in this range whatever the log says.
+const MIN_EFFICIENCY: f64 = 0.01;
+
+/// What to fit, beyond the log itself.
+#[derive(Debug, Clone, Default)]
+pub struct FitOptions {
+    /// The collective, when the log does not name it (or to override it).
+    pub op: Option<Op>,
+    /// Ranks, when the log does not list them (or to override it).
+    pub gpus: Option<u32>,
+    /// The log's name, for the calibration's provenance.
+    pub source: String,
+    /// When, for the provenance (seconds since the Unix epoch).
+    pub fitted_at_unix_s: u64,
+}
+
+/// One measured row next to the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowComparison {
+    pub bytes: Bytes,
+    /// 1-based line of the log.
+    pub line: usize,
+    pub measured_time_us: f64,
+    pub measured_busbw_gbyte_s: f64,
+    /// The model before the fit.
+    pub before_time_us: f64,
+    pub before_busbw_gbyte_s: f64,
+    /// The model with the fitted calibration.
+    pub predicted_time_us: f64,
+    pub predicted_busbw_gbyte_s: f64,
+    pub algorithm: Algorithm,
+    pub protocol: Protocol,
+    /// Whether the row fed the efficiency fit (bandwidth-bound) or the latency fit.
+    pub bandwidth_bound: bool,
+    pub latency_bound: bool,
+}
+
+impl RowComparison {
+    /// predicted / measured − 1 for the time.
+    pub fn time_error(&self) -> f64 {
+        self.predicted_time_us / self.measured_time_us - 1.0
+    }
+}
+
+/// A fitted value with what the model used before.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FittedValue {
+    pub tech: LinkTech,
+    pub before: f64,
+    pub after: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrationFit {
+    pub op: Op,
+    pub gpus: u32,
+    /// The design's calibration with the fitted values set: what "Apply" saves.
+    pub calibration: Calibration,
+    /// Efficiency (share of line rate) of the technology limiting large sizes.
+    pub efficiency: Option<FittedValue>,
+    /// Hop latency (µs) of the network technology small sizes cross.
+    pub latency_us: Option<FittedValue>,
+    pub rows: Vec<RowComparison>,
+    /// Why something was not fitted, and how well the fit holds.
+    pub notes: Vec<String>,
+}
+
+impl CalibrationFit {
+    /// The largest |time error| over rows of at least `min_bytes`.
+    pub fn max_error_from(&self, min_bytes: u64) -> Option<f64> {
+        self.rows
+            .iter()
+            .filter(|r| r.bytes.0 >= min_bytes)
+            .map(|r| r.time_error().abs())
+            .reduce(f64::max)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("the log does not say which collective it measured; name it (--op)")]
+    UnknownOp,
+    #[error("the log measured {log} ranks but the design has {design} GPUs")]
+    TooManyRanks { log: u32, design: u64 },
+    #[error("the log has no row with a positive size")]
+    NoRows,
+    #[error("the model cannot run this collective on the design: {0}")]
+    Collective(#[from] CollectiveError),
+}
+
+/// One measured point.
+struct Point {
+    bytes: Bytes,
+    line: usize,
+    time_us: f64,
+    busbw: f64,
+}
+
+/// Fits a calibration of `design` to `log`.
+pub fn fit_calibration(
+    design: &Design,
+    catalog: &Catalog,
+    log: &NcclLog,
+    options: &FitOptions,
+) -> Result<CalibrationFit, CalibrateError> {
+    let op = options.op.or(log.op).ok_or(CalibrateError::UnknownOp)?;
+    let design_gpus: u64 = design
+        .devices
+        .iter()
+        .map(|d| match &d.kind {
+            DeviceKind::GpuNode(n) => u64::from(n.gpu_count),
+            _ => 0,
+        })
+        .sum();
+    let ranks = options.gpus.or(log.ranks);
+    if let Some(r) = ranks
+        && u64::from(r) > design_gpus
+    {
+        return Err(CalibrateError::TooManyRanks {
+            log: r,
+            design: design_gpus,
+        });
+    }
+    let points: Vec<Point> = log
+        .rows
+        .iter()
+        .filter(|r| r.bytes.0 > 0)
+        .map(|r| {
+            let m = r.best();
+            Point {
+                bytes: r.bytes,
+                line: r.line,
+                time_us: m.time_us,
+                busbw: m.busbw_gbyte_s,
+            }
+        })
+        .collect();
+    if points.is_empty() {
+        return Err(CalibrateError::NoRows);
+    }
+    let sizes: Vec<Bytes> = points.iter().map(|p| p.bytes).collect();
+    let mut query = CollectiveQuery::new(op, Bytes(0));
+    query.gpus = ranks.filter(|&r| u64::from(r) < design_gpus);
+
+    let mut trial = design.clone();
+    let mut calibration = design.calibration.clone().unwrap_or_default();
+    let predict = |d: &Design| sweep_sizes_of(d, catalog, &query, &sizes);
+    let before = predict(design)?;
+    let gpus = before[0].gpus;
+    let mut notes = Vec::new();
+
+    let largest = before
+        .iter()
+        .zip(&points)
+        .max_by_key(|(_, p)| p.bytes.0)
+        .map(|(r, _)| r)
+        .expect("points is not empty");
+    let bw_tech = bottleneck_tech(design, largest);
+    let lat_link = latency_link(design, largest);
+
+    let bandwidth_bound: Vec<bool> = before
+        .iter()
+        .map(|r| r.bandwidth_us >= DOMINANT_SHARE * r.time_us)
+        .collect();
+    let latency_bound: Vec<bool> = before
+        .iter()
+        .map(|r| r.latency_us >= DOMINANT_SHARE * r.time_us)
+        .collect();
+
+    let eff_before = bw_tech.map(|t| current_efficiency(design, t));
+    let mut eff = eff_before;
+    let lat_before = lat_link.map(|(tech, transport)| {
+        calibration
+            .latency_us(tech)
+            .unwrap_or_else(|| stack_latency_us(tech, transport))
+    });
+    let mut lat = lat_before;
+
+    match (bw_tech, bandwidth_bound.iter().any(|&b| b)) {
+        (None, _) => notes.push("no bottleneck at the largest size: efficiency not fitted".into()),
+        (Some(_), false) => notes.push(
+            "no row is bandwidth-bound (the log stops at small sizes): efficiency not fitted"
+                .into(),
+        ),
+        _ => {}
+    }
+    if lat_link.is_none() {
+        notes.push(
+            "no drawn network link on the measured path: latency follows NCCL's constants, not fitted"
+                .into(),
+        );
+    } else if !latency_bound.iter().any(|&b| b) {
+        notes.push(
+            "no row is latency-bound (the log starts at large sizes): latency not fitted".into(),
+        );
+    }
+
+    let set = |cal: &mut Calibration, tech: LinkTech, e: Option<f64>, l: Option<f64>| {
+        let old = cal.tech(tech).cloned();
+        cal.set(
+            tech,
+            e.or(old.as_ref().and_then(|o| o.efficiency)),
+            l.or(old.and_then(|o| o.latency_us)),
+        );
+    };
+
+    for _ in 0..ROUNDS {
+        let mut moved = false;
+        if let (Some(tech), Some(e)) = (bw_tech, eff)
+            && bandwidth_bound.iter().any(|&b| b)
+        {
+            let now = predict(&trial)?;
+            let (mut num, mut den) = (0.0, 0.0);
+            for ((r, p), &bound) in now.iter().zip(&points).zip(&bandwidth_bound) {
+                if bound {
+                    let w = 1.0 / (p.time_us * p.time_us);
+                    num += w * r.bandwidth_us * (p.time_us - r.latency_us);
+                    den += w * r.bandwidth_us * r.bandwidth_us;
+                }
+            }
+            if den > 0.0 && num > 0.0 {
+                // k = measured bandwidth time / modelled: efficiency scales by 1/k.
+                let k = num / den;
+                let e_new = (e / k).clamp(MIN_EFFICIENCY, 1.0);
+                moved |= (e_new - e).abs() > 1e-7;
+                eff = Some(e_new);
+                set(&mut calibration, tech, Some(e_new), None);
+                trial.calibration = Some(calibration.clone());
+            }
+        }
+        if let (Some((tech, _)), Some(l)) = (lat_link, lat)
+            && latency_bound.iter().any(|&b| b)
+        {
+            let now = predict(&trial)?;
+            let mut probe = trial.clone();
+            let mut probe_cal = calibration.clone();
+            set(&mut probe_cal, tech, None, Some(l + 1.0));
+            probe.calibration = Some(probe_cal);
+            let up = predict(&probe)?;
+            let (mut num, mut den) = (0.0, 0.0);
+            for (((r, u), p), &bound) in now.iter().zip(&up).zip(&points).zip(&latency_bound) {
+                if bound {
+                    // Time added per µs of hop latency: the network steps on the path.
+                    let slope = u.time_us - r.time_us;
+                    let w = 1.0 / (p.time_us * p.time_us);
+                    num += w * slope * (p.time_us - r.time_us);
+                    den += w * slope * slope;
+                }
+            }
+            if den > 1e-12 {
+                let l_new = (l + num / den).max(0.0);
+                moved |= (l_new - l).abs() > 1e-6;
+                lat = Some(l_new);
+                set(&mut calibration, tech, None, Some(l_new));
+                trial.calibration = Some(calibration.clone());
+            } else {
+                notes.push(format!(
+                    "hop latency of {} does not change the time of small sizes: not fitted",
+                    tech.label()
+                ));
+                lat = None;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+
+    let after = predict(&trial)?;
+    let rows: Vec<RowComparison> = points
+        .iter()
+        .zip(before.iter().zip(&after))
+        .enumerate()
+        .map(|(i, (p, (b, a)))| RowComparison {
+            bytes: p.bytes,
+            line: p.line,
+            measured_time_us: p.time_us,
+            measured_busbw_gbyte_s: p.busbw,
+            before_time_us: b.time_us,
+            before_busbw_gbyte_s: b.busbw_gbyte_s,
+            predicted_time_us: a.time_us,
+            predicted_busbw_gbyte_s: a.busbw_gbyte_s,
+            algorithm: a.algorithm,
+            protocol: a.protocol,
+            bandwidth_bound: bandwidth_bound[i],
+            latency_bound: latency_bound[i],
+        })
+        .collect();
+    if let Some(worst) = rows
+        .iter()
+        .filter(|r| r.bandwidth_bound)
+        .map(|r| r.time_error().abs())
+        .reduce(f64::max)
+        && worst > 0.05
+    {
+        notes.push(format!(
+            "after the fit, bandwidth-bound rows still differ by up to {:.1} %: the measured \
+             path may not match the drawn design (GPUs, NICs, algorithm)",
+            worst * 100.0
+        ));
+    }
+    calibration.source = options.source.clone();
+    calibration.test = log
+        .test
+        .clone()
+        .unwrap_or_else(|| crate::io::nccl_log::test_of_op(op).to_string());
+    calibration.fitted_at_unix_s = options.fitted_at_unix_s;
+    Ok(CalibrationFit {
+        op,
+        gpus,
+        calibration,
+        efficiency: bw_tech
+            .zip(eff_before.zip(eff))
+            .map(|(tech, (before, after))| FittedValue {
+                tech,
+                before,
+                after,
+            }),
+        latency_us: lat_link.map(|(t, _)| t).zip(lat_before.zip(lat)).map(
+            |(tech, (before, after))| FittedValue {
+                tech,
+                before,
+                after,
+            },
+        ),
+        rows,
+        notes,
+    })
+}
+
+/// The technology of the busiest resource.
+fn bottleneck_tech(design: &Design, r: &CollectiveResult) -> Option<LinkTech> {
+    let top = r.bottleneck.first()?;
+    Some(match top.kind {
+        ResourceKind::Link => design.link(top.link?)?.tech,
+        ResourceKind::NvLink => LinkTech::NvLink,
+        ResourceKind::NvLinkBridge => LinkTech::NvLinkBridge,
+        ResourceKind::GpuPcie | ResourceKind::NicPcie => LinkTech::Pcie,
+    })
+}
+
+/// The drawn link technology (and a transport) carrying the most traffic, among network and
+/// Thunderbolt links: the hops whose stack latency small messages pay.
+fn latency_link(design: &Design, r: &CollectiveResult) -> Option<(LinkTech, Transport)> {
+    let mut best: Option<(&Link, f64)> = None;
+    for &(id, util) in &r.link_utilization {
+        let Some(link) = design.link(id) else {
+            continue;
+        };
+        if !(link.tech.is_network() || link.tech.is_thunderbolt()) || util <= 0.0 {
+            continue;
+        }
+        if best.is_none_or(|(_, u)| util > u) {
+            best = Some((link, util));
+        }
+    }
+    best.map(|(l, _)| (l.tech, l.transport))
+}
+
+/// The efficiency the model uses now for a technology: the calibration's, else the built-in
+/// figure of the design's first link (or port) of that technology.
+fn current_efficiency(design: &Design, tech: LinkTech) -> f64 {
+    if let Some(e) = design.calibration.as_ref().and_then(|c| c.efficiency(tech)) {
+        return e;
+    }
+    match design.links.iter().find(|l| l.tech == tech) {
+        Some(link) => link_efficiency(link.tech, link.transport, lossless(design, link)),
+        None => match tech {
+            LinkTech::NvLink | LinkTech::NvLinkBridge => efficiency::NVLINK,
+            _ => efficiency::PCIE,
+        },
+    }
+}
+
+/// RoCE counts as lossless unless an end is a switch without PFC/ECN (as the fabric does).
+fn lossless(design: &Design, link: &Link) -> bool {
+    [link.a.device, link.b.device].iter().all(|&id| {
+        !matches!(design.device(id).map(|d| &d.kind),
+            Some(DeviceKind::Switch(s)) if !s.features.lossless)
+    })
+}

@@ -1,0 +1,309 @@
+//! The Calibrate… window: paste nccl-tests output (or load it from a path typed in), fit the
+//! active design's technology efficiency and latency to it, compare measured with predicted
+//! (table and busbw plot), and apply the calibration as one undoable command.
+//!
+//! The fit is `analysis::calibrate::fit_calibration`, the call behind `railyard calibrate`.
+
+use crate::analysis::calibrate::{CalibrationFit, FitOptions, fit_calibration};
+use crate::analysis::collective::Op;
+use crate::io::nccl_log::parse_nccl_log;
+use crate::model::command::Command;
+use crate::model::units::trim_number;
+use crate::model::{Catalog, Design};
+use egui::{Color32, ComboBox, RichText, ScrollArea, TextEdit, Ui};
+use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, Points};
+
+/// Logs larger than this are not read into the window.
+const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+
+/// State of the window; lives across frames on the app.
+#[derive(Debug, Default)]
+pub struct CalibrateWindow {
+    pub open: bool,
+    /// A log file path typed in (no dialog: the window must work without a portal).
+    pub path: String,
+    /// The log text, pasted or loaded.
+    pub text: String,
+    /// The collective when the log does not name it.
+    pub op: Option<Op>,
+    /// Where the text came from, for the calibration's provenance.
+    source: String,
+    /// The last fit, or why it failed.
+    result: Option<Result<CalibrationFit, String>>,
+}
+
+impl CalibrateWindow {
+    /// The last fit, or its error message.
+    pub fn result(&self) -> Option<&Result<CalibrationFit, String>> {
+        self.result.as_ref()
+    }
+
+    /// Reads the log at `path` into the text field.
+    pub fn load_path(&mut self) -> Result<(), String> {
+        let path = std::path::Path::new(self.path.trim());
+        let read = || -> Result<String, String> {
+            let size = std::fs::metadata(path)
+                .map_err(|e| format!("{}: {e}", path.display()))?
+                .len();
+            if size > MAX_LOG_BYTES {
+                return Err(format!(
+                    "{}: {size} bytes, over the limit of {MAX_LOG_BYTES} for a log",
+                    path.display()
+                ));
+            }
+            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        };
+        match read() {
+            Ok(text) => {
+                self.text = text;
+                self.source = path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into(),
+                );
+                self.result = None;
+                Ok(())
+            }
+            Err(e) => {
+                self.result = Some(Err(e.clone()));
+                Err(e)
+            }
+        }
+    }
+
+    /// Parses the text and fits `design` to it.
+    pub fn run_fit(&mut self, design: &Design, catalog: &Catalog) {
+        let source = if self.source.is_empty() {
+            "pasted text".to_string()
+        } else {
+            self.source.clone()
+        };
+        let fit = parse_nccl_log(&self.text)
+            .map_err(|e| e.to_string())
+            .and_then(|log| {
+                let options = FitOptions {
+                    op: self.op,
+                    gpus: None,
+                    source,
+                    fitted_at_unix_s: std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs()),
+                };
+                fit_calibration(design, catalog, &log, &options).map_err(|e| e.to_string())
+            });
+        self.result = Some(fit);
+    }
+
+    /// The window, when open; returns a command to apply (set or clear the calibration).
+    pub fn show(
+        &mut self,
+        ctx: &egui::Context,
+        design: &Design,
+        catalog: &Catalog,
+    ) -> Option<Command> {
+        let mut open = self.open;
+        let mut command = None;
+        egui::Window::new("Calibrate")
+            .open(&mut open)
+            .default_width(720.0)
+            .default_height(640.0)
+            .show(ctx, |ui| command = self.ui(ui, design, catalog));
+        self.open = open;
+        command
+    }
+
+    pub fn ui(&mut self, ui: &mut Ui, design: &Design, catalog: &Catalog) -> Option<Command> {
+        let mut command = None;
+        ui.label("Paste nccl-tests output (all_reduce_perf and friends) or load a log file.");
+        ui.horizontal(|ui| {
+            ui.label("Log file:");
+            ui.add(
+                TextEdit::singleline(&mut self.path)
+                    .hint_text("/path/to/all_reduce.txt")
+                    .desired_width(360.0),
+            );
+            if ui
+                .add_enabled(!self.path.trim().is_empty(), egui::Button::new("Load"))
+                .clicked()
+            {
+                let _ = self.load_path();
+            }
+        });
+        ScrollArea::vertical()
+            .id_salt("calibrate-log")
+            .max_height(140.0)
+            .show(ui, |ui| {
+                let edit = ui.add(
+                    TextEdit::multiline(&mut self.text)
+                        .code_editor()
+                        .desired_rows(6)
+                        .desired_width(f32::INFINITY)
+                        .hint_text("# nThread 1 nGpus 8 ...\n#  size  count  type ..."),
+                );
+                if edit.changed() {
+                    self.source.clear();
+                }
+            });
+        ui.horizontal(|ui| {
+            ComboBox::from_label("collective")
+                .selected_text(self.op.map_or("as the log says", |op| op.cli_name()))
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.op, None, "as the log says");
+                    for op in Op::ALL {
+                        ui.selectable_value(&mut self.op, Some(op), op.cli_name());
+                    }
+                });
+            if ui
+                .add_enabled(!self.text.trim().is_empty(), egui::Button::new("Fit"))
+                .clicked()
+            {
+                self.run_fit(design, catalog);
+            }
+        });
+        if let Some(cal) = &design.calibration {
+            ui.label(format!(
+                "The design is calibrated from {} ({}).",
+                if cal.source.is_empty() {
+                    "a log"
+                } else {
+                    &cal.source
+                },
+                cal.test
+            ));
+            if ui.button("Clear calibration").clicked() {
+                command = Some(Command::SetCalibration(None));
+            }
+        }
+        ui.separator();
+        match &self.result {
+            None => {}
+            Some(Err(message)) => {
+                ui.colored_label(ui.visuals().error_fg_color, message);
+            }
+            Some(Ok(fit)) => {
+                fitted_values(ui, fit);
+                if ui
+                    .button("Apply to design")
+                    .on_hover_text("Save these values with the design (undoable)")
+                    .clicked()
+                {
+                    command = Some(Command::SetCalibration(Some(Box::new(
+                        fit.calibration.clone(),
+                    ))));
+                }
+                busbw_plot(ui, fit);
+                comparison_table(ui, fit);
+            }
+        }
+        command
+    }
+}
+
+fn fitted_values(ui: &mut Ui, fit: &CalibrationFit) {
+    ui.label(
+        RichText::new(format!(
+            "{} on {} GPUs, from {}",
+            fit.op.cli_name(),
+            fit.gpus,
+            fit.calibration.source
+        ))
+        .strong(),
+    );
+    if let Some(e) = fit.efficiency {
+        ui.label(format!(
+            "{} efficiency: {:.3} → {:.3}",
+            e.tech.label(),
+            e.before,
+            e.after
+        ));
+    }
+    if let Some(l) = fit.latency_us {
+        ui.label(format!(
+            "{} hop latency: {:.2} → {:.2} µs",
+            l.tech.label(),
+            l.before,
+            l.after
+        ));
+    }
+    for note in &fit.notes {
+        ui.label(RichText::new(note).italics());
+    }
+}
+
+/// busbw against size, both on log axes: log2 bytes and log10 GB/s.
+fn busbw_plot(ui: &mut Ui, fit: &CalibrationFit) {
+    let series = |value: &dyn Fn(&crate::analysis::calibrate::RowComparison) -> f64| {
+        fit.rows
+            .iter()
+            .filter_map(|r| {
+                let y = value(r);
+                (y > 0.0).then(|| [(r.bytes.0 as f64).log2(), y.log10()])
+            })
+            .collect::<Vec<[f64; 2]>>()
+    };
+    let measured = series(&|r| r.measured_busbw_gbyte_s);
+    let before = series(&|r| r.before_busbw_gbyte_s);
+    let after = series(&|r| r.predicted_busbw_gbyte_s);
+    Plot::new("calibrate-busbw")
+        .height(220.0)
+        .legend(Legend::default())
+        .x_axis_label("message size")
+        .y_axis_label("busbw")
+        .x_axis_formatter(|mark, _| {
+            let v = mark.value.round();
+            if (mark.value - v).abs() < 1e-6 && (0.0..=63.0).contains(&v) {
+                crate::model::Bytes(1u64 << v as u32).to_string()
+            } else {
+                String::new()
+            }
+        })
+        .y_axis_formatter(|mark, _| format!("{} GB/s", trim_number(10f64.powf(mark.value))))
+        .show(ui, |plot| {
+            plot.line(
+                Line::new("model before", PlotPoints::from(before))
+                    .color(Color32::GRAY)
+                    .style(LineStyle::dashed_loose()),
+            );
+            plot.line(Line::new("model fitted", PlotPoints::from(after)).width(2.0));
+            plot.points(
+                Points::new("measured", PlotPoints::from(measured))
+                    .radius(3.0)
+                    .color(Color32::from_rgb(230, 120, 30)),
+            );
+        });
+}
+
+fn comparison_table(ui: &mut Ui, fit: &CalibrationFit) {
+    ScrollArea::vertical()
+        .id_salt("calibrate-table")
+        .max_height(240.0)
+        .show(ui, |ui| {
+            egui::Grid::new("calibrate-rows")
+                .striped(true)
+                .num_columns(7)
+                .show(ui, |ui| {
+                    for h in [
+                        "size",
+                        "measured µs",
+                        "busbw",
+                        "fitted µs",
+                        "busbw",
+                        "error",
+                        "algorithm",
+                    ] {
+                        ui.strong(h);
+                    }
+                    ui.end_row();
+                    for r in &fit.rows {
+                        ui.label(r.bytes.to_string());
+                        ui.label(format!("{:.2}", r.measured_time_us));
+                        ui.label(format!("{:.2}", r.measured_busbw_gbyte_s));
+                        ui.label(format!("{:.2}", r.predicted_time_us));
+                        ui.label(format!("{:.2}", r.predicted_busbw_gbyte_s));
+                        ui.label(format!("{:+.1} %", r.time_error() * 100.0));
+                        ui.label(format!("{} {}", r.algorithm, r.protocol.label()));
+                        ui.end_row();
+                    }
+                });
+        });
+}

@@ -1,0 +1,460 @@
+//! The Plots window: collective busbw and time against message size (8 B to 8 GiB, log axis)
+//! for the active design and the ones ticked in Compare, their cost by category, and a
+//! histogram of how busy the links are at one size.
+//!
+//! The curves come from `collective::sweep`, the call behind `railyard sweep`, run on a
+//! background thread once per (tab, revision, operation).
+
+use crate::analysis::collective::{self, CollectiveQuery, Op, sweep_sizes};
+use crate::analysis::cost::{CostSummary, bom_lines, cost_summary};
+use crate::model::{Bytes, Catalog, Design, Usd};
+use egui::{ComboBox, Ui};
+use egui_plot::{Bar, BarChart, GridInput, GridMark, Legend, Line, Plot, PlotPoints};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::compare::{CompareView, Jobs, scenario_colour};
+use super::{RailyardApp, Tab};
+
+/// Link utilisation in tenths: `bins[i]` counts links busy from i×10 % to (i+1)×10 %
+/// (the last bin includes 100 %, the bottleneck).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Histogram {
+    pub bins: [u32; 10],
+    /// Drawn links that carry nothing in this collective.
+    pub idle: u32,
+}
+
+/// Bins per-link utilisations (1.0 = the bottleneck); `links` is the number of drawn links.
+pub fn utilisation_histogram(utilisation: &[f64], links: usize) -> Histogram {
+    let mut h = Histogram::default();
+    let mut busy = 0u32;
+    for &u in utilisation {
+        if u.is_nan() || u <= 0.0 {
+            continue; // Zero (and NaN) carry nothing.
+        }
+        let bin = ((u * 10.0).floor() as usize).min(9);
+        h.bins[bin] += 1;
+        busy += 1;
+    }
+    h.idle = u32::try_from(links)
+        .unwrap_or(u32::MAX)
+        .saturating_sub(busy);
+    h
+}
+
+/// One size of a sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    pub bytes: Bytes,
+    pub time_us: f64,
+    pub busbw_gbyte_s: f64,
+    pub histogram: Histogram,
+}
+
+/// Everything the window draws for one design.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotData {
+    pub cost: CostSummary,
+    /// The sweep, or why the collective cannot run (no GPUs, not connected).
+    pub sweep: Result<Vec<SweepPoint>, String>,
+}
+
+pub fn plot_data(design: &Design, catalog: &Catalog, op: Op) -> PlotData {
+    let cost = cost_summary(&bom_lines(design, catalog));
+    // `q.bytes` is ignored by a sweep; the query is `railyard sweep`'s default otherwise.
+    let query = CollectiveQuery::new(op, Bytes(1 << 30));
+    let sweep = collective::sweep(design, catalog, &query)
+        .map(|results| {
+            results
+                .iter()
+                .map(|r| {
+                    let loads: Vec<f64> = r.link_utilization.iter().map(|&(_, u)| u).collect();
+                    SweepPoint {
+                        bytes: r.bytes,
+                        time_us: r.time_us,
+                        busbw_gbyte_s: r.busbw_gbyte_s,
+                        histogram: utilisation_histogram(&loads, design.links.len()),
+                    }
+                })
+                .collect()
+        })
+        .map_err(|e| e.to_string());
+    PlotData { cost, sweep }
+}
+
+/// The cost categories of the breakdown, as the sidebar names them.
+pub fn cost_categories(c: &CostSummary) -> [(&'static str, Usd); 6] {
+    [
+        ("nodes & GPUs", c.nodes),
+        ("NVSwitch", c.nvswitch),
+        ("switches", c.switches),
+        ("NICs", c.nics),
+        ("cables & optics", c.cables_optics),
+        ("other", c.other),
+    ]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PlotKey {
+    pub tab: u64,
+    pub revision: u64,
+    pub op: Op,
+}
+
+pub struct PlotJob {
+    pub design: Arc<Design>,
+    pub op: Op,
+}
+
+pub struct PlotsView {
+    pub open: bool,
+    pub op: Op,
+    /// Size of the utilisation histogram.
+    pub bytes: u64,
+    jobs: Option<Jobs<PlotKey, PlotJob, PlotData>>,
+    error: Option<String>,
+    /// Designs drawn on the last frame with data (titles), for tests and the legend.
+    shown: Vec<String>,
+}
+
+impl Default for PlotsView {
+    fn default() -> Self {
+        Self {
+            open: false,
+            op: Op::AllReduce,
+            bytes: 1 << 30,
+            jobs: None,
+            error: None,
+            shown: Vec::new(),
+        }
+    }
+}
+
+/// A design on the plots: its title and data.
+struct Series {
+    title: String,
+    colour: egui::Color32,
+    data: Arc<PlotData>,
+}
+
+impl PlotsView {
+    pub(super) fn window(
+        &mut self,
+        ctx: &egui::Context,
+        tabs: &[Tab],
+        active: usize,
+        compare: &CompareView,
+        catalog: &Arc<Catalog>,
+    ) {
+        if !self.open {
+            return;
+        }
+        // The active design first, then the compared ones in tab order.
+        let mut ids = vec![tabs.get(active).map_or(0, |t| t.id)];
+        for id in compare.chosen_tabs(tabs) {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        let chosen: Vec<(usize, &Tab)> = ids
+            .iter()
+            .filter_map(|id| tabs.iter().find(|t| t.id == *id))
+            .enumerate()
+            .collect();
+        let (series, pending) = self.drive(ctx, &chosen, catalog);
+        self.shown = series.iter().map(|s| s.title.clone()).collect();
+        let mut open = true;
+        egui::Window::new("Plots")
+            .open(&mut open)
+            .default_size([640.0, 720.0])
+            .vscroll(true)
+            .show(ctx, |ui| {
+                if let Some(error) = &self.error {
+                    ui.colored_label(ui.visuals().error_fg_color, error);
+                    return;
+                }
+                self.contents(ui, &series, pending)
+            });
+        self.open = open;
+    }
+
+    /// Polls and requests the designs' data; returns what has arrived and how many wait.
+    fn drive(
+        &mut self,
+        ctx: &egui::Context,
+        chosen: &[(usize, &Tab)],
+        catalog: &Arc<Catalog>,
+    ) -> (Vec<Series>, usize) {
+        if self.jobs.is_none() && self.error.is_none() {
+            let catalog = Arc::clone(catalog);
+            match Jobs::spawn("railyard-plots", ctx.clone(), move |job: PlotJob| {
+                plot_data(&job.design, &catalog, job.op)
+            }) {
+                Ok(jobs) => self.jobs = Some(jobs),
+                Err(e) => self.error = Some(format!("could not start the plot thread ({e})")),
+            }
+        }
+        let Some(jobs) = &mut self.jobs else {
+            return (Vec::new(), 0);
+        };
+        jobs.poll();
+        let current: HashSet<(u64, u64)> = chosen
+            .iter()
+            .map(|(_, t)| (t.id, t.doc.revision()))
+            .collect();
+        jobs.retain(|k| current.contains(&(k.tab, k.revision)));
+        let mut series = Vec::new();
+        let mut pending = 0;
+        for &(i, tab) in chosen {
+            let key = PlotKey {
+                tab: tab.id,
+                revision: tab.doc.revision(),
+                op: self.op,
+            };
+            jobs.request(key, || PlotJob {
+                design: tab.doc.shared_design(),
+                op: key.op,
+            });
+            match jobs.get(&key) {
+                Some(data) => series.push(Series {
+                    title: tab.doc.title(),
+                    colour: scenario_colour(i),
+                    data: Arc::clone(data),
+                }),
+                None => pending += 1,
+            }
+        }
+        (series, pending)
+    }
+
+    fn contents(&mut self, ui: &mut Ui, series: &[Series], pending: usize) {
+        ui.horizontal(|ui| {
+            ComboBox::from_label("operation")
+                .selected_text(self.op.cli_name())
+                .show_ui(ui, |ui| {
+                    for op in Op::ALL {
+                        ui.selectable_value(&mut self.op, op, op.cli_name());
+                    }
+                });
+            if pending > 0 {
+                ui.spinner();
+                ui.weak(format!("computing {pending} design(s)…"));
+            }
+        });
+        ui.weak("The active design, then those ticked in Compare.");
+        for s in series {
+            if let Err(why) = &s.data.sweep {
+                ui.weak(format!("{}: no {} ({why})", s.title, self.op.cli_name()));
+            }
+        }
+
+        ui.heading("busbw against message size");
+        sweep_plot(ui, "plot-busbw", series, "GB/s", false, |p| p.busbw_gbyte_s);
+        ui.heading("Time against message size");
+        sweep_plot(ui, "plot-time", series, "time", true, |p| p.time_us);
+
+        ui.heading("Cost by category");
+        cost_plot(ui, series);
+
+        ui.heading("Link utilisation");
+        ComboBox::from_label("at size")
+            .selected_text(Bytes(self.bytes).to_string())
+            .height(300.0)
+            .show_ui(ui, |ui| {
+                for size in sweep_sizes() {
+                    ui.selectable_value(&mut self.bytes, size.0, size.to_string());
+                }
+            });
+        // The active design's links; the others' fabrics have other links.
+        if let Some(s) = series.first() {
+            self.histogram_ui(ui, s);
+        }
+    }
+
+    fn histogram_ui(&self, ui: &mut Ui, s: &Series) {
+        let Ok(points) = &s.data.sweep else {
+            ui.weak("No collective, so no link loads.");
+            return;
+        };
+        let Some(point) = points.iter().find(|p| p.bytes.0 == self.bytes) else {
+            return;
+        };
+        let h = point.histogram;
+        let busy: u32 = h.bins.iter().sum();
+        ui.label(format!(
+            "{}: {busy} links carry traffic in {} of {}, {} idle",
+            s.title,
+            self.op.cli_name(),
+            point.bytes,
+            h.idle
+        ));
+        let bars: Vec<Bar> = h
+            .bins
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                Bar::new(i as f64 * 10.0 + 5.0, f64::from(n))
+                    .width(9.0)
+                    .name(format!("{}–{} %", i * 10, i * 10 + 10))
+                    .fill(s.colour)
+            })
+            .collect();
+        Plot::new("plot-utilisation")
+            .height(180.0)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .allow_scroll(false)
+            .x_axis_label("utilisation (% of the bottleneck's)")
+            .y_axis_label("links")
+            .include_x(0.0)
+            .include_x(100.0)
+            .include_y(0.0)
+            .show(ui, |plot| plot.bar_chart(BarChart::new("links", bars)));
+    }
+}
+
+/// Integer grid marks on a log-scaled axis (powers of 2 for sizes, decades for time).
+fn integer_marks(input: GridInput, major: i64) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 1000.0 {
+        return Vec::new();
+    }
+    (lo.ceil() as i64..=hi.floor() as i64)
+        .map(|v| GridMark {
+            value: v as f64,
+            step_size: if v % major == 0 { major as f64 } else { 1.0 },
+        })
+        .collect()
+}
+
+/// A time in µs as a person reads it.
+fn time_label(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{} s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{} ms", us / 1e3)
+    } else {
+        format!("{us} µs")
+    }
+}
+
+/// One line per design of `value` against log2(size); `log_y` plots log10 of the value.
+fn sweep_plot(
+    ui: &mut Ui,
+    id: &str,
+    series: &[Series],
+    unit: &str,
+    log_y: bool,
+    value: impl Fn(&SweepPoint) -> f64,
+) {
+    let mut plot = Plot::new(id)
+        .height(200.0)
+        .legend(Legend::default())
+        .x_axis_label("message size")
+        .y_axis_label(unit)
+        .x_grid_spacer(|input| integer_marks(input, 10))
+        .x_axis_formatter(|mark, _| {
+            let v = mark.value.round();
+            if (mark.value - v).abs() < 1e-6 && (0.0..=63.0).contains(&v) && v as i64 % 2 == 1 {
+                Bytes(1u64 << v as u32).to_string()
+            } else {
+                String::new()
+            }
+        });
+    if log_y {
+        plot = plot
+            .y_grid_spacer(|input| integer_marks(input, 3))
+            .y_axis_formatter(|mark, _| time_label(10f64.powf(mark.value.round())));
+    } else {
+        plot = plot.include_y(0.0);
+    }
+    plot.show(ui, |plot| {
+        for s in series {
+            let Ok(points) = &s.data.sweep else {
+                continue;
+            };
+            let pts: PlotPoints = points
+                .iter()
+                .filter_map(|p| {
+                    let y = value(p);
+                    let y = if log_y { y.log10() } else { y };
+                    y.is_finite().then(|| [(p.bytes.0 as f64).log2(), y])
+                })
+                .collect();
+            plot.line(Line::new(s.title.clone(), pts).color(s.colour).width(2.0));
+        }
+    });
+}
+
+/// Grouped bars: one group per cost category, one bar per design.
+fn cost_plot(ui: &mut Ui, series: &[Series]) {
+    let n = series.len().max(1) as f64;
+    let width = 0.8 / n;
+    let charts: Vec<BarChart> = series
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            let bars = cost_categories(&s.data.cost)
+                .iter()
+                .enumerate()
+                .map(|(i, (label, usd))| {
+                    let x = i as f64 - 0.4 + width * (j as f64 + 0.5);
+                    Bar::new(x, usd.0)
+                        .width(width * 0.9)
+                        .name(format!("{label}: {usd}"))
+                        .fill(s.colour)
+                })
+                .collect();
+            BarChart::new(s.title.clone(), bars).color(s.colour)
+        })
+        .collect();
+    Plot::new("plot-cost")
+        .height(220.0)
+        .legend(Legend::default())
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .y_axis_label("USD")
+        .include_y(0.0)
+        .x_axis_formatter(|mark, _| {
+            let i = mark.value.round();
+            if (mark.value - i).abs() < 1e-6 && (0.0..6.0).contains(&i) {
+                cost_categories(&CostSummary::default())[i as usize]
+                    .0
+                    .to_string()
+            } else {
+                String::new()
+            }
+        })
+        .show(ui, |plot| {
+            for chart in charts {
+                plot.bar_chart(chart);
+            }
+        });
+}
+
+impl RailyardApp {
+    /// Titles of the designs the Plots window drew on the last frame (empty when closed).
+    pub fn plotted_designs(&self) -> &[String] {
+        if self.plots.open {
+            &self.plots.shown
+        } else {
+            &[]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utilisation_bins_by_tenths() {
+        // 0.05 → 0–10 %; 0.1 → 10–20 %; 0.95 and the bottleneck 1.0 → 90–100 %.
+        let h = utilisation_histogram(&[0.05, 0.1, 0.55, 0.95, 1.0, 0.0], 8);
+        assert_eq!(h.bins, [1, 1, 0, 0, 0, 1, 0, 0, 0, 2]);
+        // 8 links, 5 carry traffic.
+        assert_eq!(h.idle, 3);
+    }
+}

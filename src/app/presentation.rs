@@ -1,0 +1,85 @@
+//! Presentation mode (F11 or View > Presentation mode): the canvas fills the window, text is
+//! larger, and one compact strip of key figures replaces the menus, palette, inspector,
+//! sidebar and status bar.
+
+use super::sidebar::{Analysis, percent};
+use egui::{RichText, Ui};
+
+/// How much larger text is while presenting.
+pub const FONT_SCALE: f32 = 1.5;
+
+/// Scales every text style of both themes up (`on`) or back down. Scaling rather than
+/// saving and restoring a style keeps a theme switch made meanwhile.
+pub fn set_large_fonts(ctx: &egui::Context, on: bool) {
+    let factor = if on { FONT_SCALE } else { 1.0 / FONT_SCALE };
+    ctx.all_styles_mut(|style| {
+        for font in style.text_styles.values_mut() {
+            font.size *= factor;
+        }
+    });
+}
+
+/// The strip's figures, in order: each a short label and its value.
+pub fn key_figures(analysis: &Analysis) -> Vec<(&'static str, String)> {
+    let m = &analysis.metrics;
+    let mut out = vec![("GPUs", m.gpus.to_string())];
+    let b = &m.bisection;
+    out.push((
+        "bisection",
+        match b.ratio {
+            Some(ratio) if b.status.is_ok() => format!("{} ({})", b.value, percent(ratio)),
+            _ => b.value.to_string(),
+        },
+    ));
+    out.push(("cost", m.cost.total.to_string()));
+    if m.gpus > 0 {
+        out.push((
+            "per GPU",
+            crate::model::Usd(m.cost.total.0 / m.gpus as f64).to_string(),
+        ));
+    }
+    out.push(("power", m.power.to_string()));
+    if let Some(Ok(r)) = &analysis.collective {
+        out.push((
+            "collective",
+            format!(
+                "{} {}: {} µs, busbw {:.1} GB/s",
+                r.op,
+                r.bytes,
+                crate::model::units::trim_number(r.time_us),
+                r.busbw_gbyte_s
+            ),
+        ));
+    }
+    out
+}
+
+/// The strip at the top of the window; returns true when "Exit" was clicked.
+pub fn strip_ui(ui: &mut Ui, title: &str, analysis: Option<&Analysis>) -> bool {
+    let mut exit = false;
+    egui::Panel::top("presentation-strip").show(ui, |ui| {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(title).strong());
+            match analysis {
+                Some(a) => {
+                    for (label, value) in key_figures(a) {
+                        ui.separator();
+                        ui.weak(label);
+                        ui.label(RichText::new(value).strong());
+                    }
+                }
+                None => {
+                    ui.separator();
+                    ui.weak("computing…");
+                }
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                exit = ui
+                    .button("Exit presentation")
+                    .on_hover_text("F11")
+                    .clicked();
+            });
+        });
+    });
+    exit
+}

@@ -1,0 +1,226 @@
+//! The Compare view and the Plots window driven through the accessibility tree: two presets
+//! open as tabs, View > Compare designs…, a baseline picked from its menu; the table must show
+//! what `railyard compare` computes for the same designs, and the changes must carry the
+//! right sign. No file dialogs, no snapshots.
+
+use egui::Vec2;
+use egui::accesskit::Role;
+use egui_kittest::Harness;
+use egui_kittest::kittest::{NodeT, Queryable};
+use railyard::analysis::compare::compare;
+use railyard::analysis::cost::{bom_lines, cost_summary};
+use railyard::app::files::{DialogAnswer, ScriptedDialogs};
+use railyard::app::presets::PRESETS;
+use railyard::app::{Prefs, RailyardApp};
+use railyard::model::{Bytes, Catalog, Design, Usd};
+use std::time::{Duration, Instant};
+
+const HGX: &str = "4 × HGX H100, 400G RoCE";
+const STAR: &str = "4 × RTX 4090 workstation, 10 GbE switch";
+
+fn harness() -> Harness<'static, RailyardApp> {
+    let app = RailyardApp::new(Catalog::builtin(), Prefs::default());
+    Harness::builder()
+        .with_size(Vec2::new(1440.0, 900.0))
+        .with_max_steps(12)
+        .build_eframe(move |_cc| app)
+}
+
+fn preset(title: &str) -> Design {
+    PRESETS
+        .iter()
+        .find(|p| p.title == title)
+        .expect("a preset")
+        .design()
+        .expect("the preset loads")
+}
+
+fn click_menu(harness: &mut Harness<'_, RailyardApp>, menu: &str, item: &str) {
+    harness.get_by_label(menu).click();
+    harness.run();
+    harness
+        .query_all_by_label_contains(item)
+        .find(|n| n.accesskit_node().role() == Role::Button)
+        .unwrap_or_else(|| panic!("menu item {item}"))
+        .click();
+    harness.run();
+}
+
+fn open_preset(harness: &mut Harness<'_, RailyardApp>, title: &str) {
+    click_menu(harness, "File", "Open preset");
+    harness.get_by_label(title).click();
+    harness.run();
+}
+
+/// Steps until `done` holds; the background threads wake the UI, the test waits for them.
+fn wait_until(
+    harness: &mut Harness<'_, RailyardApp>,
+    what: &str,
+    done: impl Fn(&RailyardApp) -> bool,
+) {
+    let start = Instant::now();
+    while !done(harness.state()) {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "{what} never came"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+        harness.step();
+    }
+    harness.run();
+}
+
+#[test]
+fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
+    let catalog = Catalog::builtin();
+    let (hgx, star) = (preset(HGX), preset(STAR));
+    let mut harness = harness();
+    open_preset(&mut harness, HGX);
+    open_preset(&mut harness, STAR);
+    assert_eq!(harness.state().tab_count(), 2);
+
+    click_menu(&mut harness, "View", "Compare designs");
+    wait_until(&mut harness, "the comparison", |app| {
+        app.comparison().is_some()
+    });
+
+    // Columns in tab order, the first the baseline until another is picked.
+    let shown = harness.state().comparison().expect("a table").clone();
+    assert_eq!(shown.scenarios, [hgx.name.clone(), star.name.clone()]);
+    assert_eq!(shown.baseline, 0);
+    // 4 nodes × 8 H100 against 4 workstations × 4 RTX 4090.
+    assert_eq!(shown.row("gpus").unwrap().values, [Some(32.0), Some(16.0)]);
+    assert_eq!(shown.row("gpus").unwrap().deltas, [None, Some(-0.5)]);
+    harness.get_by_label("−50.0 %");
+
+    // Pick the workstation star as the baseline from the combo box: its entry is the one
+    // node with the star's name that opening the menu added (the tab, the column tick box
+    // and the column heading carry the name too).
+    let rects = |h: &Harness<'_, RailyardApp>| -> Vec<egui::Rect> {
+        h.query_all_by_label(&star.name).map(|n| n.rect()).collect()
+    };
+    let before = rects(&harness);
+    harness.get_by_label("baseline").click();
+    harness.run();
+    harness
+        .query_all_by_label(&star.name)
+        .find(|n| !before.contains(&n.rect()))
+        .expect("the star in the baseline menu")
+        .click();
+    harness.run();
+    wait_until(&mut harness, "the new baseline", |app| {
+        app.comparison().is_some_and(|c| c.baseline == 1)
+    });
+    let shown = harness.state().comparison().expect("a table").clone();
+
+    // The same figures `railyard compare` prints for the two designs, star as baseline.
+    let cli = compare(
+        &[
+            (hgx.name.clone(), hgx.clone()),
+            (star.name.clone(), star.clone()),
+        ],
+        &catalog,
+        Bytes(1 << 30),
+        1,
+    );
+    assert_eq!(shown, cli);
+    // 32 GPUs against 16: +100 %, and the star itself has no change.
+    let gpus = shown.row("gpus").unwrap();
+    assert_eq!(gpus.deltas, [Some(1.0), None]);
+    harness.get_by_label("+100.0 %");
+    assert!(harness.query_by_label("−50.0 %").is_none());
+
+    // Total cost is the BOM's, and the cell shows it as money; the HGX costs more: a rise.
+    let hgx_cost = cost_summary(&bom_lines(&hgx, &catalog)).total;
+    let star_cost = cost_summary(&bom_lines(&star, &catalog)).total;
+    let cost = shown.row("total_cost_usd").unwrap();
+    assert_eq!(cost.values, [Some(hgx_cost.0), Some(star_cost.0)]);
+    assert!(hgx_cost.0 > star_cost.0);
+    harness.get_by_label(&Usd(hgx_cost.0).to_string());
+    harness.get_by_label(&Usd(star_cost.0).to_string());
+    let rise = cost.delta_text(0);
+    assert!(rise.starts_with('+'), "{rise}");
+    assert_eq!(
+        cost.deltas[0],
+        Some((hgx_cost.0 - star_cost.0) / star_cost.0)
+    );
+    harness.get_by_label(&rise);
+
+    // The Plots window opens from the sidebar and draws both designs.
+    harness.get_by_label("Plots…").click();
+    harness.run();
+    wait_until(&mut harness, "the plot data", |app| {
+        app.plotted_designs().len() == 2
+    });
+    assert_eq!(
+        harness.state().plotted_designs(),
+        [star.name.clone(), hgx.name.clone()],
+        "the active design first, then the other compared one"
+    );
+    harness.get_by_label("Cost by category");
+    harness.get_by_label_contains("links carry traffic in all-reduce of 1 GiB");
+}
+
+#[test]
+fn export_png_writes_the_canvas_area_of_a_screenshot() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("canvas.png");
+    let mut harness = harness();
+    let mut dialogs = ScriptedDialogs::default();
+    dialogs
+        .answers
+        .push_back(DialogAnswer::Picked(path.clone()));
+    harness.state_mut().set_dialogs(Box::new(dialogs));
+    open_preset(&mut harness, HGX);
+    click_menu(&mut harness, "File", "Export PNG");
+    // kittest renders the frame for the screenshot (lavapipe) and hands it back as an event.
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no PNG; status: {}",
+            harness.state().status()
+        );
+        harness.step();
+    }
+    let image = image::open(&path).expect("a PNG").to_rgba8();
+    let (w, h) = image.dimensions();
+    // The canvas only: narrower than the window by the palette and sidebar, shorter by the
+    // menu, tab and status bars.
+    assert!(w > 400 && w < 1440 - 300, "{w} px wide");
+    assert!(h > 400 && h < 900 - 40, "{h} px high");
+    assert!(harness.state().status().starts_with("Exported"));
+    // Not a blank image: the drawn design has more than one colour.
+    let first = image.get_pixel(0, 0);
+    assert!(image.pixels().any(|p| p != first));
+}
+
+#[test]
+fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
+    let mut harness = harness();
+    open_preset(&mut harness, HGX);
+    wait_until(&mut harness, "the analysis", |app| {
+        app.analysis_is_current()
+    });
+    let body = |h: &Harness<'_, RailyardApp>| {
+        h.ctx.global_style().text_styles[&egui::TextStyle::Body].size
+    };
+    let normal = body(&harness);
+    harness.key_press(egui::Key::F11);
+    harness.run();
+    assert!(
+        harness.query_by_label("File").is_none(),
+        "the menu bar hides"
+    );
+    assert!(
+        harness.query_by_label("Plots…").is_none(),
+        "the sidebar hides"
+    );
+    assert_eq!(body(&harness), normal * 1.5);
+    // The strip: the design's 32 GPUs and a way out.
+    harness.get_by_label("32");
+    harness.get_by_label("Exit presentation").click();
+    harness.run();
+    harness.get_by_label("File");
+    assert_eq!(body(&harness), normal);
+}
