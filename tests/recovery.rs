@@ -7,6 +7,9 @@
 //! That test needs the packages `xvfb` and `xdotool`; without them it says so and passes,
 //! unless `CI` is set.
 
+mod common;
+
+use common::xvfb::{Reaped, start_xvfb, tool_available};
 use egui::{Key, Modifiers, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -19,7 +22,7 @@ use railyard::io::{load_design, save_design};
 use railyard::model::{Catalog, Design, DeviceId, PartId};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Two 8-GPU nodes on one switch: small, and every device has a position to nudge.
@@ -347,51 +350,6 @@ fn a_failed_save_shows_path_and_reason_and_keeps_the_design_unsaved() {
 
 // ---- The real binary, killed mid-edit under Xvfb. ----
 
-/// Kills the child on drop so a failed assertion never leaves a process behind.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn tool_available(name: &str, arg: &str) -> bool {
-    Command::new(name)
-        .arg(arg)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
-
-fn free_display() -> u32 {
-    (200..300)
-        .find(|n| {
-            !PathBuf::from(format!("/tmp/.X{n}-lock")).exists()
-                && !PathBuf::from(format!("/tmp/.X11-unix/X{n}")).exists()
-        })
-        .expect("a free X display number between 200 and 299")
-}
-
-fn start_xvfb() -> (Reaped, u32) {
-    let display = free_display();
-    let child = Command::new("Xvfb")
-        .arg(format!(":{display}"))
-        .args(["-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb starts");
-    let xvfb = Reaped(child);
-    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{display}"));
-    wait_until(Duration::from_secs(20), "Xvfb to come up", || {
-        socket.exists()
-    });
-    (xvfb, display)
-}
-
 fn wait_until(timeout: Duration, what: &str, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ready() {
@@ -462,7 +420,7 @@ fn killing_the_real_process_mid_edit_then_restarting_recovers_the_edit() {
     let first = design.devices[0].id;
     let x0 = x_of(&design, first);
 
-    let (_xvfb, display) = start_xvfb();
+    let (_xvfb, display) = start_xvfb(200..300);
     let mut app = Reaped(
         railyard(display, &data, &recovery, &[&original])
             .spawn()

@@ -5,7 +5,9 @@
 //! Needs `Xvfb` (package `xvfb`). Without it the test prints why and passes, unless `CI` is
 //! set: on CI a missing Xvfb is a failure.
 
-use std::path::PathBuf;
+mod common;
+
+use common::xvfb::{Reaped, start_xvfb, tool_available};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,58 +15,6 @@ const EXIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One X server at a time: two tests picking a free display number at once could collide.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Kills the child on drop so a failed assertion never leaves an X server behind.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn xvfb_available() -> bool {
-    Command::new("Xvfb")
-        .arg("-help")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
-
-/// A display number whose lock file and socket are both free.
-fn free_display() -> u32 {
-    (90..200)
-        .find(|n| {
-            !PathBuf::from(format!("/tmp/.X{n}-lock")).exists()
-                && !PathBuf::from(format!("/tmp/.X11-unix/X{n}")).exists()
-        })
-        .expect("a free X display number between 90 and 199")
-}
-
-fn start_xvfb() -> (Reaped, u32) {
-    let display = free_display();
-    let child = Command::new("Xvfb")
-        .arg(format!(":{display}"))
-        .args(["-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb starts");
-    let xvfb = Reaped(child);
-    // Wait for the server's socket rather than sleeping a fixed time.
-    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{display}"));
-    let start = Instant::now();
-    while !socket.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "Xvfb :{display} did not come up"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (xvfb, display)
-}
 
 fn wait_with_timeout(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
     let start = Instant::now();
@@ -107,7 +57,7 @@ fn run_binary(display: u32, args: &[&str]) -> (std::process::ExitStatus, String)
 }
 
 fn skip_without_xvfb() -> bool {
-    if xvfb_available() {
+    if tool_available("Xvfb", "-help") {
         return false;
     }
     if std::env::var_os("CI").is_some() {
@@ -123,7 +73,7 @@ fn window_opens_draws_and_exits_cleanly() {
         return;
     }
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (_xvfb, display) = start_xvfb();
+    let (_xvfb, display) = start_xvfb(90..200);
     let (status, stderr) = run_binary(display, &[]);
     assert!(status.success(), "exit status {status}; stderr:\n{stderr}");
     assert!(
@@ -142,7 +92,7 @@ fn window_opens_a_file_given_on_the_command_line() {
     let design = railyard::model::Design::new("tiny");
     railyard::io::save_design(&path, &design).expect("writes a design file");
     let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (_xvfb, display) = start_xvfb();
+    let (_xvfb, display) = start_xvfb(90..200);
     let path_text = path.to_string_lossy().into_owned();
     let (status, stderr) = run_binary(display, &[&path_text]);
     assert!(status.success(), "exit status {status}; stderr:\n{stderr}");

@@ -176,6 +176,20 @@ fn row_heads(bytes: Bytes) -> Vec<(&'static str, String, Quantity)> {
     ]
 }
 
+/// Each value's change against the baseline column as a fraction (`0.125` is +12.5 %); none
+/// for the baseline itself, a missing value, or a baseline of zero or not finite.
+pub fn relative_deltas(values: &[Option<f64>], baseline: usize) -> Vec<Option<f64>> {
+    let base = values.get(baseline).copied().flatten();
+    values
+        .iter()
+        .enumerate()
+        .map(|(col, v)| match (col == baseline, *v, base) {
+            (false, Some(v), Some(b)) if b != 0.0 && b.is_finite() => Some((v - b) / b),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Compares designs (name, design) at one collective size; deltas against `baseline`
 /// (an index into `designs`; an index past the end counts as the first).
 pub fn compare(
@@ -198,15 +212,7 @@ pub fn compare(
         .enumerate()
         .map(|(i, (key, label, quantity))| {
             let values: Vec<Option<f64>> = columns.iter().map(|c| c[i]).collect();
-            let base = values.get(baseline).copied().flatten();
-            let deltas = values
-                .iter()
-                .enumerate()
-                .map(|(col, v)| match (col == baseline, *v, base) {
-                    (false, Some(v), Some(b)) if b != 0.0 && b.is_finite() => Some((v - b) / b),
-                    _ => None,
-                })
-                .collect();
+            let deltas = relative_deltas(&values, baseline);
             ComparisonRow {
                 key,
                 label,

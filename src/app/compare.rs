@@ -6,7 +6,7 @@
 //! changing the baseline costs nothing, and no frame waits for an evaluation.
 
 use crate::analysis::collective::sweep_sizes;
-use crate::analysis::compare::{Comparison, ComparisonRow, Quantity, compare};
+use crate::analysis::compare::{Comparison, ComparisonRow, Quantity, compare, relative_deltas};
 use crate::model::{Bytes, Catalog, Design};
 use egui::{Color32, ComboBox, RichText, Ui};
 use egui_plot::{Bar, BarChart, Plot};
@@ -189,15 +189,7 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
                         .and_then(|r| r.values.first().copied().flatten())
                 })
                 .collect();
-            let base = values.get(baseline).copied().flatten();
-            let deltas = values
-                .iter()
-                .enumerate()
-                .map(|(col, v)| match (col == baseline, *v, base) {
-                    (false, Some(v), Some(b)) if b != 0.0 && b.is_finite() => Some((v - b) / b),
-                    _ => None,
-                })
-                .collect();
+            let deltas = relative_deltas(&values, baseline);
             ComparisonRow {
                 key: head.key,
                 label: head.label.clone(),
