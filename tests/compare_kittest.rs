@@ -223,4 +223,16 @@ fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
     harness.run();
     harness.get_by_label("File");
     assert_eq!(body(&harness), normal);
+
+    // Escape leaves it too, and only once: a second Escape does not re-enter.
+    harness.key_press(egui::Key::F11);
+    harness.run();
+    assert!(harness.query_by_label("File").is_none());
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    harness.get_by_label("File");
+    assert_eq!(body(&harness), normal);
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    harness.get_by_label("File");
 }

@@ -787,6 +787,17 @@ impl RailyardApp {
                 shift: false,
             });
         }
+        // Escape leaves presentation mode as it leaves any full-screen view, unless a drag on
+        // the canvas is under way (there Escape cancels the drag).
+        if self.presentation
+            && !ctx.text_edit_focused()
+            && ctx.input(|i| i.key_pressed(egui::Key::Escape) && !i.pointer.any_down())
+        {
+            events.push(AppEvent::Action {
+                action: Action::Presentation,
+                shift: false,
+            });
+        }
         if !self.presentation {
             self.left_panel(ui, &mut events);
             self.right_panel(ui, &mut events);
