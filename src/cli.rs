@@ -1170,7 +1170,6 @@ fn run_report(
     bytes: Bytes,
     catalog: &Catalog,
 ) -> anyhow::Result<()> {
-    use crate::io::report::{ReportInput, render_report};
     let Some(file) = files.first() else {
         bail!("give at least one design file");
     };
@@ -1180,39 +1179,23 @@ fn run_report(
     } else {
         None
     };
-    let metrics = evaluate(&design, catalog);
-    let result = collective::collective(
-        &design,
-        catalog,
-        &CollectiveQuery::new(Op::AllReduce, bytes),
-    );
-    let error_text = result.as_ref().err().map(ToString::to_string);
-    let advice = collective::advice(&design, catalog, None);
-    let bom = bom_lines(&design, catalog);
     let to_stdout = output.as_os_str() == "-";
     let diagram_path = output.with_extension("svg");
     let diagram_name = diagram_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
-    let file_text = file.display().to_string();
-    let report = render_report(&ReportInput {
-        file: &file_text,
-        design: &design,
-        metrics: &metrics,
-        collective: match (&result, &error_text) {
-            (Ok(r), _) => Ok(r),
-            (Err(_), Some(e)) => Err(e.as_str()),
-            (Err(_), None) => Err("not modelled"),
-        },
-        advice: &advice,
-        bom: &bom,
-        comparison: comparison.as_ref(),
-        diagram: if to_stdout {
+    let report = crate::io::report::design_report(
+        &file.display().to_string(),
+        &design,
+        catalog,
+        bytes,
+        comparison.as_ref(),
+        if to_stdout {
             None
         } else {
             diagram_name.as_deref()
         },
-    });
+    );
     if to_stdout {
         return write_stdout(&report);
     }

@@ -236,3 +236,38 @@ fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
     harness.run();
     harness.get_by_label("File");
 }
+
+#[test]
+fn bom_export_from_the_menu_writes_the_csv_and_falls_back_to_a_path_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let picked = dir.path().join("hgx-bom");
+    let mut dialogs = ScriptedDialogs::default();
+    dialogs
+        .answers
+        .push_back(DialogAnswer::Picked(picked.clone()));
+    // The second export finds no dialog: the in-app path field asks instead.
+    dialogs.answers.push_back(DialogAnswer::Unavailable);
+    let mut harness = harness();
+    harness.state_mut().set_dialogs(Box::new(dialogs));
+    open_preset(&mut harness, HGX);
+
+    click_menu(&mut harness, "File", "Export BOM CSV…");
+    let csv_path = dir.path().join("hgx-bom.csv");
+    let text = std::fs::read_to_string(&csv_path).expect("the CSV, with .csv added");
+    let design = harness.state().document().design().clone();
+    let lines = railyard::analysis::cost::bom_lines(&design, &Catalog::builtin());
+    assert_eq!(
+        text.lines().count(),
+        lines.len() + 1,
+        "a header and a row a part"
+    );
+
+    click_menu(&mut harness, "File", "Export SVG…");
+    assert!(
+        harness
+            .query_all_by_role(Role::TextInput)
+            .any(|n| n.value().is_some_and(|v| v.ends_with(".svg"))),
+        "the path field offers a file name ending in .svg"
+    );
+    harness.get_by_label("Path of the diagram (SVG):");
+}

@@ -35,6 +35,9 @@ pub enum Action {
     Plots,
     Calibrate,
     ExportPng,
+    ExportSvg,
+    ExportBom,
+    ExportReport,
 }
 
 /// What the actions' `enabled` rules look at; built once per frame from the active document.
@@ -71,7 +74,7 @@ const fn plain(key: Key) -> KeyboardShortcut {
 }
 
 impl Action {
-    pub const ALL: [Action; 29] = [
+    pub const ALL: [Action; 32] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -100,6 +103,9 @@ impl Action {
         Action::Compare,
         Action::Plots,
         Action::ExportPng,
+        Action::ExportSvg,
+        Action::ExportBom,
+        Action::ExportReport,
         Action::Calibrate,
     ];
 
@@ -134,6 +140,9 @@ impl Action {
             Action::Plots => "Plots…",
             Action::Calibrate => "Calibrate…",
             Action::ExportPng => "Export PNG…",
+            Action::ExportSvg => "Export SVG…",
+            Action::ExportBom => "Export BOM CSV…",
+            Action::ExportReport => "Export report (Markdown)…",
         }
     }
 
@@ -189,6 +198,9 @@ impl Action {
             | Action::Compare
             | Action::Plots
             | Action::ExportPng
+            | Action::ExportSvg
+            | Action::ExportBom
+            | Action::ExportReport
             | Action::Calibrate => &[],
         }
     }
@@ -207,6 +219,9 @@ impl Action {
             | Action::SaveAs
             | Action::CloseTab
             | Action::ExportPng
+            | Action::ExportSvg
+            | Action::ExportBom
+            | Action::ExportReport
             | Action::Calibrate => s.has_document,
             Action::Undo => s.can_undo,
             Action::Redo => s.can_redo,

@@ -118,6 +118,9 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             plain(ui, Action::Save, m, &mut out);
             plain(ui, Action::SaveAs, m, &mut out);
             plain(ui, Action::ExportPng, m, &mut out);
+            plain(ui, Action::ExportSvg, m, &mut out);
+            plain(ui, Action::ExportBom, m, &mut out);
+            plain(ui, Action::ExportReport, m, &mut out);
             ui.separator();
             plain(ui, Action::CloseTab, m, &mut out);
             plain(ui, Action::Quit, m, &mut out);

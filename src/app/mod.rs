@@ -8,6 +8,7 @@ pub mod calibrate;
 pub mod canvas;
 pub mod compare;
 pub mod document;
+pub mod exports;
 pub mod files;
 pub mod inspector;
 pub mod menu;
@@ -192,6 +193,7 @@ pub struct RailyardApp {
     compare: compare::CompareView,
     plots: plots::PlotsView,
     png: png::PngExport,
+    exports: exports::ExportPrompt,
     frames: u64,
     /// Recovery files for crash safety; None in tests unless they turn it on.
     autosave: Option<autosave::Autosave>,
@@ -231,6 +233,7 @@ impl RailyardApp {
             compare: compare::CompareView::default(),
             plots: plots::PlotsView::default(),
             png: png::PngExport::default(),
+            exports: exports::ExportPrompt::default(),
             frames: 0,
             autosave: None,
             recovery: None,
@@ -595,6 +598,9 @@ impl RailyardApp {
             Action::Compare => self.compare.open = true,
             Action::Plots => self.plots.open = true,
             Action::ExportPng => self.export_png(ctx),
+            Action::ExportSvg => self.export(exports::ExportKind::Svg),
+            Action::ExportBom => self.export(exports::ExportKind::Bom),
+            Action::ExportReport => self.export(exports::ExportKind::Report),
         }
     }
 
@@ -805,6 +811,7 @@ impl RailyardApp {
         self.central(ui, &mut events);
         self.windows(&ctx, &mut events);
         self.drive_png(&ctx);
+        self.export_prompt_window(&ctx);
 
         for event in events {
             self.handle(event, &ctx);

@@ -7,7 +7,7 @@ use crate::analysis::collective::{Advice, CollectiveResult, Severity as AdviceSe
 use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
 use crate::model::units::group_thousands;
-use crate::model::{Design, Usd, Watts};
+use crate::model::{Bytes, Catalog, Design, Usd, Watts};
 use std::fmt::Write as _;
 
 /// `|` would end a Markdown table cell; line breaks would end the row.
@@ -135,6 +135,39 @@ pub struct ReportInput<'a> {
     pub comparison: Option<&'a Comparison>,
     /// Relative path of the diagram to link.
     pub diagram: Option<&'a str>,
+}
+
+/// The design report with every figure computed by the shared cost model (the all-reduce at
+/// `bytes`): what `railyard report` and the designer's File > Export report write.
+pub fn design_report(
+    file: &str,
+    design: &Design,
+    catalog: &Catalog,
+    bytes: Bytes,
+    comparison: Option<&Comparison>,
+    diagram: Option<&str>,
+) -> String {
+    use crate::analysis::collective::{self, CollectiveQuery, Op};
+    let metrics = crate::analysis::evaluate(design, catalog);
+    let result =
+        collective::collective(design, catalog, &CollectiveQuery::new(Op::AllReduce, bytes));
+    let error_text = result.as_ref().err().map(ToString::to_string);
+    let advice = collective::advice(design, catalog, None);
+    let bom = crate::analysis::cost::bom_lines(design, catalog);
+    render_report(&ReportInput {
+        file,
+        design,
+        metrics: &metrics,
+        collective: match (&result, &error_text) {
+            (Ok(r), _) => Ok(r),
+            (Err(_), Some(e)) => Err(e.as_str()),
+            (Err(_), None) => Err("not modelled"),
+        },
+        advice: &advice,
+        bom: &bom,
+        comparison,
+        diagram,
+    })
 }
 
 /// Busy resources listed under the collective.

@@ -1,0 +1,260 @@
+//! File > Export BOM CSV / SVG / Markdown report: the writers behind `railyard bom`, `export`
+//! and `report`, on the active design. Where no file dialog can appear, a path field in the
+//! window asks instead, as for Open, Save and PNG.
+
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+
+use super::RailyardApp;
+use super::files::{self, DialogAnswer};
+use crate::analysis::cost::bom_lines;
+use crate::io::bom::{BomOptions, bom_total, write_bom_csv};
+use crate::io::design_file::write_atomically;
+use crate::io::svg::{LinkColors, design_to_svg};
+use crate::model::{Bytes, Catalog, Design};
+
+/// The all-reduce size a report states, as `railyard report` does by default.
+const REPORT_BYTES: Bytes = Bytes(1 << 30);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    Bom,
+    Svg,
+    Report,
+}
+
+impl ExportKind {
+    fn extension(self) -> &'static str {
+        match self {
+            Self::Bom => "csv",
+            Self::Svg => "svg",
+            Self::Report => "md",
+        }
+    }
+
+    /// The dialog's filter name, and what the path field asks for.
+    fn what(self) -> &'static str {
+        match self {
+            Self::Bom => "bill of materials (CSV)",
+            Self::Svg => "diagram (SVG)",
+            Self::Report => "report (Markdown)",
+        }
+    }
+}
+
+/// The in-app path field, when no dialog is available.
+#[derive(Debug, Default)]
+pub struct ExportPrompt {
+    prompt: Option<(ExportKind, String)>,
+}
+
+fn with_extension(path: PathBuf, kind: ExportKind) -> PathBuf {
+    if path.extension().is_some() {
+        path
+    } else {
+        path.with_extension(kind.extension())
+    }
+}
+
+/// Writes `kind` of `design` to `path` (atomically, like a design save) and returns the
+/// status-bar line. `label` names the design in the report.
+pub fn write_export(
+    kind: ExportKind,
+    design: &Design,
+    label: &str,
+    catalog: &Catalog,
+    path: &Path,
+) -> anyhow::Result<String> {
+    let write = |p: &Path, bytes: &[u8]| {
+        write_atomically(p, bytes).with_context(|| format!("could not write {}", p.display()))
+    };
+    match kind {
+        ExportKind::Bom => {
+            let options = BomOptions::default();
+            let lines = bom_lines(design, catalog);
+            let mut csv = Vec::new();
+            write_bom_csv(&lines, &mut csv, &options).context("could not write the CSV")?;
+            write(path, &csv)?;
+            Ok(format!(
+                "Exported {}: {} lines, {} {} total",
+                path.display(),
+                lines.len(),
+                bom_total(&lines, &options).0,
+                options.currency_label
+            ))
+        }
+        ExportKind::Svg => {
+            write(
+                path,
+                design_to_svg(design, LinkColors::Technology).as_bytes(),
+            )?;
+            Ok(format!("Exported {}", path.display()))
+        }
+        ExportKind::Report => {
+            // The diagram sits next to the report, which links it by name.
+            let diagram = path.with_extension("svg");
+            let diagram_name = diagram
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            let report = crate::io::report::design_report(
+                label,
+                design,
+                catalog,
+                REPORT_BYTES,
+                None,
+                diagram_name.as_deref(),
+            );
+            write(
+                &diagram,
+                design_to_svg(design, LinkColors::Technology).as_bytes(),
+            )?;
+            write(path, report.as_bytes())?;
+            Ok(format!(
+                "Exported {} and {}",
+                path.display(),
+                diagram.display()
+            ))
+        }
+    }
+}
+
+impl RailyardApp {
+    /// File > Export …: asks where, then writes.
+    pub(super) fn export(&mut self, kind: ExportKind) {
+        let start = self.start_dir();
+        let ron = files::suggested_file_name(&self.document().design().name);
+        let name = format!("{}.{}", ron.trim_end_matches(".ron"), kind.extension());
+        match self
+            .dialogs
+            .pick_export(start.as_deref(), &name, kind.what(), kind.extension())
+        {
+            DialogAnswer::Picked(path) => self.export_to(kind, &with_extension(path, kind)),
+            DialogAnswer::Cancelled => {}
+            DialogAnswer::Unavailable => {
+                let dir = start
+                    .or_else(|| std::env::current_dir().ok())
+                    .unwrap_or_default();
+                self.exports.prompt = Some((kind, dir.join(name).display().to_string()));
+            }
+        }
+    }
+
+    fn export_to(&mut self, kind: ExportKind, path: &Path) {
+        let doc = self.document();
+        let label = doc
+            .path()
+            .map_or_else(|| doc.design().name.clone(), |p| p.display().to_string());
+        self.status = match write_export(kind, doc.design(), &label, &self.catalog, path) {
+            Ok(line) => line,
+            Err(e) => format!("Not exported: {e:#}"),
+        };
+    }
+
+    /// Each frame: the path field, if open.
+    pub(super) fn export_prompt_window(&mut self, ctx: &egui::Context) {
+        let Some((kind, text)) = &mut self.exports.prompt else {
+            return;
+        };
+        let kind = *kind;
+        let mut open = true;
+        let mut done = false;
+        egui::Window::new("Export")
+            .open(&mut open)
+            .pivot(egui::Align2::CENTER_CENTER)
+            .default_pos(ctx.content_rect().center())
+            .collapsible(false)
+            .resizable(false)
+            .show(ctx, |ui| {
+                ui.label(format!("Path of the {}:", kind.what()));
+                let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
+                let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                done = ui.button("Export").clicked() || entered;
+            });
+        let path = PathBuf::from(text.trim());
+        if done && !path.as_os_str().is_empty() {
+            self.exports.prompt = None;
+            self.export_to(kind, &with_extension(path, kind));
+        } else if !open {
+            self.exports.prompt = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{Template, TemplateSpec, generate};
+
+    fn small_fabric() -> (Design, Catalog) {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(4);
+        let design = generate(&spec, &catalog).expect("a 4-node rail-optimized fabric");
+        (design, catalog)
+    }
+
+    #[test]
+    fn the_bom_export_re_reads_to_the_cost_total() {
+        let (design, catalog) = small_fabric();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("bom.csv");
+        let status = write_export(ExportKind::Bom, &design, "x", &catalog, &path).expect("ok");
+        let lines = bom_lines(&design, &catalog);
+        let total = crate::analysis::cost::cost_summary(&lines).total.0;
+
+        let mut reader = csv::Reader::from_path(&path).expect("the CSV");
+        let headers = reader.headers().expect("headers").clone();
+        let column = headers
+            .iter()
+            .position(|h| h == "extended_price_usd")
+            .expect("an extended price column");
+        let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("row")).collect();
+        assert_eq!(rows.len(), lines.len());
+        let sum: f64 = rows
+            .iter()
+            .map(|r| r[column].parse::<f64>().expect("a number"))
+            .sum();
+        assert!((sum - total).abs() < 0.01, "{sum} vs {total}");
+        assert!(
+            status.contains(&format!("{} lines", lines.len())),
+            "{status}"
+        );
+    }
+
+    #[test]
+    fn svg_and_report_exports_write_their_files() {
+        let (design, catalog) = small_fabric();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let svg = dir.path().join("d.svg");
+        write_export(ExportKind::Svg, &design, "x", &catalog, &svg).expect("svg");
+        let text = std::fs::read_to_string(&svg).expect("read");
+        assert!(
+            text.starts_with("<?xml") || text.starts_with("<svg"),
+            "{}",
+            &text[..40]
+        );
+        assert_eq!(
+            text.matches("class=\"device\"").count(),
+            design.devices.len()
+        );
+
+        let report = dir.path().join("r.md");
+        write_export(ExportKind::Report, &design, "my design", &catalog, &report).expect("md");
+        let md = std::fs::read_to_string(&report).expect("read");
+        assert!(md.contains("my design"));
+        assert!(md.contains("r.svg"), "the report links its diagram");
+        assert!(dir.path().join("r.svg").exists());
+    }
+
+    #[test]
+    fn an_export_path_gets_its_extension_only_when_it_has_none() {
+        assert_eq!(
+            with_extension(PathBuf::from("/tmp/a"), ExportKind::Bom),
+            PathBuf::from("/tmp/a.csv")
+        );
+        assert_eq!(
+            with_extension(PathBuf::from("/tmp/a.txt"), ExportKind::Report),
+            PathBuf::from("/tmp/a.txt")
+        );
+    }
+}
