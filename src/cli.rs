@@ -339,6 +339,16 @@ fn parse_ratio(text: &str) -> Result<f64, String> {
 }
 
 /// Runs the command line and returns the process exit status.
+/// Parses `args` (program name first) exactly as the binary does, without running anything:
+/// for the fuzz target and tests. The error is clap's, as the binary would print it.
+pub fn check_args<I, T>(args: I) -> Result<(), clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(args).map(|_| ())
+}
+
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,

@@ -1,6 +1,7 @@
-//! Command-line arguments: bytes split at NUL into argv. The real `Cli` of src/cli.rs
-//! parses them (value parsers for node counts, ratios and sizes included) and any error
-//! renders; each argument also goes through the size and name parsers on its own.
+//! Command-line arguments: bytes split at NUL into argv. The real `Cli` of src/cli.rs parses
+//! them through `railyard::cli::check_args` (value parsers for node counts, ratios and sizes
+//! included) and any error renders; each argument also goes through the size and name
+//! parsers on its own.
 
 #![no_main]
 
@@ -10,21 +11,13 @@ use railyard::generate::Template;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
-// `crate::…` paths inside src/cli.rs resolve to the library through these.
-pub use railyard::{analysis, app, generate, io, model};
-
-#[allow(dead_code, unused_imports, clippy::all)]
-mod cli {
-    include!(concat!(env!("OUT_DIR"), "/cli.rs"));
-
-    /// Parses as the binary does; an error must render to text.
-    pub fn parse(args: &[std::ffi::OsString]) -> bool {
-        match <Cli as clap::Parser>::try_parse_from(args) {
-            Ok(_) => true,
-            Err(e) => {
-                assert!(!e.render().to_string().trim().is_empty());
-                false
-            }
+/// Parses as the binary does; an error must render to text.
+fn parse(args: &[OsString]) -> bool {
+    match railyard::cli::check_args(args) {
+        Ok(()) => true,
+        Err(e) => {
+            assert!(!e.render().to_string().trim().is_empty());
+            false
         }
     }
 }
@@ -48,5 +41,5 @@ fuzz_target!(|data: &[u8]| {
             let _ = Template::from_cli_name(s);
         }
     }
-    cli::parse(&args);
+    parse(&args);
 });
