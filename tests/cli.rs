@@ -1097,8 +1097,12 @@ fn a_disconnected_design_has_no_collective_but_exits_0() {
 fn check_args_parses_like_the_binary_without_running() {
     use railyard::cli::check_args;
     assert!(check_args(["railyard", "eval", "no-such-file.ron", "--bytes", "64K"]).is_ok());
-    let error = check_args(["railyard", "eval", "x.ron", "--bytes", "12Q"])
-        .expect_err("12Q is no size");
-    assert!(error.render().to_string().contains("12Q"), "{}", error.render());
+    let error =
+        check_args(["railyard", "eval", "x.ron", "--bytes", "12Q"]).expect_err("12Q is no size");
+    assert!(
+        error.render().to_string().contains("12Q"),
+        "{}",
+        error.render()
+    );
     assert!(check_args(["railyard", "generate", "torus", "-o", "-"]).is_err());
 }
