@@ -180,45 +180,79 @@ fn phase_worst(fab: &Fabric, phase: &algorithms::Phase, nvls_eff: f64) -> Result
     let loads = phase.loads.as_slice();
     let usable = &fab.arc_usable[..loads.len()];
     let nvlink = &fab.arc_nvlink[..loads.len()];
-    let mut worst = 0.0f64;
-    // A NaN ratio never wins, as with `f64::max`. The division is only done where the arc
-    // may beat the busiest so far: `load / cap > worst` implies `load ≥ worst × cap` to
-    // within a few ulps, far inside the 1e-9 margin.
-    let mut offer = |load: f64, cap: f64| {
-        if load >= worst * cap * (1.0 - 1e-9) {
-            let t = load / cap;
-            if t > worst {
-                worst = t;
-            }
-        }
+    let (worst, bad) = if phase.nvls {
+        worst_ratio(
+            loads,
+            usable,
+            nvlink,
+            |u, nv| if nv { u * nvls_eff } else { u },
+        )
+    } else {
+        worst_ratio(loads, usable, nvlink, |u, _| u)
     };
-    if phase.nvls {
-        for (a, &load) in loads.iter().enumerate() {
-            if load <= 1e-15 {
-                continue;
-            }
-            let cap = if nvlink[a] {
+    if bad {
+        // Rare: find the first such arc, in arc order.
+        let first = (0..loads.len()).find(|&a| {
+            let cap = if phase.nvls && nvlink[a] {
                 usable[a] * nvls_eff
             } else {
                 usable[a]
             };
-            if cap.is_nan() || cap < 1.0 {
-                return Err(a);
-            }
-            offer(load, cap);
-        }
-    } else {
-        for (a, (&load, &cap)) in loads.iter().zip(usable).enumerate() {
-            if load <= 1e-15 {
-                continue;
-            }
-            if cap.is_nan() || cap < 1.0 {
-                return Err(a);
-            }
-            offer(load, cap);
+            loads[a] > 1e-15 && (cap.is_nan() || cap < 1.0)
+        });
+        if let Some(a) = first {
+            return Err(a);
         }
     }
     Ok(worst)
+}
+
+/// The largest `load / cap` over arcs with load (NaN ratios never win, as with `f64::max`),
+/// and whether such an arc has under a byte per second. Independent lanes, without
+/// branches, let the loop vectorise; a maximum is exact whatever the order.
+#[inline(always)]
+fn worst_ratio(
+    loads: &[f64],
+    usable: &[f64],
+    nvlink: &[bool],
+    cap_of: impl Fn(f64, bool) -> f64,
+) -> (f64, bool) {
+    const L: usize = 4;
+    // All in f64 selects (a flag of 1.0 for an arc without capacity) so that the lanes map
+    // onto vector compares and blends.
+    let mut worst = [0.0f64; L];
+    let mut bad = [0.0f64; L];
+    let whole = loads.len() / L * L;
+    for ((l, u), v) in loads[..whole]
+        .chunks_exact(L)
+        .zip(usable[..whole].chunks_exact(L))
+        .zip(nvlink[..whole].chunks_exact(L))
+    {
+        for k in 0..L {
+            let cap = cap_of(u[k], v[k]);
+            let busy = l[k] > 1e-15;
+            let t = if busy { l[k] / cap } else { 0.0 };
+            worst[k] = if t > worst[k] { t } else { worst[k] };
+            bad[k] = if busy & (cap.is_nan() | (cap < 1.0)) {
+                1.0
+            } else {
+                bad[k]
+            };
+        }
+    }
+    for a in whole..loads.len() {
+        let cap = cap_of(usable[a], nvlink[a]);
+        let busy = loads[a] > 1e-15;
+        let t = if busy { loads[a] / cap } else { 0.0 };
+        worst[0] = if t > worst[0] { t } else { worst[0] };
+        bad[0] = if busy & (cap.is_nan() | (cap < 1.0)) {
+            1.0
+        } else {
+            bad[0]
+        };
+    }
+    let w = worst.iter().fold(0.0f64, |w, &t| if t > w { t } else { w });
+    (w, bad.iter().any(|&b| b > 0.0))
 }
 
 /// Sums a plan's phases into a bandwidth cost; refuses arcs that must carry traffic but
