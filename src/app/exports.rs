@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
 use super::RailyardApp;
-use super::files::{self, DialogAnswer};
+use super::files::{self, DialogAnswer, PathField};
 use crate::analysis::cost::bom_lines;
 use crate::io::bom::{BomOptions, bom_total, write_bom_csv};
 use crate::io::design_file::write_atomically;
@@ -156,26 +156,14 @@ impl RailyardApp {
             return;
         };
         let kind = *kind;
-        let mut open = true;
-        let mut done = false;
-        egui::Window::new("Export")
-            .open(&mut open)
-            .pivot(egui::Align2::CENTER_CENTER)
-            .default_pos(ctx.content_rect().center())
-            .collapsible(false)
-            .resizable(false)
-            .show(ctx, |ui| {
-                ui.label(format!("Path of the {}:", kind.what()));
-                let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
-                let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                done = ui.button("Export").clicked() || entered;
-            });
-        let path = PathBuf::from(text.trim());
-        if done && !path.as_os_str().is_empty() {
-            self.exports.prompt = None;
-            self.export_to(kind, &with_extension(path, kind));
-        } else if !open {
-            self.exports.prompt = None;
+        let label = format!("Path of the {}:", kind.what());
+        match files::path_field_window(ctx, "Export", &label, "Export", text) {
+            PathField::Editing => {}
+            PathField::Closed => self.exports.prompt = None,
+            PathField::Accepted(path) => {
+                self.exports.prompt = None;
+                self.export_to(kind, &with_extension(path, kind));
+            }
         }
     }
 }

@@ -144,6 +144,47 @@ pub fn with_design_extension(path: PathBuf) -> PathBuf {
     }
 }
 
+/// What the user did with an in-app path field this frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathField {
+    Editing,
+    Accepted(PathBuf),
+    Closed,
+}
+
+/// A small centred window asking for a file path: the fallback wherever no file dialog can
+/// appear. The caller keeps `text` across frames and drops it on `Accepted` or `Closed`.
+pub fn path_field_window(
+    ctx: &egui::Context,
+    title: &str,
+    label: &str,
+    button: &str,
+    text: &mut String,
+) -> PathField {
+    let mut open = true;
+    let mut done = false;
+    egui::Window::new(title)
+        .open(&mut open)
+        .pivot(egui::Align2::CENTER_CENTER)
+        .default_pos(ctx.content_rect().center())
+        .collapsible(false)
+        .resizable(false)
+        .show(ctx, |ui| {
+            ui.label(label);
+            let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
+            let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            done = ui.button(button).clicked() || entered;
+        });
+    let path = PathBuf::from(text.trim());
+    if done && !path.as_os_str().is_empty() {
+        PathField::Accepted(path)
+    } else if open {
+        PathField::Editing
+    } else {
+        PathField::Closed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

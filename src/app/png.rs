@@ -8,7 +8,7 @@ use egui::{ColorImage, Rect};
 use std::path::{Path, PathBuf};
 
 use super::RailyardApp;
-use super::files::{self, DialogAnswer};
+use super::files::{self, DialogAnswer, PathField};
 
 /// What the screenshot carries back to us.
 #[derive(Debug, Clone)]
@@ -146,26 +146,13 @@ impl RailyardApp {
         let Some(text) = &mut self.png.prompt else {
             return;
         };
-        let mut open = true;
-        let mut done = false;
-        egui::Window::new("Export PNG")
-            .open(&mut open)
-            .pivot(egui::Align2::CENTER_CENTER)
-            .default_pos(ctx.content_rect().center())
-            .collapsible(false)
-            .resizable(false)
-            .show(ctx, |ui| {
-                ui.label("Path of the PNG file:");
-                let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
-                let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                done = ui.button("Export").clicked() || entered;
-            });
-        let path = PathBuf::from(text.trim());
-        if done && !path.as_os_str().is_empty() {
-            self.png.prompt = None;
-            self.request_screenshot(ctx, with_png_extension(path));
-        } else if !open {
-            self.png.prompt = None;
+        match files::path_field_window(ctx, "Export PNG", "Path of the PNG file:", "Export", text) {
+            PathField::Editing => {}
+            PathField::Closed => self.png.prompt = None,
+            PathField::Accepted(path) => {
+                self.png.prompt = None;
+                self.request_screenshot(ctx, with_png_extension(path));
+            }
         }
     }
 }
