@@ -206,8 +206,20 @@ fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
         h.ctx.global_style().text_styles[&egui::TextStyle::Body].size
     };
     let normal = body(&harness);
+    // Panned far away before presenting: presentation starts with the whole design in view.
+    let far = egui::Rect::from_min_size(egui::pos2(50_000.0, 50_000.0), egui::vec2(10.0, 10.0));
+    harness.state_mut().canvas_state_mut().scene_rect = far;
     harness.key_press(egui::Key::F11);
     harness.run();
+    let shown = harness.state().canvas_state().scene_rect;
+    for device in &harness.state().document().design().devices {
+        let p = egui::pos2(device.pos.x as f32, device.pos.y as f32);
+        assert!(
+            shown.contains(p),
+            "{} at {p:?} outside {shown:?}",
+            device.name
+        );
+    }
     assert!(
         harness.query_by_label("File").is_none(),
         "the menu bar hides"

@@ -593,6 +593,11 @@ impl RailyardApp {
                 self.presentation = !self.presentation;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.presentation));
                 presentation::set_large_fonts(ctx, self.presentation);
+                // The audience sees the whole design first.
+                if self.presentation {
+                    let tab = &mut self.tabs[self.active];
+                    canvas::zoom_to_fit(tab.doc.design(), &mut tab.canvas);
+                }
             }
             Action::Calibrate => self.calibrate.open = true,
             Action::Compare => self.compare.open = true,
