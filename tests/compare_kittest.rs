@@ -213,7 +213,7 @@ fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
     harness.run();
     let shown = harness.state().canvas_state().scene_rect;
     for device in &harness.state().document().design().devices {
-        let p = egui::pos2(device.pos.x as f32, device.pos.y as f32);
+        let p = egui::pos2(device.pos.x, device.pos.y);
         assert!(
             shown.contains(p),
             "{} at {p:?} outside {shown:?}",
