@@ -181,7 +181,7 @@ pub fn percent(x: f64) -> String {
     }
 }
 
-fn time_text(us: f64) -> String {
+pub(super) fn time_text(us: f64) -> String {
     if us >= 1_000_000.0 {
         format!("{:.2} s", us / 1_000_000.0)
     } else if us >= 1000.0 {

@@ -3,6 +3,7 @@
 //! step). The sidebar then shows the change against the healthy design, the same design with
 //! every link up, which the analysis worker evaluates alongside the current one.
 
+use super::sidebar::time_text;
 use crate::analysis::collective::CollectiveQuery;
 use crate::analysis::whatif::{
     Figures, Scope, default_query, figures, healthy, links_in_scope, planes, rails,
@@ -112,16 +113,6 @@ pub fn change_text(now: f64, was: f64) -> String {
         text.trim_end_matches('0').trim_end_matches('.').to_string()
     };
     format!("{sign}{digits} %")
-}
-
-fn time_text(us: f64) -> String {
-    if us >= 1_000_000.0 {
-        format!("{:.2} s", us / 1_000_000.0)
-    } else if us >= 1000.0 {
-        format!("{:.2} ms", us / 1000.0)
-    } else {
-        format!("{us:.1} µs")
-    }
 }
 
 /// The sidebar's what-if section: each figure now, healthy, and the change.
