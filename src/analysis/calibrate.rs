@@ -1,15 +1,22 @@
 //! Fits the model to the user's own nccl-tests log: the efficiency of the technology that
 //! limits large messages, and the hop latency of the network technology small messages
-//! cross. Nothing else moves: no per-system fudge factor, only figures of technologies on
-//! the measured path, so the fitted values carry to other designs built from the same parts.
+//! cross, or, when the measured path crosses no network link (one node, one NVSwitch
+//! domain), the intra-node hop latency (NVLink, NVLink bridge or PCIe) of its steps.
+//! Nothing else moves: no per-system fudge factor, only figures of technologies on the
+//! measured path, so the fitted values carry to other designs built from the same parts.
 //!
 //! Both fits are least squares in relative error. At large sizes the time is
 //! latency + bandwidth, and the bandwidth term scales with 1 / efficiency of the bottleneck
 //! technology, so one ratio per round recovers it; rounds repeat because NVLS' pipeline fill
 //! and the tuner's choice also move with the rate. At small sizes the time grows by a known
-//! number of network steps per µs of hop latency, measured by evaluating the model twice.
+//! number of steps per µs of hop latency, measured by evaluating the model twice.
+//!
+//! In a multi-node log the intra-node steps are not fitted: NCCL charges each of them at
+//! least its network overhead there, which hides their hop latency from small sizes, and
+//! the network hop is what the log pins down.
 
 use super::collective::efficiency::{self, link_efficiency, stack_latency_us};
+use super::collective::latency::builtin_intra_hop_latency_us;
 use super::collective::{
     Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
     sweep_sizes_of,
@@ -83,7 +90,9 @@ pub struct CalibrationFit {
     pub calibration: Calibration,
     /// Efficiency (share of line rate) of the technology limiting large sizes.
     pub efficiency: Option<FittedValue>,
-    /// Hop latency (µs) of the network technology small sizes cross.
+    /// Hop latency (µs) of the network technology small sizes cross, or, with no network
+    /// link on the measured path, of its intra-node hop (LL per-step latency, see
+    /// `TechCalibration::latency_us`).
     pub latency_us: Option<FittedValue>,
     pub rows: Vec<RowComparison>,
     /// Why something was not fitted, and how well the fit holds.
@@ -112,6 +121,34 @@ pub enum CalibrateError {
     #[error("the model cannot run this collective on the design: {0}")]
     Collective(#[from] CollectiveError),
 }
+
+/// Whose latency the fit moves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LatencyTarget {
+    /// The stack latency of hops over drawn links of a network or Thunderbolt technology.
+    Network(LinkTech, Transport),
+    /// The per-step latency of intra-node hops of NVLink, NVLink bridge or PCIe.
+    Intra(LinkTech),
+}
+
+impl LatencyTarget {
+    fn tech(self) -> LinkTech {
+        match self {
+            LatencyTarget::Network(t, _) | LatencyTarget::Intra(t) => t,
+        }
+    }
+
+    /// The figure the model uses without a calibration of this technology.
+    fn builtin(self) -> f64 {
+        match self {
+            LatencyTarget::Network(t, transport) => stack_latency_us(t, transport),
+            LatencyTarget::Intra(t) => builtin_intra_hop_latency_us(t).unwrap_or(0.0),
+        }
+    }
+}
+
+/// Intra-node hop technologies a calibration can set a latency for.
+const INTRA_TECHS: [LinkTech; 3] = [LinkTech::NvLink, LinkTech::NvLinkBridge, LinkTech::Pcie];
 
 /// One measured point.
 struct Point {
@@ -194,11 +231,54 @@ pub fn fit_calibration(
 
     let eff_before = bw_tech.map(|t| current_efficiency(design, t));
     let mut eff = eff_before;
-    let lat_before = lat_link.map(|(tech, transport)| {
-        calibration
-            .latency_us(tech)
-            .unwrap_or_else(|| stack_latency_us(tech, transport))
-    });
+    let set = |cal: &mut Calibration, tech: LinkTech, e: Option<f64>, l: Option<f64>| {
+        let old = cal.tech(tech).cloned();
+        cal.set(
+            tech,
+            e.or(old.as_ref().and_then(|o| o.efficiency)),
+            l.or(old.and_then(|o| o.latency_us)),
+        );
+    };
+    let current_latency = |cal: &Calibration, target: LatencyTarget| {
+        cal.latency_us(target.tech())
+            .unwrap_or_else(|| target.builtin())
+    };
+
+    // With no network link on the path, the small sizes' steps are intra-node: the hop
+    // technology whose latency moves their time most is the one they cross (a technology
+    // off the path moves nothing, so none is fitted that the log did not measure).
+    let lat_target = match lat_link {
+        Some((tech, transport)) => Some(LatencyTarget::Network(tech, transport)),
+        None if latency_bound.iter().any(|&b| b) => {
+            let mut best: Option<(LatencyTarget, f64)> = None;
+            for tech in INTRA_TECHS {
+                let target = LatencyTarget::Intra(tech);
+                let mut probe = design.clone();
+                let mut probe_cal = calibration.clone();
+                set(
+                    &mut probe_cal,
+                    tech,
+                    None,
+                    Some(current_latency(&calibration, target) + 1.0),
+                );
+                probe.calibration = Some(probe_cal);
+                let up = predict(&probe)?;
+                let moved: f64 = before
+                    .iter()
+                    .zip(&up)
+                    .zip(&latency_bound)
+                    .filter(|(_, b)| **b)
+                    .map(|((r, u), _)| (u.time_us - r.time_us) / r.time_us)
+                    .sum();
+                if moved > 1e-9 && best.is_none_or(|(_, m)| moved > m) {
+                    best = Some((target, moved));
+                }
+            }
+            best.map(|(t, _)| t)
+        }
+        None => None,
+    };
+    let lat_before = lat_target.map(|t| current_latency(&calibration, t));
     let mut lat = lat_before;
 
     match (bw_tech, bandwidth_bound.iter().any(|&b| b)) {
@@ -209,25 +289,23 @@ pub fn fit_calibration(
         ),
         _ => {}
     }
-    if lat_link.is_none() {
-        notes.push(
-            "no drawn network link on the measured path: latency follows NCCL's constants, not fitted"
-                .into(),
-        );
-    } else if !latency_bound.iter().any(|&b| b) {
+    if !latency_bound.iter().any(|&b| b) {
         notes.push(
             "no row is latency-bound (the log starts at large sizes): latency not fitted".into(),
         );
-    }
-
-    let set = |cal: &mut Calibration, tech: LinkTech, e: Option<f64>, l: Option<f64>| {
-        let old = cal.tech(tech).cloned();
-        cal.set(
-            tech,
-            e.or(old.as_ref().and_then(|o| o.efficiency)),
-            l.or(old.and_then(|o| o.latency_us)),
+    } else if lat_target.is_none() {
+        notes.push(
+            "neither a drawn network link nor an intra-node hop on the measured path changes \
+             the time of small sizes: latency not fitted"
+                .into(),
         );
-    };
+    } else if let Some(LatencyTarget::Intra(tech)) = lat_target {
+        notes.push(format!(
+            "no network link on the measured path: the {} hop latency (LL per step, in place \
+             of NCCL's constant) is fitted",
+            tech.label()
+        ));
+    }
 
     for _ in 0..ROUNDS {
         let mut moved = false;
@@ -253,7 +331,7 @@ pub fn fit_calibration(
                 trial.calibration = Some(calibration.clone());
             }
         }
-        if let (Some((tech, _)), Some(l)) = (lat_link, lat)
+        if let (Some(tech), Some(l)) = (lat_target.map(LatencyTarget::tech), lat)
             && latency_bound.iter().any(|&b| b)
         {
             let now = predict(&trial)?;
@@ -265,7 +343,7 @@ pub fn fit_calibration(
             let (mut num, mut den) = (0.0, 0.0);
             for (((r, u), p), &bound) in now.iter().zip(&up).zip(&points).zip(&latency_bound) {
                 if bound {
-                    // Time added per µs of hop latency: the network steps on the path.
+                    // Time added per µs of hop latency: the steps of that hop on the path.
                     let slope = u.time_us - r.time_us;
                     let w = 1.0 / (p.time_us * p.time_us);
                     num += w * slope * (p.time_us - r.time_us);
@@ -341,13 +419,14 @@ pub fn fit_calibration(
                 before,
                 after,
             }),
-        latency_us: lat_link.map(|(t, _)| t).zip(lat_before.zip(lat)).map(
-            |(tech, (before, after))| FittedValue {
+        latency_us: lat_target
+            .map(LatencyTarget::tech)
+            .zip(lat_before.zip(lat))
+            .map(|(tech, (before, after))| FittedValue {
                 tech,
                 before,
                 after,
-            },
-        ),
+            }),
         rows,
         notes,
     })

@@ -3,6 +3,10 @@
 //! (table and busbw plot), and apply the calibration as one undoable command.
 //!
 //! The fit is `analysis::calibrate::fit_calibration`, the call behind `railyard calibrate`.
+//! It runs on a background thread (seconds on a large design) with a spinner meanwhile; the
+//! thread wakes the UI once when done, so an idle window still asks for no repaints. A
+//! result for a design that changed meanwhile, for a log edited or reloaded meanwhile, or
+//! after the window closed, is dropped.
 
 use crate::analysis::calibrate::{CalibrationFit, FitOptions, fit_calibration};
 use crate::analysis::collective::Op;
@@ -12,6 +16,18 @@ use crate::model::units::trim_number;
 use crate::model::{Catalog, Design};
 use egui::{Color32, ComboBox, RichText, ScrollArea, TextEdit, Ui};
 use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, Points};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+
+type FitResult = Result<CalibrationFit, String>;
+
+/// A fit running on its own thread.
+#[derive(Debug)]
+struct Pending {
+    /// The design being fitted: a result only counts if the window's design still equals it.
+    design: Arc<Design>,
+    result: Receiver<FitResult>,
+}
 
 /// Logs larger than this are not read into the window.
 const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
@@ -29,13 +45,20 @@ pub struct CalibrateWindow {
     /// Where the text came from, for the calibration's provenance.
     source: String,
     /// The last fit, or why it failed.
-    result: Option<Result<CalibrationFit, String>>,
+    result: Option<FitResult>,
+    /// The fit in progress, if any.
+    pending: Option<Pending>,
 }
 
 impl CalibrateWindow {
     /// The last fit, or its error message.
-    pub fn result(&self) -> Option<&Result<CalibrationFit, String>> {
+    pub fn result(&self) -> Option<&FitResult> {
         self.result.as_ref()
+    }
+
+    /// A fit is running in the background.
+    pub fn is_fitting(&self) -> bool {
+        self.pending.is_some()
     }
 
     /// Reads the log at `path` into the text field.
@@ -62,6 +85,8 @@ impl CalibrateWindow {
                     |n| n.to_string_lossy().into(),
                 );
                 self.result = None;
+                // A fit of the previous text is no longer wanted.
+                self.pending = None;
                 Ok(())
             }
             Err(e) => {
@@ -71,27 +96,62 @@ impl CalibrateWindow {
         }
     }
 
-    /// Parses the text and fits `design` to it.
-    pub fn run_fit(&mut self, design: &Design, catalog: &Catalog) {
+    /// Starts parsing the text and fitting `design` to it on a background thread, replacing
+    /// any fit in progress; `ctx` is woken when the result is ready (see `poll`).
+    pub fn run_fit(&mut self, ctx: &egui::Context, design: &Design, catalog: &Catalog) {
         let source = if self.source.is_empty() {
             "pasted text".to_string()
         } else {
             self.source.clone()
         };
-        let fit = parse_nccl_log(&self.text)
-            .map_err(|e| e.to_string())
-            .and_then(|log| {
-                let options = FitOptions {
-                    op: self.op,
-                    gpus: None,
-                    source,
-                    fitted_at_unix_s: std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_secs()),
-                };
-                fit_calibration(design, catalog, &log, &options).map_err(|e| e.to_string())
+        let design = Arc::new(design.clone());
+        let job = {
+            let (design, catalog) = (Arc::clone(&design), catalog.clone());
+            let (text, op) = (self.text.clone(), self.op);
+            move || fit_text(&text, op, source, &design, &catalog)
+        };
+        let (tx, rx) = mpsc::channel();
+        let wake = ctx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("railyard-calibrate".into())
+            .spawn(move || {
+                // The window may be gone (closed, or a newer fit): then nobody listens.
+                if tx.send(job()).is_ok() {
+                    wake.request_repaint();
+                }
             });
-        self.result = Some(fit);
+        match spawned {
+            Ok(_) => {
+                self.pending = Some(Pending { design, result: rx });
+            }
+            Err(e) => {
+                self.pending = None;
+                self.result = Some(Err(format!("could not start the fitting thread ({e})")));
+            }
+        }
+    }
+
+    /// Takes a finished fit, without waiting. A fit of a design other than `design` (edited
+    /// or another tab meanwhile) is stale: it is dropped with a note to fit again.
+    pub fn poll(&mut self, design: &Design) {
+        let Some(pending) = &self.pending else {
+            return;
+        };
+        match pending.result.try_recv() {
+            Err(TryRecvError::Empty) => {}
+            Ok(fit) => {
+                self.result = Some(if *pending.design == *design {
+                    fit
+                } else {
+                    Err("The design changed while fitting; press Fit again.".into())
+                });
+                self.pending = None;
+            }
+            Err(TryRecvError::Disconnected) => {
+                self.result = Some(Err("the fit stopped unexpectedly".into()));
+                self.pending = None;
+            }
+        }
     }
 
     /// The window, when open; returns a command to apply (set or clear the calibration).
@@ -101,6 +161,11 @@ impl CalibrateWindow {
         design: &Design,
         catalog: &Catalog,
     ) -> Option<Command> {
+        if !self.open {
+            // Closed: a fit still running is no longer wanted; its thread's result is dropped.
+            self.pending = None;
+            return None;
+        }
         let mut open = self.open;
         let mut command = None;
         egui::Window::new("Calibrate")
@@ -109,10 +174,14 @@ impl CalibrateWindow {
             .default_height(640.0)
             .show(ctx, |ui| command = self.ui(ui, design, catalog));
         self.open = open;
+        if !open {
+            self.pending = None;
+        }
         command
     }
 
     pub fn ui(&mut self, ui: &mut Ui, design: &Design, catalog: &Catalog) -> Option<Command> {
+        self.poll(design);
         let mut command = None;
         ui.label("Paste nccl-tests output (all_reduce_perf and friends) or load a log file.");
         ui.horizontal(|ui| {
@@ -142,6 +211,8 @@ impl CalibrateWindow {
                 );
                 if edit.changed() {
                     self.source.clear();
+                    // A fit of the previous text is no longer wanted.
+                    self.pending = None;
                 }
             });
         ui.horizontal(|ui| {
@@ -153,11 +224,20 @@ impl CalibrateWindow {
                         ui.selectable_value(&mut self.op, Some(op), op.cli_name());
                     }
                 });
+            let fitting = self.pending.is_some();
             if ui
-                .add_enabled(!self.text.trim().is_empty(), egui::Button::new("Fit"))
+                .add_enabled(
+                    !fitting && !self.text.trim().is_empty(),
+                    egui::Button::new("Fit"),
+                )
                 .clicked()
             {
-                self.run_fit(design, catalog);
+                self.run_fit(ui.ctx(), design, catalog);
+            }
+            if self.pending.is_some() {
+                // The spinner repaints while it shows; nothing does once the fit is in.
+                ui.spinner();
+                ui.label("Fitting…");
             }
         });
         if let Some(cal) = &design.calibration {
@@ -228,6 +308,26 @@ fn fitted_values(ui: &mut Ui, fit: &CalibrationFit) {
     for note in &fit.notes {
         ui.label(RichText::new(note).italics());
     }
+}
+
+/// Parses `text` and fits `design` to it: the work of one fit, on the fitting thread.
+fn fit_text(
+    text: &str,
+    op: Option<Op>,
+    source: String,
+    design: &Design,
+    catalog: &Catalog,
+) -> FitResult {
+    let log = parse_nccl_log(text).map_err(|e| e.to_string())?;
+    let options = FitOptions {
+        op,
+        gpus: None,
+        source,
+        fitted_at_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    };
+    fit_calibration(design, catalog, &log, &options).map_err(|e| e.to_string())
 }
 
 /// busbw against size, both on log axes: log2 bytes and log10 GB/s.

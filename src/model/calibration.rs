@@ -15,8 +15,18 @@ pub struct TechCalibration {
     /// technology, whatever its transport.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub efficiency: Option<f64>,
-    /// Stack latency of one hop over a drawn link of this technology (µs, ≥ 0), in place of
-    /// the built-in figure for its transport.
+    /// Latency of one hop of this technology (µs, ≥ 0), in place of the built-in figure.
+    ///
+    /// For a network or Thunderbolt technology: the stack latency of a hop over a drawn link,
+    /// added to NCCL's per-step NET constants (built in: 0 for InfiniBand, 1 for RoCE, 20 for
+    /// TCP, ...; see `efficiency::stack_latency_us`).
+    ///
+    /// For NVLink, NVLink bridge and PCIe: the per-step latency of one intra-node hop with
+    /// the LL protocol, in place of NCCL's constant (0.6 µs over NVLink, 1.0 µs over PCIe).
+    /// NCCL's constants for LL128 and Simple and for every algorithm on that hop move by the
+    /// same difference (floored at 0): a slower or faster hop adds to or takes from each
+    /// protocol's own synchronisation cost alike. Multi-node plans still charge at least
+    /// NCCL's network overhead per intra-node step, as NCCL does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<f64>,
 }

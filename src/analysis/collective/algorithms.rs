@@ -9,7 +9,7 @@ use super::latency::Hw;
 use super::routing::{NetFlow, Router, Unreachable};
 use super::{Algorithm, Op};
 use std::collections::HashSet;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Above this many GPU-pair connections, all-to-all is routed as aggregated uniform traffic.
 const EXPLICIT_ALL_TO_ALL_LIMIT: u64 = 1 << 18;
@@ -38,7 +38,7 @@ pub(crate) struct Phase {
     pub repeat: f64,
     /// Bytes per arc per byte of the collective's size, for one repetition (shared when a
     /// phase repeats an earlier one's traffic).
-    pub loads: Rc<Vec<f64>>,
+    pub loads: Arc<Vec<f64>>,
     /// NVLS phases run the NVLink ports at NVLS efficiency.
     pub nvls: bool,
 }
@@ -139,7 +139,7 @@ pub(crate) struct SimpleEnd {
 
 /// A finished phase's loads, worst intra-domain hop, whether it used the network, and the
 /// network's extra latency (µs).
-pub(crate) type PhaseLoads = (Rc<Vec<f64>>, Option<Hw>, bool, f64);
+pub(crate) type PhaseLoads = (Arc<Vec<f64>>, Option<Hw>, bool, f64);
 
 /// Accumulates loads; network legs are queued and routed at the end.
 pub(crate) struct LoadBuilder<'a, 'f> {
@@ -161,6 +161,9 @@ pub(crate) struct LoadBuilder<'a, 'f> {
 impl<'a, 'f> LoadBuilder<'a, 'f> {
     pub fn new(fab: &'f Fabric, router: &'a mut Router<'f>, adaptive: bool) -> Self {
         let loads = router.take_loads();
+        // The longest path is this phase's own: no earlier plan's routes may leak into its
+        // latency (plans run in any order, on any thread).
+        router.max_hops = 0;
         LoadBuilder {
             fab,
             router,
@@ -448,7 +451,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             0.0
         };
         let loads = std::mem::take(&mut self.loads);
-        Ok((Rc::new(loads), self.intra_hw, self.uses_net, extra))
+        Ok((Arc::new(loads), self.intra_hw, self.uses_net, extra))
     }
 }
 

@@ -112,8 +112,11 @@ fn arc_tech(fab: &Fabric, design: &Design, a: usize) -> Option<LinkTech> {
 
 /// Applies the design's calibration to a built fabric: every arc of a calibrated technology
 /// gets its fitted efficiency in place of the built-in one (other shares, such as staging
-/// without GPUDirect, stay), and every drawn link of a technology with a fitted latency gets
-/// it in place of its stack latency. A design without calibration is left as built.
+/// without GPUDirect, stay), and every drawn network or Thunderbolt link of a technology with
+/// a fitted latency gets it in place of its stack latency. A fitted NVLink, NVLink bridge or
+/// PCIe latency is an intra-node hop latency instead, which the latency model takes per plan
+/// (`latency::IntraHops`), not a stack latency for drawn links of those technologies. A
+/// design without calibration is left as built.
 pub(crate) fn apply_calibration(fab: &mut Fabric, design: &Design) {
     let Some(cal) = design.calibration.as_ref().filter(|c| !c.techs.is_empty()) else {
         return;
@@ -137,6 +140,9 @@ pub(crate) fn apply_calibration(fab: &mut Fabric, design: &Design) {
         fab.arc_usable[a] *= fitted / built;
     }
     for (i, link) in design.links.iter().enumerate() {
+        if !(link.tech.is_network() || link.tech.is_thunderbolt()) {
+            continue;
+        }
         if let (Some(l), Some(slot)) = (cal.latency_us(link.tech), fab.link_latency_us.get_mut(i)) {
             *slot += l - stack_latency_us(link.tech, link.transport);
         }

@@ -19,6 +19,8 @@ pub(crate) struct Costed {
     /// Seconds per byte of size at full payload (Simple).
     pub spb: f64,
     pub arch: ArchRow,
+    /// Calibrated intra-node hop latencies on this plan's path (none: NCCL's constants).
+    pub intra_hops: lat::IntraHops,
 }
 
 impl Costed {
@@ -268,7 +270,7 @@ fn cost(
     let mut seen: Vec<(*const Vec<f64>, bool, f64)> = Vec::new();
     for phase in &plan.phases {
         // A phase that repeats an earlier one's traffic (hierarchical's all-gather) shares it.
-        let key = (std::rc::Rc::as_ptr(&phase.loads), phase.nvls);
+        let key = (std::sync::Arc::as_ptr(&phase.loads), phase.nvls);
         let known = seen
             .iter()
             .find(|(p, nvls, _)| (*p, *nvls) == key)
@@ -287,7 +289,13 @@ fn cost(
         };
         spb += worst * phase.repeat;
     }
-    Ok(Costed { plan, spb, arch })
+    let intra_hops = lat::IntraHops::of(fab, design, &plan);
+    Ok(Costed {
+        plan,
+        spb,
+        arch,
+        intra_hops,
+    })
 }
 
 impl<'d> Evaluator<'d> {
@@ -542,8 +550,34 @@ fn resource_label(fab: &Fabric, design: &Design, r: Resource) -> String {
 }
 
 /// Plans and costs every applicable algorithm; errors only when none works.
+///
+/// On large fabrics the algorithms are planned on several threads (each plan is independent of
+/// the others); the outcome is the same as planning them one after another in order.
 #[allow(clippy::too_many_arguments)]
 fn make_plans(
+    fab: &Fabric,
+    design: &Design,
+    groups: &[Vec<u32>],
+    op: Op,
+    choice: AlgoChoice,
+    routing: Routing,
+    protocol: Option<Protocol>,
+    keep: Keep,
+) -> Result<(Vec<Costed>, u32), CollectiveError> {
+    let threads = if fab.arc_count() >= PARALLEL_ARCS {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        1
+    };
+    make_plans_on(
+        threads, fab, design, groups, op, choice, routing, protocol, keep,
+    )
+}
+
+/// `make_plans` on up to `threads` threads.
+#[allow(clippy::too_many_arguments)]
+fn make_plans_on(
+    threads: usize,
     fab: &Fabric,
     design: &Design,
     groups: &[Vec<u32>],
@@ -560,73 +594,57 @@ fn make_plans(
         .map(|&g| fab.node_of_gpu(g).arch)
         .reduce(ArchRow::min)
         .unwrap_or(ArchRow::Ampere);
-    let mut router = Router::new(fab);
-    let mut plans: Vec<Costed> = Vec::new();
-    let mut first_error: Option<CollectiveError> = None;
-    let mut best: Option<Choice> = None;
-    // Loads no result will report on go back to the router for the next plans.
-    let release = |router: &mut Router, plan: &mut Plan| {
-        for phase in plan.phases.drain(..) {
-            if let Ok(loads) = std::rc::Rc::try_unwrap(phase.loads) {
-                router.recycle_loads(loads);
-            }
-        }
-    };
     // SHARP needs a reducing switch on every tree; with none in the fabric its plan always
     // fails, and under Auto that failure is never reported (ring runs or fails first), so
     // it is not planned at all. Forced, it is, for its reason.
     let any_reducing = fab.in_network.iter().any(|&r| r);
-    for algorithm in algorithms_for(op, choice, domains) {
-        if algorithm == Algorithm::Sharp && choice == AlgoChoice::Auto && !any_reducing {
-            continue;
-        }
-        let t0 = std::time::Instant::now();
-        let attempt = algorithms::plan(
-            fab,
-            &mut router,
-            &gs,
-            op,
-            algorithm,
-            routing == Routing::Adaptive,
-        );
-        let t1 = t0.elapsed();
-        let attempt = attempt.and_then(|p| cost(fab, design, p, arch));
-        if std::env::var_os("RY_TIMING").is_some() {
-            eprintln!(
-                "{algorithm} plan {t1:?} {algorithm} cost {:?}",
-                t0.elapsed() - t1
-            );
-        }
-        match attempt {
-            Ok(c) => {
-                if protocol.is_none_or(|p| protocols_for(&c.plan).contains(&p)) {
-                    plans.push(c);
-                    let i = plans.len() - 1;
-                    match keep {
-                        Keep::All => {}
-                        Keep::Nothing => release(&mut router, &mut plans[i].plan),
-                        Keep::BestAt(s) => {
-                            let before = best.map(|b| b.0);
-                            if weigh(&mut best, i, &plans[i], op, protocol, s, |_| {}) {
-                                if let Some(j) = before.filter(|&j| j != i) {
-                                    release(&mut router, &mut plans[j].plan);
-                                }
-                            } else {
-                                release(&mut router, &mut plans[i].plan);
-                            }
-                        }
-                    }
-                } else if first_error.is_none() {
-                    first_error = Some(CollectiveError::AlgorithmUnavailable {
-                        algorithm,
-                        op,
-                        reason: format!(
-                            "it does not run the {} protocol",
-                            protocol.map_or("", |p| p.label())
-                        ),
-                    });
-                }
-            }
+    let algorithms: Vec<Algorithm> = algorithms_for(op, choice, domains)
+        .into_iter()
+        .filter(|&a| !(a == Algorithm::Sharp && choice == AlgoChoice::Auto && !any_reducing))
+        .collect();
+    let job = PlanJob {
+        fab,
+        design,
+        gs: &gs,
+        op,
+        adaptive: routing == Routing::Adaptive,
+        protocol,
+        keep,
+        arch,
+    };
+    let threads = threads.min(algorithms.len());
+    let mut outcomes: Vec<(usize, Result<Costed, CollectiveError>)> = if threads > 1 {
+        // The costliest plans first, each thread taking the next one when it is free.
+        let mut queue: Vec<usize> = (0..algorithms.len()).collect();
+        queue.sort_by_key(|&i| std::cmp::Reverse(relative_plan_cost(algorithms[i])));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let take = || {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            queue.get(k).map(|&i| (i, algorithms[i]))
+        };
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| scope.spawn(|| job.run(take)))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| match h.join() {
+                    Ok(v) => v,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        })
+    } else {
+        let mut order = algorithms.iter().copied().enumerate();
+        job.run(|| order.next())
+    };
+    outcomes.sort_by_key(|(i, _)| *i);
+
+    let mut plans: Vec<Costed> = Vec::new();
+    let mut first_error: Option<CollectiveError> = None;
+    for (_, outcome) in outcomes {
+        match outcome {
+            Ok(c) => plans.push(c),
             Err(e) => {
                 // A hard error (not connected, no capacity) outranks "not applicable".
                 let hard = !matches!(e, CollectiveError::AlgorithmUnavailable { .. });
@@ -651,7 +669,131 @@ fn make_plans(
             }),
         );
     }
+    if let Keep::BestAt(s) = keep {
+        // Each thread kept its own best; only the overall one keeps its loads.
+        let mut best: Option<Choice> = None;
+        for (i, c) in plans.iter().enumerate() {
+            weigh(&mut best, i, c, op, protocol, s, |_| {});
+        }
+        let chosen = best.map_or(0, |b| b.0);
+        for (i, c) in plans.iter_mut().enumerate() {
+            if i != chosen {
+                c.plan.phases.clear();
+            }
+        }
+    }
     Ok((plans, domains))
+}
+
+/// Fabrics with at least this many arcs plan their algorithms on several threads; below it
+/// a thread costs more than it saves.
+const PARALLEL_ARCS: usize = 1 << 16;
+
+/// Rough planning work of an algorithm relative to the others, to start the long ones first.
+fn relative_plan_cost(a: Algorithm) -> u8 {
+    match a {
+        Algorithm::Tree | Algorithm::Sharp => 3,
+        Algorithm::NvlsTree | Algorithm::Ring => 2,
+        Algorithm::Hierarchical | Algorithm::Direct => 1,
+        Algorithm::Nvls => 0,
+    }
+}
+
+/// What every plan of one `make_plans` call shares.
+struct PlanJob<'a, 'f> {
+    fab: &'f Fabric,
+    design: &'a Design,
+    gs: &'a algorithms::Groups<'a>,
+    op: Op,
+    adaptive: bool,
+    protocol: Option<Protocol>,
+    keep: Keep,
+    arch: ArchRow,
+}
+
+impl PlanJob<'_, '_> {
+    /// Plans and costs the algorithms `next` hands out, with a router of its own; returns
+    /// each one's outcome by its index. Loads no result will report on go back to the router
+    /// for the next plans.
+    fn run(
+        &self,
+        mut next: impl FnMut() -> Option<(usize, Algorithm)>,
+    ) -> Vec<(usize, Result<Costed, CollectiveError>)> {
+        let fab = self.fab;
+        let mut router = Router::new(fab);
+        let mut out: Vec<(usize, Result<Costed, CollectiveError>)> = Vec::new();
+        // This thread's best so far: (its fastest time, its index, its position in `out`).
+        let mut best: Option<(f64, usize, usize)> = None;
+        let release = |router: &mut Router, plan: &mut Plan| {
+            for phase in plan.phases.drain(..) {
+                if let Ok(loads) = std::sync::Arc::try_unwrap(phase.loads) {
+                    router.recycle_loads(loads);
+                }
+            }
+        };
+        while let Some((index, algorithm)) = next() {
+            let t0 = std::time::Instant::now();
+            let attempt =
+                algorithms::plan(fab, &mut router, self.gs, self.op, algorithm, self.adaptive);
+            let t1 = t0.elapsed();
+            let attempt = attempt.and_then(|p| cost(fab, self.design, p, self.arch));
+            if std::env::var_os("RY_TIMING").is_some() {
+                eprintln!(
+                    "{algorithm} plan {t1:?} {algorithm} cost {:?}",
+                    t0.elapsed() - t1
+                );
+            }
+            let outcome = match attempt {
+                Ok(c)
+                    if self
+                        .protocol
+                        .is_none_or(|p| protocols_for(&c.plan).contains(&p)) =>
+                {
+                    Ok(c)
+                }
+                Ok(mut c) => {
+                    release(&mut router, &mut c.plan);
+                    Err(CollectiveError::AlgorithmUnavailable {
+                        algorithm,
+                        op: self.op,
+                        reason: format!(
+                            "it does not run the {} protocol",
+                            self.protocol.map_or("", |p| p.label())
+                        ),
+                    })
+                }
+                Err(e) => Err(e),
+            };
+            out.push((index, outcome));
+            let at = out.len() - 1;
+            let (_, Ok(c)) = &mut out[at] else {
+                continue;
+            };
+            match self.keep {
+                Keep::All => {}
+                Keep::Nothing => release(&mut router, &mut c.plan),
+                Keep::BestAt(s) => {
+                    // The tuner keeps the first strictly fastest in index order; threads
+                    // take indices out of order, so ties go to the lower index explicitly.
+                    let mut fastest: Option<Choice> = None;
+                    weigh(&mut fastest, index, c, self.op, self.protocol, s, |_| {});
+                    let t = fastest.map_or(f64::INFINITY, |(_, _, l, b)| l + b);
+                    let wins = best.is_none_or(|(bt, bi, _)| t < bt || (t == bt && index < bi));
+                    if wins {
+                        if let Some((_, _, j)) = best
+                            && let (_, Ok(old)) = &mut out[j]
+                        {
+                            release(&mut router, &mut old.plan);
+                        }
+                        best = Some((t, index, at));
+                    } else {
+                        release(&mut router, &mut c.plan);
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 /// (latency µs, bandwidth µs) of a costed plan at a size and protocol.
@@ -665,18 +807,18 @@ fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
         let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
         bw = bw.max(s * op.busbw_factor(plan.n) / cap);
     }
-    (latency_us(plan, op, p), bw * 1e6)
+    (latency_us(plan, &c.intra_hops, op, p), bw * 1e6)
 }
 
-/// Latency by NCCL's model: base + steps × per-step latency by hop type, plus our stack and
-/// switch latency on network steps.
-fn latency_us(plan: &Plan, op: Op, p: Protocol) -> f64 {
+/// Latency by NCCL's model: base + steps × per-step latency by hop type (intra-node hops as
+/// calibrated, see `IntraHops`), plus our stack and switch latency on network steps.
+fn latency_us(plan: &Plan, hops: &lat::IntraHops, op: Op, p: Protocol) -> f64 {
     let n = f64::from(plan.n);
     let m = f64::from(plan.domains);
     let g = f64::from(plan.max_domain_gpus);
     let multi = plan.domains > 1;
     let intra = |algo: TableAlgo| -> f64 {
-        let l = plan.intra_hw.map_or(0.0, |hw| lat::hw_latency(hw, algo, p));
+        let l = plan.intra_hw.map_or(0.0, |hw| hops.hw_latency(hw, algo, p));
         if multi {
             l.max(lat::net_overhead(p))
         } else {
@@ -709,15 +851,15 @@ fn latency_us(plan: &Plan, op: Op, p: Protocol) -> f64 {
                 lat::base_latency(TableAlgo::Tree, p) + 2.0 * (n - 1.0) * intra(TableAlgo::Tree)
             }
         }
-        Algorithm::Nvls => lat::hw_latency(Hw::NvLink, TableAlgo::Nvls, p) + fill,
+        Algorithm::Nvls => hops.hw_latency(Hw::NvLink, TableAlgo::Nvls, p) + fill,
         Algorithm::NvlsTree => {
-            lat::hw_latency(Hw::NvLink, TableAlgo::NvlsTree, p)
+            hops.hw_latency(Hw::NvLink, TableAlgo::NvlsTree, p)
                 + 2.0 * lat::log2_ceil(plan.domains) * inter(TableAlgo::NvlsTree)
                 + fill
         }
         Algorithm::Sharp => {
             let intra_hw = plan.intra_hw.unwrap_or(Hw::NvLink);
-            2.0 * ((g - 1.0).min(1.0) * lat::hw_latency(intra_hw, TableAlgo::CollNetDirect, p)
+            2.0 * ((g - 1.0).min(1.0) * hops.hw_latency(intra_hw, TableAlgo::CollNetDirect, p)
                 + (g - 1.0) * 0.4)
                 + inter(TableAlgo::CollNetDirect)
                 + fill
@@ -868,4 +1010,87 @@ pub(crate) fn evaluate_groups(
         out.push(best);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::PartId;
+
+    /// Planning on two threads gives what planning one after another does, bit for bit: the
+    /// same plans in the same order, the same costs, the same loads kept.
+    #[test]
+    fn threads_change_nothing() {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(64);
+        spec.node = Some(PartId::new("dgx-h100"));
+        let design = generate(&spec, &catalog).expect("generate");
+        let fab = fabric::build(&design, &catalog).expect("fabric");
+        let all: Vec<u32> = (0..fab.gpus.len() as u32).collect();
+        let half: Vec<u32> = (0..fab.gpus.len() as u32 / 2).collect();
+        let summary =
+            |threads: usize, groups: &[Vec<u32>], op: Op, routing: Routing, keep: Keep| {
+                let (plans, _) = make_plans_on(
+                    threads,
+                    &fab,
+                    &design,
+                    groups,
+                    op,
+                    AlgoChoice::Auto,
+                    routing,
+                    None,
+                    keep,
+                )
+                .expect("plans");
+                plans
+                    .iter()
+                    .map(|c| {
+                        let loads: Vec<Vec<u64>> = c
+                            .plan
+                            .phases
+                            .iter()
+                            .map(|p| p.loads.iter().map(|l| l.to_bits()).collect())
+                            .collect();
+                        (
+                            c.plan.algorithm,
+                            c.spb.to_bits(),
+                            c.plan.net_extra_us.to_bits(),
+                            loads,
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+        let mut kept_somewhere = 0;
+        for groups in [vec![all.clone()], vec![half.clone()]] {
+            for op in [Op::AllReduce, Op::AllGather, Op::AllToAll] {
+                for routing in [Routing::Ecmp, Routing::Adaptive] {
+                    for keep in [
+                        Keep::All,
+                        Keep::BestAt(1e3),
+                        Keep::BestAt(1e9),
+                        Keep::Nothing,
+                    ] {
+                        let one = summary(1, &groups, op, routing, keep);
+                        let two = summary(2, &groups, op, routing, keep);
+                        assert_eq!(one, two, "{op} {routing:?} {keep:?}");
+                        if keep != Keep::Nothing {
+                            kept_somewhere += one.iter().filter(|p| !p.3.is_empty()).count();
+                        }
+                        if let Keep::BestAt(_) = keep {
+                            let kept = one.iter().filter(|p| !p.3.is_empty()).count();
+                            assert_eq!(
+                                kept, 1,
+                                "{op} {keep:?}: exactly the chosen plan keeps loads"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(kept_somewhere > 12);
+        // All-reduce plans several algorithms: the threads had work to share.
+        assert!(summary(1, &[all], Op::AllReduce, Routing::Ecmp, Keep::All).len() >= 4);
+    }
 }
