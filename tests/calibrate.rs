@@ -178,18 +178,9 @@ fn four_dgx(catalog: &Catalog) -> Design {
 
 /// The log the model prints for `design` with IB at `efficiency` and `latency_us` per hop.
 fn synthetic_log(design: &Design, catalog: &Catalog, efficiency: f64, latency_us: f64) -> String {
-    let mut truth = design.clone();
     let mut cal = Calibration::default();
     cal.set(LinkTech::InfiniBand, Some(efficiency), Some(latency_us));
-    truth.calibration = Some(cal);
-    let results = sweep(
-        &truth,
-        catalog,
-        &CollectiveQuery::new(Op::AllReduce, Bytes(0)),
-    )
-    .unwrap();
-    let rows: Vec<(Bytes, f64)> = results.iter().map(|r| (r.bytes, r.time_us)).collect();
-    format_nccl_log(Op::AllReduce, results[0].gpus, &rows)
+    log_of(design, catalog, cal)
 }
 
 #[test]

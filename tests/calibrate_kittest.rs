@@ -51,6 +51,37 @@ fn log_with_ib_at_075(design: &Design, catalog: &Catalog) -> String {
     format_nccl_log(Op::AllReduce, results[0].gpus, &rows)
 }
 
+/// The window, open, with the four-DGX design and a log of it with InfiniBand at 0.75;
+/// `floating` shows it as the app does (an egui::Window), else its contents fill the frame.
+fn window_with_log(floating: bool) -> Harness<'static, State> {
+    let catalog = Catalog::builtin();
+    let design = four_dgx(&catalog);
+    let text = log_with_ib_at_075(&design, &catalog);
+    let state = State {
+        window: CalibrateWindow::default(),
+        design,
+        catalog,
+        emitted: Vec::new(),
+    };
+    let mut harness = Harness::builder()
+        .with_size(Vec2::new(900.0, 1000.0))
+        .build_ui_state(
+            move |ui, s: &mut State| {
+                let command = if floating {
+                    s.window.show(ui.ctx(), &s.design, &s.catalog)
+                } else {
+                    s.window.ui(ui, &s.design, &s.catalog)
+                };
+                s.emitted.extend(command);
+            },
+            state,
+        );
+    harness.state_mut().window.open = true;
+    harness.state_mut().window.text = text;
+    harness.run();
+    harness
+}
+
 /// Steps frames until the background fit is in (polling, bounded), then lets the UI settle:
 /// `run` fails if anything still asks for repaints, so this also checks that the window
 /// idles once the spinner is gone.
@@ -70,28 +101,7 @@ fn run_until_fitted(harness: &mut Harness<'_, State>) {
 
 #[test]
 fn paste_fit_and_apply() {
-    let catalog = Catalog::builtin();
-    let design = four_dgx(&catalog);
-    let text = log_with_ib_at_075(&design, &catalog);
-    let state = State {
-        window: CalibrateWindow::default(),
-        design,
-        catalog,
-        emitted: Vec::new(),
-    };
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(900.0, 1000.0))
-        .build_ui_state(
-            |ui, s: &mut State| {
-                if let Some(c) = s.window.ui(ui, &s.design, &s.catalog) {
-                    s.emitted.push(c);
-                }
-            },
-            state,
-        );
-    harness.state_mut().window.open = true;
-    harness.state_mut().window.text = text;
-    harness.run();
+    let mut harness = window_with_log(false);
     harness.get_by_label("Fit").click();
     harness.step();
     // The click started the fit on its own thread: the frame came back with a spinner (a
@@ -120,28 +130,7 @@ fn paste_fit_and_apply() {
 
 #[test]
 fn a_fit_of_a_design_edited_meanwhile_is_dropped() {
-    let catalog = Catalog::builtin();
-    let design = four_dgx(&catalog);
-    let text = log_with_ib_at_075(&design, &catalog);
-    let state = State {
-        window: CalibrateWindow::default(),
-        design,
-        catalog,
-        emitted: Vec::new(),
-    };
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(900.0, 1000.0))
-        .build_ui_state(
-            |ui, s: &mut State| {
-                if let Some(c) = s.window.ui(ui, &s.design, &s.catalog) {
-                    s.emitted.push(c);
-                }
-            },
-            state,
-        );
-    harness.state_mut().window.open = true;
-    harness.state_mut().window.text = text;
-    harness.run();
+    let mut harness = window_with_log(false);
     harness.get_by_label("Fit").click();
     harness.step();
     assert!(harness.state().window.is_fitting());
@@ -158,29 +147,7 @@ fn a_fit_of_a_design_edited_meanwhile_is_dropped() {
 
 #[test]
 fn closing_the_window_drops_the_fit() {
-    let catalog = Catalog::builtin();
-    let design = four_dgx(&catalog);
-    let text = log_with_ib_at_075(&design, &catalog);
-    let state = State {
-        window: CalibrateWindow::default(),
-        design,
-        catalog,
-        emitted: Vec::new(),
-    };
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(900.0, 1000.0))
-        .build_ui_state(
-            |ui, s: &mut State| {
-                // The window as the app shows it: a floating egui::Window.
-                if let Some(c) = s.window.show(ui.ctx(), &s.design, &s.catalog) {
-                    s.emitted.push(c);
-                }
-            },
-            state,
-        );
-    harness.state_mut().window.open = true;
-    harness.state_mut().window.text = text;
-    harness.run();
+    let mut harness = window_with_log(true);
     harness.get_by_label("Fit").click();
     harness.step();
     assert!(harness.state().window.is_fitting());

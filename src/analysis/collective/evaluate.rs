@@ -564,29 +564,6 @@ fn make_plans(
     protocol: Option<Protocol>,
     keep: Keep,
 ) -> Result<(Vec<Costed>, u32), CollectiveError> {
-    let threads = if fab.arc_count() >= PARALLEL_ARCS {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        1
-    };
-    make_plans_on(
-        threads, fab, design, groups, op, choice, routing, protocol, keep,
-    )
-}
-
-/// `make_plans` on up to `threads` threads.
-#[allow(clippy::too_many_arguments)]
-fn make_plans_on(
-    threads: usize,
-    fab: &Fabric,
-    design: &Design,
-    groups: &[Vec<u32>],
-    op: Op,
-    choice: AlgoChoice,
-    routing: Routing,
-    protocol: Option<Protocol>,
-    keep: Keep,
-) -> Result<(Vec<Costed>, u32), CollectiveError> {
     let gs = algorithms::Groups::new(fab, groups);
     let domains = gs.segs[0].len() as u32;
     let arch = groups[0]
@@ -612,7 +589,7 @@ fn make_plans_on(
         keep,
         arch,
     };
-    let threads = threads.min(algorithms.len());
+    let threads = plan_threads(fab).min(algorithms.len());
     let mut outcomes: Vec<(usize, Result<Costed, CollectiveError>)> = if threads > 1 {
         // The costliest plans first, each thread taking the next one when it is free.
         let mut queue: Vec<usize> = (0..algorithms.len()).collect();
@@ -688,6 +665,25 @@ fn make_plans_on(
 /// Fabrics with at least this many arcs plan their algorithms on several threads; below it
 /// a thread costs more than it saves.
 const PARALLEL_ARCS: usize = 1 << 16;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set the number of planning threads whatever the fabric's size.
+    static PLAN_THREADS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// How many threads plan a fabric's algorithms.
+fn plan_threads(fab: &Fabric) -> usize {
+    #[cfg(test)]
+    if let Some(n) = PLAN_THREADS.with(std::cell::Cell::get) {
+        return n;
+    }
+    if fab.arc_count() >= PARALLEL_ARCS {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        1
+    }
+}
 
 /// Rough planning work of an algorithm relative to the others, to start the long ones first.
 fn relative_plan_cost(a: Algorithm) -> u8 {
@@ -1032,8 +1028,8 @@ mod tests {
         let half: Vec<u32> = (0..fab.gpus.len() as u32 / 2).collect();
         let summary =
             |threads: usize, groups: &[Vec<u32>], op: Op, routing: Routing, keep: Keep| {
-                let (plans, _) = make_plans_on(
-                    threads,
+                PLAN_THREADS.with(|c| c.set(Some(threads)));
+                let plans = make_plans(
                     &fab,
                     &design,
                     groups,
@@ -1042,8 +1038,9 @@ mod tests {
                     routing,
                     None,
                     keep,
-                )
-                .expect("plans");
+                );
+                PLAN_THREADS.with(|c| c.set(None));
+                let (plans, _) = plans.expect("plans");
                 plans
                     .iter()
                     .map(|c| {
