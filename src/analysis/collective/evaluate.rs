@@ -305,11 +305,7 @@ impl<'d> Evaluator<'d> {
         q: &CollectiveQuery,
         keep: Keep,
     ) -> Result<Self, CollectiveError> {
-        let t0 = std::time::Instant::now();
         let fab = fabric::build(design, catalog)?;
-        if std::env::var_os("RY_TIMING").is_some() {
-            eprintln!("build {:?}", t0.elapsed());
-        }
         let total = fab.gpus.len() as u64;
         if total == 0 {
             return Err(CollectiveError::NoGpus);
@@ -339,11 +335,7 @@ impl<'d> Evaluator<'d> {
             q.protocol,
             keep,
         )?;
-        let t0 = std::time::Instant::now();
         let (bound, in_network_bound) = busbw_bounds(&fab, &groups[0], q.op);
-        if std::env::var_os("RY_TIMING").is_some() {
-            eprintln!("bounds {:?}", t0.elapsed());
-        }
         Ok(Evaluator {
             design,
             fab,
@@ -377,12 +369,8 @@ impl<'d> Evaluator<'d> {
             0.0
         };
         let busbw = algbw * self.op.busbw_factor(self.n);
-        let __t = std::time::Instant::now();
         let (bottleneck, link_utilization, device_utilization) =
             self.bottleneck(chosen, bandwidth_us, time_us);
-        if std::env::var_os("RY_TIMING").is_some() {
-            eprintln!("bottleneck {:?}", __t.elapsed());
-        }
         let mut notes = chosen.plan.notes.clone();
         if chosen.plan.algorithm.reduces_in_network() {
             notes.push(format!(
@@ -728,17 +716,9 @@ impl PlanJob<'_, '_> {
             }
         };
         while let Some((index, algorithm)) = next() {
-            let t0 = std::time::Instant::now();
             let attempt =
-                algorithms::plan(fab, &mut router, self.gs, self.op, algorithm, self.adaptive);
-            let t1 = t0.elapsed();
-            let attempt = attempt.and_then(|p| cost(fab, self.design, p, self.arch));
-            if std::env::var_os("RY_TIMING").is_some() {
-                eprintln!(
-                    "{algorithm} plan {t1:?} {algorithm} cost {:?}",
-                    t0.elapsed() - t1
-                );
-            }
+                algorithms::plan(fab, &mut router, self.gs, self.op, algorithm, self.adaptive)
+                    .and_then(|p| cost(fab, self.design, p, self.arch));
             let outcome = match attempt {
                 Ok(c)
                     if self

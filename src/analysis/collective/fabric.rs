@@ -293,7 +293,6 @@ struct DevLink {
 
 /// Builds the fabric. Errors name unknown parts; nothing here panics on user data.
 pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, CollectiveError> {
-    let __t = std::time::Instant::now();
     let n_dev = design.devices.len();
     let index_of = DeviceIndex::new(design);
     let is_switch = |i: usize| matches!(design.devices[i].kind, DeviceKind::Switch(_));
@@ -391,10 +390,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             *v = 0.5;
         }
     }
-
-    if std::env::var_os("RY_TIMING").is_some() {
-        eprintln!("  build stage 0 {:?}", __t.elapsed());
-    }
     // Per device: routable links (port, arc out, arc in, far end), in link order.
     let mut dl_start = vec![0u32; n_dev + 1];
     for (li, &[ia, ib, ..]) in ends.iter().enumerate() {
@@ -438,10 +433,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     }
     drop(fill);
     let links_of = |i: usize| &dev_links[dl_start[i] as usize..dl_start[i + 1] as usize];
-
-    if std::env::var_os("RY_TIMING").is_some() {
-        eprintln!("  build stage 1 {:?}", __t.elapsed());
-    }
     // Transit: switches, and GPU nodes cabled only to other GPU nodes or hosts (a Thunderbolt
     // ring of Macs forwards at the IP layer). Nodes on switches never forward: NCCL does not
     // route through a third server.
@@ -455,10 +446,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             }
             _ => false,
         };
-    }
-
-    if std::env::var_os("RY_TIMING").is_some() {
-        eprintln!("  build stage 2 {:?}", __t.elapsed());
     }
     // Scale-up domains: rack domains by device, every other node on its own.
     let mut domains: Vec<Domain> = Vec::new();
@@ -725,10 +712,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             arch,
         });
     }
-
-    if std::env::var_os("RY_TIMING").is_some() {
-        eprintln!("  build stage 3 {:?}", __t.elapsed());
-    }
     // Routing graph over transit devices: each one's transit neighbours, in link order.
     let mut adj_start: Vec<u32> = Vec::with_capacity(n_dev + 1);
     let mut adj: Vec<Adj> = Vec::new();
@@ -814,10 +797,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         class_adj.extend(groups[s..e].iter().map(|g| g.class));
     }
     class_adj_start.push(class_adj.len() as u32);
-
-    if std::env::var_os("RY_TIMING").is_some() {
-        eprintln!("  build stage 6 {:?}", __t.elapsed());
-    }
     let in_network = design
         .devices
         .iter()

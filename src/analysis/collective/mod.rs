@@ -236,20 +236,9 @@ pub fn collective(
     catalog: &Catalog,
     q: &CollectiveQuery,
 ) -> Result<CollectiveResult, CollectiveError> {
-    let t0 = std::time::Instant::now();
     let ev =
         evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::BestAt(q.bytes.0 as f64))?;
-    let t1 = t0.elapsed();
     let r = ev.result_at(q.bytes);
-    let t2 = t0.elapsed();
-    drop(ev);
-    if std::env::var_os("RY_TIMING").is_some() {
-        eprintln!(
-            "new {t1:?} result {:?} drop {:?}",
-            t2 - t1,
-            t0.elapsed() - t2
-        );
-    }
     Ok(r)
 }
 
