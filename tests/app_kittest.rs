@@ -4,62 +4,19 @@
 //! presets (one with the link heatmap) are rendered by wgpu; on Linux a software adapter
 //! (Mesa lavapipe, package `mesa-vulkan-drivers`) does. `UPDATE_SNAPSHOTS=1` rewrites them.
 
+mod common;
+
+use common::app::{WINDOW, app, app_picking, harness, open_preset, wait_for_analysis};
 use egui::accesskit::Role;
-use egui::{Key, Modifiers, Vec2, ViewportCommand, ViewportEvent, ViewportId};
+use egui::{Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
-use railyard::app::files::{DialogAnswer, ScriptedDialogs};
+use egui_kittest::kittest::Queryable;
 use railyard::app::{Prefs, RailyardApp};
 use railyard::model::command::Command;
 use railyard::model::factory::default_link;
 use railyard::model::{Bandwidth, Catalog, DeviceId, DeviceKind, LinkId, LinkState, PartId};
 use std::collections::{BTreeSet, HashSet};
-use std::time::{Duration, Instant};
-
-const WINDOW: Vec2 = Vec2::new(1440.0, 900.0);
-
-fn app() -> RailyardApp {
-    RailyardApp::new(Catalog::builtin(), Prefs::default())
-}
-
-fn harness(app: RailyardApp) -> Harness<'static, RailyardApp> {
-    Harness::builder()
-        .with_size(WINDOW)
-        // A real frame or two for layout, a few more for popups: an app that keeps asking
-        // for repaints still fails `run()` quickly.
-        .with_max_steps(12)
-        .build_eframe(move |_cc| app)
-}
-
-/// Runs frames until the sidebar's numbers belong to the current revision. The worker
-/// wakes the UI itself; a frame never waits for it, so the test does.
-fn wait_for_analysis(harness: &mut Harness<'_, RailyardApp>) {
-    let start = Instant::now();
-    while !harness.state().analysis_is_current() {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the analysis worker never caught up"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-        harness.step();
-    }
-    harness.run();
-}
-
-fn open_preset(harness: &mut Harness<'_, RailyardApp>, title: &str) {
-    harness.get_by_label("File").click();
-    harness.run();
-    // A submenu button's label carries its arrow too (and the status bar mentions the menu).
-    harness
-        .query_all_by_label_contains("Open preset")
-        .find(|n| n.accesskit_node().role() == Role::Button)
-        .expect("the Open preset submenu")
-        .click();
-    harness.run();
-    harness.get_by_label(title).click();
-    harness.run();
-    wait_for_analysis(harness);
-}
+use std::time::Duration;
 
 fn bisection_gbit_s(harness: &Harness<'_, RailyardApp>) -> f64 {
     let (_, analysis) = harness.state().analysis().expect("an analysis");
@@ -242,11 +199,7 @@ fn a_bad_file_shows_a_banner_and_keeps_the_design() {
         "(\n  version: 1,\n  design: (name: \"x\", devices: [oops]),\n)",
     )
     .expect("writes");
-    let mut app = app();
-    app.set_dialogs(Box::new(ScriptedDialogs {
-        answers: [DialogAnswer::Picked(bad.clone())].into(),
-    }));
-    let mut harness = harness(app);
+    let mut harness = harness(app_picking(bad.clone()));
     harness.state_mut().add_part(&PartId::new("qm9700"));
     harness.run();
     harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
@@ -265,11 +218,7 @@ fn a_bad_file_shows_a_banner_and_keeps_the_design() {
 fn save_as_through_an_injected_dialog_then_title_and_dirty_flag() {
     let dir = tempfile::tempdir().expect("temp dir");
     let target = dir.path().join("mine");
-    let mut app = app();
-    app.set_dialogs(Box::new(ScriptedDialogs {
-        answers: [DialogAnswer::Picked(target.clone())].into(),
-    }));
-    let mut harness = harness(app);
+    let mut harness = harness(app_picking(target.clone()));
     harness.state_mut().add_part(&PartId::new("qm9700"));
     harness.run();
     assert!(harness.state().document().is_dirty());

@@ -3,28 +3,22 @@
 //! what `railyard compare` computes for the same designs, and the changes must carry the
 //! right sign. No file dialogs, no snapshots.
 
-use egui::Vec2;
+mod common;
+
+use common::app::{app, click_menu, harness, open_preset, wait_until};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use railyard::analysis::compare::compare;
 use railyard::analysis::cost::{bom_lines, cost_summary};
+use railyard::app::RailyardApp;
 use railyard::app::files::{DialogAnswer, ScriptedDialogs};
 use railyard::app::presets::PRESETS;
-use railyard::app::{Prefs, RailyardApp};
 use railyard::model::{Bytes, Catalog, Design, Usd};
 use std::time::{Duration, Instant};
 
 const HGX: &str = "4 × HGX H100, 400G RoCE";
 const STAR: &str = "4 × RTX 4090 workstation, 10 GbE switch";
-
-fn harness() -> Harness<'static, RailyardApp> {
-    let app = RailyardApp::new(Catalog::builtin(), Prefs::default());
-    Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .with_max_steps(12)
-        .build_eframe(move |_cc| app)
-}
 
 fn preset(title: &str) -> Design {
     PRESETS
@@ -35,46 +29,11 @@ fn preset(title: &str) -> Design {
         .expect("the preset loads")
 }
 
-fn click_menu(harness: &mut Harness<'_, RailyardApp>, menu: &str, item: &str) {
-    harness.get_by_label(menu).click();
-    harness.run();
-    harness
-        .query_all_by_label_contains(item)
-        .find(|n| n.accesskit_node().role() == Role::Button)
-        .unwrap_or_else(|| panic!("menu item {item}"))
-        .click();
-    harness.run();
-}
-
-fn open_preset(harness: &mut Harness<'_, RailyardApp>, title: &str) {
-    click_menu(harness, "File", "Open preset");
-    harness.get_by_label(title).click();
-    harness.run();
-}
-
-/// Steps until `done` holds; the background threads wake the UI, the test waits for them.
-fn wait_until(
-    harness: &mut Harness<'_, RailyardApp>,
-    what: &str,
-    done: impl Fn(&RailyardApp) -> bool,
-) {
-    let start = Instant::now();
-    while !done(harness.state()) {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "{what} never came"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-        harness.step();
-    }
-    harness.run();
-}
-
 #[test]
 fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
     let catalog = Catalog::builtin();
     let (hgx, star) = (preset(HGX), preset(STAR));
-    let mut harness = harness();
+    let mut harness = harness(app());
     open_preset(&mut harness, HGX);
     open_preset(&mut harness, STAR);
     assert_eq!(harness.state().tab_count(), 2);
@@ -165,7 +124,7 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
 fn export_png_writes_the_canvas_area_of_a_screenshot() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("canvas.png");
-    let mut harness = harness();
+    let mut harness = harness(app());
     let mut dialogs = ScriptedDialogs::default();
     dialogs
         .answers
@@ -197,7 +156,7 @@ fn export_png_writes_the_canvas_area_of_a_screenshot() {
 
 #[test]
 fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
-    let mut harness = harness();
+    let mut harness = harness(app());
     open_preset(&mut harness, HGX);
     wait_until(&mut harness, "the analysis", |app| {
         app.analysis_is_current()
@@ -259,7 +218,7 @@ fn bom_export_from_the_menu_writes_the_csv_and_falls_back_to_a_path_field() {
         .push_back(DialogAnswer::Picked(picked.clone()));
     // The second export finds no dialog: the in-app path field asks instead.
     dialogs.answers.push_back(DialogAnswer::Unavailable);
-    let mut harness = harness();
+    let mut harness = harness(app());
     harness.state_mut().set_dialogs(Box::new(dialogs));
     open_preset(&mut harness, HGX);
 

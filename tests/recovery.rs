@@ -9,14 +9,12 @@
 
 mod common;
 
+use common::app::{app, app_picking, harness};
 use common::xvfb::{Reaped, start_xvfb, tool_available};
-use egui::{Key, Modifiers, Vec2};
-use egui_kittest::Harness;
+use egui::{Key, Modifiers};
 use egui_kittest::kittest::Queryable;
 use railyard::app::autosave::{Autosave, AutosaveConfig, find_orphans};
 use railyard::app::document::{Document, nudge_command};
-use railyard::app::files::{DialogAnswer, ScriptedDialogs};
-use railyard::app::{Prefs, RailyardApp};
 use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::io::{load_design, save_design};
 use railyard::model::{Catalog, Design, DeviceId, PartId};
@@ -211,17 +209,6 @@ fn crashed_session(root: &Path, original: Option<&Path>) -> (PathBuf, f32) {
     (session, x_of(doc.design(), id))
 }
 
-fn harness(app: RailyardApp) -> Harness<'static, RailyardApp> {
-    Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .with_max_steps(12)
-        .build_eframe(move |_cc| app)
-}
-
-fn app() -> RailyardApp {
-    RailyardApp::new(Catalog::builtin(), Prefs::default())
-}
-
 /// Checks the app offers the recovery dialog for `root`, clicks Recover, and checks the tab.
 fn recover_through_the_dialog(root: &Path, original: Option<&Path>, expected_x: f32) {
     let mut app = app();
@@ -307,11 +294,7 @@ fn unwritable_target(dir: &Path) -> PathBuf {
 fn a_failed_save_shows_path_and_reason_and_keeps_the_design_unsaved() {
     let dir = tempfile::tempdir().expect("temp dir");
     let target = unwritable_target(dir.path());
-    let mut app = app();
-    app.set_dialogs(Box::new(ScriptedDialogs {
-        answers: [DialogAnswer::Picked(target.clone())].into(),
-    }));
-    let mut harness = harness(app);
+    let mut harness = harness(app_picking(target.clone()));
     harness.state_mut().add_part(&PartId::new("qm9700"));
     harness.run();
     harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);

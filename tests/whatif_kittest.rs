@@ -1,13 +1,14 @@
 //! The what-if toggle driven through the window (egui_kittest): fail a link from the
 //! inspector's What-if section, see the sidebar's change against the healthy design, undo it.
 
-use egui::accesskit::Role;
-use egui::{Key, Modifiers, Vec2};
+mod common;
+
+use common::app::{WINDOW, open_preset, wait_for_analysis};
+use egui::{Key, Modifiers};
 use egui_kittest::Harness;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use railyard::app::{Prefs, RailyardApp};
 use railyard::model::{Bandwidth, Catalog, DeviceKind, LinkState};
-use std::time::{Duration, Instant};
 
 fn harness() -> Harness<'static, RailyardApp> {
     // A tall inspector, so the What-if section under a switch's properties is on screen.
@@ -17,43 +18,13 @@ fn harness() -> Harness<'static, RailyardApp> {
     };
     let app = RailyardApp::new(Catalog::builtin(), prefs);
     Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
+        .with_size(WINDOW)
         .with_max_steps(12)
         .build_eframe(move |_cc| app)
 }
 
-fn wait_for_analysis(harness: &mut Harness<'_, RailyardApp>) {
-    let start = Instant::now();
-    while !harness.state().analysis_is_current() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the analysis worker never caught up"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-        harness.step();
-    }
-    harness.run();
-}
-
-fn open_preset(harness: &mut Harness<'_, RailyardApp>, title: &str) {
-    harness.get_by_label("File").click();
-    harness.run();
-    harness
-        .query_all_by_label_contains("Open preset")
-        .find(|n| n.accesskit_node().role() == Role::Button)
-        .expect("the Open preset submenu")
-        .click();
-    harness.run();
-    harness.get_by_label(title).click();
-    harness.run();
-    wait_for_analysis(harness);
-}
-
-#[test]
-fn failing_a_link_shows_the_loss_against_healthy_and_undo_restores_it() {
-    let mut harness = harness();
-    // 4 HGX H100 nodes, each with 8 × 400G NICs on one switch.
-    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+/// The design is healthy: no what-if comparison, in the analysis or on screen.
+fn assert_no_whatif(harness: &Harness<'_, RailyardApp>) {
     assert!(
         harness
             .state()
@@ -64,6 +35,14 @@ fn failing_a_link_shows_the_loss_against_healthy_and_undo_restores_it() {
             .is_none()
     );
     assert!(harness.query_by_label_contains("What-if:").is_none());
+}
+
+#[test]
+fn failing_a_link_shows_the_loss_against_healthy_and_undo_restores_it() {
+    let mut harness = harness();
+    // 4 HGX H100 nodes, each with 8 × 400G NICs on one switch.
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    assert_no_whatif(&harness);
 
     // One node-to-switch link, selected alone.
     let design = harness.state().document().design();
@@ -133,16 +112,7 @@ fn failing_a_link_shows_the_loss_against_healthy_and_undo_restores_it() {
         Some(LinkState::Up)
     );
     wait_for_analysis(&mut harness);
-    assert!(
-        harness
-            .state()
-            .analysis()
-            .expect("analysis")
-            .1
-            .whatif
-            .is_none()
-    );
-    assert!(harness.query_by_label_contains("What-if:").is_none());
+    assert_no_whatif(&harness);
     assert_eq!(
         harness
             .state()

@@ -231,7 +231,7 @@ pub fn compare(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -263,7 +263,8 @@ mod tests {
         assert_eq!(c.row("all_reduce_time_us").unwrap().value_text(0), "—");
     }
 
-    fn workstation_star(nodes: u32, catalog: &Catalog) -> Design {
+    /// `nodes` workstations of two RTX 4090s on a 10 GbE switch.
+    pub(crate) fn workstation_star(nodes: u32, catalog: &Catalog) -> Design {
         use crate::generate::{Template, TemplateSpec, generate};
         use crate::model::PartId;
         let mut spec = TemplateSpec::new(Template::Star);

@@ -556,19 +556,9 @@ mod tests {
 
     #[test]
     fn assembled_columns_match_a_direct_comparison() {
-        use crate::generate::{Template, TemplateSpec, generate};
-        use crate::model::PartId;
+        use crate::analysis::compare::tests::workstation_star;
         let catalog = Catalog::builtin();
-        let star = |nodes: u32| {
-            let mut spec = TemplateSpec::new(Template::Star);
-            spec.nodes = Some(nodes);
-            spec.node = Some(PartId::new("workstation"));
-            spec.gpu = Some(PartId::new("rtx-4090"));
-            spec.gpus_per_node = Some(2);
-            spec.switch = Some(PartId::new("crs317-16x10g"));
-            generate(&spec, &catalog).expect("a star builds")
-        };
-        let (two, four) = (star(2), star(4));
+        let (two, four) = (workstation_star(2, &catalog), workstation_star(4, &catalog));
         let bytes = Bytes(1 << 20);
         let direct = compare(
             &[("two".into(), two.clone()), ("four".into(), four.clone())],

@@ -152,6 +152,17 @@ pub enum PathField {
     Closed,
 }
 
+/// A small window centred on the screen, neither collapsible nor resizable: the app's
+/// dialogs (path fields, Generate) all look alike.
+pub fn dialog_window<'o>(ctx: &egui::Context, title: &str, open: &'o mut bool) -> egui::Window<'o> {
+    egui::Window::new(title)
+        .open(open)
+        .pivot(egui::Align2::CENTER_CENTER)
+        .default_pos(ctx.content_rect().center())
+        .collapsible(false)
+        .resizable(false)
+}
+
 /// A small centred window asking for a file path: the fallback wherever no file dialog can
 /// appear. The caller keeps `text` across frames and drops it on `Accepted` or `Closed`.
 pub fn path_field_window(
@@ -163,18 +174,12 @@ pub fn path_field_window(
 ) -> PathField {
     let mut open = true;
     let mut done = false;
-    egui::Window::new(title)
-        .open(&mut open)
-        .pivot(egui::Align2::CENTER_CENTER)
-        .default_pos(ctx.content_rect().center())
-        .collapsible(false)
-        .resizable(false)
-        .show(ctx, |ui| {
-            ui.label(label);
-            let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
-            let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            done = ui.button(button).clicked() || entered;
-        });
+    dialog_window(ctx, title, &mut open).show(ctx, |ui| {
+        ui.label(label);
+        let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
+        let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        done = ui.button(button).clicked() || entered;
+    });
     let path = PathBuf::from(text.trim());
     if done && !path.as_os_str().is_empty() {
         PathField::Accepted(path)

@@ -1117,51 +1117,45 @@ impl RailyardApp {
         let mut open = true;
         let mut done = false;
         let mut browse = false;
-        egui::Window::new(title)
-            .open(&mut open)
-            .pivot(egui::Align2::CENTER_CENTER)
-            .default_pos(ctx.content_rect().center())
-            .collapsible(false)
-            .resizable(false)
-            .show(ctx, |ui| {
-                ui.label("Path of the design file:");
-                let r = ui.add(
-                    egui::TextEdit::singleline(&mut prompt.text)
-                        .desired_width(420.0)
-                        .hint_text("/path/to/cluster.ron"),
-                );
-                if prompt.focus {
-                    r.request_focus();
-                    prompt.focus = false;
+        files::dialog_window(ctx, title, &mut open).show(ctx, |ui| {
+            ui.label("Path of the design file:");
+            let r = ui.add(
+                egui::TextEdit::singleline(&mut prompt.text)
+                    .desired_width(420.0)
+                    .hint_text("/path/to/cluster.ron"),
+            );
+            if prompt.focus {
+                r.request_focus();
+                prompt.focus = false;
+            }
+            let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            ui.horizontal(|ui| {
+                let verb = match prompt.purpose {
+                    PathPurpose::Open => "Open",
+                    PathPurpose::SaveAs => "Save",
+                };
+                if ui.button(verb).clicked() || entered {
+                    done = true;
                 }
-                let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                ui.horizontal(|ui| {
-                    let verb = match prompt.purpose {
-                        PathPurpose::Open => "Open",
-                        PathPurpose::SaveAs => "Save",
-                    };
-                    if ui.button(verb).clicked() || entered {
-                        done = true;
-                    }
-                    if ui
-                        .button("Browse…")
-                        .on_hover_text("Use the system file dialog")
-                        .clicked()
-                    {
-                        browse = true;
-                    }
-                });
-                if prompt.purpose == PathPurpose::Open && !self.prefs.recent.is_empty() {
-                    ui.separator();
-                    ui.label("Recent:");
-                    for path in &self.prefs.recent {
-                        if ui.link(path.display().to_string()).clicked() {
-                            prompt.text = path.display().to_string();
-                            done = true;
-                        }
-                    }
+                if ui
+                    .button("Browse…")
+                    .on_hover_text("Use the system file dialog")
+                    .clicked()
+                {
+                    browse = true;
                 }
             });
+            if prompt.purpose == PathPurpose::Open && !self.prefs.recent.is_empty() {
+                ui.separator();
+                ui.label("Recent:");
+                for path in &self.prefs.recent {
+                    if ui.link(path.display().to_string()).clicked() {
+                        prompt.text = path.display().to_string();
+                        done = true;
+                    }
+                }
+            }
+        });
         let purpose = prompt.purpose;
         let path = PathBuf::from(prompt.text.trim());
         if done && !path.as_os_str().is_empty() {

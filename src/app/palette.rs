@@ -235,99 +235,93 @@ pub fn generate_dialog_ui(
     }
     let mut open = dialog.open;
     let mut result = None;
-    egui::Window::new("Generate a design")
-        .open(&mut open)
-        .pivot(egui::Align2::CENTER_CENTER)
-        .default_pos(ctx.content_rect().center())
-        .collapsible(false)
-        .resizable(false)
-        .show(ctx, |ui| {
-            let spec = &mut dialog.spec;
-            egui::Grid::new("generate-params")
-                .num_columns(2)
-                .spacing([12.0, 6.0])
-                .show(ui, |ui| {
-                    ui.label("Template");
-                    ComboBox::from_id_salt("template")
-                        .selected_text(spec.template.cli_name())
-                        .show_ui(ui, |ui| {
-                            for t in Template::ALL {
-                                ui.selectable_value(&mut spec.template, t, t.cli_name())
-                                    .on_hover_text(template_help(t));
-                            }
-                        });
-                    ui.end_row();
-                    ui.label("");
-                    ui.weak(template_help(spec.template));
-                    ui.end_row();
-                    let nodes_label = if spec.template == Template::Nvl72 {
-                        "Racks"
-                    } else {
-                        "Nodes"
-                    };
-                    optional_number(ui, nodes_label, &mut spec.nodes, 4, 1..=131_072);
-                    optional_part(ui, "Node", catalog, &[PartCategory::Node], &mut spec.node);
-                    optional_part(ui, "GPU", catalog, &[PartCategory::Gpu], &mut spec.gpu);
-                    optional_number(ui, "GPUs per node", &mut spec.gpus_per_node, 8, 1..=16);
-                    optional_number(ui, "PCIe generation", &mut spec.pcie_generation, 5, 3..=6);
-                    ui.label("NVLink bridges");
-                    ui.checkbox(&mut spec.nvlink_bridge, "pair cards with bridges");
-                    ui.end_row();
-                    optional_part(ui, "NIC", catalog, &[PartCategory::Nic], &mut spec.nic);
-                    optional_number(ui, "NICs per node", &mut spec.nics_per_node, 8, 0..=16);
-                    ui.label("Transport");
-                    ui.horizontal(|ui| {
-                        ui.radio_value(&mut spec.transport, None, "default");
-                        ui.radio_value(&mut spec.transport, Some(Transport::Rdma), "RDMA");
-                        ui.radio_value(&mut spec.transport, Some(Transport::Tcp), "TCP");
-                    });
-                    ui.end_row();
-                    optional_part(
-                        ui,
-                        "Switch",
-                        catalog,
-                        &[PartCategory::Switch],
-                        &mut spec.switch,
-                    );
-                    optional_part(
-                        ui,
-                        "Cable (direct)",
-                        catalog,
-                        &[PartCategory::Cable],
-                        &mut spec.link,
-                    );
-                    ui.label("Oversubscription");
-                    ui.add(
-                        DragValue::new(&mut spec.oversubscription)
-                            .range(1.0..=16.0)
-                            .speed(0.05)
-                            .suffix(" : 1"),
-                    );
-                    ui.end_row();
-                    ui.label("Switch tiers");
-                    ui.add(DragValue::new(&mut spec.tiers).range(1..=3));
-                    ui.end_row();
-                });
-            if let Some(error) = &dialog.error {
-                ui.colored_label(ui.visuals().error_fg_color, error);
-            }
-            ui.horizontal(|ui| {
-                if ui.button("Generate").clicked() {
-                    match generate(&dialog.spec, catalog) {
-                        Ok(design) => {
-                            dialog.error = None;
-                            result = Some(design);
+    super::files::dialog_window(ctx, "Generate a design", &mut open).show(ctx, |ui| {
+        let spec = &mut dialog.spec;
+        egui::Grid::new("generate-params")
+            .num_columns(2)
+            .spacing([12.0, 6.0])
+            .show(ui, |ui| {
+                ui.label("Template");
+                ComboBox::from_id_salt("template")
+                    .selected_text(spec.template.cli_name())
+                    .show_ui(ui, |ui| {
+                        for t in Template::ALL {
+                            ui.selectable_value(&mut spec.template, t, t.cli_name())
+                                .on_hover_text(template_help(t));
                         }
-                        Err(e) => dialog.error = Some(e.to_string()),
-                    }
-                }
-                if ui.button("Reset").clicked() {
-                    dialog.spec = TemplateSpec::new(dialog.spec.template);
-                    dialog.error = None;
-                }
+                    });
+                ui.end_row();
+                ui.label("");
+                ui.weak(template_help(spec.template));
+                ui.end_row();
+                let nodes_label = if spec.template == Template::Nvl72 {
+                    "Racks"
+                } else {
+                    "Nodes"
+                };
+                optional_number(ui, nodes_label, &mut spec.nodes, 4, 1..=131_072);
+                optional_part(ui, "Node", catalog, &[PartCategory::Node], &mut spec.node);
+                optional_part(ui, "GPU", catalog, &[PartCategory::Gpu], &mut spec.gpu);
+                optional_number(ui, "GPUs per node", &mut spec.gpus_per_node, 8, 1..=16);
+                optional_number(ui, "PCIe generation", &mut spec.pcie_generation, 5, 3..=6);
+                ui.label("NVLink bridges");
+                ui.checkbox(&mut spec.nvlink_bridge, "pair cards with bridges");
+                ui.end_row();
+                optional_part(ui, "NIC", catalog, &[PartCategory::Nic], &mut spec.nic);
+                optional_number(ui, "NICs per node", &mut spec.nics_per_node, 8, 0..=16);
+                ui.label("Transport");
+                ui.horizontal(|ui| {
+                    ui.radio_value(&mut spec.transport, None, "default");
+                    ui.radio_value(&mut spec.transport, Some(Transport::Rdma), "RDMA");
+                    ui.radio_value(&mut spec.transport, Some(Transport::Tcp), "TCP");
+                });
+                ui.end_row();
+                optional_part(
+                    ui,
+                    "Switch",
+                    catalog,
+                    &[PartCategory::Switch],
+                    &mut spec.switch,
+                );
+                optional_part(
+                    ui,
+                    "Cable (direct)",
+                    catalog,
+                    &[PartCategory::Cable],
+                    &mut spec.link,
+                );
+                ui.label("Oversubscription");
+                ui.add(
+                    DragValue::new(&mut spec.oversubscription)
+                        .range(1.0..=16.0)
+                        .speed(0.05)
+                        .suffix(" : 1"),
+                );
+                ui.end_row();
+                ui.label("Switch tiers");
+                ui.add(DragValue::new(&mut spec.tiers).range(1..=3));
+                ui.end_row();
             });
-            ui.label(RichText::new("The design opens in a new tab.").weak());
+        if let Some(error) = &dialog.error {
+            ui.colored_label(ui.visuals().error_fg_color, error);
+        }
+        ui.horizontal(|ui| {
+            if ui.button("Generate").clicked() {
+                match generate(&dialog.spec, catalog) {
+                    Ok(design) => {
+                        dialog.error = None;
+                        result = Some(design);
+                    }
+                    Err(e) => dialog.error = Some(e.to_string()),
+                }
+            }
+            if ui.button("Reset").clicked() {
+                dialog.spec = TemplateSpec::new(dialog.spec.template);
+                dialog.error = None;
+            }
         });
+        ui.label(RichText::new("The design opens in a new tab.").weak());
+    });
     dialog.open = open && result.is_none();
     result
 }

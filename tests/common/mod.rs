@@ -1,3 +1,6 @@
-//! Helpers shared by the test files that start the real binary.
+//! Helpers shared by test files: the designer under egui_kittest, and Xvfb for the files
+//! that start the real binary. Each test file uses a part of them.
+#![allow(dead_code)]
 
+pub mod app;
 pub mod xvfb;
