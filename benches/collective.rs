@@ -1,12 +1,15 @@
 //! Collective model on rail-optimized DGX H100 fabrics of 1,024, 16,384 and 131,072 GPUs.
 //! Targets: all-reduce (auto) and all-to-all each within 2 ms, 16 ms and 250 ms.
+//!
+//! `all-reduce-sharp` is all-reduce with the switches reducing in the network, as the
+//! catalog's QM9700 does: the tuner then plans SHARP trees as well.
 
 #[path = "../tests/collective_fixtures/mod.rs"]
 mod collective_fixtures;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use railyard::analysis::collective::{CollectiveQuery, Op, collective};
-use railyard::model::{Bytes, Catalog};
+use railyard::model::{Bytes, Catalog, Design, DeviceKind};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -18,18 +21,33 @@ fn bench(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(10));
     for gpus in [1_024u32, 16_384, 131_072] {
         let design = collective_fixtures::rail_optimized(gpus);
-        for op in [Op::AllReduce, Op::AllToAll] {
+        let sharp = reducing_in_network(design.clone());
+        for (name, design, op) in [
+            ("all-reduce", &design, Op::AllReduce),
+            ("all-reduce-sharp", &sharp, Op::AllReduce),
+            ("all-to-all", &design, Op::AllToAll),
+        ] {
             let q = CollectiveQuery::new(op, Bytes(1 << 30));
             // Fail loudly rather than time an error path.
-            if let Err(e) = collective(&design, &catalog, &q) {
-                panic!("{gpus} GPUs, {op}: {e}");
+            if let Err(e) = collective(design, &catalog, &q) {
+                panic!("{gpus} GPUs, {name}: {e}");
             }
-            group.bench_with_input(BenchmarkId::new(op.cli_name(), gpus), &q, |b, q| {
-                b.iter(|| collective(black_box(&design), &catalog, q))
+            group.bench_with_input(BenchmarkId::new(name, gpus), &q, |b, q| {
+                b.iter(|| collective(black_box(design), &catalog, q))
             });
         }
     }
     group.finish();
+}
+
+/// The design with every switch reducing in the network (SHARP).
+fn reducing_in_network(mut design: Design) -> Design {
+    for d in &mut design.devices {
+        if let DeviceKind::Switch(s) = &mut d.kind {
+            s.features.in_network_reduction = true;
+        }
+    }
+    design
 }
 
 criterion_group!(benches, bench);

@@ -1418,7 +1418,11 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
 impl LoadBuilder<'_, '_> {
     fn router_tree(&mut self, leaves: &[Vx]) -> Result<Vec<(ArcId, ArcId)>, CollectiveError> {
         let fab = self.fab;
-        let unique: HashSet<Vx> = leaves.iter().copied().collect();
+        // Many nodes share a leaf switch; a leaf's path to the root is the same each time, so
+        // each one is walked once, in order of first appearance (which keeps the errors and
+        // the edge order of walking them all).
+        let mut seen: HashSet<Vx> = HashSet::with_capacity(leaves.len().min(1 << 12));
+        let unique: Vec<Vx> = leaves.iter().copied().filter(|&l| seen.insert(l)).collect();
         if unique.len() <= 1 {
             return match leaves.first() {
                 Some(&l) if !fab.in_network[l as usize] => {
@@ -1435,7 +1439,7 @@ impl LoadBuilder<'_, '_> {
             };
         }
         self.router
-            .aggregation_tree(leaves, &fab.in_network)
+            .aggregation_tree(&unique, &fab.in_network)
             .map_err(|e| match e {
                 Ok(u) => unreachable_error(fab, u),
                 Err(reason) => CollectiveError::AlgorithmUnavailable {

@@ -298,6 +298,19 @@ fn cost(
     })
 }
 
+impl Drop for Evaluator<'_> {
+    /// The plans' load buffers serve the next evaluation.
+    fn drop(&mut self) {
+        for c in &mut self.plans {
+            for phase in c.plan.phases.drain(..) {
+                if let Ok(loads) = std::sync::Arc::try_unwrap(phase.loads) {
+                    super::routing::keep_for_later(loads);
+                }
+            }
+        }
+    }
+}
+
 impl<'d> Evaluator<'d> {
     pub fn new(
         design: &'d Design,
@@ -1069,5 +1082,25 @@ mod tests {
         assert!(kept_somewhere > 12);
         // All-reduce plans several algorithms: the threads had work to share.
         assert!(summary(1, &[all], Op::AllReduce, Routing::Ecmp, Keep::All).len() >= 4);
+    }
+
+    /// Load buffers pass from one evaluation to the next: results do not depend on what ran
+    /// before.
+    #[test]
+    fn earlier_evaluations_leave_no_trace() {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(16);
+        spec.node = Some(PartId::new("dgx-h100"));
+        let design = generate(&spec, &catalog).expect("generate");
+        let all_reduce = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
+        let first = super::super::collective(&design, &catalog, &all_reduce).expect("first");
+        assert!(first.time_us > 0.0 && !first.bottleneck.is_empty());
+        for op in [Op::AllToAll, Op::AllGather, Op::AllReduce] {
+            let q = CollectiveQuery::new(op, Bytes(1 << 20));
+            super::super::sweep(&design, &catalog, &q).expect("sweep");
+        }
+        let again = super::super::collective(&design, &catalog, &all_reduce).expect("again");
+        assert_eq!(first, again);
     }
 }

@@ -316,8 +316,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let mut link_line: Vec<f64> = Vec::with_capacity(n_links);
     let mut link_ids: Vec<LinkId> = Vec::with_capacity(n_links);
     let port_estimate = arc_estimate - 2 * n_links;
-    let mut port_line: Vec<f64> = Vec::with_capacity(port_estimate);
-    let mut port_resource: Vec<Resource> = Vec::with_capacity(port_estimate);
     let mut arc_nvlink: Vec<bool> = Vec::with_capacity(arc_estimate);
     let mut link_latency_us = Vec::with_capacity(n_links);
     let mut switch_latency_us = vec![0.0; n_dev];
@@ -447,366 +445,32 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             _ => false,
         };
     }
-    // Scale-up domains: rack domains by device, every other node on its own.
-    let mut domains: Vec<Domain> = Vec::new();
-    let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
-    let mut nodes: Vec<Node> = Vec::with_capacity(node_total);
-    let mut gpus: Vec<Gpu> = Vec::with_capacity(gpu_total);
-    // Consecutive nodes usually share parts: remember the last lookups.
-    let mut last_gpu: Option<(&crate::model::PartId, &crate::model::catalog::GpuSpec)> = None;
-    let mut last_nic: Option<(&crate::model::PartId, Option<u8>)> = None;
-    for (i, d) in design.devices.iter().enumerate() {
-        let DeviceKind::GpuNode(n) = &d.kind else {
-            continue;
-        };
-        let gpu_spec = match last_gpu {
-            Some((id, spec)) if *id == n.gpu => spec,
-            _ => {
-                let spec = catalog
-                    .gpu(&n.gpu)
-                    .ok_or_else(|| CollectiveError::UnknownPart {
-                        part: n.gpu.to_string(),
-                        device: d.id,
-                    })?;
-                last_gpu = Some((&n.gpu, spec));
-                spec
-            }
-        };
-        let arch = ArchRow::of(gpu_spec.arch);
-        let node_index = nodes.len() as u32;
-        let rack = n.domain.and_then(|dom| {
-            let di = index_of.get(dom)?;
-            match &design.devices[di].kind {
-                DeviceKind::NvSwitchDomain(nd) => Some((dom, catalog.domain(&nd.model).cloned())),
-                _ => None,
-            }
-        });
-        let domain = match &rack {
-            Some((dom, _)) => *rack_domain.entry(*dom).or_insert_with(|| {
-                domains.push(Domain { nodes: Vec::new() });
-                domains.len() as u32 - 1
-            }),
-            None => {
-                domains.push(Domain { nodes: Vec::new() });
-                domains.len() as u32 - 1
-            }
-        };
-        domains[domain as usize].nodes.push(node_index);
-
-        let gpu_pcie_gen = gpu_spec.pcie_generation;
-        let (intra, p2p, su_gbit_s, su_tech_nvlink) = match (&rack, &n.scale_up) {
-            (Some((_, spec)), scale_up) => {
-                let per_gpu = spec
-                    .as_ref()
-                    .map(|s| s.per_gpu_gbit_s.gbit_s())
-                    .or(match scale_up {
-                        ScaleUp::NvSwitch { per_gpu_gbit_s, .. } => Some(per_gpu_gbit_s.gbit_s()),
-                        _ => None,
-                    })
-                    .unwrap_or(0.0);
-                let generation = spec.as_ref().map_or(5, |s| s.nvlink_generation);
-                (
-                    Intra::NvSwitch {
-                        nvls: generation >= 4,
-                    },
-                    true,
-                    per_gpu,
-                    true,
-                )
-            }
-            (
-                None,
-                ScaleUp::NvSwitch {
-                    generation,
-                    per_gpu_gbit_s,
-                },
-            ) => (
-                Intra::NvSwitch {
-                    nvls: *generation >= 3,
-                },
-                true,
-                per_gpu_gbit_s.gbit_s(),
-                true,
-            ),
-            (
-                None,
-                ScaleUp::NvLinkBridgePairs {
-                    per_gpu_gbit_s,
-                    peer_to_peer,
-                    ..
-                },
-            ) => (
-                Intra::BridgePairs,
-                *peer_to_peer,
-                per_gpu_gbit_s.gbit_s(),
-                true,
-            ),
-            (None, ScaleUp::Pcie { peer_to_peer, .. }) => (Intra::Pcie, *peer_to_peer, 0.0, false),
-            (None, ScaleUp::UnifiedMemory) => (Intra::Unified, true, 0.0, false),
-        };
-        let node_pcie_gen = match &n.scale_up {
-            ScaleUp::Pcie { generation, .. } => *generation,
-            ScaleUp::NvLinkBridgePairs {
-                pcie_generation, ..
-            } => *pcie_generation,
-            _ => gpu_pcie_gen,
-        };
-        let pcie_gen = gpu_pcie_gen.min(node_pcie_gen.max(1));
-        let gpu_pcie = usable_bytes_per_s(pcie_x16_bandwidth(pcie_gen).gbit_s(), eff::PCIE);
-        let su = usable_bytes_per_s(su_gbit_s, eff::NVLINK);
-
-        let first_gpu = gpus.len() as u32;
-        let k = n.nics.len() as u32;
-        let mut push = |usable: f64, resource: Resource, nvl: bool| {
-            let line = if nvl {
-                usable / eff::NVLINK
-            } else {
-                usable / eff::PCIE
-            };
-            arc_usable.push(usable);
-            port_line.push(line);
-            port_resource.push(resource);
-            arc_nvlink.push(nvl);
-            arc_usable.len() as ArcId - 1
-        };
-        for local in 0..n.gpu_count {
-            let (su_up, su_down) = match intra {
-                Intra::NvSwitch { .. } => (
-                    push(
-                        su,
-                        Resource::ScaleUp {
-                            node: node_index,
-                            gpu: local,
-                            up: true,
-                        },
-                        su_tech_nvlink,
-                    ),
-                    push(
-                        su,
-                        Resource::ScaleUp {
-                            node: node_index,
-                            gpu: local,
-                            up: false,
-                        },
-                        su_tech_nvlink,
-                    ),
-                ),
-                Intra::BridgePairs if (local ^ 1) < n.gpu_count => (
-                    push(
-                        su,
-                        Resource::Bridge {
-                            node: node_index,
-                            from: local,
-                        },
-                        true,
-                    ),
-                    NO_ARC,
-                ),
-                _ => (NO_ARC, NO_ARC),
-            };
-            let (pcie_up, pcie_down) = if intra == Intra::Unified {
-                (NO_ARC, NO_ARC)
-            } else {
-                (
-                    push(
-                        gpu_pcie,
-                        Resource::GpuPcie {
-                            node: node_index,
-                            gpu: local,
-                            up: true,
-                        },
-                        false,
-                    ),
-                    push(
-                        gpu_pcie,
-                        Resource::GpuPcie {
-                            node: node_index,
-                            gpu: local,
-                            up: false,
-                        },
-                        false,
-                    ),
-                )
-            };
-            let nic = if k == 0 {
-                None
-            } else {
-                Some((u64::from(local) * u64::from(k) / u64::from(n.gpu_count.max(1))) as u32)
-            };
-            gpus.push(Gpu {
-                node: node_index,
-                local,
-                su_up,
-                su_down,
-                pcie_up,
-                pcie_down,
-                nic,
-            });
-        }
-
-        let links = links_of(i);
-        let mut nics = Vec::with_capacity(n.nics.len());
-        for (ni, slot) in n.nics.iter().enumerate() {
-            let part_gen = match last_nic {
-                Some((id, g)) if *id == slot.part => g,
-                _ => {
-                    let g = match catalog.get(&slot.part).map(|p| &p.spec) {
-                        Some(PartSpec::Nic(spec)) => Some(spec.pcie_generation),
-                        _ => None,
-                    };
-                    last_nic = Some((&slot.part, g));
-                    g
-                }
-            };
-            let nic_gen = part_gen.unwrap_or(node_pcie_gen);
-            let share = if slot.gpudirect {
-                1.0
-            } else {
-                eff::NO_GPUDIRECT_PCIE_SHARE
-            };
-            let cap = usable_bytes_per_s(
-                pcie_x16_bandwidth(nic_gen.min(node_pcie_gen.max(1)).max(1)).gbit_s(),
-                eff::PCIE * share,
-            );
-            let line = cap / (eff::PCIE * share);
-            for up in [true, false] {
-                arc_usable.push(cap);
-                port_line.push(line);
-                port_resource.push(Resource::NicPcie {
-                    node: node_index,
-                    nic: ni as u32,
-                    up,
-                });
-                arc_nvlink.push(false);
-            }
-            let up = arc_usable.len() as ArcId - 2;
-            let access = links
-                .iter()
-                .find(|l| l.port == ni as u32)
-                .map(|l| (l.out, l.inn, l.far));
-            nics.push(Nic {
-                pcie_up: up,
-                pcie_down: up + 1,
-                access,
-            });
-        }
-        let nic_ports = k;
-        let mut other_access: Vec<(ArcId, ArcId, Vx)> = links
-            .iter()
-            .filter(|l| l.port >= nic_ports)
-            .map(|l| (l.out, l.inn, l.far))
-            .collect();
-        if other_access.is_empty() {
-            other_access = links.iter().map(|l| (l.out, l.inn, l.far)).collect();
-        }
-        nodes.push(Node {
-            device: d.id,
-            vertex: i as Vx,
-            first_gpu,
-            gpu_count: n.gpu_count,
-            intra,
-            p2p,
-            domain,
-            nics,
-            other_access,
-            arch,
-        });
-    }
-    // Routing graph over transit devices: each one's transit neighbours, in link order.
-    let mut adj_start: Vec<u32> = Vec::with_capacity(n_dev + 1);
-    let mut adj: Vec<Adj> = Vec::new();
-    for i in 0..n_dev {
-        adj_start.push(adj.len() as u32);
-        if transit[i] {
-            adj.extend(
-                links_of(i)
-                    .iter()
-                    .filter(|l| transit[l.far as usize])
-                    .map(|l| Adj {
-                        nbr: l.far,
-                        out: l.out,
-                        inn: l.inn,
-                    }),
-            );
-        }
-    }
-    adj_start.push(adj.len() as u32);
-    let span = |i: usize| adj_start[i] as usize..adj_start[i + 1] as usize;
-
-    // Twin classes: identical multisets of transit neighbours, numbered by first appearance.
-    let mut class = vec![u32::MAX; n_dev];
-    let mut keys: HashMap<Vec<Vx>, u32, FxBuild> = HashMap::default();
-    let mut key: Vec<Vx> = Vec::new();
-    for i in 0..n_dev {
-        if !transit[i] {
-            continue;
-        }
-        key.clear();
-        key.extend(adj[span(i)].iter().map(|a| a.nbr));
-        key.sort();
-        let next = keys.len() as u32;
-        class[i] = match keys.get(&key) {
-            Some(&c) => c,
-            None => {
-                keys.insert(key.clone(), next);
-                next
-            }
-        };
-    }
-    let class_count = keys.len() as u32;
-    drop(keys);
-
-    // Each adjacency sorted by (neighbour class, neighbour), in runs of one class.
-    let mut grp_start = Vec::with_capacity(n_dev + 1);
-    let mut groups = Vec::new();
-    let mut class_rep = vec![u32::MAX; class_count as usize];
-    let mut keyed: Vec<(u64, Adj)> = Vec::new();
-    for i in 0..n_dev {
-        grp_start.push(groups.len() as u32);
-        let range = span(i);
-        let base = range.start as u32;
-        let list = &mut adj[range];
-        sort_adjacency(list, &class, &mut keyed);
-        let mut j = 0;
-        while j < list.len() {
-            let c = class[list[j].nbr as usize];
-            let s = j;
-            while j < list.len() && class[list[j].nbr as usize] == c {
-                j += 1;
-            }
-            groups.push(AdjGroup {
-                class: c,
-                start: base + s as u32,
-                end: base + j as u32,
-            });
-        }
-        if transit[i] && class_rep[class[i] as usize] == u32::MAX {
-            class_rep[class[i] as usize] = i as u32;
-        }
-    }
-    grp_start.push(groups.len() as u32);
-
-    let mut class_adj_start = Vec::with_capacity(class_count as usize + 1);
-    let mut class_adj = Vec::new();
-    for &rep in &class_rep {
-        class_adj_start.push(class_adj.len() as u32);
-        let (s, e) = (
-            grp_start[rep as usize] as usize,
-            grp_start[rep as usize + 1] as usize,
-        );
-        class_adj.extend(groups[s..e].iter().map(|g| g.class));
-    }
-    class_adj_start.push(class_adj.len() as u32);
-    let in_network = design
-        .devices
-        .iter()
-        .map(|d| matches!(&d.kind, DeviceKind::Switch(s) if s.features.in_network_reduction))
-        .collect();
-    let is_node = design
-        .devices
-        .iter()
-        .map(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
-        .collect();
+    let NodePart {
+        nodes,
+        gpus,
+        domains,
+        line: port_line,
+        resource: port_resource,
+    } = NodePart::build(
+        design,
+        catalog,
+        &index_of,
+        &links_of,
+        (&mut arc_usable, &mut arc_nvlink),
+        (node_total, gpu_total, port_estimate),
+    )?;
+    let RoutingGraph {
+        adj_start,
+        adj,
+        grp_start,
+        groups,
+        class,
+        class_count,
+        class_adj_start,
+        class_adj,
+        in_network,
+        is_node,
+    } = RoutingGraph::build(design, &transit, &links_of);
     let mut fab = Fabric {
         in_network,
         is_node,
@@ -834,6 +498,440 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     };
     eff::apply_calibration(&mut fab, design);
     Ok(fab)
+}
+
+/// The GPU nodes' side of the fabric: nodes, GPUs, scale-up domains, and the port arcs (GPU
+/// scale-up and PCIe, NIC PCIe), numbered after the link arcs. Their usable capacity and
+/// NVLink flag go straight onto the fabric's per-arc lists.
+struct NodePart {
+    nodes: Vec<Node>,
+    gpus: Vec<Gpu>,
+    domains: Vec<Domain>,
+    line: Vec<f64>,
+    resource: Vec<Resource>,
+}
+
+impl NodePart {
+    fn build<'d>(
+        design: &'d Design,
+        catalog: &Catalog,
+        index_of: &DeviceIndex,
+        links_of: &dyn Fn(usize) -> &'d [DevLink],
+        (usable, nvlink): (&mut Vec<f64>, &mut Vec<bool>),
+        (node_total, gpu_total, port_estimate): (usize, usize, usize),
+    ) -> Result<NodePart, CollectiveError> {
+        let mut line: Vec<f64> = Vec::with_capacity(port_estimate);
+        let mut resource: Vec<Resource> = Vec::with_capacity(port_estimate);
+        // Scale-up domains: rack domains by device, every other node on its own.
+        let mut domains: Vec<Domain> = Vec::new();
+        let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
+        let mut nodes: Vec<Node> = Vec::with_capacity(node_total);
+        let mut gpus: Vec<Gpu> = Vec::with_capacity(gpu_total);
+        // Consecutive nodes usually share parts: remember the last lookups.
+        let mut last_gpu: Option<(&crate::model::PartId, &crate::model::catalog::GpuSpec)> = None;
+        let mut last_nic: Option<(&crate::model::PartId, Option<u8>)> = None;
+        for (i, d) in design.devices.iter().enumerate() {
+            let DeviceKind::GpuNode(n) = &d.kind else {
+                continue;
+            };
+            let gpu_spec = match last_gpu {
+                Some((id, spec)) if *id == n.gpu => spec,
+                _ => {
+                    let spec = catalog
+                        .gpu(&n.gpu)
+                        .ok_or_else(|| CollectiveError::UnknownPart {
+                            part: n.gpu.to_string(),
+                            device: d.id,
+                        })?;
+                    last_gpu = Some((&n.gpu, spec));
+                    spec
+                }
+            };
+            let arch = ArchRow::of(gpu_spec.arch);
+            let node_index = nodes.len() as u32;
+            let rack = n.domain.and_then(|dom| {
+                let di = index_of.get(dom)?;
+                match &design.devices[di].kind {
+                    DeviceKind::NvSwitchDomain(nd) => {
+                        Some((dom, catalog.domain(&nd.model).cloned()))
+                    }
+                    _ => None,
+                }
+            });
+            let domain = match &rack {
+                Some((dom, _)) => *rack_domain.entry(*dom).or_insert_with(|| {
+                    domains.push(Domain { nodes: Vec::new() });
+                    domains.len() as u32 - 1
+                }),
+                None => {
+                    domains.push(Domain { nodes: Vec::new() });
+                    domains.len() as u32 - 1
+                }
+            };
+            domains[domain as usize].nodes.push(node_index);
+
+            let gpu_pcie_gen = gpu_spec.pcie_generation;
+            let (intra, p2p, su_gbit_s, su_tech_nvlink) = match (&rack, &n.scale_up) {
+                (Some((_, spec)), scale_up) => {
+                    let per_gpu = spec
+                        .as_ref()
+                        .map(|s| s.per_gpu_gbit_s.gbit_s())
+                        .or(match scale_up {
+                            ScaleUp::NvSwitch { per_gpu_gbit_s, .. } => {
+                                Some(per_gpu_gbit_s.gbit_s())
+                            }
+                            _ => None,
+                        })
+                        .unwrap_or(0.0);
+                    let generation = spec.as_ref().map_or(5, |s| s.nvlink_generation);
+                    (
+                        Intra::NvSwitch {
+                            nvls: generation >= 4,
+                        },
+                        true,
+                        per_gpu,
+                        true,
+                    )
+                }
+                (
+                    None,
+                    ScaleUp::NvSwitch {
+                        generation,
+                        per_gpu_gbit_s,
+                    },
+                ) => (
+                    Intra::NvSwitch {
+                        nvls: *generation >= 3,
+                    },
+                    true,
+                    per_gpu_gbit_s.gbit_s(),
+                    true,
+                ),
+                (
+                    None,
+                    ScaleUp::NvLinkBridgePairs {
+                        per_gpu_gbit_s,
+                        peer_to_peer,
+                        ..
+                    },
+                ) => (
+                    Intra::BridgePairs,
+                    *peer_to_peer,
+                    per_gpu_gbit_s.gbit_s(),
+                    true,
+                ),
+                (None, ScaleUp::Pcie { peer_to_peer, .. }) => {
+                    (Intra::Pcie, *peer_to_peer, 0.0, false)
+                }
+                (None, ScaleUp::UnifiedMemory) => (Intra::Unified, true, 0.0, false),
+            };
+            let node_pcie_gen = match &n.scale_up {
+                ScaleUp::Pcie { generation, .. } => *generation,
+                ScaleUp::NvLinkBridgePairs {
+                    pcie_generation, ..
+                } => *pcie_generation,
+                _ => gpu_pcie_gen,
+            };
+            let pcie_gen = gpu_pcie_gen.min(node_pcie_gen.max(1));
+            let gpu_pcie = usable_bytes_per_s(pcie_x16_bandwidth(pcie_gen).gbit_s(), eff::PCIE);
+            let su = usable_bytes_per_s(su_gbit_s, eff::NVLINK);
+
+            let first_gpu = gpus.len() as u32;
+            let k = n.nics.len() as u32;
+            let mut push = |cap: f64, what: Resource, nvl: bool| {
+                let rate = if nvl {
+                    cap / eff::NVLINK
+                } else {
+                    cap / eff::PCIE
+                };
+                usable.push(cap);
+                line.push(rate);
+                resource.push(what);
+                nvlink.push(nvl);
+                usable.len() as ArcId - 1
+            };
+            for local in 0..n.gpu_count {
+                let (su_up, su_down) = match intra {
+                    Intra::NvSwitch { .. } => (
+                        push(
+                            su,
+                            Resource::ScaleUp {
+                                node: node_index,
+                                gpu: local,
+                                up: true,
+                            },
+                            su_tech_nvlink,
+                        ),
+                        push(
+                            su,
+                            Resource::ScaleUp {
+                                node: node_index,
+                                gpu: local,
+                                up: false,
+                            },
+                            su_tech_nvlink,
+                        ),
+                    ),
+                    Intra::BridgePairs if (local ^ 1) < n.gpu_count => (
+                        push(
+                            su,
+                            Resource::Bridge {
+                                node: node_index,
+                                from: local,
+                            },
+                            true,
+                        ),
+                        NO_ARC,
+                    ),
+                    _ => (NO_ARC, NO_ARC),
+                };
+                let (pcie_up, pcie_down) = if intra == Intra::Unified {
+                    (NO_ARC, NO_ARC)
+                } else {
+                    (
+                        push(
+                            gpu_pcie,
+                            Resource::GpuPcie {
+                                node: node_index,
+                                gpu: local,
+                                up: true,
+                            },
+                            false,
+                        ),
+                        push(
+                            gpu_pcie,
+                            Resource::GpuPcie {
+                                node: node_index,
+                                gpu: local,
+                                up: false,
+                            },
+                            false,
+                        ),
+                    )
+                };
+                let nic = if k == 0 {
+                    None
+                } else {
+                    Some((u64::from(local) * u64::from(k) / u64::from(n.gpu_count.max(1))) as u32)
+                };
+                gpus.push(Gpu {
+                    node: node_index,
+                    local,
+                    su_up,
+                    su_down,
+                    pcie_up,
+                    pcie_down,
+                    nic,
+                });
+            }
+
+            let links = links_of(i);
+            let mut nics = Vec::with_capacity(n.nics.len());
+            for (ni, slot) in n.nics.iter().enumerate() {
+                let part_gen = match last_nic {
+                    Some((id, g)) if *id == slot.part => g,
+                    _ => {
+                        let g = match catalog.get(&slot.part).map(|p| &p.spec) {
+                            Some(PartSpec::Nic(spec)) => Some(spec.pcie_generation),
+                            _ => None,
+                        };
+                        last_nic = Some((&slot.part, g));
+                        g
+                    }
+                };
+                let nic_gen = part_gen.unwrap_or(node_pcie_gen);
+                let share = if slot.gpudirect {
+                    1.0
+                } else {
+                    eff::NO_GPUDIRECT_PCIE_SHARE
+                };
+                let cap = usable_bytes_per_s(
+                    pcie_x16_bandwidth(nic_gen.min(node_pcie_gen.max(1)).max(1)).gbit_s(),
+                    eff::PCIE * share,
+                );
+                let rate = cap / (eff::PCIE * share);
+                for up in [true, false] {
+                    usable.push(cap);
+                    line.push(rate);
+                    resource.push(Resource::NicPcie {
+                        node: node_index,
+                        nic: ni as u32,
+                        up,
+                    });
+                    nvlink.push(false);
+                }
+                let up = usable.len() as ArcId - 2;
+                let access = links
+                    .iter()
+                    .find(|l| l.port == ni as u32)
+                    .map(|l| (l.out, l.inn, l.far));
+                nics.push(Nic {
+                    pcie_up: up,
+                    pcie_down: up + 1,
+                    access,
+                });
+            }
+            let nic_ports = k;
+            let mut other_access: Vec<(ArcId, ArcId, Vx)> = links
+                .iter()
+                .filter(|l| l.port >= nic_ports)
+                .map(|l| (l.out, l.inn, l.far))
+                .collect();
+            if other_access.is_empty() {
+                other_access = links.iter().map(|l| (l.out, l.inn, l.far)).collect();
+            }
+            nodes.push(Node {
+                device: d.id,
+                vertex: i as Vx,
+                first_gpu,
+                gpu_count: n.gpu_count,
+                intra,
+                p2p,
+                domain,
+                nics,
+                other_access,
+                arch,
+            });
+        }
+        Ok(NodePart {
+            nodes,
+            gpus,
+            domains,
+            line,
+            resource,
+        })
+    }
+}
+
+/// The routing graph over transit devices, with its twin classes and their quotient graph.
+struct RoutingGraph {
+    adj_start: Vec<u32>,
+    adj: Vec<Adj>,
+    grp_start: Vec<u32>,
+    groups: Vec<AdjGroup>,
+    class: Vec<u32>,
+    class_count: u32,
+    class_adj_start: Vec<u32>,
+    class_adj: Vec<u32>,
+    in_network: Vec<bool>,
+    is_node: Vec<bool>,
+}
+
+impl RoutingGraph {
+    fn build<'d>(
+        design: &'d Design,
+        transit: &[bool],
+        links_of: &dyn Fn(usize) -> &'d [DevLink],
+    ) -> RoutingGraph {
+        let n_dev = design.devices.len();
+        // Routing graph over transit devices: each one's transit neighbours, in link order.
+        let mut adj_start: Vec<u32> = Vec::with_capacity(n_dev + 1);
+        let mut adj: Vec<Adj> = Vec::new();
+        for i in 0..n_dev {
+            adj_start.push(adj.len() as u32);
+            if transit[i] {
+                adj.extend(
+                    links_of(i)
+                        .iter()
+                        .filter(|l| transit[l.far as usize])
+                        .map(|l| Adj {
+                            nbr: l.far,
+                            out: l.out,
+                            inn: l.inn,
+                        }),
+                );
+            }
+        }
+        adj_start.push(adj.len() as u32);
+        let span = |i: usize| adj_start[i] as usize..adj_start[i + 1] as usize;
+
+        // Twin classes: identical multisets of transit neighbours, numbered by first appearance.
+        let mut class = vec![u32::MAX; n_dev];
+        let mut keys: HashMap<Vec<Vx>, u32, FxBuild> = HashMap::default();
+        let mut key: Vec<Vx> = Vec::new();
+        for i in 0..n_dev {
+            if !transit[i] {
+                continue;
+            }
+            key.clear();
+            key.extend(adj[span(i)].iter().map(|a| a.nbr));
+            key.sort();
+            let next = keys.len() as u32;
+            class[i] = match keys.get(&key) {
+                Some(&c) => c,
+                None => {
+                    keys.insert(key.clone(), next);
+                    next
+                }
+            };
+        }
+        let class_count = keys.len() as u32;
+        drop(keys);
+
+        // Each adjacency sorted by (neighbour class, neighbour), in runs of one class.
+        let mut grp_start = Vec::with_capacity(n_dev + 1);
+        let mut groups = Vec::new();
+        let mut class_rep = vec![u32::MAX; class_count as usize];
+        let mut keyed: Vec<(u64, Adj)> = Vec::new();
+        for i in 0..n_dev {
+            grp_start.push(groups.len() as u32);
+            let range = span(i);
+            let base = range.start as u32;
+            let list = &mut adj[range];
+            sort_adjacency(list, &class, &mut keyed);
+            let mut j = 0;
+            while j < list.len() {
+                let c = class[list[j].nbr as usize];
+                let s = j;
+                while j < list.len() && class[list[j].nbr as usize] == c {
+                    j += 1;
+                }
+                groups.push(AdjGroup {
+                    class: c,
+                    start: base + s as u32,
+                    end: base + j as u32,
+                });
+            }
+            if transit[i] && class_rep[class[i] as usize] == u32::MAX {
+                class_rep[class[i] as usize] = i as u32;
+            }
+        }
+        grp_start.push(groups.len() as u32);
+
+        let mut class_adj_start = Vec::with_capacity(class_count as usize + 1);
+        let mut class_adj = Vec::new();
+        for &rep in &class_rep {
+            class_adj_start.push(class_adj.len() as u32);
+            let (s, e) = (
+                grp_start[rep as usize] as usize,
+                grp_start[rep as usize + 1] as usize,
+            );
+            class_adj.extend(groups[s..e].iter().map(|g| g.class));
+        }
+        class_adj_start.push(class_adj.len() as u32);
+        let in_network = design
+            .devices
+            .iter()
+            .map(|d| matches!(&d.kind, DeviceKind::Switch(s) if s.features.in_network_reduction))
+            .collect();
+        let is_node = design
+            .devices
+            .iter()
+            .map(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+            .collect();
+        RoutingGraph {
+            adj_start,
+            adj,
+            grp_start,
+            groups,
+            class,
+            class_count,
+            class_adj_start,
+            class_adj,
+            in_network,
+            is_node,
+        }
+    }
 }
 
 /// Sorts an adjacency by (neighbour class, neighbour) exactly as `sort_unstable_by_key` does

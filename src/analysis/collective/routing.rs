@@ -85,6 +85,48 @@ pub(crate) struct Unreachable {
     pub to: Vx,
 }
 
+/// Per-arc load buffers that earlier evaluations no longer need, oldest first, for the next
+/// ones: the sidebar evaluates the same fabric, give or take an edit, again and again, and
+/// fresh memory is slow to fill (the kernel maps and zeroes every page on its first write:
+/// at 131,072 GPUs some 18,000 pages per evaluation).
+static SPARE_LOADS: std::sync::Mutex<Vec<Vec<f64>>> = std::sync::Mutex::new(Vec::new());
+
+/// How many spare buffers are kept between evaluations: about what two planning threads
+/// hold at once.
+const KEPT_BUFFERS: usize = 4;
+
+/// `n` zeroed loads in a kept buffer when one fits (large enough, not far too large), else
+/// in fresh memory.
+fn pooled_zeroed(n: usize) -> Vec<f64> {
+    let kept = SPARE_LOADS.lock().ok().and_then(|mut pool| {
+        let fits = |v: &Vec<f64>| v.capacity() >= n && v.capacity() <= 2 * n + (1 << 16);
+        let i = pool.iter().rposition(fits)?;
+        Some(pool.remove(i))
+    });
+    match kept {
+        Some(mut v) => {
+            v.clear();
+            v.resize(n, 0.0);
+            v
+        }
+        None => zeroed(n),
+    }
+}
+
+/// Keeps a load buffer for later evaluations; the oldest kept one goes when there are too
+/// many.
+pub(crate) fn keep_for_later(loads: Vec<f64>) {
+    if loads.capacity() == 0 {
+        return;
+    }
+    let evicted = SPARE_LOADS.lock().ok().and_then(|mut pool| {
+        pool.push(loads);
+        (pool.len() > KEPT_BUFFERS).then(|| pool.remove(0))
+    });
+    // Freed outside the lock.
+    drop(evicted);
+}
+
 pub(crate) struct Router<'f> {
     fab: &'f Fabric,
     /// Per class: hop distances from every class to it, once worked out.
@@ -97,6 +139,14 @@ pub(crate) struct Router<'f> {
     spare_loads: Vec<Vec<f64>>,
     /// Largest number of switch-to-switch hops any routed flow took.
     pub max_hops: u16,
+}
+
+impl Drop for Router<'_> {
+    fn drop(&mut self) {
+        for loads in self.spare_loads.drain(..) {
+            keep_for_later(loads);
+        }
+    }
 }
 
 impl<'f> Router<'f> {
@@ -119,7 +169,7 @@ impl<'f> Router<'f> {
         let n = self.fab.arc_count();
         match self.spare_loads.pop() {
             Some(v) if v.len() == n => v,
-            _ => zeroed(n),
+            _ => pooled_zeroed(n),
         }
     }
 
@@ -246,44 +296,116 @@ impl<'f> Router<'f> {
     }
 
     fn route_ecmp(&mut self, flows: &[NetFlow], loads: &mut [f64]) -> Result<(), Unreachable> {
+        let mut start = 0;
+        while start < flows.len() {
+            let bits = flows[start].bytes.to_bits();
+            let run = flows[start..]
+                .iter()
+                .take_while(|f| f.bytes.to_bits() == bits)
+                .count();
+            self.route_ecmp_run(&flows[start..start + run], loads)?;
+            start += run;
+        }
+        Ok(())
+    }
+
+    /// Routes flows that carry the same bytes per connection, as if one after another. Their
+    /// connections are walked several at a time, a hop each in turn, so that the memory reads
+    /// of one walk overlap those of the others (one walk alone waits on each of its reads).
+    /// Each arc still receives the same value the same number of times, so its sum is the
+    /// same to the last bit; an unreachable pair is reported for the first such flow in order.
+    fn route_ecmp_run(&mut self, flows: &[NetFlow], loads: &mut [f64]) -> Result<(), Unreachable> {
+        /// One connection of one flow on its way.
+        struct Walk {
+            v: Vx,
+            dv: u16,
+            y: Vx,
+            cy: u32,
+            key: u64,
+            conn: u32,
+            flow: usize,
+            qd: Rc<Vec<u16>>,
+        }
+        const LANES: usize = 8;
         let fab = self.fab;
-        let mut last: Option<(u32, Rc<Vec<u16>>)> = None;
-        for f in flows {
-            if f.x == f.y || f.bytes == 0.0 {
-                continue;
-            }
-            let cy = fab.class[f.y as usize];
-            if cy == u32::MAX || fab.class[f.x as usize] == u32::MAX {
-                return Err(Unreachable { from: f.x, to: f.y });
-            }
-            let qd = match &last {
-                Some((c, qd)) if *c == cy => Rc::clone(qd),
-                _ => {
-                    let qd = self.class_dist(cy);
-                    last = Some((cy, Rc::clone(&qd)));
-                    qd
+        let bytes = match flows.first() {
+            Some(f) if f.bytes != 0.0 => f.bytes,
+            _ => return Ok(()),
+        };
+        let mut lanes: Vec<Walk> = Vec::with_capacity(LANES);
+        let (mut next_flow, mut next_conn) = (0usize, 0u32);
+        let mut failed: Option<usize> = None;
+        loop {
+            // Start walks in flow and connection order; none after a failure.
+            while lanes.len() < LANES && failed.is_none() && next_flow < flows.len() {
+                let i = next_flow;
+                let f = &flows[i];
+                let conn = next_conn;
+                next_conn += 1;
+                if next_conn >= f.conns.max(1) || f.x == f.y {
+                    (next_flow, next_conn) = (next_flow + 1, 0);
                 }
-            };
-            let conns = f.conns.max(1);
-            for conn in 0..conns {
-                let mut v = f.x;
-                let mut dv = self.dist(&qd, f.y, cy, v);
+                if f.x == f.y {
+                    continue;
+                }
+                let cy = fab.class[f.y as usize];
+                if cy == u32::MAX || fab.class[f.x as usize] == u32::MAX {
+                    failed = Some(i);
+                    break;
+                }
+                let qd = self.class_dist(cy);
+                let dv = self.dist(&qd, f.y, cy, f.x);
                 if dv == INF {
-                    return Err(Unreachable { from: f.x, to: f.y });
+                    failed = Some(i);
+                    break;
                 }
                 self.max_hops = self.max_hops.max(dv);
-                while dv > 0 {
-                    let hash = ecmp_hash(f.key, conn, v);
-                    let Some(pick) = self.pick_hop(&qd, v, dv, f.y, cy, hash) else {
-                        return Err(Unreachable { from: f.x, to: f.y });
-                    };
-                    loads[pick.out as usize] += f.bytes;
-                    v = pick.nbr;
-                    dv -= 1;
+                if dv > 0 {
+                    lanes.push(Walk {
+                        v: f.x,
+                        dv,
+                        y: f.y,
+                        cy,
+                        key: f.key,
+                        conn,
+                        flow: i,
+                        qd,
+                    });
+                }
+            }
+            if lanes.is_empty() {
+                break;
+            }
+            // One hop for every walk under way.
+            let mut k = 0;
+            while k < lanes.len() {
+                let w = &mut lanes[k];
+                let hash = ecmp_hash(w.key, w.conn, w.v);
+                match self.pick_hop(&w.qd, w.v, w.dv, w.y, w.cy, hash) {
+                    Some(pick) => {
+                        loads[pick.out as usize] += bytes;
+                        w.v = pick.nbr;
+                        w.dv -= 1;
+                    }
+                    None => {
+                        failed = Some(failed.map_or(w.flow, |f| f.min(w.flow)));
+                        w.dv = 0;
+                    }
+                }
+                if w.dv == 0 {
+                    lanes.swap_remove(k);
+                } else {
+                    k += 1;
                 }
             }
         }
-        Ok(())
+        match failed {
+            Some(i) => Err(Unreachable {
+                from: flows[i].x,
+                to: flows[i].y,
+            }),
+            None => Ok(()),
+        }
     }
 
     fn route_adaptive(&mut self, flows: &[NetFlow], loads: &mut [f64]) -> Result<(), Unreachable> {
@@ -634,8 +756,8 @@ impl<'f> Router<'f> {
     }
 
     /// A reduction tree for SHARP: the reducing switch nearest (in worst case) to all
-    /// `leaves` becomes the root; each leaf's path to it joins the tree. Returns the tree's
-    /// arcs (towards the root, away from it). Every switch on the tree must reduce.
+    /// `leaves` (distinct) becomes the root; each leaf's path to it joins the tree. Returns the
+    /// tree's arcs (towards the root, away from it). Every switch on the tree must reduce.
     pub fn aggregation_tree(
         &mut self,
         leaves: &[Vx],
@@ -718,5 +840,130 @@ impl<'f> Router<'f> {
             }
         }
         Ok(edges)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::collective::fabric;
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::{Catalog, PartId};
+
+    /// ECMP one connection after another, the plain way: the reference for `route_ecmp`.
+    fn one_by_one(
+        router: &mut Router,
+        flows: &[NetFlow],
+        loads: &mut [f64],
+    ) -> Result<(), Unreachable> {
+        let fab = router.fab;
+        for f in flows {
+            if f.x == f.y || f.bytes == 0.0 {
+                continue;
+            }
+            let cy = fab.class[f.y as usize];
+            if cy == u32::MAX || fab.class[f.x as usize] == u32::MAX {
+                return Err(Unreachable { from: f.x, to: f.y });
+            }
+            let qd = router.class_dist(cy);
+            for conn in 0..f.conns.max(1) {
+                let (mut v, mut dv) = (f.x, router.dist(&qd, f.y, cy, f.x));
+                if dv == INF {
+                    return Err(Unreachable { from: f.x, to: f.y });
+                }
+                router.max_hops = router.max_hops.max(dv);
+                while dv > 0 {
+                    let pick = router
+                        .pick_hop(&qd, v, dv, f.y, cy, ecmp_hash(f.key, conn, v))
+                        .ok_or(Unreachable { from: f.x, to: f.y })?;
+                    loads[pick.out as usize] += f.bytes;
+                    (v, dv) = (pick.nbr, dv - 1);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Walking connections side by side gives the same loads, bit for bit, the same longest
+    /// path and the same first unreachable pair as walking them one after another.
+    #[test]
+    fn ecmp_walks_side_by_side_change_nothing() {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(512);
+        spec.tiers = 3;
+        spec.node = Some(PartId::new("dgx-h100"));
+        let design = generate(&spec, &catalog).expect("generate");
+        let fab = fabric::build(&design, &catalog).expect("fabric");
+        let switches: Vec<Vx> = (0..fab.transit.len() as Vx)
+            .filter(|&v| fab.transit[v as usize])
+            .collect();
+        assert!(switches.len() > 100);
+        // Flows between random switches; bytes in runs of equal values and odd ones between,
+        // one to four connections, some flows to themselves or of zero bytes.
+        let mut state = 0x1234_5678u64;
+        let mut next = |n: usize| {
+            state = mix(state);
+            (state % n as u64) as usize
+        };
+        let mut flows = Vec::new();
+        for i in 0..4000 {
+            let x = switches[next(switches.len())];
+            let y = if i % 97 == 0 {
+                x
+            } else {
+                switches[next(switches.len())]
+            };
+            let bytes = match i / 300 % 4 {
+                0 | 2 => 0.25,
+                1 => 1.0 / (1 + next(7)) as f64,
+                _ if i % 50 == 0 => 0.0,
+                _ => 3.0,
+            };
+            flows.push(NetFlow {
+                x,
+                y,
+                bytes,
+                conns: 1 + next(4) as u32,
+                key: next(1 << 30) as u64,
+            });
+        }
+        type Route = dyn Fn(&mut Router, &[NetFlow], &mut [f64]) -> Result<(), Unreachable>;
+        let run = |f: &Route, flows: &[NetFlow]| {
+            let mut router = Router::new(&fab);
+            let mut loads = vec![0.5; fab.arc_count()];
+            let outcome = f(&mut router, flows, &mut loads).map_err(|u| (u.from, u.to));
+            let bits: Vec<u64> = loads.iter().map(|l| l.to_bits()).collect();
+            (outcome, router.max_hops, bits)
+        };
+        let side_by_side = |r: &mut Router, f: &[NetFlow], l: &mut [f64]| r.route_ecmp(f, l);
+        let reference = run(&one_by_one, &flows);
+        assert!(reference.0.is_ok() && reference.1 >= 4, "crosses the core");
+        assert_eq!(run(&side_by_side, &flows), reference);
+
+        // Unreachable ends (a GPU node is no switch) part-way through: the first one counts.
+        let node = fab.nodes[0].vertex;
+        let node2 = fab.nodes[1].vertex;
+        flows[1500].y = node;
+        flows[1503].x = node2;
+        let reference = run(&one_by_one, &flows).0;
+        assert_eq!(reference, Err((flows[1500].x, node)));
+        assert_eq!(run(&side_by_side, &flows).0, reference);
+    }
+
+    /// A buffer kept from an earlier evaluation, whatever it held, comes back as zeros of
+    /// the length asked for.
+    #[test]
+    fn kept_buffers_come_back_zeroed() {
+        for _ in 0..2 * KEPT_BUFFERS {
+            keep_for_later(vec![7.0; 1000]);
+        }
+        for n in [900, 1000] {
+            let v = pooled_zeroed(n);
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&x| x == 0.0));
+        }
+        // Never more than a handful kept, whatever other tests add meanwhile.
+        assert!(SPARE_LOADS.lock().map_or(0, |p| p.len()) <= KEPT_BUFFERS);
     }
 }
