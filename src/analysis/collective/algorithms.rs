@@ -755,9 +755,7 @@ fn tree_edges(
             end.out,
             end.inn,
         ] {
-            for _ in 0..deg {
-                b.add(arc, per);
-            }
+            b.add_times(arc, per, deg);
         }
         b.access_latency(end.out);
         b.access_latency(end.inn);

@@ -247,6 +247,7 @@ impl<'f> Router<'f> {
 
     /// The `pick`-th next-hop entry (modulo their number) of `v` towards `y`, in the order
     /// `next_hops` lists them, without listing them; None when there is none.
+    #[inline]
     fn pick_hop(&self, qd: &[u16], v: Vx, dv: u16, y: Vx, cy: u32, pick: u64) -> Option<Adj> {
         let fab = self.fab;
         let groups = fab.adj_groups(v);
