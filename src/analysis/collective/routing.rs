@@ -135,7 +135,8 @@ pub(crate) struct Router<'f> {
     arrive: Vec<f64>,
     member: Vec<bool>,
     buckets: Vec<Vec<Vx>>,
-    /// Per-arc load buffers of finished plans, zeroed, for the next plans to fill.
+    /// Per-arc load buffers of finished plans, for the next plans (zeroed when taken, so a
+    /// buffer that goes on to the kept ones is not zeroed twice).
     spare_loads: Vec<Vec<f64>>,
     /// Largest number of switch-to-switch hops any routed flow took.
     pub max_hops: u16,
@@ -168,14 +169,16 @@ impl<'f> Router<'f> {
     pub fn take_loads(&mut self) -> Vec<f64> {
         let n = self.fab.arc_count();
         match self.spare_loads.pop() {
-            Some(v) if v.len() == n => v,
+            Some(mut v) if v.len() == n => {
+                v.fill(0.0);
+                v
+            }
             _ => pooled_zeroed(n),
         }
     }
 
     /// Hands back a load buffer no plan needs any more.
-    pub fn recycle_loads(&mut self, mut loads: Vec<f64>) {
-        loads.fill(0.0);
+    pub fn recycle_loads(&mut self, loads: Vec<f64>) {
         self.spare_loads.push(loads);
     }
 
