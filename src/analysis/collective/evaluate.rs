@@ -590,31 +590,33 @@ fn make_plans(
         keep,
         arch,
     };
-    let threads = plan_threads(fab).min(algorithms.len());
-    let mut outcomes: Vec<(usize, Result<Costed, CollectiveError>)> = if threads > 1 {
-        // The costliest plans first, each thread taking the next one when it is free.
-        let mut queue: Vec<usize> = (0..algorithms.len()).collect();
-        queue.sort_by_key(|&i| std::cmp::Reverse(relative_plan_cost(algorithms[i])));
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let take = || {
-            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            queue.get(k).map(|&i| (i, algorithms[i]))
-        };
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| scope.spawn(|| job.run(take)))
-                .collect();
-            handles
+    let all: Vec<usize> = (0..algorithms.len()).collect();
+    // When one size's winner is all that is wanted, the algorithms whose step count grows
+    // with the GPUs or domains (ring, hierarchical) are planned after the others, and only
+    // if their latency alone does not exceed the others' best time: at thousands of GPUs it
+    // does, so they cannot win. The choice is the same; they just go uncosted.
+    let (first, last): (Vec<usize>, Vec<usize>) = all
+        .iter()
+        .partition(|&&i| !latency_grows_with_size(algorithms[i]));
+    let mut outcomes = match keep {
+        Keep::BestAt(s) if domains > 1 && !first.is_empty() && !last.is_empty() => {
+            let mut outcomes = job.plan_all(&algorithms, &first);
+            let mut best: Option<Choice> = None;
+            for (i, outcome) in &outcomes {
+                if let Ok(c) = outcome {
+                    weigh(&mut best, *i, c, op, protocol, s, |_| {});
+                }
+            }
+            let best_us = best.map_or(f64::INFINITY, |(_, _, l, b)| l + b);
+            let n = groups[0].len() as u32;
+            let worth: Vec<usize> = last
                 .into_iter()
-                .flat_map(|h| match h.join() {
-                    Ok(v) => v,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                })
-                .collect()
-        })
-    } else {
-        let mut order = algorithms.iter().copied().enumerate();
-        job.run(|| order.next())
+                .filter(|&i| latency_floor_us(algorithms[i], op, protocol, &gs, n) <= best_us)
+                .collect();
+            outcomes.extend(job.plan_all(&algorithms, &worth));
+            outcomes
+        }
+        _ => job.plan_all(&algorithms, &all),
     };
     outcomes.sort_by_key(|(i, _)| *i);
 
@@ -696,6 +698,43 @@ fn relative_plan_cost(a: Algorithm) -> u8 {
     }
 }
 
+/// Ring and hierarchical take a step per GPU or domain: their latency alone can rule them out.
+fn latency_grows_with_size(a: Algorithm) -> bool {
+    matches!(a, Algorithm::Ring | Algorithm::Hierarchical)
+}
+
+/// A floor under any time of `algorithm` on groups of `n` GPUs across several domains: its
+/// latency with the cheapest protocol allowed, with no network path latency of its own
+/// (`net_extra_us` is never negative) and intra-domain steps at the network floor (across
+/// domains `latency_us` never charges less).
+fn latency_floor_us(
+    algorithm: Algorithm,
+    op: Op,
+    forced: Option<Protocol>,
+    gs: &algorithms::Groups,
+    n: u32,
+) -> f64 {
+    let segs = &gs.segs[0];
+    let skeleton = Plan {
+        algorithm,
+        phases: Vec::new(),
+        n,
+        domains: segs.len() as u32,
+        max_domain_gpus: segs.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0),
+        intra_hw: None,
+        uses_net: false,
+        net_extra_us: 0.0,
+        nvls_rate: 0.0,
+        notes: Vec::new(),
+    };
+    let hops = lat::IntraHops::default();
+    Protocol::ALL
+        .into_iter()
+        .filter(|p| forced.is_none_or(|f| f == *p))
+        .map(|p| latency_us(&skeleton, &hops, op, p))
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// What every plan of one `make_plans` call shares.
 struct PlanJob<'a, 'f> {
     fab: &'f Fabric,
@@ -709,6 +748,40 @@ struct PlanJob<'a, 'f> {
 }
 
 impl PlanJob<'_, '_> {
+    /// Plans and costs `algorithms[i]` for each `i` in `indices`, on several threads when
+    /// the fabric is large; returns each one's outcome by its index, in no particular order.
+    fn plan_all(
+        &self,
+        algorithms: &[Algorithm],
+        indices: &[usize],
+    ) -> Vec<(usize, Result<Costed, CollectiveError>)> {
+        let threads = plan_threads(self.fab).min(indices.len());
+        if threads <= 1 {
+            let mut order = indices.iter().map(|&i| (i, algorithms[i]));
+            return self.run(|| order.next());
+        }
+        // The costliest plans first, each thread taking the next one when it is free.
+        let mut queue = indices.to_vec();
+        queue.sort_by_key(|&i| std::cmp::Reverse(relative_plan_cost(algorithms[i])));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let take = || {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            queue.get(k).map(|&i| (i, algorithms[i]))
+        };
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| scope.spawn(|| self.run(take)))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| match h.join() {
+                    Ok(v) => v,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        })
+    }
+
     /// Plans and costs the algorithms `next` hands out, with a router of its own; returns
     /// each one's outcome by its index. Loads no result will report on go back to the router
     /// for the next plans.
@@ -1102,5 +1175,110 @@ mod tests {
         }
         let again = super::super::collective(&design, &catalog, &all_reduce).expect("again");
         assert_eq!(first, again);
+    }
+
+    /// Leaving ring and hierarchical uncosted when their latency alone loses changes no
+    /// answer: one size's result is the sweep's (every algorithm costed) at that size, bar
+    /// the list of candidates, on one thread and on two.
+    #[test]
+    fn latency_floor_leaves_out_only_losers() {
+        let catalog = Catalog::builtin();
+        let rail_optimized = |nodes: u32, node: &str| {
+            let mut spec = TemplateSpec::new(Template::RailOptimized);
+            spec.nodes = Some(nodes);
+            spec.node = Some(PartId::new(node));
+            generate(&spec, &catalog).expect("generate")
+        };
+        // Hopper nodes on switches that reduce in the network; Ampere nodes (no NVLS) on
+        // switches that do not, where rings win the large sizes.
+        let mut plain = rail_optimized(8, "dgx-a100");
+        for d in &mut plain.devices {
+            if let crate::model::DeviceKind::Switch(s) = &mut d.kind {
+                s.features.in_network_reduction = false;
+            }
+        }
+        let (mut left_out, mut costed, mut ring_won) = (0, 0, 0);
+        for (threads, design) in [1, 2]
+            .into_iter()
+            .flat_map(|t| [(t, rail_optimized(64, "dgx-h100")), (t, plain.clone())])
+        {
+            PLAN_THREADS.with(|c| c.set(Some(threads)));
+            for (op, protocol) in [
+                (Op::AllReduce, None),
+                (Op::AllReduce, Some(Protocol::Ll)),
+                (Op::AllGather, None),
+            ] {
+                for bytes in [8u64, 1 << 16, 1 << 20, 1 << 26, 1 << 30, 1 << 33] {
+                    let mut q = CollectiveQuery::new(op, Bytes(bytes));
+                    q.protocol = protocol;
+                    let one = super::super::collective(&design, &catalog, &q).expect("one");
+                    let all = Evaluator::new(&design, &catalog, &q, Keep::All)
+                        .expect("all")
+                        .result_at(Bytes(bytes));
+                    for c in &one.candidates {
+                        assert!(all.candidates.contains(c), "{c:?}");
+                    }
+                    ring_won += usize::from(one.algorithm == Algorithm::Ring);
+                    if one
+                        .candidates
+                        .iter()
+                        .any(|c| c.algorithm == Algorithm::Ring)
+                    {
+                        costed += 1;
+                    } else {
+                        left_out += 1;
+                        // Every ring candidate was slower than the answer.
+                        let rings = all
+                            .candidates
+                            .iter()
+                            .filter(|c| c.algorithm == Algorithm::Ring);
+                        assert!(rings.clone().count() > 0);
+                        assert!(rings.clone().all(|c| c.time_us > one.time_us));
+                    }
+                    // The floor is under every costed ring and hierarchical plan's latency.
+                    if threads == 1 && bytes == 8 {
+                        let fab = fabric::build(&design, &catalog).expect("fabric");
+                        let groups = [(0..fab.gpus.len() as u32).collect::<Vec<u32>>()];
+                        let gs = algorithms::Groups::new(&fab, &groups);
+                        let (plans, _) = make_plans(
+                            &fab,
+                            &design,
+                            &groups,
+                            op,
+                            AlgoChoice::Auto,
+                            Routing::Ecmp,
+                            protocol,
+                            Keep::Nothing,
+                        )
+                        .expect("plans");
+                        for c in plans
+                            .iter()
+                            .filter(|c| latency_grows_with_size(c.plan.algorithm))
+                        {
+                            for p in protocols_for(&c.plan) {
+                                let floor = latency_floor_us(
+                                    c.plan.algorithm,
+                                    op,
+                                    Some(p),
+                                    &gs,
+                                    groups[0].len() as u32,
+                                );
+                                let latency = latency_us(&c.plan, &c.intra_hops, op, p);
+                                assert!(floor > 0.0 && floor <= latency, "{floor} {latency}");
+                            }
+                        }
+                    }
+                    let bare = |r: &CollectiveResult| CollectiveResult {
+                        candidates: Vec::new(),
+                        ..r.clone()
+                    };
+                    assert_eq!(bare(&one), bare(&all), "{op:?} {bytes} B");
+                }
+            }
+        }
+        PLAN_THREADS.with(|c| c.set(None));
+        // Both cases came up: small sizes rule the ring out, the largest do not.
+        assert!(left_out > 0 && costed > 0, "{left_out} {costed}");
+        assert!(ring_won > 0);
     }
 }

@@ -11,8 +11,9 @@
 //! traffic is propagated once per class of destinations instead of once per destination. Both
 //! shortcuts are exact, not approximations: twins have identical neighbourhoods.
 
-use super::fabric::{Adj, AdjGroup, ArcId, Fabric, Vx};
+use super::fabric::{Adj, AdjGroup, ArcId, Fabric, FxBuild, Vx};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// How flows are spread over equal-cost paths.
@@ -135,6 +136,13 @@ pub(crate) struct Router<'f> {
     arrive: Vec<f64>,
     member: Vec<bool>,
     buckets: Vec<Vec<Vx>>,
+    /// Next hops already listed, for vertices with many neighbour classes (a core switch
+    /// facing every pod): (vertex, destination class) → where its entries start in
+    /// `hop_entries`, and how many there are.
+    hop_memo: HashMap<u64, (u32, u32), FxBuild>,
+    hop_entries: Vec<Adj>,
+    /// Vertices with at most this many neighbour classes are scanned, not kept.
+    scan_groups: usize,
     /// Per-arc load buffers of finished plans, for the next plans (zeroed when taken, so a
     /// buffer that goes on to the kept ones is not zeroed twice).
     spare_loads: Vec<Vec<f64>>,
@@ -160,6 +168,9 @@ impl<'f> Router<'f> {
             arrive: vec![0.0; n],
             member: vec![false; n],
             buckets: Vec::new(),
+            hop_memo: HashMap::default(),
+            hop_entries: Vec::new(),
+            scan_groups: 6,
             spare_loads: Vec::new(),
             max_hops: 0,
         }
@@ -249,11 +260,34 @@ impl<'f> Router<'f> {
     }
 
     /// The `pick`-th next-hop entry (modulo their number) of `v` towards `y`, in the order
-    /// `next_hops` lists them, without listing them; None when there is none.
+    /// `next_hops` lists them; None when there is none. Vertices with few neighbour classes
+    /// are scanned in place; the others' lists are kept (`hop_memo`), as scanning dozens of
+    /// classes at every hop through a core switch cost more than the rest of the walk.
     #[inline]
-    fn pick_hop(&self, qd: &[u16], v: Vx, dv: u16, y: Vx, cy: u32, pick: u64) -> Option<Adj> {
+    fn pick_hop(&mut self, qd: &[u16], v: Vx, dv: u16, y: Vx, cy: u32, pick: u64) -> Option<Adj> {
         let fab = self.fab;
         let groups = fab.adj_groups(v);
+        if dv > 1 && groups.len() > self.scan_groups {
+            let key = (u64::from(cy) << 32) | u64::from(v);
+            let (start, count) = match self.hop_memo.get(&key) {
+                Some(&span) => span,
+                None => {
+                    let start = self.hop_entries.len();
+                    let want = dv - 1;
+                    for g in groups.iter().filter(|g| qd[g.class as usize] == want) {
+                        self.hop_entries
+                            .extend_from_slice(&fab.adj[g.start as usize..g.end as usize]);
+                    }
+                    let span = (start as u32, (self.hop_entries.len() - start) as u32);
+                    self.hop_memo.insert(key, span);
+                    span
+                }
+            };
+            if count == 0 {
+                return None;
+            }
+            return Some(self.hop_entries[(start + (pick % u64::from(count)) as u32) as usize]);
+        }
         if dv == 1 {
             // The links to y itself: a run of y's class group, which is sorted by neighbour.
             let g = groups.iter().find(|g| g.class == cy)?;
@@ -854,7 +888,8 @@ mod tests {
     use crate::generate::{Template, TemplateSpec, generate};
     use crate::model::{Catalog, PartId};
 
-    /// ECMP one connection after another, the plain way: the reference for `route_ecmp`.
+    /// ECMP one connection after another, the plain way (every hop lists its next hops in
+    /// full): the reference for `route_ecmp`.
     fn one_by_one(
         router: &mut Router,
         flows: &[NetFlow],
@@ -870,6 +905,7 @@ mod tests {
                 return Err(Unreachable { from: f.x, to: f.y });
             }
             let qd = router.class_dist(cy);
+            let mut hops = Vec::new();
             for conn in 0..f.conns.max(1) {
                 let (mut v, mut dv) = (f.x, router.dist(&qd, f.y, cy, f.x));
                 if dv == INF {
@@ -877,9 +913,12 @@ mod tests {
                 }
                 router.max_hops = router.max_hops.max(dv);
                 while dv > 0 {
-                    let pick = router
-                        .pick_hop(&qd, v, dv, f.y, cy, ecmp_hash(f.key, conn, v))
-                        .ok_or(Unreachable { from: f.x, to: f.y })?;
+                    router.next_hops(&qd, v, dv, f.y, cy, &mut hops);
+                    if hops.is_empty() {
+                        return Err(Unreachable { from: f.x, to: f.y });
+                    }
+                    let hash = ecmp_hash(f.key, conn, v);
+                    let pick = hops[(hash % hops.len() as u64) as usize];
                     loads[pick.out as usize] += f.bytes;
                     (v, dv) = (pick.nbr, dv - 1);
                 }
@@ -941,9 +980,17 @@ mod tests {
             (outcome, router.max_hops, bits)
         };
         let side_by_side = |r: &mut Router, f: &[NetFlow], l: &mut [f64]| r.route_ecmp(f, l);
+        // Every switch's next hops kept, not only wide ones': the same picks again.
+        let side_by_side_kept = |r: &mut Router, f: &[NetFlow], l: &mut [f64]| {
+            r.scan_groups = 0;
+            let outcome = r.route_ecmp(f, l);
+            assert!(r.hop_memo.len() > 100);
+            outcome
+        };
         let reference = run(&one_by_one, &flows);
         assert!(reference.0.is_ok() && reference.1 >= 4, "crosses the core");
         assert_eq!(run(&side_by_side, &flows), reference);
+        assert_eq!(run(&side_by_side_kept, &flows), reference);
 
         // Unreachable ends (a GPU node is no switch) part-way through: the first one counts.
         let node = fab.nodes[0].vertex;
@@ -953,6 +1000,7 @@ mod tests {
         let reference = run(&one_by_one, &flows).0;
         assert_eq!(reference, Err((flows[1500].x, node)));
         assert_eq!(run(&side_by_side, &flows).0, reference);
+        assert_eq!(run(&side_by_side_kept, &flows).0, reference);
     }
 
     /// A buffer kept from an earlier evaluation, whatever it held, comes back as zeros of
