@@ -204,6 +204,9 @@ pub struct CollectiveResult {
     pub link_utilization: Vec<(LinkId, f64)>,
     /// Busiest internal resource (NVLink, PCIe) per GPU node.
     pub device_utilization: Vec<(DeviceId, f64)>,
+    /// The algorithms and protocols costed. For one size (`collective`), ring and
+    /// hierarchical are left out when their latency alone exceeds the answer's time; a sweep
+    /// costs every algorithm.
     pub candidates: Vec<Candidate>,
     pub notes: Vec<String>,
 }
