@@ -1364,13 +1364,13 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
     for r in 0..rails as u32 {
         let mut leaves: Vec<Vx> = Vec::new();
         for s in segs {
-            let served: Vec<u32> = s
-                .gpus
-                .iter()
-                .copied()
-                .filter(|&x| fab.gpus[x as usize].nic == Some(r))
-                .collect();
-            let share = served.len() as f64 / g;
+            let served = || {
+                s.gpus
+                    .iter()
+                    .copied()
+                    .filter(|&x| fab.gpus[x as usize].nic == Some(r))
+            };
+            let share = served().count() as f64 / g;
             let node = fab.gpus[s.gpus[0] as usize].node;
             let Some((out, inn, x)) = b.attachment(node, Some(r)) else {
                 return Err(CollectiveError::AlgorithmUnavailable {
@@ -1391,7 +1391,7 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
             let nic = &fab.nodes[node as usize].nics[r as usize];
             b.add_arc(nic.pcie_up, share);
             b.add_arc(nic.pcie_down, share);
-            for &x in &served {
+            for x in served() {
                 b.add_arc(fab.gpus[x as usize].pcie_up, 1.0 / g);
                 b.add_arc(fab.gpus[x as usize].pcie_down, 1.0 / g);
             }
