@@ -1452,8 +1452,8 @@ impl LoadBuilder<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::{Template, TemplateSpec, generate};
-    use crate::model::{Catalog, DeviceKind, LinkState, PartId};
+    use crate::analysis::collective::test_designs::rail_optimized;
+    use crate::model::{Catalog, DeviceKind, LinkState};
 
     /// All-to-all loads with the per-node sweeps and transfer by transfer, bit for bit.
     fn sweeps_match_transfers(design: &crate::model::Design, gpus: u32) {
@@ -1495,17 +1495,10 @@ mod tests {
         assert!(fast.0.iter().filter(|&&l| l > 0.0).count() > gpus as usize);
     }
 
-    fn rail_optimized(nodes: u32) -> crate::model::Design {
-        let mut spec = TemplateSpec::new(Template::RailOptimized);
-        spec.nodes = Some(nodes);
-        spec.node = Some(PartId::new("dgx-h100"));
-        generate(&spec, &Catalog::builtin()).expect("generate")
-    }
-
     #[test]
     fn all_to_all_sweeps_equal_transfers_on_a_symmetric_fabric() {
         // 1,024 GPUs: 1,040,384 remote pairs, past the explicit limit, so aggregated.
-        sweeps_match_transfers(&rail_optimized(128), 1024);
+        sweeps_match_transfers(&rail_optimized(128, "dgx-h100", 2), 1024);
     }
 
     #[test]
@@ -1513,7 +1506,7 @@ mod tests {
         // The first node holds 4 GPUs (on NICs 0, 2, 4, 6: rails without a GPU there take
         // the GPU-by-GPU path), part of the last node is left out of the group, and one
         // leaf loses an uplink.
-        let mut design = rail_optimized(128);
+        let mut design = rail_optimized(128, "dgx-h100", 2);
         let first = design
             .devices
             .iter_mut()

@@ -1077,18 +1077,14 @@ pub(crate) fn evaluate_groups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::{Template, TemplateSpec, generate};
-    use crate::model::PartId;
+    use crate::analysis::collective::test_designs::rail_optimized;
 
     /// Planning on two threads gives what planning one after another does, bit for bit: the
     /// same plans in the same order, the same costs, the same loads kept.
     #[test]
     fn threads_change_nothing() {
         let catalog = Catalog::builtin();
-        let mut spec = TemplateSpec::new(Template::RailOptimized);
-        spec.nodes = Some(64);
-        spec.node = Some(PartId::new("dgx-h100"));
-        let design = generate(&spec, &catalog).expect("generate");
+        let design = rail_optimized(64, "dgx-h100", 2);
         let fab = fabric::build(&design, &catalog).expect("fabric");
         let all: Vec<u32> = (0..fab.gpus.len() as u32).collect();
         let half: Vec<u32> = (0..fab.gpus.len() as u32 / 2).collect();
@@ -1162,10 +1158,7 @@ mod tests {
     #[test]
     fn earlier_evaluations_leave_no_trace() {
         let catalog = Catalog::builtin();
-        let mut spec = TemplateSpec::new(Template::RailOptimized);
-        spec.nodes = Some(16);
-        spec.node = Some(PartId::new("dgx-h100"));
-        let design = generate(&spec, &catalog).expect("generate");
+        let design = rail_optimized(16, "dgx-h100", 2);
         let all_reduce = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
         let first = super::super::collective(&design, &catalog, &all_reduce).expect("first");
         assert!(first.time_us > 0.0 && !first.bottleneck.is_empty());
@@ -1183,15 +1176,9 @@ mod tests {
     #[test]
     fn latency_floor_leaves_out_only_losers() {
         let catalog = Catalog::builtin();
-        let rail_optimized = |nodes: u32, node: &str| {
-            let mut spec = TemplateSpec::new(Template::RailOptimized);
-            spec.nodes = Some(nodes);
-            spec.node = Some(PartId::new(node));
-            generate(&spec, &catalog).expect("generate")
-        };
         // Hopper nodes on switches that reduce in the network; Ampere nodes (no NVLS) on
         // switches that do not, where rings win the large sizes.
-        let mut plain = rail_optimized(8, "dgx-a100");
+        let mut plain = rail_optimized(8, "dgx-a100", 2);
         for d in &mut plain.devices {
             if let crate::model::DeviceKind::Switch(s) = &mut d.kind {
                 s.features.in_network_reduction = false;
@@ -1200,7 +1187,7 @@ mod tests {
         let (mut left_out, mut costed, mut ring_won) = (0, 0, 0);
         for (threads, design) in [1, 2]
             .into_iter()
-            .flat_map(|t| [(t, rail_optimized(64, "dgx-h100")), (t, plain.clone())])
+            .flat_map(|t| [(t, rail_optimized(64, "dgx-h100", 2)), (t, plain.clone())])
         {
             PLAN_THREADS.with(|c| c.set(Some(threads)));
             for (op, protocol) in [

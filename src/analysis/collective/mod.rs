@@ -19,6 +19,22 @@ pub mod ops;
 mod routing;
 pub mod workload;
 
+/// Designs the unit tests of this module share.
+#[cfg(test)]
+mod test_designs {
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::{Catalog, Design, PartId};
+
+    /// A rail-optimized fabric from the template: `nodes` of part `node`, `tiers` switch tiers.
+    pub(crate) fn rail_optimized(nodes: u32, node: &str, tiers: u8) -> Design {
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(nodes);
+        spec.node = Some(PartId::new(node));
+        spec.tiers = tiers;
+        generate(&spec, &Catalog::builtin()).expect("generate")
+    }
+}
+
 pub use advice::{Advice, Severity, advice};
 pub use latency::Protocol;
 pub use ops::{Op, SizeError, parse_size};

@@ -885,8 +885,8 @@ impl<'f> Router<'f> {
 mod tests {
     use super::*;
     use crate::analysis::collective::fabric;
-    use crate::generate::{Template, TemplateSpec, generate};
-    use crate::model::{Catalog, PartId};
+    use crate::analysis::collective::test_designs::rail_optimized;
+    use crate::model::Catalog;
 
     /// ECMP one connection after another, the plain way (every hop lists its next hops in
     /// full): the reference for `route_ecmp`.
@@ -932,11 +932,7 @@ mod tests {
     #[test]
     fn ecmp_walks_side_by_side_change_nothing() {
         let catalog = Catalog::builtin();
-        let mut spec = TemplateSpec::new(Template::RailOptimized);
-        spec.nodes = Some(512);
-        spec.tiers = 3;
-        spec.node = Some(PartId::new("dgx-h100"));
-        let design = generate(&spec, &catalog).expect("generate");
+        let design = rail_optimized(512, "dgx-h100", 3);
         let fab = fabric::build(&design, &catalog).expect("fabric");
         let switches: Vec<Vx> = (0..fab.transit.len() as Vx)
             .filter(|&v| fab.transit[v as usize])
