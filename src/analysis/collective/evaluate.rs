@@ -768,18 +768,21 @@ impl PlanJob<'_, '_> {
             let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             queue.get(k).map(|&i| (i, algorithms[i]))
         };
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| scope.spawn(|| self.run(take)))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| match h.join() {
-                    Ok(v) => v,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                })
-                .collect()
-        })
+        // The calling thread plans too; the others are kept pool threads.
+        let helpers = std::sync::Mutex::new(Vec::new());
+        let mut out = rayon::in_place_scope(|scope| {
+            for _ in 1..threads {
+                scope.spawn(|_| {
+                    let done = self.run(take);
+                    if let Ok(mut all) = helpers.lock() {
+                        all.extend(done);
+                    }
+                });
+            }
+            self.run(take)
+        });
+        out.extend(helpers.into_inner().unwrap_or_default());
+        out
     }
 
     /// Plans and costs the algorithms `next` hands out, with a router of its own; returns

@@ -9,7 +9,9 @@ use super::efficiency as eff;
 use super::latency::ArchRow;
 use crate::model::catalog::PartSpec;
 use crate::model::device::pcie_x16_bandwidth;
-use crate::model::{Catalog, Design, DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, ScaleUp};
+use crate::model::{
+    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech, ScaleUp,
+};
 use std::collections::HashMap;
 
 pub(crate) type ArcId = u32;
@@ -291,18 +293,212 @@ struct DevLink {
     far: Vx,
 }
 
+/// Designs with at least this many links build the fabric's halves on two threads (when
+/// there are two cores): below it a thread costs more than it saves.
+const PARALLEL_LINKS: usize = 1 << 14;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests build in one piece or in two halves whatever the design's size.
+    static BUILD_IN_HALVES: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// Whether to build a design's fabric in two halves side by side.
+fn split_build(links: usize) -> bool {
+    #[cfg(test)]
+    if let Some(halves) = BUILD_IN_HALVES.with(std::cell::Cell::get) {
+        return halves;
+    }
+    links >= PARALLEL_LINKS && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+}
+
+/// Device flags for the link pass: a rack's NVSwitch domain, a switch without lossless
+/// Ethernet.
+const DOMAIN: u8 = 1;
+const LOSSY_SWITCH: u8 = 2;
+
+/// The per-link lists for a run of links, to fill (a whole design's or half of it).
+struct LinkFacts<'a> {
+    /// Device index and port of each end (u32::MAX when an end is missing).
+    ends: &'a mut [[u32; 4]],
+    routable: &'a mut [bool],
+    /// Two arcs per link: usable bytes per second and NVLink flag.
+    usable: &'a mut [f64],
+    nvlink: &'a mut [bool],
+    line: &'a mut [f64],
+    ids: &'a mut [LinkId],
+    latency_us: &'a mut [f64],
+}
+
+impl<'a> LinkFacts<'a> {
+    fn split_at(self, mid: usize) -> (LinkFacts<'a>, LinkFacts<'a>) {
+        let (ends, ends2) = self.ends.split_at_mut(mid);
+        let (routable, routable2) = self.routable.split_at_mut(mid);
+        let (usable, usable2) = self.usable.split_at_mut(2 * mid);
+        let (nvlink, nvlink2) = self.nvlink.split_at_mut(2 * mid);
+        let (line, line2) = self.line.split_at_mut(mid);
+        let (ids, ids2) = self.ids.split_at_mut(mid);
+        let (latency_us, latency_us2) = self.latency_us.split_at_mut(mid);
+        (
+            LinkFacts {
+                ends,
+                routable,
+                usable,
+                nvlink,
+                line,
+                ids,
+                latency_us,
+            },
+            LinkFacts {
+                ends: ends2,
+                routable: routable2,
+                usable: usable2,
+                nvlink: nvlink2,
+                line: line2,
+                ids: ids2,
+                latency_us: latency_us2,
+            },
+        )
+    }
+
+    /// Links usable for traffic: both ends exist, distinct, not failed, capacity > 0, and not
+    /// attached to a rack domain device (NVLink inside a rack is modelled from the nodes).
+    fn fill(self, links: &[Link], index_of: &DeviceIndex, dev_flags: &[u8]) {
+        for (li, link) in links.iter().enumerate() {
+            let ia = index_of.get(link.a.device);
+            let ib = index_of.get(link.b.device);
+            let cap = link.capacity().gbit_s();
+            let mut lossless = true;
+            if let (Some(ia), Some(ib)) = (ia, ib) {
+                let (fa, fb) = (dev_flags[ia], dev_flags[ib]);
+                lossless = (fa | fb) & LOSSY_SWITCH == 0;
+                self.routable[li] =
+                    ia != ib && cap.is_finite() && cap > 0.0 && (fa | fb) & DOMAIN == 0;
+                self.ends[li] = [ia as u32, ib as u32, link.a.port, link.b.port];
+            }
+            let e = eff::link_efficiency(link.tech, link.transport, lossless);
+            let (usable, line) = if self.routable[li] {
+                (usable_bytes_per_s(cap, e), usable_bytes_per_s(cap, 1.0))
+            } else {
+                (0.0, 0.0)
+            };
+            let is_nvlink = matches!(link.tech, LinkTech::NvLink | LinkTech::NvLinkBridge);
+            self.usable[2 * li] = usable;
+            self.usable[2 * li + 1] = usable;
+            self.nvlink[2 * li] = is_nvlink;
+            self.nvlink[2 * li + 1] = is_nvlink;
+            self.line[li] = line;
+            self.ids[li] = link.id;
+            self.latency_us[li] = eff::stack_latency_us(link.tech, link.transport)
+                + eff::propagation_us(link.length == LengthClass::CrossRack);
+        }
+    }
+}
+
+/// The largest lists of fabrics no longer needed, for the next build to fill again: the
+/// sidebar builds the same design's fabric, give or take an edit, again and again, and
+/// megabytes of fresh memory fault in page by page (whether freed memory stays mapped
+/// depends on what else the allocator holds, so build times would swing with it).
+struct Kept {
+    arc_usable: Vec<f64>,
+    arc_nvlink: Vec<bool>,
+    link_line: Vec<f64>,
+    link_ids: Vec<LinkId>,
+    link_latency_us: Vec<f64>,
+    port_line: Vec<f64>,
+    port_resource: Vec<Resource>,
+    gpus: Vec<Gpu>,
+    adj: Vec<Adj>,
+    groups: Vec<AdjGroup>,
+    /// Build scratch: each link's ends, each device's links.
+    ends: Vec<[u32; 4]>,
+    dev_links: Vec<DevLink>,
+}
+
+impl Kept {
+    const NONE: Kept = Kept {
+        arc_usable: Vec::new(),
+        arc_nvlink: Vec::new(),
+        link_line: Vec::new(),
+        link_ids: Vec::new(),
+        link_latency_us: Vec::new(),
+        port_line: Vec::new(),
+        port_resource: Vec::new(),
+        gpus: Vec::new(),
+        adj: Vec::new(),
+        groups: Vec::new(),
+        ends: Vec::new(),
+        dev_links: Vec::new(),
+    };
+
+    /// Takes every kept list (none left behind for a build running alongside).
+    fn take() -> Kept {
+        KEPT.lock()
+            .map(|mut kept| std::mem::replace(&mut *kept, Kept::NONE))
+            .unwrap_or(Kept::NONE)
+    }
+
+    /// Keeps what `f` hands over.
+    fn give(f: impl FnOnce(&mut Kept)) {
+        if let Ok(mut kept) = KEPT.lock() {
+            f(&mut kept);
+        }
+    }
+}
+
+static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Kept::NONE);
+
+/// `list` emptied, with room for `n` (kept memory when it is large enough).
+fn reuse<T>(mut list: Vec<T>, n: usize) -> Vec<T> {
+    list.clear();
+    list.reserve(n);
+    list
+}
+
+/// Keeps `list` in `slot` unless the slot already holds a larger one.
+fn keep<T>(slot: &mut Vec<T>, list: Vec<T>) {
+    if list.capacity() > slot.capacity() {
+        *slot = list;
+    }
+}
+
+impl Drop for Fabric {
+    fn drop(&mut self) {
+        let mut lists = (
+            std::mem::take(&mut self.arc_usable),
+            std::mem::take(&mut self.arc_nvlink),
+            std::mem::take(&mut self.link_line),
+            std::mem::take(&mut self.link_ids),
+            std::mem::take(&mut self.link_latency_us),
+            std::mem::take(&mut self.port_line),
+            std::mem::take(&mut self.port_resource),
+            std::mem::take(&mut self.gpus),
+            std::mem::take(&mut self.adj),
+            std::mem::take(&mut self.groups),
+        );
+        Kept::give(|k| {
+            keep(&mut k.arc_usable, std::mem::take(&mut lists.0));
+            keep(&mut k.arc_nvlink, std::mem::take(&mut lists.1));
+            keep(&mut k.link_line, std::mem::take(&mut lists.2));
+            keep(&mut k.link_ids, std::mem::take(&mut lists.3));
+            keep(&mut k.link_latency_us, std::mem::take(&mut lists.4));
+            keep(&mut k.port_line, std::mem::take(&mut lists.5));
+            keep(&mut k.port_resource, std::mem::take(&mut lists.6));
+            keep(&mut k.gpus, std::mem::take(&mut lists.7));
+            keep(&mut k.adj, std::mem::take(&mut lists.8));
+            keep(&mut k.groups, std::mem::take(&mut lists.9));
+        });
+    }
+}
+
 /// Builds the fabric. Errors name unknown parts; nothing here panics on user data.
 pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, CollectiveError> {
     let n_dev = design.devices.len();
     let index_of = DeviceIndex::new(design);
+    let mut kept = Kept::take();
     let is_switch = |i: usize| matches!(design.devices[i].kind, DeviceKind::Switch(_));
 
-    // Links usable for traffic: both ends exist, distinct, not failed, capacity > 0, and not
-    // attached to a rack domain device (NVLink inside a rack is modelled from the nodes).
     let n_links = design.links.len();
-    // Per link: device index and port of each end (u32::MAX when an end is missing).
-    let mut ends: Vec<[u32; 4]> = Vec::with_capacity(n_links);
-    let mut routable = vec![false; n_links];
     let (mut gpu_total, mut nic_total, mut node_total) = (0usize, 0usize, 0usize);
     for d in &design.devices {
         if let DeviceKind::GpuNode(n) = &d.kind {
@@ -312,12 +508,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         }
     }
     let arc_estimate = n_links * 2 + gpu_total * 4 + nic_total * 2;
-    let mut arc_usable: Vec<f64> = Vec::with_capacity(arc_estimate);
-    let mut link_line: Vec<f64> = Vec::with_capacity(n_links);
-    let mut link_ids: Vec<LinkId> = Vec::with_capacity(n_links);
     let port_estimate = arc_estimate - 2 * n_links;
-    let mut arc_nvlink: Vec<bool> = Vec::with_capacity(arc_estimate);
-    let mut link_latency_us = Vec::with_capacity(n_links);
     let mut switch_latency_us = vec![0.0; n_dev];
     let mut last_model: Option<(&crate::model::PartId, f64)> = None;
     for (i, d) in design.devices.iter().enumerate() {
@@ -338,8 +529,6 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         }
     }
     // Per device: what the link loop needs to know, without touching the devices again.
-    const DOMAIN: u8 = 1;
-    const LOSSY_SWITCH: u8 = 2;
     let dev_flags: Vec<u8> = design
         .devices
         .iter()
@@ -349,39 +538,56 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             _ => 0,
         })
         .collect();
-    for (li, link) in design.links.iter().enumerate() {
-        let ia = index_of.get(link.a.device);
-        let ib = index_of.get(link.b.device);
-        let cap = link.capacity().gbit_s();
-        let mut lossless = true;
-        if let (Some(ia), Some(ib)) = (ia, ib) {
-            let (fa, fb) = (dev_flags[ia], dev_flags[ib]);
-            lossless = (fa | fb) & LOSSY_SWITCH == 0;
-            routable[li] = ia != ib && cap.is_finite() && cap > 0.0 && (fa | fb) & DOMAIN == 0;
-            for i in [ia, ib] {
+    let mut ends = reuse(std::mem::take(&mut kept.ends), n_links);
+    ends.resize(n_links, [u32::MAX; 4]);
+    let mut routable = vec![false; n_links];
+    let mut arc_usable = reuse(std::mem::take(&mut kept.arc_usable), arc_estimate);
+    let mut arc_nvlink = reuse(std::mem::take(&mut kept.arc_nvlink), arc_estimate);
+    arc_usable.resize(2 * n_links, 0.0);
+    arc_nvlink.resize(2 * n_links, false);
+    let mut link_line = reuse(std::mem::take(&mut kept.link_line), n_links);
+    link_line.resize(n_links, 0.0);
+    let mut link_ids = reuse(std::mem::take(&mut kept.link_ids), n_links);
+    link_ids.resize(n_links, LinkId(0));
+    let mut link_latency_us = reuse(std::mem::take(&mut kept.link_latency_us), n_links);
+    link_latency_us.resize(n_links, 0.0);
+    {
+        let facts = LinkFacts {
+            ends: &mut ends,
+            routable: &mut routable,
+            usable: &mut arc_usable,
+            nvlink: &mut arc_nvlink,
+            line: &mut link_line,
+            ids: &mut link_ids,
+            latency_us: &mut link_latency_us,
+        };
+        let fill = |links: &[Link], out: LinkFacts| out.fill(links, &index_of, &dev_flags);
+        if split_build(n_links) {
+            // Each half of the links fills its own part of the lists.
+            let mid = n_links / 2;
+            let (front, back) = facts.split_at(mid);
+            let (first, second) = design.links.split_at(mid);
+            // The calling thread takes one half, a kept pool thread the other.
+            rayon::in_place_scope(|scope| {
+                scope.spawn(|_| fill(second, back));
+                fill(first, front);
+            });
+        } else {
+            fill(&design.links, facts);
+        }
+    }
+    // A switch whose model gives no latency takes its technology's, from its first link.
+    if switch_latency_us.iter().any(|v| v.is_nan()) {
+        for (&[ia, ib, ..], link) in ends.iter().zip(&design.links) {
+            if ia == u32::MAX {
+                continue;
+            }
+            for i in [ia as usize, ib as usize] {
                 if switch_latency_us[i].is_nan() {
                     switch_latency_us[i] = eff::default_switch_latency_us(link.tech);
                 }
             }
-            ends.push([ia as u32, ib as u32, link.a.port, link.b.port]);
-        } else {
-            ends.push([u32::MAX; 4]);
         }
-        let e = eff::link_efficiency(link.tech, link.transport, lossless);
-        let (usable, line) = if routable[li] {
-            (usable_bytes_per_s(cap, e), usable_bytes_per_s(cap, 1.0))
-        } else {
-            (0.0, 0.0)
-        };
-        let is_nvlink = matches!(link.tech, LinkTech::NvLink | LinkTech::NvLinkBridge);
-        arc_usable.extend([usable, usable]);
-        arc_nvlink.extend([is_nvlink, is_nvlink]);
-        link_line.push(line);
-        link_ids.push(link.id);
-        link_latency_us.push(
-            eff::stack_latency_us(link.tech, link.transport)
-                + eff::propagation_us(link.length == LengthClass::CrossRack),
-        );
     }
     for v in switch_latency_us.iter_mut() {
         if v.is_nan() {
@@ -400,15 +606,19 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         dl_start[i + 1] += dl_start[i];
     }
     let mut fill = dl_start.clone();
-    let mut dev_links = vec![
+    let mut dev_links = reuse(
+        std::mem::take(&mut kept.dev_links),
+        dl_start[n_dev] as usize,
+    );
+    dev_links.resize(
+        dl_start[n_dev] as usize,
         DevLink {
             port: 0,
             out: 0,
             inn: 0,
-            far: 0
-        };
-        dl_start[n_dev] as usize
-    ];
+            far: 0,
+        },
+    );
     for (li, &[ia, ib, pa, pb]) in ends.iter().enumerate() {
         if !routable[li] {
             continue;
@@ -445,20 +655,59 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             _ => false,
         };
     }
+    let node_part = |arcs: (&mut Vec<f64>, &mut Vec<bool>), lists| {
+        NodePart::build(
+            design,
+            catalog,
+            &index_of,
+            &links_of,
+            arcs,
+            (node_total, gpu_total, port_estimate),
+            lists,
+        )
+    };
+    let node_lists = (
+        std::mem::take(&mut kept.port_line),
+        std::mem::take(&mut kept.port_resource),
+        std::mem::take(&mut kept.gpus),
+    );
+    let transit_ends = (0..n_dev)
+        .filter(|&i| transit[i])
+        .map(|i| {
+            links_of(i)
+                .iter()
+                .filter(|l| transit[l.far as usize])
+                .count()
+        })
+        .sum();
+    let mut graph = RoutingGraph::with_capacity(
+        n_dev,
+        transit_ends,
+        (
+            std::mem::take(&mut kept.adj),
+            std::mem::take(&mut kept.groups),
+        ),
+    );
+    let fill_graph = |graph: &mut RoutingGraph| graph.fill(design, &transit, &links_of);
+    // The GPU nodes' side and the routing graph do not depend on each other. The node side
+    // stays on the calling thread: it allocates the nodes' own lists, and memory one thread
+    // allocates and another frees tends to go back to the system, to fault in anew next time.
+    let node_part = if split_build(n_links) {
+        rayon::in_place_scope(|scope| {
+            scope.spawn(|_| fill_graph(&mut graph));
+            node_part((&mut arc_usable, &mut arc_nvlink), node_lists)
+        })
+    } else {
+        fill_graph(&mut graph);
+        node_part((&mut arc_usable, &mut arc_nvlink), node_lists)
+    };
     let NodePart {
         nodes,
         gpus,
         domains,
         line: port_line,
         resource: port_resource,
-    } = NodePart::build(
-        design,
-        catalog,
-        &index_of,
-        &links_of,
-        (&mut arc_usable, &mut arc_nvlink),
-        (node_total, gpu_total, port_estimate),
-    )?;
+    } = node_part?;
     let RoutingGraph {
         adj_start,
         adj,
@@ -470,7 +719,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         class_adj,
         in_network,
         is_node,
-    } = RoutingGraph::build(design, &transit, &links_of);
+    } = std::mem::take(&mut graph);
     let mut fab = Fabric {
         in_network,
         is_node,
@@ -496,6 +745,10 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         device_ids: design.devices.iter().map(|d| d.id).collect(),
         link_ids,
     };
+    Kept::give(|k| {
+        keep(&mut k.ends, ends);
+        keep(&mut k.dev_links, dev_links);
+    });
     eff::apply_calibration(&mut fab, design);
     Ok(fab)
 }
@@ -516,17 +769,18 @@ impl NodePart {
         design: &'d Design,
         catalog: &Catalog,
         index_of: &DeviceIndex,
-        links_of: &dyn Fn(usize) -> &'d [DevLink],
+        links_of: &(dyn Fn(usize) -> &'d [DevLink] + Sync),
         (usable, nvlink): (&mut Vec<f64>, &mut Vec<bool>),
         (node_total, gpu_total, port_estimate): (usize, usize, usize),
+        (line, resource, gpus): (Vec<f64>, Vec<Resource>, Vec<Gpu>),
     ) -> Result<NodePart, CollectiveError> {
-        let mut line: Vec<f64> = Vec::with_capacity(port_estimate);
-        let mut resource: Vec<Resource> = Vec::with_capacity(port_estimate);
+        let mut line = reuse(line, port_estimate);
+        let mut resource = reuse(resource, port_estimate);
         // Scale-up domains: rack domains by device, every other node on its own.
         let mut domains: Vec<Domain> = Vec::new();
         let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
         let mut nodes: Vec<Node> = Vec::with_capacity(node_total);
-        let mut gpus: Vec<Gpu> = Vec::with_capacity(gpu_total);
+        let mut gpus = reuse(gpus, gpu_total);
         // Consecutive nodes usually share parts: remember the last lookups.
         let mut last_gpu: Option<(&crate::model::PartId, &crate::model::catalog::GpuSpec)> = None;
         let mut last_nic: Option<(&crate::model::PartId, Option<u8>)> = None;
@@ -804,6 +1058,7 @@ impl NodePart {
 }
 
 /// The routing graph over transit devices, with its twin classes and their quotient graph.
+#[derive(Default)]
 struct RoutingGraph {
     adj_start: Vec<u32>,
     adj: Vec<Adj>,
@@ -818,15 +1073,49 @@ struct RoutingGraph {
 }
 
 impl RoutingGraph {
-    fn build<'d>(
+    /// Empty lists with room for a design of `n_dev` devices and `dev_links` links between
+    /// transit devices (`adj` and `groups` are kept lists to fill again), made on the calling
+    /// thread, which will free them too.
+    fn with_capacity(
+        n_dev: usize,
+        dev_links: usize,
+        (adj, groups): (Vec<Adj>, Vec<AdjGroup>),
+    ) -> RoutingGraph {
+        RoutingGraph {
+            adj_start: Vec::with_capacity(n_dev + 1),
+            adj: reuse(adj, dev_links),
+            grp_start: Vec::with_capacity(n_dev + 1),
+            groups: reuse(groups, dev_links),
+            class: Vec::with_capacity(n_dev),
+            class_count: 0,
+            class_adj_start: Vec::with_capacity(n_dev + 1),
+            class_adj: Vec::new(),
+            in_network: Vec::with_capacity(n_dev),
+            is_node: Vec::with_capacity(n_dev),
+        }
+    }
+
+    /// Fills the lists (empty, made by `with_capacity` for this design).
+    fn fill<'d>(
+        &mut self,
         design: &'d Design,
         transit: &[bool],
-        links_of: &dyn Fn(usize) -> &'d [DevLink],
-    ) -> RoutingGraph {
+        links_of: &(dyn Fn(usize) -> &'d [DevLink] + Sync),
+    ) {
+        let RoutingGraph {
+            mut adj_start,
+            mut adj,
+            mut grp_start,
+            mut groups,
+            mut class,
+            mut class_adj_start,
+            mut class_adj,
+            mut in_network,
+            mut is_node,
+            ..
+        } = std::mem::take(self);
         let n_dev = design.devices.len();
         // Routing graph over transit devices: each one's transit neighbours, in link order.
-        let mut adj_start: Vec<u32> = Vec::with_capacity(n_dev + 1);
-        let mut adj: Vec<Adj> = Vec::new();
         for i in 0..n_dev {
             adj_start.push(adj.len() as u32);
             if transit[i] {
@@ -846,7 +1135,7 @@ impl RoutingGraph {
         let span = |i: usize| adj_start[i] as usize..adj_start[i + 1] as usize;
 
         // Twin classes: identical multisets of transit neighbours, numbered by first appearance.
-        let mut class = vec![u32::MAX; n_dev];
+        class.resize(n_dev, u32::MAX);
         let mut keys: HashMap<Vec<Vx>, u32, FxBuild> = HashMap::default();
         let mut key: Vec<Vx> = Vec::new();
         for i in 0..n_dev {
@@ -869,8 +1158,6 @@ impl RoutingGraph {
         drop(keys);
 
         // Each adjacency sorted by (neighbour class, neighbour), in runs of one class.
-        let mut grp_start = Vec::with_capacity(n_dev + 1);
-        let mut groups = Vec::new();
         let mut class_rep = vec![u32::MAX; class_count as usize];
         let mut keyed: Vec<(u64, Adj)> = Vec::new();
         for i in 0..n_dev {
@@ -898,8 +1185,6 @@ impl RoutingGraph {
         }
         grp_start.push(groups.len() as u32);
 
-        let mut class_adj_start = Vec::with_capacity(class_count as usize + 1);
-        let mut class_adj = Vec::new();
         for &rep in &class_rep {
             class_adj_start.push(class_adj.len() as u32);
             let (s, e) = (
@@ -909,17 +1194,18 @@ impl RoutingGraph {
             class_adj.extend(groups[s..e].iter().map(|g| g.class));
         }
         class_adj_start.push(class_adj.len() as u32);
-        let in_network = design
-            .devices
-            .iter()
-            .map(|d| matches!(&d.kind, DeviceKind::Switch(s) if s.features.in_network_reduction))
-            .collect();
-        let is_node = design
-            .devices
-            .iter()
-            .map(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
-            .collect();
-        RoutingGraph {
+        in_network.extend(
+            design.devices.iter().map(
+                |d| matches!(&d.kind, DeviceKind::Switch(s) if s.features.in_network_reduction),
+            ),
+        );
+        is_node.extend(
+            design
+                .devices
+                .iter()
+                .map(|d| matches!(d.kind, DeviceKind::GpuNode(_))),
+        );
+        *self = RoutingGraph {
             adj_start,
             adj,
             grp_start,
@@ -930,7 +1216,7 @@ impl RoutingGraph {
             class_adj,
             in_network,
             is_node,
-        }
+        };
     }
 }
 
@@ -960,4 +1246,125 @@ fn sort_adjacency(list: &mut [Adj], class: &[u32], keyed: &mut Vec<(u64, Adj)>) 
 /// Name of a design link for messages.
 pub(crate) fn link_id(design: &Design, index: u32) -> LinkId {
     design.links[index as usize].id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::collective::test_designs::rail_optimized;
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::{LinkState, PartId};
+
+    /// Everything a build produces, as text (floats to the last bit), to compare builds.
+    fn fingerprint(fab: &Fabric) -> String {
+        let ports = (
+            &fab.arc_usable,
+            &fab.link_line,
+            &fab.port_line,
+            &fab.port_resource,
+            &fab.arc_nvlink,
+            &fab.gpus,
+            &fab.nodes,
+            &fab.domains,
+            &fab.switch_latency_us,
+            &fab.link_latency_us,
+            &fab.device_ids,
+            &fab.link_ids,
+        );
+        let graph = (
+            &fab.transit,
+            &fab.is_node,
+            &fab.in_network,
+            &fab.adj_start,
+            &fab.adj,
+            &fab.grp_start,
+            &fab.groups,
+            &fab.class,
+            fab.class_count,
+            &fab.class_adj_start,
+            &fab.class_adj,
+        );
+        format!("{ports:?}\n{graph:?}")
+    }
+
+    fn build_in(halves: bool, design: &Design, catalog: &Catalog) -> String {
+        BUILD_IN_HALVES.with(|c| c.set(Some(halves)));
+        let fab = build(design, catalog).map(|f| fingerprint(&f));
+        BUILD_IN_HALVES.with(|c| c.set(None));
+        fab.expect("fabric")
+    }
+
+    /// A rail-optimized design with the irregular cases the link pass handles: a failed and a
+    /// degraded link, a link whose far device is missing, a switch model the catalog lacks
+    /// (its latency comes from its first link) and a lossy switch.
+    fn irregular() -> Design {
+        let mut d = rail_optimized(16, "dgx-h100", 2);
+        d.links[3].state = LinkState::Failed;
+        d.links[7].state = LinkState::Degraded { fraction: 0.5 };
+        let last = d.links.len() - 1;
+        d.links[last].b.device = DeviceId(u32::MAX / 2);
+        let mut switches = d.devices.iter_mut().filter_map(|dev| match &mut dev.kind {
+            DeviceKind::Switch(s) => Some(s),
+            _ => None,
+        });
+        if let Some(s) = switches.next() {
+            s.model = PartId::new("no-such-switch");
+        }
+        if let Some(s) = switches.next() {
+            s.features.lossless = false;
+        }
+        d
+    }
+
+    #[test]
+    fn halves_build_what_one_piece_builds() {
+        let catalog = Catalog::builtin();
+        let mut rack = TemplateSpec::new(Template::Nvl72);
+        rack.nodes = Some(2);
+        let mut tb_ring = TemplateSpec::new(Template::Ring);
+        tb_ring.nodes = Some(4);
+        tb_ring.node = Some(PartId::new("mac-studio-m3-ultra"));
+        let designs = [
+            ("rail-optimized", rail_optimized(64, "dgx-h100", 2)),
+            ("irregular", irregular()),
+            ("nvl72 racks", generate(&rack, &catalog).expect("nvl72")),
+            (
+                "thunderbolt ring",
+                generate(&tb_ring, &catalog).expect("ring"),
+            ),
+        ];
+        for (name, design) in &designs {
+            let whole = build_in(false, design, &catalog);
+            let halves = build_in(true, design, &catalog);
+            assert!(whole == halves, "{name}: the halves build another fabric");
+            // Again, now into the lists the builds above left behind.
+            assert!(
+                build_in(true, design, &catalog) == whole,
+                "{name}: kept lists"
+            );
+        }
+    }
+
+    #[test]
+    fn a_switch_without_catalog_latency_takes_its_first_links() {
+        let design = irregular();
+        let catalog = Catalog::builtin();
+        let fab = build(&design, &catalog).expect("fabric");
+        let unknown = design
+            .devices
+            .iter()
+            .position(|d| matches!(&d.kind, DeviceKind::Switch(s) if s.model.as_str() == "no-such-switch"))
+            .expect("renamed switch");
+        let first_link = design
+            .links
+            .iter()
+            .find(|l| {
+                l.a.device == design.devices[unknown].id || l.b.device == design.devices[unknown].id
+            })
+            .expect("a link");
+        assert_eq!(
+            fab.switch_latency_us[unknown],
+            eff::default_switch_latency_us(first_link.tech)
+        );
+    }
 }
