@@ -768,9 +768,12 @@ impl PlanJob<'_, '_> {
             let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             queue.get(k).map(|&i| (i, algorithms[i]))
         };
-        // The calling thread plans too; the others are kept pool threads.
+        let Some(pool) = super::helpers::pool() else {
+            return self.run(take);
+        };
+        // The calling thread plans too, beside kept helper threads.
         let helpers = std::sync::Mutex::new(Vec::new());
-        let mut out = rayon::in_place_scope(|scope| {
+        let mut out = pool.in_place_scope(|scope| {
             for _ in 1..threads {
                 scope.spawn(|_| {
                     let done = self.run(take);

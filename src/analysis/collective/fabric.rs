@@ -309,7 +309,7 @@ fn split_build(links: usize) -> bool {
     if let Some(halves) = BUILD_IN_HALVES.with(std::cell::Cell::get) {
         return halves;
     }
-    links >= PARALLEL_LINKS && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+    links >= PARALLEL_LINKS
 }
 
 /// Device flags for the link pass: a rack's NVSwitch domain, a switch without lossless
@@ -568,10 +568,16 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             let (front, back) = facts.split_at(mid);
             let (first, second) = design.links.split_at(mid);
             // The calling thread takes one half, a kept pool thread the other.
-            rayon::in_place_scope(|scope| {
-                scope.spawn(|_| fill(second, back));
-                fill(first, front);
-            });
+            match super::helpers::pool() {
+                Some(pool) => pool.in_place_scope(|scope| {
+                    scope.spawn(|_| fill(second, back));
+                    fill(first, front);
+                }),
+                None => {
+                    fill(first, front);
+                    fill(second, back);
+                }
+            }
         } else {
             fill(&design.links, facts);
         }
@@ -692,8 +698,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     // The GPU nodes' side and the routing graph do not depend on each other. The node side
     // stays on the calling thread: it allocates the nodes' own lists, and memory one thread
     // allocates and another frees tends to go back to the system, to fault in anew next time.
-    let node_part = if split_build(n_links) {
-        rayon::in_place_scope(|scope| {
+    let pool = super::helpers::pool().filter(|_| split_build(n_links));
+    let node_part = if let Some(pool) = pool {
+        pool.in_place_scope(|scope| {
             scope.spawn(|_| fill_graph(&mut graph));
             node_part((&mut arc_usable, &mut arc_nvlink), node_lists)
         })

@@ -14,6 +14,7 @@ mod algorithms;
 pub mod efficiency;
 mod evaluate;
 mod fabric;
+mod helpers;
 pub mod latency;
 pub mod ops;
 mod routing;
