@@ -24,17 +24,24 @@ pub(crate) struct Costed {
 }
 
 impl Costed {
-    /// Calls `f(arc, busy)` for every arc that carries traffic, with its busy seconds per byte
-    /// of size summed over the phases, in arc order.
-    fn for_each_busy(&self, fab: &Fabric, mut f: impl FnMut(usize, f64)) {
+    /// Calls `f(arc, busy)` for every arc in `arcs` that carries traffic, with its busy
+    /// seconds per byte of size summed over the phases, in arc order.
+    fn for_each_busy(
+        &self,
+        fab: &Fabric,
+        arcs: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, f64),
+    ) {
         let nvls_eff = self.arch.nvls_efficiency();
         let busy_of = |phase: &algorithms::Phase, a: usize, load: f64| {
             load / capacity(fab, a, phase.nvls, nvls_eff) * phase.repeat
         };
+        let within = |loads: &[f64]| arcs.start.min(loads.len())..arcs.end.min(loads.len());
         match self.plan.phases.as_slice() {
             [] => {}
             [phase] => {
-                for (a, &load) in phase.loads.iter().enumerate() {
+                let range = within(&phase.loads);
+                for (a, &load) in range.clone().zip(&phase.loads[range]) {
                     if load > 1e-15 {
                         let b = busy_of(phase, a, load);
                         if b > 0.0 {
@@ -44,17 +51,18 @@ impl Costed {
                 }
             }
             phases => {
-                let mut busy = zeroed(fab.arc_count());
+                let mut busy = zeroed(arcs.len());
                 for phase in phases {
-                    for (a, &load) in phase.loads.iter().enumerate() {
+                    let range = within(&phase.loads);
+                    for (a, &load) in range.clone().zip(&phase.loads[range]) {
                         if load > 1e-15 {
-                            busy[a] += busy_of(phase, a, load);
+                            busy[a - arcs.start] += busy_of(phase, a, load);
                         }
                     }
                 }
-                for (a, &b) in busy.iter().enumerate() {
+                for (i, &b) in busy.iter().enumerate() {
                     if b > 0.0 {
-                        f(a, b);
+                        f(arcs.start + i, b);
                     }
                 }
             }
@@ -431,17 +439,28 @@ impl<'d> Evaluator<'d> {
         const KINDS: usize = 4;
         let mut per_link = zeroed(self.design.links.len());
         let mut per_node = zeroed(fab.nodes.len() * KINDS);
-        c.for_each_busy(fab, |a, busy| {
-            let u = busy / c.spb;
-            let slot = match fab.arc_resource(a) {
-                Resource::Link { index, .. } => &mut per_link[index as usize],
-                Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],
-                Resource::Bridge { node, .. } => &mut per_node[node as usize * KINDS + 1],
-                Resource::GpuPcie { node, .. } => &mut per_node[node as usize * KINDS + 2],
-                Resource::NicPcie { node, .. } => &mut per_node[node as usize * KINDS + 3],
-            };
-            *slot = slot.max(u);
-        });
+        // Links' arcs come first, then the nodes' ports: two runs to scan side by side.
+        let (link_arcs, port_arcs) = (0..2 * per_link.len(), 2 * per_link.len()..fab.arc_count());
+        let scan = |arcs: std::ops::Range<usize>, per_link: &mut [f64], per_node: &mut [f64]| {
+            c.for_each_busy(fab, arcs, |a, busy| {
+                let u = busy / c.spb;
+                let slot = match fab.arc_resource(a) {
+                    Resource::Link { index, .. } => &mut per_link[index as usize],
+                    Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],
+                    Resource::Bridge { node, .. } => &mut per_node[node as usize * KINDS + 1],
+                    Resource::GpuPcie { node, .. } => &mut per_node[node as usize * KINDS + 2],
+                    Resource::NicPcie { node, .. } => &mut per_node[node as usize * KINDS + 3],
+                };
+                *slot = slot.max(u);
+            })
+        };
+        match super::helpers::pool().filter(|_| plan_threads(fab) > 1) {
+            Some(pool) => pool.in_place_scope(|scope| {
+                scope.spawn(|_| scan(port_arcs, &mut [], &mut per_node));
+                scan(link_arcs, &mut per_link, &mut []);
+            }),
+            None => scan(0..fab.arc_count(), &mut per_link, &mut per_node),
+        }
         let share = if time_us > 0.0 {
             bandwidth_us / time_us
         } else {
@@ -1273,5 +1292,32 @@ mod tests {
         // Both cases came up: small sizes rule the ring out, the largest do not.
         assert!(left_out > 0 && costed > 0, "{left_out} {costed}");
         assert!(ring_won > 0);
+    }
+
+    /// The bottleneck report scans links and ports side by side on large fabrics: the same
+    /// report as one scan, for one-phase plans and hierarchical's three phases.
+    #[test]
+    fn bottleneck_scans_side_by_side_report_what_one_scan_does() {
+        let catalog = Catalog::builtin();
+        let mut design = rail_optimized(32, "dgx-a100", 2);
+        design.links[5].state = crate::model::LinkState::Degraded { fraction: 0.25 };
+        for algorithm in [AlgoChoice::Auto, AlgoChoice::Tree, AlgoChoice::Hierarchical] {
+            let mut q = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
+            q.algorithm = algorithm;
+            let report = |threads: usize| {
+                PLAN_THREADS.with(|c| c.set(Some(threads)));
+                let r = super::super::collective(&design, &catalog, &q);
+                PLAN_THREADS.with(|c| c.set(None));
+                r.expect("result")
+            };
+            let (one, two) = (report(1), report(2));
+            assert!(!one.bottleneck.is_empty() && !one.link_utilization.is_empty());
+            assert_eq!(one.bottleneck, two.bottleneck, "{algorithm:?}");
+            assert_eq!(one.link_utilization, two.link_utilization, "{algorithm:?}");
+            assert_eq!(
+                one.device_utilization, two.device_utilization,
+                "{algorithm:?}"
+            );
+        }
     }
 }
