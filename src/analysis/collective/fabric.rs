@@ -438,7 +438,7 @@ impl Kept {
             .unwrap_or(Kept::NONE)
     }
 
-    /// Keeps what `f` hands over.
+    /// Keeps what `f` hands over (the latest lists replace those kept before).
     fn give(f: impl FnOnce(&mut Kept)) {
         if let Ok(mut kept) = KEPT.lock() {
             f(&mut kept);
@@ -448,45 +448,30 @@ impl Kept {
 
 static KEPT: std::sync::Mutex<Kept> = std::sync::Mutex::new(Kept::NONE);
 
-/// `list` emptied, with room for `n` (kept memory when it is large enough).
+/// `list` emptied, with room for `n`: kept memory when it fits, fresh memory when the kept
+/// list is far larger (a big design's lists are not held on to for a small one).
 fn reuse<T>(mut list: Vec<T>, n: usize) -> Vec<T> {
+    if list.capacity() > 2 * n + 4096 {
+        return Vec::with_capacity(n);
+    }
     list.clear();
     list.reserve(n);
     list
 }
 
-/// Keeps `list` in `slot` unless the slot already holds a larger one.
-fn keep<T>(slot: &mut Vec<T>, list: Vec<T>) {
-    if list.capacity() > slot.capacity() {
-        *slot = list;
-    }
-}
-
 impl Drop for Fabric {
     fn drop(&mut self) {
-        let mut lists = (
-            std::mem::take(&mut self.arc_usable),
-            std::mem::take(&mut self.arc_nvlink),
-            std::mem::take(&mut self.link_line),
-            std::mem::take(&mut self.link_ids),
-            std::mem::take(&mut self.link_latency_us),
-            std::mem::take(&mut self.port_line),
-            std::mem::take(&mut self.port_resource),
-            std::mem::take(&mut self.gpus),
-            std::mem::take(&mut self.adj),
-            std::mem::take(&mut self.groups),
-        );
         Kept::give(|k| {
-            keep(&mut k.arc_usable, std::mem::take(&mut lists.0));
-            keep(&mut k.arc_nvlink, std::mem::take(&mut lists.1));
-            keep(&mut k.link_line, std::mem::take(&mut lists.2));
-            keep(&mut k.link_ids, std::mem::take(&mut lists.3));
-            keep(&mut k.link_latency_us, std::mem::take(&mut lists.4));
-            keep(&mut k.port_line, std::mem::take(&mut lists.5));
-            keep(&mut k.port_resource, std::mem::take(&mut lists.6));
-            keep(&mut k.gpus, std::mem::take(&mut lists.7));
-            keep(&mut k.adj, std::mem::take(&mut lists.8));
-            keep(&mut k.groups, std::mem::take(&mut lists.9));
+            k.arc_usable = std::mem::take(&mut self.arc_usable);
+            k.arc_nvlink = std::mem::take(&mut self.arc_nvlink);
+            k.link_line = std::mem::take(&mut self.link_line);
+            k.link_ids = std::mem::take(&mut self.link_ids);
+            k.link_latency_us = std::mem::take(&mut self.link_latency_us);
+            k.port_line = std::mem::take(&mut self.port_line);
+            k.port_resource = std::mem::take(&mut self.port_resource);
+            k.gpus = std::mem::take(&mut self.gpus);
+            k.adj = std::mem::take(&mut self.adj);
+            k.groups = std::mem::take(&mut self.groups);
         });
     }
 }
@@ -753,8 +738,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         link_ids,
     };
     Kept::give(|k| {
-        keep(&mut k.ends, ends);
-        keep(&mut k.dev_links, dev_links);
+        k.ends = ends;
+        k.dev_links = dev_links;
     });
     eff::apply_calibration(&mut fab, design);
     Ok(fab)
@@ -1373,5 +1358,21 @@ mod tests {
             fab.switch_latency_us[unknown],
             eff::default_switch_latency_us(first_link.tech)
         );
+    }
+
+    #[test]
+    fn a_small_design_does_not_hold_a_large_designs_lists() {
+        let catalog = Catalog::builtin();
+        let large = rail_optimized(128, "dgx-h100", 2);
+        let small = rail_optimized(2, "dgx-h100", 2);
+        let big = build(&large, &catalog).expect("large");
+        let big_arcs = big.arc_count();
+        drop(big);
+        let fab = build(&small, &catalog).expect("small");
+        let n = fab.arc_count();
+        assert!(big_arcs > 2 * n + 4096, "{big_arcs} arcs against {n}");
+        assert!(fab.arc_usable.capacity() <= 2 * n + 4096);
+        assert!(fab.port_resource.capacity() <= 2 * n + 4096);
+        assert!(fab.adj.capacity() <= 2 * fab.adj.len().max(1) + 4096);
     }
 }
