@@ -1138,7 +1138,7 @@ fn all_to_all(
         .iter()
         .map(|s| s.gpus.len() as u64 * (n - s.gpus.len()) as u64)
         .sum();
-    let single_node_domains = fab.domains.iter().all(|d| d.nodes.len() == 1);
+    let single_node_domains = fab.domains.iter().all(|d| d.nodes == 1);
     let aggregated = remote_pairs > EXPLICIT_ALL_TO_ALL_LIMIT && single_node_domains;
     if !aggregated {
         for (si, s) in segs.iter().enumerate() {

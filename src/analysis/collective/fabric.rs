@@ -81,9 +81,11 @@ pub(crate) struct Gpu {
     pub nic: Option<u32>,
 }
 
-#[derive(Debug, Clone)]
+/// A scale-up domain: a node on its own, or the nodes of a rack's NVSwitch domain.
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Domain {
-    pub nodes: Vec<u32>,
+    pub nodes: u32,
+    pub gpus: u32,
 }
 
 /// One adjacency entry of the routing graph.
@@ -806,15 +808,17 @@ impl NodePart {
             });
             let domain = match &rack {
                 Some((dom, _)) => *rack_domain.entry(*dom).or_insert_with(|| {
-                    domains.push(Domain { nodes: Vec::new() });
+                    domains.push(Domain::default());
                     domains.len() as u32 - 1
                 }),
                 None => {
-                    domains.push(Domain { nodes: Vec::new() });
+                    domains.push(Domain::default());
                     domains.len() as u32 - 1
                 }
             };
-            domains[domain as usize].nodes.push(node_index);
+            let members = &mut domains[domain as usize];
+            members.nodes += 1;
+            members.gpus += n.gpu_count;
 
             let gpu_pcie_gen = gpu_spec.pcie_generation;
             let (intra, p2p, su_gbit_s, su_tech_nvlink) = match (&rack, &n.scale_up) {

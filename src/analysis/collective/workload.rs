@@ -144,13 +144,7 @@ pub fn training_step_comm(
         });
     }
     let used = used as u32;
-    let domain_sizes = fab.domains.iter().map(|d| {
-        d.nodes
-            .iter()
-            .map(|&n| fab.nodes[n as usize].gpu_count)
-            .sum::<u32>()
-    });
-    let scale_up = domain_sizes.max().unwrap_or(1);
+    let scale_up = fab.domains.iter().map(|d| d.gpus).max().unwrap_or(1);
     let rank = |t: u32, p: u32, d: u32| t + p * tp + d * tp * pp;
     let tp_groups: Vec<Vec<u32>> = (0..dp)
         .flat_map(|d| (0..pp).map(move |p| (d, p)))
