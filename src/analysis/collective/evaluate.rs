@@ -346,6 +346,12 @@ impl<'d> Evaluator<'d> {
         }
         let group: Vec<u32> = (0..requested as u32).collect();
         let groups = vec![group];
+        // The physical bounds need no plan: a planning thread works them out while another
+        // finishes its last plan.
+        let bounds = std::sync::OnceLock::new();
+        let side: SideJob = std::sync::Mutex::new(Some(Box::new(|| {
+            let _ = bounds.set(busbw_bounds(&fab, &groups[0], q.op));
+        })));
         let (plans, _) = make_plans(
             &fab,
             design,
@@ -355,8 +361,13 @@ impl<'d> Evaluator<'d> {
             q.routing,
             q.protocol,
             keep,
+            Some(&side),
         )?;
-        let (bound, in_network_bound) = busbw_bounds(&fab, &groups[0], q.op);
+        drop(side);
+        let (bound, in_network_bound) = match bounds.get() {
+            Some(&bounds) => bounds,
+            None => busbw_bounds(&fab, &groups[0], q.op),
+        };
         Ok(Evaluator {
             design,
             fab,
@@ -583,6 +594,7 @@ fn make_plans(
     routing: Routing,
     protocol: Option<Protocol>,
     keep: Keep,
+    side: Option<&SideJob>,
 ) -> Result<(Vec<Costed>, u32), CollectiveError> {
     let gs = algorithms::Groups::new(fab, groups);
     let domains = gs.segs[0].len() as u32;
@@ -608,6 +620,7 @@ fn make_plans(
         protocol,
         keep,
         arch,
+        side,
     };
     let all: Vec<usize> = (0..algorithms.len()).collect();
     // When one size's winner is all that is wanted, the algorithms whose step count grows
@@ -754,8 +767,12 @@ fn latency_floor_us(
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Work that does not wait for the plans, done by the first planning thread to run out of
+/// plans (on several threads, one always waits for the others at the end).
+type SideJob<'a> = std::sync::Mutex<Option<Box<dyn FnOnce() + Send + 'a>>>;
+
 /// What every plan of one `make_plans` call shares.
-struct PlanJob<'a, 'f> {
+struct PlanJob<'a, 'f, 's> {
     fab: &'f Fabric,
     design: &'a Design,
     gs: &'a algorithms::Groups<'a>,
@@ -764,9 +781,10 @@ struct PlanJob<'a, 'f> {
     protocol: Option<Protocol>,
     keep: Keep,
     arch: ArchRow,
+    side: Option<&'a SideJob<'s>>,
 }
 
-impl PlanJob<'_, '_> {
+impl PlanJob<'_, '_, '_> {
     /// Plans and costs `algorithms[i]` for each `i` in `indices`, on several threads when
     /// the fabric is large; returns each one's outcome by its index, in no particular order.
     fn plan_all(
@@ -878,6 +896,10 @@ impl PlanJob<'_, '_> {
                     }
                 }
             }
+        }
+        let side = self.side.and_then(|s| s.lock().ok()?.take());
+        if let Some(job) = side {
+            job();
         }
         out
     }
@@ -1084,6 +1106,7 @@ pub(crate) fn evaluate_groups(
             routing,
             None,
             Keep::Nothing,
+            None,
         )?;
         let mut best = (f64::INFINITY, Algorithm::Ring);
         for c in &plans {
@@ -1125,6 +1148,7 @@ mod tests {
                     routing,
                     None,
                     keep,
+                    None,
                 );
                 PLAN_THREADS.with(|c| c.set(None));
                 let (plans, _) = plans.expect("plans");
@@ -1261,6 +1285,7 @@ mod tests {
                             Routing::Ecmp,
                             protocol,
                             Keep::Nothing,
+                            None,
                         )
                         .expect("plans");
                         for c in plans
