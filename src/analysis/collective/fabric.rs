@@ -1069,19 +1069,19 @@ struct RoutingGraph {
 }
 
 impl RoutingGraph {
-    /// Empty lists with room for a design of `n_dev` devices and `dev_links` links between
-    /// transit devices (`adj` and `groups` are kept lists to fill again), made on the calling
-    /// thread, which will free them too.
+    /// Empty lists with room for a design of `n_dev` devices and `transit_ends` link ends
+    /// between transit devices (`adj` and `groups` are kept lists to fill again), made on the
+    /// calling thread, which will free them too.
     fn with_capacity(
         n_dev: usize,
-        dev_links: usize,
+        transit_ends: usize,
         (adj, groups): (Vec<Adj>, Vec<AdjGroup>),
     ) -> RoutingGraph {
         RoutingGraph {
             adj_start: Vec::with_capacity(n_dev + 1),
-            adj: reuse(adj, dev_links),
+            adj: reuse(adj, transit_ends),
             grp_start: Vec::with_capacity(n_dev + 1),
-            groups: reuse(groups, dev_links),
+            groups: reuse(groups, transit_ends),
             class: Vec::with_capacity(n_dev),
             class_count: 0,
             class_adj_start: Vec::with_capacity(n_dev + 1),
