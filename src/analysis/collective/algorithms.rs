@@ -310,15 +310,15 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         self.uses_net = true;
         let (ga, gb) = (&fab.gpus[g as usize], &fab.gpus[h as usize]);
         let (na, nb) = (&fab.nodes[ga.node as usize], &fab.nodes[gb.node as usize]);
-        let nic_a = nic_g.filter(|&i| (i as usize) < na.nics.len());
-        let nic_b = nic_h.filter(|&i| (i as usize) < nb.nics.len());
+        let nic_a = nic_g.filter(|&i| (i as usize) < fab.nics_of(na).len());
+        let nic_b = nic_h.filter(|&i| (i as usize) < fab.nics_of(nb).len());
         self.add(ga.pcie_up, bytes);
         self.add(gb.pcie_down, bytes);
         if let Some(i) = nic_a {
-            self.add(na.nics[i as usize].pcie_up, bytes);
+            self.add(fab.nics_of(na)[i as usize].pcie_up, bytes);
         }
         if let Some(i) = nic_b {
-            self.add(nb.nics[i as usize].pcie_down, bytes);
+            self.add(fab.nics_of(nb)[i as usize].pcie_down, bytes);
         }
         let not_connected = || CollectiveError::NotConnected {
             from: na.device,
@@ -326,10 +326,10 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         };
         // Source side.
         let src_access = nic_a
-            .and_then(|i| na.nics[i as usize].access)
-            .or_else(|| pick_access(fab, &na.other_access, nb.vertex))
+            .and_then(|i| fab.nics_of(na)[i as usize].access)
+            .or_else(|| pick_access(fab, fab.other_access_of(na), nb.vertex))
             .or_else(|| {
-                let all: Vec<_> = na.nics.iter().filter_map(|n| n.access).collect();
+                let all: Vec<_> = fab.nics_of(na).iter().filter_map(|n| n.access).collect();
                 pick_access(fab, &all, nb.vertex)
             });
         let x = match src_access {
@@ -348,10 +348,10 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         };
         // Destination side.
         let dst_access = nic_b
-            .and_then(|i| nb.nics[i as usize].access)
-            .or_else(|| pick_access(fab, &nb.other_access, na.vertex))
+            .and_then(|i| fab.nics_of(nb)[i as usize].access)
+            .or_else(|| pick_access(fab, fab.other_access_of(nb), na.vertex))
             .or_else(|| {
-                let all: Vec<_> = nb.nics.iter().filter_map(|n| n.access).collect();
+                let all: Vec<_> = fab.nics_of(nb).iter().filter_map(|n| n.access).collect();
                 pick_access(fab, &all, na.vertex)
             });
         let y = if fab.transit[nb.vertex as usize] {
@@ -387,8 +387,8 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     pub fn simple_end(&self, g: u32, nic: Option<u32>) -> Option<SimpleEnd> {
         let fab = self.fab;
         let node = &fab.nodes[fab.gpus[g as usize].node as usize];
-        let i = nic.filter(|&i| (i as usize) < node.nics.len())?;
-        let n = &node.nics[i as usize];
+        let i = nic.filter(|&i| (i as usize) < fab.nics_of(node).len())?;
+        let n = &fab.nics_of(node)[i as usize];
         let (out, inn, far) = n.access?;
         let switch = fab.transit[far as usize] && !fab.is_node[far as usize];
         (switch && !fab.transit[node.vertex as usize]).then_some(SimpleEnd {
@@ -409,8 +409,8 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             return Some((NO_ARC, NO_ARC, nd.vertex));
         }
         let access = nic
-            .and_then(|i| nd.nics.get(i as usize).and_then(|n| n.access))
-            .or_else(|| nd.other_access.first().copied())?;
+            .and_then(|i| fab.nics_of(nd).get(i as usize).and_then(|n| n.access))
+            .or_else(|| fab.other_access_of(nd).first().copied())?;
         fab.transit[access.2 as usize].then_some(access)
     }
 
@@ -506,7 +506,7 @@ pub(crate) fn rings(
         nic_rings(fab, group)
     };
     let bytes = per_hop / f64::from(ring_count.max(1));
-    let any_nics = fab.nodes.iter().any(|nd| !nd.nics.is_empty());
+    let any_nics = fab.nodes.iter().any(|nd| !fab.nics_of(nd).is_empty());
     let behind_switch: Vec<bool> = segs.iter().map(|s| all_nvswitch(fab, s.gpus)).collect();
     let mut seq: Vec<u32> = Vec::with_capacity(group.len());
     if behind_switch.contains(&true) {
@@ -549,8 +549,8 @@ pub(crate) fn rings(
                         b.intra(a, c, bytes);
                     }
                 } else {
-                    let nic_a = nic.filter(|_| !fab.node_of_gpu(a).nics.is_empty());
-                    let nic_c = nic.filter(|_| !fab.node_of_gpu(c).nics.is_empty());
+                    let nic_a = nic.filter(|_| !fab.nics_of(fab.node_of_gpu(a)).is_empty());
+                    let nic_c = nic.filter(|_| !fab.nics_of(fab.node_of_gpu(c)).is_empty());
                     b.inter(
                         a,
                         c,
@@ -582,7 +582,7 @@ fn nic_rings(fab: &Fabric, group: &[u32]) -> u32 {
     for &g in group {
         let node = fab.gpus[g as usize].node;
         if node != last {
-            k = k.min(fab.nodes[node as usize].nics.len() as u32);
+            k = k.min(fab.nics_of(&fab.nodes[node as usize]).len() as u32);
             last = node;
         }
     }
@@ -636,7 +636,7 @@ fn trees(
 ) -> Result<(), CollectiveError> {
     let m = segs.len() as u32;
     let edges = double_tree(m);
-    let has_nics = fab.nodes.iter().any(|n| !n.nics.is_empty());
+    let has_nics = fab.nodes.iter().any(|n| !fab.nics_of(n).is_empty());
     let mut heads: Vec<u32> = Vec::with_capacity(segs.len());
     let mut nics: Vec<Option<u32>> = Vec::with_capacity(segs.len());
     match per_local_gpu {
@@ -1174,7 +1174,7 @@ fn all_to_all(
     }
     let rails = node_gpus
         .iter()
-        .map(|(nd, _)| fab.nodes[*nd as usize].nics.len())
+        .map(|(nd, _)| fab.nics_of(&fab.nodes[*nd as usize]).len())
         .max()
         .unwrap_or(0)
         .max(1);
@@ -1206,7 +1206,7 @@ fn all_to_all(
         for (i, &(nd, list)) in node_gpus.iter().enumerate() {
             let node = &fab.nodes[nd as usize];
             for &r in rails_here {
-                let nic = (!node.nics.is_empty()).then_some(r as u32);
+                let nic = (!fab.nics_of(node).is_empty()).then_some(r as u32);
                 let Some((out, inn, x)) = b.attachment(nd, nic) else {
                     return Err(CollectiveError::NotConnected {
                         from: node.device,
@@ -1233,7 +1233,7 @@ fn all_to_all(
                 let in_bytes = recv_gpus * (n - list.len()) as f64 * per;
                 b.add_arc(out, out_bytes);
                 b.add_arc(inn, in_bytes);
-                if let Some(nic) = nic.and_then(|i| node.nics.get(i as usize)) {
+                if let Some(nic) = nic.and_then(|i| fab.nics_of(node).get(i as usize)) {
                     b.add_arc(nic.pcie_up, out_bytes);
                     b.add_arc(nic.pcie_down, in_bytes);
                 }
@@ -1309,7 +1309,7 @@ fn all_to_all(
 /// (NCCL's PXN): NVSwitch inside and NICs to forward to.
 fn pxn(fab: &Fabric, node: u32) -> bool {
     let nd = &fab.nodes[node as usize];
-    matches!(nd.intra, Intra::NvSwitch { .. }) && !nd.nics.is_empty()
+    matches!(nd.intra, Intra::NvSwitch { .. }) && !fab.nics_of(nd).is_empty()
 }
 
 /// The GPU of g's node served by NIC `rail`, where PXN applies; g itself otherwise.
@@ -1351,7 +1351,7 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
     let g = segs[0].gpus.len() as f64;
     let rails = segs
         .iter()
-        .map(|s| fab.node_of_gpu(s.gpus[0]).nics.len())
+        .map(|s| fab.nics_of(fab.node_of_gpu(s.gpus[0])).len())
         .min()
         .unwrap_or(0);
     if rails == 0 {
@@ -1388,7 +1388,7 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
             }
             b.add_arc(out, share);
             b.add_arc(inn, share);
-            let nic = &fab.nodes[node as usize].nics[r as usize];
+            let nic = &fab.nics_of(&fab.nodes[node as usize])[r as usize];
             b.add_arc(nic.pcie_up, share);
             b.add_arc(nic.pcie_down, share);
             for x in served() {

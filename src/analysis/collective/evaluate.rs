@@ -1003,8 +1003,8 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
     let n = group.len() as f64;
     let node_net_line = |node: usize| -> f64 {
         let nd = &fab.nodes[node];
-        let nic: f64 = nd
-            .nics
+        let nic: f64 = fab
+            .nics_of(nd)
             .iter()
             .filter_map(|x| x.access)
             .map(|(out, _, _)| fab.arc_line(out as usize))
@@ -1012,7 +1012,7 @@ fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
         if nic > 0.0 {
             nic
         } else {
-            nd.other_access
+            fab.other_access_of(nd)
                 .iter()
                 .map(|(out, _, _)| fab.arc_line(*out as usize))
                 .sum()

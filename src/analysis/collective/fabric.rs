@@ -62,10 +62,10 @@ pub(crate) struct Node {
     pub intra: Intra,
     pub p2p: bool,
     pub domain: u32,
-    pub nics: Vec<Nic>,
-    /// Working links at ports that are not NICs (Thunderbolt, on-board Ethernet), or at NIC
-    /// ports when the node has nothing else: (arc out, arc in, far device index).
-    pub other_access: Vec<(ArcId, ArcId, Vx)>,
+    /// This node's NICs in `Fabric::nics` (see `Fabric::nics_of`).
+    nics: std::ops::Range<u32>,
+    /// This node's entries in `Fabric::other_access` (see `Fabric::other_access_of`).
+    other_access: std::ops::Range<u32>,
     pub arch: ArchRow,
 }
 
@@ -118,6 +118,11 @@ pub(crate) struct Fabric {
     pub arc_nvlink: Vec<bool>,
     pub gpus: Vec<Gpu>,
     pub nodes: Vec<Node>,
+    /// Every node's NICs, node after node (one list rather than one per node).
+    nics: Vec<Nic>,
+    /// Working links at node ports that are not NICs (Thunderbolt, on-board Ethernet), or at
+    /// NIC ports when the node has nothing else: (arc out, arc in, far device index).
+    other_access: Vec<(ArcId, ArcId, Vx)>,
     pub domains: Vec<Domain>,
     /// Per device index: can traffic pass through it.
     pub transit: Vec<bool>,
@@ -196,6 +201,16 @@ impl Fabric {
             self.class_adj_start[c as usize + 1] as usize,
         );
         &self.class_adj[s..e]
+    }
+
+    /// The NICs of `node`, by port.
+    pub fn nics_of(&self, node: &Node) -> &[Nic] {
+        &self.nics[node.nics.start as usize..node.nics.end as usize]
+    }
+
+    /// The node's working links that are not NICs (or all of them when it has only NICs).
+    pub fn other_access_of(&self, node: &Node) -> &[(ArcId, ArcId, Vx)] {
+        &self.other_access[node.other_access.start as usize..node.other_access.end as usize]
     }
 
     pub fn node_of_gpu(&self, g: u32) -> &Node {
@@ -410,6 +425,8 @@ struct Kept {
     port_line: Vec<f64>,
     port_resource: Vec<Resource>,
     gpus: Vec<Gpu>,
+    nics: Vec<Nic>,
+    other_access: Vec<(ArcId, ArcId, Vx)>,
     adj: Vec<Adj>,
     groups: Vec<AdjGroup>,
     /// Build scratch: each link's ends, each device's links.
@@ -427,6 +444,8 @@ impl Kept {
         port_line: Vec::new(),
         port_resource: Vec::new(),
         gpus: Vec::new(),
+        nics: Vec::new(),
+        other_access: Vec::new(),
         adj: Vec::new(),
         groups: Vec::new(),
         ends: Vec::new(),
@@ -472,6 +491,8 @@ impl Drop for Fabric {
             k.port_line = std::mem::take(&mut self.port_line);
             k.port_resource = std::mem::take(&mut self.port_resource);
             k.gpus = std::mem::take(&mut self.gpus);
+            k.nics = std::mem::take(&mut self.nics);
+            k.other_access = std::mem::take(&mut self.other_access);
             k.adj = std::mem::take(&mut self.adj);
             k.groups = std::mem::take(&mut self.groups);
         });
@@ -655,15 +676,17 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             &index_of,
             &links_of,
             arcs,
-            (node_total, gpu_total, port_estimate),
+            (node_total, gpu_total, nic_total, port_estimate),
             lists,
         )
     };
-    let node_lists = (
-        std::mem::take(&mut kept.port_line),
-        std::mem::take(&mut kept.port_resource),
-        std::mem::take(&mut kept.gpus),
-    );
+    let node_lists = NodeLists {
+        line: std::mem::take(&mut kept.port_line),
+        resource: std::mem::take(&mut kept.port_resource),
+        gpus: std::mem::take(&mut kept.gpus),
+        nics: std::mem::take(&mut kept.nics),
+        other_access: std::mem::take(&mut kept.other_access),
+    };
     let transit_ends = (0..n_dev)
         .filter(|&i| transit[i])
         .map(|i| {
@@ -697,6 +720,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     };
     let NodePart {
         nodes,
+        nics,
+        other_access,
         gpus,
         domains,
         line: port_line,
@@ -724,6 +749,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         arc_nvlink,
         gpus,
         nodes,
+        nics,
+        other_access,
         domains,
         transit,
         adj_start,
@@ -752,10 +779,21 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
 /// NVLink flag go straight onto the fabric's per-arc lists.
 struct NodePart {
     nodes: Vec<Node>,
+    nics: Vec<Nic>,
+    other_access: Vec<(ArcId, ArcId, Vx)>,
     gpus: Vec<Gpu>,
     domains: Vec<Domain>,
     line: Vec<f64>,
     resource: Vec<Resource>,
+}
+
+/// Kept lists for `NodePart::build` to fill again.
+struct NodeLists {
+    line: Vec<f64>,
+    resource: Vec<Resource>,
+    gpus: Vec<Gpu>,
+    nics: Vec<Nic>,
+    other_access: Vec<(ArcId, ArcId, Vx)>,
 }
 
 impl NodePart {
@@ -765,16 +803,18 @@ impl NodePart {
         index_of: &DeviceIndex,
         links_of: &(dyn Fn(usize) -> &'d [DevLink] + Sync),
         (usable, nvlink): (&mut Vec<f64>, &mut Vec<bool>),
-        (node_total, gpu_total, port_estimate): (usize, usize, usize),
-        (line, resource, gpus): (Vec<f64>, Vec<Resource>, Vec<Gpu>),
+        (node_total, gpu_total, nic_total, port_estimate): (usize, usize, usize, usize),
+        kept: NodeLists,
     ) -> Result<NodePart, CollectiveError> {
-        let mut line = reuse(line, port_estimate);
-        let mut resource = reuse(resource, port_estimate);
+        let mut line = reuse(kept.line, port_estimate);
+        let mut resource = reuse(kept.resource, port_estimate);
         // Scale-up domains: rack domains by device, every other node on its own.
         let mut domains: Vec<Domain> = Vec::new();
         let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
         let mut nodes: Vec<Node> = Vec::with_capacity(node_total);
-        let mut gpus = reuse(gpus, gpu_total);
+        let mut nics = reuse(kept.nics, nic_total);
+        let mut other_access = reuse(kept.other_access, nic_total);
+        let mut gpus = reuse(kept.gpus, gpu_total);
         // Consecutive nodes usually share parts: remember the last lookups.
         let mut last_gpu: Option<(&crate::model::PartId, &crate::model::catalog::GpuSpec)> = None;
         let mut last_nic: Option<(&crate::model::PartId, Option<u8>)> = None;
@@ -976,7 +1016,7 @@ impl NodePart {
             }
 
             let links = links_of(i);
-            let mut nics = Vec::with_capacity(n.nics.len());
+            let first_nic = nics.len() as u32;
             for (ni, slot) in n.nics.iter().enumerate() {
                 let part_gen = match last_nic {
                     Some((id, g)) if *id == slot.part => g,
@@ -1022,13 +1062,15 @@ impl NodePart {
                 });
             }
             let nic_ports = k;
-            let mut other_access: Vec<(ArcId, ArcId, Vx)> = links
-                .iter()
-                .filter(|l| l.port >= nic_ports)
-                .map(|l| (l.out, l.inn, l.far))
-                .collect();
-            if other_access.is_empty() {
-                other_access = links.iter().map(|l| (l.out, l.inn, l.far)).collect();
+            let first_other = other_access.len() as u32;
+            other_access.extend(
+                links
+                    .iter()
+                    .filter(|l| l.port >= nic_ports)
+                    .map(|l| (l.out, l.inn, l.far)),
+            );
+            if other_access.len() as u32 == first_other {
+                other_access.extend(links.iter().map(|l| (l.out, l.inn, l.far)));
             }
             nodes.push(Node {
                 device: d.id,
@@ -1038,13 +1080,15 @@ impl NodePart {
                 intra,
                 p2p,
                 domain,
-                nics,
-                other_access,
+                nics: first_nic..nics.len() as u32,
+                other_access: first_other..other_access.len() as u32,
                 arch,
             });
         }
         Ok(NodePart {
             nodes,
+            nics,
+            other_access,
             gpus,
             domains,
             line,
@@ -1280,7 +1324,8 @@ mod tests {
             &fab.class_adj_start,
             &fab.class_adj,
         );
-        format!("{ports:?}\n{graph:?}")
+        let nodes = (&fab.nics, &fab.other_access);
+        format!("{ports:?}\n{graph:?}\n{nodes:?}")
     }
 
     fn build_in(halves: bool, design: &Design, catalog: &Catalog) -> String {
