@@ -504,6 +504,8 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     let n_dev = design.devices.len();
     let index_of = DeviceIndex::new(design);
     let mut kept = Kept::take();
+    // Large designs build in halves side by side: the calling thread and a kept helper.
+    let halves = super::helpers::pool().filter(|_| split_build(design.links.len()));
     let is_switch = |i: usize| matches!(design.devices[i].kind, DeviceKind::Switch(_));
 
     let n_links = design.links.len();
@@ -570,22 +572,15 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
             latency_us: &mut link_latency_us,
         };
         let fill = |links: &[Link], out: LinkFacts| out.fill(links, &index_of, &dev_flags);
-        if split_build(n_links) {
+        if let Some(pool) = halves {
             // Each half of the links fills its own part of the lists.
             let mid = n_links / 2;
             let (front, back) = facts.split_at(mid);
             let (first, second) = design.links.split_at(mid);
-            // The calling thread takes one half, a kept pool thread the other.
-            match super::helpers::pool() {
-                Some(pool) => pool.in_place_scope(|scope| {
-                    scope.spawn(|_| fill(second, back));
-                    fill(first, front);
-                }),
-                None => {
-                    fill(first, front);
-                    fill(second, back);
-                }
-            }
+            pool.in_place_scope(|scope| {
+                scope.spawn(|_| fill(second, back));
+                fill(first, front);
+            });
         } else {
             fill(&design.links, facts);
         }
@@ -687,18 +682,9 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         nics: std::mem::take(&mut kept.nics),
         other_access: std::mem::take(&mut kept.other_access),
     };
-    let transit_ends = (0..n_dev)
-        .filter(|&i| transit[i])
-        .map(|i| {
-            links_of(i)
-                .iter()
-                .filter(|l| transit[l.far as usize])
-                .count()
-        })
-        .sum();
     let mut graph = RoutingGraph::with_capacity(
         n_dev,
-        transit_ends,
+        dev_links.len(),
         (
             std::mem::take(&mut kept.adj),
             std::mem::take(&mut kept.groups),
@@ -708,8 +694,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     // The GPU nodes' side and the routing graph do not depend on each other. The node side
     // stays on the calling thread: it allocates the nodes' own lists, and memory one thread
     // allocates and another frees tends to go back to the system, to fault in anew next time.
-    let pool = super::helpers::pool().filter(|_| split_build(n_links));
-    let node_part = if let Some(pool) = pool {
+    let node_part = if let Some(pool) = halves {
         pool.in_place_scope(|scope| {
             scope.spawn(|_| fill_graph(&mut graph));
             node_part((&mut arc_usable, &mut arc_nvlink), node_lists)
@@ -1113,19 +1098,19 @@ struct RoutingGraph {
 }
 
 impl RoutingGraph {
-    /// Empty lists with room for a design of `n_dev` devices and `transit_ends` link ends
-    /// between transit devices (`adj` and `groups` are kept lists to fill again), made on the
-    /// calling thread, which will free them too.
+    /// Empty lists with room for a design of `n_dev` devices and `link_ends` routable link
+    /// ends (`adj` and `groups` are kept lists to fill again), made on the calling thread,
+    /// which will free them too.
     fn with_capacity(
         n_dev: usize,
-        transit_ends: usize,
+        link_ends: usize,
         (adj, groups): (Vec<Adj>, Vec<AdjGroup>),
     ) -> RoutingGraph {
         RoutingGraph {
             adj_start: Vec::with_capacity(n_dev + 1),
-            adj: reuse(adj, transit_ends),
+            adj: reuse(adj, link_ends),
             grp_start: Vec::with_capacity(n_dev + 1),
-            groups: reuse(groups, transit_ends),
+            groups: reuse(groups, link_ends),
             class: Vec::with_capacity(n_dev),
             class_count: 0,
             class_adj_start: Vec::with_capacity(n_dev + 1),
