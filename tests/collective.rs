@@ -431,6 +431,59 @@ fn sharp_needs_reducing_switches() {
     assert!(r.busbw_gbyte_s > ring.busbw_gbyte_s);
 }
 
+/// SHARP's trees spread over the fabric, one per rail, as its aggregation manager places
+/// them: on the three-tier template every tree edge carries a rail's share (an eighth of the
+/// message each way), exactly what each node's own cables carry, so no switch-to-switch link
+/// is busier than a node's cable. With one root for all rails the eight trees met on the same
+/// spine-to-core links, eight times as busy (23 ms instead of 4 at 1 GiB on 2,048 GPUs).
+#[test]
+fn sharp_trees_of_the_rails_take_separate_roots() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(256);
+    spec.node = Some(railyard::model::PartId::new("dgx-h100"));
+    spec.tiers = 3;
+    let design = generate(&spec, &catalog).unwrap();
+    let q = forced(Op::AllReduce, GIB, AlgoChoice::Sharp, Protocol::Simple);
+    let r = collective(&design, &catalog, &q).unwrap();
+    assert_eq!(r.algorithm, Algorithm::Sharp);
+    let is_node = |id| {
+        design
+            .device(id)
+            .is_some_and(|d| matches!(d.kind, railyard::model::DeviceKind::GpuNode(_)))
+    };
+    let (mut cables, mut between_switches) = (Vec::new(), Vec::new());
+    for &(id, u) in &r.link_utilization {
+        let link = design.links.iter().find(|l| l.id == id).unwrap();
+        if is_node(link.a.device) || is_node(link.b.device) {
+            cables.push(u);
+        } else {
+            between_switches.push(u);
+        }
+    }
+    let cable = cables.iter().copied().fold(0.0, f64::max);
+    assert_eq!(cables.len(), 256 * 8);
+    assert!(cables.iter().all(|&u| u == cable), "{cables:?}");
+    // Each rail's tree takes its 8 leaves' uplinks (a leaf per scalable unit) and, in each
+    // of the 2 pods, at least one spine's link to the tree's core; no link carries two trees.
+    assert!(
+        between_switches.len() >= 8 * (8 + 2),
+        "{}",
+        between_switches.len()
+    );
+    assert!(
+        between_switches.iter().all(|&u| u <= cable),
+        "{cable} vs {:?}",
+        between_switches.iter().copied().fold(0.0, f64::max)
+    );
+    // The nodes' NVLink ports (NVLS inside each node) are what limits it, not the network.
+    assert_eq!(
+        r.bottleneck[0].kind,
+        railyard::analysis::collective::ResourceKind::NvLink
+    );
+}
+
 #[test]
 fn training_step_on_two_dgx() {
     let catalog = Catalog::builtin();

@@ -1403,7 +1403,7 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
             .filter(|&&x| fab.gpus[x as usize].nic == Some(r))
             .count() as f64
             / g;
-        let edges = b.router_tree(&leaves)?;
+        let edges = b.router_tree(&leaves, r, rails as u32)?;
         for (up, down) in edges {
             b.add_arc(up, served_share);
             b.add_arc(down, served_share);
@@ -1414,7 +1414,13 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
 }
 
 impl LoadBuilder<'_, '_> {
-    fn router_tree(&mut self, leaves: &[Vx]) -> Result<Vec<(ArcId, ArcId)>, CollectiveError> {
+    /// SHARP tree `tree` of `trees` over the switches the nodes' NICs reach (`leaves`).
+    fn router_tree(
+        &mut self,
+        leaves: &[Vx],
+        tree: u32,
+        trees: u32,
+    ) -> Result<Vec<(ArcId, ArcId)>, CollectiveError> {
         let fab = self.fab;
         // Many nodes share a leaf switch; a leaf's path to the root is the same each time, so
         // each one is walked once, in order of first appearance (which keeps the errors and
@@ -1437,7 +1443,7 @@ impl LoadBuilder<'_, '_> {
             };
         }
         self.router
-            .aggregation_tree(&unique, &fab.in_network)
+            .aggregation_tree(&unique, &fab.in_network, tree, trees)
             .map_err(|e| match e {
                 Ok(u) => unreachable_error(fab, u),
                 Err(reason) => CollectiveError::AlgorithmUnavailable {

@@ -793,13 +793,22 @@ impl<'f> Router<'f> {
         Ok(())
     }
 
-    /// A reduction tree for SHARP: the reducing switch nearest (in worst case) to all
-    /// `leaves` (distinct) becomes the root; each leaf's path to it joins the tree. Returns the
-    /// tree's arcs (towards the root, away from it). Every switch on the tree must reduce.
+    /// Reduction tree `tree` of `trees` for SHARP: a reducing switch nearest (in worst case)
+    /// to all `leaves` (distinct) becomes the root; each leaf's path to it joins the tree.
+    /// Returns the tree's arcs (towards the root, away from it). Every switch on the tree must
+    /// reduce.
+    ///
+    /// Like SHARP's aggregation manager, the trees of one job spread over the fabric: each
+    /// takes its own root among the equally near switches (spaced evenly through them), and
+    /// each switch its own parent link among the equally short ones (one per switch and tree,
+    /// so the paths still form a tree). One root for all would make every rail's tree meet on
+    /// the same top-tier links.
     pub fn aggregation_tree(
         &mut self,
         leaves: &[Vx],
         reduces: &[bool],
+        tree: u32,
+        trees: u32,
     ) -> Result<Vec<(ArcId, ArcId)>, Result<Unreachable, String>> {
         let fab = self.fab;
         let mut classes: Vec<u32> = leaves.iter().map(|&l| fab.class[l as usize]).collect();
@@ -810,7 +819,8 @@ impl<'f> Router<'f> {
         }
         let tables: Vec<(u32, Rc<Vec<u16>>)> =
             classes.iter().map(|&c| (c, self.class_dist(c))).collect();
-        let mut best: Option<(u16, Vx)> = None;
+        let mut nearest: Vec<Vx> = Vec::new();
+        let mut best_worst = INF;
         for v in 0..fab.transit.len() as Vx {
             if !reduces[v as usize] || !fab.transit[v as usize] {
                 continue;
@@ -832,15 +842,21 @@ impl<'f> Router<'f> {
                 };
                 worst = worst.max(d);
             }
-            if worst != INF && best.is_none_or(|(w, _)| worst < w) {
-                best = Some((worst, v));
+            if worst < best_worst {
+                best_worst = worst;
+                nearest.clear();
+            }
+            if worst == best_worst && worst != INF {
+                nearest.push(v);
             }
         }
-        let Some((_, root)) = best else {
+        if nearest.is_empty() {
             return Err(Err(
                 "no switch that reduces in the network reaches every node".into(),
             ));
-        };
+        }
+        let spaced = u64::from(tree) * nearest.len() as u64 / u64::from(trees.max(1));
+        let root = nearest[spaced as usize % nearest.len()];
         let croot = fab.class[root as usize];
         let qd = self.class_dist(croot);
         let mut seen: std::collections::HashSet<ArcId> = std::collections::HashSet::new();
@@ -864,7 +880,9 @@ impl<'f> Router<'f> {
             self.max_hops = self.max_hops.max(dv);
             while dv > 0 {
                 self.next_hops(&qd, v, dv, root, croot, &mut hops);
-                let Some(a) = hops.iter().find(|a| reduces[a.nbr as usize]).copied() else {
+                hops.retain(|a| reduces[a.nbr as usize]);
+                let parent = ecmp_hash(u64::from(tree), 0, v) % hops.len().max(1) as u64;
+                let Some(a) = hops.get(parent as usize).copied() else {
                     return Err(Err(format!(
                         "the path from switch {} to the reduction root crosses a switch that does not reduce",
                         fab.device_ids[leaf as usize]
