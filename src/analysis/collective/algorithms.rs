@@ -141,6 +141,18 @@ pub(crate) struct SimpleEnd {
 /// network's extra latency (µs).
 pub(crate) type PhaseLoads = (Arc<Vec<f64>>, Option<Hw>, bool, f64);
 
+/// Lets a plan stop early (before or while routing its flows) once it cannot be the tuner's
+/// choice at the wanted size: the fastest time found so far (µs as `f64` bits, shared by the planning
+/// threads; infinity until a plan is costed) and the µs that each unit of the phase's worst
+/// load-to-capacity ratio costs at that size at the least (the most favourable protocol).
+/// Only for plans of one phase run once (tree, NVLS-tree, SHARP).
+pub(crate) struct Prune {
+    pub best_us_bits: Arc<std::sync::atomic::AtomicU64>,
+    pub us_per_worst: f64,
+    pub algorithm: Algorithm,
+    pub op: Op,
+}
+
 /// Accumulates loads; network legs are queued and routed at the end.
 pub(crate) struct LoadBuilder<'a, 'f> {
     fab: &'f Fabric,
@@ -437,12 +449,20 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             .map_err(|u| unreachable_error(fab, u))
     }
 
-    /// Routes queued flows; returns the loads and the network's extra latency.
+    /// Routes queued flows; returns the loads and the network's extra latency. Refuses (and
+    /// marks the router `pruned`) when the loads so far already make the plan slower than
+    /// the fastest one found (see `Prune`).
     pub fn finish(mut self) -> Result<PhaseLoads, CollectiveError> {
         let fab = self.fab;
+        if self.router.stop_early(Some(&self.loads)) {
+            return Err(self.stopped());
+        }
         self.router
             .route(&self.flows, self.adaptive, &mut self.loads)
             .map_err(|u| unreachable_error(fab, u))?;
+        if self.router.pruned {
+            return Err(self.stopped());
+        }
         let switches = f64::from(self.router.max_hops) + 1.0;
         let prop = super::efficiency::propagation_us(true) * f64::from(self.router.max_hops);
         let extra = if self.uses_net {
@@ -452,6 +472,36 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         };
         let loads = std::mem::take(&mut self.loads);
         Ok((Arc::new(loads), self.intra_hw, self.uses_net, extra))
+    }
+}
+
+impl LoadBuilder<'_, '_> {
+    /// Whether the plan may stop early and a floor is worth working out now: for its first
+    /// one, or to compare with a fastest time already found.
+    fn floor_wanted(&self) -> bool {
+        self.router.prune.as_ref().is_some_and(|prune| {
+            self.router.floor_worst == 0.0
+                || f64::from_bits(
+                    prune
+                        .best_us_bits
+                        .load(std::sync::atomic::Ordering::Relaxed),
+                )
+                .is_finite()
+        })
+    }
+
+    /// What a plan that stopped early returns (never reported: see `Router::pruned`).
+    fn stopped(&self) -> CollectiveError {
+        let (algorithm, op) = self
+            .router
+            .prune
+            .as_ref()
+            .map_or((Algorithm::Tree, Op::AllReduce), |p| (p.algorithm, p.op));
+        CollectiveError::AlgorithmUnavailable {
+            algorithm,
+            op,
+            reason: "slower at this size than another algorithm".into(),
+        }
     }
 }
 
@@ -741,6 +791,10 @@ fn tree_edges(
         degree[p as usize] += 1;
         degree[ch as usize] += 1;
     }
+    // The nodes' ends of the tree edges also give a floor under the plan's worst ratio (see
+    // `Router::stop_early`) that often rules it out long before its flows are routed.
+    let want_floor = b.floor_wanted();
+    let mut worst = b.router.floor_worst;
     for ((&h, end), &deg) in heads.iter().zip(&ends).zip(&degree) {
         if deg == 0 {
             continue;
@@ -756,10 +810,19 @@ fn tree_edges(
             end.inn,
         ] {
             b.add_times(arc, per, deg);
+            if want_floor && arc != NO_ARC {
+                worst = worst.max(b.loads[arc as usize] / fab.arc_usable[arc as usize]);
+            }
         }
         b.access_latency(end.out);
         b.access_latency(end.inn);
         b.note_switch(end.attach);
+    }
+    if want_floor {
+        b.router.floor_worst = worst;
+        if b.router.stop_early(None) {
+            return Err(b.stopped());
+        }
     }
     let conns = CHANNELS_PER_CONNECTION;
     for (t, tree) in edges.iter().enumerate() {

@@ -221,7 +221,7 @@ fn phase_worst(fab: &Fabric, phase: &algorithms::Phase, nvls_eff: f64) -> Result
 /// and whether such an arc has under a byte per second. Independent lanes, without
 /// branches, let the loop vectorise; a maximum is exact whatever the order.
 #[inline(always)]
-fn worst_ratio(
+pub(crate) fn worst_ratio(
     loads: &[f64],
     usable: &[f64],
     nvlink: &[bool],
@@ -621,6 +621,7 @@ fn make_plans(
         keep,
         arch,
         side,
+        best_us_bits: std::sync::Arc::new(f64::INFINITY.to_bits().into()),
     };
     let all: Vec<usize> = (0..algorithms.len()).collect();
     // When one size's winner is all that is wanted, the algorithms whose step count grows
@@ -720,10 +721,13 @@ fn plan_threads(fab: &Fabric) -> usize {
     }
 }
 
-/// Rough planning work of an algorithm relative to the others, to start the long ones first.
+/// The order in which to plan: the long plans first (several threads end together), and
+/// in-network reduction first of all: where the switches offer it, it most often wins at
+/// large sizes, and a fast time found early lets the other plans stop early (see `Prune`).
 fn relative_plan_cost(a: Algorithm) -> u8 {
     match a {
-        Algorithm::Tree | Algorithm::Sharp => 3,
+        Algorithm::Sharp => 4,
+        Algorithm::Tree => 3,
         Algorithm::NvlsTree | Algorithm::Ring => 2,
         Algorithm::Hierarchical | Algorithm::Direct => 1,
         Algorithm::Nvls => 0,
@@ -782,9 +786,46 @@ struct PlanJob<'a, 'f, 's> {
     keep: Keep,
     arch: ArchRow,
     side: Option<&'a SideJob<'s>>,
+    /// The fastest time costed so far at the wanted size (µs as `f64` bits), for `Prune`.
+    best_us_bits: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl PlanJob<'_, '_, '_> {
+    /// How a plan of `algorithm` may stop early: only when one size's winner is wanted,
+    /// across several domains, for the one-phase algorithms whose routing is the costly part.
+    fn prune_for(&self, algorithm: Algorithm) -> Option<algorithms::Prune> {
+        let Keep::BestAt(s) = self.keep else {
+            return None;
+        };
+        let one_phase = matches!(
+            algorithm,
+            Algorithm::Tree | Algorithm::NvlsTree | Algorithm::Sharp
+        );
+        if !one_phase || self.gs.segs[0].len() < 2 {
+            return None;
+        }
+        // time_of's bandwidth term per unit of worst ratio, with the protocol that makes it
+        // smallest (LL's ceiling only ever adds).
+        let per_worst = Protocol::ALL
+            .into_iter()
+            .filter(|p| self.protocol.is_none_or(|f| f == *p))
+            .map(|p| {
+                let correction = if algorithm == Algorithm::Tree && self.op == Op::AllReduce {
+                    lat::tree_correction(p, s)
+                } else {
+                    1.0
+                };
+                s / payload(p) / correction * 1e6
+            })
+            .fold(f64::INFINITY, f64::min);
+        Some(algorithms::Prune {
+            best_us_bits: std::sync::Arc::clone(&self.best_us_bits),
+            us_per_worst: per_worst,
+            algorithm,
+            op: self.op,
+        })
+    }
+
     /// Plans and costs `algorithms[i]` for each `i` in `indices`, on several threads when
     /// the fabric is large; returns each one's outcome by its index, in no particular order.
     fn plan_all(
@@ -793,11 +834,7 @@ impl PlanJob<'_, '_, '_> {
         indices: &[usize],
     ) -> Vec<(usize, Result<Costed, CollectiveError>)> {
         let threads = plan_threads(self.fab).min(indices.len());
-        if threads <= 1 {
-            let mut order = indices.iter().map(|&i| (i, algorithms[i]));
-            return self.run(|| order.next());
-        }
-        // The costliest plans first, each thread taking the next one when it is free.
+        // Each thread takes the next plan when it is free.
         let mut queue = indices.to_vec();
         queue.sort_by_key(|&i| std::cmp::Reverse(relative_plan_cost(algorithms[i])));
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -805,8 +842,9 @@ impl PlanJob<'_, '_, '_> {
             let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             queue.get(k).map(|&i| (i, algorithms[i]))
         };
-        let Some(pool) = super::helpers::pool() else {
-            return self.run(take);
+        let pool = match super::helpers::pool() {
+            Some(pool) if threads > 1 => pool,
+            _ => return self.run(take),
         };
         // The calling thread plans too, beside kept helper threads.
         let helpers = std::sync::Mutex::new(Vec::new());
@@ -845,9 +883,17 @@ impl PlanJob<'_, '_, '_> {
             }
         };
         while let Some((index, algorithm)) = next() {
+            router.prune = self.prune_for(algorithm);
+            router.pruned = false;
+            router.prune_seen = f64::INFINITY.to_bits();
+            router.floor_worst = 0.0;
             let attempt =
                 algorithms::plan(fab, &mut router, self.gs, self.op, algorithm, self.adaptive)
                     .and_then(|p| cost(fab, self.design, p, self.arch));
+            if router.pruned {
+                // Slower than a plan already costed: no candidate, no error to report.
+                continue;
+            }
             let outcome = match attempt {
                 Ok(c)
                     if self
@@ -883,6 +929,11 @@ impl PlanJob<'_, '_, '_> {
                     let mut fastest: Option<Choice> = None;
                     weigh(&mut fastest, index, c, self.op, self.protocol, s, |_| {});
                     let t = fastest.map_or(f64::INFINITY, |(_, _, l, b)| l + b);
+                    if t >= 0.0 {
+                        // Non-negative floats order as their bits do.
+                        self.best_us_bits
+                            .fetch_min(t.to_bits(), std::sync::atomic::Ordering::Relaxed);
+                    }
                     let wins = best.is_none_or(|(bt, bi, _)| t < bt || (t == bt && index < bi));
                     if wins {
                         if let Some((_, _, j)) = best
@@ -1317,6 +1368,73 @@ mod tests {
         // Both cases came up: small sizes rule the ring out, the largest do not.
         assert!(left_out > 0 && costed > 0, "{left_out} {costed}");
         assert!(ring_won > 0);
+    }
+
+    /// Plans that stop early (tree, NVLS-tree, SHARP, once their loads so far make them slower
+    /// than a plan already costed) change nothing but the list of candidates: the answer is
+    /// the one of costing every plan, on one thread and on two, and every candidate left out
+    /// was slower than it. SHARP, planned first, wins the large sizes on a three-tier
+    /// rail-optimized fabric and on a 3:1 oversubscribed fat-tree, so the others stop there;
+    /// without it, tree is planned first and NVLS-tree, a little faster, must not stop.
+    #[test]
+    fn plans_stop_early_only_when_slower() {
+        let catalog = Catalog::builtin();
+        let fat_tree = crate::io::design_file::parse_design(
+            include_str!("../../../presets/dgx-h100-fat-tree-3to1.ron"),
+            "dgx-h100-fat-tree-3to1.ron",
+        )
+        .expect("preset");
+        let mut plain = rail_optimized(64, "dgx-h100", 3);
+        for d in &mut plain.devices {
+            if let crate::model::DeviceKind::Switch(s) = &mut d.kind {
+                s.features.in_network_reduction = false;
+            }
+        }
+        let designs = [rail_optimized(64, "dgx-h100", 3), fat_tree, plain];
+        let (mut stopped, mut answers) = (0, 0);
+        for (threads, design) in [1, 2]
+            .into_iter()
+            .flat_map(|t| designs.iter().map(move |d| (t, d)))
+        {
+            PLAN_THREADS.with(|c| c.set(Some(threads)));
+            for protocol in [None, Some(Protocol::Simple), Some(Protocol::Ll)] {
+                for bytes in [1u64 << 16, 1 << 22, 1 << 26, 1 << 30, 1 << 33] {
+                    let mut q = CollectiveQuery::new(Op::AllReduce, Bytes(bytes));
+                    q.protocol = protocol;
+                    let one = super::super::collective(design, &catalog, &q).expect("one");
+                    let all = Evaluator::new(design, &catalog, &q, Keep::All)
+                        .expect("all")
+                        .result_at(Bytes(bytes));
+                    let bare = |r: &CollectiveResult| CollectiveResult {
+                        candidates: Vec::new(),
+                        ..r.clone()
+                    };
+                    assert!(
+                        bare(&one) == bare(&all),
+                        "{protocol:?} {bytes} B: {} {} µs, costing all: {} {} µs",
+                        one.algorithm,
+                        one.time_us,
+                        all.algorithm,
+                        all.time_us
+                    );
+                    answers += 1;
+                    for c in &all.candidates {
+                        if one.candidates.contains(c) {
+                            continue;
+                        }
+                        assert!(c.time_us > one.time_us, "{c:?} left out of {one:?}");
+                        if matches!(
+                            c.algorithm,
+                            Algorithm::Tree | Algorithm::NvlsTree | Algorithm::Sharp
+                        ) {
+                            stopped += 1;
+                        }
+                    }
+                }
+            }
+        }
+        PLAN_THREADS.with(|c| c.set(None));
+        assert!(stopped >= answers / 4, "{stopped} of {answers}");
     }
 
     /// The bottleneck report scans links and ports side by side on large fabrics: the same

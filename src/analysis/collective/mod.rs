@@ -222,8 +222,9 @@ pub struct CollectiveResult {
     /// Busiest internal resource (NVLink, PCIe) per GPU node.
     pub device_utilization: Vec<(DeviceId, f64)>,
     /// The algorithms and protocols costed. For one size (`collective`), ring and
-    /// hierarchical are left out when their latency alone exceeds the answer's time; a sweep
-    /// costs every algorithm.
+    /// hierarchical are left out when their latency alone exceeds the answer's time, and tree,
+    /// NVLS-tree and SHARP when their loads part-way already make them slower than an
+    /// algorithm costed before them; a sweep costs every algorithm.
     pub candidates: Vec<Candidate>,
     pub notes: Vec<String>,
 }

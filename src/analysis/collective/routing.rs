@@ -148,6 +148,16 @@ pub(crate) struct Router<'f> {
     spare_loads: Vec<Vec<f64>>,
     /// Largest number of switch-to-switch hops any routed flow took.
     pub max_hops: u16,
+    /// When set, the plan under way may stop early (see `Prune`)...
+    pub prune: Option<super::algorithms::Prune>,
+    /// ...and this tells that it did.
+    pub pruned: bool,
+    /// The fastest time `stop_early` last scanned the arcs for (as bits), so that it scans
+    /// again only when another plan has done better since.
+    pub prune_seen: u64,
+    /// A floor under the phase's worst load over usable rate, known without a scan (the
+    /// plan raises it as it learns; see `stop_early`).
+    pub floor_worst: f64,
 }
 
 impl Drop for Router<'_> {
@@ -173,6 +183,10 @@ impl<'f> Router<'f> {
             scan_groups: 6,
             spare_loads: Vec::new(),
             max_hops: 0,
+            prune: None,
+            pruned: false,
+            prune_seen: f64::INFINITY.to_bits(),
+            floor_worst: 0.0,
         }
     }
 
@@ -319,6 +333,42 @@ impl<'f> Router<'f> {
         None
     }
 
+    /// Whether the plan under way is sure to be slower than the fastest plan costed so far;
+    /// if so, marks it `pruned`. Loads only grow as it goes on and a phase's capacity on an
+    /// arc is at most its usable rate (NVLS runs NVLink below it), so the largest load over
+    /// usable rate on any arcs now bounds the phase's worst ratio from below; latency, never
+    /// negative, is left out. Compares `floor_worst` first; with the phase's `loads` so far,
+    /// also scans them, when the fastest time has changed since the last scan.
+    pub fn stop_early(&mut self, loads: Option<&[f64]>) -> bool {
+        let Some(prune) = &self.prune else {
+            return false;
+        };
+        let bits = prune
+            .best_us_bits
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let best_us = f64::from_bits(bits);
+        if !best_us.is_finite() {
+            return false;
+        }
+        if self.floor_worst * prune.us_per_worst > best_us {
+            self.pruned = true;
+            return true;
+        }
+        let Some(loads) = loads.filter(|_| bits != self.prune_seen) else {
+            return false;
+        };
+        self.prune_seen = bits;
+        let n = loads.len();
+        let (worst, _) = super::evaluate::worst_ratio(
+            loads,
+            &self.fab.arc_usable[..n],
+            &self.fab.arc_nvlink[..n],
+            |usable, _| usable,
+        );
+        self.pruned = worst * prune.us_per_worst > best_us;
+        self.pruned
+    }
+
     /// Routes flows and adds their bytes to `loads`.
     pub fn route(
         &mut self,
@@ -342,6 +392,9 @@ impl<'f> Router<'f> {
                 .take_while(|f| f.bytes.to_bits() == bits)
                 .count();
             self.route_ecmp_run(&flows[start..start + run], loads)?;
+            if self.pruned {
+                return Ok(());
+            }
             start += run;
         }
         Ok(())
@@ -373,7 +426,13 @@ impl<'f> Router<'f> {
         let mut lanes: Vec<Walk> = Vec::with_capacity(LANES);
         let (mut next_flow, mut next_conn) = (0usize, 0u32);
         let mut failed: Option<usize> = None;
+        let mut rounds = 0u32;
         loop {
+            // Now and then, see whether another plan has since made this one pointless.
+            rounds = rounds.wrapping_add(1);
+            if rounds.is_multiple_of(1024) && self.stop_early(None) {
+                return Ok(());
+            }
             // Start walks in flow and connection order; none after a failure.
             while lanes.len() < LANES && failed.is_none() && next_flow < flows.len() {
                 let i = next_flow;
