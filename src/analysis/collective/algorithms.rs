@@ -1409,7 +1409,8 @@ fn pxn_send(
 }
 
 /// SHARP: every NIC sends its share to its leaf once; the switches reduce along one tree per
-/// rail and send the result back down. Each tree edge carries the share once each way.
+/// rail and send the result back down. Each tree edge carries the share once each way; the
+/// rails' trees take separate roots and parent links (`Router::aggregation_tree`).
 fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<(), CollectiveError> {
     let g = segs[0].gpus.len() as f64;
     let rails = segs
