@@ -192,6 +192,18 @@ fn a_failed_autosave_is_reported() {
     assert!(r.errors[0].contains("autosave of"), "{}", r.errors[0]);
 }
 
+/// The test that starts processes runs alone (`write`); the tests that end a session by
+/// dropping it in this process hold `read` while they count on its lock being free. A child
+/// holds copies of this process's open files from fork to exec, locks included, so a session
+/// dropped in that moment still reads as live.
+static SPAWNING: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn no_spawning() -> std::sync::RwLockReadGuard<'static, ()> {
+    SPAWNING
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A session whose process died: its files stay, its lock is free.
 fn crashed_session(root: &Path, original: Option<&Path>) -> (PathBuf, f32) {
     let mut autosave = Autosave::start(config(root, Duration::from_secs(1))).expect("starts");
@@ -244,6 +256,7 @@ fn recover_through_the_dialog(root: &Path, original: Option<&Path>, expected_x: 
 
 #[test]
 fn the_next_start_offers_recovery_and_recovers_with_the_path() {
+    let _calm = no_spawning();
     let root = tempfile::tempdir().expect("temp dir");
     let original = root.path().join("star.ron");
     save_design(&original, &star()).expect("writes");
@@ -253,6 +266,7 @@ fn the_next_start_offers_recovery_and_recovers_with_the_path() {
 
 #[test]
 fn discard_deletes_the_recovery_files() {
+    let _calm = no_spawning();
     let root = tempfile::tempdir().expect("temp dir");
     let (session, _) = crashed_session(root.path(), None);
     let mut app = app();
@@ -387,6 +401,9 @@ fn recovery_files(root: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn killing_the_real_process_mid_edit_then_restarting_recovers_the_edit() {
+    let _alone = SPAWNING
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if !(tool_available("Xvfb", "-help") && tool_available("xdotool", "version")) {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -412,6 +429,14 @@ fn killing_the_real_process_mid_edit_then_restarting_recovers_the_edit() {
     // The window, by its title, then keyboard focus on it (there is no window manager).
     let mut window = String::new();
     wait_until(Duration::from_secs(120), "the railyard window", || {
+        // A process that died before showing its window says why on stderr.
+        if let Ok(Some(status)) = app.0.try_wait() {
+            let mut said = String::new();
+            if let Some(mut err) = app.0.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut err, &mut said);
+            }
+            panic!("railyard exited ({status}) before its window showed:\n{said}");
+        }
         if let Some(out) = xdotool(display, &["search", "--name", "star.ron"]) {
             window = out.lines().next().unwrap_or("").to_string();
         }

@@ -9,9 +9,42 @@ use std::time::{Duration, Instant};
 pub struct Reaped(pub Child);
 
 impl Drop for Reaped {
+    /// Asks the child to end first (SIGTERM), then kills it: a SIGKILLed Xvfb leaves its lock
+    /// file and socket in /tmp, and display numbers would run out run by run.
     fn drop(&mut self) {
+        // Already reaped: its number may belong to another process by now.
+        if let Ok(Some(_)) = self.0.try_wait() {
+            return;
+        }
+        let asked = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        let start = Instant::now();
+        while asked && start.elapsed() < Duration::from_secs(3) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// Whether display `n` is taken: its lock file names a live process, or its socket exists
+/// without a lock file. A lock whose process is gone (a server killed outright) is stale,
+/// and Xvfb takes such a display over.
+fn display_taken(n: u32) -> bool {
+    let lock = PathBuf::from(format!("/tmp/.X{n}-lock"));
+    match std::fs::read_to_string(&lock) {
+        Ok(text) => text
+            .trim()
+            .parse::<u32>()
+            .map_or(true, |pid| PathBuf::from(format!("/proc/{pid}")).exists()),
+        Err(_) => PathBuf::from(format!("/tmp/.X11-unix/X{n}")).exists(),
     }
 }
 
@@ -25,28 +58,37 @@ pub fn tool_available(name: &str, arg: &str) -> bool {
         .is_ok()
 }
 
-/// Starts Xvfb on the first display number in `displays` whose lock file and socket are both
-/// free, and waits for its socket rather than sleeping a fixed time. Each test file passes
-/// its own range so files running at the same time cannot pick the same number.
+/// Starts Xvfb on the first display number in `displays` that is free, and waits until it
+/// accepts connections rather than sleeping a fixed time. Each test file passes its own range
+/// so files running at the same time cannot pick the same number.
 pub fn start_xvfb(displays: Range<u32>) -> (Reaped, u32) {
     let display = displays
         .clone()
-        .find(|n| {
-            !PathBuf::from(format!("/tmp/.X{n}-lock")).exists()
-                && !PathBuf::from(format!("/tmp/.X11-unix/X{n}")).exists()
-        })
+        .find(|&n| !display_taken(n))
         .unwrap_or_else(|| panic!("a free X display number in {displays:?}"));
     let child = Command::new("Xvfb")
         .arg(format!(":{display}"))
-        .args(["-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        // No reset when the last client leaves: the tests' probes (xdotool, the readiness
+        // check below) come and go, and a client connecting during a reset is refused.
+        .args([
+            "-screen",
+            "0",
+            "1280x800x24",
+            "-nolisten",
+            "tcp",
+            "-noreset",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("Xvfb starts");
     let xvfb = Reaped(child);
+    // Ready once it accepts a connection: its socket file exists a moment before it listens
+    // (and a stale one from a killed server exists all along), and a client started in that
+    // moment fails with "Failed to open connection to X server".
     let socket = PathBuf::from(format!("/tmp/.X11-unix/X{display}"));
     let start = Instant::now();
-    while !socket.exists() {
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
         assert!(
             start.elapsed() < Duration::from_secs(20),
             "Xvfb :{display} did not come up"
