@@ -83,9 +83,8 @@ pub fn start_xvfb(displays: Range<u32>) -> (Reaped, u32) {
         .spawn()
         .expect("Xvfb starts");
     let xvfb = Reaped(child);
-    // Ready once it accepts a connection: its socket file exists a moment before it listens
-    // (and a stale one from a killed server exists all along), and a client started in that
-    // moment fails with "Failed to open connection to X server".
+    // Ready once it accepts a connection, not when its socket file appears: the file comes
+    // before the server listens, and a stale one from a killed server is there all along.
     let socket = PathBuf::from(format!("/tmp/.X11-unix/X{display}"));
     let start = Instant::now();
     while std::os::unix::net::UnixStream::connect(&socket).is_err() {
