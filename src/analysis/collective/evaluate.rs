@@ -1231,8 +1231,32 @@ mod tests {
                         Keep::BestAt(1e9),
                         Keep::Nothing,
                     ] {
-                        let one = summary(1, &groups, op, routing, keep);
-                        let two = summary(2, &groups, op, routing, keep);
+                        let (mut one, mut two) = (
+                            summary(1, &groups, op, routing, keep),
+                            summary(2, &groups, op, routing, keep),
+                        );
+                        if let Keep::BestAt(_) = keep {
+                            // Which plans stop early on two threads depends on which one
+                            // finishes first (see `Prune`): only those may be missing on
+                            // either side, and the chosen one (keeping loads) must not be.
+                            let (a, b) = (one.clone(), two.clone());
+                            for (side, other) in [(&mut one, &b), (&mut two, &a)] {
+                                side.retain(|p| {
+                                    let both = other.iter().any(|q| q.0 == p.0);
+                                    assert!(
+                                        both || matches!(
+                                            p.0,
+                                            Algorithm::Tree
+                                                | Algorithm::NvlsTree
+                                                | Algorithm::Sharp
+                                        ),
+                                        "{op} {keep:?}: {} costed on one side only",
+                                        p.0
+                                    );
+                                    both
+                                });
+                            }
+                        }
                         assert_eq!(one, two, "{op} {routing:?} {keep:?}");
                         if keep != Keep::Nothing {
                             kept_somewhere += one.iter().filter(|p| !p.3.is_empty()).count();
@@ -1417,16 +1441,19 @@ mod tests {
                         all.algorithm,
                         all.time_us
                     );
-                    answers += 1;
+                    answers += usize::from(threads == 1);
                     for c in &all.candidates {
                         if one.candidates.contains(c) {
                             continue;
                         }
                         assert!(c.time_us > one.time_us, "{c:?} left out of {one:?}");
-                        if matches!(
-                            c.algorithm,
-                            Algorithm::Tree | Algorithm::NvlsTree | Algorithm::Sharp
-                        ) {
+                        // On one thread the order, so which plans stop, is fixed.
+                        if threads == 1
+                            && matches!(
+                                c.algorithm,
+                                Algorithm::Tree | Algorithm::NvlsTree | Algorithm::Sharp
+                            )
+                        {
                             stopped += 1;
                         }
                     }
