@@ -153,6 +153,15 @@ pub(crate) struct Prune {
     pub op: Op,
 }
 
+impl Prune {
+    /// The fastest time costed so far (µs) and its bits, once there is one.
+    pub fn best_us(&self) -> Option<(f64, u64)> {
+        let bits = self.best_us_bits.load(std::sync::atomic::Ordering::Relaxed);
+        let best = f64::from_bits(bits);
+        best.is_finite().then_some((best, bits))
+    }
+}
+
 /// Accumulates loads; network legs are queued and routed at the end.
 pub(crate) struct LoadBuilder<'a, 'f> {
     fab: &'f Fabric,
@@ -479,15 +488,10 @@ impl LoadBuilder<'_, '_> {
     /// Whether the plan may stop early and a floor is worth working out now: for its first
     /// one, or to compare with a fastest time already found.
     fn floor_wanted(&self) -> bool {
-        self.router.prune.as_ref().is_some_and(|prune| {
-            self.router.floor_worst == 0.0
-                || f64::from_bits(
-                    prune
-                        .best_us_bits
-                        .load(std::sync::atomic::Ordering::Relaxed),
-                )
-                .is_finite()
-        })
+        self.router
+            .prune
+            .as_ref()
+            .is_some_and(|prune| self.router.floor_worst == 0.0 || prune.best_us().is_some())
     }
 
     /// What a plan that stopped early returns (never reported: see `Router::pruned`).

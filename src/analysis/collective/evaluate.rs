@@ -883,10 +883,7 @@ impl PlanJob<'_, '_, '_> {
             }
         };
         while let Some((index, algorithm)) = next() {
-            router.prune = self.prune_for(algorithm);
-            router.pruned = false;
-            router.prune_seen = f64::INFINITY.to_bits();
-            router.floor_worst = 0.0;
+            router.start_plan(self.prune_for(algorithm));
             let attempt =
                 algorithms::plan(fab, &mut router, self.gs, self.op, algorithm, self.adaptive)
                     .and_then(|p| cost(fab, self.design, p, self.arch));

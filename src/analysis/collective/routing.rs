@@ -148,13 +148,13 @@ pub(crate) struct Router<'f> {
     spare_loads: Vec<Vec<f64>>,
     /// Largest number of switch-to-switch hops any routed flow took.
     pub max_hops: u16,
-    /// When set, the plan under way may stop early (see `Prune`)...
+    /// When set, the plan under way may stop early (see `Prune`, `start_plan`)...
     pub prune: Option<super::algorithms::Prune>,
     /// ...and this tells that it did.
     pub pruned: bool,
     /// The fastest time `stop_early` last scanned the arcs for (as bits), so that it scans
     /// again only when another plan has done better since.
-    pub prune_seen: u64,
+    prune_seen: u64,
     /// A floor under the phase's worst load over usable rate, known without a scan (the
     /// plan raises it as it learns; see `stop_early`).
     pub floor_worst: f64,
@@ -333,6 +333,14 @@ impl<'f> Router<'f> {
         None
     }
 
+    /// Readies the router for the next plan, which may stop early as `prune` allows.
+    pub fn start_plan(&mut self, prune: Option<super::algorithms::Prune>) {
+        self.prune = prune;
+        self.pruned = false;
+        self.prune_seen = f64::INFINITY.to_bits();
+        self.floor_worst = 0.0;
+    }
+
     /// Whether the plan under way is sure to be slower than the fastest plan costed so far;
     /// if so, marks it `pruned`. Loads only grow as it goes on and a phase's capacity on an
     /// arc is at most its usable rate (NVLS runs NVLink below it), so the largest load over
@@ -340,16 +348,13 @@ impl<'f> Router<'f> {
     /// negative, is left out. Compares `floor_worst` first; with the phase's `loads` so far,
     /// also scans them, when the fastest time has changed since the last scan.
     pub fn stop_early(&mut self, loads: Option<&[f64]>) -> bool {
-        let Some(prune) = &self.prune else {
+        let Some((prune, (best_us, bits))) = self
+            .prune
+            .as_ref()
+            .and_then(|p| p.best_us().map(|best| (p, best)))
+        else {
             return false;
         };
-        let bits = prune
-            .best_us_bits
-            .load(std::sync::atomic::Ordering::Relaxed);
-        let best_us = f64::from_bits(bits);
-        if !best_us.is_finite() {
-            return false;
-        }
         if self.floor_worst * prune.us_per_worst > best_us {
             self.pruned = true;
             return true;
