@@ -118,6 +118,21 @@ impl SwitchHops {
         true
     }
 
+    /// Counts `times` switched transfers out of GPU g and as many into it.
+    #[inline]
+    pub fn count_times(&mut self, g: u32, times: u32) {
+        self.up[g as usize] += times;
+        self.down[g as usize] += times;
+        self.any |= times > 0;
+    }
+
+    /// Takes back one transfer out of GPU g and one into it, counted with `count_times`.
+    #[inline]
+    pub fn uncount(&mut self, g: u32) {
+        self.up[g as usize] -= 1;
+        self.down[g as usize] -= 1;
+    }
+
     /// Counts the transfer g → h, known to cross an NVSwitch (g ≠ h).
     #[inline]
     pub fn count_switched(&mut self, g: u32, h: u32) {
@@ -702,33 +717,57 @@ fn trees(
                 .min()
                 .unwrap_or(1);
             let per = total / 2.0 / f64::from(k);
+            // Per channel and domain, the position of the channel's head: the first GPU on
+            // the channel's NIC, else the first GPU.
+            let mut head_at = vec![0u32; k as usize * segs.len()];
+            for (si, s) in segs.iter().enumerate() {
+                let mut found = 0u64;
+                for (p, &g) in s.gpus.iter().enumerate() {
+                    if let Some(c) = fab.gpus[g as usize].nic.filter(|&c| c < k)
+                        && found & (1 << c) == 0
+                    {
+                        found |= 1 << c;
+                        head_at[c as usize * segs.len() + si] = p as u32;
+                    }
+                }
+            }
             let behind_switch: Vec<bool> = segs.iter().map(|s| all_nvswitch(fab, s.gpus)).collect();
-            if behind_switch.contains(&true) {
-                b.switch_hops.ensure(fab);
+            // Each channel's chain starts at its head and wraps around the domain's GPUs; both
+            // trees run it (reduce up, broadcast down), so every chain edge is one switched
+            // transfer each way. Behind a switch only the counts matter: every GPU is on two
+            // edges of each chain, its ends on one.
+            if per != 0.0 {
+                for (si, s) in segs.iter().enumerate() {
+                    let len = s.gpus.len();
+                    if !behind_switch[si] || len < 2 {
+                        continue;
+                    }
+                    b.switch_hops.ensure(fab);
+                    for &g in s.gpus {
+                        b.switch_hops.count_times(g, 2 * k);
+                    }
+                    for c in 0..k as usize {
+                        let i = head_at[c * segs.len() + si] as usize;
+                        b.switch_hops.uncount(s.gpus[i]);
+                        b.switch_hops.uncount(s.gpus[(i + len - 1) % len]);
+                    }
+                }
             }
             for c in 0..k {
                 heads.clear();
-                for (s, &switch) in segs.iter().zip(&behind_switch) {
-                    let i = s
-                        .gpus
-                        .iter()
-                        .position(|&g| fab.gpus[g as usize].nic == Some(c))
-                        .unwrap_or(0);
+                for (si, s) in segs.iter().enumerate() {
+                    let i = head_at[c as usize * segs.len() + si] as usize;
                     heads.push(s.gpus[i]);
-                    // The chain starts at the head and wraps around the domain's GPUs; both
-                    // trees run it: reduce up, broadcast down.
+                    if behind_switch[si] && per != 0.0 {
+                        continue;
+                    }
                     let mut chain = s.gpus[i..].iter().chain(&s.gpus[..i]).copied();
                     let Some(mut w0) = chain.next() else {
                         continue;
                     };
                     for w1 in chain {
-                        if switch && per != 0.0 {
-                            b.switch_hops.count_switched(w1, w0);
-                            b.switch_hops.count_switched(w0, w1);
-                        } else {
-                            b.intra(w1, w0, 2.0 * per);
-                            b.intra(w0, w1, 2.0 * per);
-                        }
+                        b.intra(w1, w0, 2.0 * per);
+                        b.intra(w0, w1, 2.0 * per);
                         w0 = w1;
                     }
                 }
@@ -1569,6 +1608,20 @@ mod tests {
         assert!(fast.0.iter().filter(|&&l| l > 0.0).count() > gpus as usize);
     }
 
+    /// The design with its first GPU node holding 4 of its 8 GPUs (on NICs 0, 2, 4, 6).
+    fn first_node_cut_to_four_gpus(mut design: crate::model::Design) -> crate::model::Design {
+        let first = design
+            .devices
+            .iter_mut()
+            .find_map(|d| match &mut d.kind {
+                DeviceKind::GpuNode(n) => Some(n),
+                _ => None,
+            })
+            .expect("a GPU node");
+        first.gpu_count = 4;
+        design
+    }
+
     #[test]
     fn all_to_all_sweeps_equal_transfers_on_a_symmetric_fabric() {
         // 1,024 GPUs: 1,040,384 remote pairs, past the explicit limit, so aggregated.
@@ -1580,16 +1633,7 @@ mod tests {
         // The first node holds 4 GPUs (on NICs 0, 2, 4, 6: rails without a GPU there take
         // the GPU-by-GPU path), part of the last node is left out of the group, and one
         // leaf loses an uplink.
-        let mut design = rail_optimized(128, "dgx-h100", 2);
-        let first = design
-            .devices
-            .iter_mut()
-            .find_map(|d| match &mut d.kind {
-                DeviceKind::GpuNode(n) => Some(n),
-                _ => None,
-            })
-            .expect("a GPU node");
-        first.gpu_count = 4;
+        let mut design = first_node_cut_to_four_gpus(rail_optimized(128, "dgx-h100", 2));
         let uplink = design
             .links
             .iter()
@@ -1603,5 +1647,40 @@ mod tests {
             .expect("a switch-to-switch link");
         design.links[uplink].state = LinkState::Failed;
         sweeps_match_transfers(&design, 1017);
+    }
+
+    #[test]
+    fn tree_chains_load_each_nvlink_port_by_its_place_in_the_chains() {
+        // Four DGX H100 nodes, the first cut to 4 GPUs (on NICs 0, 2, 4, 6). Eight channels
+        // (one per NIC), each carrying 1/16 of the size each way per tree edge; inside a node
+        // a channel's chain runs from its head (the first GPU on its NIC, else the first GPU)
+        // around to the GPU before it, and every chain edge is a transfer each way of twice
+        // that: 1/8. A full node's GPU heads one chain and ends one, so it is on 2·8 − 2 = 14
+        // edges: 1.75 up and down. In the cut node, GPU 0 heads the five chains of NICs
+        // 0, 1, 3, 5, 7 and ends that of NIC 2 (10 edges: 1.25); GPU 3 ends those five and
+        // heads NIC 6's (1.25); GPUs 1 and 2 head one and end one (1.75).
+        let design = first_node_cut_to_four_gpus(rail_optimized(4, "dgx-h100", 2));
+        let catalog = Catalog::builtin();
+        let fab = super::super::fabric::build(&design, &catalog).expect("fabric");
+        assert_eq!(fab.gpus.len(), 28);
+        let groups = vec![(0..28).collect::<Vec<u32>>()];
+        let gs = Groups::new(&fab, &groups);
+        let mut router = Router::new(&fab);
+        let plan = plan(
+            &fab,
+            &mut router,
+            &gs,
+            Op::AllReduce,
+            Algorithm::Tree,
+            false,
+        )
+        .expect("tree plan");
+        let loads = &plan.phases[0].loads;
+        let expected = |g: usize| if g == 0 || g == 3 { 1.25 } else { 1.75 };
+        for (g, gpu) in fab.gpus.iter().enumerate() {
+            assert_eq!(loads[gpu.su_up as usize], expected(g), "GPU {g} up");
+            assert_eq!(loads[gpu.su_down as usize], expected(g), "GPU {g} down");
+        }
+        assert_eq!(plan.intra_hw, Some(Hw::NvLink));
     }
 }
