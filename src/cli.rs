@@ -13,6 +13,8 @@
 //!                                     the diagram as SVG, links by technology or load
 //! railyard report FILE [MORE ...] -o FILE.md
 //!                                     Markdown report (and its SVG diagram next to it)
+//! railyard workload FILE [--model 8|70|405] [--tp N] [--pp N] [--dp N] [--json]
+//!                                     a training step's communication against an ideal network
 //! railyard calibrate FILE --from LOG -o OUT.ron [--json]
 //!                                     fit efficiencies and latencies to an nccl-tests log
 //! railyard catalog [--json]           the parts catalog
@@ -20,8 +22,9 @@
 //!
 //! Exit status: 0 on success; 2 on bad arguments or bad input (a file that does not load,
 //! a template that cannot be built), with one line `railyard: <message>` on stderr;
-//! 1 when the designer window cannot open. The JSON written by `eval --json` and
-//! `catalog --json` is defined here (`EvalReport`, `CatalogEntry`) and nowhere else.
+//! 1 when the designer window cannot open. The JSON written by `eval --json`,
+//! `workload --json` and `catalog --json` is defined here (`EvalReport`, `WorkloadReport`,
+//! `CatalogEntry`) and nowhere else.
 
 use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
@@ -33,7 +36,7 @@ use crate::generate::{Template, TemplateSpec, generate};
 use crate::io::bom::{BomOptions, write_bom_csv};
 use crate::io::design_file::{design_to_string, save_design, write_atomically};
 use crate::io::load_design;
-use crate::model::units::{group_thousands, trim_number};
+use crate::model::units::{group_thousands, time_text, trim_number};
 use crate::model::validate::MAX_GPUS;
 use crate::model::{Bytes, Catalog, Design, PartId, Transport};
 use anyhow::{Context, bail};
@@ -166,6 +169,9 @@ enum Command {
         #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
         bytes: Bytes,
     },
+    /// Communication time of one training step of a Llama-shaped model on the design, next to
+    /// what an ideal network would need, with the advice for that workload.
+    Workload(WorkloadArgs),
     /// Fit the design's technology efficiencies and latencies to an nccl-tests log and save
     /// the design with that calibration.
     Calibrate {
@@ -193,6 +199,50 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Args)]
+struct WorkloadArgs {
+    /// The design file.
+    file: PathBuf,
+    /// Parameters in billions of a Llama-shaped dense model: 8, 70 or 405.
+    #[arg(long, value_name = "B", default_value_t = 70, value_parser = parse_model)]
+    model: u32,
+    /// Tensor-parallel size (placed inside a scale-up domain first); the model's usual one
+    /// when absent (1, 8, 8).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    tp: Option<u32>,
+    /// Pipeline stages; the model's usual number when absent (1, 1, 16).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pp: Option<u32>,
+    /// Data-parallel replicas; as many as the GPUs allow when absent.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    dp: Option<u32>,
+    #[arg(long, value_enum, default_value = "bf16")]
+    precision: PrecisionArg,
+    /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
+    #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
+    routing: Routing,
+    /// One JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PrecisionArg {
+    Bf16,
+    Fp8,
+    Fp32,
+}
+
+fn parse_model(text: &str) -> Result<u32, String> {
+    let b: u32 = text
+        .trim_end_matches(['b', 'B'])
+        .parse()
+        .map_err(|_| format!("`{text}` is not a model size; one of 8, 70, 405"))?;
+    collective::Workload::llama(b)
+        .map(|_| b)
+        .ok_or_else(|| format!("no {b}B model; one of 8, 70, 405"))
 }
 
 /// Which collective to model, and how.
@@ -501,6 +551,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             bytes,
         }) => run_report(&files, &output, bytes, &catalog),
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
+        Some(Command::Workload(args)) => run_workload(&args, &catalog),
         Some(Command::Calibrate {
             file,
             from,
@@ -908,23 +959,27 @@ impl EvalReport {
                 check.severity, check.code, check.message
             ));
         }
-        out.push_str(&format!(
-            "{:<width$}  {}\n",
-            "advice",
-            if self.advice.is_empty() {
-                "none".to_string()
-            } else {
-                count_of(self.advice.len(), "item", "items")
-            }
-        ));
-        for a in &self.advice {
-            out.push_str(&format!(
-                "  {:<8}  {}: {}\n            → {}\n",
-                a.severity, a.code, a.message, a.suggestion
-            ));
-        }
+        out.push_str(&advice_lines(&self.advice, width));
         out
     }
+}
+
+/// The advice rows of a table whose labels are `width` wide: a count, then each item with
+/// its suggestion below it.
+fn advice_lines(advice: &[AdviceReport], width: usize) -> String {
+    let count = if advice.is_empty() {
+        "none".to_string()
+    } else {
+        count_of(advice.len(), "item", "items")
+    };
+    let mut out = format!("{:<width$}  {count}\n", "advice");
+    for a in advice {
+        out.push_str(&format!(
+            "  {:<8}  {}: {}\n            → {}\n",
+            a.severity, a.code, a.message, a.suggestion
+        ));
+    }
+    out
 }
 
 /// A figure with two decimals below 100 and none above, as nccl-tests' columns read.
@@ -958,6 +1013,141 @@ fn run_eval(
     let design = load(file)?;
     let report = eval_report(file, &design, query, catalog);
     if json {
+        let mut text = serde_json::to_string_pretty(&report)?;
+        text.push('\n');
+        write_stdout(&text)
+    } else {
+        write_stdout(&report.to_table())
+    }
+}
+
+/// One part of a training step's communication, as `workload --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepPartReport {
+    pub name: String,
+    pub op: &'static str,
+    pub bytes_per_call: f64,
+    pub calls_per_step: f64,
+    pub algorithm: &'static str,
+    pub time_us_per_call: f64,
+    pub time_us_per_step: f64,
+    /// The same traffic on a network that never queues beyond the first switch.
+    pub ideal_us_per_step: f64,
+}
+
+/// What `workload --json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadReport {
+    pub file: String,
+    pub model: String,
+    pub params: f64,
+    pub precision: &'static str,
+    pub routing: &'static str,
+    pub mapping: collective::Mapping,
+    pub components: Vec<StepPartReport>,
+    pub total_us: f64,
+    pub ideal_total_us: f64,
+    pub notes: Vec<String>,
+    pub advice: Vec<AdviceReport>,
+}
+
+impl WorkloadReport {
+    fn new(
+        file: &Path,
+        w: &collective::Workload,
+        routing: Routing,
+        r: collective::WorkloadResult,
+        advice: &[collective::Advice],
+    ) -> Self {
+        WorkloadReport {
+            file: file.display().to_string(),
+            model: w.name.clone(),
+            params: w.params,
+            precision: w.precision.label(),
+            routing: routing.cli_name(),
+            mapping: r.mapping,
+            components: r
+                .components
+                .into_iter()
+                .map(|c| StepPartReport {
+                    name: c.name,
+                    op: c.op.cli_name(),
+                    bytes_per_call: c.bytes_per_call,
+                    calls_per_step: c.calls_per_step,
+                    algorithm: c.algorithm.label(),
+                    time_us_per_call: c.time_us_per_call,
+                    time_us_per_step: c.time_us_per_step,
+                    ideal_us_per_step: c.ideal_us_per_step,
+                })
+                .collect(),
+            total_us: r.total_us,
+            ideal_total_us: r.ideal_total_us,
+            notes: r.notes,
+            advice: advice.iter().map(AdviceReport::new).collect(),
+        }
+    }
+
+    fn to_table(&self) -> String {
+        let r = self;
+        let m = &r.mapping;
+        let mut out = format!(
+            "workload   {} in {}, {} routing\n",
+            self.model, self.precision, self.routing
+        );
+        out.push_str(&format!(
+            "mapping    TP {} × PP {} × DP {} on {} GPUs (largest scale-up domain {} GPUs)\n",
+            m.tp, m.pp, m.dp, m.gpus_used, m.scale_up_gpus
+        ));
+        let extra = if r.ideal_total_us > 0.0 {
+            format!(
+                " (ideal network {}, +{:.0} %)",
+                time_text(r.ideal_total_us),
+                (r.total_us / r.ideal_total_us - 1.0) * 100.0
+            )
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "per step   {} of communication{extra}\n",
+            time_text(r.total_us)
+        ));
+        let width = r.components.iter().map(|c| c.name.len()).max().unwrap_or(0);
+        for c in &r.components {
+            out.push_str(&format!(
+                "  {:<width$}  {:>10}  ideal {:>10}  {} × {} per step, {}\n",
+                c.name,
+                time_text(c.time_us_per_step),
+                time_text(c.ideal_us_per_step),
+                trim_number(c.calls_per_step),
+                Bytes(c.bytes_per_call.round() as u64),
+                c.algorithm,
+            ));
+        }
+        for note in &r.notes {
+            out.push_str(&format!("  note: {note}\n"));
+        }
+        out.push_str(&advice_lines(&self.advice, 9));
+        out
+    }
+}
+
+fn run_workload(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
+    let design = load(&args.file)?;
+    let mut w = collective::Workload::llama(args.model)
+        .with_context(|| format!("no {}B model", args.model))?;
+    w.tp = args.tp.unwrap_or(w.tp);
+    w.pp = args.pp.unwrap_or(w.pp);
+    w.dp = args.dp;
+    w.precision = match args.precision {
+        PrecisionArg::Bf16 => collective::Precision::Bf16,
+        PrecisionArg::Fp8 => collective::Precision::Fp8,
+        PrecisionArg::Fp32 => collective::Precision::Fp32,
+    };
+    let result = collective::training_step_comm(&design, catalog, &w, args.routing)
+        .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
+    let advice = collective::advice(&design, catalog, Some(&w));
+    let report = WorkloadReport::new(&args.file, &w, args.routing, result, &advice);
+    if args.json {
         let mut text = serde_json::to_string_pretty(&report)?;
         text.push('\n');
         write_stdout(&text)

@@ -585,3 +585,54 @@ fn snapshot_mac_studio_mesh() {
 fn snapshot_hgx_roce_heatmap() {
     snapshot_preset("4 × HGX H100, 400G RoCE", true, "hgx_h100_roce_heatmap");
 }
+
+#[test]
+fn sidebar_gives_advice_and_times_a_training_step() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    let advice = analysis.advice.clone();
+    assert_eq!(advice.len(), 1, "{advice:?}");
+    assert_eq!(advice[0].code, "thunderbolt");
+    assert!(analysis.workload.is_none());
+    // Clicking the finding selects the six Thunderbolt cables of the mesh.
+    harness.get_by_label_contains("Advice (1)");
+    harness.get_by_label(&advice[0].message).click();
+    harness.run();
+    let selected = &harness.state().canvas_state().selection.links;
+    assert_eq!(selected.len(), 6);
+    assert_eq!(*selected, advice[0].links.iter().copied().collect());
+
+    // The default workload, Llama 70B with tensor parallelism 8, needs more GPUs than 4.
+    // The section sits below the fold of the sidebar.
+    harness.get_by_label("Workload").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Workload").click();
+    wait_for_analysis(&mut harness);
+    harness.get_by_label_contains("8 GPUs requested but the design has 4");
+    // Llama 8B runs data-parallel over the four Macs.
+    harness.get_by_label("model").scroll_to_me();
+    harness.run();
+    harness.get_by_label("model").click();
+    harness.run();
+    harness.get_by_label("Llama 8B").click();
+    wait_for_analysis(&mut harness);
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    let result = analysis
+        .workload
+        .as_ref()
+        .and_then(|w| w.as_ref().ok())
+        .expect("a training step");
+    assert_eq!(
+        (result.mapping.tp, result.mapping.pp, result.mapping.dp),
+        (1, 1, 4)
+    );
+    assert_eq!(result.components.len(), 1);
+    harness.get_by_label("TP 1 × PP 1 × DP 4 on 4 GPUs");
+    harness.get_by_label_contains("Communication per step: ");
+    // With data parallelism to run, Thunderbolt is no longer a note but a warning.
+    assert_eq!(
+        analysis.advice[0].severity,
+        railyard::analysis::collective::Severity::Warning
+    );
+}

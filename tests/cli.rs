@@ -1106,3 +1106,106 @@ fn check_args_parses_like_the_binary_without_running() {
     );
     assert!(check_args(["railyard", "generate", "torus", "-o", "-"]).is_err());
 }
+
+fn workload_json(file: &Path, options: &[&str]) -> Value {
+    let mut args = vec!["workload", path_str(file), "--json"];
+    args.extend(options);
+    let o = railyard(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("workload --json prints one JSON object")
+}
+
+#[test]
+fn workload_maps_llama_70b_onto_four_hgx_nodes() {
+    // 4 × HGX H100 (8 GPUs on NVSwitch each): Llama 70B takes TP 8 inside each node, no
+    // pipeline, and DP 4 across nodes. Per step: one all-reduce of the TP shard's gradients,
+    // 70.6e9 / 8 parameters × 2 bytes = 17.65 GB, over 4 GPUs (one per node) in each of
+    // 8 concurrent groups; and per layer and micro-batch four TP all-reduces of one
+    // micro-batch's activations, 8192 tokens × 8192 × 2 bytes = 128 MiB, that is
+    // 4 × 80 layers × 512 / 4 micro-batches = 40,960 calls.
+    let design = preset("hgx-h100-x4-roce.ron");
+    let w = workload_json(&design, &[]);
+    assert_eq!(w["model"], "llama-70b");
+    let m = &w["mapping"];
+    assert_eq!(
+        (&m["tp"], &m["pp"], &m["dp"], &m["gpus_used"]),
+        (
+            &Value::from(8),
+            &Value::from(1),
+            &Value::from(4),
+            &Value::from(32)
+        )
+    );
+    assert_eq!(m["tp_crosses_domains"], false);
+    let parts = w["components"].as_array().expect("components");
+    assert_eq!(parts.len(), 2);
+    let (dp, tp) = (&parts[0], &parts[1]);
+    assert_eq!(dp["op"], "all-reduce");
+    assert!(close(f64_of(&dp["bytes_per_call"]), 17.65e9));
+    assert_eq!(f64_of(&dp["calls_per_step"]), 1.0);
+    assert_eq!(f64_of(&tp["bytes_per_call"]), 134_217_728.0);
+    assert_eq!(f64_of(&tp["calls_per_step"]), 40_960.0);
+    // The 4 TP groups sit in separate nodes and share nothing, so one call takes what one
+    // node's 8-GPU all-reduce of 128 MiB takes on its own.
+    let one_node = eval_json_with(&design, &["--gpus", "8", "--bytes", "128M"]);
+    assert_eq!(
+        f64_of(&tp["time_us_per_call"]),
+        f64_of(&one_node["collective"]["time_us"])
+    );
+    assert_eq!(tp["algorithm"], one_node["collective"]["algorithm"]);
+    for part in parts {
+        assert!(close(
+            f64_of(&part["time_us_per_step"]),
+            f64_of(&part["time_us_per_call"]) * f64_of(&part["calls_per_step"])
+        ));
+        assert!(f64_of(&part["ideal_us_per_step"]) <= f64_of(&part["time_us_per_step"]));
+    }
+    let sum: f64 = parts.iter().map(|p| f64_of(&p["time_us_per_step"])).sum();
+    assert!(close(f64_of(&w["total_us"]), sum));
+}
+
+#[test]
+fn workload_shows_what_an_oversubscribed_fabric_costs() {
+    // The 3:1 fat-tree preset: the DP gradient all-reduce of Llama 8B crosses the
+    // oversubscribed uplinks, so it takes longer than on the ideal network, and the advice
+    // names the leaves.
+    let w = workload_json(
+        &preset("dgx-h100-fat-tree-3to1.ron"),
+        &["--model", "8", "--routing", "adaptive"],
+    );
+    let part = &w["components"][0];
+    assert_eq!(part["name"], "data-parallel gradient all-reduce");
+    let (real, ideal) = (
+        f64_of(&part["time_us_per_step"]),
+        f64_of(&part["ideal_us_per_step"]),
+    );
+    assert!(real > 1.5 * ideal, "{real} against {ideal}");
+    let advice = w["advice"].as_array().expect("advice");
+    assert!(advice.iter().any(|a| a["code"] == "oversubscribed-uplinks"));
+}
+
+#[test]
+fn workload_names_tensor_parallelism_over_thunderbolt() {
+    let o = railyard(&[
+        "workload",
+        path_str(&preset("mac-studio-tb5-x4.ron")),
+        "--model",
+        "8",
+        "--tp",
+        "4",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("TP 4 × PP 1 × DP 1 on 4 GPUs"), "{out}");
+    assert!(out.contains("critical  tp-across-slow-network"), "{out}");
+    // More GPUs than drawn, and a model that is not offered: refused in one line.
+    let too_many = railyard(&["workload", path_str(&preset("mac-studio-tb5-x4.ron"))]);
+    assert!(assert_refused(&too_many).contains("8 GPUs requested but the design has 4"));
+    let unknown = railyard(&[
+        "workload",
+        path_str(&preset("mac-studio-tb5-x4.ron")),
+        "--model",
+        "13",
+    ]);
+    assert!(assert_refused(&unknown).contains("one of 8, 70, 405"));
+}

@@ -34,6 +34,7 @@ use palette::{GenerateDialog, PaletteEvent, PaletteState};
 use presets::PRESETS;
 use sidebar::{
     Analysis, AnalysisJob, AnalysisKey, AnalysisWorker, CollectiveSettings, SidebarEvent,
+    WorkloadSettings,
 };
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,7 @@ pub struct Prefs {
     pub snap: bool,
     pub heatmap: bool,
     pub collective: CollectiveSettings,
+    pub workload: WorkloadSettings,
 }
 
 impl Default for Prefs {
@@ -69,6 +71,7 @@ impl Default for Prefs {
             snap: true,
             heatmap: false,
             collective: CollectiveSettings::default(),
+            workload: WorkloadSettings::default(),
         }
     }
 }
@@ -721,6 +724,7 @@ impl RailyardApp {
         }
         let key = self.analysis_key();
         let query = self.prefs.collective.query();
+        let workload = self.prefs.workload.workload();
         let catalog = Arc::clone(&self.catalog);
         let tab = &mut self.tabs[self.active];
         if tab.worker.is_none() {
@@ -734,7 +738,11 @@ impl RailyardApp {
         }
         if let Some(worker) = &mut tab.worker {
             let design = tab.doc.shared_design();
-            worker.submit_if_new(key, || AnalysisJob { design, query });
+            worker.submit_if_new(key, || AnalysisJob {
+                design,
+                query,
+                workload,
+            });
         }
     }
 
@@ -962,6 +970,7 @@ impl RailyardApp {
         let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
         let catalog = &self.catalog;
         let settings = &mut self.prefs.collective;
+        let workload = &mut self.prefs.workload;
         let inspector_height = self.prefs.inspector_height;
         let mut sidebar_events = Vec::new();
         egui::Panel::right("sidebar")
@@ -1007,6 +1016,7 @@ impl RailyardApp {
                         analysis.as_ref().map(|(_, a)| a.as_ref()),
                         pending,
                         settings,
+                        workload,
                     );
                 });
             });

@@ -1,13 +1,16 @@
-//! Live metrics of the active design: bisection, cost, power, checks and one collective.
+//! Live metrics of the active design: bisection, cost, power, checks, one collective, the
+//! architect's advice and, when chosen, a training workload's communication per step.
 //! Numbers come from the shared cost model (`railyard::analysis`), computed by the worker
 //! off the UI thread; this panel only shows the newest finished result and reports clicks
 //! and hovers as events (select these devices, highlight those links).
 
 use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
-    AlgoChoice, CollectiveQuery, CollectiveResult, Op, Routing, collective, sweep_sizes,
+    Advice, AlgoChoice, CollectiveQuery, CollectiveResult, Op, Precision, Routing, Workload,
+    WorkloadResult, advice, collective, sweep_sizes, training_step_comm,
 };
 use crate::analysis::{Metrics, evaluate};
+pub(super) use crate::model::units::time_text;
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
 use std::collections::{HashMap, HashSet};
@@ -24,6 +27,10 @@ pub struct Analysis {
     pub heat: HashMap<LinkId, f64>,
     /// Against the healthy design, when links are failed or degraded (see `whatif`).
     pub whatif: Option<super::whatif::WhatIfDelta>,
+    /// The architect's findings (for the chosen workload, if any), most severe first.
+    pub advice: Vec<Advice>,
+    /// None when no workload is chosen.
+    pub workload: Option<Result<WorkloadResult, String>>,
 }
 
 /// A result is current when both the design revision and the collective settings match.
@@ -36,6 +43,7 @@ pub struct AnalysisKey {
 pub struct AnalysisJob {
     pub design: Arc<Design>,
     pub query: Option<CollectiveQuery>,
+    pub workload: Option<Workload>,
 }
 
 pub type AnalysisWorker = Worker<AnalysisKey, AnalysisJob, Analysis>;
@@ -44,16 +52,26 @@ pub fn analyse(job: AnalysisJob, catalog: &Catalog) -> Analysis {
     let metrics = evaluate(&job.design, catalog);
     let collective = job
         .query
-        .map(|q| collective(&job.design, catalog, &q).map_err(|e| e.to_string()));
+        .as_ref()
+        .map(|q| collective(&job.design, catalog, q).map_err(|e| e.to_string()));
     let heat = match &collective {
         Some(Ok(result)) => result.link_utilization.iter().copied().collect(),
         _ => HashMap::new(),
     };
+    let advice = advice(&job.design, catalog, job.workload.as_ref());
+    // The workload runs with the collective section's routing (ECMP when it is off).
+    let routing = job.query.as_ref().map_or(Routing::Ecmp, |q| q.routing);
+    let workload = job
+        .workload
+        .as_ref()
+        .map(|w| training_step_comm(&job.design, catalog, w, routing).map_err(|e| e.to_string()));
     Analysis {
         metrics,
         collective,
         heat,
         whatif: None,
+        advice,
+        workload,
     }
 }
 
@@ -158,6 +176,45 @@ impl CollectiveSettings {
     }
 }
 
+/// The training job the sidebar weighs the design against; a UI preference.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct WorkloadSettings {
+    pub enabled: bool,
+    /// Parameters in billions of a Llama-shaped dense model (8, 70 or 405).
+    pub billions: u32,
+    pub tp: u32,
+    pub pp: u32,
+    pub precision: Precision,
+}
+
+impl Default for WorkloadSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            billions: 70,
+            tp: 8,
+            pp: 1,
+            precision: Precision::Bf16,
+        }
+    }
+}
+
+impl WorkloadSettings {
+    const MODELS: [u32; 3] = [8, 70, 405];
+
+    pub fn workload(&self) -> Option<Workload> {
+        if !self.enabled {
+            return None;
+        }
+        let mut w = Workload::llama(self.billions)?;
+        w.tp = self.tp.max(1);
+        w.pp = self.pp.max(1);
+        w.precision = self.precision;
+        Some(w)
+    }
+}
+
 /// What the sidebar asks of the app.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SidebarEvent {
@@ -181,16 +238,6 @@ pub fn percent(x: f64) -> String {
     }
 }
 
-pub(super) fn time_text(us: f64) -> String {
-    if us >= 1_000_000.0 {
-        format!("{:.2} s", us / 1_000_000.0)
-    } else if us >= 1000.0 {
-        format!("{:.2} ms", us / 1000.0)
-    } else {
-        format!("{us:.1} µs")
-    }
-}
-
 fn severity_mark(severity: Severity) -> RichText {
     match severity {
         Severity::Error => RichText::new("error").color(Color32::from_rgb(230, 80, 70)),
@@ -205,6 +252,7 @@ pub fn sidebar_ui(
     analysis: Option<&Analysis>,
     pending: bool,
     settings: &mut CollectiveSettings,
+    workload: &mut WorkloadSettings,
 ) -> Vec<SidebarEvent> {
     let mut events = Vec::new();
     ui.horizontal(|ui| {
@@ -294,11 +342,182 @@ pub fn sidebar_ui(
 
     checks_ui(ui, m, &mut events);
     ui.separator();
+    advice_ui(ui, &analysis.advice, &mut events);
+    ui.separator();
     collective_ui(ui, analysis, settings, &mut events);
+    ui.separator();
+    workload_ui(ui, analysis, workload, &mut events);
     events
 }
 
+fn advice_mark(severity: crate::analysis::collective::Severity) -> RichText {
+    use crate::analysis::collective::Severity as S;
+    severity_mark(match severity {
+        S::Critical => Severity::Error,
+        S::Warning => Severity::Warning,
+        S::Info => Severity::Info,
+    })
+}
+
+/// The architect's rules: each finding names what it is about (hover to see it on the
+/// canvas, click to select it) and what to change.
+fn advice_ui(ui: &mut Ui, advice: &[Advice], events: &mut Vec<SidebarEvent>) {
+    let title = if advice.is_empty() {
+        "Advice: nothing to change".to_string()
+    } else {
+        format!("Advice ({})", advice.len())
+    };
+    egui::CollapsingHeader::new(title)
+        .id_salt("advice")
+        .default_open(true)
+        .show(ui, |ui| {
+            for (i, item) in advice.iter().enumerate() {
+                ui.push_id(i, |ui| {
+                    finding_ui(
+                        ui,
+                        advice_mark(item.severity),
+                        &item.message,
+                        &format!("Suggestion: {}\n{}", item.suggestion, item.code),
+                        (&item.devices, &item.links),
+                        events,
+                    );
+                });
+            }
+        });
+}
+
+/// A training job mapped onto the drawn GPUs: its communication per step against an ideal
+/// network, the answer to "is this network good enough for what I want to run".
+fn workload_ui(
+    ui: &mut Ui,
+    analysis: &Analysis,
+    settings: &mut WorkloadSettings,
+    events: &mut Vec<SidebarEvent>,
+) {
+    let before = settings.clone();
+    ui.checkbox(&mut settings.enabled, RichText::new("Workload").strong())
+        .on_hover_text("Time one training step's communication against an ideal network");
+    if settings.enabled {
+        ComboBox::from_label("model")
+            .selected_text(format!("Llama {}B", settings.billions))
+            .show_ui(ui, |ui| {
+                for b in WorkloadSettings::MODELS {
+                    if ui
+                        .selectable_label(settings.billions == b, format!("Llama {b}B"))
+                        .clicked()
+                        && settings.billions != b
+                    {
+                        // A model brings its usual parallel layout.
+                        if let Some(w) = Workload::llama(b) {
+                            settings.tp = w.tp;
+                            settings.pp = w.pp;
+                        }
+                        settings.billions = b;
+                    }
+                }
+            });
+        ui.horizontal(|ui| {
+            ui.label("tensor parallel");
+            ui.add(egui::DragValue::new(&mut settings.tp).range(1..=64));
+            ui.label("pipeline");
+            ui.add(egui::DragValue::new(&mut settings.pp).range(1..=64));
+        });
+        ComboBox::from_label("precision")
+            .selected_text(settings.precision.label())
+            .show_ui(ui, |ui| {
+                for p in [Precision::Bf16, Precision::Fp8, Precision::Fp32] {
+                    ui.selectable_value(&mut settings.precision, p, p.label());
+                }
+            });
+        match &analysis.workload {
+            Some(Ok(result)) => workload_result_ui(ui, result),
+            Some(Err(_)) if analysis.metrics.gpus == 0 => {
+                ui.weak("Add GPUs to see a training step.");
+            }
+            Some(Err(message)) => {
+                ui.colored_label(ui.visuals().warn_fg_color, message);
+            }
+            None => {}
+        }
+    }
+    if *settings != before {
+        events.push(SidebarEvent::SettingsChanged);
+    }
+}
+
+fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult) {
+    let m = &r.mapping;
+    ui.label(format!(
+        "TP {} × PP {} × DP {} on {} GPUs",
+        m.tp, m.pp, m.dp, m.gpus_used
+    ));
+    let extra = if r.ideal_total_us > 0.0 {
+        format!(
+            " (ideal network {}, +{})",
+            time_text(r.ideal_total_us),
+            percent(r.total_us / r.ideal_total_us - 1.0)
+        )
+    } else {
+        String::new()
+    };
+    ui.label(
+        RichText::new(format!(
+            "Communication per step: {}{extra}",
+            time_text(r.total_us)
+        ))
+        .strong(),
+    );
+    egui::Grid::new("workload-parts")
+        .num_columns(3)
+        .show(ui, |ui| {
+            for c in &r.components {
+                ui.weak(&c.name);
+                ui.label(time_text(c.time_us_per_step));
+                ui.weak(format!(
+                    "{}, ideal {}",
+                    c.algorithm,
+                    time_text(c.ideal_us_per_step)
+                ));
+                ui.end_row();
+            }
+        });
+    for note in &r.notes {
+        ui.weak(note);
+    }
+}
+
 const MAX_CHECKS_SHOWN: usize = 200;
+
+/// One finding (a check or an advice item): its mark and message; hovering shows `about`
+/// and highlights its links on the canvas, clicking selects its devices and links.
+fn finding_ui(
+    ui: &mut Ui,
+    mark: RichText,
+    message: &str,
+    about: &str,
+    (devices, links): (&[DeviceId], &[LinkId]),
+    events: &mut Vec<SidebarEvent>,
+) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(mark);
+        let r = ui
+            .add(egui::Label::new(message).sense(egui::Sense::click()))
+            .on_hover_text(format!(
+                "{about} — click to select the {} devices and {} links concerned",
+                devices.len(),
+                links.len()
+            ));
+        if r.hovered() && !links.is_empty() {
+            events.push(SidebarEvent::Highlight(links.iter().copied().collect()));
+        }
+        if r.clicked() {
+            events.push(SidebarEvent::Select {
+                devices: devices.to_vec(),
+                links: links.to_vec(),
+            });
+        }
+    });
+}
 
 fn checks_ui(ui: &mut Ui, m: &Metrics, events: &mut Vec<SidebarEvent>) {
     let title = if m.checks.is_empty() {
@@ -313,28 +532,14 @@ fn checks_ui(ui: &mut Ui, m: &Metrics, events: &mut Vec<SidebarEvent>) {
             // A broken 100,000-link design can have thousands; the first ones tell the story.
             for (i, check) in m.checks.iter().take(MAX_CHECKS_SHOWN).enumerate() {
                 ui.push_id(i, |ui| {
-                    ui.horizontal_wrapped(|ui| {
-                        ui.label(severity_mark(check.severity));
-                        let r = ui
-                            .add(egui::Label::new(&check.message).sense(egui::Sense::click()))
-                            .on_hover_text(format!(
-                                "{} — click to select the {} devices and {} links concerned",
-                                check.code,
-                                check.devices.len(),
-                                check.links.len()
-                            ));
-                        if r.hovered() && !check.links.is_empty() {
-                            events.push(SidebarEvent::Highlight(
-                                check.links.iter().copied().collect(),
-                            ));
-                        }
-                        if r.clicked() {
-                            events.push(SidebarEvent::Select {
-                                devices: check.devices.clone(),
-                                links: check.links.clone(),
-                            });
-                        }
-                    });
+                    finding_ui(
+                        ui,
+                        severity_mark(check.severity),
+                        &check.message,
+                        check.code,
+                        (&check.devices, &check.links),
+                        events,
+                    );
                 });
             }
             if m.checks.len() > MAX_CHECKS_SHOWN {

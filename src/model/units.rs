@@ -203,6 +203,17 @@ impl fmt::Display for Bytes {
     }
 }
 
+/// A duration given in µs, in µs, ms or s, whichever reads best: "150.8 µs", "3.24 s".
+pub fn time_text(us: f64) -> String {
+    if us >= 1_000_000.0 {
+        format!("{:.2} s", us / 1_000_000.0)
+    } else if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
 /// Prints a number with at most two decimals and no trailing zeros.
 pub fn trim_number(x: f64) -> String {
     let s = format!("{x:.2}");

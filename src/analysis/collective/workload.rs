@@ -17,6 +17,14 @@ pub enum Precision {
 }
 
 impl Precision {
+    pub fn label(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+        }
+    }
+
     pub fn bytes(self) -> f64 {
         match self {
             Precision::Fp32 => 4.0,
