@@ -1166,9 +1166,10 @@ fn workload_maps_llama_70b_onto_four_hgx_nodes() {
 
 #[test]
 fn workload_shows_what_an_oversubscribed_fabric_costs() {
-    // The 3:1 fat-tree preset: the DP gradient all-reduce of Llama 8B crosses the
-    // oversubscribed uplinks, so it takes longer than on the ideal network, and the advice
-    // names the leaves.
+    // The 3:1 fat-tree preset: the DP gradient all-reduce of Llama 8B (SHARP, one tree per
+    // rail) crosses the oversubscribed uplinks, where the last leaf has 6 uplinks for the 8
+    // rails' trees, so it takes longer than on the ideal network (85 ms against 57), and the
+    // advice names the leaves.
     let w = workload_json(
         &preset("dgx-h100-fat-tree-3to1.ron"),
         &["--model", "8", "--routing", "adaptive"],
@@ -1179,7 +1180,8 @@ fn workload_shows_what_an_oversubscribed_fabric_costs() {
         f64_of(&part["time_us_per_step"]),
         f64_of(&part["ideal_us_per_step"]),
     );
-    assert!(real > 1.5 * ideal, "{real} against {ideal}");
+    assert_eq!(part["algorithm"], "sharp");
+    assert!(real > 1.4 * ideal, "{real} against {ideal}");
     let advice = w["advice"].as_array().expect("advice");
     assert!(advice.iter().any(|a| a["code"] == "oversubscribed-uplinks"));
 }

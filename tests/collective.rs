@@ -431,6 +431,39 @@ fn sharp_needs_reducing_switches() {
     assert!(r.busbw_gbyte_s > ring.busbw_gbyte_s);
 }
 
+/// The three-tier rail-optimized template with `nodes` DGX H100 (SHARP-capable switches).
+fn three_tier_dgx_h100(nodes: u32) -> Design {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(nodes);
+    spec.node = Some(railyard::model::PartId::new("dgx-h100"));
+    spec.tiers = 3;
+    generate(&spec, &Catalog::builtin()).unwrap()
+}
+
+/// Concurrent groups spread their SHARP trees as the rails do: Llama 405B on the 2,048-GPU
+/// three-tier template runs TP 8 × PP 16 × DP 16, so 128 data-parallel all-reduces of 16
+/// GPUs (one per pipeline stage and tensor rank, 16 on each rail) run at once. With the
+/// trees spread they run as on a network that never queues beyond the leaves; with one tree
+/// per rail for all groups, the 16 groups of a rail shared one root's links: 2.16 s
+/// against 0.135 s.
+#[test]
+fn concurrent_sharp_groups_spread_their_trees() {
+    let design = three_tier_dgx_h100(256);
+    let w = Workload::llama(405).unwrap();
+    let r = training_step_comm(&design, &Catalog::builtin(), &w, Routing::Ecmp).unwrap();
+    assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (8, 16, 16));
+    let dp = &r.components[0];
+    assert_eq!(dp.name, "data-parallel gradient all-reduce");
+    assert_eq!(dp.algorithm, Algorithm::Sharp);
+    assert!(
+        dp.time_us_per_step <= 1.01 * dp.ideal_us_per_step,
+        "{} µs against {} µs on the ideal network",
+        dp.time_us_per_step,
+        dp.ideal_us_per_step
+    );
+}
+
 /// SHARP's trees spread over the fabric, one per rail, as its aggregation manager places
 /// them: on the three-tier template every tree edge carries a rail's share (an eighth of the
 /// message each way), exactly what each node's own cables carry, so no switch-to-switch link
@@ -438,13 +471,8 @@ fn sharp_needs_reducing_switches() {
 /// spine-to-core links, eight times as busy (23 ms instead of 4 at 1 GiB on 2,048 GPUs).
 #[test]
 fn sharp_trees_of_the_rails_take_separate_roots() {
-    use railyard::generate::{Template, TemplateSpec, generate};
     let catalog = Catalog::builtin();
-    let mut spec = TemplateSpec::new(Template::RailOptimized);
-    spec.nodes = Some(256);
-    spec.node = Some(railyard::model::PartId::new("dgx-h100"));
-    spec.tiers = 3;
-    let design = generate(&spec, &catalog).unwrap();
+    let design = three_tier_dgx_h100(256);
     let q = forced(Op::AllReduce, GIB, AlgoChoice::Sharp, Protocol::Simple);
     let r = collective(&design, &catalog, &q).unwrap();
     assert_eq!(r.algorithm, Algorithm::Sharp);

@@ -6,7 +6,7 @@ use super::CollectiveError;
 use super::efficiency as eff;
 use super::fabric::{ArcId, Fabric, Intra, NO_ARC, Vx};
 use super::latency::Hw;
-use super::routing::{NetFlow, Router, Unreachable};
+use super::routing::{NetFlow, Router, TreeSlot, TreeUse, Unreachable};
 use super::{Algorithm, Op};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -1079,7 +1079,8 @@ pub(crate) fn plan<'f>(
                 return Err(unavailable("needs the same number of GPUs in every node"));
             }
             let mut b = LoadBuilder::new(fab, router, adaptive);
-            for (_, segs) in gs.each() {
+            let mut used = TreeUse::default();
+            for (gi, (_, segs)) in gs.each().enumerate() {
                 for s in segs {
                     if all_groups_nvls {
                         nvls_loads(&mut b, fab, s.gpus, Op::AllReduce);
@@ -1091,7 +1092,7 @@ pub(crate) fn plan<'f>(
                         }
                     }
                 }
-                sharp_trees(&mut b, fab, segs)?;
+                sharp_trees(&mut b, fab, segs, gi as u32, &mut used)?;
             }
             if all_groups_nvls {
                 nvls_rate = nvls_gpu_rate(fab, first);
@@ -1453,8 +1454,16 @@ fn pxn_send(
 
 /// SHARP: every NIC sends its share to its leaf once; the switches reduce along one tree per
 /// rail and send the result back down. Each tree edge carries the share once each way; the
-/// rails' trees take separate roots and parent links (`Router::aggregation_tree`).
-fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<(), CollectiveError> {
+/// trees of the rails, and of the concurrent groups (this is the `group`th), go where the
+/// fewest earlier trees of the plan are (`Router::aggregation_tree`), as an aggregation manager
+/// spreads the trees of the communicators it serves.
+fn sharp_trees(
+    b: &mut LoadBuilder,
+    fab: &Fabric,
+    segs: &[Segment],
+    group: u32,
+    used: &mut TreeUse,
+) -> Result<(), CollectiveError> {
     let g = segs[0].gpus.len() as f64;
     let rails = segs
         .iter()
@@ -1510,7 +1519,16 @@ fn sharp_trees(b: &mut LoadBuilder, fab: &Fabric, segs: &[Segment]) -> Result<()
             .filter(|&&x| fab.gpus[x as usize].nic == Some(r))
             .count() as f64
             / g;
-        let edges = b.router_tree(&leaves, r, rails as u32)?;
+        if served_share == 0.0 {
+            // No GPU of the group on this rail: no tree to place.
+            continue;
+        }
+        let slot = TreeSlot {
+            rail: r,
+            rails: rails as u32,
+            group,
+        };
+        let edges = b.router_tree(&leaves, slot, used)?;
         for (up, down) in edges {
             b.add_arc(up, served_share);
             b.add_arc(down, served_share);
@@ -1525,8 +1543,8 @@ impl LoadBuilder<'_, '_> {
     fn router_tree(
         &mut self,
         leaves: &[Vx],
-        tree: u32,
-        trees: u32,
+        slot: TreeSlot,
+        used: &mut TreeUse,
     ) -> Result<Vec<(ArcId, ArcId)>, CollectiveError> {
         let fab = self.fab;
         // Many nodes share a leaf switch; a leaf's path to the root is the same each time, so
@@ -1550,7 +1568,7 @@ impl LoadBuilder<'_, '_> {
             };
         }
         self.router
-            .aggregation_tree(&unique, &fab.in_network, tree, trees)
+            .aggregation_tree(&unique, &fab.in_network, slot, used)
             .map_err(|e| match e {
                 Ok(u) => unreachable_error(fab, u),
                 Err(reason) => CollectiveError::AlgorithmUnavailable {
