@@ -1095,8 +1095,12 @@ impl WorkloadReport {
             self.model, self.precision, self.routing
         );
         out.push_str(&format!(
-            "mapping    TP {} × PP {} × DP {} on {} GPUs (largest scale-up domain {} GPUs)\n",
-            m.tp, m.pp, m.dp, m.gpus_used, m.scale_up_gpus
+            "mapping    TP {} × PP {} × DP {} on {} (largest scale-up domain {})\n",
+            m.tp,
+            m.pp,
+            m.dp,
+            count_of(m.gpus_used as usize, "GPU", "GPUs"),
+            count_of(m.scale_up_gpus as usize, "GPU", "GPUs")
         ));
         let extra = if r.ideal_total_us > 0.0 {
             format!(

@@ -1210,4 +1210,14 @@ fn workload_names_tensor_parallelism_over_thunderbolt() {
         "13",
     ]);
     assert!(assert_refused(&unknown).contains("one of 8, 70, 405"));
+    // Sizes whose product passes 2^32 are refused, not wrapped.
+    let huge = railyard(&[
+        "workload",
+        path_str(&preset("mac-studio-tb5-x4.ron")),
+        "--tp",
+        "65536",
+        "--pp",
+        "65536",
+    ]);
+    assert!(assert_refused(&huge).contains("4294967296 GPUs requested but the design has 4"));
 }

@@ -143,14 +143,18 @@ pub fn training_step_comm(
     }
     let tp = w.tp.max(1);
     let pp = w.pp.max(1);
-    let dp = w.dp.unwrap_or(total / (tp * pp)).max(1);
-    let used = u64::from(tp) * u64::from(pp) * u64::from(dp);
-    if used > u64::from(total) || tp * pp > total {
+    // In u64: sizes come from the user and their product can pass u32.
+    let replica = u64::from(tp) * u64::from(pp);
+    let dp = w.dp.map_or(u64::from(total) / replica, u64::from).max(1);
+    let used = replica * dp;
+    if used > u64::from(total) {
         return Err(CollectiveError::NotEnoughGpus {
             available: u64::from(total),
-            requested: used.max(u64::from(tp * pp)),
+            requested: used,
         });
     }
+    // All three fit u32 now: their product is at most the GPU count.
+    let dp = dp as u32;
     let used = used as u32;
     let scale_up = fab.domains.iter().map(|d| d.gpus).max().unwrap_or(1);
     let rank = |t: u32, p: u32, d: u32| t + p * tp + d * tp * pp;
