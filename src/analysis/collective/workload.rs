@@ -146,7 +146,7 @@ pub fn training_step_comm(
     // In u64: sizes come from the user and their product can pass u32.
     let replica = u64::from(tp) * u64::from(pp);
     let dp = w.dp.map_or(u64::from(total) / replica, u64::from).max(1);
-    let used = replica * dp;
+    let used = replica.saturating_mul(dp);
     if used > u64::from(total) {
         return Err(CollectiveError::NotEnoughGpus {
             available: u64::from(total),
