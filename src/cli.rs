@@ -1000,7 +1000,12 @@ fn eval_report(
 ) -> EvalReport {
     let metrics = evaluate(design, catalog);
     let result = collective::collective(design, catalog, query);
-    let advice = collective::advice(design, catalog, None);
+    let advice = collective::advice_reusing(
+        design,
+        catalog,
+        None,
+        result.as_ref().ok().map(|r| (query, r)),
+    );
     EvalReport::new(file, design, &metrics, &result, &advice)
 }
 

@@ -7,10 +7,10 @@
 use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
     Advice, AlgoChoice, CollectiveQuery, CollectiveResult, Op, Precision, Routing, Workload,
-    WorkloadResult, advice, collective, sweep_sizes, training_step_comm,
+    WorkloadResult, advice_reusing, collective, sweep_sizes, training_step_comm,
 };
 use crate::analysis::{Metrics, evaluate};
-pub(super) use crate::model::units::time_text;
+use crate::model::units::time_text;
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
 use std::collections::{HashMap, HashSet};
@@ -58,7 +58,11 @@ pub fn analyse(job: AnalysisJob, catalog: &Catalog) -> Analysis {
         Some(Ok(result)) => result.link_utilization.iter().copied().collect(),
         _ => HashMap::new(),
     };
-    let advice = advice(&job.design, catalog, job.workload.as_ref());
+    let known = job
+        .query
+        .as_ref()
+        .zip(collective.as_ref().and_then(|c| c.as_ref().ok()));
+    let advice = advice_reusing(&job.design, catalog, job.workload.as_ref(), known);
     // The workload runs with the collective section's routing (ECMP when it is off).
     let routing = job.query.as_ref().map_or(Routing::Ecmp, |q| q.routing);
     let workload = job

@@ -3,13 +3,13 @@
 //! step). The sidebar then shows the change against the healthy design, the same design with
 //! every link up, which the analysis worker evaluates alongside the current one.
 
-use super::sidebar::time_text;
 use crate::analysis::collective::CollectiveQuery;
 use crate::analysis::whatif::{
     Figures, Scope, default_query, figures, healthy, links_in_scope, planes, rails,
     unhealthy_counts,
 };
 use crate::model::command::Command;
+use crate::model::units::time_text;
 use crate::model::{Bytes, Catalog, Design, DeviceId, DeviceKind, LinkId, LinkState};
 use egui::{RichText, Ui};
 use std::collections::BTreeSet;

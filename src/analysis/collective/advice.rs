@@ -2,12 +2,13 @@
 //! availability, each naming the devices and links concerned and a suggested change.
 
 use super::workload::Workload;
-use super::{CollectiveQuery, Op, Routing, collective};
+use super::{CollectiveQuery, CollectiveResult, Op, Routing, collective};
 use crate::model::{
     Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech,
     SwitchRole, Transport,
 };
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -53,6 +54,21 @@ fn working(l: &crate::model::Link) -> bool {
 
 /// Findings for a design, optionally for a workload it is meant to run; most severe first.
 pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -> Vec<Advice> {
+    advice_reusing(design, catalog, workload, None)
+}
+
+/// `advice`, reusing a collective the caller has already computed for the design (the
+/// sidebar's and `eval`'s) where a rule asks for the same one.
+pub fn advice_reusing(
+    design: &Design,
+    catalog: &Catalog,
+    workload: Option<&Workload>,
+    known: Option<(&CollectiveQuery, &CollectiveResult)>,
+) -> Vec<Advice> {
+    let run = |q: &CollectiveQuery| match known {
+        Some((kq, kr)) if kq == q => Ok(Cow::Borrowed(kr)),
+        _ => collective(design, catalog, q).map(Cow::Owned),
+    };
     let mut out = Vec::new();
     let kind_of = |id: DeviceId| design.device(id).map(|d| &d.kind);
     let name = |id: DeviceId| {
@@ -254,9 +270,9 @@ pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -
     if multipath && !all_adaptive {
         let mut q = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
         q.routing = Routing::Ecmp;
-        let ecmp = collective(design, catalog, &q);
+        let ecmp = run(&q);
         q.routing = Routing::Adaptive;
-        let adaptive = collective(design, catalog, &q);
+        let adaptive = run(&q);
         if let (Ok(e), Ok(a)) = (ecmp, adaptive)
             && e.time_us > a.time_us * 1.05
         {
