@@ -13,7 +13,7 @@
 //!                                     the diagram as SVG, links by technology or load
 //! railyard report FILE [MORE ...] -o FILE.md
 //!                                     Markdown report (and its SVG diagram next to it)
-//! railyard workload FILE [--model 8|70|405] [--tp N] [--pp N] [--dp N] [--json]
+//! railyard workload FILE [--model 8|70|405|ID] [--tp N] [--pp N] [--dp N] [--ep N] [--json]
 //!                                     a training step's communication against an ideal network
 //! railyard calibrate FILE --from LOG -o OUT.ron [--json]
 //!                                     fit efficiencies and latencies to an nccl-tests log
@@ -169,8 +169,8 @@ enum Command {
         #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
         bytes: Bytes,
     },
-    /// Communication time of one training step of a Llama-shaped model on the design, next to
-    /// what an ideal network would need, with the advice for that workload.
+    /// Communication time of one training step of a Llama or mixture-of-experts model on the
+    /// design, next to what an ideal network would need, with the advice for that workload.
     Workload(WorkloadArgs),
     /// Fit the design's technology efficiencies and latencies to an nccl-tests log and save
     /// the design with that calibration.
@@ -205,19 +205,25 @@ enum Command {
 struct WorkloadArgs {
     /// The design file.
     file: PathBuf,
-    /// Parameters in billions of a Llama-shaped dense model: 8, 70 or 405.
-    #[arg(long, value_name = "B", default_value_t = 70, value_parser = parse_model)]
-    model: u32,
+    /// The model: a Llama 3 size in billions (8, 70, 405) or an id: llama-8b, llama-70b,
+    /// llama-405b, mixtral-8x7b, deepseek-v3 (the last two mixtures of experts).
+    #[arg(long, value_name = "MODEL", default_value = "70", value_parser = parse_model)]
+    model: String,
     /// Tensor-parallel size (placed inside a scale-up domain first); the model's usual one
-    /// when absent (1, 8, 8).
+    /// when absent (Llama 1, 8, 8; Mixtral 1; DeepSeek-V3 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
     tp: Option<u32>,
-    /// Pipeline stages; the model's usual number when absent (1, 1, 16).
+    /// Pipeline stages; the model's usual number when absent (Llama 1, 1, 16; Mixtral 1;
+    /// DeepSeek-V3 16).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pp: Option<u32>,
     /// Data-parallel replicas; as many as the GPUs allow when absent.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     dp: Option<u32>,
+    /// Expert-parallel size of a mixture of experts (a divisor of the data-parallel size);
+    /// when absent, the model's usual one (DeepSeek-V3 64) or as many as it has experts.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    ep: Option<u32>,
     #[arg(long, value_enum, default_value = "bf16")]
     precision: PrecisionArg,
     /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
@@ -235,14 +241,23 @@ enum PrecisionArg {
     Fp32,
 }
 
-fn parse_model(text: &str) -> Result<u32, String> {
-    let b: u32 = text
-        .trim_end_matches(['b', 'B'])
-        .parse()
-        .map_err(|_| format!("`{text}` is not a model size; one of 8, 70, 405"))?;
-    collective::Workload::llama(b)
-        .map(|_| b)
-        .ok_or_else(|| format!("no {b}B model; one of 8, 70, 405"))
+/// A model id from `collective::MODELS`; a bare Llama size (`70`, `70B`) names its Llama.
+fn parse_model(text: &str) -> Result<String, String> {
+    let lower = text.to_ascii_lowercase();
+    let id = match lower.trim_end_matches('b').parse::<u32>() {
+        Ok(b) => format!("llama-{b}b"),
+        Err(_) => lower,
+    };
+    match collective::Workload::named(&id) {
+        Some(_) => Ok(id),
+        None => {
+            let ids: Vec<&str> = collective::MODELS.iter().map(|(id, _)| *id).collect();
+            Err(format!(
+                "no model `{text}`; one of 8, 70, 405 (Llama) or {}",
+                ids.join(", ")
+            ))
+        }
+    }
 }
 
 /// Which collective to model, and how.
@@ -1100,10 +1115,8 @@ impl WorkloadReport {
             self.model, self.precision, self.routing
         );
         out.push_str(&format!(
-            "mapping    TP {} × PP {} × DP {} on {} (largest scale-up domain {})\n",
-            m.tp,
-            m.pp,
-            m.dp,
+            "mapping    {} on {} (largest scale-up domain {})\n",
+            m.layout(),
             count_of(m.gpus_used as usize, "GPU", "GPUs"),
             count_of(m.scale_up_gpus as usize, "GPU", "GPUs")
         ));
@@ -1142,11 +1155,19 @@ impl WorkloadReport {
 
 fn run_workload(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let design = load(&args.file)?;
-    let mut w = collective::Workload::llama(args.model)
-        .with_context(|| format!("no {}B model", args.model))?;
+    let mut w = collective::Workload::named(&args.model)
+        .with_context(|| format!("no model `{}`", args.model))?;
     w.tp = args.tp.unwrap_or(w.tp);
     w.pp = args.pp.unwrap_or(w.pp);
     w.dp = args.dp;
+    if let Some(moe) = &mut w.moe {
+        moe.ep = args.ep.or(moe.ep);
+    } else if args.ep.is_some_and(|ep| ep > 1) {
+        anyhow::bail!(
+            "{} has no experts: --ep applies to mixture-of-experts models",
+            w.name
+        );
+    }
     w.precision = match args.precision {
         PrecisionArg::Bf16 => collective::Precision::Bf16,
         PrecisionArg::Fp8 => collective::Precision::Fp8,

@@ -635,4 +635,18 @@ fn sidebar_gives_advice_and_times_a_training_step() {
         analysis.advice[0].severity,
         railyard::analysis::collective::Severity::Warning
     );
+
+    // A mixture of experts: its 8 experts split over the 4 replicas, which exchange tokens.
+    harness.get_by_label("model").click();
+    harness.run();
+    harness.get_by_label("Mixtral 8×7B (MoE)").click();
+    wait_for_analysis(&mut harness);
+    harness.get_by_label("expert parallel");
+    harness.get_by_label("TP 1 × PP 1 × DP 4 (EP 4) on 4 GPUs");
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    assert!(matches!(
+        &analysis.workload,
+        Some(Ok(step)) if step.components.iter().any(|c| c.name == "MoE all-to-all")
+    ));
+    harness.get_by_label("MoE all-to-all");
 }

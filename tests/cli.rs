@@ -1187,6 +1187,88 @@ fn workload_shows_what_an_oversubscribed_fabric_costs() {
 }
 
 #[test]
+fn workload_places_deepseek_experts_across_or_inside_nodes() {
+    // DeepSeek-V3 as trained: no TP, 16 pipeline stages, 64-way expert parallelism, on the
+    // 1,024-GPU rail-optimized template: PP 16 × DP 64, all 64 replicas sharing out the 256
+    // experts, so each token's 8 experts are mostly in other nodes.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r1k.ron");
+    let o = railyard(&[
+        "generate",
+        "rail-optimized",
+        "--nodes",
+        "128",
+        "-o",
+        path_str(&file),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let w = workload_json(&file, &["--model", "deepseek-v3"]);
+    let m = &w["mapping"];
+    assert_eq!(
+        (&m["tp"], &m["pp"], &m["dp"], &m["ep"]),
+        (
+            &Value::from(1),
+            &Value::from(16),
+            &Value::from(64),
+            &Value::from(64)
+        )
+    );
+    let part = |w: &Value, name: &str| {
+        w["components"]
+            .as_array()
+            .expect("components")
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {w}"))
+            .clone()
+    };
+    // Shared parameters: 671e9 less 58 MoE layers × 256 experts × 3 × 7,168 × 2,048, per
+    // stage, in bf16. Every expert has one holder among the 64 replicas: no expert gradients
+    // to reduce.
+    let experts = 58.0 * 256.0 * 3.0 * 7168.0 * 2048.0;
+    let dense = part(&w, "data-parallel gradient all-reduce");
+    assert!(close(
+        f64_of(&dense["bytes_per_call"]),
+        (671e9 - experts) / 16.0 * 2.0
+    ));
+    assert!(
+        !w["components"]
+            .as_array()
+            .expect("components")
+            .iter()
+            .any(|c| c["name"] == "expert gradient all-reduce")
+    );
+    // One micro-batch's tokens to 8 experts: 8,192 × 7,168 × 2 bytes × 8 = 896 MiB, four
+    // times per MoE layer of a stage and micro-batch: 4 × 58/16 × 8 = 116 calls.
+    let far = part(&w, "MoE all-to-all");
+    assert_eq!(f64_of(&far["bytes_per_call"]), 939_524_096.0);
+    assert!(close(f64_of(&far["calls_per_step"]), 116.0));
+    // Pipeline: each stage boundary exchanges one micro-batch's activations (112 MiB) per
+    // micro-batch, 512 / 64 = 8 times.
+    let pipe = part(&w, "pipeline activations");
+    assert_eq!(f64_of(&pipe["bytes_per_call"]), 117_440_512.0);
+    assert_eq!(f64_of(&pipe["calls_per_step"]), 8.0);
+
+    // Expert parallelism of 8 keeps each exchange inside a node's NVSwitch; the replicas of
+    // each expert (64 / 8 = 8 of them) then reduce its gradients across nodes.
+    let w8 = workload_json(&file, &["--model", "deepseek-v3", "--ep", "8"]);
+    assert_eq!(w8["mapping"]["ep"], 8);
+    let near = part(&w8, "MoE all-to-all");
+    assert_eq!(near["bytes_per_call"], far["bytes_per_call"]);
+    let (near_us, far_us) = (
+        f64_of(&near["time_us_per_call"]),
+        f64_of(&far["time_us_per_call"]),
+    );
+    // 7/8 of 896 MiB over a 450 GB/s NVLink port against 63/64 of it over a 50 GB/s NIC.
+    assert!(4.0 * near_us < far_us, "{near_us} µs against {far_us} µs");
+    let expert_grads = part(&w8, "expert gradient all-reduce");
+    assert!(close(
+        f64_of(&expert_grads["bytes_per_call"]),
+        experts / (16.0 * 8.0) * 2.0
+    ));
+}
+
+#[test]
 fn workload_names_tensor_parallelism_over_thunderbolt() {
     let o = railyard(&[
         "workload",
@@ -1210,6 +1292,16 @@ fn workload_names_tensor_parallelism_over_thunderbolt() {
         "13",
     ]);
     assert!(assert_refused(&unknown).contains("one of 8, 70, 405"));
+    // Expert parallelism for a dense model is refused too.
+    let dense_ep = railyard(&[
+        "workload",
+        path_str(&preset("mac-studio-tb5-x4.ron")),
+        "--model",
+        "8",
+        "--ep",
+        "2",
+    ]);
+    assert!(assert_refused(&dense_ep).contains("llama-8b has no experts"));
     // Sizes whose product passes 2^32 are refused, not wrapped.
     let huge = railyard(&[
         "workload",

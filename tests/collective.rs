@@ -540,6 +540,107 @@ fn training_step_on_two_dgx() {
 }
 
 #[test]
+fn pipeline_stages_pass_each_tensor_ranks_share() {
+    let catalog = Catalog::builtin();
+    let design = fx::dgx_rail_leaves(2);
+    // Llama 70B as TP 8 × PP 2: one stage per node, so stage boundaries cross the network.
+    let mut w = Workload::llama(70).unwrap();
+    w.pp = 2;
+    let r = training_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
+    assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (8, 2, 1));
+    let pipe = r
+        .components
+        .iter()
+        .find(|c| c.op == Op::SendRecv)
+        .expect("a pipeline part");
+    // One micro-batch's activations: 8,192 tokens × 8,192 hidden × 2 bytes = 128 MiB, split
+    // over the 8 tensor ranks: 16 MiB per rank and boundary.
+    assert_eq!(pipe.bytes_per_call, 16.0 * 1024.0 * 1024.0);
+    // 512 micro-batches (DP 1), each one exchange: activations forward, gradients back.
+    assert_eq!(pipe.calls_per_step, 512.0);
+    // The 8 ranks send at once, each on its own rail's 400 Gb/s NIC (50 GB/s): at least
+    // 16 MiB / 50 GB/s = 335.5 µs, and not much more at RDMA efficiency.
+    let floor_us = pipe.bytes_per_call / 50e9 * 1e6;
+    assert!(
+        pipe.time_us_per_call >= floor_us && pipe.time_us_per_call <= 1.25 * floor_us,
+        "{} µs against {floor_us} µs",
+        pipe.time_us_per_call
+    );
+    assert!(close(
+        pipe.time_us_per_step,
+        pipe.time_us_per_call * 512.0,
+        1e-12
+    ));
+}
+
+#[test]
+fn mixture_of_experts_exchanges_tokens_inside_each_node() {
+    let catalog = Catalog::builtin();
+    let design = fx::dgx_rail_leaves(2);
+    let w = Workload::named("mixtral-8x7b").unwrap();
+    let r = training_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
+    // 16 GPUs, no TP or PP: 16 replicas, and the 8 experts split over runs of 8 neighbours,
+    // that is over each node's GPUs.
+    let m = &r.mapping;
+    assert_eq!((m.tp, m.pp, m.dp, m.ep), (1, 1, 16, 8));
+    let part = |name: &str| {
+        r.components
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    // Experts: 32 layers × 8 experts × 3 × 4,096 × 14,336 = 45.10e9 parameters; the other
+    // 1.60e9 are shared by all 16 replicas.
+    let expert_params = 32.0 * 8.0 * 3.0 * 4096.0 * 14336.0;
+    let dense = part("data-parallel gradient all-reduce");
+    assert!(close(
+        dense.bytes_per_call,
+        (46.7e9 - expert_params) * 2.0,
+        1e-12
+    ));
+    // Each GPU holds one expert in 8 and reduces its gradients with the GPU holding the same
+    // expert in the other node: 5.64e9 parameters × 2 bytes. An all-reduce of two ranks sends
+    // all of it over each GPU's 400 Gb/s NIC: at least 11.27 GB / 50 GB/s = 225.5 ms.
+    let experts = part("expert gradient all-reduce");
+    assert!(close(
+        experts.bytes_per_call,
+        expert_params / 8.0 * 2.0,
+        1e-12
+    ));
+    let floor_us = experts.bytes_per_call / 50e9 * 1e6;
+    assert!(
+        experts.time_us_per_call >= floor_us && experts.time_us_per_call <= 1.25 * floor_us,
+        "{} µs against {floor_us} µs",
+        experts.time_us_per_call
+    );
+    // Per micro-batch and layer: dispatch and combine, forward and backward, each of one
+    // micro-batch's tokens twice (top 2): 8,192 × 4,096 × 2 bytes × 2 = 128 MiB per call,
+    // 4 × 32 layers × 32 micro-batches (512 / 16) = 4,096 calls.
+    let a2a = part("MoE all-to-all");
+    assert_eq!(a2a.op, Op::AllToAll);
+    assert_eq!(a2a.bytes_per_call, 128.0 * 1024.0 * 1024.0);
+    assert_eq!(a2a.calls_per_step, 4096.0);
+    // The two nodes' exchanges share nothing: each takes what one node's all-to-all takes alone.
+    let mut q = query(Op::AllToAll, 128 << 20);
+    q.gpus = Some(8);
+    q.routing = Routing::Adaptive;
+    let alone = collective(&design, &catalog, &q).unwrap();
+    assert!(
+        close(a2a.time_us_per_call, alone.time_us, 1e-9),
+        "{} against {}",
+        a2a.time_us_per_call,
+        alone.time_us
+    );
+    // An expert-parallel size that does not divide the replicas is refused.
+    let mut odd = w.clone();
+    odd.moe.as_mut().unwrap().ep = Some(3);
+    assert!(matches!(
+        training_step_comm(&design, &catalog, &odd, Routing::Adaptive),
+        Err(CollectiveError::ExpertParallelism { ep: 3, dp: 16 })
+    ));
+}
+
+#[test]
 fn advice_names_devices_and_fixes() {
     let catalog = Catalog::builtin();
     // RoCE on a switch without PFC/ECN, GPUDirect off, one spine holding two leaves.

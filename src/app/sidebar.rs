@@ -6,8 +6,8 @@
 
 use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
-    Advice, AlgoChoice, CollectiveQuery, CollectiveResult, Op, Precision, Routing, Workload,
-    WorkloadResult, advice_reusing, collective, sweep_sizes, training_step_comm,
+    Advice, AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
+    Workload, WorkloadResult, advice_reusing, collective, sweep_sizes, training_step_comm,
 };
 use crate::analysis::{Metrics, evaluate};
 use crate::model::units::time_text;
@@ -185,10 +185,12 @@ impl CollectiveSettings {
 #[serde(default)]
 pub struct WorkloadSettings {
     pub enabled: bool,
-    /// Parameters in billions of a Llama-shaped dense model (8, 70 or 405).
-    pub billions: u32,
+    /// A model id from `collective::MODELS`.
+    pub model: String,
     pub tp: u32,
     pub pp: u32,
+    /// Expert-parallel size of a mixture of experts; 0 = as many as it has experts.
+    pub ep: u32,
     pub precision: Precision,
 }
 
@@ -196,26 +198,38 @@ impl Default for WorkloadSettings {
     fn default() -> Self {
         Self {
             enabled: false,
-            billions: 70,
+            model: "llama-70b".into(),
             tp: 8,
             pp: 1,
+            ep: 0,
             precision: Precision::Bf16,
         }
     }
 }
 
 impl WorkloadSettings {
-    const MODELS: [u32; 3] = [8, 70, 405];
-
     pub fn workload(&self) -> Option<Workload> {
         if !self.enabled {
             return None;
         }
-        let mut w = Workload::llama(self.billions)?;
+        let mut w = Workload::named(&self.model)?;
         w.tp = self.tp.max(1);
         w.pp = self.pp.max(1);
+        if let Some(moe) = &mut w.moe {
+            moe.ep = (self.ep > 0).then_some(self.ep);
+        }
         w.precision = self.precision;
         Some(w)
+    }
+
+    /// Chooses a model with its usual parallel layout.
+    fn choose(&mut self, id: &str) {
+        if let Some(w) = Workload::named(id) {
+            self.tp = w.tp;
+            self.pp = w.pp;
+            self.ep = w.moe.and_then(|m| m.ep).unwrap_or(0);
+            self.model = id.to_string();
+        }
     }
 }
 
@@ -402,21 +416,15 @@ fn workload_ui(
     ui.checkbox(&mut settings.enabled, RichText::new("Workload").strong())
         .on_hover_text("Time one training step's communication against an ideal network");
     if settings.enabled {
+        let chosen = MODELS.iter().find(|(id, _)| *id == settings.model);
         ComboBox::from_label("model")
-            .selected_text(format!("Llama {}B", settings.billions))
+            .selected_text(chosen.map_or(settings.model.as_str(), |(_, label)| label))
             .show_ui(ui, |ui| {
-                for b in WorkloadSettings::MODELS {
-                    if ui
-                        .selectable_label(settings.billions == b, format!("Llama {b}B"))
-                        .clicked()
-                        && settings.billions != b
+                for (id, label) in MODELS {
+                    if ui.selectable_label(settings.model == id, label).clicked()
+                        && settings.model != id
                     {
-                        // A model brings its usual parallel layout.
-                        if let Some(w) = Workload::llama(b) {
-                            settings.tp = w.tp;
-                            settings.pp = w.pp;
-                        }
-                        settings.billions = b;
+                        settings.choose(id);
                     }
                 }
             });
@@ -426,6 +434,25 @@ fn workload_ui(
             ui.label("pipeline");
             ui.add(egui::DragValue::new(&mut settings.pp).range(1..=64));
         });
+        if Workload::named(&settings.model).is_some_and(|w| w.moe.is_some()) {
+            ui.horizontal(|ui| {
+                ui.label("expert parallel");
+                ui.add(
+                    egui::DragValue::new(&mut settings.ep)
+                        .range(0..=1024)
+                        .custom_formatter(|n, _| {
+                            if n < 1.0 {
+                                "auto".into()
+                            } else {
+                                format!("{n:.0}")
+                            }
+                        }),
+                )
+                .on_hover_text(
+                    "Replicas that share out the experts (a divisor of the data-parallel size); auto: as many as there are experts",
+                );
+            });
+        }
         ComboBox::from_label("precision")
             .selected_text(settings.precision.label())
             .show_ui(ui, |ui| {
@@ -451,10 +478,7 @@ fn workload_ui(
 
 fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult) {
     let m = &r.mapping;
-    ui.label(format!(
-        "TP {} × PP {} × DP {} on {} GPUs",
-        m.tp, m.pp, m.dp, m.gpus_used
-    ));
+    ui.label(format!("{} on {} GPUs", m.layout(), m.gpus_used));
     let extra = if r.ideal_total_us > 0.0 {
         format!(
             " (ideal network {}, +{})",

@@ -41,7 +41,7 @@ pub use latency::Protocol;
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
 pub use workload::Moe;
-pub use workload::{Mapping, Precision, Workload, WorkloadResult, training_step_comm};
+pub use workload::{MODELS, Mapping, Precision, Workload, WorkloadResult, training_step_comm};
 
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use serde::Serialize;
@@ -249,6 +249,8 @@ pub enum CollectiveError {
     },
     #[error("{resource} has no capacity but must carry traffic")]
     ZeroCapacity { resource: String },
+    #[error("expert parallelism of {ep} does not divide data parallelism of {dp}")]
+    ExpertParallelism { ep: u32, dp: u32 },
 }
 
 /// Time, bandwidth and bottleneck of one collective on the design.

@@ -34,11 +34,19 @@ impl Precision {
     }
 }
 
-/// Mixture-of-experts layers: tokens go to `top_k` of `experts` experts by all-to-all.
+/// Mixture-of-experts layers: each token goes to `top_k` of `experts` experts, dispatched and
+/// combined by all-to-all among the expert-parallel ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Moe {
     pub experts: u32,
     pub top_k: u32,
+    /// Layers with experts (the others are dense).
+    pub layers: u32,
+    /// Parameters in the experts, all layers together (the rest are shared by every token).
+    pub expert_params: f64,
+    /// Expert-parallel size: the data-parallel ranks that split the experts between them.
+    /// None = as many as there are experts, within the data-parallel size.
+    pub ep: Option<u32>,
 }
 
 /// A training job. Parallel sizes: tensor (`tp`, inside a scale-up domain first), pipeline
@@ -63,6 +71,15 @@ pub struct Workload {
     pub serving: bool,
 }
 
+/// The models offered by name (id, label), dense Llama 3 sizes first, then mixtures of experts.
+pub const MODELS: [(&str, &str); 5] = [
+    ("llama-8b", "Llama 8B"),
+    ("llama-70b", "Llama 70B"),
+    ("llama-405b", "Llama 405B"),
+    ("mixtral-8x7b", "Mixtral 8×7B (MoE)"),
+    ("deepseek-v3", "DeepSeek-V3 671B (MoE)"),
+];
+
 impl Workload {
     /// Llama-3-shaped dense models: 8B, 70B, 405B parameters, bf16, 8k sequences.
     pub fn llama(billions: u32) -> Option<Workload> {
@@ -72,8 +89,72 @@ impl Workload {
             405 => (405.8e9, 126, 16384, 8, 16),
             _ => return None,
         };
-        Some(Workload {
-            name: format!("llama-{billions}b"),
+        Some(Workload::shaped(
+            format!("llama-{billions}b"),
+            (params, layers, hidden),
+            (tp, pp),
+            None,
+        ))
+    }
+
+    /// A model from `MODELS` by id, with its usual parallel layout; bf16, 8k sequences,
+    /// 512 sequences per step.
+    pub fn named(id: &str) -> Option<Workload> {
+        // Expert parameters: MoE layers × experts × three projections of hidden × expert width.
+        let (params, layers, hidden, tp, pp, moe) = match id {
+            "llama-8b" => return Workload::llama(8),
+            "llama-70b" => return Workload::llama(70),
+            "llama-405b" => return Workload::llama(405),
+            "mixtral-8x7b" => (
+                46.7e9,
+                32,
+                4096,
+                1,
+                1,
+                Moe {
+                    experts: 8,
+                    top_k: 2,
+                    layers: 32,
+                    expert_params: 32.0 * 8.0 * 3.0 * 4096.0 * 14336.0,
+                    ep: None,
+                },
+            ),
+            // 3 dense layers then 58 with 256 routed experts (top 8); its shared expert counts
+            // with the dense parameters. Trained without tensor parallelism, 16 stages, EP 64.
+            "deepseek-v3" => (
+                671.0e9,
+                61,
+                7168,
+                1,
+                16,
+                Moe {
+                    experts: 256,
+                    top_k: 8,
+                    layers: 58,
+                    expert_params: 58.0 * 256.0 * 3.0 * 7168.0 * 2048.0,
+                    ep: Some(64),
+                },
+            ),
+            _ => return None,
+        };
+        Some(Workload::shaped(
+            id.to_string(),
+            (params, layers, hidden),
+            (tp, pp),
+            Some(moe),
+        ))
+    }
+
+    /// A training job of the given shape (parameters, layers, hidden width) and parallel
+    /// layout (TP, PP): bf16, micro-batches of one 8k sequence, 512 sequences per step.
+    fn shaped(
+        name: String,
+        (params, layers, hidden): (f64, u32, u32),
+        (tp, pp): (u32, u32),
+        moe: Option<Moe>,
+    ) -> Workload {
+        Workload {
+            name,
             params,
             layers,
             hidden,
@@ -84,9 +165,17 @@ impl Workload {
             tp,
             pp,
             dp: None,
-            moe: None,
+            moe,
             serving: false,
-        })
+        }
+    }
+
+    /// The label `MODELS` gives this workload, else its name.
+    pub fn label(&self) -> &str {
+        MODELS
+            .iter()
+            .find(|(id, _)| *id == self.name)
+            .map_or(&self.name, |(_, label)| label)
     }
 
     /// Bytes of the model's weights.
@@ -101,10 +190,24 @@ pub struct Mapping {
     pub tp: u32,
     pub pp: u32,
     pub dp: u32,
+    /// Expert-parallel size (a divisor of `dp`); 1 for dense models.
+    pub ep: u32,
     pub gpus_used: u32,
     /// Largest scale-up domain (GPUs joined by NVLink or PCIe inside a node or rack).
     pub scale_up_gpus: u32,
     pub tp_crosses_domains: bool,
+}
+
+impl Mapping {
+    /// "TP 8 × PP 16 × DP 8", with the expert-parallel size where experts are split.
+    pub fn layout(&self) -> String {
+        let ep = if self.ep > 1 {
+            format!(" (EP {})", self.ep)
+        } else {
+            String::new()
+        };
+        format!("TP {} × PP {} × DP {}{ep}", self.tp, self.pp, self.dp)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -157,7 +260,9 @@ pub fn training_step_comm(
     let dp = dp as u32;
     let used = used as u32;
     let scale_up = fab.domains.iter().map(|d| d.gpus).max().unwrap_or(1);
-    let rank = |t: u32, p: u32, d: u32| t + p * tp + d * tp * pp;
+    // Megatron's rank order (tp-ep-dp-pp): tensor ranks neighbours, then the data-parallel
+    // replicas (expert-parallel runs of them first), pipeline stages outermost.
+    let rank = |t: u32, p: u32, d: u32| t + d * tp + p * tp * dp;
     let tp_groups: Vec<Vec<u32>> = (0..dp)
         .flat_map(|d| (0..pp).map(move |p| (d, p)))
         .map(|(d, p)| (0..tp).map(|t| rank(t, p, d)).collect())
@@ -177,20 +282,60 @@ pub fn training_step_comm(
             .any(|&r| fab.domain_of_gpu(r) != fab.domain_of_gpu(g[0]))
     });
 
+    // Expert parallelism splits each data-parallel set of replicas into runs of `ep`
+    // consecutive ranks (neighbours first, as Megatron places them), which share out the
+    // experts and exchange tokens; the replicas of one expert form the expert-data-parallel set.
+    let ep = match w.moe {
+        None => 1,
+        Some(Moe { ep: Some(ep), .. }) => {
+            let ep = ep.max(1);
+            if !dp.is_multiple_of(ep) {
+                return Err(CollectiveError::ExpertParallelism { ep, dp });
+            }
+            ep
+        }
+        Some(Moe { experts, .. }) => (1..=experts.clamp(1, dp))
+            .rev()
+            .find(|e| dp.is_multiple_of(*e))
+            .unwrap_or(1),
+    };
+    let ep_groups: Vec<Vec<u32>> = (0..pp)
+        .flat_map(|p| (0..tp).map(move |t| (t, p)))
+        .flat_map(|(t, p)| (0..dp / ep).map(move |e| (t, p, e)))
+        .map(|(t, p, e)| (0..ep).map(|k| rank(t, p, e * ep + k)).collect())
+        .collect();
+    let expert_dp_groups: Vec<Vec<u32>> = (0..pp)
+        .flat_map(|p| (0..tp).map(move |t| (t, p)))
+        .flat_map(|(t, p)| (0..ep).map(move |k| (t, p, k)))
+        .map(|(t, p, k)| (0..dp / ep).map(|e| rank(t, p, e * ep + k)).collect())
+        .collect();
+
     let act = w.precision.bytes();
     let token_bytes = f64::from(w.micro_batch) * f64::from(w.seq_len) * f64::from(w.hidden) * act;
     let microbatches =
         (f64::from(w.global_batch) / (f64::from(dp) * f64::from(w.micro_batch.max(1)))).max(1.0);
     let layers_per_stage = f64::from(w.layers) / f64::from(pp);
+    let expert_params = w.moe.map_or(0.0, |m| m.expert_params.clamp(0.0, w.params));
     // (name, operation, concurrent groups, bytes per call, calls per step)
     type Part<'g> = (String, Op, &'g [Vec<u32>], f64, f64);
     let mut parts: Vec<Part> = Vec::new();
     if dp > 1 {
-        let grad_bytes = w.params / f64::from(tp * pp) * w.precision.bytes();
+        let grad_bytes = (w.params - expert_params) / f64::from(tp * pp) * w.precision.bytes();
         parts.push((
             "data-parallel gradient all-reduce".into(),
             Op::AllReduce,
             &dp_groups,
+            grad_bytes,
+            1.0,
+        ));
+    }
+    if expert_params > 0.0 && dp / ep > 1 {
+        // Each rank holds 1/EP of the experts; their replicas reduce among themselves.
+        let grad_bytes = expert_params / f64::from(tp * pp * ep) * w.precision.bytes();
+        parts.push((
+            "expert gradient all-reduce".into(),
+            Op::AllReduce,
+            &expert_dp_groups,
             grad_bytes,
             1.0,
         ));
@@ -206,24 +351,31 @@ pub fn training_step_comm(
         ));
     }
     if pp > 1 {
+        // Per micro-batch each stage boundary passes activations forward and their gradients
+        // back: one exchange each way, as a send-recv within each pair does (1F1B sends the
+        // two together). With tensor parallelism every rank sends only its 1/TP share
+        // (Megatron's sequence parallelism, or its scatter-gather of pipeline tensors): the
+        // whole tensor crosses once, not TP times.
         parts.push((
             "pipeline activations".into(),
             Op::SendRecv,
             &pp_pairs,
-            token_bytes,
-            2.0 * microbatches,
+            token_bytes / f64::from(tp),
+            microbatches,
         ));
     }
     if let Some(moe) = w.moe
-        && dp > 1
+        && ep > 1
     {
-        let bytes = token_bytes * f64::from(moe.top_k.max(1));
+        // Per MoE layer and micro-batch: dispatch and combine forward, and both again
+        // backward; each rank sends its tokens (its 1/TP share) once per chosen expert.
+        let bytes = token_bytes / f64::from(tp) * f64::from(moe.top_k.max(1));
         parts.push((
             "MoE all-to-all".into(),
             Op::AllToAll,
-            &dp_groups,
+            &ep_groups,
             bytes,
-            4.0 * layers_per_stage * microbatches,
+            4.0 * f64::from(moe.layers.min(w.layers)) / f64::from(pp) * microbatches,
         ));
     }
     let specs: Vec<GroupSpec> = parts
@@ -283,6 +435,7 @@ pub fn training_step_comm(
             tp,
             pp,
             dp,
+            ep,
             gpus_used: used,
             scale_up_gpus: scale_up,
             tp_crosses_domains: tp_crosses,
