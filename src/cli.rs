@@ -13,7 +13,7 @@
 //!                                     the diagram as SVG, links by technology or load
 //! railyard report FILE [MORE ...] -o FILE.md
 //!                                     Markdown report (and its SVG diagram next to it)
-//! railyard workload FILE [--model 8|70|405|ID] [--tp N] [--pp N] [--dp N] [--ep N] [--json]
+//! railyard workload FILE [--model 8|70|405|ID] [--tp N] [--pp N] [--dp N] [--ep N] [--serving] [--json]
 //!                                     a training step's communication against an ideal network
 //! railyard calibrate FILE --from LOG -o OUT.ron [--json]
 //!                                     fit efficiencies and latencies to an nccl-tests log
@@ -224,6 +224,9 @@ struct WorkloadArgs {
     /// when absent, the model's usual one (DeepSeek-V3 64) or as many as it has experts.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     ep: Option<u32>,
+    /// Serving replicas instead of training: one decode step of 64 sequences per replica.
+    #[arg(long)]
+    serving: bool,
     #[arg(long, value_enum, default_value = "bf16")]
     precision: PrecisionArg,
     /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
@@ -1061,6 +1064,8 @@ pub struct WorkloadReport {
     pub file: String,
     pub model: String,
     pub params: f64,
+    /// Serving replicas (a step is one decode step) rather than training.
+    pub serving: bool,
     pub precision: &'static str,
     pub routing: &'static str,
     pub mapping: collective::Mapping,
@@ -1083,6 +1088,7 @@ impl WorkloadReport {
             file: file.display().to_string(),
             model: w.name.clone(),
             params: w.params,
+            serving: w.serving,
             precision: w.precision.label(),
             routing: routing.cli_name(),
             mapping: r.mapping,
@@ -1111,8 +1117,11 @@ impl WorkloadReport {
         let r = self;
         let m = &r.mapping;
         let mut out = format!(
-            "workload   {} in {}, {} routing\n",
-            self.model, self.precision, self.routing
+            "workload   {} in {}, {}, {} routing\n",
+            self.model,
+            self.precision,
+            if self.serving { "serving" } else { "training" },
+            self.routing
         );
         out.push_str(&format!(
             "mapping    {} on {} (largest scale-up domain {})\n",
@@ -1130,7 +1139,13 @@ impl WorkloadReport {
             String::new()
         };
         out.push_str(&format!(
-            "per step   {} of communication{extra}\n",
+            "{}{} of communication{extra}\n",
+            // A decode step makes one token per sequence.
+            if self.serving {
+                "per token  "
+            } else {
+                "per step   "
+            },
             time_text(r.total_us)
         ));
         let width = r.components.iter().map(|c| c.name.len()).max().unwrap_or(0);
@@ -1160,6 +1175,7 @@ fn run_workload(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
     w.tp = args.tp.unwrap_or(w.tp);
     w.pp = args.pp.unwrap_or(w.pp);
     w.dp = args.dp;
+    w.serving = args.serving;
     if let Some(moe) = &mut w.moe {
         moe.ep = args.ep.or(moe.ep);
     } else if args.ep.is_some_and(|ep| ep > 1) {

@@ -622,7 +622,7 @@ fn sidebar_gives_advice_and_times_a_training_step() {
         .workload
         .as_ref()
         .and_then(|w| w.as_ref().ok())
-        .expect("a training step");
+        .unwrap_or_else(|| panic!("a training step: {:?}", analysis.workload));
     assert_eq!(
         (result.mapping.tp, result.mapping.pp, result.mapping.dp),
         (1, 1, 4)
@@ -642,6 +642,8 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     harness.get_by_label("Mixtral 8×7B (MoE)").click();
     wait_for_analysis(&mut harness);
     harness.get_by_label("expert parallel");
+    harness.get_by_label("serving").scroll_to_me();
+    harness.run();
     harness.get_by_label("TP 1 × PP 1 × DP 4 (EP 4) on 4 GPUs");
     let (_, analysis) = harness.state().analysis().expect("an analysis");
     assert!(matches!(
@@ -649,4 +651,11 @@ fn sidebar_gives_advice_and_times_a_training_step() {
         Some(Ok(step)) if step.components.iter().any(|c| c.name == "MoE all-to-all")
     ));
     harness.get_by_label("MoE all-to-all");
+
+    // Serving replicas: one decode step rather than a training step.
+    harness.get_by_label("serving").click();
+    wait_for_analysis(&mut harness);
+    harness.get_by_label_contains("Communication per decode step: ");
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    assert!(matches!(&analysis.workload, Some(Ok(step)) if step.serving));
 }

@@ -1302,6 +1302,26 @@ fn workload_names_tensor_parallelism_over_thunderbolt() {
         "2",
     ]);
     assert!(assert_refused(&dense_ep).contains("llama-8b has no experts"));
+}
+
+#[test]
+fn workload_serving_asks_whether_the_replicas_need_a_fabric() {
+    // Llama 70B served with TP 8 on 4 HGX nodes: one replica per node, joined by 400G RoCE
+    // that serving replicas do not need.
+    let o = railyard(&[
+        "workload",
+        path_str(&preset("hgx-h100-x4-roce.ron")),
+        "--serving",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("llama-70b in bf16, serving"), "{out}");
+    assert!(out.contains("TP 8 × PP 1 × DP 4 on 32 GPUs"), "{out}");
+    assert!(out.contains("per token  "), "{out}");
+    assert!(out.contains("160 × 1 MiB per step"), "{out}");
+    assert!(out.contains("replicate-before-distribute"), "{out}");
+    let w = workload_json(&preset("hgx-h100-x4-roce.ron"), &["--serving"]);
+    assert_eq!(w["serving"], true);
     // Sizes whose product passes 2^32 are refused, not wrapped.
     let huge = railyard(&[
         "workload",

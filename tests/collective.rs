@@ -641,6 +641,45 @@ fn mixture_of_experts_exchanges_tokens_inside_each_node() {
 }
 
 #[test]
+fn serving_replicas_time_one_decode_step() {
+    let catalog = Catalog::builtin();
+    let design = fx::dgx_rail_leaves(2);
+    // Llama 70B served with TP 8: one replica per node, which exchange nothing.
+    let mut w = Workload::llama(70).unwrap();
+    w.serving = true;
+    let r = training_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
+    assert!(r.serving);
+    assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (8, 1, 2));
+    // A token passes 80 layers of two all-reduces each, over the hidden states of the 64
+    // sequences decoded at once: 64 × 8,192 × 2 bytes = 1 MiB per call, 160 calls.
+    assert_eq!(r.components.len(), 1);
+    let tp = &r.components[0];
+    assert_eq!(tp.op, Op::AllReduce);
+    assert_eq!(tp.bytes_per_call, 1024.0 * 1024.0);
+    assert_eq!(tp.calls_per_step, 160.0);
+    // Each node's all-reduce runs alone on its NVSwitch.
+    let mut q = query(Op::AllReduce, 1 << 20);
+    q.gpus = Some(8);
+    q.routing = Routing::Adaptive;
+    let alone = collective(&design, &catalog, &q).unwrap();
+    assert!(close(tp.time_us_per_call, alone.time_us, 1e-9));
+    assert!(close(r.total_us, 160.0 * alone.time_us, 1e-9));
+    // The model fits one node, yet 400G InfiniBand joins the nodes.
+    let found = advice(&design, &catalog, Some(&w));
+    let replicate = found
+        .iter()
+        .find(|a| a.code == "replicate-before-distribute")
+        .expect("replicate before you distribute");
+    assert_eq!(replicate.links.len(), 16);
+    // Llama 8B needs no tensor parallelism: nothing to exchange at all (and not -0).
+    let mut small = Workload::llama(8).unwrap();
+    small.serving = true;
+    let r8 = training_step_comm(&design, &catalog, &small, Routing::Adaptive).unwrap();
+    assert!(r8.components.is_empty());
+    assert!(r8.total_us == 0.0 && r8.total_us.is_sign_positive());
+}
+
+#[test]
 fn advice_names_devices_and_fixes() {
     let catalog = Catalog::builtin();
     // RoCE on a switch without PFC/ECN, GPUDirect off, one spine holding two leaves.

@@ -192,6 +192,8 @@ pub struct WorkloadSettings {
     /// Expert-parallel size of a mixture of experts; 0 = as many as it has experts.
     pub ep: u32,
     pub precision: Precision,
+    /// Serving replicas (one decode step) rather than training.
+    pub serving: bool,
 }
 
 impl Default for WorkloadSettings {
@@ -203,6 +205,7 @@ impl Default for WorkloadSettings {
             pp: 1,
             ep: 0,
             precision: Precision::Bf16,
+            serving: false,
         }
     }
 }
@@ -219,6 +222,7 @@ impl WorkloadSettings {
             moe.ep = (self.ep > 0).then_some(self.ep);
         }
         w.precision = self.precision;
+        w.serving = self.serving;
         Some(w)
     }
 
@@ -453,13 +457,18 @@ fn workload_ui(
                 );
             });
         }
-        ComboBox::from_label("precision")
-            .selected_text(settings.precision.label())
-            .show_ui(ui, |ui| {
-                for p in [Precision::Bf16, Precision::Fp8, Precision::Fp32] {
-                    ui.selectable_value(&mut settings.precision, p, p.label());
-                }
-            });
+        ui.horizontal(|ui| {
+            ComboBox::from_label("precision")
+                .selected_text(settings.precision.label())
+                .show_ui(ui, |ui| {
+                    for p in [Precision::Bf16, Precision::Fp8, Precision::Fp32] {
+                        ui.selectable_value(&mut settings.precision, p, p.label());
+                    }
+                });
+            ui.checkbox(&mut settings.serving, "serving").on_hover_text(
+                "Inference replicas instead of training: time one decode step, and ask whether the replicas need a fabric at all",
+            );
+        });
         match &analysis.workload {
             Some(Ok(result)) => workload_result_ui(ui, result),
             Some(Err(_)) if analysis.metrics.gpus == 0 => {
@@ -490,7 +499,8 @@ fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult) {
     };
     ui.label(
         RichText::new(format!(
-            "Communication per step: {}{extra}",
+            "Communication per {}: {}{extra}",
+            if r.serving { "decode step" } else { "step" },
             time_text(r.total_us)
         ))
         .strong(),

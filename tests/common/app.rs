@@ -41,6 +41,9 @@ pub fn wait_until(
     what: &str,
     done: impl Fn(&RailyardApp) -> bool,
 ) {
+    // Input queued by a click lands in the next frame: until then the old state may still
+    // look done (an analysis current for settings the click is about to change).
+    harness.run();
     let start = Instant::now();
     while !done(harness.state()) {
         assert!(

@@ -66,7 +66,8 @@ pub struct Workload {
     pub pp: u32,
     pub dp: Option<u32>,
     pub moe: Option<Moe>,
-    /// Inference replicas rather than training (for the advice).
+    /// Inference replicas rather than training: a step is one decode step, and the advice
+    /// asks whether the replicas need a fabric at all.
     #[serde(default)]
     pub serving: bool,
 }
@@ -226,13 +227,19 @@ pub struct CommComponent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WorkloadResult {
     pub mapping: Mapping,
+    /// The step is one decode step of serving replicas, not a training step.
+    pub serving: bool,
     pub components: Vec<CommComponent>,
     pub total_us: f64,
     pub ideal_total_us: f64,
     pub notes: Vec<String>,
 }
 
-/// Communication time of one training step of `w` on the design.
+/// Sequences each serving replica decodes at once.
+pub const SERVING_SEQUENCES: u32 = 64;
+
+/// Communication time of one training step of `w` on the design; for a serving workload, of
+/// one decode step.
 pub fn training_step_comm(
     design: &Design,
     catalog: &Catalog,
@@ -319,64 +326,100 @@ pub fn training_step_comm(
     // (name, operation, concurrent groups, bytes per call, calls per step)
     type Part<'g> = (String, Op, &'g [Vec<u32>], f64, f64);
     let mut parts: Vec<Part> = Vec::new();
-    if dp > 1 {
-        let grad_bytes = (w.params - expert_params) / f64::from(tp * pp) * w.precision.bytes();
-        parts.push((
-            "data-parallel gradient all-reduce".into(),
-            Op::AllReduce,
-            &dp_groups,
-            grad_bytes,
-            1.0,
-        ));
-    }
-    if expert_params > 0.0 && dp / ep > 1 {
-        // Each rank holds 1/EP of the experts; their replicas reduce among themselves.
-        let grad_bytes = expert_params / f64::from(tp * pp * ep) * w.precision.bytes();
-        parts.push((
-            "expert gradient all-reduce".into(),
-            Op::AllReduce,
-            &expert_dp_groups,
-            grad_bytes,
-            1.0,
-        ));
-    }
-    if tp > 1 {
-        // Megatron: two all-reduces forward and two backward per layer.
-        parts.push((
-            "tensor-parallel all-reduces".into(),
-            Op::AllReduce,
-            &tp_groups,
-            token_bytes,
-            4.0 * layers_per_stage * microbatches,
-        ));
-    }
-    if pp > 1 {
-        // Per micro-batch each stage boundary passes activations forward and their gradients
-        // back: one exchange each way, as a send-recv within each pair does (1F1B sends the
-        // two together). With tensor parallelism every rank sends only its 1/TP share
-        // (Megatron's sequence parallelism, or its scatter-gather of pipeline tensors): the
-        // whole tensor crosses once, not TP times.
-        parts.push((
-            "pipeline activations".into(),
-            Op::SendRecv,
-            &pp_pairs,
-            token_bytes / f64::from(tp),
-            microbatches,
-        ));
-    }
-    if let Some(moe) = w.moe
-        && ep > 1
-    {
-        // Per MoE layer and micro-batch: dispatch and combine forward, and both again
-        // backward; each rank sends its tokens (its 1/TP share) once per chosen expert.
-        let bytes = token_bytes / f64::from(tp) * f64::from(moe.top_k.max(1));
-        parts.push((
-            "MoE all-to-all".into(),
-            Op::AllToAll,
-            &ep_groups,
-            bytes,
-            4.0 * f64::from(moe.layers.min(w.layers)) / f64::from(pp) * microbatches,
-        ));
+    if w.serving {
+        // One decode step: each replica makes one token for each of its sequences, passing
+        // every layer in turn (so a token meets all of the model's all-reduces and stage
+        // boundaries one after another). Replicas exchange nothing.
+        let step_bytes = f64::from(SERVING_SEQUENCES) * f64::from(w.hidden) * act;
+        if tp > 1 {
+            parts.push((
+                "tensor-parallel all-reduces".into(),
+                Op::AllReduce,
+                &tp_groups,
+                step_bytes,
+                2.0 * f64::from(w.layers),
+            ));
+        }
+        if pp > 1 {
+            parts.push((
+                "pipeline activations".into(),
+                Op::SendRecv,
+                &pp_pairs,
+                step_bytes / f64::from(tp),
+                f64::from(pp - 1),
+            ));
+        }
+        if let Some(moe) = w.moe
+            && ep > 1
+        {
+            parts.push((
+                "MoE all-to-all".into(),
+                Op::AllToAll,
+                &ep_groups,
+                step_bytes / f64::from(tp) * f64::from(moe.top_k.max(1)),
+                2.0 * f64::from(moe.layers.min(w.layers)),
+            ));
+        }
+    } else {
+        if dp > 1 {
+            let grad_bytes = (w.params - expert_params) / f64::from(tp * pp) * w.precision.bytes();
+            parts.push((
+                "data-parallel gradient all-reduce".into(),
+                Op::AllReduce,
+                &dp_groups,
+                grad_bytes,
+                1.0,
+            ));
+        }
+        if expert_params > 0.0 && dp / ep > 1 {
+            // Each rank holds 1/EP of the experts; their replicas reduce among themselves.
+            let grad_bytes = expert_params / f64::from(tp * pp * ep) * w.precision.bytes();
+            parts.push((
+                "expert gradient all-reduce".into(),
+                Op::AllReduce,
+                &expert_dp_groups,
+                grad_bytes,
+                1.0,
+            ));
+        }
+        if tp > 1 {
+            // Megatron: two all-reduces forward and two backward per layer.
+            parts.push((
+                "tensor-parallel all-reduces".into(),
+                Op::AllReduce,
+                &tp_groups,
+                token_bytes,
+                4.0 * layers_per_stage * microbatches,
+            ));
+        }
+        if pp > 1 {
+            // Per micro-batch each stage boundary passes activations forward and their gradients
+            // back: one exchange each way, as a send-recv within each pair does (1F1B sends the
+            // two together). With tensor parallelism every rank sends only its 1/TP share
+            // (Megatron's sequence parallelism, or its scatter-gather of pipeline tensors): the
+            // whole tensor crosses once, not TP times.
+            parts.push((
+                "pipeline activations".into(),
+                Op::SendRecv,
+                &pp_pairs,
+                token_bytes / f64::from(tp),
+                microbatches,
+            ));
+        }
+        if let Some(moe) = w.moe
+            && ep > 1
+        {
+            // Per MoE layer and micro-batch: dispatch and combine forward, and both again
+            // backward; each rank sends its tokens (its 1/TP share) once per chosen expert.
+            let bytes = token_bytes / f64::from(tp) * f64::from(moe.top_k.max(1));
+            parts.push((
+                "MoE all-to-all".into(),
+                Op::AllToAll,
+                &ep_groups,
+                bytes,
+                4.0 * f64::from(moe.layers.min(w.layers)) / f64::from(pp) * microbatches,
+            ));
+        }
     }
     let specs: Vec<GroupSpec> = parts
         .iter()
@@ -430,7 +473,13 @@ pub fn training_step_comm(
     if used < total {
         notes.push(format!("{used} of {total} GPUs used"));
     }
+    if w.serving {
+        notes.push(format!(
+            "serving: one decode step of {SERVING_SEQUENCES} sequences per replica; replicas exchange nothing"
+        ));
+    }
     Ok(WorkloadResult {
+        serving: w.serving,
         mapping: Mapping {
             tp,
             pp,
@@ -440,8 +489,9 @@ pub fn training_step_comm(
             scale_up_gpus: scale_up,
             tp_crosses_domains: tp_crosses,
         },
-        total_us: components.iter().map(|c| c.time_us_per_step).sum(),
-        ideal_total_us: components.iter().map(|c| c.ideal_us_per_step).sum(),
+        // Folded from +0.0: an empty float sum is -0.0, which prints as "-0.0 µs".
+        total_us: components.iter().fold(0.0, |t, c| t + c.time_us_per_step),
+        ideal_total_us: components.iter().fold(0.0, |t, c| t + c.ideal_us_per_step),
         components,
         notes,
     })
