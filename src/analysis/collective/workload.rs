@@ -1,6 +1,7 @@
-//! Training workloads on top of the collective model: tensor, pipeline and data parallelism
-//! (and MoE expert exchange) mapped onto the drawn GPUs, with the communication time of one
-//! training step next to what an ideal network would need.
+//! Training and serving workloads on top of the collective model: tensor, pipeline, data and
+//! expert parallelism mapped onto the drawn GPUs in Megatron's order, with the communication
+//! time of one training step (or one decode step of serving replicas) next to what an ideal
+//! network would need.
 
 use super::evaluate::{GroupSpec, evaluate_groups};
 use super::fabric;
@@ -169,14 +170,6 @@ impl Workload {
             moe,
             serving: false,
         }
-    }
-
-    /// The label `MODELS` gives this workload, else its name.
-    pub fn label(&self) -> &str {
-        MODELS
-            .iter()
-            .find(|(id, _)| *id == self.name)
-            .map_or(&self.name, |(_, label)| label)
     }
 
     /// Bytes of the model's weights.
