@@ -631,12 +631,28 @@ fn mixture_of_experts_exchanges_tokens_inside_each_node() {
         a2a.time_us_per_call,
         alone.time_us
     );
-    // An expert-parallel size that does not divide the replicas is refused.
+    // An expert-parallel size of 3 takes 15 replicas, five runs of 3; with 16 replicas asked
+    // for, it is refused.
     let mut odd = w.clone();
     odd.moe.as_mut().unwrap().ep = Some(3);
+    let r15 = training_step_comm(&design, &catalog, &odd, Routing::Adaptive).unwrap();
+    assert_eq!(
+        (r15.mapping.dp, r15.mapping.ep, r15.mapping.gpus_used),
+        (15, 3, 15)
+    );
+    odd.dp = Some(16);
     assert!(matches!(
         training_step_comm(&design, &catalog, &odd, Routing::Adaptive),
         Err(CollectiveError::ExpertParallelism { ep: 3, dp: 16 })
+    ));
+    // DeepSeek-V3 as trained (16 stages, EP 64) needs 1,024 GPUs, and says so.
+    let deepseek = Workload::named("deepseek-v3").unwrap();
+    assert!(matches!(
+        training_step_comm(&design, &catalog, &deepseek, Routing::Adaptive),
+        Err(CollectiveError::NotEnoughGpus {
+            available: 16,
+            requested: 1024
+        })
     ));
 }
 

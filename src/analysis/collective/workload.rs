@@ -248,7 +248,13 @@ pub fn training_step_comm(
     let pp = w.pp.max(1);
     // In u64: sizes come from the user and their product can pass u32.
     let replica = u64::from(tp) * u64::from(pp);
-    let dp = w.dp.map_or(u64::from(total) / replica, u64::from).max(1);
+    // A fixed expert-parallel size makes the automatic data-parallel size a multiple of it
+    // (at least one run of it: fewer GPUs are refused with the count it needs).
+    let ep_fixed = w.moe.and_then(|m| m.ep).map_or(1, |e| u64::from(e.max(1)));
+    let dp = match w.dp {
+        Some(dp) => u64::from(dp).max(1),
+        None => (u64::from(total) / replica / ep_fixed * ep_fixed).max(ep_fixed),
+    };
     let used = replica.saturating_mul(dp);
     if used > u64::from(total) {
         return Err(CollectiveError::NotEnoughGpus {
