@@ -696,6 +696,38 @@ fn serving_replicas_time_one_decode_step() {
 }
 
 #[test]
+fn a_plane_that_holds_every_node_together_is_a_single_point() {
+    let catalog = Catalog::builtin();
+    let mut d = fx::dgx_rail_leaves(2);
+    let leaves: Vec<railyard::model::DeviceId> = d
+        .devices
+        .iter()
+        .filter(|x| matches!(x.kind, railyard::model::DeviceKind::Switch(_)))
+        .map(|x| x.id)
+        .collect();
+    assert_eq!(leaves.len(), 8);
+    // Rails 0-3 in one plane, 4-7 in another: either plane alone still joins the two nodes.
+    let a = d.add_group("A", railyard::model::GroupKind::Plane);
+    let b = d.add_group("B", railyard::model::GroupKind::Plane);
+    for (i, &id) in leaves.iter().enumerate() {
+        d.device_mut(id).unwrap().group = Some(if i < 4 { a } else { b });
+    }
+    let single = |d: &Design| {
+        advice(d, &catalog, None)
+            .into_iter()
+            .find(|x| x.code == "single-plane")
+    };
+    assert!(single(&d).is_none());
+    // All eight rails in plane A: losing it cuts the nodes apart.
+    for &id in &leaves {
+        d.device_mut(id).unwrap().group = Some(a);
+    }
+    let found = single(&d).expect("plane A holds the fabric together");
+    assert_eq!(found.devices, leaves);
+    assert!(found.message.contains("plane A"), "{}", found.message);
+}
+
+#[test]
 fn advice_names_devices_and_fixes() {
     let catalog = Catalog::builtin();
     // RoCE on a switch without PFC/ECN, GPUDirect off, one spine holding two leaves.
@@ -756,6 +788,10 @@ fn advice_names_devices_and_fixes() {
         .find(|a| a.code == "single-point-of-failure")
         .unwrap();
     assert_eq!(spof.devices, vec![spine]);
+    assert_eq!(
+        spof.links,
+        d.links_of(spine).map(|l| l.id).collect::<Vec<_>>()
+    );
     assert!(!spof.suggestion.is_empty());
     // Thunderbolt and tensor parallelism across it.
     let macs = fx::mac_ring(4, LinkTech::Thunderbolt4, Transport::Tcp);

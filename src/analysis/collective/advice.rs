@@ -78,6 +78,7 @@ pub fn advice_reusing(
     };
     let is_switch = |id: DeviceId| matches!(kind_of(id), Some(DeviceKind::Switch(_)));
     let is_node = |id: DeviceId| matches!(kind_of(id), Some(DeviceKind::GpuNode(_)));
+    let links_of = links_by_device(design);
     let nodes: Vec<DeviceId> = design
         .devices
         .iter()
@@ -194,7 +195,7 @@ pub fn advice_reusing(
     }
 
     // Oversubscribed leaves carrying rail traffic.
-    for d in &design.devices {
+    for (d, links) in design.devices.iter().zip(&links_of) {
         let DeviceKind::Switch(s) = &d.kind else {
             continue;
         };
@@ -203,7 +204,7 @@ pub fn advice_reusing(
         }
         let (mut down, mut up) = (0.0, 0.0);
         let mut ups = Vec::new();
-        for l in design.links_of(d.id).filter(|l| working(l)) {
+        for l in links.iter().filter(|l| working(l)) {
             let Some(other) = l.other_end(d.id) else {
                 continue;
             };
@@ -252,13 +253,13 @@ pub fn advice_reusing(
     }
 
     // Single spine or plane whose loss cuts the fabric.
-    out.extend(single_points(design));
+    out.extend(single_points(design, &links_of));
 
     // ECMP with few elephant flows.
-    let multipath = design.devices.iter().any(|d| {
+    let multipath = design.devices.iter().zip(&links_of).any(|(d, links)| {
         matches!(&d.kind, DeviceKind::Switch(s) if s.role == SwitchRole::Leaf)
-            && design
-                .links_of(d.id)
+            && links
+                .iter()
                 .filter(|l| working(l) && l.other_end(d.id).is_some_and(|o| is_switch(o.device)))
                 .count()
                 >= 2
@@ -345,8 +346,27 @@ fn lossless_ends(design: &Design, a: DeviceId, b: DeviceId) -> bool {
         })
 }
 
+/// Each device's links (as `Design::links_of` lists them), by the device's place in
+/// `design.devices`: one pass over the links instead of one per device asked about, which at
+/// tens of thousands of switches and links took most of the advice's time.
+fn links_by_device(design: &Design) -> Vec<Vec<&crate::model::Link>> {
+    let mut out = vec![Vec::new(); design.devices.len()];
+    let place = |id: DeviceId| design.devices.binary_search_by_key(&id, |d| d.id).ok();
+    for l in &design.links {
+        if let Some(i) = place(l.a.device) {
+            out[i].push(l);
+        }
+        if l.b.device != l.a.device
+            && let Some(i) = place(l.b.device)
+        {
+            out[i].push(l);
+        }
+    }
+    out
+}
+
 /// Spines and cores whose loss disconnects GPU nodes, and planes likewise.
-fn single_points(design: &Design) -> Vec<Advice> {
+fn single_points(design: &Design, links_of: &[Vec<&crate::model::Link>]) -> Vec<Advice> {
     let index: HashMap<DeviceId, usize> = design
         .devices
         .iter()
@@ -408,7 +428,7 @@ fn single_points(design: &Design) -> Vec<Advice> {
                 "single-point-of-failure",
                 format!("losing {} ({}) cuts GPU nodes off from each other", d.name, s.role.label()),
                 vec![d.id],
-                design.links_of(d.id).map(|l| l.id).collect(),
+                links_of[i].iter().map(|l| l.id).collect(),
                 "add a second spine (and uplinks to it from every leaf) so that no single switch holds the fabric together",
             ));
         }
@@ -421,7 +441,11 @@ fn single_points(design: &Design) -> Vec<Advice> {
             .filter(|(_, d)| d.group == Some(g.id) && matches!(d.kind, DeviceKind::Switch(_)))
             .map(|(i, _)| i)
             .collect();
-        if !members.is_empty() && components(&|x| members.contains(&x)) > base {
+        let mut member = vec![false; n];
+        for &i in &members {
+            member[i] = true;
+        }
+        if !members.is_empty() && components(&|x| member[x]) > base {
             out.push(item(
                 Severity::Critical,
                 "single-plane",
