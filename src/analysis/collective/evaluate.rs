@@ -1133,12 +1133,11 @@ pub(crate) struct GroupSpec<'a> {
 
 /// Time (µs) and chosen algorithm for concurrent groups, on a fabric already built.
 pub(crate) fn evaluate_groups(
+    fab: &Fabric,
     design: &Design,
-    catalog: &Catalog,
     specs: &[GroupSpec],
     routing: Routing,
 ) -> Result<Vec<(f64, Algorithm)>, CollectiveError> {
-    let fab = fabric::build(design, catalog)?;
     let mut out = Vec::with_capacity(specs.len());
     for spec in specs {
         if spec.groups.is_empty() || spec.groups[0].len() < 2 || spec.bytes <= 0.0 {
@@ -1146,7 +1145,7 @@ pub(crate) fn evaluate_groups(
             continue;
         }
         let (plans, _) = make_plans(
-            &fab,
+            fab,
             design,
             spec.groups,
             spec.op,

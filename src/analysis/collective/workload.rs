@@ -428,7 +428,9 @@ pub fn training_step_comm(
             bytes: *bytes,
         })
         .collect();
-    let times = evaluate_groups(design, catalog, &specs, routing)?;
+    let times = evaluate_groups(&fab, design, &specs, routing)?;
+    // Its lists serve the ideal fabric's build.
+    drop(fab);
     // The ideal network: the same GPUs, NICs and cables to the first switch, but a fabric
     // beyond them that never queues (switch-to-switch links without limit, adaptive routing).
     let mut ideal_design = design.clone();
@@ -448,7 +450,8 @@ pub fn training_step_comm(
             l.state = crate::model::LinkState::Up;
         }
     }
-    let ideal_times = evaluate_groups(&ideal_design, catalog, &specs, Routing::Adaptive)?;
+    let ideal_fab = fabric::build(&ideal_design, catalog)?;
+    let ideal_times = evaluate_groups(&ideal_fab, &ideal_design, &specs, Routing::Adaptive)?;
 
     let mut components = Vec::new();
     for (((name, op, _, bytes, calls), (t, algorithm)), (ideal, _)) in
