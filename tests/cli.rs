@@ -1302,6 +1302,16 @@ fn workload_names_tensor_parallelism_over_thunderbolt() {
         "2",
     ]);
     assert!(assert_refused(&dense_ep).contains("llama-8b has no experts"));
+    // Sizes whose product passes 2^32 are refused, not wrapped.
+    let huge = railyard(&[
+        "workload",
+        path_str(&preset("mac-studio-tb5-x4.ron")),
+        "--tp",
+        "65536",
+        "--pp",
+        "65536",
+    ]);
+    assert!(assert_refused(&huge).contains("4294967296 GPUs requested but the design has 4"));
 }
 
 #[test]
@@ -1322,14 +1332,4 @@ fn workload_serving_asks_whether_the_replicas_need_a_fabric() {
     assert!(out.contains("replicate-before-distribute"), "{out}");
     let w = workload_json(&preset("hgx-h100-x4-roce.ron"), &["--serving"]);
     assert_eq!(w["serving"], true);
-    // Sizes whose product passes 2^32 are refused, not wrapped.
-    let huge = railyard(&[
-        "workload",
-        path_str(&preset("mac-studio-tb5-x4.ron")),
-        "--tp",
-        "65536",
-        "--pp",
-        "65536",
-    ]);
-    assert!(assert_refused(&huge).contains("4294967296 GPUs requested but the design has 4"));
 }

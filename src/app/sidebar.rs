@@ -418,7 +418,7 @@ fn workload_ui(
 ) {
     let before = settings.clone();
     ui.checkbox(&mut settings.enabled, RichText::new("Workload").strong())
-        .on_hover_text("Time one training step's communication against an ideal network");
+        .on_hover_text("Time one training step's communication (or a serving decode step's) against an ideal network");
     if settings.enabled {
         let chosen = MODELS.iter().find(|(id, _)| *id == settings.model);
         ComboBox::from_label("model")
