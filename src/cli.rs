@@ -736,17 +736,23 @@ impl CollectiveReport {
             latency_us: r.latency_us,
             algbw_gbyte_s: r.algbw_gbyte_s,
             busbw_gbyte_s: r.busbw_gbyte_s,
-            bottleneck: r
-                .bottleneck
-                .iter()
-                .take(BOTTLENECK_ROWS)
-                .map(|load| BottleneckReport {
-                    link: load.label.replace(['\n', '\r'], " "),
-                    link_id: load.link.map(|id| id.to_string()),
-                    utilization: load.utilization,
-                })
-                .collect(),
+            bottleneck: BottleneckReport::rows(&r.bottleneck),
         }
+    }
+}
+
+impl BottleneckReport {
+    /// The busiest resources, at most `BOTTLENECK_ROWS` of them.
+    fn rows(loads: &[collective::LinkLoad]) -> Vec<BottleneckReport> {
+        loads
+            .iter()
+            .take(BOTTLENECK_ROWS)
+            .map(|load| BottleneckReport {
+                link: load.label.replace(['\n', '\r'], " "),
+                link_id: load.link.map(|id| id.to_string()),
+                utilization: load.utilization,
+            })
+            .collect()
     }
 }
 
@@ -1056,6 +1062,8 @@ pub struct StepPartReport {
     pub time_us_per_step: f64,
     /// The same traffic on a network that never queues beyond the first switch.
     pub ideal_us_per_step: f64,
+    /// Its busiest resources, busiest first (at most five).
+    pub bottleneck: Vec<BottleneckReport>,
 }
 
 /// What `workload --json` prints.
@@ -1104,6 +1112,7 @@ impl WorkloadReport {
                     time_us_per_call: c.time_us_per_call,
                     time_us_per_step: c.time_us_per_step,
                     ideal_us_per_step: c.ideal_us_per_step,
+                    bottleneck: BottleneckReport::rows(&c.bottleneck),
                 })
                 .collect(),
             total_us: r.total_us,
@@ -1191,7 +1200,8 @@ fn run_workload(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
     };
     let result = collective::training_step_comm(&design, catalog, &w, args.routing)
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
-    let advice = collective::advice(&design, catalog, Some(&w));
+    let mut advice = collective::advice(&design, catalog, Some(&w));
+    collective::add_workload_advice(&mut advice, &design, &result);
     let report = WorkloadReport::new(&args.file, &w, args.routing, result, &advice);
     if args.json {
         let mut text = serde_json::to_string_pretty(&report)?;

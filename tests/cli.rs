@@ -1184,6 +1184,30 @@ fn workload_shows_what_an_oversubscribed_fabric_costs() {
     assert!(real > 1.4 * ideal, "{real} against {ideal}");
     let advice = w["advice"].as_array().expect("advice");
     assert!(advice.iter().any(|a| a["code"] == "oversubscribed-uplinks"));
+    // The part itself is flagged, with the links it loads most: leaf-to-spine uplinks, at
+    // the top of the part's own bottleneck list.
+    let congested = advice
+        .iter()
+        .find(|a| a["code"] == "workload-congestion")
+        .expect("the slow part is flagged");
+    assert!(
+        congested["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("data-parallel gradient all-reduce: ")),
+        "{congested}"
+    );
+    let busiest = part["bottleneck"].as_array().expect("bottleneck");
+    assert_eq!(f64_of(&busiest[0]["utilization"]), 1.0);
+    let links = congested["links"].as_array().expect("links");
+    assert!(!links.is_empty());
+    for link in links {
+        let row = busiest
+            .iter()
+            .find(|b| b["link_id"] == *link)
+            .unwrap_or_else(|| panic!("{link} not among {busiest:?}"));
+        let label = row["link"].as_str().unwrap_or_default();
+        assert!(label.contains("leaf") && label.contains("spine"), "{label}");
+    }
 }
 
 #[test]
@@ -1266,6 +1290,31 @@ fn workload_places_deepseek_experts_across_or_inside_nodes() {
         f64_of(&expert_grads["bytes_per_call"]),
         experts / (16.0 * 8.0) * 2.0
     ));
+
+    // Stage hand-offs go from one stage's 8 nodes to the next stage's: hashed by ECMP, some
+    // share spine uplinks, and the advice says so; spread adaptively they take the ideal time.
+    let codes = |w: &Value| -> Vec<String> {
+        w["advice"]
+            .as_array()
+            .expect("advice")
+            .iter()
+            .map(|a| format!("{} {}", a["code"], a["message"]))
+            .collect()
+    };
+    let ecmp = codes(&w);
+    assert!(
+        ecmp.iter()
+            .any(|c| c.contains("workload-congestion") && c.contains("pipeline activations: ")),
+        "{ecmp:?}"
+    );
+    let spread = workload_json(&file, &["--model", "deepseek-v3", "--routing", "adaptive"]);
+    let pipe = part(&spread, "pipeline activations");
+    assert_eq!(pipe["time_us_per_step"], pipe["ideal_us_per_step"]);
+    assert!(
+        !codes(&spread)
+            .iter()
+            .any(|c| c.contains("workload-congestion"))
+    );
 }
 
 #[test]

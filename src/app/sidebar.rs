@@ -7,7 +7,8 @@
 use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
     Advice, AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
-    Workload, WorkloadResult, advice_reusing, collective, sweep_sizes, training_step_comm,
+    Workload, WorkloadResult, add_workload_advice, advice_reusing, collective, sweep_sizes,
+    training_step_comm,
 };
 use crate::analysis::{Metrics, evaluate};
 use crate::model::units::time_text;
@@ -62,13 +63,16 @@ pub fn analyse(job: AnalysisJob, catalog: &Catalog) -> Analysis {
         .query
         .as_ref()
         .zip(collective.as_ref().and_then(|c| c.as_ref().ok()));
-    let advice = advice_reusing(&job.design, catalog, job.workload.as_ref(), known);
+    let mut advice = advice_reusing(&job.design, catalog, job.workload.as_ref(), known);
     // The workload runs with the collective section's routing (ECMP when it is off).
     let routing = job.query.as_ref().map_or(Routing::Ecmp, |q| q.routing);
     let workload = job
         .workload
         .as_ref()
         .map(|w| training_step_comm(&job.design, catalog, w, routing).map_err(|e| e.to_string()));
+    if let Some(Ok(step)) = &workload {
+        add_workload_advice(&mut advice, &job.design, step);
+    }
     Analysis {
         metrics,
         collective,
@@ -470,7 +474,7 @@ fn workload_ui(
             );
         });
         match &analysis.workload {
-            Some(Ok(result)) => workload_result_ui(ui, result),
+            Some(Ok(result)) => workload_result_ui(ui, result, events),
             Some(Err(_)) if analysis.metrics.gpus == 0 => {
                 ui.weak("Add GPUs to see a training step.");
             }
@@ -485,7 +489,7 @@ fn workload_ui(
     }
 }
 
-fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult) {
+fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult, events: &mut Vec<SidebarEvent>) {
     let m = &r.mapping;
     ui.label(format!("{} on {} GPUs", m.layout(), m.gpus_used));
     let extra = if r.ideal_total_us > 0.0 {
@@ -509,7 +513,21 @@ fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult) {
         .num_columns(3)
         .show(ui, |ui| {
             for c in &r.components {
-                ui.weak(&c.name);
+                let name = ui.add(
+                    egui::Label::new(RichText::new(&c.name).weak()).sense(egui::Sense::hover()),
+                );
+                if let Some(top) = c.bottleneck.first() {
+                    if name.hovered() {
+                        events.push(SidebarEvent::Highlight(
+                            c.bottleneck.iter().filter_map(|b| b.link).collect(),
+                        ));
+                    }
+                    name.on_hover_text(format!(
+                        "busiest: {} at {}",
+                        top.label,
+                        percent(top.utilization)
+                    ));
+                }
                 ui.label(time_text(c.time_us_per_step));
                 ui.weak(format!(
                     "{}, ideal {}",
@@ -703,5 +721,58 @@ fn collective_result_ui(ui: &mut Ui, r: &CollectiveResult, events: &mut Vec<Side
         });
     for note in &r.notes {
         ui.weak(note);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sidebar's analysis adds the workload's own findings to the design's advice: on the
+    /// 3:1 fat-tree preset, Llama 8B's gradient all-reduce queues on the leaves' uplinks.
+    #[test]
+    fn analysis_flags_a_congested_workload_part() {
+        let catalog = Catalog::builtin();
+        let preset = super::super::presets::PRESETS
+            .iter()
+            .find(|p| p.file == "dgx-h100-fat-tree-3to1.ron")
+            .expect("the 3:1 fat-tree preset");
+        let design = crate::io::parse_design(preset.text, preset.file).expect("a design");
+        let mut query = CollectiveQuery::new(Op::AllReduce, crate::model::Bytes(1 << 30));
+        query.routing = Routing::Adaptive;
+        let job = |workload: Option<Workload>| AnalysisJob {
+            design: Arc::new(design.clone()),
+            query: Some(query.clone()),
+            workload,
+        };
+        let congested = |a: &Analysis| {
+            a.advice
+                .iter()
+                .find(|x| x.code == "workload-congestion")
+                .cloned()
+        };
+        assert!(congested(&analyse(job(None), &catalog)).is_none());
+        let analysis = analyse(job(Workload::llama(8)), &catalog);
+        let found = congested(&analysis).expect("the gradient all-reduce is flagged");
+        let Some(Ok(step)) = &analysis.workload else {
+            panic!("a training step: {:?}", analysis.workload);
+        };
+        let part = &step.components[0];
+        assert!(part.time_us_per_step > 1.2 * part.ideal_us_per_step);
+        assert!(found.message.starts_with(&part.name), "{}", found.message);
+        let busiest: Vec<LinkId> = part
+            .bottleneck
+            .iter()
+            .filter_map(|b| b.link)
+            .take(4)
+            .collect();
+        assert_eq!(found.links, busiest);
+        // Advice stays most severe first.
+        assert!(
+            analysis
+                .advice
+                .windows(2)
+                .all(|w| w[0].severity >= w[1].severity)
+        );
     }
 }

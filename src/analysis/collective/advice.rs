@@ -1,8 +1,9 @@
 //! The architect's rules: findings about the fabric that cost collective time or
 //! availability, each naming the devices and links concerned and a suggested change.
 
-use super::workload::Workload;
+use super::workload::{Workload, WorkloadResult};
 use super::{CollectiveQuery, CollectiveResult, Op, Routing, collective};
+use crate::model::units::time_text;
 use crate::model::{
     Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech,
     SwitchRole, Transport,
@@ -335,6 +336,61 @@ pub fn advice_reusing(
 
     out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
     out
+}
+
+/// A workload part this much slower than on the ideal network is worth a warning.
+const CONGESTED: f64 = 1.2;
+
+/// Adds to `advice` the findings of a computed workload: each part that takes markedly longer
+/// than on an ideal network, with the drawn links it loads most (and their switches), then
+/// sorts as `advice` does.
+pub fn add_workload_advice(advice: &mut Vec<Advice>, design: &Design, result: &WorkloadResult) {
+    for part in &result.components {
+        if part.time_us_per_step <= part.ideal_us_per_step * CONGESTED {
+            continue;
+        }
+        let busiest: Vec<&super::LinkLoad> = part
+            .bottleneck
+            .iter()
+            .filter(|b| b.link.is_some())
+            .take(4)
+            .collect();
+        let links: Vec<LinkId> = busiest.iter().filter_map(|b| b.link).collect();
+        let mut devices: Vec<DeviceId> = links
+            .iter()
+            .filter_map(|&l| design.link(l))
+            .flat_map(|l| [l.a.device, l.b.device])
+            .filter(|&d| {
+                matches!(
+                    design.device(d).map(|x| &x.kind),
+                    Some(DeviceKind::Switch(_))
+                )
+            })
+            .collect();
+        devices.sort_unstable();
+        devices.dedup();
+        let at = busiest.first().map_or_else(String::new, |b| {
+            format!(
+                "; busiest link {} at {:.0} %",
+                b.label,
+                b.utilization * 100.0
+            )
+        });
+        advice.push(item(
+            Severity::Warning,
+            "workload-congestion",
+            format!(
+                "{}: {} per step against {} on an ideal network{at}",
+                part.name,
+                time_text(part.time_us_per_step),
+                time_text(part.ideal_us_per_step)
+            ),
+            devices,
+            links,
+            "spread this traffic: adaptive routing or packet spraying, more uplinks, or a placement that keeps these groups under fewer switches",
+        ));
+    }
+    advice.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
 }
 
 fn lossless_ends(design: &Design, a: DeviceId, b: DeviceId) -> bool {

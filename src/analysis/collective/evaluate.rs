@@ -402,7 +402,7 @@ impl<'d> Evaluator<'d> {
         };
         let busbw = algbw * self.op.busbw_factor(self.n);
         let (bottleneck, link_utilization, device_utilization) =
-            self.bottleneck(chosen, bandwidth_us, time_us);
+            bottleneck(&self.fab, self.design, chosen, bandwidth_us, time_us);
         let mut notes = chosen.plan.notes.clone();
         if chosen.plan.algorithm.reduces_in_network() {
             notes.push(format!(
@@ -434,128 +434,131 @@ impl<'d> Evaluator<'d> {
             notes,
         }
     }
+}
 
-    #[allow(clippy::type_complexity)]
-    fn bottleneck(
-        &self,
-        c: &Costed,
-        bandwidth_us: f64,
-        time_us: f64,
-    ) -> (Vec<LinkLoad>, Vec<(LinkId, f64)>, Vec<(DeviceId, f64)>) {
-        if c.spb <= 0.0 {
-            return (Vec::new(), Vec::new(), Vec::new());
-        }
-        let fab = &self.fab;
-        // Busiest direction per drawn link; busiest port per node and kind of internal resource.
-        const KINDS: usize = 4;
-        let mut per_link = zeroed(self.design.links.len());
-        let mut per_node = zeroed(fab.nodes.len() * KINDS);
-        // Links' arcs come first, then the nodes' ports: two runs to scan side by side.
-        let (link_arcs, port_arcs) = (0..2 * per_link.len(), 2 * per_link.len()..fab.arc_count());
-        let scan = |arcs: std::ops::Range<usize>, per_link: &mut [f64], per_node: &mut [f64]| {
-            c.for_each_busy(fab, arcs, |a, busy| {
-                let u = busy / c.spb;
-                let slot = match fab.arc_resource(a) {
-                    Resource::Link { index, .. } => &mut per_link[index as usize],
-                    Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],
-                    Resource::Bridge { node, .. } => &mut per_node[node as usize * KINDS + 1],
-                    Resource::GpuPcie { node, .. } => &mut per_node[node as usize * KINDS + 2],
-                    Resource::NicPcie { node, .. } => &mut per_node[node as usize * KINDS + 3],
-                };
-                *slot = slot.max(u);
-            })
-        };
-        match super::helpers::pool().filter(|_| plan_threads(fab) > 1) {
-            Some(pool) => pool.in_place_scope(|scope| {
-                scope.spawn(|_| scan(port_arcs, &mut [], &mut per_node));
-                scan(link_arcs, &mut per_link, &mut []);
-            }),
-            None => scan(0..fab.arc_count(), &mut per_link, &mut per_node),
-        }
-        let share = if time_us > 0.0 {
-            bandwidth_us / time_us
-        } else {
-            0.0
-        };
-        let busy_links = per_link.iter().filter(|u| **u > 0.0).count();
-        let mut links: Vec<(LinkId, f64)> = Vec::with_capacity(busy_links);
-        // The eight busiest resources (utilization, kind, index), busiest first and ties in
-        // kind and index order, kept as they come rather than by sorting every busy one
-        // (hundreds of thousands at scale).
-        let order = |a: &(f64, u8, u32), b: &(f64, u8, u32)| {
-            b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
-        };
-        const TOP: usize = 8;
-        let mut all: Vec<(f64, u8, u32)> = Vec::with_capacity(TOP + 1);
-        let mut offer = |e: (f64, u8, u32)| {
-            if all.len() == TOP && all.last().is_some_and(|w| order(&e, w).is_ge()) {
-                return;
-            }
-            let at = all.partition_point(|x| order(x, &e).is_lt());
-            all.insert(at, e);
-            all.truncate(TOP);
-        };
-        for (i, &u) in per_link.iter().enumerate() {
-            if u > 0.0 {
-                links.push((fab.link_ids[i], u));
-                offer((u, 0u8, i as u32));
-            }
-        }
-        let devices: Vec<(DeviceId, f64)> = per_node
-            .chunks(KINDS)
-            .enumerate()
-            .map(|(i, k)| (fab.nodes[i].device, k.iter().copied().fold(0.0, f64::max)))
-            .filter(|(_, u)| *u > 0.0)
-            .collect();
-        for (i, &u) in per_node.iter().enumerate() {
-            if u > 0.0 {
-                offer((u, 1 + (i % KINDS) as u8, (i / KINDS) as u32));
-            }
-        }
-        let loads: Vec<LinkLoad> = all
-            .iter()
-            .map(|&(u, kind, idx)| {
-                let (link, device, rk, label) = self.describe(kind, idx);
-                LinkLoad {
-                    link,
-                    device,
-                    kind: rk,
-                    label,
-                    utilization: u,
-                    time_share: u * share,
-                }
-            })
-            .collect();
-        (loads, links, devices)
+/// The busiest resources of a costed plan (the eight busiest, busiest first), every busy
+/// link's utilization and every node's busiest internal resource.
+#[allow(clippy::type_complexity)]
+fn bottleneck(
+    fab: &Fabric,
+    design: &Design,
+    c: &Costed,
+    bandwidth_us: f64,
+    time_us: f64,
+) -> (Vec<LinkLoad>, Vec<(LinkId, f64)>, Vec<(DeviceId, f64)>) {
+    if c.spb <= 0.0 {
+        return (Vec::new(), Vec::new(), Vec::new());
     }
+    // Busiest direction per drawn link; busiest port per node and kind of internal resource.
+    const KINDS: usize = 4;
+    let mut per_link = zeroed(design.links.len());
+    let mut per_node = zeroed(fab.nodes.len() * KINDS);
+    // Links' arcs come first, then the nodes' ports: two runs to scan side by side.
+    let (link_arcs, port_arcs) = (0..2 * per_link.len(), 2 * per_link.len()..fab.arc_count());
+    let scan = |arcs: std::ops::Range<usize>, per_link: &mut [f64], per_node: &mut [f64]| {
+        c.for_each_busy(fab, arcs, |a, busy| {
+            let u = busy / c.spb;
+            let slot = match fab.arc_resource(a) {
+                Resource::Link { index, .. } => &mut per_link[index as usize],
+                Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],
+                Resource::Bridge { node, .. } => &mut per_node[node as usize * KINDS + 1],
+                Resource::GpuPcie { node, .. } => &mut per_node[node as usize * KINDS + 2],
+                Resource::NicPcie { node, .. } => &mut per_node[node as usize * KINDS + 3],
+            };
+            *slot = slot.max(u);
+        })
+    };
+    match super::helpers::pool().filter(|_| plan_threads(fab) > 1) {
+        Some(pool) => pool.in_place_scope(|scope| {
+            scope.spawn(|_| scan(port_arcs, &mut [], &mut per_node));
+            scan(link_arcs, &mut per_link, &mut []);
+        }),
+        None => scan(0..fab.arc_count(), &mut per_link, &mut per_node),
+    }
+    let share = if time_us > 0.0 {
+        bandwidth_us / time_us
+    } else {
+        0.0
+    };
+    let busy_links = per_link.iter().filter(|u| **u > 0.0).count();
+    let mut links: Vec<(LinkId, f64)> = Vec::with_capacity(busy_links);
+    // The eight busiest resources (utilization, kind, index), busiest first and ties in
+    // kind and index order, kept as they come rather than by sorting every busy one
+    // (hundreds of thousands at scale).
+    let order = |a: &(f64, u8, u32), b: &(f64, u8, u32)| {
+        b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+    };
+    const TOP: usize = 8;
+    let mut all: Vec<(f64, u8, u32)> = Vec::with_capacity(TOP + 1);
+    let mut offer = |e: (f64, u8, u32)| {
+        if all.len() == TOP && all.last().is_some_and(|w| order(&e, w).is_ge()) {
+            return;
+        }
+        let at = all.partition_point(|x| order(x, &e).is_lt());
+        all.insert(at, e);
+        all.truncate(TOP);
+    };
+    for (i, &u) in per_link.iter().enumerate() {
+        if u > 0.0 {
+            links.push((fab.link_ids[i], u));
+            offer((u, 0u8, i as u32));
+        }
+    }
+    let devices: Vec<(DeviceId, f64)> = per_node
+        .chunks(KINDS)
+        .enumerate()
+        .map(|(i, k)| (fab.nodes[i].device, k.iter().copied().fold(0.0, f64::max)))
+        .filter(|(_, u)| *u > 0.0)
+        .collect();
+    for (i, &u) in per_node.iter().enumerate() {
+        if u > 0.0 {
+            offer((u, 1 + (i % KINDS) as u8, (i / KINDS) as u32));
+        }
+    }
+    let loads: Vec<LinkLoad> = all
+        .iter()
+        .map(|&(u, kind, idx)| {
+            let (link, device, rk, label) = describe(fab, design, kind, idx);
+            LinkLoad {
+                link,
+                device,
+                kind: rk,
+                label,
+                utilization: u,
+                time_share: u * share,
+            }
+        })
+        .collect();
+    (loads, links, devices)
+}
 
-    fn describe(
-        &self,
-        kind: u8,
-        idx: u32,
-    ) -> (Option<LinkId>, Option<DeviceId>, ResourceKind, String) {
-        let fab = &self.fab;
-        let name = |id: DeviceId| {
-            self.design
-                .device(id)
-                .map_or_else(|| id.to_string(), |d| d.name.clone())
-        };
-        match kind {
-            0 => {
-                let l = &self.design.links[idx as usize];
-                let label = format!("{} {} – {}", l.id, name(l.a.device), name(l.b.device));
-                (Some(l.id), None, ResourceKind::Link, label)
-            }
-            _ => {
-                let node = fab.nodes[idx as usize].device;
-                let (rk, what) = match kind {
-                    1 => (ResourceKind::NvLink, "NVLink ports"),
-                    2 => (ResourceKind::NvLinkBridge, "NVLink bridges"),
-                    3 => (ResourceKind::GpuPcie, "GPU PCIe links"),
-                    _ => (ResourceKind::NicPcie, "NIC PCIe slots"),
-                };
-                (None, Some(node), rk, format!("{} {}", name(node), what))
-            }
+/// A resource of `bottleneck`'s kind and index: its link or node, kind and label.
+fn describe(
+    fab: &Fabric,
+    design: &Design,
+    kind: u8,
+    idx: u32,
+) -> (Option<LinkId>, Option<DeviceId>, ResourceKind, String) {
+    let name = |id: DeviceId| {
+        design
+            .device(id)
+            .map_or_else(|| id.to_string(), |d| d.name.clone())
+    };
+    match kind {
+        0 => {
+            let l = &design.links[idx as usize];
+            let label = format!("{} {} – {}", l.id, name(l.a.device), name(l.b.device));
+            (Some(l.id), None, ResourceKind::Link, label)
+        }
+        _ => {
+            let node = fab.nodes[idx as usize].device;
+            let (rk, what) = match kind {
+                1 => (ResourceKind::NvLink, "NVLink ports"),
+                2 => (ResourceKind::NvLinkBridge, "NVLink bridges"),
+                3 => (ResourceKind::GpuPcie, "GPU PCIe links"),
+                _ => (ResourceKind::NicPcie, "NIC PCIe slots"),
+            };
+            (None, Some(node), rk, format!("{} {}", name(node), what))
         }
     }
 }
@@ -1131,17 +1134,31 @@ pub(crate) struct GroupSpec<'a> {
     pub bytes: f64,
 }
 
-/// Time (µs) and chosen algorithm for concurrent groups, on a fabric already built.
+/// What `evaluate_groups` says of one spec: the time of one call, the algorithm the tuner
+/// picks, and (when asked for) its busiest resources, busiest first.
+pub(crate) struct GroupTime {
+    pub time_us: f64,
+    pub algorithm: Algorithm,
+    pub bottleneck: Vec<LinkLoad>,
+}
+
+/// Time (µs) and chosen algorithm for concurrent groups, on a fabric already built; with
+/// `report`, the chosen plan's busiest resources too.
 pub(crate) fn evaluate_groups(
     fab: &Fabric,
     design: &Design,
     specs: &[GroupSpec],
     routing: Routing,
-) -> Result<Vec<(f64, Algorithm)>, CollectiveError> {
+    report: bool,
+) -> Result<Vec<GroupTime>, CollectiveError> {
     let mut out = Vec::with_capacity(specs.len());
     for spec in specs {
         if spec.groups.is_empty() || spec.groups[0].len() < 2 || spec.bytes <= 0.0 {
-            out.push((0.0, Algorithm::Direct));
+            out.push(GroupTime {
+                time_us: 0.0,
+                algorithm: Algorithm::Direct,
+                bottleneck: Vec::new(),
+            });
             continue;
         }
         let (plans, _) = make_plans(
@@ -1152,19 +1169,31 @@ pub(crate) fn evaluate_groups(
             AlgoChoice::Auto,
             routing,
             None,
-            Keep::Nothing,
+            if report { Keep::All } else { Keep::Nothing },
             None,
         )?;
-        let mut best = (f64::INFINITY, Algorithm::Ring);
-        for c in &plans {
+        // (time, latency, plan index)
+        let mut best = (f64::INFINITY, 0.0, usize::MAX);
+        for (i, c) in plans.iter().enumerate() {
             for p in protocols_for(&c.plan) {
                 let (l, b) = time_of(c, spec.op, p, spec.bytes);
                 if l + b < best.0 {
-                    best = (l + b, c.plan.algorithm);
+                    best = (l + b, l, i);
                 }
             }
         }
-        out.push(best);
+        let (time_us, latency_us, chosen) = best;
+        let bottleneck = match plans.get(chosen) {
+            Some(c) if report => bottleneck(fab, design, c, time_us - latency_us, time_us).0,
+            _ => Vec::new(),
+        };
+        out.push(GroupTime {
+            time_us,
+            algorithm: plans
+                .get(chosen)
+                .map_or(Algorithm::Ring, |c| c.plan.algorithm),
+            bottleneck,
+        });
     }
     Ok(out)
 }

@@ -36,7 +36,7 @@ mod test_designs {
     }
 }
 
-pub use advice::{Advice, Severity, advice, advice_reusing};
+pub use advice::{Advice, Severity, add_workload_advice, advice, advice_reusing};
 pub use latency::Protocol;
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;

@@ -215,6 +215,8 @@ pub struct CommComponent {
     pub time_us_per_step: f64,
     /// The same traffic on a fabric that never queues beyond the first switch.
     pub ideal_us_per_step: f64,
+    /// Its busiest resources, busiest first.
+    pub bottleneck: Vec<super::LinkLoad>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -428,7 +430,7 @@ pub fn training_step_comm(
             bytes: *bytes,
         })
         .collect();
-    let times = evaluate_groups(&fab, design, &specs, routing)?;
+    let times = evaluate_groups(&fab, design, &specs, routing, true)?;
     // Its lists serve the ideal fabric's build.
     drop(fab);
     // The ideal network: the same GPUs, NICs and cables to the first switch, but a fabric
@@ -451,21 +453,21 @@ pub fn training_step_comm(
         }
     }
     let ideal_fab = fabric::build(&ideal_design, catalog)?;
-    let ideal_times = evaluate_groups(&ideal_fab, &ideal_design, &specs, Routing::Adaptive)?;
+    let ideal_times = evaluate_groups(&ideal_fab, &ideal_design, &specs, Routing::Adaptive, false)?;
 
     let mut components = Vec::new();
-    for (((name, op, _, bytes, calls), (t, algorithm)), (ideal, _)) in
-        parts.iter().zip(times).zip(ideal_times)
-    {
+    for (((name, op, _, bytes, calls), real), ideal) in parts.iter().zip(times).zip(ideal_times) {
+        let t = real.time_us;
         components.push(CommComponent {
             name: name.clone(),
             op: *op,
             bytes_per_call: *bytes,
             calls_per_step: *calls,
-            algorithm,
+            algorithm: real.algorithm,
             time_us_per_call: t,
             time_us_per_step: t * calls,
-            ideal_us_per_step: ideal.min(t) * calls,
+            ideal_us_per_step: ideal.time_us.min(t) * calls,
+            bottleneck: real.bottleneck,
         });
     }
     let mut notes = Vec::new();
