@@ -168,6 +168,13 @@ enum Command {
         /// Message size of the collectives.
         #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
         bytes: Bytes,
+        /// Add a workload section for this model (as `workload --model`), in its usual
+        /// parallel layout.
+        #[arg(long, value_name = "MODEL", value_parser = parse_model)]
+        model: Option<String>,
+        /// With `--model`: serving replicas (one decode step) rather than training.
+        #[arg(long, requires = "model")]
+        serving: bool,
     },
     /// Communication time of one training step of a Llama or mixture-of-experts model on the
     /// design, next to what an ideal network would need, with the advice for that workload.
@@ -567,7 +574,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             files,
             output,
             bytes,
-        }) => run_report(&files, &output, bytes, &catalog),
+            model,
+            serving,
+        }) => {
+            let workload = model
+                .as_deref()
+                .and_then(collective::Workload::named)
+                .map(|mut w| {
+                    w.serving = serving;
+                    w
+                });
+            run_report(&files, &output, bytes, workload.as_ref(), &catalog)
+        }
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
         Some(Command::Workload(args)) => run_workload(&args, &catalog),
         Some(Command::Calibrate {
@@ -1424,6 +1442,7 @@ fn run_report(
     files: &[PathBuf],
     output: &Path,
     bytes: Bytes,
+    workload: Option<&collective::Workload>,
     catalog: &Catalog,
 ) -> anyhow::Result<()> {
     let Some(file) = files.first() else {
@@ -1445,6 +1464,7 @@ fn run_report(
         &design,
         catalog,
         bytes,
+        workload,
         comparison.as_ref(),
         if to_stdout {
             None

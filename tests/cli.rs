@@ -991,6 +991,11 @@ fn dollars(x: f64) -> String {
     format!("${out}")
 }
 
+/// A Markdown report's section headings, in order.
+fn sections(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| l.starts_with("## ")).collect()
+}
+
 #[test]
 fn report_has_every_section_with_evals_numbers() {
     let dir = tempfile::tempdir().unwrap();
@@ -1006,9 +1011,8 @@ fn report_has_every_section_with_evals_numbers() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&md).unwrap();
-    let headings: Vec<&str> = text.lines().filter(|l| l.starts_with("## ")).collect();
     assert_eq!(
-        headings,
+        sections(&text),
         [
             "## Summary",
             "## Metrics",
@@ -1069,6 +1073,56 @@ fn report_has_every_section_with_evals_numbers() {
 
     assert_refused(&railyard(&["report", path_str(&pair)])); // no -o
     assert_refused(&railyard(&["report", "/nonexistent.ron", "-o", "-"]));
+}
+
+#[test]
+fn report_weighs_the_design_against_a_workload() {
+    // The 3:1 fat-tree preset and Llama 8B: the report's workload section gives what the
+    // workload command computes (ECMP routing), and its advice flags the congested part.
+    let file = preset("dgx-h100-fat-tree-3to1.ron");
+    let o = railyard(&["report", path_str(&file), "--model", "8", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(
+        sections(&text),
+        [
+            "## Summary",
+            "## Metrics",
+            "## Collective",
+            "## Workload",
+            "## Advice",
+            "## Bill of materials"
+        ]
+    );
+    let w = workload_json(&file, &["--model", "8"]);
+    let time = railyard::model::units::time_text;
+    assert!(
+        text.contains(&format!(
+            "TP 1 × PP 1 × DP 256 on 256 GPUs. Communication per step: {} (ideal network {}).",
+            time(f64_of(&w["total_us"])),
+            time(f64_of(&w["ideal_total_us"]))
+        )),
+        "{text}"
+    );
+    let part = &w["components"][0];
+    assert!(
+        text.lines().any(|l| l.starts_with(&format!(
+            "| data-parallel gradient all-reduce | {} | {} | 1 × 14.9 GiB | sharp | {} (100 %) |",
+            time(f64_of(&part["time_us_per_step"])),
+            time(f64_of(&part["ideal_us_per_step"])),
+            part["bottleneck"][0]["link"].as_str().unwrap_or_default()
+        ))),
+        "{text}"
+    );
+    assert!(text.contains("`workload-congestion`: data-parallel gradient all-reduce: "));
+    // Serving needs a model to serve.
+    assert_refused(&railyard(&[
+        "report",
+        path_str(&file),
+        "--serving",
+        "-o",
+        "-",
+    ]));
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::RailyardApp;
 use super::files::{self, DialogAnswer, PathField};
+use crate::analysis::collective::Workload;
 use crate::analysis::cost::bom_lines;
 use crate::io::bom::{BomOptions, bom_total, write_bom_csv};
 use crate::io::design_file::write_atomically;
@@ -57,11 +58,13 @@ fn with_extension(path: PathBuf, kind: ExportKind) -> PathBuf {
 }
 
 /// Writes `kind` of `design` to `path` (atomically, like a design save) and returns the
-/// status-bar line. `label` names the design in the report.
+/// status-bar line. `label` names the design in the report, which weighs the design against
+/// `workload` when the sidebar has one chosen.
 pub fn write_export(
     kind: ExportKind,
     design: &Design,
     label: &str,
+    workload: Option<&Workload>,
     catalog: &Catalog,
     path: &Path,
 ) -> anyhow::Result<String> {
@@ -101,6 +104,7 @@ pub fn write_export(
                 design,
                 catalog,
                 REPORT_BYTES,
+                workload,
                 None,
                 diagram_name.as_deref(),
             );
@@ -144,7 +148,15 @@ impl RailyardApp {
         let label = doc
             .path()
             .map_or_else(|| doc.design().name.clone(), |p| p.display().to_string());
-        self.status = match write_export(kind, doc.design(), &label, &self.catalog, path) {
+        let workload = self.prefs.workload.workload();
+        self.status = match write_export(
+            kind,
+            doc.design(),
+            &label,
+            workload.as_ref(),
+            &self.catalog,
+            path,
+        ) {
             Ok(line) => line,
             Err(e) => format!("Not exported: {e:#}"),
         };
@@ -186,7 +198,8 @@ mod tests {
         let (design, catalog) = small_fabric();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("bom.csv");
-        let status = write_export(ExportKind::Bom, &design, "x", &catalog, &path).expect("ok");
+        let status =
+            write_export(ExportKind::Bom, &design, "x", None, &catalog, &path).expect("ok");
         let lines = bom_lines(&design, &catalog);
         let total = crate::analysis::cost::cost_summary(&lines).total.0;
 
@@ -214,7 +227,7 @@ mod tests {
         let (design, catalog) = small_fabric();
         let dir = tempfile::tempdir().expect("temp dir");
         let svg = dir.path().join("d.svg");
-        write_export(ExportKind::Svg, &design, "x", &catalog, &svg).expect("svg");
+        write_export(ExportKind::Svg, &design, "x", None, &catalog, &svg).expect("svg");
         let text = std::fs::read_to_string(&svg).expect("read");
         assert!(
             text.starts_with("<?xml") || text.starts_with("<svg"),
@@ -227,11 +240,36 @@ mod tests {
         );
 
         let report = dir.path().join("r.md");
-        write_export(ExportKind::Report, &design, "my design", &catalog, &report).expect("md");
+        write_export(
+            ExportKind::Report,
+            &design,
+            "my design",
+            None,
+            &catalog,
+            &report,
+        )
+        .expect("md");
         let md = std::fs::read_to_string(&report).expect("read");
         assert!(md.contains("my design"));
         assert!(md.contains("r.svg"), "the report links its diagram");
         assert!(dir.path().join("r.svg").exists());
+        assert!(!md.contains("## Workload"));
+        // With the sidebar's workload chosen, the report weighs the design against it.
+        let workload = Workload::llama(8);
+        write_export(
+            ExportKind::Report,
+            &design,
+            "my design",
+            workload.as_ref(),
+            &catalog,
+            &report,
+        )
+        .expect("md");
+        let md = std::fs::read_to_string(&report).expect("read");
+        assert!(
+            md.contains("## Workload\n\nLlama 8B in bf16, training"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -3,10 +3,12 @@
 
 use crate::analysis::Metrics;
 use crate::analysis::checks::Severity as CheckSeverity;
-use crate::analysis::collective::{Advice, CollectiveResult, Severity as AdviceSeverity};
+use crate::analysis::collective::{
+    Advice, CollectiveResult, MODELS, Severity as AdviceSeverity, Workload, WorkloadResult,
+};
 use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
-use crate::model::units::group_thousands;
+use crate::model::units::{group_thousands, time_text};
 use crate::model::{Bytes, Catalog, Design, Usd, Watts};
 use std::fmt::Write as _;
 
@@ -130,6 +132,8 @@ pub struct ReportInput<'a> {
     /// The modelled collective, or why it cannot run.
     pub collective: Result<&'a CollectiveResult, &'a str>,
     pub advice: &'a [Advice],
+    /// The workload weighed against the design, and its step or why it cannot run.
+    pub workload: Option<(&'a Workload, Result<&'a WorkloadResult, &'a str>)>,
     pub bom: &'a [BomLine],
     /// Present when several designs were given.
     pub comparison: Option<&'a Comparison>,
@@ -138,21 +142,29 @@ pub struct ReportInput<'a> {
 }
 
 /// The design report with every figure computed by the shared cost model (the all-reduce at
-/// `bytes`): what `railyard report` and the designer's File > Export report write.
+/// `bytes`, and the workload's step with ECMP routing when one is given): what `railyard
+/// report` and the designer's File > Export report write.
 pub fn design_report(
     file: &str,
     design: &Design,
     catalog: &Catalog,
     bytes: Bytes,
+    workload: Option<&Workload>,
     comparison: Option<&Comparison>,
     diagram: Option<&str>,
 ) -> String {
-    use crate::analysis::collective::{self, CollectiveQuery, Op};
+    use crate::analysis::collective::{self, CollectiveQuery, Op, Routing};
     let metrics = crate::analysis::evaluate(design, catalog);
     let result =
         collective::collective(design, catalog, &CollectiveQuery::new(Op::AllReduce, bytes));
     let error_text = result.as_ref().err().map(ToString::to_string);
-    let advice = collective::advice(design, catalog, None);
+    let mut advice = collective::advice(design, catalog, workload);
+    let step = workload.map(|w| {
+        collective::training_step_comm(design, catalog, w, Routing::Ecmp).map_err(|e| e.to_string())
+    });
+    if let Some(Ok(step)) = &step {
+        collective::add_workload_advice(&mut advice, design, step);
+    }
     let bom = crate::analysis::cost::bom_lines(design, catalog);
     render_report(&ReportInput {
         file,
@@ -164,10 +176,77 @@ pub fn design_report(
             (Err(_), None) => Err("not modelled"),
         },
         advice: &advice,
+        workload: workload.zip(step.as_ref()).map(|(w, step)| {
+            (
+                w,
+                match step {
+                    Ok(r) => Ok(r),
+                    Err(e) => Err(e.as_str()),
+                },
+            )
+        }),
         bom: &bom,
         comparison,
         diagram,
     })
+}
+
+/// The workload's section: its layout, the step's communication against an ideal network,
+/// and each part with its busiest link.
+fn workload_section(out: &mut String, w: &Workload, step: Result<&WorkloadResult, &str>) {
+    let label = MODELS
+        .iter()
+        .find(|(id, _)| *id == w.name)
+        .map_or(w.name.as_str(), |(_, label)| label);
+    let what = if w.serving { "serving" } else { "training" };
+    let _ = writeln!(out, "\n## Workload\n");
+    let _ = writeln!(
+        out,
+        "{} in {}, {what}, ECMP routing.\n",
+        md_inline(label),
+        w.precision.label()
+    );
+    let r = match step {
+        Ok(r) => r,
+        Err(why) => {
+            let _ = writeln!(out, "Not modelled: {}.", md_inline(why));
+            return;
+        }
+    };
+    let m = &r.mapping;
+    let _ = writeln!(
+        out,
+        "{} on {} GPUs. Communication per {}: {} (ideal network {}).\n",
+        m.layout(),
+        group_thousands(i64::from(m.gpus_used)),
+        if r.serving { "decode step" } else { "step" },
+        time_text(r.total_us),
+        time_text(r.ideal_total_us)
+    );
+    if !r.components.is_empty() {
+        let _ = writeln!(
+            out,
+            "| Part | Per step | Ideal | Calls × size | Algorithm | Busiest resource |\n|:--|--:|--:|--:|:--|:--|"
+        );
+        for c in &r.components {
+            let busiest = c.bottleneck.first().map_or("—".into(), |b| {
+                format!("{} ({:.0} %)", md_cell(&b.label), b.utilization * 100.0)
+            });
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} × {} | {} | {busiest} |",
+                md_cell(&c.name),
+                time_text(c.time_us_per_step),
+                time_text(c.ideal_us_per_step),
+                crate::model::units::trim_number(c.calls_per_step),
+                Bytes(c.bytes_per_call.round() as u64),
+                c.algorithm
+            );
+        }
+    }
+    for note in &r.notes {
+        let _ = writeln!(out, "\n- {}", md_inline(note));
+    }
 }
 
 /// Busy resources listed under the collective.
@@ -280,6 +359,10 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
         Err(why) => {
             let _ = writeln!(out, "No collective: {}.", md_inline(why));
         }
+    }
+
+    if let Some((w, step)) = r.workload {
+        workload_section(&mut out, w, step);
     }
 
     let _ = writeln!(out, "\n## Advice\n");
