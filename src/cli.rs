@@ -140,6 +140,13 @@ enum Command {
         /// Which file the changes are taken against, counting from 1.
         #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         baseline: u32,
+        /// Add rows for this model's communication per step (as `workload --model`, in its
+        /// usual parallel layout) and its excess over an ideal network.
+        #[arg(long, value_name = "MODEL", value_parser = parse_model)]
+        model: Option<String>,
+        /// With `--model`: serving replicas (one decode step) rather than training.
+        #[arg(long, requires = "model")]
+        serving: bool,
     },
     /// Draw a design as an SVG diagram.
     Export {
@@ -249,6 +256,14 @@ enum PrecisionArg {
     Bf16,
     Fp8,
     Fp32,
+}
+
+/// The workload of `--model` (an id `parse_model` accepted) and `--serving`, in the model's
+/// usual layout.
+fn chosen_workload(model: Option<&str>, serving: bool) -> Option<collective::Workload> {
+    let mut w = collective::Workload::named(model?)?;
+    w.serving = serving;
+    Some(w)
 }
 
 /// A model id from `collective::MODELS`; a bare Llama size (`70`, `70B`) names its Llama.
@@ -554,7 +569,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             csv,
             bytes,
             baseline,
+            model,
+            serving,
         }) => {
+            let workload = chosen_workload(model.as_deref(), serving);
             let format = if markdown {
                 TableFormat::Markdown
             } else if csv {
@@ -562,7 +580,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 TableFormat::Text
             };
-            run_compare(&files, format, bytes, baseline, &catalog)
+            run_compare(&files, format, bytes, baseline, workload.as_ref(), &catalog)
         }
         Some(Command::Export {
             file,
@@ -577,13 +595,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             model,
             serving,
         }) => {
-            let workload = model
-                .as_deref()
-                .and_then(collective::Workload::named)
-                .map(|mut w| {
-                    w.serving = serving;
-                    w
-                });
+            let workload = chosen_workload(model.as_deref(), serving);
             run_report(&files, &output, bytes, workload.as_ref(), &catalog)
         }
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
@@ -1360,6 +1372,7 @@ fn comparison(
     files: &[PathBuf],
     bytes: Bytes,
     baseline: usize,
+    workload: Option<&collective::Workload>,
     catalog: &Catalog,
 ) -> anyhow::Result<crate::analysis::compare::Comparison> {
     if baseline >= files.len() {
@@ -1373,8 +1386,8 @@ fn comparison(
         .iter()
         .map(|f| Ok((scenario_name(f), load(f)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(crate::analysis::compare::compare(
-        &designs, catalog, bytes, baseline,
+    Ok(crate::analysis::compare::compare_with(
+        &designs, catalog, bytes, baseline, workload,
     ))
 }
 
@@ -1383,11 +1396,12 @@ fn run_compare(
     format: TableFormat,
     bytes: Bytes,
     baseline: u32,
+    workload: Option<&collective::Workload>,
     catalog: &Catalog,
 ) -> anyhow::Result<()> {
     use crate::io::report::{render_csv, render_markdown, render_text};
     let baseline = usize::try_from(baseline.saturating_sub(1)).unwrap_or(usize::MAX);
-    let c = comparison(files, bytes, baseline, catalog)?;
+    let c = comparison(files, bytes, baseline, workload, catalog)?;
     let text = match format {
         TableFormat::Text => render_text(&c),
         TableFormat::Markdown => render_markdown(&c),
@@ -1450,7 +1464,7 @@ fn run_report(
     };
     let design = load(file)?;
     let comparison = if files.len() > 1 {
-        Some(comparison(files, bytes, 0, catalog)?)
+        Some(comparison(files, bytes, 0, workload, catalog)?)
     } else {
         None
     };

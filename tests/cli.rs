@@ -805,6 +805,45 @@ fn compare_shows_what_eval_says_for_each_design() {
 }
 
 #[test]
+fn compare_weighs_each_design_against_a_workload() {
+    // Llama 70B on the rail-optimized SuperPOD unit and on the 3:1 fat-tree: a row of each
+    // design's communication per step, as `workload` computes it, and its excess over the
+    // ideal network; the advice count includes the workload's findings.
+    let (a, b) = (
+        preset("dgx-h100-superpod-su.ron"),
+        preset("dgx-h100-fat-tree-3to1.ron"),
+    );
+    let rows = compare_csv(&[path_str(&a), path_str(&b), "--model", "70"]);
+    let row = |key: &str| {
+        rows.iter()
+            .find(|r| r.0 == key)
+            .unwrap_or_else(|| panic!("no row {key}"))
+            .clone()
+    };
+    let step = row("workload_step_us");
+    let over = row("workload_over_ideal");
+    for (i, file) in [&a, &b].into_iter().enumerate() {
+        let w = workload_json(file, &["--model", "70"]);
+        let (total, ideal) = (f64_of(&w["total_us"]), f64_of(&w["ideal_total_us"]));
+        assert!(close(step.1[i].expect("a step time"), total));
+        assert!(close(over.1[i].expect("an excess"), total / ideal - 1.0));
+        let advice = row("advice_items").1[i].expect("a count");
+        assert_eq!(advice, w["advice"].as_array().map_or(0, Vec::len) as f64);
+    }
+    // The oversubscribed fabric's step is slower than the non-blocking one's.
+    assert!(step.2[1].is_some_and(|d| d > 0.0), "{step:?}");
+    // Without a model, no workload rows; serving without a model is refused.
+    let plain = compare_csv(&[path_str(&a), path_str(&b)]);
+    assert!(!plain.iter().any(|r| r.0.starts_with("workload")));
+    assert_refused(&railyard(&[
+        "compare",
+        path_str(&a),
+        path_str(&b),
+        "--serving",
+    ]));
+}
+
+#[test]
 fn compare_as_markdown() {
     let a = preset("rtx4090-pair-25gbe.ron");
     let b = preset("hgx-h100-x4-roce.ron");

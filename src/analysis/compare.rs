@@ -2,7 +2,7 @@
 //! change of each figure against a baseline scenario. Used by `railyard compare`, the report
 //! and the designer's Compare view, so they all show the same numbers as `eval`.
 
-use crate::analysis::collective::{self, CollectiveQuery, Op};
+use crate::analysis::collective::{self, CollectiveQuery, Op, Routing, Workload};
 use crate::analysis::evaluate;
 use crate::model::units::{group_thousands, trim_number};
 use crate::model::{Bandwidth, Bytes, Catalog, Design, Usd, Watts};
@@ -36,7 +36,9 @@ impl Quantity {
             Quantity::Usd => Usd(value).to_string(),
             Quantity::Watts => Watts(value).to_string(),
             Quantity::Microseconds => {
-                if value >= 10_000.0 {
+                if value >= 1e6 {
+                    format!("{} s", trim_number(value / 1e6))
+                } else if value >= 10_000.0 {
                     format!("{} ms", trim_number(value / 1000.0))
                 } else {
                     format!("{} µs", trim_number(value))
@@ -110,15 +112,26 @@ impl Comparison {
 }
 
 /// The figures of one design, in row order.
-fn figures(design: &Design, catalog: &Catalog, bytes: Bytes) -> Vec<Option<f64>> {
+fn figures(
+    design: &Design,
+    catalog: &Catalog,
+    bytes: Bytes,
+    workload: Option<&Workload>,
+) -> Vec<Option<f64>> {
     let m = evaluate(design, catalog);
     let all_reduce =
         collective::collective(design, catalog, &CollectiveQuery::new(Op::AllReduce, bytes)).ok();
     let all_to_all =
         collective::collective(design, catalog, &CollectiveQuery::new(Op::AllToAll, bytes)).ok();
-    let advice = collective::advice(design, catalog, None);
+    let mut advice = collective::advice(design, catalog, workload);
+    // As the report and `railyard workload` weigh it: ECMP routing.
+    let step = workload
+        .and_then(|w| collective::training_step_comm(design, catalog, w, Routing::Ecmp).ok());
+    if let Some(step) = &step {
+        collective::add_workload_advice(&mut advice, design, step);
+    }
     let total = m.cost.total.0;
-    vec![
+    let mut values = vec![
         Some(m.gpus as f64),
         Some(m.bisection.value.gbit_s()),
         m.bisection.ratio,
@@ -130,13 +143,22 @@ fn figures(design: &Design, catalog: &Catalog, bytes: Bytes) -> Vec<Option<f64>>
         all_reduce.as_ref().map(|r| r.time_us),
         all_reduce.as_ref().map(|r| r.busbw_gbyte_s),
         all_to_all.as_ref().map(|r| r.time_us),
-        Some(advice.len() as f64),
-    ]
+    ];
+    if workload.is_some() {
+        values.push(step.as_ref().map(|s| s.total_us));
+        values.push(
+            step.as_ref()
+                .filter(|s| s.ideal_total_us > 0.0)
+                .map(|s| s.total_us / s.ideal_total_us - 1.0),
+        );
+    }
+    values.push(Some(advice.len() as f64));
+    values
 }
 
 /// Row keys, labels and quantities, in the order `figures` returns values.
-fn row_heads(bytes: Bytes) -> Vec<(&'static str, String, Quantity)> {
-    vec![
+fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, String, Quantity)> {
+    let mut heads = vec![
         ("gpus", "GPUs".into(), Quantity::Count),
         ("bisection_gbit_s", "Bisection".into(), Quantity::GbitS),
         (
@@ -172,8 +194,22 @@ fn row_heads(bytes: Bytes) -> Vec<(&'static str, String, Quantity)> {
             format!("All-to-all time ({bytes})"),
             Quantity::Microseconds,
         ),
-        ("advice_items", "Advice items".into(), Quantity::Count),
-    ]
+    ];
+    if let Some(w) = workload {
+        let step = if w.serving { "decode step" } else { "step" };
+        heads.push((
+            "workload_step_us",
+            format!("{} communication per {step}", w.name),
+            Quantity::Microseconds,
+        ));
+        heads.push((
+            "workload_over_ideal",
+            format!("{} over an ideal network", w.name),
+            Quantity::Fraction,
+        ));
+    }
+    heads.push(("advice_items", "Advice items".into(), Quantity::Count));
+    heads
 }
 
 /// Each value's change against the baseline column as a fraction (`0.125` is +12.5 %); none
@@ -198,6 +234,18 @@ pub fn compare(
     bytes: Bytes,
     baseline: usize,
 ) -> Comparison {
+    compare_with(designs, catalog, bytes, baseline, None)
+}
+
+/// `compare`, with rows for a workload's communication per step and its excess over an
+/// ideal network (and the workload's advice counted) when one is given.
+pub fn compare_with(
+    designs: &[(String, Design)],
+    catalog: &Catalog,
+    bytes: Bytes,
+    baseline: usize,
+    workload: Option<&Workload>,
+) -> Comparison {
     let baseline = if baseline < designs.len() {
         baseline
     } else {
@@ -205,9 +253,9 @@ pub fn compare(
     };
     let columns: Vec<Vec<Option<f64>>> = designs
         .iter()
-        .map(|(_, d)| figures(d, catalog, bytes))
+        .map(|(_, d)| figures(d, catalog, bytes, workload))
         .collect();
-    let rows = row_heads(bytes)
+    let rows = row_heads(bytes, workload)
         .into_iter()
         .enumerate()
         .map(|(i, (key, label, quantity))| {
@@ -233,6 +281,14 @@ pub fn compare(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn times_read_in_the_unit_that_suits_them() {
+        let us = Quantity::Microseconds;
+        assert_eq!(us.format(812.5), "812.5 µs");
+        assert_eq!(us.format(22_250.0), "22.25 ms");
+        assert_eq!(us.format(3_242_317.2), "3.24 s");
+    }
 
     #[test]
     fn deltas_read_as_signed_percentages() {
