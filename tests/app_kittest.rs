@@ -139,7 +139,7 @@ fn link_undo_redo_and_inspector_speed_change_the_bisection() {
         links: vec![link],
         groups: vec![],
     }));
-    harness.run();
+    harness.run_ok();
     wait_for_analysis(&mut harness);
     // Two nodes joined by one cable: the only cut is that cable.
     assert_eq!(bisection_gbit_s(&harness), lane);
@@ -185,7 +185,7 @@ fn link_undo_redo_and_inspector_speed_change_the_bisection() {
 
     // Undo the speed change: back to the lane rate, in one step.
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
-    harness.run();
+    harness.run_ok();
     wait_for_analysis(&mut harness);
     assert_eq!(bisection_gbit_s(&harness), lane);
 }

@@ -9,7 +9,7 @@ use common::app::{app, click_menu, harness, open_preset, wait_until};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use railyard::analysis::compare::compare;
+use railyard::analysis::compare::{compare, compare_with};
 use railyard::analysis::cost::{bom_lines, cost_summary};
 use railyard::app::RailyardApp;
 use railyard::app::files::{DialogAnswer, ScriptedDialogs};
@@ -66,7 +66,7 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
         .find(|n| !before.contains(&n.rect()))
         .expect("the star in the baseline menu")
         .click();
-    harness.run();
+    harness.run_ok();
     wait_until(&mut harness, "the new baseline", |app| {
         app.comparison().is_some_and(|c| c.baseline == 1)
     });
@@ -107,7 +107,7 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
 
     // The Plots window opens from the sidebar and draws both designs.
     harness.get_by_label("Plots…").click();
-    harness.run();
+    harness.run_ok();
     wait_until(&mut harness, "the plot data", |app| {
         app.plotted_designs().len() == 2
     });
@@ -118,6 +118,43 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
     );
     harness.get_by_label("Cost by category");
     harness.get_by_label_contains("links carry traffic in all-reduce of 1 GiB");
+}
+
+#[test]
+fn compare_adds_the_sidebars_workload() {
+    // With Llama 8B chosen in the sidebar, the Compare view weighs each design against it, as
+    // `railyard compare --model 8` does.
+    let catalog = Catalog::builtin();
+    let (hgx, star) = (preset(HGX), preset(STAR));
+    let mut prefs = railyard::app::Prefs::default();
+    prefs.workload.enabled = true;
+    prefs.workload.model = "llama-8b".into();
+    prefs.workload.tp = 1;
+    let workload = prefs.workload.workload().expect("a workload");
+    let mut harness = harness(RailyardApp::new(Catalog::builtin(), prefs));
+    open_preset(&mut harness, HGX);
+    open_preset(&mut harness, STAR);
+    click_menu(&mut harness, "View", "Compare designs");
+    wait_until(&mut harness, "the comparison", |app| {
+        app.comparison().is_some()
+    });
+    let shown = harness.state().comparison().expect("a table").clone();
+    let cli = compare_with(
+        &[(hgx.name.clone(), hgx), (star.name.clone(), star)],
+        &catalog,
+        Bytes(1 << 30),
+        0,
+        Some(&workload),
+    );
+    for key in ["workload_step_us", "workload_over_ideal", "advice_items"] {
+        assert_eq!(shown.row(key), cli.row(key), "{key}");
+    }
+    assert!(
+        shown
+            .row("workload_step_us")
+            .is_some_and(|r| r.values.iter().all(Option::is_some))
+    );
+    harness.get_by_label("llama-8b communication per step");
 }
 
 #[test]

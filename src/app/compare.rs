@@ -5,8 +5,10 @@
 //! once per (tab, revision, size) on a background thread and cached, so ticking a column or
 //! changing the baseline costs nothing, and no frame waits for an evaluation.
 
-use crate::analysis::collective::sweep_sizes;
-use crate::analysis::compare::{Comparison, ComparisonRow, Quantity, compare, relative_deltas};
+use crate::analysis::collective::{Workload, sweep_sizes};
+use crate::analysis::compare::{
+    Comparison, ComparisonRow, Quantity, compare_with, relative_deltas,
+};
 use crate::model::{Bytes, Catalog, Design};
 use egui::{Color32, ComboBox, RichText, Ui};
 use egui_plot::{Bar, BarChart, Plot};
@@ -142,17 +144,30 @@ where
     }
 }
 
-/// One column's cache key: the tab, its design's revision and the collective size.
+/// One column's cache key: the tab, its design's revision, the collective size and the
+/// sidebar's workload (`workload_key`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ColumnKey {
     pub tab: u64,
     pub revision: u64,
     pub bytes: u64,
+    pub workload: u64,
 }
 
 pub struct ColumnJob {
     pub design: Arc<Design>,
     pub bytes: Bytes,
+    pub workload: Option<Workload>,
+}
+
+/// Tells workloads apart in a `ColumnKey` (0: none).
+pub fn workload_key(workload: Option<&Workload>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    workload.map_or(0, |w| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{w:?}").hash(&mut h);
+        h.finish() | 1
+    })
 }
 
 /// A one-column comparison: the design's figures exactly as `compare` computes them.
@@ -164,7 +179,13 @@ pub fn spawn_column_jobs(
 ) -> std::io::Result<ColumnJobs> {
     Jobs::spawn("railyard-compare", ctx.clone(), move |job: ColumnJob| {
         let design = Design::clone(&job.design);
-        compare(&[(design.name.clone(), design)], &catalog, job.bytes, 0)
+        compare_with(
+            &[(design.name.clone(), design)],
+            &catalog,
+            job.bytes,
+            0,
+            job.workload.as_ref(),
+        )
     })
 }
 
@@ -266,7 +287,13 @@ impl CompareView {
 
     /// Polls the background jobs and asks for the columns that are missing. Runs every
     /// frame while the window is open; does nothing when it is closed.
-    fn drive(&mut self, ctx: &egui::Context, tabs: &[Tab], catalog: &Arc<Catalog>) {
+    fn drive(
+        &mut self,
+        ctx: &egui::Context,
+        tabs: &[Tab],
+        catalog: &Arc<Catalog>,
+        workload: Option<&Workload>,
+    ) {
         if self.jobs.is_none() {
             match spawn_column_jobs(ctx, Arc::clone(catalog)) {
                 Ok(jobs) => self.jobs = Some(jobs),
@@ -287,17 +314,23 @@ impl CompareView {
                 tab: tab.id,
                 revision: tab.doc.revision(),
                 bytes: self.bytes,
+                workload: workload_key(workload),
             };
             jobs.request(key, || ColumnJob {
                 design: tab.doc.shared_design(),
                 bytes: Bytes(key.bytes),
+                workload: workload.cloned(),
             });
         }
     }
 
     /// The comparison of the chosen tabs if every column has been computed, else how many
     /// of them are ready.
-    fn comparison(&self, tabs: &[Tab]) -> Result<Comparison, (usize, usize)> {
+    fn comparison(
+        &self,
+        tabs: &[Tab],
+        workload: Option<&Workload>,
+    ) -> Result<Comparison, (usize, usize)> {
         let chosen: Vec<&Tab> = tabs
             .iter()
             .filter(|t| self.chosen.contains(&t.id))
@@ -312,6 +345,7 @@ impl CompareView {
                     tab: t.id,
                     revision: t.doc.revision(),
                     bytes: self.bytes,
+                    workload: workload_key(workload),
                 };
                 jobs.get(&key).map(|c| (t.doc.title(), c.as_ref()))
             })
@@ -326,23 +360,29 @@ impl CompareView {
         Ok(assemble(&columns, baseline, Bytes(self.bytes)))
     }
 
-    /// The Compare window.
-    pub(super) fn window(&mut self, ctx: &egui::Context, tabs: &[Tab], catalog: &Arc<Catalog>) {
+    /// The Compare window; with the sidebar's `workload`, rows for its communication too.
+    pub(super) fn window(
+        &mut self,
+        ctx: &egui::Context,
+        tabs: &[Tab],
+        catalog: &Arc<Catalog>,
+        workload: Option<&Workload>,
+    ) {
         if !self.open {
             return;
         }
         self.sync_tabs(tabs);
-        self.drive(ctx, tabs, catalog);
+        self.drive(ctx, tabs, catalog, workload);
         let mut open = true;
         egui::Window::new("Compare")
             .open(&mut open)
             .default_size([720.0, 560.0])
             .vscroll(true)
-            .show(ctx, |ui| self.contents(ui, tabs));
+            .show(ctx, |ui| self.contents(ui, tabs, workload));
         self.open = open;
     }
 
-    fn contents(&mut self, ui: &mut Ui, tabs: &[Tab]) {
+    fn contents(&mut self, ui: &mut Ui, tabs: &[Tab], workload: Option<&Workload>) {
         if let Some(error) = &self.error {
             ui.colored_label(ui.visuals().error_fg_color, error);
             return;
@@ -391,7 +431,7 @@ impl CompareView {
             return;
         }
         ui.separator();
-        match self.comparison(tabs) {
+        match self.comparison(tabs, workload) {
             Ok(c) => {
                 table_ui(ui, &c);
                 ui.separator();
@@ -531,6 +571,7 @@ impl RailyardApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::compare::compare;
     use std::time::{Duration, Instant};
 
     #[test]

@@ -1100,7 +1100,9 @@ impl RailyardApp {
         {
             self.apply(command);
         }
-        self.compare.window(ctx, &self.tabs, &self.catalog);
+        let workload = self.prefs.workload.workload();
+        self.compare
+            .window(ctx, &self.tabs, &self.catalog, workload.as_ref());
         self.plots
             .window(ctx, &self.tabs, self.active, &self.compare, &self.catalog);
         if self.about {

@@ -42,8 +42,9 @@ pub fn wait_until(
     done: impl Fn(&RailyardApp) -> bool,
 ) {
     // Input queued by a click lands in the next frame: until then the old state may still
-    // look done (an analysis current for settings the click is about to change).
-    harness.run();
+    // look done (an analysis current for settings the click is about to change). One step,
+    // not `run()`: a spinner for the work being waited for repaints every frame.
+    harness.step();
     let start = Instant::now();
     while !done(harness.state()) {
         assert!(
@@ -73,13 +74,14 @@ pub fn click_menu(harness: &mut Harness<'_, RailyardApp>, menu: &str, item: &str
         .find(|n| n.accesskit_node().role() == Role::Button)
         .unwrap_or_else(|| panic!("menu item {item}"))
         .click();
-    harness.run();
+    // Not `run()`: an item may start background work whose spinner repaints every frame.
+    harness.run_ok();
 }
 
 /// File > Open preset > `title`, and its analysis.
 pub fn open_preset(harness: &mut Harness<'_, RailyardApp>, title: &str) {
     click_menu(harness, "File", "Open preset");
     harness.get_by_label(title).click();
-    harness.run();
+    harness.run_ok();
     wait_for_analysis(harness);
 }
