@@ -2,8 +2,9 @@
 //! every figure against a baseline and a bar chart of one figure.
 //!
 //! The figures are `railyard compare`'s (`analysis::compare`). Each design's column is computed
-//! once per (tab, revision, size) on a background thread and cached, so ticking a column or
-//! changing the baseline costs nothing, and no frame waits for an evaluation.
+//! once per (tab, revision, size, sidebar workload) on a background thread and cached, so
+//! ticking a column or changing the baseline costs nothing, and no frame waits for an
+//! evaluation.
 
 use crate::analysis::collective::{Workload, sweep_sizes};
 use crate::analysis::compare::{
