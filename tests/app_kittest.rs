@@ -586,6 +586,14 @@ fn snapshot_hgx_roce_heatmap() {
     snapshot_preset("4 × HGX H100, 400G RoCE", true, "hgx_h100_roce_heatmap");
 }
 
+/// Picks `label` from the Workload section's model menu, and waits for its analysis.
+fn choose_model(harness: &mut Harness<'_, RailyardApp>, label: &str) {
+    harness.get_by_label("model").click();
+    harness.run();
+    harness.get_by_label(label).click();
+    wait_for_analysis(harness);
+}
+
 #[test]
 fn sidebar_gives_advice_and_times_a_training_step() {
     let mut harness = harness(app());
@@ -613,10 +621,7 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     // Llama 8B runs data-parallel over the four Macs.
     harness.get_by_label("model").scroll_to_me();
     harness.run();
-    harness.get_by_label("model").click();
-    harness.run();
-    harness.get_by_label("Llama 8B").click();
-    wait_for_analysis(&mut harness);
+    choose_model(&mut harness, "Llama 8B");
     let (_, analysis) = harness.state().analysis().expect("an analysis");
     let result = analysis
         .workload
@@ -637,10 +642,7 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     );
 
     // A mixture of experts: its 8 experts split over the 4 replicas, which exchange tokens.
-    harness.get_by_label("model").click();
-    harness.run();
-    harness.get_by_label("Mixtral 8×7B (MoE)").click();
-    wait_for_analysis(&mut harness);
+    choose_model(&mut harness, "Mixtral 8×7B (MoE)");
     harness.get_by_label("expert parallel");
     harness.get_by_label("serving").scroll_to_me();
     harness.run();

@@ -1424,36 +1424,24 @@ fn workload_names_tensor_parallelism_over_thunderbolt() {
     let out = stdout(&o);
     assert!(out.contains("TP 4 × PP 1 × DP 1 on 4 GPUs"), "{out}");
     assert!(out.contains("critical  tp-across-slow-network"), "{out}");
-    // More GPUs than drawn, and a model that is not offered: refused in one line.
-    let too_many = railyard(&["workload", path_str(&preset("mac-studio-tb5-x4.ron"))]);
-    assert!(assert_refused(&too_many).contains("8 GPUs requested but the design has 4"));
-    let unknown = railyard(&[
-        "workload",
-        path_str(&preset("mac-studio-tb5-x4.ron")),
-        "--model",
-        "13",
-    ]);
-    assert!(assert_refused(&unknown).contains("one of 8, 70, 405"));
-    // Expert parallelism for a dense model is refused too.
-    let dense_ep = railyard(&[
-        "workload",
-        path_str(&preset("mac-studio-tb5-x4.ron")),
-        "--model",
-        "8",
-        "--ep",
-        "2",
-    ]);
-    assert!(assert_refused(&dense_ep).contains("llama-8b has no experts"));
-    // Sizes whose product passes 2^32 are refused, not wrapped.
-    let huge = railyard(&[
-        "workload",
-        path_str(&preset("mac-studio-tb5-x4.ron")),
-        "--tp",
-        "65536",
-        "--pp",
-        "65536",
-    ]);
-    assert!(assert_refused(&huge).contains("4294967296 GPUs requested but the design has 4"));
+    // Refused in one line: more GPUs than drawn, a model that is not offered, expert
+    // parallelism for a dense model, and sizes whose product passes 2^32 (not wrapped).
+    let macs = preset("mac-studio-tb5-x4.ron");
+    let refusals: &[(&[&str], &str)] = &[
+        (&[], "8 GPUs requested but the design has 4"),
+        (&["--model", "13"], "one of 8, 70, 405"),
+        (&["--model", "8", "--ep", "2"], "llama-8b has no experts"),
+        (
+            &["--tp", "65536", "--pp", "65536"],
+            "4294967296 GPUs requested but the design has 4",
+        ),
+    ];
+    for (options, why) in refusals {
+        let mut args = vec!["workload", path_str(&macs)];
+        args.extend_from_slice(options);
+        let o = railyard(&args);
+        assert!(assert_refused(&o).contains(why), "{options:?}");
+    }
 }
 
 #[test]

@@ -1100,7 +1100,12 @@ impl RailyardApp {
         {
             self.apply(command);
         }
-        let workload = self.prefs.workload.workload();
+        // Only while the window is open (this runs every frame).
+        let workload = self
+            .compare
+            .open
+            .then(|| self.prefs.workload.workload())
+            .flatten();
         self.compare
             .window(ctx, &self.tabs, &self.catalog, workload.as_ref());
         self.plots

@@ -7,8 +7,8 @@
 use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
     Advice, AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
-    Workload, WorkloadResult, add_workload_advice, advice_reusing, collective, sweep_sizes,
-    training_step_comm,
+    Workload, WorkloadResult, add_workload_advice, advice_reusing, collective, model_label,
+    sweep_sizes, training_step_comm,
 };
 use crate::analysis::{Metrics, evaluate};
 use crate::model::units::time_text;
@@ -424,9 +424,8 @@ fn workload_ui(
     ui.checkbox(&mut settings.enabled, RichText::new("Workload").strong())
         .on_hover_text("Time one training step's communication (or a serving decode step's) against an ideal network");
     if settings.enabled {
-        let chosen = MODELS.iter().find(|(id, _)| *id == settings.model);
         ComboBox::from_label("model")
-            .selected_text(chosen.map_or(settings.model.as_str(), |(_, label)| label))
+            .selected_text(model_label(&settings.model))
             .show_ui(ui, |ui| {
                 for (id, label) in MODELS {
                     if ui.selectable_label(settings.model == id, label).clicked()

@@ -4,7 +4,7 @@
 use crate::analysis::Metrics;
 use crate::analysis::checks::Severity as CheckSeverity;
 use crate::analysis::collective::{
-    Advice, CollectiveResult, MODELS, Severity as AdviceSeverity, Workload, WorkloadResult,
+    Advice, CollectiveResult, Severity as AdviceSeverity, Workload, WorkloadResult, model_label,
 };
 use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
@@ -194,10 +194,7 @@ pub fn design_report(
 /// The workload's section: its layout, the step's communication against an ideal network,
 /// and each part with its busiest link.
 fn workload_section(out: &mut String, w: &Workload, step: Result<&WorkloadResult, &str>) {
-    let label = MODELS
-        .iter()
-        .find(|(id, _)| *id == w.name)
-        .map_or(w.name.as_str(), |(_, label)| label);
+    let label = model_label(&w.name);
     let what = if w.serving { "serving" } else { "training" };
     let _ = writeln!(out, "\n## Workload\n");
     let _ = writeln!(

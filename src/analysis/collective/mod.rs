@@ -41,7 +41,9 @@ pub use latency::Protocol;
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
 pub use workload::Moe;
-pub use workload::{MODELS, Mapping, Precision, Workload, WorkloadResult, training_step_comm};
+pub use workload::{
+    MODELS, Mapping, Precision, Workload, WorkloadResult, model_label, training_step_comm,
+};
 
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use serde::Serialize;

@@ -82,6 +82,14 @@ pub const MODELS: [(&str, &str); 5] = [
     ("deepseek-v3", "DeepSeek-V3 671B (MoE)"),
 ];
 
+/// The label `MODELS` gives a model id, else the id itself.
+pub fn model_label(id: &str) -> &str {
+    MODELS
+        .iter()
+        .find(|(known, _)| *known == id)
+        .map_or(id, |(_, label)| label)
+}
+
 impl Workload {
     /// Llama-3-shaped dense models: 8B, 70B, 405B parameters, bf16, 8k sequences.
     pub fn llama(billions: u32) -> Option<Workload> {
@@ -319,108 +327,92 @@ pub fn training_step_comm(
         .collect();
 
     let act = w.precision.bytes();
-    let token_bytes = f64::from(w.micro_batch) * f64::from(w.seq_len) * f64::from(w.hidden) * act;
-    let microbatches =
-        (f64::from(w.global_batch) / (f64::from(dp) * f64::from(w.micro_batch.max(1)))).max(1.0);
-    let layers_per_stage = f64::from(w.layers) / f64::from(pp);
+    let moe_layers = f64::from(w.moe.map_or(0, |m| m.layers.min(w.layers)));
+    // The activation traffic: bytes of one exchange, and how many times per step the tensor
+    // all-reduce, the stage hand-off and the expert exchange happen.
+    let (act_bytes, tp_calls, pp_calls, moe_calls) = if w.serving {
+        // One decode step: each replica makes one token for each of its sequences, passing
+        // every layer in turn (so a token meets all of the model's all-reduces and stage
+        // boundaries one after another): two all-reduces per layer, dispatch and combine per
+        // MoE layer. Replicas exchange nothing.
+        (
+            f64::from(SERVING_SEQUENCES) * f64::from(w.hidden) * act,
+            2.0 * f64::from(w.layers),
+            f64::from(pp - 1),
+            2.0 * moe_layers,
+        )
+    } else {
+        let microbatches = (f64::from(w.global_batch)
+            / (f64::from(dp) * f64::from(w.micro_batch.max(1))))
+        .max(1.0);
+        // Per micro-batch: Megatron's two all-reduces forward and two backward per layer of a
+        // stage; each stage boundary passes activations forward and their gradients back in
+        // one exchange each way, as a send-recv within each pair does (1F1B sends the two
+        // together); per MoE layer dispatch and combine forward, and both again backward.
+        (
+            f64::from(w.micro_batch) * f64::from(w.seq_len) * f64::from(w.hidden) * act,
+            4.0 * (f64::from(w.layers) / f64::from(pp)) * microbatches,
+            microbatches,
+            4.0 * moe_layers / f64::from(pp) * microbatches,
+        )
+    };
     let expert_params = w.moe.map_or(0.0, |m| m.expert_params.clamp(0.0, w.params));
     // (name, operation, concurrent groups, bytes per call, calls per step)
     type Part<'g> = (String, Op, &'g [Vec<u32>], f64, f64);
     let mut parts: Vec<Part> = Vec::new();
-    if w.serving {
-        // One decode step: each replica makes one token for each of its sequences, passing
-        // every layer in turn (so a token meets all of the model's all-reduces and stage
-        // boundaries one after another). Replicas exchange nothing.
-        let step_bytes = f64::from(SERVING_SEQUENCES) * f64::from(w.hidden) * act;
-        if tp > 1 {
-            parts.push((
-                "tensor-parallel all-reduces".into(),
-                Op::AllReduce,
-                &tp_groups,
-                step_bytes,
-                2.0 * f64::from(w.layers),
-            ));
-        }
-        if pp > 1 {
-            parts.push((
-                "pipeline activations".into(),
-                Op::SendRecv,
-                &pp_pairs,
-                step_bytes / f64::from(tp),
-                f64::from(pp - 1),
-            ));
-        }
-        if let Some(moe) = w.moe
-            && ep > 1
-        {
-            parts.push((
-                "MoE all-to-all".into(),
-                Op::AllToAll,
-                &ep_groups,
-                step_bytes / f64::from(tp) * f64::from(moe.top_k.max(1)),
-                2.0 * f64::from(moe.layers.min(w.layers)),
-            ));
-        }
-    } else {
-        if dp > 1 {
-            let grad_bytes = (w.params - expert_params) / f64::from(tp * pp) * w.precision.bytes();
-            parts.push((
-                "data-parallel gradient all-reduce".into(),
-                Op::AllReduce,
-                &dp_groups,
-                grad_bytes,
-                1.0,
-            ));
-        }
-        if expert_params > 0.0 && dp / ep > 1 {
-            // Each rank holds 1/EP of the experts; their replicas reduce among themselves.
-            let grad_bytes = expert_params / f64::from(tp * pp * ep) * w.precision.bytes();
-            parts.push((
-                "expert gradient all-reduce".into(),
-                Op::AllReduce,
-                &expert_dp_groups,
-                grad_bytes,
-                1.0,
-            ));
-        }
-        if tp > 1 {
-            // Megatron: two all-reduces forward and two backward per layer.
-            parts.push((
-                "tensor-parallel all-reduces".into(),
-                Op::AllReduce,
-                &tp_groups,
-                token_bytes,
-                4.0 * layers_per_stage * microbatches,
-            ));
-        }
-        if pp > 1 {
-            // Per micro-batch each stage boundary passes activations forward and their gradients
-            // back: one exchange each way, as a send-recv within each pair does (1F1B sends the
-            // two together). With tensor parallelism every rank sends only its 1/TP share
-            // (Megatron's sequence parallelism, or its scatter-gather of pipeline tensors): the
-            // whole tensor crosses once, not TP times.
-            parts.push((
-                "pipeline activations".into(),
-                Op::SendRecv,
-                &pp_pairs,
-                token_bytes / f64::from(tp),
-                microbatches,
-            ));
-        }
-        if let Some(moe) = w.moe
-            && ep > 1
-        {
-            // Per MoE layer and micro-batch: dispatch and combine forward, and both again
-            // backward; each rank sends its tokens (its 1/TP share) once per chosen expert.
-            let bytes = token_bytes / f64::from(tp) * f64::from(moe.top_k.max(1));
-            parts.push((
-                "MoE all-to-all".into(),
-                Op::AllToAll,
-                &ep_groups,
-                bytes,
-                4.0 * f64::from(moe.layers.min(w.layers)) / f64::from(pp) * microbatches,
-            ));
-        }
+    if !w.serving && dp > 1 {
+        let grad_bytes = (w.params - expert_params) / f64::from(tp * pp) * w.precision.bytes();
+        parts.push((
+            "data-parallel gradient all-reduce".into(),
+            Op::AllReduce,
+            &dp_groups,
+            grad_bytes,
+            1.0,
+        ));
+    }
+    if !w.serving && expert_params > 0.0 && dp / ep > 1 {
+        // Each rank holds 1/EP of the experts; their replicas reduce among themselves.
+        let grad_bytes = expert_params / f64::from(tp * pp * ep) * w.precision.bytes();
+        parts.push((
+            "expert gradient all-reduce".into(),
+            Op::AllReduce,
+            &expert_dp_groups,
+            grad_bytes,
+            1.0,
+        ));
+    }
+    if tp > 1 {
+        parts.push((
+            "tensor-parallel all-reduces".into(),
+            Op::AllReduce,
+            &tp_groups,
+            act_bytes,
+            tp_calls,
+        ));
+    }
+    if pp > 1 {
+        // With tensor parallelism every rank sends only its 1/TP share (Megatron's sequence
+        // parallelism, or its scatter-gather of pipeline tensors): the whole tensor crosses
+        // once, not TP times.
+        parts.push((
+            "pipeline activations".into(),
+            Op::SendRecv,
+            &pp_pairs,
+            act_bytes / f64::from(tp),
+            pp_calls,
+        ));
+    }
+    if let Some(moe) = w.moe
+        && ep > 1
+    {
+        // Each rank sends its tokens (its 1/TP share) once per chosen expert.
+        parts.push((
+            "MoE all-to-all".into(),
+            Op::AllToAll,
+            &ep_groups,
+            act_bytes / f64::from(tp) * f64::from(moe.top_k.max(1)),
+            moe_calls,
+        ));
     }
     let specs: Vec<GroupSpec> = parts
         .iter()
