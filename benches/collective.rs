@@ -40,8 +40,9 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// The design with every switch reducing in the network (SHARP).
+/// The design with every switch reducing in the network and SHARP set up (NCCL's CollNet on).
 fn reducing_in_network(mut design: Design) -> Design {
+    design.sharp_enabled = true;
     for d in &mut design.devices {
         if let DeviceKind::Switch(s) = &mut d.kind {
             s.features.in_network_reduction = true;

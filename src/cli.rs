@@ -16,6 +16,7 @@
 //! railyard workload FILE [--model 8|70|405|ID] [--tp N] [--pp N] [--dp N] [--ep N] [--serving] [--json]
 //!                                     a training step's communication against an ideal network
 //! railyard calibrate FILE --from LOG -o OUT.ron [--json]
+//! railyard validate [MEASURED.csv --design D.ron | --systems S.csv] [--json | --markdown]
 //!                                     fit efficiencies and latencies to an nccl-tests log
 //! railyard catalog [--json]           the parts catalog
 //! ```
@@ -31,7 +32,7 @@ use crate::analysis::collective::{
     self, AlgoChoice, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing, parse_size,
 };
 use crate::analysis::cost::bom_lines;
-use crate::analysis::{Metrics, evaluate};
+use crate::analysis::{Metrics, Question, assess};
 use crate::generate::{Template, TemplateSpec, generate};
 use crate::io::bom::{BomOptions, write_bom_csv};
 use crate::io::design_file::{design_to_string, save_design, write_atomically};
@@ -48,6 +49,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod calibrate;
+mod validate;
 
 /// Most nodes `generate` accepts (for `nvl72`, racks count as 18 nodes each); with the
 /// GPUs-per-node limit below, designs stay within `MAX_GPUS` (2,000,000).
@@ -206,6 +208,26 @@ enum Command {
         /// Print the fit as JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Predict measured collective times and print predicted against measured, the error
+    /// per row and the median: your own rows on your design, or (without a file) the public
+    /// data sets shipped with railyard.
+    Validate {
+        /// Measured rows as CSV (the columns of assets/validation/measured.csv).
+        #[arg(value_name = "MEASURED.csv", requires = "on")]
+        file: Option<PathBuf>,
+        /// The design every row ran on.
+        #[arg(long, value_name = "FILE.ron", group = "on")]
+        design: Option<PathBuf>,
+        /// Which design each row ran on: CSV of prefix (of the row ids), design, assumes.
+        #[arg(long, value_name = "SYSTEMS.csv", group = "on")]
+        systems: Option<PathBuf>,
+        /// One JSON object instead of a table.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// A Markdown page (what docs/validation.md is).
+        #[arg(long)]
+        markdown: bool,
     },
     /// List the parts catalog: id, category, model, price, power.
     Catalog {
@@ -448,13 +470,7 @@ pub fn main() -> ExitCode {
         if cli.catalog.is_some() {
             eprintln!("railyard: note: the designer does not read --catalog yet; ignoring it");
         }
-        return match crate::app::run(cli.file) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("railyard: {}", one_line(&e));
-                ExitCode::from(EXIT_DESIGNER_FAILED)
-            }
-        };
+        return open_designer(cli.file);
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -464,6 +480,26 @@ pub fn main() -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+#[cfg(feature = "gui")]
+fn open_designer(file: Option<PathBuf>) -> ExitCode {
+    match crate::app::run(file) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("railyard: {}", one_line(&e));
+            ExitCode::from(EXIT_DESIGNER_FAILED)
+        }
+    }
+}
+
+#[cfg(not(feature = "gui"))]
+fn open_designer(_file: Option<PathBuf>) -> ExitCode {
+    eprintln!(
+        "railyard: this build has no designer window (built without the `gui` feature); \
+         give a command (railyard --help lists them)"
+    );
+    ExitCode::from(EXIT_DESIGNER_FAILED)
 }
 
 /// Help and version go to stdout with status 0; usage errors become one line and status 2.
@@ -599,6 +635,26 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             run_report(&files, &output, bytes, workload.as_ref(), &catalog)
         }
         Some(Command::Catalog { json }) => run_catalog(json, &catalog),
+        Some(Command::Validate {
+            file,
+            design,
+            systems,
+            json,
+            markdown,
+        }) => {
+            let format = if json {
+                validate::Format::Json
+            } else if markdown {
+                validate::Format::Markdown
+            } else {
+                validate::Format::Text
+            };
+            let source = match &file {
+                Some(f) => validate::file_source(f, design.as_ref(), systems.as_ref()),
+                None => validate::Source::Public,
+            };
+            validate::run(source, format, &catalog)
+        }
         Some(Command::Workload(args)) => run_workload(&args, &catalog),
         Some(Command::Calibrate {
             file,
@@ -748,6 +804,11 @@ pub struct CollectiveReport {
     pub busbw_gbyte_s: f64,
     /// The busiest resources, busiest first (at most five).
     pub bottleneck: Vec<BottleneckReport>,
+    /// The collective library (`nccl`, `mlx-ring`, `mlx-jaccl`), what the model assumes of it,
+    /// and why this algorithm and protocol.
+    pub library: collective::Library,
+    pub assumes: &'static str,
+    pub why: String,
 }
 
 /// Resources listed in `bottleneck`.
@@ -767,6 +828,9 @@ impl CollectiveReport {
             algbw_gbyte_s: r.algbw_gbyte_s,
             busbw_gbyte_s: r.busbw_gbyte_s,
             bottleneck: BottleneckReport::rows(&r.bottleneck),
+            library: r.library,
+            assumes: r.assumes,
+            why: r.why.clone(),
         }
     }
 }
@@ -972,6 +1036,8 @@ impl EvalReport {
                         c.routing
                     ),
                 ));
+                rows.push(("  library".into(), c.library.label().to_string()));
+                rows.push(("  why".into(), c.why.clone()));
                 rows.push(("  time".into(), format!("{} µs", fixed(c.time_us))));
                 rows.push(("  algbw".into(), format!("{} GB/s", fixed(c.algbw_gbyte_s))));
                 rows.push(("  busbw".into(), format!("{} GB/s", fixed(c.busbw_gbyte_s))));
@@ -1052,15 +1118,9 @@ fn eval_report(
     query: &CollectiveQuery,
     catalog: &Catalog,
 ) -> EvalReport {
-    let metrics = evaluate(design, catalog);
-    let result = collective::collective(design, catalog, query);
-    let advice = collective::advice_reusing(
-        design,
-        catalog,
-        None,
-        result.as_ref().ok().map(|r| (query, r)),
-    );
-    EvalReport::new(file, design, &metrics, &result, &advice)
+    let a = assess(design, catalog, &Question::collective(query.clone()));
+    let result = a.collective.expect("the question asks for a collective");
+    EvalReport::new(file, design, &a.metrics, &result, &a.advice)
 }
 
 fn run_eval(
@@ -1228,10 +1288,18 @@ fn run_workload(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
         PrecisionArg::Fp8 => collective::Precision::Fp8,
         PrecisionArg::Fp32 => collective::Precision::Fp32,
     };
-    let result = collective::training_step_comm(&design, catalog, &w, args.routing)
+    let question = Question {
+        workload: Some(w),
+        workload_routing: args.routing,
+        ..Question::metrics_only()
+    };
+    let a = assess(&design, catalog, &question);
+    let w = question.workload.expect("the question has a workload");
+    let result = a
+        .workload
+        .expect("the question asks for a workload")
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
-    let mut advice = collective::advice(&design, catalog, Some(&w));
-    collective::add_workload_advice(&mut advice, &design, &result);
+    let advice = a.advice;
     let report = WorkloadReport::new(&args.file, &w, args.routing, result, &advice);
     if args.json {
         let mut text = serde_json::to_string_pretty(&report)?;

@@ -408,6 +408,7 @@ fn multi_node_algorithms_are_weighed() {
 fn sharp_needs_reducing_switches() {
     let catalog = Catalog::builtin();
     let mut design = fx::dgx_rail_leaves(4);
+    design.sharp_enabled = true;
     let mut q = query(Op::AllReduce, GIB);
     q.algorithm = AlgoChoice::Sharp;
     assert!(matches!(
@@ -419,6 +420,18 @@ fn sharp_needs_reducing_switches() {
             s.features.in_network_reduction = true;
         }
     }
+    // Switches that could reduce do not while SHARP is not set up, as NCCL leaves CollNet off:
+    // forced, it is refused with how to set it up; under auto another algorithm wins.
+    design.sharp_enabled = false;
+    let Err(CollectiveError::AlgorithmUnavailable { reason, .. }) =
+        collective(&design, &catalog, &q)
+    else {
+        panic!("SHARP without CollNet set up");
+    };
+    assert!(reason.contains("NCCL_COLLNET_ENABLE=1"), "{reason}");
+    let auto = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    assert_ne!(auto.algorithm, Algorithm::Sharp);
+    design.sharp_enabled = true;
     let r = collective(&design, &catalog, &q).unwrap();
     assert_eq!(r.algorithm, Algorithm::Sharp);
     // Each NIC sends its share once and gets the result once: busbw beyond the ring's.
@@ -441,6 +454,13 @@ fn three_tier_dgx_h100(nodes: u32) -> Design {
     generate(&spec, &Catalog::builtin()).unwrap()
 }
 
+/// The same, with SHARP set up (NCCL_COLLNET_ENABLE=1): its switches reduce in the network.
+fn three_tier_dgx_h100_with_sharp(nodes: u32) -> Design {
+    let mut design = three_tier_dgx_h100(nodes);
+    design.sharp_enabled = true;
+    design
+}
+
 /// Concurrent groups spread their SHARP trees as the rails do: Llama 405B on the 2,048-GPU
 /// three-tier template runs TP 8 × PP 16 × DP 16, so 128 data-parallel all-reduces of 16
 /// GPUs (one per pipeline stage and tensor rank, 16 on each rail) run at once. With the
@@ -449,7 +469,7 @@ fn three_tier_dgx_h100(nodes: u32) -> Design {
 /// against 0.135 s.
 #[test]
 fn concurrent_sharp_groups_spread_their_trees() {
-    let design = three_tier_dgx_h100(256);
+    let design = three_tier_dgx_h100_with_sharp(256);
     let w = Workload::llama(405).unwrap();
     let r = training_step_comm(&design, &Catalog::builtin(), &w, Routing::Ecmp).unwrap();
     assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (8, 16, 16));
@@ -472,7 +492,7 @@ fn concurrent_sharp_groups_spread_their_trees() {
 #[test]
 fn sharp_trees_of_the_rails_take_separate_roots() {
     let catalog = Catalog::builtin();
-    let design = three_tier_dgx_h100(256);
+    let design = three_tier_dgx_h100_with_sharp(256);
     let q = forced(Op::AllReduce, GIB, AlgoChoice::Sharp, Protocol::Simple);
     let r = collective(&design, &catalog, &q).unwrap();
     assert_eq!(r.algorithm, Algorithm::Sharp);
@@ -809,4 +829,46 @@ fn advice_names_devices_and_fixes() {
             .iter()
             .all(|a| a.severity < railyard::analysis::collective::Severity::Warning)
     );
+}
+
+/// Apple silicon runs MLX, not NCCL: on the 4 × Mac Studio Thunderbolt 5 mesh (RDMA) it is
+/// JACCL's ring, one way for small arrays and both ways round above 32 KiB, Simple buffers
+/// only; over TCP it is the `ring` backend, both ways only from 2 × 256 KiB per rank.
+#[test]
+fn a_mac_cluster_runs_mlx_rings_both_ways_for_large_arrays() {
+    use railyard::analysis::collective::Library;
+    let catalog = Catalog::builtin();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/mac-studio-tb5-x4.ron");
+    let mut design = railyard::io::load_design(&path).expect("the Mac preset");
+    let large = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    assert_eq!(large.library, Library::MlxJaccl);
+    assert_eq!(
+        (large.algorithm, large.protocol),
+        (Algorithm::BidirectionalRing, Protocol::Simple)
+    );
+    // Each direction of a ring link carries half of 2(n − 1)/n × 1 GiB, at TB5's 80 Gb/s ×
+    // 0.8 (PCIe tunnel) × 0.95 (RDMA headers); six steps of 5 µs RDMA latency plus 2 m of cable
+    // (0.01 µs) each.
+    let bandwidth_us = 0.5 * 1.5 * GIB as f64 / (80e9 / 8.0 * 0.8 * 0.95) * 1e6;
+    let latency_us = 6.0 * (5.0 + 0.01);
+    assert!(
+        (large.time_us - (bandwidth_us + latency_us)).abs() < 0.01,
+        "{} µs against {} µs",
+        large.time_us,
+        bandwidth_us + latency_us
+    );
+    let small = collective(&design, &catalog, &query(Op::AllReduce, 4096)).unwrap();
+    assert_eq!(small.algorithm, Algorithm::Ring);
+    // No reduce-scatter in MLX's backends: refused by name, not modelled as NCCL's.
+    let rs = collective(&design, &catalog, &query(Op::ReduceScatter, GIB)).unwrap_err();
+    assert_eq!(rs.to_string(), "MLX JACCL (RDMA) has no reduce-scatter here");
+    // Over TCP: the ring backend, one way below 2 MiB (4 ranks × 2 × 256 KiB).
+    for link in &mut design.links {
+        link.transport = railyard::model::Transport::Tcp;
+    }
+    let below = collective(&design, &catalog, &query(Op::AllReduce, (2 << 20) - 4096)).unwrap();
+    let above = collective(&design, &catalog, &query(Op::AllReduce, 2 << 20)).unwrap();
+    assert_eq!(below.library, Library::MlxRing);
+    assert_eq!(below.algorithm, Algorithm::Ring);
+    assert_eq!(above.algorithm, Algorithm::BidirectionalRing);
 }

@@ -1258,6 +1258,7 @@ fn collective_results_are_finite_on_any_fabric() {
             switches,
             links,
         });
+    let (modelled, refused) = (Cell::new(0u32), Cell::new(0u32));
     TestRunner::new(config())
         .run(&(fabrics, query(), sizes()), |(f, q, sizes)| {
             let design = build(&f).design;
@@ -1269,9 +1270,11 @@ fn collective_results_are_finite_on_any_fabric() {
                 Ok(r) => r,
                 Err(e) => {
                     prop_assert!(!e.to_string().is_empty());
+                    refused.set(refused.get() + 1);
                     return Ok(());
                 }
             };
+            modelled.set(modelled.get() + 1);
             for r in results {
                 let mut numbers = vec![
                     r.time_us,
@@ -1300,4 +1303,11 @@ fn collective_results_are_finite_on_any_fabric() {
             Ok(())
         })
         .unwrap();
+    // Refusals are allowed (GPUs cut apart), but the property is about modelled results.
+    assert!(
+        refused.get() <= modelled.get(),
+        "only {} of {} fabrics were modelled",
+        modelled.get(),
+        modelled.get() + refused.get()
+    );
 }

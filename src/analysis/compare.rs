@@ -2,8 +2,8 @@
 //! change of each figure against a baseline scenario. Used by `railyard compare`, the report
 //! and the designer's Compare view, so they all show the same numbers as `eval`.
 
-use crate::analysis::collective::{self, CollectiveQuery, Op, Routing, Workload};
-use crate::analysis::evaluate;
+use crate::analysis::collective::{self, CollectiveQuery, Op, Workload};
+use crate::analysis::{Question, assess};
 use crate::model::units::{group_thousands, trim_number};
 use crate::model::{Bandwidth, Bytes, Catalog, Design, Usd, Watts};
 use serde::Serialize;
@@ -118,18 +118,17 @@ fn figures(
     bytes: Bytes,
     workload: Option<&Workload>,
 ) -> Vec<Option<f64>> {
-    let m = evaluate(design, catalog);
-    let all_reduce =
-        collective::collective(design, catalog, &CollectiveQuery::new(Op::AllReduce, bytes)).ok();
+    let a = assess(
+        design,
+        catalog,
+        &Question::all_reduce_and_workload(bytes, workload.cloned()),
+    );
+    let m = &a.metrics;
+    let all_reduce = a.collective.and_then(Result::ok);
     let all_to_all =
         collective::collective(design, catalog, &CollectiveQuery::new(Op::AllToAll, bytes)).ok();
-    let mut advice = collective::advice(design, catalog, workload);
-    // As the report and `railyard workload` weigh it: ECMP routing.
-    let step = workload
-        .and_then(|w| collective::training_step_comm(design, catalog, w, Routing::Ecmp).ok());
-    if let Some(step) = &step {
-        collective::add_workload_advice(&mut advice, design, step);
-    }
+    let advice = a.advice;
+    let step = a.workload.and_then(Result::ok);
     let total = m.cost.total.0;
     let mut values = vec![
         Some(m.gpus as f64),

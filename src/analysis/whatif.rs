@@ -7,6 +7,7 @@ use crate::model::{
     Bandwidth, Bytes, Catalog, Design, DeviceId, DeviceKind, GroupId, GroupKind, LinkId, LinkState,
 };
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// What to mark failed or degraded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -139,6 +140,53 @@ pub fn figures(design: &Design, catalog: &Catalog, base: &CollectiveQuery) -> Fi
 /// The query used when the sidebar's collective is switched off.
 pub fn default_query(bytes: Bytes) -> CollectiveQuery {
     CollectiveQuery::new(Op::AllReduce, bytes)
+}
+
+/// The current design against its healthy variant.
+#[derive(Debug, Clone)]
+pub struct WhatIfDelta {
+    pub failed: usize,
+    pub degraded: usize,
+    pub current: Figures,
+    pub healthy: Arc<Figures>,
+}
+
+/// The healthy variant last evaluated, kept by its owner between calls: failing one more link
+/// changes the current design, not the healthy one, so its figures are reused.
+#[derive(Default)]
+pub struct HealthyCache {
+    last: Option<(Design, CollectiveQuery, Arc<Figures>)>,
+}
+
+/// None when every link is up. `query`: the collective shown (its size, algorithm and
+/// routing), or 1 GiB with NCCL's choice when none is. `current`: the current design's
+/// figures when the caller has them already, else computed here.
+pub fn delta(
+    design: &Design,
+    catalog: &Catalog,
+    query: Option<&CollectiveQuery>,
+    current: Option<Figures>,
+    cache: &mut HealthyCache,
+) -> Option<WhatIfDelta> {
+    let healthy_design = healthy(design)?;
+    let query = query
+        .cloned()
+        .unwrap_or_else(|| default_query(Bytes(1 << 30)));
+    let healthy_figures = match &cache.last {
+        Some((d, q, f)) if *q == query && *d == healthy_design => Arc::clone(f),
+        _ => {
+            let f = Arc::new(figures(&healthy_design, catalog, &query));
+            cache.last = Some((healthy_design, query.clone(), Arc::clone(&f)));
+            f
+        }
+    };
+    let (failed, degraded) = unhealthy_counts(design);
+    Some(WhatIfDelta {
+        failed,
+        degraded,
+        current: current.unwrap_or_else(|| figures(design, catalog, &query)),
+        healthy: healthy_figures,
+    })
 }
 
 #[cfg(test)]

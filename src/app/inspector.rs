@@ -90,6 +90,18 @@ fn design_meta_ui(
             .desired_width(f32::INFINITY),
     );
     gesture.track(ui, &r);
+    let mut sharp = design.sharp_enabled;
+    if ui
+        .checkbox(&mut sharp, "In-network reduction (SHARP) set up")
+        .on_hover_text(
+            "NCCL reduces in the switches (CollNet) only where the SHARP plugin is installed \
+             and NCCL_COLLNET_ENABLE=1; it is off by default, and so it is here. Switches \
+             must support it too.",
+        )
+        .changed()
+    {
+        out.push(Command::SetSharpEnabled(sharp));
+    }
     ui.separator();
     ui.label(format!(
         "{} devices, {} links, {} GPUs",

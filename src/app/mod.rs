@@ -11,6 +11,7 @@ pub mod document;
 pub mod exports;
 pub mod files;
 pub mod inspector;
+pub mod jobs;
 pub mod menu;
 pub mod palette;
 pub mod plots;
@@ -33,8 +34,7 @@ use menu::{MenuContext, MenuEvent, Theme};
 use palette::{GenerateDialog, PaletteEvent, PaletteState};
 use presets::PRESETS;
 use sidebar::{
-    Analysis, AnalysisJob, AnalysisKey, AnalysisWorker, CollectiveSettings, SidebarEvent,
-    WorkloadSettings,
+    Analysis, AnalysisKey, AnalysisWorker, CollectiveSettings, SidebarEvent, WorkloadSettings,
 };
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -183,8 +183,6 @@ pub struct RailyardApp {
     about: bool,
     /// Links the sidebar points at this frame (the bisection cut, a check).
     highlight: HashSet<LinkId>,
-    /// Bumped when the collective settings change, so the worker recomputes.
-    settings_generation: u64,
     presentation: bool,
     sent_title: Option<String>,
     applied_theme: Option<Theme>,
@@ -225,7 +223,6 @@ impl RailyardApp {
             close_prompt: None,
             about: false,
             highlight: HashSet::new(),
-            settings_generation: 0,
             presentation: false,
             sent_title: None,
             applied_theme: None,
@@ -289,7 +286,7 @@ impl RailyardApp {
     /// The newest finished analysis of the active design and the revision it belongs to.
     pub fn analysis(&self) -> Option<(AnalysisKey, Arc<Analysis>)> {
         let worker = self.tabs[self.active].worker.as_ref()?;
-        worker.latest().map(|(k, a)| (*k, Arc::clone(a)))
+        worker.latest().map(|(k, a)| (k.clone(), Arc::clone(a)))
     }
 
     /// The shown analysis belongs to the current revision and settings.
@@ -299,10 +296,13 @@ impl RailyardApp {
     }
 
     fn analysis_key(&self) -> AnalysisKey {
-        AnalysisKey {
-            revision: self.document().revision(),
-            settings: self.settings_generation,
-        }
+        (
+            self.document().revision(),
+            sidebar::question(
+                self.prefs.collective.query(),
+                self.prefs.workload.workload(),
+            ),
+        )
     }
 
     /// Applies an edit to the active design, exactly as a panel's command is applied.
@@ -581,7 +581,6 @@ impl RailyardApp {
                 if self.prefs.heatmap && !self.prefs.collective.enabled {
                     // The heat comes from the collective; switch it on too.
                     self.prefs.collective.enabled = true;
-                    self.settings_generation += 1;
                 }
             }
             Action::ArrangeByTier => {
@@ -723,8 +722,6 @@ impl RailyardApp {
             }
         }
         let key = self.analysis_key();
-        let query = self.prefs.collective.query();
-        let workload = self.prefs.workload.workload();
         let catalog = Arc::clone(&self.catalog);
         let tab = &mut self.tabs[self.active];
         if tab.worker.is_none() {
@@ -738,11 +735,8 @@ impl RailyardApp {
         }
         if let Some(worker) = &mut tab.worker {
             let design = tab.doc.shared_design();
-            worker.submit_if_new(key, || AnalysisJob {
-                design,
-                query,
-                workload,
-            });
+            let question = key.1.clone();
+            worker.submit_if_new(key, || (design, question));
         }
     }
 
@@ -1032,7 +1026,8 @@ impl RailyardApp {
                     events.push(AppEvent::Select { devices, links });
                 }
                 SidebarEvent::Highlight(links) => self.highlight.extend(links),
-                SidebarEvent::SettingsChanged => self.settings_generation += 1,
+                // The question is part of the analysis key: a new one is asked next frame.
+                SidebarEvent::SettingsChanged => {}
                 SidebarEvent::OpenPlots => self.plots.open = true,
             }
         }

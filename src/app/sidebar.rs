@@ -4,93 +4,51 @@
 //! off the UI thread; this panel only shows the newest finished result and reports clicks
 //! and hovers as events (select these devices, highlight those links).
 
+#[cfg(test)]
+use crate::analysis::assess;
 use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
     Advice, AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
-    Workload, WorkloadResult, add_workload_advice, advice_reusing, collective, model_label,
-    sweep_sizes, training_step_comm,
+    Workload, WorkloadResult, model_label, sweep_sizes,
 };
-use crate::analysis::{Metrics, evaluate};
+use crate::analysis::{Assessment, Assessor, Metrics, Question};
 use crate::model::units::time_text;
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::worker::Worker;
 
-/// Everything the worker computes for one revision.
-pub struct Analysis {
-    pub metrics: Metrics,
-    /// None when the collective section is switched off.
-    pub collective: Option<Result<CollectiveResult, String>>,
-    /// Utilisation of each drawn link during the collective (1.0 = the bottleneck).
-    pub heat: HashMap<LinkId, f64>,
-    /// Against the healthy design, when links are failed or degraded (see `whatif`).
-    pub whatif: Option<super::whatif::WhatIfDelta>,
-    /// The architect's findings (for the chosen workload, if any), most severe first.
-    pub advice: Vec<Advice>,
-    /// None when no workload is chosen.
-    pub workload: Option<Result<WorkloadResult, String>>,
-}
+/// What the worker computes for one revision: the library's assessment.
+pub type Analysis = Assessment;
 
-/// A result is current when both the design revision and the collective settings match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AnalysisKey {
-    pub revision: u64,
-    pub settings: u64,
-}
+/// A result is current when both the design revision and the question match.
+pub type AnalysisKey = (u64, Question);
 
-pub struct AnalysisJob {
-    pub design: Arc<Design>,
-    pub query: Option<CollectiveQuery>,
-    pub workload: Option<Workload>,
-}
+/// A job: the design at a revision and the question asked of it.
+pub type AnalysisJob = (Arc<Design>, Question);
 
 pub type AnalysisWorker = Worker<AnalysisKey, AnalysisJob, Analysis>;
 
-pub fn analyse(job: AnalysisJob, catalog: &Catalog) -> Analysis {
-    let metrics = evaluate(&job.design, catalog);
-    let collective = job
-        .query
-        .as_ref()
-        .map(|q| collective(&job.design, catalog, q).map_err(|e| e.to_string()));
-    let heat = match &collective {
-        Some(Ok(result)) => result.link_utilization.iter().copied().collect(),
-        _ => HashMap::new(),
-    };
-    let known = job
-        .query
-        .as_ref()
-        .zip(collective.as_ref().and_then(|c| c.as_ref().ok()));
-    let mut advice = advice_reusing(&job.design, catalog, job.workload.as_ref(), known);
-    // The workload runs with the collective section's routing (ECMP when it is off).
-    let routing = job.query.as_ref().map_or(Routing::Ecmp, |q| q.routing);
-    let workload = job
-        .workload
-        .as_ref()
-        .map(|w| training_step_comm(&job.design, catalog, w, routing).map_err(|e| e.to_string()));
-    if let Some(Ok(step)) = &workload {
-        add_workload_advice(&mut advice, &job.design, step);
-    }
-    Analysis {
-        metrics,
+/// The question the sidebar asks: its collective (none when the section is off), its
+/// workload with the collective's routing (ECMP when it is off), and the what-if.
+pub fn question(collective: Option<CollectiveQuery>, workload: Option<Workload>) -> Question {
+    Question {
+        workload_routing: collective.as_ref().map_or(Routing::Ecmp, |q| q.routing),
         collective,
-        heat,
-        whatif: None,
-        advice,
         workload,
+        whatif: true,
     }
 }
 
 pub fn spawn_worker(ctx: &egui::Context, catalog: Arc<Catalog>) -> std::io::Result<AnalysisWorker> {
-    let mut healthy = super::whatif::HealthyCache::default();
-    Worker::spawn("railyard-analysis", ctx.clone(), move |job: AnalysisJob| {
-        let whatif = super::whatif::delta(&job.design, &catalog, job.query.as_ref(), &mut healthy);
-        let mut analysis = analyse(job, &catalog);
-        analysis.whatif = whatif;
-        analysis
-    })
+    let mut assessor = Assessor::default();
+    Worker::spawn(
+        "railyard-analysis",
+        ctx.clone(),
+        move |(design, question): AnalysisJob| assessor.assess(&design, &catalog, &question),
+    )
 }
 
 /// The collective the sidebar evaluates; a UI preference, not part of the design.
@@ -478,7 +436,7 @@ fn workload_ui(
                 ui.weak("Add GPUs to see a training step.");
             }
             Some(Err(message)) => {
-                ui.colored_label(ui.visuals().warn_fg_color, message);
+                ui.colored_label(ui.visuals().warn_fg_color, message.to_string());
             }
             None => {}
         }
@@ -647,7 +605,7 @@ fn collective_ui(
                 ui.weak("Add GPUs to see collective times.");
             }
             Some(Err(message)) => {
-                ui.colored_label(ui.visuals().warn_fg_color, message);
+                ui.colored_label(ui.visuals().warn_fg_color, message.to_string());
             }
             None => {}
         }
@@ -674,7 +632,10 @@ fn collective_result_ui(ui: &mut Ui, r: &CollectiveResult, events: &mut Vec<Side
         r.protocol.label(),
         time_text(r.latency_us),
         time_text(r.bandwidth_us)
-    ));
+    ))
+    .on_hover_text(&r.why);
+    ui.weak(format!("with {}", r.library.label()))
+        .on_hover_text(r.assumes);
     ui.label(format!(
         "busbw {:.1} GB/s (line-rate bound {:.1} GB/s), algbw {:.1} GB/s",
         r.busbw_gbyte_s, r.busbw_bound_gbyte_s, r.algbw_gbyte_s
@@ -739,19 +700,16 @@ mod tests {
         let design = crate::io::parse_design(preset.text, preset.file).expect("a design");
         let mut query = CollectiveQuery::new(Op::AllReduce, crate::model::Bytes(1 << 30));
         query.routing = Routing::Adaptive;
-        let job = |workload: Option<Workload>| AnalysisJob {
-            design: Arc::new(design.clone()),
-            query: Some(query.clone()),
-            workload,
-        };
+        let analyse =
+            |workload| assess(&design, &catalog, &question(Some(query.clone()), workload));
         let congested = |a: &Analysis| {
             a.advice
                 .iter()
                 .find(|x| x.code == "workload-congestion")
                 .cloned()
         };
-        assert!(congested(&analyse(job(None), &catalog)).is_none());
-        let analysis = analyse(job(Workload::llama(8)), &catalog);
+        assert!(congested(&analyse(None)).is_none());
+        let analysis = analyse(Workload::llama(8));
         let found = congested(&analysis).expect("the gradient all-reduce is flagged");
         let Some(Ok(step)) = &analysis.workload else {
             panic!("a training step: {:?}", analysis.workload);

@@ -3,17 +3,14 @@
 //! step). The sidebar then shows the change against the healthy design, the same design with
 //! every link up, which the analysis worker evaluates alongside the current one.
 
-use crate::analysis::collective::CollectiveQuery;
 use crate::analysis::whatif::{
-    Figures, Scope, default_query, figures, healthy, links_in_scope, planes, rails,
-    unhealthy_counts,
+    Scope, WhatIfDelta, links_in_scope, planes, rails, unhealthy_counts,
 };
 use crate::model::command::Command;
 use crate::model::units::time_text;
-use crate::model::{Bytes, Catalog, Design, DeviceId, DeviceKind, LinkId, LinkState};
+use crate::model::{Design, DeviceId, DeviceKind, LinkId, LinkState};
 use egui::{RichText, Ui};
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 /// The fraction "degrade" sets; the inspector's slider refines it.
 pub const DEGRADED_FRACTION: f64 = 0.5;
@@ -41,51 +38,6 @@ pub fn scope_command(design: &Design, scope: Scope, state: LinkState) -> Option<
 pub fn restore_all_command(design: &Design) -> Option<Command> {
     let all: Vec<LinkId> = design.links.iter().map(|l| l.id).collect();
     state_command(design, &all, LinkState::Up)
-}
-
-/// The current design against its healthy variant, for the sidebar.
-#[derive(Debug, Clone)]
-pub struct WhatIfDelta {
-    pub failed: usize,
-    pub degraded: usize,
-    pub current: Figures,
-    pub healthy: Arc<Figures>,
-}
-
-/// The healthy variant last evaluated, kept by the worker: failing one more link changes the
-/// current design, not the healthy one, so its figures are reused.
-#[derive(Default)]
-pub struct HealthyCache {
-    last: Option<(Design, CollectiveQuery, Arc<Figures>)>,
-}
-
-/// None when every link is up. `query`: the sidebar's collective (its size, algorithm and
-/// routing), or 1 GiB with NCCL's choice when the collective section is off.
-pub fn delta(
-    design: &Design,
-    catalog: &Catalog,
-    query: Option<&CollectiveQuery>,
-    cache: &mut HealthyCache,
-) -> Option<WhatIfDelta> {
-    let healthy_design = healthy(design)?;
-    let query = query
-        .cloned()
-        .unwrap_or_else(|| default_query(Bytes(1 << 30)));
-    let healthy_figures = match &cache.last {
-        Some((d, q, f)) if *q == query && *d == healthy_design => Arc::clone(f),
-        _ => {
-            let f = Arc::new(figures(&healthy_design, catalog, &query));
-            cache.last = Some((healthy_design, query.clone(), Arc::clone(&f)));
-            f
-        }
-    };
-    let (failed, degraded) = unhealthy_counts(design);
-    Some(WhatIfDelta {
-        failed,
-        degraded,
-        current: figures(design, catalog, &query),
-        healthy: healthy_figures,
-    })
 }
 
 /// A relative change as "+12.5 %" / "−6.25 %".
@@ -315,6 +267,7 @@ fn selected_is_empty(devices: &BTreeSet<DeviceId>, links: &BTreeSet<LinkId>) -> 
 mod tests {
     use super::*;
     use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::Catalog;
 
     fn star() -> Design {
         let mut spec = TemplateSpec::new(Template::Star);

@@ -1,16 +1,19 @@
-//! Analysis off the UI thread. The UI submits a job keyed by the design's revision; a
-//! background thread computes it, skipping jobs that a newer one has already superseded,
-//! and wakes the UI with `request_repaint` when a result is ready. The UI only ever polls,
-//! so no frame waits, and an idle window asks for no repaints at all.
+//! Analysis off the UI thread, following one stream of revisions. The UI submits a job keyed
+//! by the design's revision (and what it asks); a background `Jobs` thread computes it,
+//! skipping jobs that a newer one has already superseded, and wakes the UI with
+//! `request_repaint` when a result is ready. The UI only ever polls, so no frame waits, and an
+//! idle window asks for no repaints at all. A job that panics yields no result; the last good
+//! one stays shown.
 
+use super::jobs::Jobs;
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 
 /// A background computation `Q -> R` whose results are tagged with a key `K` (a revision).
 pub struct Worker<K, Q, R> {
-    jobs: Sender<(K, Q)>,
-    results: Receiver<(K, Arc<R>)>,
-    requested: Option<K>,
+    /// Jobs by ticket, one ticket per submitted key: the key need not hash.
+    jobs: Jobs<u64, Q, R>,
+    tickets: u64,
+    requested: Option<(u64, K)>,
     latest: Option<(K, Arc<R>)>,
 }
 
@@ -24,58 +27,51 @@ where
     pub fn spawn(
         name: &str,
         ctx: egui::Context,
-        mut compute: impl FnMut(Q) -> R + Send + 'static,
+        compute: impl FnMut(Q) -> R + Send + 'static,
     ) -> std::io::Result<Self> {
-        let (job_tx, job_rx) = mpsc::channel::<(K, Q)>();
-        let (result_tx, result_rx) = mpsc::channel();
-        std::thread::Builder::new()
-            .name(name.to_string())
-            .spawn(move || {
-                // Ends when the UI side is dropped (the sender closes).
-                while let Ok(mut job) = job_rx.recv() {
-                    // Only the newest waiting job matters: older revisions are already stale.
-                    loop {
-                        match job_rx.try_recv() {
-                            Ok(newer) => job = newer,
-                            Err(TryRecvError::Empty) => break,
-                            Err(TryRecvError::Disconnected) => return,
-                        }
-                    }
-                    let (key, query) = job;
-                    let result = Arc::new(compute(query));
-                    if result_tx.send((key, result)).is_err() {
-                        return;
-                    }
-                    ctx.request_repaint();
-                }
-            })?;
+        // `Jobs` calls through `Fn`; the one thread that calls it owns the closure alone.
+        let compute = std::sync::Mutex::new(compute);
+        let jobs = Jobs::spawn(name, ctx, move |q| {
+            let mut compute = compute.lock().unwrap_or_else(|e| e.into_inner());
+            (*compute)(q)
+        })?;
         Ok(Self {
-            jobs: job_tx,
-            results: result_rx,
+            jobs,
+            tickets: 0,
             requested: None,
             latest: None,
         })
     }
 
     /// Submits a job unless one with this key was already submitted. `make` is only called
-    /// when the job is really sent, so an unchanged design costs nothing per frame.
+    /// when the job is really sent, so an unchanged design costs nothing per frame. Older
+    /// jobs still queued are dropped: only the newest revision matters.
     pub fn submit_if_new(&mut self, key: K, make: impl FnOnce() -> Q) {
-        if self.requested.as_ref() == Some(&key) {
+        if self.requested.as_ref().is_some_and(|(_, k)| *k == key) {
             return;
         }
-        // A send only fails if the thread died; then results just stop coming.
-        let _ = self.jobs.send((key.clone(), make()));
-        self.requested = Some(key);
+        self.tickets += 1;
+        let ticket = self.tickets;
+        self.jobs.retain(|&t| t == ticket);
+        self.jobs.request(ticket, make);
+        self.requested = Some((ticket, key));
     }
 
     /// Takes finished results without blocking; returns true if a new one arrived.
     pub fn poll(&mut self) -> bool {
-        let mut got = false;
-        while let Ok(result) = self.results.try_recv() {
-            self.latest = Some(result);
-            got = true;
+        if !self.jobs.poll() {
+            return false;
         }
-        got
+        let Some((ticket, key)) = &self.requested else {
+            return false;
+        };
+        match self.jobs.get(ticket) {
+            Some(result) => {
+                self.latest = Some((key.clone(), Arc::clone(result)));
+                true
+            }
+            None => false,
+        }
     }
 
     /// The newest finished result and its key.
@@ -85,11 +81,9 @@ where
 
     /// A newer job than the shown result is still being computed.
     pub fn is_pending(&self) -> bool {
-        match (&self.requested, &self.latest) {
-            (None, _) => false,
-            (Some(_), None) => true,
-            (Some(req), Some((done, _))) => req != done,
-        }
+        self.requested
+            .as_ref()
+            .is_some_and(|(ticket, _)| self.jobs.is_pending(ticket))
     }
 }
 
@@ -137,6 +131,27 @@ mod tests {
         let (key, value) = worker.latest().expect("a result");
         assert_eq!(*key, 5);
         assert_eq!(**value, 15 * 15);
+    }
+
+    #[test]
+    fn a_panicking_job_keeps_the_last_result_and_ends() {
+        let ctx = egui::Context::default();
+        let mut worker: Worker<u64, u64, u64> = Worker::spawn("test", ctx, |n| {
+            assert_ne!(n, 2, "job 2 fails");
+            n * 10
+        })
+        .expect("thread");
+        worker.submit_if_new(1, || 1);
+        assert!(wait_for(&mut worker));
+        worker.submit_if_new(2, || 2);
+        assert!(wait_for(&mut worker), "a failed job is not pending forever");
+        let (key, value) = worker.latest().expect("the last good result");
+        assert_eq!((*key, **value), (1, 10));
+        // The thread survived: the next job runs.
+        worker.submit_if_new(3, || 3);
+        assert!(wait_for(&mut worker));
+        let (key, value) = worker.latest().expect("a result");
+        assert_eq!((*key, **value), (3, 30));
     }
 
     #[test]

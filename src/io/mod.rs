@@ -2,6 +2,7 @@
 
 pub mod bom;
 pub mod design_file;
+pub mod measured;
 pub mod nccl_log;
 pub mod ron_tree;
 

@@ -153,18 +153,13 @@ pub fn design_report(
     comparison: Option<&Comparison>,
     diagram: Option<&str>,
 ) -> String {
-    use crate::analysis::collective::{self, CollectiveQuery, Op, Routing};
-    let metrics = crate::analysis::evaluate(design, catalog);
-    let result =
-        collective::collective(design, catalog, &CollectiveQuery::new(Op::AllReduce, bytes));
+    use crate::analysis::{Question, assess};
+    let question = Question::all_reduce_and_workload(bytes, workload.cloned());
+    let a = assess(design, catalog, &question);
+    let result = a.collective.expect("the question asks for a collective");
     let error_text = result.as_ref().err().map(ToString::to_string);
-    let mut advice = collective::advice(design, catalog, workload);
-    let step = workload.map(|w| {
-        collective::training_step_comm(design, catalog, w, Routing::Ecmp).map_err(|e| e.to_string())
-    });
-    if let Some(Ok(step)) = &step {
-        collective::add_workload_advice(&mut advice, design, step);
-    }
+    let step = a.workload.map(|s| s.map_err(|e| e.to_string()));
+    let (metrics, advice) = (a.metrics, a.advice);
     let bom = crate::analysis::cost::bom_lines(design, catalog);
     render_report(&ReportInput {
         file,
@@ -335,6 +330,13 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
                 col.algorithm,
                 col.protocol.label(),
                 col.routing.cli_name()
+            );
+            let _ = writeln!(
+                out,
+                "Library: {}. The model assumes {}. Chosen as the {}.\n",
+                col.library.label(),
+                md_inline(col.assumes),
+                md_inline(&col.why)
             );
             let _ = writeln!(
                 out,

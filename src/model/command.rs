@@ -34,6 +34,8 @@ pub enum Command {
     ReplaceDesign(Box<Design>),
     /// Sets the fitted calibration, or clears it with None.
     SetCalibration(Option<Box<Calibration>>),
+    /// Turns in-network reduction (SHARP, NCCL's CollNet) on or off for the design.
+    SetSharpEnabled(bool),
     /// Several commands as one undo step.
     Batch(Vec<Command>),
 }
@@ -66,6 +68,7 @@ impl Command {
             Command::SetMeta { .. } => "rename",
             Command::ReplaceDesign(_) => "replace design",
             Command::SetCalibration(_) => "calibrate",
+            Command::SetSharpEnabled(_) => "in-network reduction",
             Command::Batch(_) => "edit",
         }
     }
@@ -139,9 +142,10 @@ impl Command {
                 }
                 Ok(())
             }
-            Command::SetMeta { .. } | Command::ReplaceDesign(_) | Command::SetCalibration(_) => {
-                Ok(())
-            }
+            Command::SetMeta { .. }
+            | Command::ReplaceDesign(_)
+            | Command::SetCalibration(_)
+            | Command::SetSharpEnabled(_) => Ok(()),
             Command::Batch(commands) => {
                 // Later commands may depend on earlier ones: check on a scratch copy only
                 // when there is more than one, to keep the common case cheap.
@@ -287,6 +291,10 @@ impl Command {
             Command::ReplaceDesign(new) => {
                 let old = std::mem::replace(design, *new);
                 Command::ReplaceDesign(Box::new(old))
+            }
+            Command::SetSharpEnabled(on) => {
+                let was = std::mem::replace(&mut design.sharp_enabled, on);
+                Command::SetSharpEnabled(was)
             }
             Command::SetCalibration(new) => {
                 let old = std::mem::replace(&mut design.calibration, new.map(|c| *c));

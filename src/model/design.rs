@@ -78,6 +78,15 @@ pub struct Design {
     /// Efficiencies and latencies fitted to the user's own measurements (`Calibrate…`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// In-network reduction is set up: the SHARP plugin installed and NCCL_COLLNET_ENABLE=1.
+    /// NCCL leaves CollNet off by default (init.cc: collnetEnable = 0), so switches that could
+    /// reduce in the network do not until this is on; files without it load with it off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sharp_enabled: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Design {

@@ -2,5 +2,7 @@
 //! that start the real binary. Each test file uses a part of them.
 #![allow(dead_code)]
 
+#[cfg(feature = "gui")]
 pub mod app;
+pub mod vulkan;
 pub mod xvfb;

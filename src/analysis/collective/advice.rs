@@ -156,10 +156,47 @@ pub fn advice_reusing(
                 tb.len(),
                 (tb[0].capacity().gbit_s() * super::efficiency::link_efficiency(tb[0].tech, tb[0].transport, true)).round()
             ),
-            devs,
+            devs.clone(),
             tb.iter().map(|l| l.id).collect(),
             "use Thunderbolt for prototypes or pipeline stages; for data-parallel training move to 100G+ Ethernet with RDMA or InfiniBand",
         ));
+        // RDMA over Thunderbolt exists on Thunderbolt 5 only (macOS 26.2, MLX's JACCL): TCP
+        // over TB5 leaves microseconds per message on the table; TB4 has no RDMA at all.
+        let tb5_tcp: Vec<LinkId> = tb
+            .iter()
+            .filter(|l| l.tech == LinkTech::Thunderbolt5 && l.transport == Transport::Tcp)
+            .map(|l| l.id)
+            .collect();
+        let tb4: Vec<LinkId> = tb
+            .iter()
+            .filter(|l| l.tech == LinkTech::Thunderbolt4)
+            .map(|l| l.id)
+            .collect();
+        if !tb5_tcp.is_empty() {
+            out.push(item(
+                Severity::Info,
+                "thunderbolt5-rdma",
+                format!(
+                    "{} Thunderbolt 5 link(s) carry TCP: MLX's ring backend pays a socket exchange per ring step",
+                    tb5_tcp.len()
+                ),
+                devs.clone(),
+                tb5_tcp,
+                "on macOS 26.2 or later enable RDMA over Thunderbolt 5 (rdma_ctl enable in recovery) and use MLX's JACCL backend: single-digit µs per message instead of a TCP exchange",
+            ));
+        } else if !tb4.is_empty() && tb4.len() == tb.len() {
+            out.push(item(
+                Severity::Info,
+                "thunderbolt4-no-rdma",
+                format!(
+                    "{} Thunderbolt 4 link(s): no RDMA over Thunderbolt 4, so collectives run over TCP",
+                    tb4.len()
+                ),
+                devs,
+                tb4,
+                "Thunderbolt 5 ports (M3 Ultra, M4 Pro/Max) with macOS 26.2 or later allow RDMA (MLX's JACCL backend)",
+            ));
+        }
     }
 
     // RoCE without lossless configuration.

@@ -46,6 +46,8 @@ pub(crate) struct Phase {
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     pub algorithm: Algorithm,
+    /// The library that runs it (its protocols and step latencies).
+    pub library: super::Library,
     pub phases: Vec<Phase>,
     pub n: u32,
     /// Scale-up domains in the group and the largest number of GPUs one holds.
@@ -1009,6 +1011,21 @@ pub(crate) fn plan<'f>(
             }
             push(b.finish()?, steps, false, &mut phases);
         }
+        (Op::AllReduce | Op::AllGather, Algorithm::BidirectionalRing) => {
+            // Half of every chunk goes clockwise, half counter-clockwise, on the same
+            // neighbours: each direction of a ring link carries half of a one-way ring.
+            let steps = if op == Op::AllReduce {
+                2.0 * (nf - 1.0)
+            } else {
+                nf - 1.0
+            };
+            let mut b = LoadBuilder::new(fab, router, adaptive);
+            for (group, segs) in gs.each() {
+                rings(&mut b, fab, group, segs, 0.5 / nf, true, false)?;
+                rings(&mut b, fab, group, segs, 0.5 / nf, true, true)?;
+            }
+            push(b.finish()?, steps, false, &mut phases);
+        }
         (Op::Broadcast | Op::Reduce, Algorithm::Ring) => {
             let mut b = LoadBuilder::new(fab, router, adaptive);
             for (group, segs) in gs.each() {
@@ -1173,6 +1190,7 @@ pub(crate) fn plan<'f>(
     notes.dedup();
     Ok(Plan {
         algorithm,
+        library: fab.library,
         phases,
         n,
         domains: m,

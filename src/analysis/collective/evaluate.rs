@@ -7,8 +7,8 @@ use super::fabric::{self, Fabric, Intra, NO_ARC, Resource};
 use super::latency::{self as lat, ArchRow, Hw, Protocol, TableAlgo};
 use super::routing::{Router, zeroed};
 use super::{
-    AlgoChoice, Algorithm, Candidate, CollectiveError, CollectiveQuery, CollectiveResult, LinkLoad,
-    Op, ResourceKind, Routing,
+    AlgoChoice, Algorithm, Candidate, CollectiveError, CollectiveQuery, CollectiveResult, Library,
+    LinkLoad, Op, ResourceKind, Routing,
 };
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 
@@ -96,6 +96,9 @@ fn weigh(
     mut candidate: impl FnMut(Candidate),
 ) -> bool {
     let mut chosen = false;
+    if !used_at(&c.plan, s) {
+        return false;
+    }
     for p in protocols_for(&c.plan) {
         if forced.is_some_and(|forced| forced != p) {
             continue;
@@ -113,6 +116,16 @@ fn weigh(
         }
     }
     chosen
+}
+
+/// Whether the library runs the plan at this size: MLX turns its ring both ways only for
+/// large arrays (`Library::both_ways_from_bytes`).
+fn used_at(plan: &Plan, s: f64) -> bool {
+    plan.algorithm != Algorithm::BidirectionalRing
+        || plan
+            .library
+            .both_ways_from_bytes(plan.n)
+            .is_some_and(|from| s >= from)
 }
 
 /// Usable capacity of an arc in a phase (NVLS phases run NVLink ports at NVLS efficiency).
@@ -138,8 +151,21 @@ pub(crate) struct Evaluator<'d> {
     in_network_bound_gbyte_s: f64,
 }
 
-/// Algorithms worth trying for an operation.
-fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32) -> Vec<Algorithm> {
+/// Algorithms worth trying for an operation. MLX's backends have rings (one way, and both
+/// ways for large arrays) for all-reduce and all-gather, and point-to-point sends; no trees,
+/// no in-switch reduction, no reduce-scatter, broadcast or reduce.
+fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) -> Vec<Algorithm> {
+    if library.is_mlx() {
+        let both: &[Algorithm] = &[Algorithm::Ring, Algorithm::BidirectionalRing];
+        return match (op, choice) {
+            (Op::AllReduce | Op::AllGather, AlgoChoice::Auto) => both.to_vec(),
+            (Op::AllReduce | Op::AllGather, AlgoChoice::Ring) => vec![Algorithm::Ring],
+            (Op::AllToAll | Op::SendRecv, AlgoChoice::Auto | AlgoChoice::Direct) => {
+                vec![Algorithm::Direct]
+            }
+            _ => Vec::new(),
+        };
+    }
     let auto: &[Algorithm] = match op {
         Op::AllReduce => &[
             Algorithm::Ring,
@@ -167,6 +193,10 @@ fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32) -> Vec<Algorithm> {
 }
 
 fn protocols_for(plan: &Plan) -> Vec<Protocol> {
+    if plan.library.is_mlx() {
+        // MLX moves plain buffers: no LL or LL128 lines.
+        return vec![Protocol::Simple];
+    }
     match plan.algorithm {
         Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp => vec![Protocol::Simple],
         Algorithm::Direct => vec![Protocol::Ll, Protocol::Simple],
@@ -410,7 +440,11 @@ impl<'d> Evaluator<'d> {
                 chosen.plan.algorithm
             ));
         }
+        let why = why_chosen(&candidates, chosen.plan.algorithm, protocol, time_us);
         CollectiveResult {
+            library: self.fab.library,
+            assumes: self.fab.library.assumes(self.design.sharp_enabled),
+            why,
             op: self.op,
             bytes,
             gpus: self.n,
@@ -433,6 +467,35 @@ impl<'d> Evaluator<'d> {
             candidates,
             notes,
         }
+    }
+}
+
+/// Why the answer's algorithm and protocol: the fastest of the pairs costed, with the runner-up
+/// and how much slower it is.
+fn why_chosen(
+    candidates: &[Candidate],
+    algorithm: Algorithm,
+    protocol: Protocol,
+    time_us: f64,
+) -> String {
+    let runner_up = candidates
+        .iter()
+        .filter(|c| !(c.algorithm == algorithm && c.protocol == protocol))
+        .min_by(|a, b| a.time_us.total_cmp(&b.time_us));
+    match runner_up {
+        None => "the only algorithm and protocol available".into(),
+        Some(next) => format!(
+            "fastest of {} costed; next {}/{} at {} ({})",
+            candidates.len(),
+            next.algorithm,
+            next.protocol.label(),
+            crate::model::units::time_text(next.time_us),
+            if time_us > 0.0 {
+                format!("{:+.0} %", (next.time_us / time_us - 1.0) * 100.0)
+            } else {
+                "n/a".into()
+            }
+        ),
     }
 }
 
@@ -583,6 +646,19 @@ fn resource_label(fab: &Fabric, design: &Design, r: Resource) -> String {
     }
 }
 
+/// MLX's step latency: a ring takes 2(n − 1) steps for an all-reduce and n − 1 for an
+/// all-gather, each one message over the worst network path (its stack, switch and cable
+/// latency); a point-to-point exchange takes one.
+fn mlx_latency_us(plan: &Plan, op: Op) -> f64 {
+    let n = f64::from(plan.n);
+    let steps = match (plan.algorithm, op) {
+        (Algorithm::Ring | Algorithm::BidirectionalRing, Op::AllReduce) => 2.0 * (n - 1.0),
+        (Algorithm::Ring | Algorithm::BidirectionalRing, _) => n - 1.0,
+        _ => 1.0,
+    };
+    steps * plan.net_extra_us
+}
+
 /// Plans and costs every applicable algorithm; errors only when none works.
 ///
 /// On large fabrics the algorithms are planned on several threads (each plan is independent of
@@ -609,11 +685,37 @@ fn make_plans(
     // SHARP needs a reducing switch on every tree; with none in the fabric its plan always
     // fails, and under Auto that failure is never reported (ring runs or fails first), so
     // it is not planned at all. Forced, it is, for its reason.
+    // NCCL runs in-network reduction only where it is set up (CollNet is off by default):
+    // under Auto it is never a candidate then, and forced it is refused with how to set it up.
     let any_reducing = fab.in_network.iter().any(|&r| r);
-    let algorithms: Vec<Algorithm> = algorithms_for(op, choice, domains)
+    if choice == AlgoChoice::Sharp && !design.sharp_enabled {
+        return Err(CollectiveError::AlgorithmUnavailable {
+            algorithm: Algorithm::Sharp,
+            op,
+            reason: "in-network reduction is not set up in this design: NCCL leaves CollNet \
+                     (SHARP) off unless NCCL_COLLNET_ENABLE=1 and the plugin are installed; turn \
+                     it on in the design's inspector (or `sharp_enabled: true` in the file)"
+                .into(),
+        });
+    }
+    let algorithms: Vec<Algorithm> = algorithms_for(op, choice, domains, fab.library)
         .into_iter()
-        .filter(|&a| !(a == Algorithm::Sharp && choice == AlgoChoice::Auto && !any_reducing))
+        .filter(|&a| {
+            !(a == Algorithm::Sharp
+                && choice == AlgoChoice::Auto
+                && !(any_reducing && design.sharp_enabled))
+        })
         .collect();
+    if algorithms.is_empty() {
+        return Err(CollectiveError::NotInLibrary {
+            library: fab.library,
+            op,
+            forced: match choice {
+                AlgoChoice::Auto => String::new(),
+                other => format!("{other:?}").to_lowercase(),
+            },
+        });
+    }
     let job = PlanJob {
         fab,
         design,
@@ -647,7 +749,9 @@ fn make_plans(
             let n = groups[0].len() as u32;
             let worth: Vec<usize> = last
                 .into_iter()
-                .filter(|&i| latency_floor_us(algorithms[i], op, protocol, &gs, n) <= best_us)
+                .filter(|&i| {
+                    latency_floor_us(algorithms[i], op, protocol, &gs, n, fab.library) <= best_us
+                })
                 .collect();
             outcomes.extend(job.plan_all(&algorithms, &worth));
             outcomes
@@ -731,7 +835,7 @@ fn relative_plan_cost(a: Algorithm) -> u8 {
     match a {
         Algorithm::Sharp => 4,
         Algorithm::Tree => 3,
-        Algorithm::NvlsTree | Algorithm::Ring => 2,
+        Algorithm::NvlsTree | Algorithm::Ring | Algorithm::BidirectionalRing => 2,
         Algorithm::Hierarchical | Algorithm::Direct => 1,
         Algorithm::Nvls => 0,
     }
@@ -739,7 +843,10 @@ fn relative_plan_cost(a: Algorithm) -> u8 {
 
 /// Ring and hierarchical take a step per GPU or domain: their latency alone can rule them out.
 fn latency_grows_with_size(a: Algorithm) -> bool {
-    matches!(a, Algorithm::Ring | Algorithm::Hierarchical)
+    matches!(
+        a,
+        Algorithm::Ring | Algorithm::BidirectionalRing | Algorithm::Hierarchical
+    )
 }
 
 /// A floor under any time of `algorithm` on groups of `n` GPUs across several domains: its
@@ -752,10 +859,12 @@ fn latency_floor_us(
     forced: Option<Protocol>,
     gs: &algorithms::Groups,
     n: u32,
+    library: Library,
 ) -> f64 {
     let segs = &gs.segs[0];
     let skeleton = Plan {
         algorithm,
+        library,
         phases: Vec::new(),
         n,
         domains: segs.len() as u32,
@@ -770,7 +879,7 @@ fn latency_floor_us(
     Protocol::ALL
         .into_iter()
         .filter(|p| forced.is_none_or(|f| f == *p))
-        .map(|p| latency_us(&skeleton, &hops, op, p))
+        .map(|p| latency_us(&skeleton, &hops, op, p, 0.0))
         .fold(f64::INFINITY, f64::min)
 }
 
@@ -967,12 +1076,16 @@ fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
         let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
         bw = bw.max(s * op.busbw_factor(plan.n) / cap);
     }
-    (latency_us(plan, &c.intra_hops, op, p), bw * 1e6)
+    (latency_us(plan, &c.intra_hops, op, p, s), bw * 1e6)
 }
 
 /// Latency by NCCL's model: base + steps × per-step latency by hop type (intra-node hops as
-/// calibrated, see `IntraHops`), plus our stack and switch latency on network steps.
-fn latency_us(plan: &Plan, hops: &lat::IntraHops, op: Op, p: Protocol) -> f64 {
+/// calibrated, see `IntraHops`), plus our stack and switch latency on network steps. MLX has
+/// none of NCCL's constants: each ring step is one send and receive over the network path.
+fn latency_us(plan: &Plan, hops: &lat::IntraHops, op: Op, p: Protocol, bytes: f64) -> f64 {
+    if plan.library.is_mlx() {
+        return mlx_latency_us(plan, op);
+    }
     let n = f64::from(plan.n);
     let m = f64::from(plan.domains);
     let g = f64::from(plan.max_domain_gpus);
@@ -987,12 +1100,12 @@ fn latency_us(plan: &Plan, hops: &lat::IntraHops, op: Op, p: Protocol) -> f64 {
     };
     let inter = |algo: TableAlgo| lat::hw_latency(Hw::Net, algo, p) + plan.net_extra_us;
     let fill = if plan.nvls_rate > 0.0 {
-        lat::nvls_fill_us(plan.nvls_rate)
+        lat::nvls_fill_us(plan.nvls_rate, bytes)
     } else {
         0.0
     };
     match plan.algorithm {
-        Algorithm::Ring => {
+        Algorithm::Ring | Algorithm::BidirectionalRing => {
             let (steps, inter_steps) = match op {
                 Op::AllReduce => (2.0 * (n - 1.0), if multi { 2.0 * (m - 1.0) } else { 0.0 }),
                 _ => (n - 1.0, if multi { m - 1.0 } else { 0.0 }),
@@ -1176,6 +1289,9 @@ pub(crate) fn evaluate_groups(
         let mut best = (f64::INFINITY, 0.0, usize::MAX);
         for (i, c) in plans.iter().enumerate() {
             for p in protocols_for(&c.plan) {
+                if !used_at(&c.plan, spec.bytes) {
+                    continue;
+                }
                 let (l, b) = time_of(c, spec.op, p, spec.bytes);
                 if l + b < best.0 {
                     best = (l + b, l, i);
@@ -1399,8 +1515,9 @@ mod tests {
                                     Some(p),
                                     &gs,
                                     groups[0].len() as u32,
+                                    fab.library,
                                 );
-                                let latency = latency_us(&c.plan, &c.intra_hops, op, p);
+                                let latency = latency_us(&c.plan, &c.intra_hops, op, p, 0.0);
                                 assert!(floor > 0.0 && floor <= latency, "{floor} {latency}");
                             }
                         }

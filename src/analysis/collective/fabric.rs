@@ -130,6 +130,8 @@ pub(crate) struct Fabric {
     pub is_node: Vec<bool>,
     /// Per device index: a switch that reduces in the network (SHARP).
     pub in_network: Vec<bool>,
+    /// The collective library the design's GPUs run.
+    pub library: super::Library,
     pub adj_start: Vec<u32>,
     pub adj: Vec<Adj>,
     pub grp_start: Vec<u32>,
@@ -725,6 +727,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         is_node,
     } = std::mem::take(&mut graph);
     let mut fab = Fabric {
+        library: super::Library::of(design, catalog),
         in_network,
         is_node,
         arc_usable,

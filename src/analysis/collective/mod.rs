@@ -16,6 +16,7 @@ mod evaluate;
 mod fabric;
 mod helpers;
 pub mod latency;
+pub mod library;
 pub mod ops;
 mod routing;
 pub mod workload;
@@ -38,6 +39,7 @@ mod test_designs {
 
 pub use advice::{Advice, Severity, add_workload_advice, advice, advice_reusing};
 pub use latency::Protocol;
+pub use library::Library;
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
 pub use workload::Moe;
@@ -54,6 +56,8 @@ use serde::Serialize;
 pub enum Algorithm {
     /// Rings embedded in the topology; across nodes one per NIC (rail).
     Ring,
+    /// One ring run both ways round, half the data each way (MLX's ring backends).
+    BidirectionalRing,
     /// NCCL's double binary tree across nodes, chains inside them.
     Tree,
     /// In-switch reduction on NVSwitch gen3+ (one NVLink domain).
@@ -69,8 +73,9 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 7] = [
+    pub const ALL: [Algorithm; 8] = [
         Algorithm::Ring,
+        Algorithm::BidirectionalRing,
         Algorithm::Tree,
         Algorithm::Nvls,
         Algorithm::NvlsTree,
@@ -82,6 +87,7 @@ impl Algorithm {
     pub fn label(self) -> &'static str {
         match self {
             Algorithm::Ring => "ring",
+            Algorithm::BidirectionalRing => "bidirectional-ring",
             Algorithm::Tree => "tree",
             Algorithm::Nvls => "nvls",
             Algorithm::NvlsTree => "nvls-tree",
@@ -229,6 +235,11 @@ pub struct CollectiveResult {
     /// algorithm costed before them; a sweep costs every algorithm.
     pub candidates: Vec<Candidate>,
     pub notes: Vec<String>,
+    /// The collective library that runs it, and what the model assumes of it.
+    pub library: Library,
+    pub assumes: &'static str,
+    /// Why this algorithm and protocol: the fastest of those costed, and the runner-up.
+    pub why: String,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -253,6 +264,13 @@ pub enum CollectiveError {
     ZeroCapacity { resource: String },
     #[error("expert parallelism of {ep} does not divide data parallelism of {dp}")]
     ExpertParallelism { ep: u32, dp: u32 },
+    #[error("{library} has no {op} here{what}", library = library.label(), what = if forced.is_empty() { String::new() } else { format!(" with the {forced} algorithm") })]
+    NotInLibrary {
+        library: Library,
+        op: Op,
+        /// The algorithm asked for, or empty under auto.
+        forced: String,
+    },
 }
 
 /// Time, bandwidth and bottleneck of one collective on the design.

@@ -1,0 +1,190 @@
+//! Predicted against measured: each measured row of a system (an nccl-tests line, a published
+//! figure) run through the collective model on the design that stands for that system, with
+//! the error per row and the summary figures a reader checks a model by (the median error, the
+//! worst row at and above 1 MiB and below it).
+//!
+//! The error of a row is `predicted time / measured time − 1`: +0.25 means the model is 25 %
+//! slow, −0.2 that it is 20 % fast (its busbw 25 % high). A row that gives only a busbw is
+//! compared by time all the same (time is size / algbw, so the ratio is measured busbw over
+//! predicted busbw).
+
+use super::collective::{
+    AlgoChoice, CollectiveError, CollectiveQuery, Op, Protocol, Routing, collective,
+};
+use crate::model::{Bytes, Catalog, Design};
+use serde::Serialize;
+
+/// One measured figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredRow {
+    /// The row's id in its data set.
+    pub id: String,
+    pub op: Op,
+    /// nccl-tests' size column.
+    pub bytes: Bytes,
+    /// GPUs the measurement ran on; None = every GPU of the design.
+    pub gpus: Option<u32>,
+    pub time_us: Option<f64>,
+    pub busbw_gbyte_s: Option<f64>,
+    /// An algorithm or protocol the run forced (NCCL_ALGO, NCCL_PROTO).
+    pub algorithm: AlgoChoice,
+    pub protocol: Option<Protocol>,
+    /// Why the row does not count toward the summary (its setup is not known well enough to
+    /// draw, or its reporter called the run slow); None when it counts.
+    pub excluded: Option<String>,
+}
+
+/// A row with the model's prediction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowPrediction {
+    pub row: MeasuredRow,
+    pub predicted_time_us: f64,
+    pub predicted_busbw_gbyte_s: f64,
+    pub algorithm: &'static str,
+    pub protocol: &'static str,
+    /// Predicted over measured time, minus one.
+    pub error: f64,
+}
+
+/// A row the model could not predict, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowFailure {
+    pub row: MeasuredRow,
+    pub reason: String,
+}
+
+/// Summary figures over the rows that count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ErrorSummary {
+    pub rows: usize,
+    /// Median of |error|.
+    pub median_abs_error: Option<f64>,
+    /// Largest |error| at sizes of 1 MiB and more, and below.
+    pub max_abs_error_from_1mib: Option<f64>,
+    pub max_abs_error_below_1mib: Option<f64>,
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Predicts every row on `design`.
+pub fn predict_rows(
+    design: &Design,
+    catalog: &Catalog,
+    rows: &[MeasuredRow],
+) -> (Vec<RowPrediction>, Vec<RowFailure>) {
+    let mut predicted = Vec::new();
+    let mut failed = Vec::new();
+    for row in rows {
+        match predict_row(design, catalog, row) {
+            Ok(p) => predicted.push(p),
+            Err(reason) => failed.push(RowFailure {
+                row: row.clone(),
+                reason,
+            }),
+        }
+    }
+    (predicted, failed)
+}
+
+fn predict_row(
+    design: &Design,
+    catalog: &Catalog,
+    row: &MeasuredRow,
+) -> Result<RowPrediction, String> {
+    let mut q = CollectiveQuery::new(row.op, row.bytes);
+    q.gpus = row.gpus;
+    q.algorithm = row.algorithm;
+    q.protocol = row.protocol;
+    q.routing = Routing::Ecmp;
+    let r = collective(design, catalog, &q).map_err(|e: CollectiveError| e.to_string())?;
+    let measured_time = match (row.time_us, row.busbw_gbyte_s) {
+        (Some(t), _) if t > 0.0 => t,
+        (_, Some(b)) if b > 0.0 => r.time_us * r.busbw_gbyte_s / b,
+        _ => return Err("the row gives neither a time nor a bus bandwidth".into()),
+    };
+    Ok(RowPrediction {
+        row: row.clone(),
+        predicted_time_us: r.time_us,
+        predicted_busbw_gbyte_s: r.busbw_gbyte_s,
+        algorithm: r.algorithm.label(),
+        protocol: r.protocol.label(),
+        error: r.time_us / measured_time - 1.0,
+    })
+}
+
+/// The summary over rows that count.
+pub fn summarize(predictions: &[RowPrediction]) -> ErrorSummary {
+    let counted: Vec<&RowPrediction> = predictions
+        .iter()
+        .filter(|p| p.row.excluded.is_none())
+        .collect();
+    let mut errors: Vec<f64> = counted.iter().map(|p| p.error.abs()).collect();
+    errors.sort_by(f64::total_cmp);
+    let max_of = |large: bool| {
+        counted
+            .iter()
+            .filter(|p| (p.row.bytes.0 >= MIB) == large)
+            .map(|p| p.error.abs())
+            .reduce(f64::max)
+    };
+    ErrorSummary {
+        rows: counted.len(),
+        median_abs_error: median(&errors),
+        max_abs_error_from_1mib: max_of(true),
+        max_abs_error_below_1mib: max_of(false),
+    }
+}
+
+/// Median of sorted values: the middle one, or the mean of the two middle ones.
+fn median(sorted: &[f64]) -> Option<f64> {
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prediction(bytes: u64, error: f64, excluded: bool) -> RowPrediction {
+        RowPrediction {
+            row: MeasuredRow {
+                id: format!("r{bytes}"),
+                op: Op::AllReduce,
+                bytes: Bytes(bytes),
+                gpus: None,
+                time_us: Some(100.0),
+                busbw_gbyte_s: None,
+                algorithm: AlgoChoice::Auto,
+                protocol: None,
+                excluded: excluded.then(|| "uncertain".to_string()),
+            },
+            predicted_time_us: 100.0 * (1.0 + error),
+            predicted_busbw_gbyte_s: 1.0,
+            algorithm: "ring",
+            protocol: "LL",
+            error,
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_only_rows_that_count() {
+        let p = [
+            prediction(8, 0.30, false),
+            prediction(1024, -0.10, false),
+            prediction(MIB, 0.05, false),
+            prediction(8 * MIB, -0.20, false),
+            prediction(16 * MIB, 5.0, true),
+        ];
+        let s = summarize(&p);
+        assert_eq!(s.rows, 4);
+        // |errors| 0.05, 0.10, 0.20, 0.30: the median is (0.10 + 0.20) / 2.
+        assert!((s.median_abs_error.expect("rows") - 0.15).abs() < 1e-12);
+        assert_eq!(s.max_abs_error_from_1mib, Some(0.20));
+        assert_eq!(s.max_abs_error_below_1mib, Some(0.30));
+        assert_eq!(summarize(&[]).median_abs_error, None);
+    }
+}

@@ -1,0 +1,392 @@
+//! `railyard validate [MEASURED.csv] [--design D.ron | --systems S.csv] [--json | --markdown]`:
+//! predicts every measured row on the design it ran on and prints predicted against measured,
+//! the error per row, and the median and worst errors per system and overall. Without a file,
+//! the public data sets shipped in `assets/validation/` (the page `docs/validation.md` is this
+//! command's `--markdown` output over them).
+
+use super::{load, write_stdout};
+use crate::analysis::validate::{
+    ErrorSummary, MeasuredRow, RowFailure, RowPrediction, predict_rows, summarize,
+};
+use crate::io::measured::{ValidationSystem, parse_measured_csv, parse_systems_csv, system_of};
+use crate::io::parse_design;
+use crate::model::units::time_text;
+use crate::model::{Bytes, Catalog, Design};
+use anyhow::Context;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The public sets: measured rows, the systems list and the designs it names.
+const PUBLIC_MEASURED: &str = include_str!("../../assets/validation/measured.csv");
+const PUBLIC_SYSTEMS: &str = include_str!("../../assets/validation/systems.csv");
+const PUBLIC_DESIGNS: &[(&str, &str)] = &[
+    (
+        "dgx-h100.ron",
+        include_str!("../../assets/validation/dgx-h100.ron"),
+    ),
+    (
+        "hgx-a100.ron",
+        include_str!("../../assets/validation/hgx-a100.ron"),
+    ),
+    (
+        "rtx2080ti-pair-no-p2p.ron",
+        include_str!("../../assets/validation/rtx2080ti-pair-no-p2p.ron"),
+    ),
+    (
+        "hgx-a100-2node-roce.ron",
+        include_str!("../../assets/validation/hgx-a100-2node-roce.ron"),
+    ),
+    (
+        "v100-2node-tcp.ron",
+        include_str!("../../assets/validation/v100-2node-tcp.ron"),
+    ),
+    (
+        "dgx-b200.ron",
+        include_str!("../../assets/validation/dgx-b200.ron"),
+    ),
+    (
+        "rtx4090-x4.ron",
+        include_str!("../../assets/validation/rtx4090-x4.ron"),
+    ),
+    (
+        "mac-studio-m2-ultra-x4-ring.ron",
+        include_str!("../../assets/validation/mac-studio-m2-ultra-x4-ring.ron"),
+    ),
+];
+
+/// Where the rows and their designs come from.
+pub(super) enum Source<'a> {
+    Public,
+    File {
+        measured: &'a Path,
+        design: Option<&'a Path>,
+        systems: Option<&'a Path>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+/// The rows of one system and how the model did on them.
+#[derive(Debug, Serialize)]
+struct SystemReport {
+    prefix: String,
+    design: String,
+    assumes: String,
+    summary: ErrorSummary,
+    rows: Vec<RowPrediction>,
+    failed: Vec<RowFailure>,
+}
+
+#[derive(Debug, Serialize)]
+struct ValidationReport {
+    systems: Vec<SystemReport>,
+    summary: ErrorSummary,
+    /// Rows that could not be read as one measurement (id, why).
+    unreadable: Vec<(String, String)>,
+    /// Rows of no listed system.
+    unmatched: Vec<String>,
+}
+
+pub(super) fn run(source: Source<'_>, format: Format, catalog: &Catalog) -> anyhow::Result<()> {
+    let report = match source {
+        Source::Public => {
+            let systems = parse_systems_csv(PUBLIC_SYSTEMS).context("the public systems list")?;
+            let designs = |s: &ValidationSystem| -> anyhow::Result<Design> {
+                let name = s.design.display().to_string();
+                let text = PUBLIC_DESIGNS
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, t)| *t)
+                    .with_context(|| format!("no public design {name}"))?;
+                Ok(parse_design(text, &name)?)
+            };
+            validate(PUBLIC_MEASURED, &systems, designs, catalog).context("the public data sets")?
+        }
+        Source::File {
+            measured,
+            design,
+            systems,
+        } => {
+            let text = std::fs::read_to_string(measured)
+                .with_context(|| format!("{}: cannot read", measured.display()))?;
+            match (design, systems) {
+                (Some(design), _) => {
+                    let one = vec![ValidationSystem {
+                        prefix: String::new(),
+                        design: design.to_path_buf(),
+                        assumes: String::new(),
+                        not_counted: None,
+                    }];
+                    validate(&text, &one, |s| load(&s.design), catalog)
+                }
+                (None, Some(list)) => {
+                    let list_text = std::fs::read_to_string(list)
+                        .with_context(|| format!("{}: cannot read", list.display()))?;
+                    let systems = parse_systems_csv(&list_text)
+                        .with_context(|| list.display().to_string())?;
+                    let folder = list.parent().map(Path::to_path_buf).unwrap_or_default();
+                    validate(&text, &systems, |s| load(&folder.join(&s.design)), catalog)
+                }
+                (None, None) => {
+                    anyhow::bail!("say which design the measurements ran on: --design or --systems")
+                }
+            }
+            .with_context(|| measured.display().to_string())?
+        }
+    };
+    let text = match format {
+        Format::Json => {
+            let mut t = serde_json::to_string_pretty(&report)?;
+            t.push('\n');
+            t
+        }
+        Format::Text => text_report(&report),
+        Format::Markdown => markdown_report(&report),
+    };
+    write_stdout(&text)
+}
+
+fn validate(
+    measured: &str,
+    systems: &[ValidationSystem],
+    design_of: impl Fn(&ValidationSystem) -> anyhow::Result<Design>,
+    catalog: &Catalog,
+) -> anyhow::Result<ValidationReport> {
+    let parsed = parse_measured_csv(measured)?;
+    let mut unreadable = Vec::new();
+    let mut unmatched = Vec::new();
+    let mut by_system: Vec<Vec<MeasuredRow>> = vec![Vec::new(); systems.len()];
+    for row in parsed {
+        match row {
+            Err(why) => unreadable.push(why),
+            Ok(row) => match system_of(systems, &row.id) {
+                Some(s) => {
+                    let i = systems
+                        .iter()
+                        .position(|x| std::ptr::eq(x, s))
+                        .unwrap_or_default();
+                    let mut row = row;
+                    if row.excluded.is_none() {
+                        row.excluded.clone_from(&s.not_counted);
+                    }
+                    by_system[i].push(row);
+                }
+                None => unmatched.push(row.id),
+            },
+        }
+    }
+    let mut reports = Vec::new();
+    let mut all = Vec::new();
+    for (system, rows) in systems.iter().zip(by_system) {
+        if rows.is_empty() {
+            continue;
+        }
+        let design = design_of(system)
+            .with_context(|| format!("the design of {}", system.design.display()))?;
+        let (predicted, failed) = predict_rows(&design, catalog, &rows);
+        all.extend(predicted.iter().cloned());
+        reports.push(SystemReport {
+            prefix: system.prefix.clone(),
+            design: system.design.display().to_string(),
+            assumes: system.assumes.clone(),
+            summary: summarize(&predicted),
+            rows: predicted,
+            failed,
+        });
+    }
+    Ok(ValidationReport {
+        systems: reports,
+        summary: summarize(&all),
+        unreadable,
+        unmatched,
+    })
+}
+
+fn percent(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".into(), |e| format!("{:.0} %", e * 100.0))
+}
+
+fn signed_percent(e: f64) -> String {
+    format!("{:+.0} %", e * 100.0)
+}
+
+fn measured_text(row: &MeasuredRow) -> String {
+    match (row.time_us, row.busbw_gbyte_s) {
+        (Some(t), _) if t > 0.0 => time_text(t),
+        (_, Some(b)) => format!("{b:.1} GB/s"),
+        _ => "–".into(),
+    }
+}
+
+fn predicted_text(p: &RowPrediction) -> String {
+    match p.row.time_us {
+        Some(t) if t > 0.0 => time_text(p.predicted_time_us),
+        _ => format!("{:.1} GB/s", p.predicted_busbw_gbyte_s),
+    }
+}
+
+fn summary_line(s: &ErrorSummary) -> String {
+    format!(
+        "median |error| {} over {} rows; worst at ≥ 1 MiB {}, below {}",
+        percent(s.median_abs_error),
+        s.rows,
+        percent(s.max_abs_error_from_1mib),
+        percent(s.max_abs_error_below_1mib)
+    )
+}
+
+fn text_report(r: &ValidationReport) -> String {
+    let mut out = String::new();
+    for s in &r.systems {
+        out.push_str(&format!("{}* on {}", s.prefix, s.design));
+        if !s.assumes.is_empty() {
+            out.push_str(&format!(" ({})", s.assumes));
+        }
+        out.push('\n');
+        for p in &s.rows {
+            out.push_str(&format!(
+                "  {:<22} {:<14} {:>9}  measured {:>10}  model {:>10}  {:>6}  {}/{}{}\n",
+                p.row.id,
+                p.row.op.cli_name(),
+                Bytes(p.row.bytes.0).to_string(),
+                measured_text(&p.row),
+                predicted_text(p),
+                signed_percent(p.error),
+                p.algorithm,
+                p.protocol,
+                p.row
+                    .excluded
+                    .as_ref()
+                    .map_or_else(String::new, |why| format!("  (not counted: {why})")),
+            ));
+        }
+        for f in &s.failed {
+            out.push_str(&format!("  {:<22} not modelled: {}\n", f.row.id, f.reason));
+        }
+        out.push_str(&format!("  {}\n\n", summary_line(&s.summary)));
+    }
+    let unreadable: Vec<(String, &str)> = r
+        .unreadable
+        .iter()
+        .map(|(id, why)| (id.clone(), why.as_str()))
+        .collect();
+    let unmatched: Vec<(String, &str)> = r
+        .unmatched
+        .iter()
+        .map(|id| (id.clone(), "no system lists them"))
+        .collect();
+    for (set, why, count) in skipped_sets(&unreadable)
+        .into_iter()
+        .chain(skipped_sets(&unmatched))
+    {
+        out.push_str(&format!("skipped {count} row(s) of {set}-*: {why}\n"));
+    }
+    out.push_str(&format!("overall: {}\n", summary_line(&r.summary)));
+    out
+}
+
+/// Skipped rows by data set (the id up to its last `-`), with the reason, in first-seen order.
+fn skipped_sets<'a>(rows: &[(String, &'a str)]) -> Vec<(String, &'a str, usize)> {
+    let mut sets: Vec<(String, &str, usize)> = Vec::new();
+    for (id, why) in rows {
+        let set = id.rsplit_once('-').map_or(id.as_str(), |(head, _)| head);
+        match sets.iter_mut().find(|(s, w, _)| s == set && w == why) {
+            Some(entry) => entry.2 += 1,
+            None => sets.push((set.to_string(), why, 1)),
+        }
+    }
+    sets
+}
+
+fn markdown_report(r: &ValidationReport) -> String {
+    let mut out = String::from(
+        "# Validation against public measurements\n\n\
+         Generated by `railyard validate --markdown` from the data sets in `assets/validation/`; \
+         do not edit by hand. Each row is a published nccl-tests (or MLX) measurement, predicted \
+         on the design that stands for its system. Error = predicted time / measured time − 1 \
+         (negative: the model is faster than the measurement). Rows marked *not counted* are \
+         shown but left out of the medians: their setup is uncertain, or their reporter called \
+         the run slow.\n\n",
+    );
+    out.push_str(&format!("**Overall:** {}.\n\n", summary_line(&r.summary)));
+    out.push_str("| system | design | rows | median \\|error\\| | worst ≥ 1 MiB | worst < 1 MiB |\n|---|---|---:|---:|---:|---:|\n");
+    for s in &r.systems {
+        out.push_str(&format!(
+            "| `{}` {} | `{}` | {} | {} | {} | {} |\n",
+            s.prefix,
+            s.assumes,
+            s.design,
+            s.summary.rows,
+            percent(s.summary.median_abs_error),
+            percent(s.summary.max_abs_error_from_1mib),
+            percent(s.summary.max_abs_error_below_1mib)
+        ));
+    }
+    out.push_str("\nRows not predicted: ");
+    let skipped: Vec<String> = skipped_sets(
+        &r.unreadable
+            .iter()
+            .map(|(id, why)| (id.clone(), why.as_str()))
+            .chain(
+                r.unmatched
+                    .iter()
+                    .map(|id| (id.clone(), "no design is drawn for them")),
+            )
+            .collect::<Vec<_>>(),
+    )
+    .into_iter()
+    .map(|(set, why, count)| format!("`{set}-*` ({count}: {why})"))
+    .collect();
+    out.push_str(&skipped.join("; "));
+    out.push_str(".\n");
+    for s in &r.systems {
+        out.push_str(&format!("\n## `{}` on `{}`\n\n", s.prefix, s.design));
+        if !s.assumes.is_empty() {
+            out.push_str(&format!("{}\n\n", s.assumes));
+        }
+        out.push_str("| id | collective | size | measured | model | error | algorithm |\n|---|---|---:|---:|---:|---:|---|\n");
+        for p in &s.rows {
+            out.push_str(&format!(
+                "| {}{} | {} | {} | {} | {} | {} | {} / {} |\n",
+                p.row.id,
+                if p.row.excluded.is_some() {
+                    " (not counted)"
+                } else {
+                    ""
+                },
+                p.row.op.cli_name(),
+                Bytes(p.row.bytes.0),
+                measured_text(&p.row),
+                predicted_text(p),
+                signed_percent(p.error),
+                p.algorithm,
+                p.protocol
+            ));
+        }
+        for f in &s.failed {
+            out.push_str(&format!(
+                "| {} | not modelled: {} | | | | | |\n",
+                f.row.id, f.reason
+            ));
+        }
+    }
+    out
+}
+
+/// Paths given on the command line, for `run`.
+pub(super) fn file_source<'a>(
+    measured: &'a Path,
+    design: Option<&'a PathBuf>,
+    systems: Option<&'a PathBuf>,
+) -> Source<'a> {
+    Source::File {
+        measured,
+        design: design.map(PathBuf::as_path),
+        systems: systems.map(PathBuf::as_path),
+    }
+}

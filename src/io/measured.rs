@@ -1,0 +1,270 @@
+//! Published measurements as CSV (the columns of `assets/validation/measured.csv`: id, source,
+//! hardware, gpus, ..., collective, bytes, algbw_GBps, busbw_GBps, time_us, notes) turned into
+//! `MeasuredRow`s, and the list of systems that says which design stands for which rows.
+//!
+//! How rows are treated: a row whose hardware or notes say UNCERTAIN (the reporter did not
+//! state the network, the GPU count was inferred) or SLOW (its reporter called the run slow)
+//! is predicted and shown but does not count toward the summary, since no design can be drawn
+//! for it with confidence. A forced `NCCL_ALGO` or `NCCL_PROTO` in the notes is forced in the
+//! prediction too. A row without one size (a range such as "2-4 GiB") cannot be predicted.
+
+use crate::analysis::collective::{AlgoChoice, Op, Protocol};
+use crate::analysis::validate::MeasuredRow;
+use crate::model::Bytes;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum MeasuredError {
+    #[error("line {line}: {message}")]
+    Row { line: usize, message: String },
+    #[error("{0}")]
+    Csv(#[from] csv::Error),
+}
+
+/// A measured row, or the reason a row of the file cannot be one.
+pub type ParsedRow = Result<MeasuredRow, (String, String)>;
+
+const COLUMNS: [&str; 6] = [
+    "id",
+    "collective",
+    "bytes",
+    "time_us",
+    "busbw_GBps",
+    "notes",
+];
+
+/// Parses the CSV. Rows with one size become `MeasuredRow`s; rows without (ranges, quotes
+/// with no size) come back as (id, why) so the caller can list them.
+pub fn parse_measured_csv(text: &str) -> Result<Vec<ParsedRow>, MeasuredError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(false)
+        .from_reader(text.as_bytes());
+    let headers = reader.headers()?.clone();
+    let column = |name: &str| headers.iter().position(|h| h == name);
+    let mut at = std::collections::HashMap::new();
+    for name in COLUMNS {
+        let i = column(name).ok_or_else(|| MeasuredError::Row {
+            line: 1,
+            message: format!("no `{name}` column"),
+        })?;
+        at.insert(name, i);
+    }
+    let gpus_at = column("gpus");
+    let mut out = Vec::new();
+    for record in reader.records() {
+        let record = record?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        let get = |name: &str| record.get(at[name]).unwrap_or("").trim();
+        let id = get("id").to_string();
+        let notes = get("notes");
+        let whole_row = record.iter().collect::<Vec<_>>().join(",");
+        let op = op_of_name(get("collective")).ok_or_else(|| MeasuredError::Row {
+            line,
+            message: format!("`{}` is not a collective", get("collective")),
+        })?;
+        let Ok(bytes) = get("bytes").parse::<u64>() else {
+            out.push(Err((id, "no single size".to_string())));
+            continue;
+        };
+        let number = |name: &str| -> Result<Option<f64>, MeasuredError> {
+            let text = get(name);
+            if text.is_empty() {
+                return Ok(None);
+            }
+            text.parse::<f64>()
+                .map(Some)
+                .map_err(|_| MeasuredError::Row {
+                    line,
+                    message: format!("`{text}` in {name} is not a number"),
+                })
+        };
+        let gpus = gpus_at
+            .and_then(|i| record.get(i))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .and_then(|t| t.parse::<u32>().ok());
+        out.push(Ok(MeasuredRow {
+            id,
+            op,
+            bytes: Bytes(bytes),
+            gpus,
+            time_us: number("time_us")?,
+            busbw_gbyte_s: number("busbw_GBps")?,
+            algorithm: forced_algorithm(notes),
+            protocol: forced_protocol(notes),
+            excluded: exclusion(&whole_row),
+        }));
+    }
+    Ok(out)
+}
+
+/// nccl-tests' and the data sets' collective names (MLX's `all_sum` is an all-reduce); a
+/// gloss after the name, as in "all_sum (all_reduce)", is ignored.
+fn op_of_name(name: &str) -> Option<Op> {
+    let name = name.split_whitespace().next().unwrap_or("");
+    Some(match name {
+        "all_reduce" | "all_sum" => Op::AllReduce,
+        "all_gather" => Op::AllGather,
+        "reduce_scatter" => Op::ReduceScatter,
+        "alltoall" | "all_to_all" => Op::AllToAll,
+        "broadcast" => Op::Broadcast,
+        "reduce" => Op::Reduce,
+        "sendrecv" => Op::SendRecv,
+        _ => return None,
+    })
+}
+
+/// The value after `KEY=` in the notes, up to a separator.
+fn setting<'a>(notes: &'a str, key: &str) -> Option<&'a str> {
+    let start = notes.find(key)? + key.len();
+    let rest = &notes[start..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+fn forced_algorithm(notes: &str) -> AlgoChoice {
+    setting(notes, "NCCL_ALGO=")
+        .and_then(AlgoChoice::from_cli_name)
+        .unwrap_or(AlgoChoice::Auto)
+}
+
+fn forced_protocol(notes: &str) -> Option<Protocol> {
+    match setting(notes, "NCCL_PROTO=")?.to_ascii_lowercase().as_str() {
+        "ll" => Some(Protocol::Ll),
+        "ll128" => Some(Protocol::Ll128),
+        "simple" => Some(Protocol::Simple),
+        _ => None,
+    }
+}
+
+/// Whether a row counts, from what its fields say (any field: the uncertainty may be in the
+/// hardware, the network or the notes).
+fn exclusion(row: &str) -> Option<String> {
+    if row.contains("SLOW") {
+        Some("its reporter called the run slow".into())
+    } else if row.contains("UNCERTAIN") {
+        Some("its setup is uncertain".into())
+    } else {
+        None
+    }
+}
+
+/// A system of a validation set: the rows whose id starts with `prefix` ran on `design`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidationSystem {
+    pub prefix: String,
+    pub design: PathBuf,
+    /// What the design assumes about the system, in a few words.
+    pub assumes: String,
+    /// Why none of the system's rows count (its setup is not known well enough), if so.
+    pub not_counted: Option<String>,
+}
+
+/// Parses the systems list: CSV with columns prefix, design (a path relative to the list),
+/// assumes and, optionally, not_counted (why the system's rows do not count).
+pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut out = Vec::new();
+    for record in reader.records() {
+        let record = record?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        let field = |i: usize| record.get(i).map(str::trim).unwrap_or("");
+        if field(0).is_empty() || field(1).is_empty() {
+            return Err(MeasuredError::Row {
+                line,
+                message: "a system needs a prefix and a design".into(),
+            });
+        }
+        out.push(ValidationSystem {
+            prefix: field(0).to_string(),
+            design: PathBuf::from(field(1)),
+            assumes: field(2).to_string(),
+            not_counted: Some(field(3)).filter(|t| !t.is_empty()).map(str::to_string),
+        });
+    }
+    Ok(out)
+}
+
+/// The system whose prefix is the longest that `id` starts with.
+pub fn system_of<'a>(systems: &'a [ValidationSystem], id: &str) -> Option<&'a ValidationSystem> {
+    systems
+        .iter()
+        .filter(|s| id.starts_with(&s.prefix))
+        .max_by_key(|s| s.prefix.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "id,source,hardware,gpus,nodes,gpus_per_node,intra_link,inter_link,\
+                          nic_gbps_per_gpu,collective,bytes,algbw_GBps,busbw_GBps,time_us,notes\n";
+
+    #[test]
+    fn rows_keep_their_figures_settings_and_standing() {
+        // C-1 is uncertain in its hardware and slow in its notes: slow is said first.
+        let text = format!(
+            "{HEADER}\
+             A-1,src,8x H100,8,1,8,NVLink,none,,all_reduce,1048576,38.31,67.04,27.37,out-of-place\n\
+             A-2,src,8x H100,8,1,8,NVLink,none,,all_reduce,,,,,\"NCCL_ALGO=RING; bytes='2-4 GiB'\"\n\
+             B-1,src,2 nodes,16,2,8,NVLink,IB,,broadcast,8,0.0,0.0,45.82,\"NCCL_ALGO=Ring PROTO=Simple\"\n\
+             C-1,src,EFA - UNCERTAIN,16,2,8,NVLink,EFA,,all_reduce,1073741824,,57.17,,\"NCCL_PROTO=LL128, reported as SLOW\"\n"
+        );
+        let rows = parse_measured_csv(&text).expect("parses");
+        assert_eq!(rows.len(), 4);
+        let a = rows[0].as_ref().expect("a row");
+        assert_eq!(
+            (a.op, a.bytes, a.gpus),
+            (Op::AllReduce, Bytes(1 << 20), Some(8))
+        );
+        assert_eq!((a.time_us, a.busbw_gbyte_s), (Some(27.37), Some(67.04)));
+        assert_eq!(
+            (a.algorithm, a.protocol, &a.excluded),
+            (AlgoChoice::Auto, None, &None)
+        );
+        assert_eq!(
+            rows[1],
+            Err(("A-2".to_string(), "no single size".to_string()))
+        );
+        let b = rows[2].as_ref().expect("a row");
+        assert_eq!(
+            (b.op, b.algorithm, b.protocol),
+            (Op::Broadcast, AlgoChoice::Ring, None)
+        );
+        let c = rows[3].as_ref().expect("a row");
+        assert_eq!(c.protocol, Some(Protocol::Ll128));
+        assert_eq!(c.time_us, None);
+        assert_eq!(
+            c.excluded.as_deref(),
+            Some("its reporter called the run slow")
+        );
+    }
+
+    #[test]
+    fn a_bad_number_names_its_line() {
+        let text = format!("{HEADER}A-1,s,h,8,1,8,x,none,,all_reduce,8,0,0,fast,\n");
+        let e = parse_measured_csv(&text).expect_err("refused");
+        assert_eq!(e.to_string(), "line 2: `fast` in time_us is not a number");
+    }
+
+    #[test]
+    fn the_longest_prefix_names_the_system() {
+        let systems = parse_systems_csv(
+            "prefix,design,assumes\nOCIA100-,a.ron,one\nOCIA100-2N-,b.ron,two nodes\n",
+        )
+        .expect("parses");
+        assert_eq!(
+            system_of(&systems, "OCIA100-2N-07").map(|s| s.assumes.as_str()),
+            Some("two nodes")
+        );
+        assert_eq!(
+            system_of(&systems, "OCIA100-1N-07").map(|s| s.assumes.as_str()),
+            Some("one")
+        );
+        assert!(system_of(&systems, "DGX-1").is_none());
+    }
+}

@@ -1,0 +1,107 @@
+//! The model against public measurements (`railyard validate`, data in `assets/validation/`):
+//! the page `docs/validation.md` is the command's own output, and the systems the model is
+//! known to hold on stay within their figures. The issue's targets (median ≤ 10 % on every
+//! public set) are not met yet for A100, PCIe-without-P2P and TCP systems; these bounds keep
+//! what holds today from slipping and make any change to the model show in the page.
+
+use std::process::Command;
+
+fn railyard(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(args)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+#[test]
+fn the_validation_page_is_the_commands_output() {
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/validation.md"),
+    )
+    .expect("docs/validation.md");
+    assert!(
+        page == railyard(&["validate", "--markdown"]),
+        "docs/validation.md is stale: regenerate it with \
+         `cargo run --release -- validate --markdown > docs/validation.md`"
+    );
+}
+
+#[test]
+fn the_public_sets_stay_within_their_figures() {
+    let report: serde_json::Value =
+        serde_json::from_str(&railyard(&["validate", "--json"])).expect("JSON");
+    let system = |prefix: &str| {
+        report["systems"]
+            .as_array()
+            .expect("systems")
+            .iter()
+            .find(|s| s["prefix"] == prefix)
+            .unwrap_or_else(|| panic!("{prefix}"))["summary"]
+            .clone()
+    };
+    let figure = |s: &serde_json::Value, key: &str| s[key].as_f64().unwrap_or(f64::NAN);
+    // DGX H100 (NVIDIA's sample sweep): where the model was first built; every row at or above
+    // 1 MiB within 10 %.
+    let dgx = system("DGXH100-");
+    assert_eq!(figure(&dgx, "rows"), 32.0);
+    assert!(figure(&dgx, "median_abs_error") <= 0.10, "{dgx}");
+    assert!(figure(&dgx, "max_abs_error_from_1mib") <= 0.10, "{dgx}");
+    // Azure ND H100 v5, a second source for the same node.
+    let azure = system("AZ-H100-");
+    assert!(figure(&azure, "median_abs_error") <= 0.10, "{azure}");
+    // Everything that counts: today's median, not the 10 % target.
+    let all = &report["summary"];
+    assert!(figure(all, "rows") >= 230.0, "{all}");
+    assert!(figure(all, "median_abs_error") <= 0.35, "{all}");
+}
+
+#[test]
+fn your_own_rows_on_your_design() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rows = dir.path().join("mine.csv");
+    // Two rows of NVIDIA's DGX H100 sample sweep (dgxc-benchmarking): 8 B and 8 GiB.
+    std::fs::write(
+        &rows,
+        "id,collective,bytes,time_us,busbw_GBps,notes\n\
+         mine-1,all_reduce,8,13.67,0.00,\n\
+         mine-2,all_reduce,8589934592,31307,480.16,\n",
+    )
+    .expect("writes");
+    let design =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/dgx-h100.ron");
+    let out = railyard(&[
+        "validate",
+        rows.to_str().expect("path"),
+        "--design",
+        design.to_str().expect("path"),
+        "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let predicted = report["systems"][0]["rows"].as_array().expect("rows");
+    assert_eq!(predicted.len(), 2);
+    // 8 B: ring LL, 6.6 + 14 × 0.6 = 15.0 µs by NCCL's constants, +10 % on 13.67 µs.
+    let small = &predicted[0];
+    assert_eq!(small["algorithm"], "ring");
+    assert!(
+        (small["predicted_time_us"].as_f64().expect("time") - 15.0).abs() < 0.1,
+        "{small}"
+    );
+    // 8 GiB: NVLS, within 5 % of the measured 31.3 ms.
+    let large = &predicted[1];
+    assert_eq!(large["algorithm"], "nvls");
+    assert!(
+        large["error"].as_f64().expect("error").abs() < 0.05,
+        "{large}"
+    );
+    let no_design = Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(["validate", rows.to_str().expect("path")])
+        .output()
+        .expect("runs");
+    assert_eq!(no_design.status.code(), Some(2));
+}
