@@ -174,9 +174,18 @@ pub fn path_field_window(
 ) -> PathField {
     let mut open = true;
     let mut done = false;
+    // The field takes the keyboard when the window appears (it was not drawn on the
+    // previous pass); after that a click elsewhere is respected.
+    let last_drawn = egui::Id::new(("railyard-path-field", title));
+    let pass = ctx.cumulative_pass_nr();
+    let appeared = ctx.data(|d| d.get_temp::<u64>(last_drawn)) != Some(pass.wrapping_sub(1));
+    ctx.data_mut(|d| d.insert_temp(last_drawn, pass));
     dialog_window(ctx, title, &mut open).show(ctx, |ui| {
         ui.label(label);
         let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
+        if appeared {
+            r.request_focus();
+        }
         let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
         done = ui.button(button).clicked() || entered;
     });

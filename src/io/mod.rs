@@ -2,7 +2,9 @@
 
 pub mod bom;
 pub mod design_file;
+pub mod link_colors;
 pub mod nccl_log;
+pub mod raster;
 pub mod ron_tree;
 
 pub use design_file::{DesignFileError, load_design, parse_design, save_design};
