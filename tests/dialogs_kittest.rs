@@ -6,7 +6,7 @@ mod common;
 use common::app::{app, app_picking, click_menu, harness};
 use egui::accesskit::Role;
 use egui::{Key, Modifiers};
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use railyard::model::PartId;
 
 fn shown(harness: &egui_kittest::Harness<'_, railyard::app::RailyardApp>, title: &str) -> bool {

@@ -426,7 +426,7 @@ impl LegendTally {
             ColorMode::Technology => "Links by technology",
             ColorMode::Rail => "Links by rail",
             ColorMode::Tier => "Links by tier",
-            ColorMode::Heatmap => "Links by load",
+            ColorMode::Heatmap => "Links by load (time busy)",
         };
         Legend {
             heading: heading.to_string(),
@@ -467,7 +467,7 @@ mod tests {
                 model: PartId::new("dgx-h100"),
                 gpu: PartId::new("h100-sxm"),
                 gpu_count: 8,
-                scale_up: ScaleUp::None,
+                scale_up: ScaleUp::UnifiedMemory,
                 nics: vec![nic; nics],
                 domain: None,
             }),

@@ -294,7 +294,10 @@ fn write_title_block(out: &mut String, design: &Design, mode: ColorMode, (x, y):
         "{gpus} GPUs · {} devices · {} links · links coloured by {}",
         design.devices.len(),
         design.links.len(),
-        mode.name()
+        match mode {
+            ColorMode::Heatmap => "load",
+            other => other.name(),
+        }
     );
     let _ = writeln!(
         out,
@@ -335,7 +338,7 @@ fn write_legend(out: &mut String, legend: &Legend, (x, y): (f32, f32)) {
             .collect();
         let _ = writeln!(
             out,
-            r##"<defs><linearGradient id="heat-scale">{stops}</linearGradient></defs><rect class="heat-scale" x="{x}" y="{row}" width="150" height="10" fill="url(#heat-scale)"/><text x="{x}" y="{}" fill="#424242">0 %</text><text x="{}" y="{}" text-anchor="middle" fill="#424242">50 %</text><text x="{}" y="{}" text-anchor="end" fill="#424242">100 % busy</text>"##,
+            r##"<defs><linearGradient id="heat-scale">{stops}</linearGradient></defs><rect class="heat-scale" x="{x}" y="{row}" width="150" height="10" fill="url(#heat-scale)"/><text x="{x}" y="{}" fill="#424242">0 %</text><text x="{}" y="{}" text-anchor="middle" fill="#424242">50 %</text><text x="{}" y="{}" text-anchor="end" fill="#424242">100 %</text>"##,
             row + 24.0,
             x + 75.0,
             row + 24.0,

@@ -696,7 +696,7 @@ fn legend_shapes(painter: &Painter, legend: &Legend, screen: Rect, dark: bool) -
         for (u, text, align) in [
             (0.0, "0 %", Align2::LEFT_TOP),
             (0.5, "50 %", Align2::CENTER_TOP),
-            (1.0, "100 % busy", Align2::RIGHT_TOP),
+            (1.0, "100 %", Align2::RIGHT_TOP),
         ] {
             let g = painter.layout_no_wrap(text.to_string(), small.clone(), text_color);
             let at = pos2(bar.min.x + bar.width() * u, bar.max.y + 2.0);
