@@ -16,14 +16,14 @@ fn shown(harness: &egui_kittest::Harness<'_, railyard::app::RailyardApp>, title:
 #[test]
 fn escape_closes_each_dialog_and_window_one_per_press() {
     let mut harness = harness(app());
-    // Tool windows first: Compare, then Plots on top of it.
+    // A dialog (Generate) and two tool windows (Compare, Plots).
+    harness.get_by_label("Generate…").click();
+    harness.run();
+    assert!(shown(&harness, "Generate a design"));
     click_menu(&mut harness, "View", "Compare designs…");
     click_menu(&mut harness, "View", "Plots…");
     harness.run_ok();
     assert!(shown(&harness, "Compare") && shown(&harness, "Plots"));
-    // A dialog above them: Generate.
-    harness.get_by_label("Generate…").click();
-    harness.run();
     assert!(shown(&harness, "Generate a design"));
 
     harness.key_press(Key::Escape);
@@ -73,11 +73,14 @@ fn after_saving_as_pme_the_bom_export_proposes_pme_csv_in_a_focused_field() {
     // The scripted dialog is used up: the export asks in its own path field.
     click_menu(&mut harness, "File", "Export BOM CSV…");
     harness.run();
-    let field = harness
+    // The parts search is a text field too: the export's is the one holding a path.
+    let fields: Vec<String> = harness
         .query_all_by_role(Role::TextInput)
-        .find_map(|n| n.value())
-        .expect("the export's path field");
-    assert!(field.ends_with("/pme.csv"), "{field}");
+        .filter_map(|n| n.value())
+        .filter(|v| v.contains('/'))
+        .collect();
+    assert_eq!(fields.len(), 1, "{fields:?}");
+    assert!(fields[0].ends_with("/pme.csv"), "{fields:?}");
     assert!(
         harness.ctx.text_edit_focused(),
         "the path field has the keyboard"
@@ -85,6 +88,12 @@ fn after_saving_as_pme_the_bom_export_proposes_pme_csv_in_a_focused_field() {
     // Typing goes straight into it, and Escape then closes it without exporting.
     harness.key_press(Key::Escape);
     harness.run();
-    assert!(harness.query_all_by_role(Role::TextInput).next().is_none());
+    assert!(
+        harness
+            .query_all_by_role(Role::TextInput)
+            .filter_map(|n| n.value())
+            .all(|v| !v.contains('/')),
+        "the path field closed"
+    );
     assert!(!dir.path().join("pme.csv").exists());
 }
