@@ -19,7 +19,7 @@ pub fn name_forms(name: &str) -> Vec<String> {
 }
 
 /// The first of `forms` that `fits`, or none.
-pub fn fitting_form<'a>(forms: &'a [String], fits: impl Fn(&str) -> bool) -> Option<&'a str> {
+pub fn fitting_form(forms: &[String], fits: impl Fn(&str) -> bool) -> Option<&str> {
     forms.iter().map(String::as_str).find(|f| fits(f))
 }
 
