@@ -9,8 +9,8 @@
 //!                                     bill of materials as CSV
 //! railyard compare A B [...] [--markdown | --csv] [--bytes SIZE] [--baseline K]
 //!                                     designs side by side, changes against a baseline
-//! railyard export FILE -o FILE.svg [--heatmap]
-//!                                     the diagram as SVG, links by technology or load
+//! railyard export FILE -o FILE.svg|FILE.png [--color technology|rail|tier|heatmap] [--scale K]
+//!                                     the diagram as SVG or PNG, with a title and a legend
 //! railyard report FILE [MORE ...] -o FILE.md
 //!                                     Markdown report (and its SVG diagram next to it)
 //! railyard workload FILE [--model 8|70|405|ID] [--tp N] [--pp N] [--dp N] [--ep N] [--serving] [--json]
@@ -36,6 +36,7 @@ use crate::analysis::{Metrics, Question, assess};
 use crate::generate::{Template, TemplateSpec, generate};
 use crate::io::bom::{BomOptions, write_bom_csv};
 use crate::io::design_file::{design_to_string, save_design, write_atomically};
+use crate::io::link_colors::ColorMode;
 use crate::io::load_design;
 use crate::model::units::{group_thousands, time_text, trim_number};
 use crate::model::validate::MAX_GPUS;
@@ -150,19 +151,26 @@ enum Command {
         #[arg(long, requires = "model")]
         serving: bool,
     },
-    /// Draw a design as an SVG diagram.
+    /// Draw a design as an SVG or PNG diagram, with a title block and a legend.
     Export {
         /// The design file.
         file: PathBuf,
-        /// The SVG file to write (`-` for standard output).
-        #[arg(short, long, value_name = "FILE.svg")]
+        /// The file to write: SVG, or PNG when it ends in `.png` (`-` for SVG on standard
+        /// output).
+        #[arg(short, long, value_name = "FILE.svg|FILE.png")]
         output: PathBuf,
-        /// Colour links by their load in an all-reduce instead of by technology.
-        #[arg(long)]
+        /// What link colours show: technology, rail, tier or heatmap (load in an all-reduce).
+        #[arg(long, value_name = "MODE", default_value = "technology", value_parser = parse_color_mode)]
+        color: ColorMode,
+        /// The same as `--color heatmap`.
+        #[arg(long, conflicts_with = "color")]
         heatmap: bool,
-        /// Message size of the heatmap's all-reduce.
-        #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes, requires = "heatmap")]
-        bytes: Bytes,
+        /// Message size of the heatmap's all-reduce (default 1 GiB).
+        #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+        bytes: Option<Bytes>,
+        /// Pixels per diagram unit of a PNG, 1 to 4.
+        #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=4))]
+        scale: Option<u32>,
     },
     /// Write a Markdown report of a design (and a comparison with more designs), with its
     /// diagram as an SVG next to it.
@@ -342,6 +350,10 @@ fn parse_op(text: &str) -> Result<Op, String> {
              all-to-all, broadcast, reduce, sendrecv"
         )
     })
+}
+
+fn parse_color_mode(text: &str) -> Result<ColorMode, String> {
+    text.parse()
 }
 
 fn parse_bytes(text: &str) -> Result<Bytes, String> {
@@ -621,9 +633,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Export {
             file,
             output,
+            color,
             heatmap,
             bytes,
-        }) => run_export(&file, &output, heatmap.then_some(bytes), &catalog),
+            scale,
+        }) => {
+            let mode = if heatmap { ColorMode::Heatmap } else { color };
+            run_export(&file, &output, mode, bytes, scale, &catalog)
+        }
         Some(Command::Report {
             files,
             output,
@@ -1485,9 +1502,35 @@ fn design_svg(
     heatmap_bytes: Option<Bytes>,
     catalog: &Catalog,
 ) -> anyhow::Result<String> {
+    design_svg_in(file, design, ColorMode::Technology, heatmap_bytes, catalog)
+}
+
+/// The design's SVG with links coloured by `mode`; a heatmap runs an all-reduce of
+/// `heatmap_bytes` (1 GiB if not given).
+fn design_svg_in(
+    file: &Path,
+    design: &Design,
+    mode: ColorMode,
+    heatmap_bytes: Option<Bytes>,
+    catalog: &Catalog,
+) -> anyhow::Result<String> {
     use crate::io::svg::{LinkColors, design_to_svg};
+    let heatmap_bytes = match (mode, heatmap_bytes) {
+        (ColorMode::Heatmap, bytes) => Some(bytes.unwrap_or(Bytes(1 << 30))),
+        (_, None) => None,
+        (_, Some(_)) => {
+            bail!("--bytes sizes the heatmap's all-reduce: give it with --color heatmap")
+        }
+    };
     Ok(match heatmap_bytes {
-        None => design_to_svg(design, LinkColors::Technology),
+        None => design_to_svg(
+            design,
+            match mode {
+                ColorMode::Rail => LinkColors::Rail,
+                ColorMode::Tier => LinkColors::Tier,
+                _ => LinkColors::Technology,
+            },
+        ),
         Some(bytes) => {
             let q = CollectiveQuery::new(Op::AllReduce, bytes);
             let result = collective::collective(design, catalog, &q).with_context(|| {
@@ -1501,15 +1544,29 @@ fn design_svg(
 fn run_export(
     file: &Path,
     output: &Path,
+    mode: ColorMode,
     heatmap_bytes: Option<Bytes>,
+    scale: Option<u32>,
     catalog: &Catalog,
 ) -> anyhow::Result<()> {
+    let png = output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if scale.is_some() && !png {
+        bail!("--scale is for a PNG: give -o FILE.png");
+    }
     let design = load(file)?;
-    let svg = design_svg(file, &design, heatmap_bytes, catalog)?;
+    let svg = design_svg_in(file, &design, mode, heatmap_bytes, catalog)?;
     if output.as_os_str() == "-" {
         return write_stdout(&svg);
     }
-    write_atomically(output, svg.as_bytes())
+    let bytes = if png {
+        crate::io::raster::svg_to_png(&svg, scale.unwrap_or(1))
+            .with_context(|| format!("could not draw {}", output.display()))?
+    } else {
+        svg.into_bytes()
+    };
+    write_atomically(output, &bytes)
         .with_context(|| format!("could not write {}", output.display()))?;
     eprintln!(
         "railyard: wrote {}: {}, {}",

@@ -838,7 +838,8 @@ fn advice_names_devices_and_fixes() {
 fn a_mac_cluster_runs_mlx_rings_both_ways_for_large_arrays() {
     use railyard::analysis::collective::Library;
     let catalog = Catalog::builtin();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/mac-studio-tb5-x4.ron");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/mac-studio-tb5-x4.ron");
     let mut design = railyard::io::load_design(&path).expect("the Mac preset");
     let large = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
     assert_eq!(large.library, Library::MlxJaccl);
@@ -861,7 +862,10 @@ fn a_mac_cluster_runs_mlx_rings_both_ways_for_large_arrays() {
     assert_eq!(small.algorithm, Algorithm::Ring);
     // No reduce-scatter in MLX's backends: refused by name, not modelled as NCCL's.
     let rs = collective(&design, &catalog, &query(Op::ReduceScatter, GIB)).unwrap_err();
-    assert_eq!(rs.to_string(), "MLX JACCL (RDMA) has no reduce-scatter here");
+    assert_eq!(
+        rs.to_string(),
+        "MLX JACCL (RDMA) has no reduce-scatter here"
+    );
     // Over TCP: the ring backend, one way below 2 MiB (4 ranks × 2 × 256 KiB).
     for link in &mut design.links {
         link.transport = railyard::model::Transport::Tcp;

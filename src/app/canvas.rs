@@ -14,11 +14,13 @@
 
 mod arrange;
 mod geometry;
+mod label_fit;
 mod paint;
 
 pub use arrange::arrange_by_tier;
 pub use paint::{heat_color, tech_color};
 
+use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_link, default_name, devices_from_part};
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, LinkId, PartId, Pos};
@@ -90,6 +92,8 @@ pub struct CanvasState {
     pub scene_rect: Rect,
     pub show_grid: bool,
     pub snap: bool,
+    /// What link colours show when no heatmap is given in the overlay.
+    pub link_colors: ColorMode,
     /// Gesture in progress, hover and view transform: the canvas's own business, public
     /// only so that `CanvasState { snap, ..Default::default() }` works outside this module.
     pub interaction: Interaction,
@@ -128,6 +132,7 @@ impl Default for CanvasState {
             scene_rect: Rect::NOTHING,
             show_grid: true,
             snap: true,
+            link_colors: ColorMode::Technology,
             interaction: Interaction::default(),
         }
     }
@@ -493,7 +498,7 @@ fn body(
         frame.grid();
     }
     frame.domains();
-    frame.links();
+    let tally = frame.links();
     frame.devices();
     match &state.interaction.gesture {
         Gesture::Box {
@@ -510,6 +515,7 @@ fn body(
         frame.drop_ghost(snap_point(p, state.snap), &payload.part);
     }
     frame.labels();
+    frame.legend(&tally);
 }
 
 fn snap_point(p: Pos2, snap: bool) -> Pos2 {

@@ -11,8 +11,9 @@ use crate::analysis::collective::Workload;
 use crate::analysis::cost::bom_lines;
 use crate::io::bom::{BomOptions, bom_total, write_bom_csv};
 use crate::io::design_file::write_atomically;
+use crate::io::link_colors::ColorMode;
 use crate::io::svg::{LinkColors, design_to_svg};
-use crate::model::{Bytes, Catalog, Design};
+use crate::model::{Bytes, Catalog, Design, LinkId};
 
 /// The all-reduce size a report states, as `railyard report` does by default.
 const REPORT_BYTES: Bytes = Bytes(1 << 30);
@@ -49,6 +50,13 @@ pub struct ExportPrompt {
     prompt: Option<(ExportKind, String)>,
 }
 
+impl ExportPrompt {
+    /// Closes the path field; true if it was open.
+    pub fn dismiss(&mut self) -> bool {
+        self.prompt.take().is_some()
+    }
+}
+
 fn with_extension(path: PathBuf, kind: ExportKind) -> PathBuf {
     if path.extension().is_some() {
         path
@@ -57,9 +65,25 @@ fn with_extension(path: PathBuf, kind: ExportKind) -> PathBuf {
     }
 }
 
+/// The name an export proposes: the design file's name with the export's extension once
+/// the design has been saved ("pme.ron" → "pme.csv"), else one made from the design's name.
+pub fn export_file_name(design_file: Option<&Path>, design_name: &str, extension: &str) -> String {
+    let stem = design_file
+        .and_then(Path::file_stem)
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| {
+            files::suggested_file_name(design_name)
+                .trim_end_matches(".ron")
+                .to_string()
+        });
+    format!("{stem}.{extension}")
+}
+
 /// Writes `kind` of `design` to `path` (atomically, like a design save) and returns the
 /// status-bar line. `label` names the design in the report, which weighs the design against
-/// `workload` when the sidebar has one chosen.
+/// `workload` when the sidebar has one chosen. Diagrams colour links by `colors`, as the
+/// canvas does.
 pub fn write_export(
     kind: ExportKind,
     design: &Design,
@@ -67,6 +91,7 @@ pub fn write_export(
     workload: Option<&Workload>,
     catalog: &Catalog,
     path: &Path,
+    colors: LinkColors<'_>,
 ) -> anyhow::Result<String> {
     let write = |p: &Path, bytes: &[u8]| {
         write_atomically(p, bytes).with_context(|| format!("could not write {}", p.display()))
@@ -87,10 +112,7 @@ pub fn write_export(
             ))
         }
         ExportKind::Svg => {
-            write(
-                path,
-                design_to_svg(design, LinkColors::Technology).as_bytes(),
-            )?;
+            write(path, design_to_svg(design, colors).as_bytes())?;
             Ok(format!("Exported {}", path.display()))
         }
         ExportKind::Report => {
@@ -108,10 +130,7 @@ pub fn write_export(
                 None,
                 diagram_name.as_deref(),
             );
-            write(
-                &diagram,
-                design_to_svg(design, LinkColors::Technology).as_bytes(),
-            )?;
+            write(&diagram, design_to_svg(design, colors).as_bytes())?;
             write(path, report.as_bytes())?;
             Ok(format!(
                 "Exported {} and {}",
@@ -126,8 +145,8 @@ impl RailyardApp {
     /// File > Export …: asks where, then writes.
     pub(super) fn export(&mut self, kind: ExportKind) {
         let start = self.start_dir();
-        let ron = files::suggested_file_name(&self.document().design().name);
-        let name = format!("{}.{}", ron.trim_end_matches(".ron"), kind.extension());
+        let doc = self.document();
+        let name = export_file_name(doc.path(), &doc.design().name, kind.extension());
         match self
             .dialogs
             .pick_export(start.as_deref(), &name, kind.what(), kind.extension())
@@ -149,6 +168,19 @@ impl RailyardApp {
             .path()
             .map_or_else(|| doc.design().name.clone(), |p| p.display().to_string());
         let workload = self.prefs.workload.workload();
+        // The heatmap as the canvas shows it, if it is on and computed.
+        let heat: Option<Vec<(LinkId, f64)>> = self
+            .prefs
+            .heatmap
+            .then(|| self.analysis())
+            .flatten()
+            .map(|(_, a)| a.heat.iter().map(|(&id, &u)| (id, u)).collect());
+        let colors = match (&heat, self.prefs.link_colors) {
+            (Some(loads), _) => LinkColors::Heatmap(loads),
+            (None, ColorMode::Rail) => LinkColors::Rail,
+            (None, ColorMode::Tier) => LinkColors::Tier,
+            (None, _) => LinkColors::Technology,
+        };
         self.status = match write_export(
             kind,
             doc.design(),
@@ -156,6 +188,7 @@ impl RailyardApp {
             workload.as_ref(),
             &self.catalog,
             path,
+            colors,
         ) {
             Ok(line) => line,
             Err(e) => format!("Not exported: {e:#}"),
@@ -198,8 +231,16 @@ mod tests {
         let (design, catalog) = small_fabric();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("bom.csv");
-        let status =
-            write_export(ExportKind::Bom, &design, "x", None, &catalog, &path).expect("ok");
+        let status = write_export(
+            ExportKind::Bom,
+            &design,
+            "x",
+            None,
+            &catalog,
+            &path,
+            LinkColors::Technology,
+        )
+        .expect("ok");
         let lines = bom_lines(&design, &catalog);
         let total = crate::analysis::cost::cost_summary(&lines).total.0;
 
@@ -227,7 +268,16 @@ mod tests {
         let (design, catalog) = small_fabric();
         let dir = tempfile::tempdir().expect("temp dir");
         let svg = dir.path().join("d.svg");
-        write_export(ExportKind::Svg, &design, "x", None, &catalog, &svg).expect("svg");
+        write_export(
+            ExportKind::Svg,
+            &design,
+            "x",
+            None,
+            &catalog,
+            &svg,
+            LinkColors::Rail,
+        )
+        .expect("svg");
         let text = std::fs::read_to_string(&svg).expect("read");
         assert!(
             text.starts_with("<?xml") || text.starts_with("<svg"),
@@ -238,6 +288,10 @@ mod tests {
             text.matches("class=\"device\"").count(),
             design.devices.len()
         );
+        assert!(
+            text.contains("Links by rail"),
+            "the legend follows the colours"
+        );
 
         let report = dir.path().join("r.md");
         write_export(
@@ -247,6 +301,7 @@ mod tests {
             None,
             &catalog,
             &report,
+            LinkColors::Technology,
         )
         .expect("md");
         let md = std::fs::read_to_string(&report).expect("read");
@@ -263,6 +318,7 @@ mod tests {
             workload.as_ref(),
             &catalog,
             &report,
+            LinkColors::Technology,
         )
         .expect("md");
         let md = std::fs::read_to_string(&report).expect("read");
@@ -270,6 +326,16 @@ mod tests {
             md.contains("## Workload\n\nLlama 8B in bf16, training"),
             "{md}"
         );
+    }
+
+    #[test]
+    fn export_names_follow_the_design_file() {
+        assert_eq!(
+            export_file_name(Some(Path::new("/home/a/pme.ron")), "Untitled 2", "csv"),
+            "pme.csv"
+        );
+        assert_eq!(export_file_name(None, "DGX SU (1)", "svg"), "dgx-su-1.svg");
+        assert_eq!(export_file_name(None, "  ", "md"), "design.md");
     }
 
     #[test]

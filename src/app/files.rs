@@ -174,9 +174,22 @@ pub fn path_field_window(
 ) -> PathField {
     let mut open = true;
     let mut done = false;
+    // The field takes the keyboard in the first few passes after the window appears (a
+    // new window's first pass only measures it); after that a click elsewhere is respected.
+    let shown_since = egui::Id::new(("railyard-path-field", title));
+    let pass = ctx.cumulative_pass_nr();
+    let (first, last) = ctx
+        .data(|d| d.get_temp::<(u64, u64)>(shown_since))
+        .unwrap_or((pass, pass));
+    let first = if last + 1 < pass { pass } else { first };
+    ctx.data_mut(|d| d.insert_temp(shown_since, (first, pass)));
+    let appeared = pass - first < 3;
     dialog_window(ctx, title, &mut open).show(ctx, |ui| {
         ui.label(label);
         let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
+        if appeared {
+            r.request_focus();
+        }
         let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
         done = ui.button(button).clicked() || entered;
     });

@@ -3,6 +3,7 @@
 
 use super::actions::{Action, ActionState};
 use super::presets::Preset;
+use crate::io::link_colors::ColorMode;
 use egui::{Button, Ui};
 use std::path::PathBuf;
 
@@ -13,6 +14,7 @@ pub enum MenuEvent {
     OpenRecent(PathBuf),
     ClearRecent,
     Theme(Theme),
+    LinkColors(ColorMode),
     About,
 }
 
@@ -43,6 +45,7 @@ pub struct MenuContext<'a> {
     pub show_grid: bool,
     pub snap: bool,
     pub heatmap: bool,
+    pub link_colors: ColorMode,
     pub presentation: bool,
     pub theme: Theme,
     pub recent: &'a [PathBuf],
@@ -146,6 +149,22 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             plain(ui, Action::ZoomToFit, m, &mut out);
             toggle(ui, Action::ToggleGrid, m.show_grid, m, &mut out);
             toggle(ui, Action::ToggleSnap, m.snap, m, &mut out);
+            ui.menu_button("Link colours", |ui| {
+                for (mode, label) in [
+                    (ColorMode::Technology, "By technology"),
+                    (ColorMode::Rail, "By rail"),
+                    (ColorMode::Tier, "By tier"),
+                ] {
+                    let chosen = m.link_colors == mode && !m.heatmap;
+                    if ui
+                        .radio(chosen, label)
+                        .on_hover_text("Shown while the heatmap is off")
+                        .clicked()
+                    {
+                        out.push(MenuEvent::LinkColors(mode));
+                    }
+                }
+            });
             toggle(ui, Action::ToggleHeatmap, m.heatmap, m, &mut out);
             toggle(ui, Action::Presentation, m.presentation, m, &mut out);
             ui.separator();

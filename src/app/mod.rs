@@ -8,6 +8,7 @@ pub mod calibrate;
 pub mod canvas;
 pub mod compare;
 pub mod document;
+mod escape;
 pub mod exports;
 pub mod files;
 pub mod inspector;
@@ -22,6 +23,7 @@ pub mod sidebar;
 pub mod whatif;
 pub mod worker;
 
+use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_name, devices_from_part};
 use crate::model::{Catalog, DeviceId, LinkId, PartId, Pos};
@@ -55,6 +57,8 @@ pub struct Prefs {
     pub show_grid: bool,
     pub snap: bool,
     pub heatmap: bool,
+    /// What link colours show while the heatmap is off.
+    pub link_colors: ColorMode,
     pub collective: CollectiveSettings,
     pub workload: WorkloadSettings,
 }
@@ -70,6 +74,7 @@ impl Default for Prefs {
             show_grid: true,
             snap: true,
             heatmap: false,
+            link_colors: ColorMode::Technology,
             collective: CollectiveSettings::default(),
             workload: WorkloadSettings::default(),
         }
@@ -164,6 +169,8 @@ enum AppEvent {
     CloseTab(usize),
     ForceCloseTab(usize),
     Theme(Theme),
+    /// View > Link colours.
+    LinkColors(ColorMode),
     ClearRecent,
     About,
 }
@@ -330,6 +337,7 @@ impl RailyardApp {
         let mut canvas = CanvasState {
             show_grid: self.prefs.show_grid,
             snap: self.prefs.snap,
+            link_colors: self.prefs.link_colors,
             ..CanvasState::default()
         };
         canvas::zoom_to_fit(doc.design(), &mut canvas);
@@ -709,6 +717,12 @@ impl RailyardApp {
             AppEvent::CloseTab(i) => self.request_close_tab(i),
             AppEvent::ForceCloseTab(i) => self.close_tab(i),
             AppEvent::Theme(theme) => self.prefs.theme = theme,
+            AppEvent::LinkColors(mode) => {
+                self.prefs.link_colors = mode;
+                for tab in &mut self.tabs {
+                    tab.canvas.link_colors = mode;
+                }
+            }
             AppEvent::ClearRecent => self.prefs.recent.clear(),
             AppEvent::About => self.about = true,
         }
@@ -800,9 +814,12 @@ impl RailyardApp {
                 shift: false,
             });
         }
+        // Escape closes an open dialog first; only then does it leave presentation mode.
+        let dialog_closed = self.close_dialog_on_escape(&ctx);
         // Escape leaves presentation mode as it leaves any full-screen view, unless a drag on
         // the canvas is under way (there Escape cancels the drag).
         if self.presentation
+            && !dialog_closed
             && !ctx.text_edit_focused()
             && ctx.input(|i| i.key_pressed(egui::Key::Escape) && !i.pointer.any_down())
         {
@@ -850,6 +867,7 @@ impl RailyardApp {
             show_grid: self.prefs.show_grid,
             snap: self.prefs.snap,
             heatmap: self.prefs.heatmap,
+            link_colors: self.prefs.link_colors,
             presentation: self.presentation,
             theme: self.prefs.theme,
             recent: &self.prefs.recent,
@@ -868,6 +886,7 @@ impl RailyardApp {
                 MenuEvent::OpenRecent(path) => AppEvent::OpenPath(path),
                 MenuEvent::ClearRecent => AppEvent::ClearRecent,
                 MenuEvent::Theme(theme) => AppEvent::Theme(theme),
+                MenuEvent::LinkColors(mode) => AppEvent::LinkColors(mode),
                 MenuEvent::About => AppEvent::About,
             });
         }

@@ -24,6 +24,13 @@ pub struct PngExport {
     prompt: Option<String>,
 }
 
+impl PngExport {
+    /// Closes the path field; true if it was open.
+    pub fn dismiss(&mut self) -> bool {
+        self.prompt.take().is_some()
+    }
+}
+
 /// The pixels inside `rect` (in points), clamped to the image.
 pub fn crop(image: &ColorImage, rect: Rect, pixels_per_point: f32) -> ColorImage {
     let [w, h] = image.size;
@@ -67,12 +74,6 @@ pub fn save_png(path: &Path, image: &ColorImage) -> anyhow::Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("could not write {}", path.display()))
 }
 
-/// `dgx-pod.ron` → `dgx-pod.png`: a file name for the export from the design's name.
-fn suggested_png_name(design_name: &str) -> String {
-    let ron = files::suggested_file_name(design_name);
-    format!("{}.png", ron.trim_end_matches(".ron"))
-}
-
 fn with_png_extension(path: PathBuf) -> PathBuf {
     if path.extension().is_some() {
         path
@@ -85,7 +86,8 @@ impl RailyardApp {
     /// File > Export PNG: asks where, then asks egui for a screenshot.
     pub(super) fn export_png(&mut self, ctx: &egui::Context) {
         let start = self.start_dir();
-        let name = suggested_png_name(&self.document().design().name);
+        let doc = self.document();
+        let name = super::exports::export_file_name(doc.path(), &doc.design().name, "png");
         match self
             .dialogs
             .pick_export(start.as_deref(), &name, "PNG image", "png")
@@ -189,7 +191,10 @@ mod tests {
 
     #[test]
     fn export_names() {
-        assert_eq!(suggested_png_name("DGX H100 pod"), "dgx-h100-pod.png");
+        assert_eq!(
+            super::super::exports::export_file_name(None, "DGX H100 pod", "png"),
+            "dgx-h100-pod.png"
+        );
         assert_eq!(
             with_png_extension(PathBuf::from("/tmp/x")),
             PathBuf::from("/tmp/x.png")

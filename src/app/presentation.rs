@@ -31,11 +31,11 @@ pub fn key_figures(analysis: &Analysis) -> Vec<(&'static str, String)> {
             _ => b.value.to_string(),
         },
     ));
-    out.push(("cost", m.cost.total.to_string()));
+    out.push(("cost", m.cost.total.compact()));
     if m.gpus > 0 {
         out.push((
             "per GPU",
-            crate::model::Usd(m.cost.total.0 / m.gpus as f64).to_string(),
+            crate::model::Usd(m.cost.total.0 / m.gpus as f64).compact(),
         ));
     }
     out.push(("power", m.power.to_string()));
@@ -43,10 +43,10 @@ pub fn key_figures(analysis: &Analysis) -> Vec<(&'static str, String)> {
         out.push((
             "collective",
             format!(
-                "{} {}: {} µs, busbw {:.1} GB/s",
+                "{} {}: {}, busbw {:.1} GB/s",
                 r.op,
                 r.bytes,
-                crate::model::units::trim_number(r.time_us),
+                crate::model::units::time_text(r.time_us),
                 r.busbw_gbyte_s
             ),
         ));

@@ -2,8 +2,10 @@
 
 pub mod bom;
 pub mod design_file;
+pub mod link_colors;
 pub mod measured;
 pub mod nccl_log;
+pub mod raster;
 pub mod ron_tree;
 
 pub use design_file::{DesignFileError, load_design, parse_design, save_design};

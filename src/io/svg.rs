@@ -3,7 +3,10 @@
 //! `data-id`, so the picture can be scripted or matched back to the file. No UI imports; the
 //! sizes and colours follow the canvas's so the export looks like the screen.
 
-use crate::model::{Design, DeviceId, DeviceKind, LinkId, LinkState, LinkTech, Pos};
+use super::link_colors::{
+    self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
+};
+use crate::model::{Design, DeviceId, DeviceKind, LinkId, LinkState, Pos};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -27,9 +30,24 @@ const MARGIN: f32 = 40.0;
 pub enum LinkColors<'a> {
     /// By technology (NVLink green, InfiniBand purple...).
     Technology,
+    /// One colour-blind-safe hue per rail (see [`link_colors::rail_color`]).
+    Rail,
+    /// By the switch tiers a link joins.
+    Tier,
     /// By utilisation 0–1 (green → yellow → red), as the collective result's
     /// `link_utilization` lists it; links not listed carry no traffic and are grey.
     Heatmap(&'a [(LinkId, f64)]),
+}
+
+impl LinkColors<'_> {
+    pub fn mode(&self) -> ColorMode {
+        match self {
+            LinkColors::Technology => ColorMode::Technology,
+            LinkColors::Rail => ColorMode::Rail,
+            LinkColors::Tier => ColorMode::Tier,
+            LinkColors::Heatmap(_) => ColorMode::Heatmap,
+        }
+    }
 }
 
 /// `&`, `<`, `>`, `"` and `'` as entities; control characters XML 1.0 forbids become spaces.
@@ -48,42 +66,6 @@ pub fn xml_escape(text: &str) -> String {
         }
     }
     out
-}
-
-fn tech_color(tech: LinkTech) -> (u8, u8, u8) {
-    match tech {
-        LinkTech::NvLink => (118, 185, 0),
-        LinkTech::NvLinkBridge => (175, 180, 43),
-        LinkTech::Pcie => (161, 127, 100),
-        LinkTech::Ethernet => (66, 133, 244),
-        LinkTech::RoceV2 => (0, 188, 212),
-        LinkTech::InfiniBand => (171, 71, 188),
-        LinkTech::Thunderbolt4 => (120, 144, 156),
-        LinkTech::Thunderbolt5 => (240, 98, 146),
-    }
-}
-
-/// Utilisation 0..1 as green → yellow → red.
-fn heat_color(utilisation: f64) -> (u8, u8, u8) {
-    let u = if utilisation.is_finite() {
-        utilisation.clamp(0.0, 1.0)
-    } else {
-        1.0
-    };
-    let lerp = |a: (u8, u8, u8), b: (u8, u8, u8), t: f64| {
-        let mix = |x: u8, y: u8| (f64::from(x) + (f64::from(y) - f64::from(x)) * t).round() as u8;
-        (mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
-    };
-    let (green, yellow, red) = ((67, 160, 71), (253, 216, 53), (229, 57, 53));
-    if u < 0.5 {
-        lerp(green, yellow, u * 2.0)
-    } else {
-        lerp(yellow, red, (u - 0.5) * 2.0)
-    }
-}
-
-fn hex((r, g, b): (u8, u8, u8)) -> String {
-    format!("#{r:02x}{g:02x}{b:02x}")
 }
 
 fn fill(kind: &DeviceKind) -> &'static str {
@@ -167,7 +149,18 @@ fn device_rects(design: &Design) -> HashMap<DeviceId, Rect> {
     rects
 }
 
-/// The design as a standalone SVG document.
+/// Height of the title block above the diagram: the design's name and a line of counts.
+const TITLE_HEIGHT: f32 = 64.0;
+const TITLE_PX: f32 = 22.0;
+/// The legend's column right of the diagram.
+const LEGEND_WIDTH: f32 = 210.0;
+const LEGEND_ROW: f32 = 20.0;
+/// Rough width of a character of the sans-serif font, per pixel of font size, to keep a
+/// long title inside the picture.
+const CHAR_WIDTH: f32 = 0.6;
+
+/// The design as a standalone SVG document: a title block, the diagram and a legend for
+/// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
 pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
     let rects = device_rects(design);
     let bounds = rects.values().copied().reduce(Rect::union).unwrap_or(Rect {
@@ -176,14 +169,23 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         x1: 200.0,
         y1: 100.0,
     });
-    let (x, y) = (bounds.x0 - MARGIN, bounds.y0 - MARGIN);
-    let (w, h) = (
-        bounds.x1 - bounds.x0 + 2.0 * MARGIN,
-        bounds.y1 - bounds.y0 + 2.0 * MARGIN,
-    );
+    let legend = link_colors::legend(design, colors.mode(), Background::Light);
+    let legend_height = legend_height(&legend);
+    let title_width = design.name.chars().count() as f32 * TITLE_PX * CHAR_WIDTH;
+    let (x, y) = (bounds.x0 - MARGIN, bounds.y0 - MARGIN - TITLE_HEIGHT);
+    let diagram_width = bounds.x1 - bounds.x0 + 2.0 * MARGIN;
+    let w = (diagram_width + LEGEND_WIDTH)
+        .max(title_width + 2.0 * MARGIN)
+        .ceil();
+    let h = (TITLE_HEIGHT + 2.0 * MARGIN + (bounds.y1 - bounds.y0).max(legend_height)).ceil();
     let heat: HashMap<LinkId, f64> = match colors {
         LinkColors::Heatmap(loads) => loads.iter().copied().collect(),
-        LinkColors::Technology => HashMap::new(),
+        _ => HashMap::new(),
+    };
+    let painter = LinkPainter {
+        mode: colors.mode(),
+        background: Background::Light,
+        heat: Some(&heat),
     };
 
     let mut out = String::new();
@@ -198,6 +200,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         out,
         r##"<rect x="{x}" y="{y}" width="{w}" height="{h}" fill="#ffffff"/>"##
     );
+    write_title_block(&mut out, design, colors.mode(), (x + MARGIN, y + MARGIN));
 
     // Domains first: their trays and links sit on top of them.
     let _ = writeln!(out, r#"<g class="domains">"#);
@@ -215,21 +218,32 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         let (Some(a), Some(b)) = (rects.get(&link.a.device), rects.get(&link.b.device)) else {
             continue;
         };
-        let ((x1, y1), (x2, y2)) = (a.centre(), b.centre());
-        let (color, note) = match colors {
-            LinkColors::Technology => (hex(tech_color(link.tech)), String::new()),
-            LinkColors::Heatmap(_) => match heat.get(&link.id) {
-                Some(&u) => (hex(heat_color(u)), format!(", {:.0} % busy", u * 100.0)),
-                None => ("#9e9e9e".to_string(), ", idle".to_string()),
-            },
+        let (Some(dev_a), Some(dev_b)) =
+            (design.device(link.a.device), design.device(link.b.device))
+        else {
+            continue;
         };
-        let dash = match link.state {
-            LinkState::Failed => r#" stroke-dasharray="6 4""#,
-            _ => "",
+        let ((x1, y1), (x2, y2)) = (a.centre(), b.centre());
+        let style = painter.style(link, dev_a, dev_b);
+        let note = match colors {
+            LinkColors::Heatmap(_) => match heat.get(&link.id) {
+                Some(&u) => format!(", {:.0} % busy", u * 100.0),
+                None => ", idle".to_string(),
+            },
+            _ => String::new(),
+        };
+        let state = match link.state {
+            LinkState::Up => "",
+            LinkState::Degraded { .. } => ", degraded",
+            LinkState::Failed => ", failed",
+        };
+        let rail = match rail_of(dev_a, link.a.port, dev_b, link.b.port, link.tech) {
+            Some(r) => format!(r#" data-rail="{r}""#),
+            None => String::new(),
         };
         let width = 1.5 + (link.lanes.min(8) as f32 - 1.0) * 0.5;
         let title = format!(
-            "{} {}: {} × {}{note}",
+            "{} {}: {} × {}{note}{state}",
             link.id,
             link.tech.label(),
             link.lanes,
@@ -237,9 +251,11 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         );
         let _ = writeln!(
             out,
-            r#"<line class="link" data-id="{}" data-tech="{}" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{color}" stroke-width="{width}"{dash}><title>{}</title></line>"#,
+            r#"<line class="link" data-id="{}" data-tech="{}"{rail} x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{}" stroke-width="{width}"{}><title>{}</title></line>"#,
             link.id,
             xml_escape(link.tech.label()),
+            style.color.hex(),
+            dash_attribute(style.pattern),
             xml_escape(&title)
         );
     }
@@ -254,8 +270,99 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         write_device(&mut out, d, rects[&d.id], false);
     }
     let _ = writeln!(out, "</g>");
+    write_legend(&mut out, &legend, (bounds.x1 + MARGIN, bounds.y0));
     out.push_str("</svg>\n");
     out
+}
+
+fn dash_attribute(pattern: Pattern) -> String {
+    match pattern.dash_gap() {
+        Some((dash, gap)) => format!(r#" stroke-dasharray="{dash} {gap}""#),
+        None => String::new(),
+    }
+}
+
+/// The design's name, large, and a line of what it holds and how links are coloured.
+fn write_title_block(out: &mut String, design: &Design, mode: ColorMode, (x, y): (f32, f32)) {
+    let gpus: u64 = design
+        .devices
+        .iter()
+        .filter_map(|d| d.kind.as_node())
+        .map(|n| u64::from(n.gpu_count))
+        .sum();
+    let counts = format!(
+        "{gpus} GPUs · {} devices · {} links · links coloured by {}",
+        design.devices.len(),
+        design.links.len(),
+        match mode {
+            ColorMode::Heatmap => "load",
+            other => other.name(),
+        }
+    );
+    let _ = writeln!(
+        out,
+        r##"<g class="title-block"><text x="{x}" y="{}" font-size="{TITLE_PX}" font-weight="bold" fill="#212121">{}</text><text x="{x}" y="{}" font-size="13" fill="#616161">{}</text></g>"##,
+        y + TITLE_PX,
+        xml_escape(&design.name),
+        y + TITLE_PX + 22.0,
+        xml_escape(&counts)
+    );
+}
+
+fn legend_height(legend: &Legend) -> f32 {
+    let scale = if legend.heat_scale { 2.0 } else { 0.0 };
+    LEGEND_ROW * (1.5 + scale + legend.entries.len() as f32)
+}
+
+/// The legend's heading, the heatmap's scale if any, then one line sample per entry.
+fn write_legend(out: &mut String, legend: &Legend, (x, y): (f32, f32)) {
+    let _ = writeln!(
+        out,
+        r##"<g class="legend"><rect x="{}" y="{}" width="{}" height="{}" rx="4" fill="#fafafa" stroke="#bdbdbd"/>"##,
+        x - 8.0,
+        y - 8.0,
+        LEGEND_WIDTH - 24.0,
+        legend_height(legend) + 8.0
+    );
+    let _ = writeln!(
+        out,
+        r##"<text x="{x}" y="{}" font-weight="bold" fill="#212121">{}</text>"##,
+        y + 12.0,
+        xml_escape(&legend.heading)
+    );
+    let mut row = y + 1.5 * LEGEND_ROW;
+    if legend.heat_scale {
+        let stops: String = heat_stops()
+            .iter()
+            .map(|(u, c)| format!(r#"<stop offset="{u}" stop-color="{}"/>"#, c.hex()))
+            .collect();
+        let _ = writeln!(
+            out,
+            r##"<defs><linearGradient id="heat-scale">{stops}</linearGradient></defs><rect class="heat-scale" x="{x}" y="{row}" width="150" height="10" fill="url(#heat-scale)"/><text x="{x}" y="{}" fill="#424242">0 %</text><text x="{}" y="{}" text-anchor="middle" fill="#424242">50 %</text><text x="{}" y="{}" text-anchor="end" fill="#424242">100 %</text>"##,
+            row + 24.0,
+            x + 75.0,
+            row + 24.0,
+            x + 150.0,
+            row + 24.0
+        );
+        row += 2.0 * LEGEND_ROW;
+    }
+    for entry in &legend.entries {
+        let _ = writeln!(
+            out,
+            r##"<g class="legend-entry"><line x1="{x}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="4"{}/><text x="{}" y="{}" fill="#212121">{}</text></g>"##,
+            row + 6.0,
+            x + 28.0,
+            row + 6.0,
+            entry.color.hex(),
+            dash_attribute(entry.pattern),
+            x + 36.0,
+            row + 10.0,
+            xml_escape(&entry.label)
+        );
+        row += LEGEND_ROW;
+    }
+    let _ = writeln!(out, "</g>");
 }
 
 fn write_device(out: &mut String, d: &crate::model::Device, r: Rect, domain: bool) {
@@ -287,13 +394,5 @@ mod tests {
             "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
         );
         assert_eq!(xml_escape("bell\u{7}"), "bell ");
-    }
-
-    #[test]
-    fn heat_runs_green_to_red() {
-        assert_eq!(heat_color(0.0), (67, 160, 71));
-        assert_eq!(heat_color(0.5), (253, 216, 53));
-        assert_eq!(heat_color(1.0), (229, 57, 53));
-        assert_eq!(heat_color(f64::NAN), (229, 57, 53));
     }
 }

@@ -145,6 +145,26 @@ impl fmt::Display for Usd {
     }
 }
 
+impl Usd {
+    /// The amount as people say it on a slide: "$11.2M", "$950K", "$1.23B"; under $10,000
+    /// to the dollar ("$9,999").
+    pub fn compact(self) -> String {
+        let x = self.0;
+        let sign = if x < 0.0 { "-" } else { "" };
+        let a = x.abs();
+        let (value, suffix) = if a >= 1e9 {
+            (a / 1e9, "B")
+        } else if a >= 1e6 {
+            (a / 1e6, "M")
+        } else if a >= 1e4 {
+            (a / 1e3, "K")
+        } else {
+            return self.to_string();
+        };
+        format!("{sign}${}{suffix}", significant(value, 3))
+    }
+}
+
 /// Electrical power in watts.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -174,7 +194,9 @@ impl std::iter::Sum for Watts {
 }
 impl fmt::Display for Watts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 >= 1000.0 {
+        if self.0 >= 1e6 {
+            write!(f, "{} MW", significant(self.0 / 1e6, 3))
+        } else if self.0 >= 1000.0 {
             write!(f, "{} kW", trim_number(self.0 / 1000.0))
         } else {
             write!(f, "{} W", trim_number(self.0))
@@ -203,14 +225,37 @@ impl fmt::Display for Bytes {
     }
 }
 
-/// A duration given in µs, in µs, ms or s, whichever reads best: "150.8 µs", "3.24 s".
+/// A duration given in µs, in µs, ms, s, min or h, whichever reads best: "150.8 µs",
+/// "3.24 s", "12.2 h".
 pub fn time_text(us: f64) -> String {
-    if us >= 1_000_000.0 {
+    const MINUTE_US: f64 = 60e6;
+    const HOUR_US: f64 = 3600e6;
+    if us >= HOUR_US {
+        format!("{} h", significant(us / HOUR_US, 3))
+    } else if us >= MINUTE_US {
+        format!("{} min", significant(us / MINUTE_US, 3))
+    } else if us >= 1_000_000.0 {
         format!("{:.2} s", us / 1_000_000.0)
     } else if us >= 1000.0 {
         format!("{:.2} ms", us / 1000.0)
     } else {
         format!("{us:.1} µs")
+    }
+}
+
+/// `x` to `digits` significant figures (at least the whole part), no trailing zeros:
+/// 90.288 → "90.3", 1.2345 → "1.23", 1234.6 → "1235".
+pub fn significant(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return trim_number(x);
+    }
+    let whole_digits = x.abs().log10().floor() as i32 + 1;
+    let decimals = (digits - whole_digits).max(0) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
@@ -254,5 +299,25 @@ mod tests {
         assert_eq!(Watts(10_200.0).to_string(), "10.2 kW");
         assert_eq!(Bytes(8 << 30).to_string(), "8 GiB");
         assert_eq!(group_thousands(-1000), "-1,000");
+    }
+
+    #[test]
+    fn large_figures_scale_their_unit() {
+        // The figures: 90288.13 kW and 44014.78 s as people say them.
+        assert_eq!(Watts(90_288_130.0).to_string(), "90.3 MW");
+        assert_eq!(Watts(1_000_000.0).to_string(), "1 MW");
+        assert_eq!(Watts(999_000.0).to_string(), "999 kW");
+        assert_eq!(time_text(44_014.78e6), "12.2 h");
+        assert_eq!(time_text(90e6), "1.5 min");
+        assert_eq!(time_text(59.5e6), "59.50 s");
+        assert_eq!(time_text(3242.32e3), "3.24 s");
+        assert_eq!(time_text(150.84), "150.8 µs");
+        assert_eq!(Usd(11_180_000.0).compact(), "$11.2M");
+        assert_eq!(Usd(950_400.0).compact(), "$950K");
+        assert_eq!(Usd(1_234_000_000.0).compact(), "$1.23B");
+        assert_eq!(Usd(9_999.0).compact(), "$9,999");
+        assert_eq!(Usd(-25_000.0).compact(), "-$25K");
+        assert_eq!(significant(1234.6, 3), "1235");
+        assert_eq!(significant(0.0, 3), "0");
     }
 }

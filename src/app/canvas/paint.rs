@@ -2,7 +2,11 @@
 //! (`Painter::extend`), off-screen items are skipped, and detail drops with the zoom.
 
 use super::geometry::{HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_center, is_domain};
+use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
+use crate::io::link_colors::{
+    self, Background, ColorMode, Legend, LegendTally, LinkPainter, Pattern, Rgb, heat_stops,
+};
 use crate::model::{
     Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,
     SwitchRole,
@@ -25,49 +29,26 @@ pub(super) const MIN_HANDLE_ZOOM: f32 = 0.3;
 const LABEL_SIZE: f32 = 12.0;
 const DOMAIN_LABEL_SIZE: f32 = 14.0;
 const MIN_TEXT_PX: f32 = 7.0;
+/// Smallest device label on screen, in points.
+const MIN_LABEL_PX: f32 = 10.0;
 const MAX_TEXT_PX: f32 = 32.0;
 /// Screen size of block labels and hover tags, which do not scale with the zoom.
 const TAG_PX: f32 = 12.0;
 
-/// The colour of a link technology, used on the canvas and in the legend.
+/// The colour of a link technology, as the exports draw it too.
 pub fn tech_color(tech: LinkTech) -> Color32 {
-    match tech {
-        LinkTech::NvLink => Color32::from_rgb(118, 185, 0),
-        LinkTech::NvLinkBridge => Color32::from_rgb(175, 180, 43),
-        LinkTech::Pcie => Color32::from_rgb(161, 127, 100),
-        LinkTech::Ethernet => Color32::from_rgb(66, 133, 244),
-        LinkTech::RoceV2 => Color32::from_rgb(0, 188, 212),
-        LinkTech::InfiniBand => Color32::from_rgb(171, 71, 188),
-        LinkTech::Thunderbolt4 => Color32::from_rgb(120, 144, 156),
-        LinkTech::Thunderbolt5 => Color32::from_rgb(240, 98, 146),
-    }
+    color32(link_colors::tech_color(tech))
 }
 
 /// Utilisation 0..1 as green → yellow → red (values outside are clamped).
 pub fn heat_color(utilisation: f64) -> Color32 {
-    let u = if utilisation.is_finite() {
-        utilisation.clamp(0.0, 1.0) as f32
-    } else {
-        1.0
-    };
-    let green = Color32::from_rgb(67, 160, 71);
-    let yellow = Color32::from_rgb(253, 216, 53);
-    let red = Color32::from_rgb(229, 57, 53);
-    if u < 0.5 {
-        lerp_color(green, yellow, u * 2.0)
-    } else {
-        lerp_color(yellow, red, (u - 0.5) * 2.0)
-    }
+    color32(link_colors::heat_color(utilisation))
 }
 
-fn lerp_color(a: Color32, b: Color32, t: f32) -> Color32 {
-    let mix = |x: u8, y: u8| (f32::from(x) + (f32::from(y) - f32::from(x)) * t).round() as u8;
-    Color32::from_rgb(mix(a.r(), b.r()), mix(a.g(), b.g()), mix(a.b(), b.b()))
+fn color32(Rgb(r, g, b): Rgb) -> Color32 {
+    Color32::from_rgb(r, g, b)
 }
 
-pub(super) const FAILED: Color32 = Color32::from_rgb(229, 57, 53);
-pub(super) const DEGRADED: Color32 = Color32::from_rgb(251, 140, 0);
-const NO_HEAT: Color32 = Color32::from_rgb(120, 120, 120);
 const SELECTED: Color32 = Color32::from_rgb(255, 202, 40);
 const HIGHLIGHT: Color32 = Color32::from_rgba_premultiplied(120, 110, 20, 120);
 const LABEL: Color32 = Color32::WHITE;
@@ -230,9 +211,34 @@ impl Frame<'_> {
         self.scene.extend(shapes);
     }
 
-    pub fn links(&self) {
+    /// What link colours show this frame: the heatmap whenever loads are given.
+    fn color_mode(&self) -> ColorMode {
+        if self.overlay.heat.is_some() {
+            ColorMode::Heatmap
+        } else {
+            self.state.link_colors
+        }
+    }
+
+    fn background(&self) -> Background {
+        if self.dark {
+            Background::Dark
+        } else {
+            Background::Light
+        }
+    }
+
+    /// Draws the links in view and returns what they showed, for the legend.
+    pub fn links(&self) -> LegendTally {
         let design = self.design;
         let heat = self.overlay.heat;
+        let mode = self.color_mode();
+        let painter = LinkPainter {
+            mode,
+            background: self.background(),
+            heat,
+        };
+        let mut tally = LegendTally::default();
         let highlight = self.overlay.highlight_links;
         let selected = &self.state.selection.links;
         let collapsed = self.layout.is_collapsed();
@@ -287,20 +293,19 @@ impl Frame<'_> {
             if !selected.is_empty() && selected.contains(&link.id) {
                 under.add(a, b, width_px + 4.0, SELECTED);
             }
-            let color = match heat {
-                Some(h) => h.get(&link.id).map_or(NO_HEAT, |u| heat_color(*u)),
-                None => tech_color(link.tech),
-            };
-            match link.state {
-                LinkState::Up => lines.add(a, b, width_px, color),
-                LinkState::Degraded { .. } => lines.add(a, b, width_px, DEGRADED),
-                LinkState::Failed => {
+            let (dev_a, dev_b) = (&design.devices[ia], &design.devices[ib]);
+            tally.add(mode, link, dev_a, dev_b);
+            let style = painter.style(link, dev_a, dev_b);
+            let color = color32(style.color);
+            match style.pattern.dash_gap() {
+                None => lines.add(a, b, width_px, color),
+                Some((dash, gap)) => {
                     if let Some((ca, cb)) = clip_segment(a, b, self.view.expand(self.px(20.0))) {
                         dashes.extend(Shape::dashed_line(
                             &[ca, cb],
-                            Stroke::new(self.px(width_px.max(1.5)), FAILED),
-                            self.px(8.0),
-                            self.px(6.0),
+                            Stroke::new(self.px(width_px.max(1.5)), color),
+                            self.px(dash),
+                            self.px(gap),
                         ));
                     }
                 }
@@ -310,6 +315,17 @@ impl Frame<'_> {
         self.scene.add(under.into_shape());
         self.scene.add(lines.into_shape());
         self.scene.extend(dashes);
+        tally
+    }
+
+    /// The legend of what `tally` saw, in the canvas's bottom-left corner, in screen space.
+    pub fn legend(&self, tally: &LegendTally) {
+        let legend = tally.legend(self.color_mode(), self.background());
+        if legend.entries.is_empty() {
+            return;
+        }
+        let shapes = legend_shapes(self.labels, &legend, self.to_global * self.view, self.dark);
+        self.labels.extend(shapes);
     }
 
     /// Nodes, switches and hosts, then collapsed blocks and port handles. When few are in
@@ -424,7 +440,10 @@ impl Frame<'_> {
     /// Text in screen space: device labels when they are big enough to read, domain
     /// headers, block counts, and a tag for the hovered device when labels are off.
     pub fn labels(&self) {
-        let device_px = (LABEL_SIZE * self.zoom).round().min(MAX_TEXT_PX);
+        // Device labels never shrink below a readable size: the name gives way instead.
+        let device_px = (LABEL_SIZE * self.zoom)
+            .clamp(MIN_LABEL_PX, MAX_TEXT_PX)
+            .round();
         let domain_px = (DOMAIN_LABEL_SIZE * self.zoom).round().min(MAX_TEXT_PX);
         let mut shapes = Vec::new();
         if domain_px >= MIN_TEXT_PX {
@@ -450,27 +469,55 @@ impl Frame<'_> {
                 ));
             }
         }
-        if device_px >= MIN_TEXT_PX && self.visible.len() <= LABELS_MAX {
+        // The hovered device's tag is left out when its box already shows all of it.
+        let mut hovered_in_full = false;
+        if self.visible.len() <= LABELS_MAX {
+            let font = FontId::proportional(device_px);
+            let line = device_px * 1.25;
             for &i in self.visible {
                 let d = &self.design.devices[i];
-                let r = self.layout.rects[i];
-                let screen = self.to_global * r;
-                let max_width = screen.width() - device_px;
-                let first = self.galley(device_title(self.catalog, d), device_px, max_width);
-                let second = self.galley(d.name.clone(), device_px, max_width);
-                let gap = device_px * 0.15;
-                let total = first.size().y + gap + second.size().y;
-                let top = screen.center().y - total / 2.0;
-                shapes.push(Shape::galley(
-                    pos2(screen.center().x - first.size().x / 2.0, top),
-                    first.clone(),
+                let screen = self.to_global * self.layout.rects[i];
+                let max_width = screen.width() - device_px * 0.6;
+                if screen.height() < line || max_width <= 0.0 {
+                    continue;
+                }
+                let forms = label_fit::name_forms(&d.name);
+                let Some(name) = label_fit::fitting_form(&forms, |f| {
+                    self.labels
+                        .layout_no_wrap(f.to_string(), font.clone(), LABEL)
+                        .size()
+                        .x
+                        <= max_width
+                }) else {
+                    continue;
+                };
+                let second = self
+                    .labels
+                    .layout_no_wrap(name.to_string(), font.clone(), LABEL);
+                // The model line ("8× H100") only when both lines fit whole.
+                let first = Some(self.labels.layout_no_wrap(
+                    device_title(self.catalog, d),
+                    font.clone(),
                     LABEL,
-                ));
+                ))
+                .filter(|g| g.size().x <= max_width && screen.height() >= 2.2 * line);
+                if self.hovered == Some(i) && name == forms[0] && first.is_some() {
+                    hovered_in_full = true;
+                }
+                let gap = device_px * 0.15;
+                let total = first.as_ref().map_or(0.0, |g| g.size().y + gap) + second.size().y;
+                let mut top = screen.center().y - total / 2.0;
+                if let Some(first) = first {
+                    let height = first.size().y;
+                    shapes.push(Shape::galley(
+                        pos2(screen.center().x - first.size().x / 2.0, top),
+                        first,
+                        LABEL,
+                    ));
+                    top += height + gap;
+                }
                 shapes.push(Shape::galley(
-                    pos2(
-                        screen.center().x - second.size().x / 2.0,
-                        top + first.size().y + gap,
-                    ),
+                    pos2(screen.center().x - second.size().x / 2.0, top),
                     second,
                     LABEL,
                 ));
@@ -493,7 +540,7 @@ impl Frame<'_> {
             let g = self.galley(text, TAG_PX, screen.width() - 8.0);
             shapes.push(Shape::galley(screen.center() - g.size() / 2.0, g, LABEL));
         }
-        if (device_px < MIN_TEXT_PX || self.visible.len() > LABELS_MAX)
+        if !hovered_in_full
             && let Some(i) = self.hovered
             && let Some(d) = self.design.devices.get(i)
         {
@@ -564,6 +611,120 @@ impl Frame<'_> {
             StrokeKind::Inside,
         )));
     }
+}
+
+/// Text size of the canvas legend, in screen points.
+const LEGEND_PX: f32 = 13.0;
+
+/// A legend box in the bottom-left corner of `screen`: heading, the heatmap's scale if
+/// any, and one line sample per entry.
+fn legend_shapes(painter: &Painter, legend: &Legend, screen: Rect, dark: bool) -> Vec<Shape> {
+    let text_color = if dark { LABEL } else { Color32::from_gray(30) };
+    let row = LEGEND_PX * 1.5;
+    let sample = 26.0;
+    let pad = 8.0;
+    let font = FontId::proportional(LEGEND_PX);
+    let heading = painter.layout_no_wrap(legend.heading.clone(), font.clone(), text_color);
+    let labels: Vec<_> = legend
+        .entries
+        .iter()
+        .map(|e| painter.layout_no_wrap(e.label.clone(), font.clone(), text_color))
+        .collect();
+    let scale_rows = if legend.heat_scale { 2.0 } else { 0.0 };
+    let width = labels
+        .iter()
+        .map(|g| sample + 8.0 + g.size().x)
+        .fold(heading.size().x, f32::max)
+        .max(if legend.heat_scale { 160.0 } else { 0.0 });
+    let height = row * (1.0 + scale_rows + labels.len() as f32);
+    let rect = Rect::from_min_size(
+        pos2(
+            screen.min.x + 12.0,
+            screen.max.y - 12.0 - height - 2.0 * pad,
+        ),
+        vec2(width + 2.0 * pad, height + 2.0 * pad),
+    );
+    let fill = if dark {
+        Color32::from_black_alpha(190)
+    } else {
+        Color32::from_white_alpha(225)
+    };
+    let mut shapes = vec![Shape::Rect(egui::epaint::RectShape::new(
+        rect,
+        4.0,
+        fill,
+        Stroke::new(1.0, Color32::from_gray(128)),
+        StrokeKind::Inside,
+    ))];
+    let x = rect.min.x + pad;
+    let mut y = rect.min.y + pad;
+    shapes.push(Shape::galley(pos2(x, y), heading, text_color));
+    y += row;
+    if legend.heat_scale {
+        let bar = Rect::from_min_size(pos2(x, y + 2.0), vec2(150.0, 10.0));
+        let mut mesh = Mesh::default();
+        let stops = heat_stops();
+        for pair in stops.windows(2) {
+            let (u0, c0) = pair[0];
+            let (u1, c1) = pair[1];
+            let x0 = bar.min.x + bar.width() * u0 as f32;
+            let x1 = bar.min.x + bar.width() * u1 as f32;
+            let base = mesh.vertices.len() as u32;
+            for (px, py, c) in [
+                (x0, bar.min.y, c0),
+                (x1, bar.min.y, c1),
+                (x0, bar.max.y, c0),
+                (x1, bar.max.y, c1),
+            ] {
+                mesh.vertices.push(Vertex {
+                    pos: pos2(px, py),
+                    uv: WHITE_UV,
+                    color: color32(c),
+                });
+            }
+            mesh.indices.extend_from_slice(&[
+                base,
+                base + 1,
+                base + 2,
+                base + 1,
+                base + 3,
+                base + 2,
+            ]);
+        }
+        shapes.push(Shape::mesh(mesh));
+        let small = FontId::proportional(LEGEND_PX * 0.85);
+        for (u, text, align) in [
+            (0.0, "0 %", Align2::LEFT_TOP),
+            (0.5, "50 %", Align2::CENTER_TOP),
+            (1.0, "100 %", Align2::RIGHT_TOP),
+        ] {
+            let g = painter.layout_no_wrap(text.to_string(), small.clone(), text_color);
+            let at = pos2(bar.min.x + bar.width() * u, bar.max.y + 2.0);
+            let r = align.anchor_size(at, g.size());
+            shapes.push(Shape::galley(r.min, g, text_color));
+        }
+        y += 2.0 * row;
+    }
+    for (entry, label) in legend.entries.iter().zip(labels) {
+        let mid = y + row / 2.0 - 1.0;
+        let stroke = Stroke::new(3.0, color32(entry.color));
+        let (a, b) = (pos2(x, mid), pos2(x + sample, mid));
+        match entry.pattern {
+            Pattern::Solid => shapes.push(Shape::line_segment([a, b], stroke)),
+            pattern => {
+                let (dash, gap) = pattern.dash_gap().unwrap_or((4.0, 4.0));
+                shapes.extend(Shape::dashed_line(&[a, b], stroke, dash, gap));
+            }
+        }
+        let top = mid - label.size().y / 2.0;
+        shapes.push(Shape::galley(
+            pos2(x + sample + 8.0, top),
+            label,
+            text_color,
+        ));
+        y += row;
+    }
+    shapes
 }
 
 /// Indices of the nodes, switches and hosts that are in view and drawn on their own.

@@ -1,0 +1,99 @@
+//! Dialogs and the keyboard: Escape closes the frontmost dialog or window, one per press;
+//! an export's path field takes the keyboard and proposes a name after the design's file.
+
+mod common;
+
+use common::app::{app, app_picking, click_menu, harness};
+use egui::accesskit::Role;
+use egui::{Key, Modifiers};
+use egui_kittest::kittest::{NodeT, Queryable};
+use railyard::model::PartId;
+
+fn shown(harness: &egui_kittest::Harness<'_, railyard::app::RailyardApp>, title: &str) -> bool {
+    harness.query_all_by_label(title).next().is_some()
+}
+
+#[test]
+fn escape_closes_each_dialog_and_window_one_per_press() {
+    let mut harness = harness(app());
+    // A dialog (Generate) and two tool windows (Compare, Plots).
+    harness.get_by_label("Generate…").click();
+    harness.run();
+    assert!(shown(&harness, "Generate a design"));
+    click_menu(&mut harness, "View", "Compare designs…");
+    click_menu(&mut harness, "View", "Plots…");
+    harness.run_ok();
+    assert!(shown(&harness, "Compare") && shown(&harness, "Plots"));
+    assert!(shown(&harness, "Generate a design"));
+
+    harness.key_press(Key::Escape);
+    harness.run_ok();
+    assert!(
+        !shown(&harness, "Generate a design"),
+        "the dialog goes first"
+    );
+    assert!(shown(&harness, "Plots"), "one window per press");
+    harness.key_press(Key::Escape);
+    harness.run_ok();
+    assert!(!shown(&harness, "Plots"));
+    assert!(shown(&harness, "Compare"));
+    harness.key_press(Key::Escape);
+    harness.run_ok();
+    assert!(!shown(&harness, "Compare"));
+
+    // The in-app path field (no file dialog here) closes too, and so does About.
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    harness.run();
+    assert!(shown(&harness, "Browse…"));
+    harness.key_press(Key::Escape);
+    harness.run();
+    assert!(!shown(&harness, "Browse…"));
+    click_menu(&mut harness, "Help", "About railyard");
+    assert!(shown(&harness, "About railyard"));
+    harness.key_press(Key::Escape);
+    harness.run();
+    assert!(
+        harness
+            .query_all_by_label("About railyard")
+            .all(|n| n.accesskit_node().role() == Role::Button),
+        "only the menu's own item is left, the window closed"
+    );
+}
+
+#[test]
+fn after_saving_as_pme_the_bom_export_proposes_pme_csv_in_a_focused_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut harness = harness(app_picking(dir.path().join("pme.ron")));
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.run();
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+    harness.run();
+    assert_eq!(harness.state().document().title(), "pme.ron");
+
+    // The scripted dialog is used up: the export asks in its own path field.
+    click_menu(&mut harness, "File", "Export BOM CSV…");
+    harness.run();
+    // The parts search is a text field too: the export's is the one holding a path.
+    let fields: Vec<String> = harness
+        .query_all_by_role(Role::TextInput)
+        .filter_map(|n| n.value())
+        .filter(|v| v.contains('/'))
+        .collect();
+    assert_eq!(fields.len(), 1, "{fields:?}");
+    assert!(fields[0].ends_with("/pme.csv"), "{fields:?}");
+    assert!(
+        harness.ctx.text_edit_focused(),
+        "the path field has the keyboard"
+    );
+    // Typing goes straight into it, and Escape then closes it without exporting.
+    harness.key_press(Key::Escape);
+    harness.run();
+    assert!(
+        harness
+            .query_all_by_role(Role::TextInput)
+            .filter_map(|n| n.value())
+            .all(|v| !v.contains('/')),
+        "the path field closed"
+    );
+    assert!(!dir.path().join("pme.csv").exists());
+}

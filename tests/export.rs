@@ -1,0 +1,237 @@
+//! `railyard export`: link colour modes, the legend and title block, and PNG at a scale,
+//! read back with a real XML parser and a real PNG decoder.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn railyard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_railyard"))
+        .args(args)
+        .output()
+        .expect("the railyard binary runs")
+}
+
+fn preset(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("presets")
+        .join(name)
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("temporary paths are UTF-8")
+}
+
+fn assert_refused(o: &Output, says: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(says), "{err}");
+}
+
+/// What the tests look at in an exported SVG.
+#[derive(Debug, Default)]
+struct Svg {
+    width: f64,
+    height: f64,
+    /// (`data-rail` if any, `stroke`) of every link line.
+    links: Vec<(Option<String>, String)>,
+    /// Texts inside the `legend` group, in order (its heading first).
+    legend: Vec<String>,
+    /// (label, stroke) of each legend entry.
+    legend_entries: Vec<(String, String)>,
+    /// Texts inside the `title-block` group.
+    title: Vec<String>,
+}
+
+fn read_svg(text: &str) -> Svg {
+    use quick_xml::XmlVersion;
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    reader.config_mut().check_end_names = true;
+    let mut svg = Svg::default();
+    // The class of each open element, innermost last.
+    let mut open: Vec<String> = Vec::new();
+    let mut entry_stroke: Option<String> = None;
+    loop {
+        let event = reader.read_event().expect("well-formed SVG");
+        match &event {
+            Event::Start(e) | Event::Empty(e) => {
+                let attr = |name: &str| {
+                    e.try_get_attribute(name).unwrap().map(|a| {
+                        a.normalized_value(XmlVersion::Implicit1_0)
+                            .unwrap()
+                            .into_owned()
+                    })
+                };
+                let class = attr("class").unwrap_or_default();
+                if e.name().as_ref() == b"svg" {
+                    svg.width = attr("width").unwrap().parse().unwrap();
+                    svg.height = attr("height").unwrap().parse().unwrap();
+                }
+                if class == "link" {
+                    svg.links
+                        .push((attr("data-rail"), attr("stroke").expect("a stroke")));
+                }
+                if e.name().as_ref() == b"line" && open.last().is_some_and(|c| c == "legend-entry")
+                {
+                    entry_stroke = attr("stroke");
+                }
+                if matches!(event, Event::Start(_)) {
+                    open.push(class);
+                }
+            }
+            Event::End(_) => {
+                open.pop();
+            }
+            Event::Text(t) => {
+                let text = t.decode().unwrap().trim().to_string();
+                if text.is_empty() {
+                    continue;
+                }
+                if open.iter().any(|c| c == "legend") {
+                    svg.legend.push(text.clone());
+                    if open.iter().any(|c| c == "legend-entry") {
+                        let stroke = entry_stroke.take().expect("a sample line before its label");
+                        svg.legend_entries.push((text.clone(), stroke));
+                    }
+                }
+                if open.iter().any(|c| c == "title-block") {
+                    svg.title.push(text);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    svg
+}
+
+fn export_svg(file: &Path, color: &str) -> Svg {
+    let o = railyard(&["export", path_str(file), "-o", "-", "--color", color]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    read_svg(&String::from_utf8(o.stdout).unwrap())
+}
+
+#[test]
+fn the_superpod_in_rail_colours_has_one_colour_per_rail_and_a_legend() {
+    let svg = export_svg(&preset("dgx-h100-superpod-su.ron"), "rail");
+    // 32 nodes × 8 NICs to the rail leaves, and each leaf's 32 uplinks: 64 links a rail,
+    // every one of them on a rail.
+    assert_eq!(svg.links.len(), 512);
+    let mut colours: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (rail, stroke) in &svg.links {
+        let rail = rail
+            .clone()
+            .expect("every link of a rail fabric has a rail");
+        colours.entry(rail).or_default().insert(stroke.clone());
+    }
+    let rails: Vec<&str> = colours.keys().map(String::as_str).collect();
+    assert_eq!(rails, ["0", "1", "2", "3", "4", "5", "6", "7"]);
+    for (rail, strokes) in &colours {
+        assert_eq!(strokes.len(), 1, "rail {rail} drawn in {strokes:?}");
+        let count = svg
+            .links
+            .iter()
+            .filter(|(r, _)| r.as_ref() == Some(rail))
+            .count();
+        assert_eq!(count, 64, "rail {rail}");
+    }
+    let distinct: BTreeSet<&String> = colours.values().flatten().collect();
+    assert_eq!(distinct.len(), 8, "{distinct:?}");
+
+    // The legend names each rail with its colour, under its heading.
+    assert_eq!(
+        svg.legend.first().map(String::as_str),
+        Some("Links by rail")
+    );
+    let want: Vec<(String, String)> = colours
+        .iter()
+        .map(|(rail, strokes)| (format!("rail {rail}"), strokes.first().unwrap().clone()))
+        .collect();
+    assert_eq!(svg.legend_entries, want);
+    // The title block names the design.
+    assert_eq!(
+        svg.title.first().map(String::as_str),
+        Some("DGX H100 SuperPOD scalable unit (32 nodes, rail-optimized NDR)")
+    );
+    assert!(svg.title[1].contains("256 GPUs"), "{:?}", svg.title);
+}
+
+#[test]
+fn tiers_and_technology_colour_by_what_they_say() {
+    let su = preset("dgx-h100-superpod-su.ron");
+    // Two tiers of links: 256 node-to-leaf, 256 leaf-to-spine, one colour each.
+    let tiers = export_svg(&su, "tier");
+    let labels: Vec<&str> = tiers
+        .legend_entries
+        .iter()
+        .map(|(l, _)| l.as_str())
+        .collect();
+    assert_eq!(labels, ["node to leaf", "leaf to spine"]);
+    for (label, stroke) in &tiers.legend_entries {
+        let n = tiers.links.iter().filter(|(_, s)| s == stroke).count();
+        assert_eq!(n, 256, "{label}");
+    }
+    // By technology everything is InfiniBand, one colour.
+    let tech = export_svg(&su, "technology");
+    assert_eq!(tech.legend_entries.len(), 1);
+    assert_eq!(tech.legend_entries[0].0, "InfiniBand");
+    assert!(
+        tech.links
+            .iter()
+            .all(|(_, s)| *s == tech.legend_entries[0].1)
+    );
+    // The heatmap shows its scale's labels in the legend.
+    let heat = export_svg(&su, "heatmap");
+    assert_eq!(heat.legend[0], "Links by load (time busy)");
+    assert_eq!(heat.legend[1..4], ["0 %", "50 %", "100 %"]);
+}
+
+#[test]
+fn a_png_at_scale_two_is_twice_the_diagram() {
+    let dir = tempfile::tempdir().unwrap();
+    let su = preset("dgx-h100-superpod-su.ron");
+    let svg = export_svg(&su, "rail");
+    let mut sizes = Vec::new();
+    for scale in ["1", "2"] {
+        let png = dir.path().join(format!("su-{scale}.png"));
+        let o = railyard(&[
+            "export",
+            path_str(&su),
+            "-o",
+            path_str(&png),
+            "--color",
+            "rail",
+            "--scale",
+            scale,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let image = image::open(&png).expect("a PNG").to_rgba8();
+        sizes.push(image.dimensions());
+    }
+    let (w, h) = (svg.width.ceil() as u32, svg.height.ceil() as u32);
+    assert_eq!(sizes[0], (w, h));
+    assert_eq!(sizes[1], (2 * w, 2 * h));
+}
+
+#[test]
+fn bad_modes_and_scales_are_refused() {
+    let su = preset("dgx-h100-superpod-su.ron");
+    let su = path_str(&su);
+    assert_refused(
+        &railyard(&["export", su, "-o", "-", "--color", "rainbow"]),
+        "not a colour mode",
+    );
+    assert_refused(
+        &railyard(&["export", su, "-o", "x.png", "--scale", "5"]),
+        "5",
+    );
+    assert_refused(
+        &railyard(&["export", su, "-o", "x.svg", "--scale", "2"]),
+        "--scale is for a PNG",
+    );
+    assert_refused(
+        &railyard(&["export", su, "-o", "-", "--color", "rail", "--bytes", "1M"]),
+        "--bytes",
+    );
+}
