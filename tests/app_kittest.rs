@@ -591,6 +591,9 @@ fn snapshot_hgx_roce_heatmap() {
 
 /// Picks `label` from the Workload section's model menu, and waits for its analysis.
 fn choose_model(harness: &mut Harness<'_, RailyardApp>, label: &str) {
+    // The menu opens below its button: bring the button up first so every model fits.
+    harness.get_by_label("model").scroll_to_me();
+    harness.run();
     harness.get_by_label("model").click();
     harness.run();
     harness.get_by_label(label).click();

@@ -606,6 +606,16 @@ fn preset(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A preset with SHARP set up (`sharp_enabled: true`, which NCCL and railyard leave off), in
+/// `dir`: its switches that can reduce in the network then do.
+fn preset_with_sharp(dir: &Path, name: &str) -> PathBuf {
+    let text = std::fs::read_to_string(preset(name)).expect("the preset");
+    let text = text.replacen("design: (", "design: (\n    sharp_enabled: true,", 1);
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("writes");
+    path
+}
+
 /// Reads a BOM CSV: (part id, quantity, extended price) per row, from the named price column.
 fn read_bom(path: &Path, extended_column: &str) -> Vec<(String, u64, f64)> {
     let mut reader = csv::Reader::from_path(path).unwrap();
@@ -1118,7 +1128,9 @@ fn report_has_every_section_with_evals_numbers() {
 fn report_weighs_the_design_against_a_workload() {
     // The 3:1 fat-tree preset and Llama 8B: the report's workload section gives what the
     // workload command computes (ECMP routing), and its advice flags the congested part.
-    let file = preset("dgx-h100-fat-tree-3to1.ron");
+    // SHARP set up, so the gradient all-reduce reduces in the switches.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = preset_with_sharp(dir.path(), "dgx-h100-fat-tree-3to1.ron");
     let o = railyard(&["report", path_str(&file), "--model", "8", "-o", "-"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
@@ -1263,8 +1275,9 @@ fn workload_shows_what_an_oversubscribed_fabric_costs() {
     // rail) crosses the oversubscribed uplinks, where the last leaf has 6 uplinks for the 8
     // rails' trees, so it takes longer than on the ideal network (85 ms against 57), and the
     // advice names the leaves.
+    let dir = tempfile::tempdir().expect("temp dir");
     let w = workload_json(
-        &preset("dgx-h100-fat-tree-3to1.ron"),
+        &preset_with_sharp(dir.path(), "dgx-h100-fat-tree-3to1.ron"),
         &["--model", "8", "--routing", "adaptive"],
     );
     let part = &w["components"][0];

@@ -187,8 +187,11 @@ fn time_is_monotone_in_size_and_within_the_physical_bound() {
             for routing in [Routing::Ecmp, Routing::Adaptive] {
                 let mut q = query(op, 0);
                 q.routing = routing;
-                let results = sweep(design, &catalog, &q)
-                    .unwrap_or_else(|e| panic!("{}: {op}: {e}", design.name));
+                let results = match sweep(design, &catalog, &q) {
+                    // MLX on the Mac ring has no reduce-scatter, broadcast or reduce.
+                    Err(CollectiveError::NotInLibrary { .. }) => continue,
+                    r => r.unwrap_or_else(|e| panic!("{}: {op}: {e}", design.name)),
+                };
                 assert_eq!(results.len(), 31);
                 assert_eq!(results[0].bytes, Bytes(8));
                 assert_eq!(results[30].bytes, Bytes(8 * GIB));

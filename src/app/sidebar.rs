@@ -627,15 +627,14 @@ fn collective_result_ui(ui: &mut Ui, r: &CollectiveResult, events: &mut Vec<Side
         .strong(),
     );
     ui.label(format!(
-        "{} / {}, latency {} + bandwidth {}",
+        "{} / {} ({}), latency {} + bandwidth {}",
         r.algorithm,
         r.protocol.label(),
+        r.library.label(),
         time_text(r.latency_us),
         time_text(r.bandwidth_us)
     ))
-    .on_hover_text(&r.why);
-    ui.weak(format!("with {}", r.library.label()))
-        .on_hover_text(r.assumes);
+    .on_hover_text(format!("{}.\nAssumes {}.", r.why, r.assumes));
     ui.label(format!(
         "busbw {:.1} GB/s (line-rate bound {:.1} GB/s), algbw {:.1} GB/s",
         r.busbw_gbyte_s, r.busbw_bound_gbyte_s, r.algbw_gbyte_s

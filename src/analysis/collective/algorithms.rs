@@ -999,7 +999,8 @@ pub(crate) fn plan<'f>(
     };
     let all_groups_nvls = gs.all_nvls;
     match (op, algorithm) {
-        (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Ring) => {
+        (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Ring)
+        | (Op::AllReduce | Op::AllGather, Algorithm::BidirectionalRing) => {
             let steps = if op == Op::AllReduce {
                 2.0 * (nf - 1.0)
             } else {
@@ -1007,22 +1008,14 @@ pub(crate) fn plan<'f>(
             };
             let mut b = LoadBuilder::new(fab, router, adaptive);
             for (group, segs) in gs.each() {
-                rings(&mut b, fab, group, segs, 1.0 / nf, true, false)?;
-            }
-            push(b.finish()?, steps, false, &mut phases);
-        }
-        (Op::AllReduce | Op::AllGather, Algorithm::BidirectionalRing) => {
-            // Half of every chunk goes clockwise, half counter-clockwise, on the same
-            // neighbours: each direction of a ring link carries half of a one-way ring.
-            let steps = if op == Op::AllReduce {
-                2.0 * (nf - 1.0)
-            } else {
-                nf - 1.0
-            };
-            let mut b = LoadBuilder::new(fab, router, adaptive);
-            for (group, segs) in gs.each() {
-                rings(&mut b, fab, group, segs, 0.5 / nf, true, false)?;
-                rings(&mut b, fab, group, segs, 0.5 / nf, true, true)?;
+                if algorithm == Algorithm::BidirectionalRing {
+                    // Half of every chunk goes clockwise, half counter-clockwise, on the same
+                    // neighbours: each direction of a ring link carries half a one-way ring's.
+                    rings(&mut b, fab, group, segs, 0.5 / nf, true, false)?;
+                    rings(&mut b, fab, group, segs, 0.5 / nf, true, true)?;
+                } else {
+                    rings(&mut b, fab, group, segs, 1.0 / nf, true, false)?;
+                }
             }
             push(b.finish()?, steps, false, &mut phases);
         }

@@ -879,7 +879,7 @@ fn latency_floor_us(
     Protocol::ALL
         .into_iter()
         .filter(|p| forced.is_none_or(|f| f == *p))
-        .map(|p| latency_us(&skeleton, &hops, op, p, 0.0))
+        .map(|p| latency_us(&skeleton, &hops, op, p))
         .fold(f64::INFINITY, f64::min)
 }
 
@@ -1076,13 +1076,13 @@ fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
         let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
         bw = bw.max(s * op.busbw_factor(plan.n) / cap);
     }
-    (latency_us(plan, &c.intra_hops, op, p, s), bw * 1e6)
+    (latency_us(plan, &c.intra_hops, op, p), bw * 1e6)
 }
 
 /// Latency by NCCL's model: base + steps × per-step latency by hop type (intra-node hops as
 /// calibrated, see `IntraHops`), plus our stack and switch latency on network steps. MLX has
 /// none of NCCL's constants: each ring step is one send and receive over the network path.
-fn latency_us(plan: &Plan, hops: &lat::IntraHops, op: Op, p: Protocol, bytes: f64) -> f64 {
+fn latency_us(plan: &Plan, hops: &lat::IntraHops, op: Op, p: Protocol) -> f64 {
     if plan.library.is_mlx() {
         return mlx_latency_us(plan, op);
     }
@@ -1100,7 +1100,7 @@ fn latency_us(plan: &Plan, hops: &lat::IntraHops, op: Op, p: Protocol, bytes: f6
     };
     let inter = |algo: TableAlgo| lat::hw_latency(Hw::Net, algo, p) + plan.net_extra_us;
     let fill = if plan.nvls_rate > 0.0 {
-        lat::nvls_fill_us(plan.nvls_rate, bytes)
+        lat::nvls_fill_us(plan.nvls_rate)
     } else {
         0.0
     };
@@ -1517,13 +1517,15 @@ mod tests {
                                     groups[0].len() as u32,
                                     fab.library,
                                 );
-                                let latency = latency_us(&c.plan, &c.intra_hops, op, p, 0.0);
+                                let latency = latency_us(&c.plan, &c.intra_hops, op, p);
                                 assert!(floor > 0.0 && floor <= latency, "{floor} {latency}");
                             }
                         }
                     }
+                    // What was costed differs, and so does the runner-up named in `why`.
                     let bare = |r: &CollectiveResult| CollectiveResult {
                         candidates: Vec::new(),
+                        why: String::new(),
                         ..r.clone()
                     };
                     assert_eq!(bare(&one), bare(&all), "{op:?} {bytes} B");
@@ -1545,18 +1547,22 @@ mod tests {
     #[test]
     fn plans_stop_early_only_when_slower() {
         let catalog = Catalog::builtin();
-        let fat_tree = crate::io::design_file::parse_design(
+        // SHARP set up on the first two (NCCL leaves it off unless told).
+        let mut fat_tree = crate::io::design_file::parse_design(
             include_str!("../../../presets/dgx-h100-fat-tree-3to1.ron"),
             "dgx-h100-fat-tree-3to1.ron",
         )
         .expect("preset");
+        fat_tree.sharp_enabled = true;
+        let mut with_sharp = rail_optimized(64, "dgx-h100", 3);
+        with_sharp.sharp_enabled = true;
         let mut plain = rail_optimized(64, "dgx-h100", 3);
         for d in &mut plain.devices {
             if let crate::model::DeviceKind::Switch(s) = &mut d.kind {
                 s.features.in_network_reduction = false;
             }
         }
-        let designs = [rail_optimized(64, "dgx-h100", 3), fat_tree, plain];
+        let designs = [with_sharp, fat_tree, plain];
         let (mut stopped, mut answers) = (0, 0);
         for (threads, design) in [1, 2]
             .into_iter()
@@ -1571,8 +1577,10 @@ mod tests {
                     let all = Evaluator::new(design, &catalog, &q, Keep::All)
                         .expect("all")
                         .result_at(Bytes(bytes));
+                    // What was costed differs, and so does the runner-up named in `why`.
                     let bare = |r: &CollectiveResult| CollectiveResult {
                         candidates: Vec::new(),
+                        why: String::new(),
                         ..r.clone()
                     };
                     assert!(

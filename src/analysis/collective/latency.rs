@@ -283,19 +283,16 @@ pub(crate) const NVLS_CHUNK_BYTES: f64 = 131_072.0;
 /// NCCL_NVLS_NCHANNELS default.
 pub(crate) const NVLS_CHANNELS: f64 = 16.0;
 
-/// NVLS moves 128 KiB chunks through NCCL_STEPS slots on each of its channels, and the
+/// NVLS moves fixed 128 KiB chunks through NCCL_STEPS slots on each of its channels, and the
 /// multicast results only stream once that pipeline is full: NCCL_STEPS × chunk at one
 /// channel's share of the GPU's NVLS rate. NCCL's tuner table leaves this out; the 8×H100
-/// sweeps show it (their time at ≥ 64 MiB sits ~80 µs above size / peak rate). A message
-/// smaller than the pipeline fills only what it has: its share per channel (`bytes`, the
-/// collective's size; 0 gives the floor of no fill).
-pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64, bytes: f64) -> f64 {
+/// sweeps show it (their time at ≥ 64 MiB sits ~80 µs above size / peak rate).
+pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64) -> f64 {
     if per_gpu_nvls_bytes_per_s <= 0.0 {
         return 0.0;
     }
     let per_channel = per_gpu_nvls_bytes_per_s / NVLS_CHANNELS;
-    let in_flight = (NCCL_STEPS * NVLS_CHUNK_BYTES).min(bytes / NVLS_CHANNELS);
-    in_flight / per_channel * 1e6
+    NCCL_STEPS * NVLS_CHUNK_BYTES / per_channel * 1e6
 }
 
 /// A grouped send/recv (all-to-all) issues one operation per peer; NCCL spreads them over its
@@ -334,16 +331,9 @@ mod tests {
     fn nvls_fill_on_h100() {
         // 450 GB/s × 0.82 × 0.85 = 313.65 GB/s; 16 channels → 19.6 GB/s; 1 MiB in flight.
         let rate = 450e9 * 0.82 * 0.85;
-        let fill = nvls_fill_us(rate, 1e9);
+        let fill = nvls_fill_us(rate);
         assert!((fill - 8.0 * 131_072.0 / (rate / 16.0) * 1e6).abs() < 1e-9);
         assert!((fill - 53.49).abs() < 0.01, "{fill}");
-        // 1 MiB fills a sixteenth of each channel's 1 MiB pipeline: 64 KiB per channel.
-        let small = nvls_fill_us(rate, 1_048_576.0);
-        assert!(
-            (small - 65_536.0 / (rate / 16.0) * 1e6).abs() < 1e-9,
-            "{small}"
-        );
-        assert_eq!(nvls_fill_us(rate, 0.0), 0.0);
     }
 
     #[test]
