@@ -29,7 +29,7 @@ where
     pub fn spawn(
         name: &str,
         ctx: egui::Context,
-        compute: impl Fn(Q) -> R + Send + 'static,
+        mut compute: impl FnMut(Q) -> R + Send + 'static,
     ) -> std::io::Result<Self> {
         let (job_tx, job_rx) = mpsc::channel::<(K, Q)>();
         let (result_tx, result_rx) = mpsc::channel();

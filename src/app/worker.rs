@@ -29,12 +29,7 @@ where
         ctx: egui::Context,
         compute: impl FnMut(Q) -> R + Send + 'static,
     ) -> std::io::Result<Self> {
-        // `Jobs` calls through `Fn`; the one thread that calls it owns the closure alone.
-        let compute = std::sync::Mutex::new(compute);
-        let jobs = Jobs::spawn(name, ctx, move |q| {
-            let mut compute = compute.lock().unwrap_or_else(|e| e.into_inner());
-            (*compute)(q)
-        })?;
+        let jobs = Jobs::spawn(name, ctx, compute)?;
         Ok(Self {
             jobs,
             tickets: 0,

@@ -270,24 +270,20 @@ fn text_report(r: &ValidationReport) -> String {
         }
         out.push_str(&format!("  {}\n\n", summary_line(&s.summary)));
     }
-    let unreadable: Vec<(String, &str)> = r
-        .unreadable
-        .iter()
-        .map(|(id, why)| (id.clone(), why.as_str()))
-        .collect();
-    let unmatched: Vec<(String, &str)> = r
-        .unmatched
-        .iter()
-        .map(|id| (id.clone(), "no system lists them"))
-        .collect();
-    for (set, why, count) in skipped_sets(&unreadable)
-        .into_iter()
-        .chain(skipped_sets(&unmatched))
-    {
+    for (set, why, count) in skipped_sets(&skipped_rows(r, "no system lists them")) {
         out.push_str(&format!("skipped {count} row(s) of {set}-*: {why}\n"));
     }
     out.push_str(&format!("overall: {}\n", summary_line(&r.summary)));
     out
+}
+
+/// Every row not predicted, with why: unreadable ones first, then those of no listed system.
+fn skipped_rows<'a>(r: &'a ValidationReport, unmatched: &'a str) -> Vec<(String, &'a str)> {
+    r.unreadable
+        .iter()
+        .map(|(id, why)| (id.clone(), why.as_str()))
+        .chain(r.unmatched.iter().map(|id| (id.clone(), unmatched)))
+        .collect()
 }
 
 /// Skipped rows by data set (the id up to its last `-`), with the reason, in first-seen order.
@@ -328,20 +324,10 @@ fn markdown_report(r: &ValidationReport) -> String {
         ));
     }
     out.push_str("\nRows not predicted: ");
-    let skipped: Vec<String> = skipped_sets(
-        &r.unreadable
-            .iter()
-            .map(|(id, why)| (id.clone(), why.as_str()))
-            .chain(
-                r.unmatched
-                    .iter()
-                    .map(|id| (id.clone(), "no design is drawn for them")),
-            )
-            .collect::<Vec<_>>(),
-    )
-    .into_iter()
-    .map(|(set, why, count)| format!("`{set}-*` ({count}: {why})"))
-    .collect();
+    let skipped: Vec<String> = skipped_sets(&skipped_rows(r, "no design is drawn for them"))
+        .into_iter()
+        .map(|(set, why, count)| format!("`{set}-*` ({count}: {why})"))
+        .collect();
     out.push_str(&skipped.join("; "));
     out.push_str(".\n");
     for s in &r.systems {
