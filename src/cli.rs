@@ -50,6 +50,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod calibrate;
+mod job;
 mod validate;
 
 /// Most nodes `generate` accepts (for `nvl72`, racks count as 18 nodes each); with the
@@ -236,6 +237,10 @@ enum Command {
         /// A Markdown page (what docs/validation.md is).
         #[arg(long)]
         markdown: bool,
+        /// Training step times against Megatron-LM's published runs instead (the page
+        /// docs/training-validation.md is its `--markdown` output).
+        #[arg(long, conflicts_with_all = ["file", "design", "systems"])]
+        training: bool,
     },
     /// List the parts catalog: id, category, model, price, power.
     Catalog {
@@ -268,7 +273,7 @@ struct WorkloadArgs {
     /// when absent, the model's usual one (DeepSeek-V3 64) or as many as it has experts.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     ep: Option<u32>,
-    /// Serving replicas instead of training: one decode step of 64 sequences per replica.
+    /// Serving replicas instead of training: decode rate and time to first token.
     #[arg(long)]
     serving: bool,
     #[arg(long, value_enum, default_value = "bf16")]
@@ -279,11 +284,14 @@ struct WorkloadArgs {
     /// One JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    job: job::JobArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum PrecisionArg {
     Bf16,
+    Fp16,
     Fp8,
     Fp32,
 }
@@ -298,6 +306,9 @@ fn chosen_workload(model: Option<&str>, serving: bool) -> Option<collective::Wor
 
 /// A model id from `collective::MODELS`; a bare Llama size (`70`, `70B`) names its Llama.
 fn parse_model(text: &str) -> Result<String, String> {
+    if text.ends_with(".ron") {
+        return Ok(text.to_string());
+    }
     let lower = text.to_ascii_lowercase();
     let id = match lower.trim_end_matches('b').parse::<u32>() {
         Ok(b) => format!("llama-{b}b"),
@@ -658,7 +669,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             systems,
             json,
             markdown,
+            training,
         }) => {
+            if training {
+                return validate::run_training(json, markdown, &catalog);
+            }
             let format = if json {
                 validate::Format::Json
             } else if markdown {
@@ -1189,6 +1204,12 @@ pub struct WorkloadReport {
     pub ideal_total_us: f64,
     pub notes: Vec<String>,
     pub advice: Vec<AdviceReport>,
+    /// The job's headline figures (step time, MFU, ... or decode rate), at the top level.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<job::JobFigures>,
+    /// The job's breakdown and what it assumes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<job::JobDetail>,
 }
 
 impl WorkloadReport {
@@ -1226,6 +1247,8 @@ impl WorkloadReport {
             ideal_total_us: r.ideal_total_us,
             notes: r.notes,
             advice: advice.iter().map(AdviceReport::new).collect(),
+            figures: None,
+            job: None,
         }
     }
 
@@ -1286,25 +1309,34 @@ impl WorkloadReport {
 
 fn run_workload(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let design = load(&args.file)?;
-    let mut w = collective::Workload::named(&args.model)
-        .with_context(|| format!("no model `{}`", args.model))?;
-    w.tp = args.tp.unwrap_or(w.tp);
-    w.pp = args.pp.unwrap_or(w.pp);
-    w.dp = args.dp;
-    w.serving = args.serving;
-    if let Some(moe) = &mut w.moe {
-        moe.ep = args.ep.or(moe.ep);
-    } else if args.ep.is_some_and(|ep| ep > 1) {
+    let base = collective::Workload::named(&args.model);
+    let model = job::model_of(&args.model)?;
+    if model.experts.is_none() && args.ep.is_some_and(|ep| ep > 1) {
         anyhow::bail!(
             "{} has no experts: --ep applies to mixture-of-experts models",
-            w.name
+            model.name
         );
     }
-    w.precision = match args.precision {
+    let precision = match args.precision {
         PrecisionArg::Bf16 => collective::Precision::Bf16,
+        PrecisionArg::Fp16 => collective::Precision::Fp16,
         PrecisionArg::Fp8 => collective::Precision::Fp8,
         PrecisionArg::Fp32 => collective::Precision::Fp32,
     };
+    let chosen = job::chosen_job(
+        model,
+        base.as_ref(),
+        (args.tp, args.pp, args.dp, args.ep),
+        precision,
+        args.serving,
+        &args.job,
+    );
+    // The communication the job model stands on, as the sidebar shows it.
+    let mut w = chosen.training.comm_workload();
+    w.serving = args.serving;
+    if let Some(s) = &chosen.serving {
+        w.serving_batch = Some(s.batch);
+    }
     let question = Question {
         workload: Some(w),
         workload_routing: args.routing,
@@ -1316,14 +1348,29 @@ fn run_workload(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
         .workload
         .expect("the question asks for a workload")
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
+    let (figures, detail) = job::run_job(
+        &args.file,
+        &design,
+        catalog,
+        &chosen,
+        args.routing,
+        &args.job,
+        (a.metrics.cost.total.0, a.metrics.power.0),
+    )?;
     let advice = a.advice;
-    let report = WorkloadReport::new(&args.file, &w, args.routing, result, &advice);
+    let mut report = WorkloadReport::new(&args.file, &w, args.routing, result, &advice);
+    report.figures = Some(figures);
+    report.job = Some(detail);
     if args.json {
         let mut text = serde_json::to_string_pretty(&report)?;
         text.push('\n');
         write_stdout(&text)
     } else {
-        write_stdout(&report.to_table())
+        let mut table = report.to_table();
+        if let Some(job) = &report.job {
+            table.push_str(&job::job_table(job));
+        }
+        write_stdout(&table)
     }
 }
 

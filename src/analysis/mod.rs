@@ -10,6 +10,7 @@ pub mod calibrate;
 pub mod collective;
 pub mod compare;
 pub mod graph;
+pub mod job;
 pub mod validate;
 pub mod whatif;
 pub use assess::{Assessment, Assessor, Question, assess};

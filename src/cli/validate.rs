@@ -376,3 +376,41 @@ pub(super) fn file_source<'a>(
         systems: systems.map(PathBuf::as_path),
     }
 }
+
+/// The rail-optimized DGX A100 / HDR 200G design of `gpus` GPUs that Megatron's published
+/// runs are predicted on: two switch tiers while 40-port leaves reach, three beyond.
+pub(super) fn megatron_design(gpus: u32, catalog: &Catalog) -> Result<Design, String> {
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::PartId;
+    let nodes = gpus.div_ceil(8);
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(nodes);
+    spec.node = Some(PartId::new("dgx-a100"));
+    spec.nic = Some(PartId::new("cx6-hdr-200"));
+    spec.switch = Some(PartId::new("qm8700"));
+    spec.tiers = if nodes <= 100 { 2 } else { 3 };
+    generate(&spec, catalog).map_err(|e| e.to_string())
+}
+
+/// `validate --training`: the step model against Megatron-LM's weak-scaling table.
+pub(super) fn run_training(json: bool, markdown: bool, catalog: &Catalog) -> anyhow::Result<()> {
+    use crate::analysis::job::published::{check_megatron_2021, megatron_markdown};
+    let checks = check_megatron_2021(catalog, &mut |gpus| megatron_design(gpus, catalog))
+        .context("could not predict Megatron's published runs")?;
+    if json {
+        let mut text = serde_json::to_string_pretty(&checks)?;
+        text.push('\n');
+        return write_stdout(&text);
+    }
+    let page = megatron_markdown(&checks);
+    if markdown {
+        return write_stdout(&page);
+    }
+    // The table without the page's prose.
+    let table: String = page
+        .lines()
+        .filter(|l| l.starts_with('|') || l.starts_with("Median"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    write_stdout(&table)
+}

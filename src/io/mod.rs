@@ -4,6 +4,7 @@ pub mod bom;
 pub mod design_file;
 pub mod link_colors;
 pub mod measured;
+pub mod model_file;
 pub mod nccl_log;
 pub mod raster;
 pub mod ron_tree;

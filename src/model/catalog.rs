@@ -149,6 +149,9 @@ pub struct GpuSpec {
     /// Dense BF16 tensor throughput, for workload estimates.
     #[serde(default)]
     pub bf16_tflops: f64,
+    /// Peak memory bandwidth (HBM, GDDR or unified memory), GB/s; None when unknown.
+    #[serde(default)]
+    pub memory_gbyte_s: Option<f64>,
 }
 
 /// How a node's GPUs are joined inside it, by default.

@@ -42,7 +42,7 @@ pub use latency::Protocol;
 pub use library::Library;
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
-pub use workload::Moe;
+pub use workload::{CommComponent, CommKind, Moe};
 pub use workload::{
     MODELS, Mapping, Precision, Workload, WorkloadResult, model_label, training_step_comm,
 };

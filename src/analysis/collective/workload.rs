@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub enum Precision {
     Fp32,
     Bf16,
+    Fp16,
     Fp8,
 }
 
@@ -22,6 +23,7 @@ impl Precision {
         match self {
             Precision::Fp32 => "fp32",
             Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
             Precision::Fp8 => "fp8",
         }
     }
@@ -29,7 +31,7 @@ impl Precision {
     pub fn bytes(self) -> f64 {
         match self {
             Precision::Fp32 => 4.0,
-            Precision::Bf16 => 2.0,
+            Precision::Bf16 | Precision::Fp16 => 2.0,
             Precision::Fp8 => 1.0,
         }
     }
@@ -71,6 +73,9 @@ pub struct Workload {
     /// asks whether the replicas need a fabric at all.
     #[serde(default)]
     pub serving: bool,
+    /// Sequences each serving replica decodes at once; None = `SERVING_SEQUENCES`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving_batch: Option<u32>,
 }
 
 /// The models offered by name (id, label), dense Llama 3 sizes first, then mixtures of experts.
@@ -177,6 +182,7 @@ impl Workload {
             dp: None,
             moe,
             serving: false,
+            serving_batch: None,
         }
     }
 
@@ -212,9 +218,21 @@ impl Mapping {
     }
 }
 
+/// Which parallel dimension a component's traffic belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommKind {
+    DataParallel,
+    ExpertDataParallel,
+    TensorParallel,
+    Pipeline,
+    ExpertAllToAll,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CommComponent {
     pub name: String,
+    pub kind: CommKind,
     pub op: super::Op,
     pub bytes_per_call: f64,
     pub calls_per_step: f64,
@@ -330,13 +348,14 @@ pub fn training_step_comm(
     let moe_layers = f64::from(w.moe.map_or(0, |m| m.layers.min(w.layers)));
     // The activation traffic: bytes of one exchange, and how many times per step the tensor
     // all-reduce, the stage hand-off and the expert exchange happen.
+    let serving_batch = w.serving_batch.unwrap_or(SERVING_SEQUENCES).max(1);
     let (act_bytes, tp_calls, pp_calls, moe_calls) = if w.serving {
         // One decode step: each replica makes one token for each of its sequences, passing
         // every layer in turn (so a token meets all of the model's all-reduces and stage
         // boundaries one after another): two all-reduces per layer, dispatch and combine per
         // MoE layer. Replicas exchange nothing.
         (
-            f64::from(SERVING_SEQUENCES) * f64::from(w.hidden) * act,
+            f64::from(serving_batch) * f64::from(w.hidden) * act,
             2.0 * f64::from(w.layers),
             f64::from(pp - 1),
             2.0 * moe_layers,
@@ -358,12 +377,13 @@ pub fn training_step_comm(
     };
     let expert_params = w.moe.map_or(0.0, |m| m.expert_params.clamp(0.0, w.params));
     // (name, operation, concurrent groups, bytes per call, calls per step)
-    type Part<'g> = (String, Op, &'g [Vec<u32>], f64, f64);
+    type Part<'g> = (String, CommKind, Op, &'g [Vec<u32>], f64, f64);
     let mut parts: Vec<Part> = Vec::new();
     if !w.serving && dp > 1 {
         let grad_bytes = (w.params - expert_params) / f64::from(tp * pp) * w.precision.bytes();
         parts.push((
             "data-parallel gradient all-reduce".into(),
+            CommKind::DataParallel,
             Op::AllReduce,
             &dp_groups,
             grad_bytes,
@@ -375,6 +395,7 @@ pub fn training_step_comm(
         let grad_bytes = expert_params / f64::from(tp * pp * ep) * w.precision.bytes();
         parts.push((
             "expert gradient all-reduce".into(),
+            CommKind::ExpertDataParallel,
             Op::AllReduce,
             &expert_dp_groups,
             grad_bytes,
@@ -384,6 +405,7 @@ pub fn training_step_comm(
     if tp > 1 {
         parts.push((
             "tensor-parallel all-reduces".into(),
+            CommKind::TensorParallel,
             Op::AllReduce,
             &tp_groups,
             act_bytes,
@@ -396,6 +418,7 @@ pub fn training_step_comm(
         // once, not TP times.
         parts.push((
             "pipeline activations".into(),
+            CommKind::Pipeline,
             Op::SendRecv,
             &pp_pairs,
             act_bytes / f64::from(tp),
@@ -408,6 +431,7 @@ pub fn training_step_comm(
         // Each rank sends its tokens (its 1/TP share) once per chosen expert.
         parts.push((
             "MoE all-to-all".into(),
+            CommKind::ExpertAllToAll,
             Op::AllToAll,
             &ep_groups,
             act_bytes / f64::from(tp) * f64::from(moe.top_k.max(1)),
@@ -416,7 +440,7 @@ pub fn training_step_comm(
     }
     let specs: Vec<GroupSpec> = parts
         .iter()
-        .map(|(_, op, groups, bytes, _)| GroupSpec {
+        .map(|(_, _, op, groups, bytes, _)| GroupSpec {
             groups,
             op: *op,
             bytes: *bytes,
@@ -448,10 +472,13 @@ pub fn training_step_comm(
     let ideal_times = evaluate_groups(&ideal_fab, &ideal_design, &specs, Routing::Adaptive, false)?;
 
     let mut components = Vec::new();
-    for (((name, op, _, bytes, calls), real), ideal) in parts.iter().zip(times).zip(ideal_times) {
+    for (((name, kind, op, _, bytes, calls), real), ideal) in
+        parts.iter().zip(times).zip(ideal_times)
+    {
         let t = real.time_us;
         components.push(CommComponent {
             name: name.clone(),
+            kind: *kind,
             op: *op,
             bytes_per_call: *bytes,
             calls_per_step: *calls,
@@ -471,7 +498,7 @@ pub fn training_step_comm(
     }
     if w.serving {
         notes.push(format!(
-            "serving: one decode step of {SERVING_SEQUENCES} sequences per replica; replicas exchange nothing"
+            "serving: one decode step of {serving_batch} sequences per replica; replicas exchange nothing"
         ));
     }
     Ok(WorkloadResult {

@@ -1,0 +1,64 @@
+//! What one GPU computes: its dense peak per precision (from the catalog's datasheet figure)
+//! and the fraction of it a training framework's kernels achieve, with where that fraction
+//! was measured. Without a published measurement for a GPU generation the fraction is
+//! unknown, and so is every time that needs it, unless the user gives one.
+
+use crate::analysis::collective::Precision;
+use crate::model::catalog::{GpuArch, GpuSpec};
+use serde::Serialize;
+
+/// Dense tensor throughput of `gpu` at `precision`, TFLOP/s; None where the GPU has no such
+/// unit (FP8 before Ada/Hopper; FP32 is not a training precision here).
+pub fn peak_tflops(gpu: &GpuSpec, precision: Precision) -> Option<f64> {
+    if gpu.bf16_tflops <= 0.0 {
+        return None;
+    }
+    match precision {
+        // The catalog's BF16 figure; FP16 tensor throughput is the same on every generation
+        // that has both (Volta and Turing have FP16 only, which the catalog already uses).
+        Precision::Bf16 | Precision::Fp16 => Some(gpu.bf16_tflops),
+        // FP8 tensor cores run at twice the BF16 rate (H100, H200, B200, Ada and Blackwell
+        // datasheets: e.g. H100 SXM 989 → 1,979 TFLOPS dense).
+        Precision::Fp8 => match gpu.arch {
+            GpuArch::Ada | GpuArch::Hopper | GpuArch::Blackwell => Some(2.0 * gpu.bf16_tflops),
+            _ => None,
+        },
+        Precision::Fp32 => None,
+    }
+}
+
+/// A fraction of peak that kernels achieve, and the measurement it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Efficiency {
+    pub fraction: f64,
+    pub source: String,
+}
+
+/// The published fraction of dense peak that Megatron-LM's kernels reach on a GPU generation
+/// at a precision, where one is known. Each figure is a whole-run measurement that includes
+/// its own communication and pipeline bubble, so the kernels alone ran at least this fast:
+/// taken as the compute rate, the model's own communication and bubble come on top.
+pub fn default_efficiency(arch: GpuArch, precision: Precision) -> Option<Efficiency> {
+    let (fraction, source) = match (arch, precision) {
+        (GpuArch::Volta, Precision::Fp16 | Precision::Bf16) => (
+            0.48,
+            "Megatron-LM v1.0 (NVIDIA ADLR, 2020): 62.4 TFLOP/s, 48 % of a V100's peak, \
+             one GPU of a DGX-2H, 1.2B model end to end",
+        ),
+        (GpuArch::Ampere, Precision::Bf16 | Precision::Fp16) => (
+            0.57,
+            "Korthikanti et al. 2022 (Megatron-LM README): 530B and 1T GPT on A100 80GB, \
+             data-parallel size 1, 57.0 % hardware FLOPs utilisation",
+        ),
+        (GpuArch::Hopper, Precision::Bf16 | Precision::Fp16) => (
+            0.47,
+            "Megatron-Core (Megatron-LM README): up to 47 % MFU on H100 clusters, \
+             models 2B to 462B",
+        ),
+        _ => return None,
+    };
+    Some(Efficiency {
+        fraction,
+        source: source.to_string(),
+    })
+}

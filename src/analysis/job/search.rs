@@ -1,0 +1,178 @@
+//! The fastest training layout of a model on a design: tensor, pipeline, data and expert
+//! parallel sizes, micro-batch, recomputation and ZeRO stage, each candidate refused when it
+//! does not divide or fit and otherwise timed by the step model.
+//!
+//! Candidates: tensor sizes that are powers of two dividing the heads; pipeline sizes that
+//! divide the layers or are powers of two; the data-parallel size that fills the GPUs; expert sizes dividing both
+//! it and the experts; micro-batches 1, 2, 4 and 8 that split the global batch; no, selective
+//! or full recomputation; ZeRO 1 or 2 (whose traffic is the all-reduce's). ZeRO-3 is left out:
+//! its per-layer weight gathers are not in the communication model.
+
+use super::JobError;
+use super::model::Recompute;
+use super::training::{TrainingJob, TrainingStep, training_step};
+use crate::analysis::collective::Routing;
+use crate::model::{Catalog, Design};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchOptions {
+    /// How many of the fastest layouts to keep.
+    pub keep: usize,
+    pub routing: Routing,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResult {
+    /// Fastest first.
+    pub best: Vec<TrainingStep>,
+    /// Why each kept layout is where it is, against the fastest.
+    pub why: Vec<String>,
+    pub tried: usize,
+    /// Layouts refused (did not divide, did not fit), with one example reason.
+    pub refused: usize,
+    pub example_refusal: Option<String>,
+}
+
+/// Searches layouts of `job.model` (its batch, precision and efficiency kept) on the design;
+/// `progress` hears the fraction done.
+pub fn search_layouts(
+    design: &Design,
+    catalog: &Catalog,
+    job: &TrainingJob,
+    options: SearchOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Result<SearchResult, JobError> {
+    let gpus = u32::try_from(design.gpu_count()).unwrap_or(u32::MAX);
+    if gpus == 0 {
+        return Err(JobError::Collective(
+            crate::analysis::collective::CollectiveError::NoGpus,
+        ));
+    }
+    let (gpu_id, gpu) = super::design_gpu(design, catalog)?;
+    if job.efficiency.is_none() && super::default_efficiency(gpu.arch, job.precision).is_none() {
+        return Err(JobError::UnknownEfficiency {
+            gpu: gpu_id,
+            precision: job.precision.label(),
+        });
+    }
+    let m = &job.model;
+    let tps: Vec<u32> = (0..8)
+        .map(|k| 1u32 << k)
+        .filter(|t| *t <= gpus && m.heads.is_multiple_of(*t))
+        .collect();
+    // Stage counts that split the layers evenly, and powers of two (whose uneven last stage
+    // the step model charges for).
+    let pps: Vec<u32> = (1..=m.layers)
+        .filter(|p| m.layers.is_multiple_of(*p) || p.is_power_of_two())
+        .collect();
+    let mut shapes = Vec::new();
+    for &tp in &tps {
+        for &pp in &pps {
+            if u64::from(tp) * u64::from(pp) > u64::from(gpus) {
+                continue;
+            }
+            let dp = gpus / (tp * pp);
+            let eps: Vec<Option<u32>> = match m.experts {
+                Some(e) if e > 1 => (1..=dp.min(e))
+                    .filter(|x| dp.is_multiple_of(*x) && e.is_multiple_of(*x))
+                    .map(Some)
+                    .collect(),
+                _ => vec![None],
+            };
+            for ep in eps {
+                for mb in [1u32, 2, 4, 8] {
+                    let per = u64::from(dp) * u64::from(mb);
+                    if u64::from(job.global_batch).is_multiple_of(per) {
+                        shapes.push((tp, pp, dp, ep, mb));
+                    }
+                }
+            }
+        }
+    }
+    let mut kept: Vec<TrainingStep> = Vec::new();
+    let (mut tried, mut refused, mut example_refusal) = (0, 0, None);
+    let total = shapes.len().max(1);
+    for (i, (tp, pp, dp, ep, mb)) in shapes.into_iter().enumerate() {
+        progress(i as f64 / total as f64);
+        // The communication does not depend on recomputation or ZeRO stage: the fastest
+        // setting that fits is the least recomputation with the least sharding.
+        let mut fitted = None;
+        'settings: for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
+            for zero in [1u8, 2] {
+                tried += 1;
+                let candidate = TrainingJob {
+                    tp,
+                    pp,
+                    dp: Some(dp),
+                    ep,
+                    micro_batch: mb,
+                    recompute,
+                    zero,
+                    ..job.clone()
+                };
+                match super::memory_check(&candidate, design, catalog, dp) {
+                    Ok(()) => {
+                        fitted = Some(candidate);
+                        break 'settings;
+                    }
+                    Err(e) => {
+                        refused += 1;
+                        example_refusal.get_or_insert_with(|| e.to_string());
+                    }
+                }
+            }
+        }
+        let Some(candidate) = fitted else { continue };
+        match training_step(design, catalog, &candidate, options.routing) {
+            Ok(step) => kept.push(step),
+            Err(e) => {
+                refused += 1;
+                example_refusal.get_or_insert_with(|| e.to_string());
+            }
+        }
+    }
+    progress(1.0);
+    kept.sort_by(|a, b| {
+        let key = |s: &TrainingStep| s.step_ms.unwrap_or(f64::INFINITY);
+        key(a).total_cmp(&key(b))
+    });
+    kept.truncate(options.keep.max(1));
+    if kept.is_empty() {
+        return Err(JobError::NoLayout);
+    }
+    let why = kept.iter().map(|s| explain(s, &kept[0])).collect();
+    Ok(SearchResult {
+        best: kept,
+        why,
+        tried,
+        refused,
+        example_refusal,
+    })
+}
+
+/// Where a layout's step goes, and how it differs from the fastest.
+fn explain(step: &TrainingStep, best: &TrainingStep) -> String {
+    let (Some(total), Some(compute)) = (step.step_ms, step.compute_ms) else {
+        return "compute time unknown".into();
+    };
+    let pct = |ms: Option<f64>| ms.unwrap_or(0.0) / total * 100.0;
+    let mut text = format!(
+        "compute {:.0} %, bubble {:.0} %, exposed communication {:.0} %; {:.0} of {:.0} GiB",
+        compute / total * 100.0,
+        pct(step.bubble_ms),
+        pct(step.exposed_comm_ms),
+        step.memory_gib_per_gpu,
+        step.gpu_memory_gib
+    );
+    if let Some(best_ms) = best.step_ms
+        && !std::ptr::eq(step, best)
+        && best_ms > 0.0
+    {
+        text.push_str(&format!(
+            ", {:+.1} % against the fastest",
+            (total / best_ms - 1.0) * 100.0
+        ));
+    }
+    text
+}

@@ -1,0 +1,213 @@
+//! Serving a model: decode tokens per second per replica and in all, and time to first token,
+//! on the drawn design.
+//!
+//! Decode is bound by memory: every step reads each GPU's share of the weights (of a
+//! mixture of experts, the experts the batch's tokens reach) and the batch's key/value
+//! cache, at the GPU's peak memory bandwidth (a datasheet figure, so decode rates are upper
+//! bounds), stage after stage of the pipeline, plus the step's tensor-parallel all-reduces
+//! and stage hand-offs timed on the links. Prefill (time to first token) is bound by compute
+//! at the kernels' achieved rate, plus the prompt's all-reduces.
+
+use super::compute::{Efficiency, default_efficiency, peak_tflops};
+use super::model::ModelSpec;
+use super::{JobError, design_gpu};
+use crate::analysis::collective::{Moe, Precision, Routing, Workload, training_step_comm};
+use crate::model::{Catalog, Design};
+use serde::Serialize;
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingJob {
+    pub model: ModelSpec,
+    pub tp: u32,
+    pub pp: u32,
+    /// Expert-parallel size inside a replica (mixtures of experts).
+    pub ep: u32,
+    /// Sequences decoded at once by each replica.
+    pub batch: u32,
+    /// Prompt tokens of each sequence (the key/value cache decode reads).
+    pub prompt: u32,
+    pub precision: Precision,
+    /// Fraction of peak the prefill kernels achieve; None = the published default.
+    pub efficiency: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServingResult {
+    pub layout: String,
+    pub replicas: u32,
+    pub gpus_per_replica: u32,
+    pub gpu: String,
+    /// Bytes one GPU reads per decode step: weights, then key/value cache.
+    pub weight_bytes_per_gpu: f64,
+    pub kv_bytes_per_gpu: f64,
+    pub memory_gib_per_gpu: f64,
+    pub gpu_memory_gib: f64,
+    /// None when the GPU's memory bandwidth is unknown.
+    pub decode_step_ms: Option<f64>,
+    pub decode_comm_ms: f64,
+    pub decode_tokens_per_s_per_replica: Option<f64>,
+    pub decode_tokens_per_s: Option<f64>,
+    /// None when the kernels' efficiency is unknown.
+    pub ttft_ms: Option<f64>,
+    pub efficiency: Option<Efficiency>,
+    pub assumes: Vec<String>,
+}
+
+/// Decode and prefill of `job` on the design; refuses what does not fit or divide.
+pub fn serving(
+    design: &Design,
+    catalog: &Catalog,
+    job: &ServingJob,
+    routing: Routing,
+) -> Result<ServingResult, JobError> {
+    let m = &job.model;
+    m.validate().map_err(JobError::Model)?;
+    let (gpu_id, gpu) = design_gpu(design, catalog)?;
+    let (tp, pp, ep) = (job.tp.max(1), job.pp.max(1), job.ep.max(1));
+    if pp > m.layers {
+        return Err(JobError::NotDivisible(format!(
+            "{} layers cannot fill {pp} pipeline stages",
+            m.layers
+        )));
+    }
+    if !m.heads.is_multiple_of(tp) {
+        return Err(JobError::NotDivisible(format!(
+            "{} attention heads do not split over tensor parallelism of {tp}",
+            m.heads
+        )));
+    }
+    let bytes = job.precision.bytes();
+    let batch = job.batch.max(1);
+    let workload = |batch: u32| Workload {
+        name: m.name.clone(),
+        params: m.params(),
+        layers: m.layers,
+        hidden: m.hidden,
+        seq_len: m.seq_len,
+        micro_batch: 1,
+        global_batch: 1,
+        precision: job.precision,
+        tp,
+        pp,
+        dp: None,
+        moe: m.experts.filter(|e| *e > 1).map(|experts| Moe {
+            experts,
+            top_k: m.top_k.unwrap_or(1),
+            layers: m.moe_layers(),
+            expert_params: m.all_expert_params(),
+            ep: Some(ep),
+        }),
+        serving: true,
+        serving_batch: Some(batch),
+    };
+    let decode = training_step_comm(design, catalog, &workload(batch), routing)?;
+    let gpus_per_replica = tp * pp * ep;
+    let replicas = decode.mapping.dp / ep;
+
+    let experts = m.all_expert_params();
+    let dense = m.params() - experts;
+    // Distinct experts a batch reaches per layer: E·(1 − (1 − k/E)^(B·1)) with uniform
+    // routing of each token to k of E experts.
+    let reached = match (m.experts, m.top_k) {
+        (Some(e), Some(k)) if e > 1 => {
+            let (e, k) = (f64::from(e), f64::from(k));
+            1.0 - (1.0 - k / e).powf(f64::from(batch))
+        }
+        _ => 1.0,
+    };
+    let weight_bytes_per_gpu =
+        (dense / f64::from(tp * pp) + reached * experts / f64::from(gpus_per_replica)) * bytes;
+    // Key/value heads split over tensor ranks up to their number, then repeat.
+    let kv_split = f64::from(tp.min(m.kv_heads()) * pp);
+    let kv_bytes_per_gpu =
+        f64::from(batch) * f64::from(job.prompt) * m.kv_bytes_per_token(bytes) / kv_split;
+    let held = (dense / f64::from(tp * pp) + experts / f64::from(gpus_per_replica)) * bytes
+        + kv_bytes_per_gpu;
+    let need_gib = held / GIB;
+    if need_gib > gpu.memory_gb {
+        return Err(JobError::DoesNotFit {
+            need_gib,
+            have_gib: gpu.memory_gb,
+            gpu: gpu_id,
+        });
+    }
+    let decode_comm_ms = decode.total_us / 1e3;
+    let decode_step_ms = gpu.memory_gbyte_s.map(|bw| {
+        f64::from(pp) * (weight_bytes_per_gpu + kv_bytes_per_gpu) / (bw * 1e9) * 1e3
+            + decode_comm_ms
+    });
+    let per_replica = decode_step_ms.map(|ms| f64::from(batch) / (ms / 1e3));
+
+    let efficiency = match job.efficiency {
+        Some(fraction) => Some(Efficiency {
+            fraction,
+            source: "set by the user".into(),
+        }),
+        None => default_efficiency(gpu.arch, job.precision),
+    };
+    let peak = peak_tflops(gpu, job.precision);
+    let ttft_ms = match (&efficiency, peak) {
+        (Some(e), Some(peak)) => {
+            let prefill = training_step_comm(design, catalog, &workload(job.prompt), routing)?;
+            let compute_ms = m.prefill_flops(job.prompt)
+                / (f64::from(gpus_per_replica) * peak * 1e12 * e.fraction)
+                * 1e3;
+            Some(compute_ms + prefill.total_us / 1e3)
+        }
+        _ => None,
+    };
+    let mut assumes = vec![
+        format!(
+            "decode at the {gpu_id}'s peak memory bandwidth{} (an upper bound), pipeline stages in turn",
+            gpu.memory_gbyte_s
+                .map(|bw| format!(" ({bw:.0} GB/s)"))
+                .unwrap_or_default()
+        ),
+        format!(
+            "{batch} sequences per replica with {} prompt tokens each in the key/value cache, {} weights",
+            job.prompt,
+            job.precision.label()
+        ),
+    ];
+    if gpu.memory_gbyte_s.is_none() {
+        assumes.push(format!(
+            "the {gpu_id}'s memory bandwidth is unknown: decode rate unknown"
+        ));
+    }
+    match &efficiency {
+        Some(e) => assumes.push(format!(
+            "prefill kernels at {:.0} % of peak: {}",
+            e.fraction * 100.0,
+            e.source
+        )),
+        None => assumes.push(format!(
+            "no published kernel efficiency for the {gpu_id}: time to first token unknown (set one with --efficiency)"
+        )),
+    }
+    Ok(ServingResult {
+        layout: format!(
+            "TP {tp} × PP {pp}{}",
+            if ep > 1 {
+                format!(" × EP {ep}")
+            } else {
+                String::new()
+            }
+        ),
+        replicas,
+        gpus_per_replica,
+        gpu: gpu_id,
+        weight_bytes_per_gpu,
+        kv_bytes_per_gpu,
+        memory_gib_per_gpu: need_gib,
+        gpu_memory_gib: gpu.memory_gb,
+        decode_step_ms,
+        decode_comm_ms,
+        decode_tokens_per_s_per_replica: per_replica,
+        decode_tokens_per_s: per_replica.map(|r| r * f64::from(replicas)),
+        ttft_ms,
+        efficiency,
+        assumes,
+    })
+}

@@ -1,0 +1,415 @@
+//! One training step on the drawn fabric: compute at the GPUs' achieved rate, the pipeline
+//! bubble, and the communication the collective model times on the design's links, with
+//! what hides behind what.
+//!
+//! Assumptions (shown with every result): Megatron-style tensor, pipeline, data and expert
+//! parallelism (rank order tp-ep-dp-pp); the 1F1B pipeline schedule, whose bubble is
+//! (PP − 1) / micro-batches of the ideal time (Narayanan et al. 2021, §2.2.1), divided by the
+//! virtual stages of the interleaved schedule; tensor-parallel all-reduces, pipeline
+//! hand-offs and expert all-to-alls on the critical path (not overlapped); the gradient
+//! all-reduce overlapped with the last micro-batch's backward pass, except its last bucket
+//! (Megatron's default bucket, 40M parameters), or not at all when overlap is off.
+
+use super::compute::{Efficiency, default_efficiency, peak_tflops};
+use super::memory::{MemoryLayout, MemoryUse, training_memory};
+use super::model::{ModelSpec, Recompute};
+use super::{JobError, design_gpu};
+use crate::analysis::collective::{
+    CommKind, Moe, Precision, Routing, Workload, WorkloadResult, training_step_comm,
+};
+use crate::model::{Catalog, Design};
+use serde::Serialize;
+
+/// Parameters in one gradient bucket (Megatron-LM's `--ddp-bucket-size` default).
+const GRAD_BUCKET_PARAMS: f64 = 40.0e6;
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// A training job: the model, its parallel layout and the framework's settings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrainingJob {
+    pub model: ModelSpec,
+    pub tp: u32,
+    pub pp: u32,
+    /// None = as many replicas as the GPUs allow.
+    pub dp: Option<u32>,
+    /// Expert-parallel size of a mixture of experts; None = as many as it has experts
+    /// (within the data-parallel size).
+    pub ep: Option<u32>,
+    pub micro_batch: u32,
+    /// Sequences per step over all replicas.
+    pub global_batch: u32,
+    pub precision: Precision,
+    pub recompute: Recompute,
+    /// ZeRO / FSDP stage, 0 to 3.
+    pub zero: u8,
+    /// Virtual stages per GPU of the interleaved pipeline schedule (1 = plain 1F1B).
+    pub virtual_stages: u32,
+    /// Overlap the gradient all-reduce with the backward pass.
+    pub overlap_grad_reduce: bool,
+    /// The fraction of peak the kernels achieve; None = the published default for the GPU.
+    pub efficiency: Option<f64>,
+}
+
+impl TrainingJob {
+    /// The model in a layout of the user's: defaults bf16, micro-batch 1, selective
+    /// recomputation (attention scores are not kept, as with FlashAttention), ZeRO-1
+    /// (Megatron's distributed optimizer), overlap on.
+    pub fn new(model: ModelSpec, tp: u32, pp: u32, global_batch: u32) -> Self {
+        TrainingJob {
+            model,
+            tp,
+            pp,
+            dp: None,
+            ep: None,
+            micro_batch: 1,
+            global_batch,
+            precision: Precision::Bf16,
+            recompute: Recompute::Selective,
+            zero: 1,
+            virtual_stages: 1,
+            overlap_grad_reduce: true,
+            efficiency: None,
+        }
+    }
+
+    /// The communication the collective model times: the same job as a `Workload`.
+    pub fn comm_workload(&self) -> Workload {
+        let m = &self.model;
+        let moe = m.experts.filter(|e| *e > 1).map(|experts| Moe {
+            experts,
+            top_k: m.top_k.unwrap_or(1),
+            layers: m.moe_layers(),
+            expert_params: m.all_expert_params(),
+            ep: self.ep,
+        });
+        Workload {
+            name: m.name.clone(),
+            params: m.params(),
+            layers: m.layers,
+            hidden: m.hidden,
+            seq_len: m.seq_len,
+            micro_batch: self.micro_batch.max(1),
+            global_batch: self.global_batch,
+            precision: self.precision,
+            tp: self.tp.max(1),
+            pp: self.pp.max(1),
+            dp: self.dp,
+            moe,
+            serving: false,
+            serving_batch: None,
+        }
+    }
+}
+
+/// One part of the step's time, ms; None where the GPUs' achieved rate is unknown.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepPart {
+    pub name: String,
+    pub ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrainingStep {
+    pub layout: String,
+    pub tp: u32,
+    pub pp: u32,
+    pub dp: u32,
+    pub ep: u32,
+    pub gpus_used: u32,
+    pub micro_batch: u32,
+    pub micro_batches: u32,
+    pub recompute: Recompute,
+    pub zero: u8,
+    pub gpu: String,
+    pub peak_tflops: f64,
+    /// The kernels' fraction of peak and where it comes from; None = unknown.
+    pub efficiency: Option<Efficiency>,
+    /// Model FLOPs (no recomputation) and the FLOPs the GPUs execute, per step, all GPUs.
+    pub model_flops: f64,
+    pub hardware_flops: f64,
+    /// None when the efficiency is unknown (as are every figure below that needs it).
+    pub compute_ms: Option<f64>,
+    /// Of it, the element-wise kernels bound by memory bandwidth.
+    pub elementwise_ms: Option<f64>,
+    pub bubble_ms: Option<f64>,
+    pub exposed_comm_ms: Option<f64>,
+    /// Exposed communication by part, ms.
+    pub exposed: Vec<StepPart>,
+    pub step_ms: Option<f64>,
+    /// The same step on a fabric that never queues beyond the first switch.
+    pub ideal_step_ms: Option<f64>,
+    /// Share of the step the network costs: 1 − ideal / step.
+    pub network_share: Option<f64>,
+    pub tokens_per_step: f64,
+    pub tokens_per_s: Option<f64>,
+    pub mfu: Option<f64>,
+    pub hfu: Option<f64>,
+    pub memory: MemoryUse,
+    pub memory_gib_per_gpu: f64,
+    pub gpu_memory_gib: f64,
+    pub comm: WorkloadResult,
+    pub assumes: Vec<String>,
+}
+
+/// The step time of `job` on the design. Refuses layouts that do not divide or do not fit.
+pub fn training_step(
+    design: &Design,
+    catalog: &Catalog,
+    job: &TrainingJob,
+    routing: Routing,
+) -> Result<TrainingStep, JobError> {
+    job.model.validate().map_err(JobError::Model)?;
+    let (gpu_id, gpu) = design_gpu(design, catalog)?;
+    let peak = peak_tflops(gpu, job.precision).ok_or_else(|| JobError::NoPeak {
+        gpu: gpu_id.clone(),
+        precision: job.precision.label(),
+    })?;
+    if job.pp.max(1) > job.model.layers {
+        return Err(JobError::NotDivisible(format!(
+            "{} layers cannot fill {} pipeline stages",
+            job.model.layers, job.pp
+        )));
+    }
+    if !job.model.heads.is_multiple_of(job.tp.max(1)) {
+        return Err(JobError::NotDivisible(format!(
+            "{} attention heads do not split over tensor parallelism of {}",
+            job.model.heads, job.tp
+        )));
+    }
+    if job.zero > 3 {
+        return Err(JobError::NotDivisible(format!(
+            "ZeRO stage {} does not exist (0 to 3)",
+            job.zero
+        )));
+    }
+    let comm = training_step_comm(design, catalog, &job.comm_workload(), routing)?;
+    let (tp, pp, dp, ep) = (
+        comm.mapping.tp,
+        comm.mapping.pp,
+        comm.mapping.dp,
+        comm.mapping.ep,
+    );
+    let per_step = u64::from(dp) * u64::from(job.micro_batch.max(1));
+    if !u64::from(job.global_batch).is_multiple_of(per_step) || job.global_batch == 0 {
+        return Err(JobError::NotDivisible(format!(
+            "a global batch of {} sequences does not split into micro-batches of {} over {} data-parallel replicas",
+            job.global_batch, job.micro_batch, dp
+        )));
+    }
+    let m = (u64::from(job.global_batch) / per_step) as u32;
+    let memory = training_memory(
+        &job.model,
+        &MemoryLayout {
+            tp,
+            pp,
+            dp,
+            ep,
+            micro_batch: job.micro_batch,
+            micro_batches: m,
+            zero: job.zero,
+            recompute: job.recompute,
+        },
+    );
+    let have_gib = gpu.memory_gb;
+    let need_gib = memory.total() / GIB;
+    if need_gib > have_gib {
+        return Err(JobError::DoesNotFit {
+            need_gib,
+            have_gib,
+            gpu: gpu_id,
+        });
+    }
+
+    let tokens = f64::from(job.global_batch) * f64::from(job.model.seq_len);
+    let model_flops = job.model.model_flops_per_token() * tokens;
+    let hardware_flops = job.model.hardware_flops_per_token(job.recompute) * tokens;
+    let efficiency = match job.efficiency {
+        Some(fraction) => Some(Efficiency {
+            fraction,
+            source: "set by the user".into(),
+        }),
+        None => default_efficiency(gpu.arch, job.precision),
+    };
+    let used = f64::from(comm.mapping.gpus_used);
+    // Layers that do not split evenly leave some stages one layer longer: the longest stage
+    // paces the pipeline.
+    let stage_imbalance =
+        f64::from(job.model.layers.div_ceil(pp)) * f64::from(pp) / f64::from(job.model.layers);
+    // Element-wise kernels are bound by memory, not by the tensor cores: their bytes at the
+    // GPU's memory bandwidth, split over all GPUs as the matrices are (sequence parallelism
+    // splits them over the tensor ranks).
+    let elementwise_ms = gpu.memory_gbyte_s.map(|bw| {
+        tokens
+            * f64::from(job.model.layers)
+            * job.model.elementwise_bytes_per_token_layer(job.recompute)
+            * ModelSpec::elementwise_passes(job.recompute)
+            / used
+            / (bw * 1e9)
+            * 1e3
+    });
+    let compute_ms = efficiency
+        .as_ref()
+        .zip(elementwise_ms)
+        .map(|(e, elementwise)| {
+            (hardware_flops / used / (peak * 1e12 * e.fraction) * 1e3 + elementwise)
+                * stage_imbalance
+        });
+
+    // Full recomputation runs each layer's forward pass again, with its tensor-parallel
+    // all-reduces and expert exchanges: 6 per layer and micro-batch instead of 4.
+    let repeat = if job.recompute == Recompute::Full {
+        1.5
+    } else {
+        1.0
+    };
+    let part_ms = |kinds: &[CommKind], ideal: bool| -> f64 {
+        comm.components
+            .iter()
+            .filter(|c| kinds.contains(&c.kind))
+            .map(|c| {
+                let us = if ideal {
+                    c.ideal_us_per_step
+                } else {
+                    c.time_us_per_step
+                };
+                let factor = match c.kind {
+                    CommKind::TensorParallel | CommKind::ExpertAllToAll => repeat,
+                    _ => 1.0,
+                };
+                us * factor / 1e3
+            })
+            .sum()
+    };
+    let backward_share = 1.0
+        - job.model.model_flops_per_token()
+            / 3.0
+            / job.model.hardware_flops_per_token(job.recompute);
+    let params_per_gpu = job.model.params() / f64::from(tp * pp);
+    let last_bucket = (GRAD_BUCKET_PARAMS / params_per_gpu).min(1.0);
+    let compose = |ideal: bool| {
+        let compute = compute_ms?;
+        let tensor = part_ms(&[CommKind::TensorParallel], ideal);
+        let experts = part_ms(&[CommKind::ExpertAllToAll], ideal);
+        let pipeline = part_ms(&[CommKind::Pipeline], ideal);
+        let grads = part_ms(
+            &[CommKind::DataParallel, CommKind::ExpertDataParallel],
+            ideal,
+        );
+        let grads_exposed = if job.overlap_grad_reduce {
+            let window = compute / f64::from(m) * backward_share;
+            (grads - window).max(grads * last_bucket)
+        } else {
+            grads
+        };
+        let bubble = f64::from(pp - 1) / (f64::from(m) * f64::from(job.virtual_stages.max(1)))
+            * (compute + tensor + experts);
+        let parts = vec![
+            ("tensor-parallel all-reduces", tensor),
+            ("MoE all-to-all", experts),
+            ("pipeline hand-offs", pipeline),
+            ("gradient all-reduce (exposed)", grads_exposed),
+        ];
+        let exposed: f64 = parts.iter().map(|(_, ms)| ms).sum();
+        Some((compute + bubble + exposed, bubble, exposed, parts))
+    };
+    let real = compose(false);
+    let ideal = compose(true);
+    let step_ms = real.as_ref().map(|r| r.0);
+    let ideal_step_ms = ideal.as_ref().map(|r| r.0);
+    let utilisation = |flops: f64| step_ms.map(|s| flops / used / (s / 1e3) / (peak * 1e12));
+    let mut assumes = vec![
+        format!(
+            "Megatron-style layout (tp-ep-dp-pp rank order), 1F1B pipeline{}",
+            if job.virtual_stages > 1 {
+                format!(" interleaved over {} virtual stages", job.virtual_stages)
+            } else {
+                String::new()
+            }
+        ),
+        "tensor-parallel, pipeline and expert traffic not overlapped with compute".into(),
+        format!(
+            "element-wise kernels at the {gpu_id}'s peak memory bandwidth{}",
+            gpu.memory_gbyte_s
+                .map(|bw| format!(" ({bw:.0} GB/s)"))
+                .unwrap_or_else(|| " (unknown: compute time unknown)".into())
+        ),
+        if job.overlap_grad_reduce {
+            "gradient all-reduce overlapped with the last micro-batch's backward pass, \
+             last 40M-parameter bucket exposed"
+                .into()
+        } else {
+            "gradient all-reduce after the backward pass (no overlap)".into()
+        },
+        format!(
+            "recomputation {}, ZeRO stage {}, {} weights and activations",
+            job.recompute.label(),
+            job.zero,
+            job.precision.label()
+        ),
+    ];
+    if !job.model.layers.is_multiple_of(pp) {
+        assumes.push(format!(
+            "{} layers over {pp} stages: the longest stage has {} (it paces the pipeline)",
+            job.model.layers,
+            job.model.layers.div_ceil(pp)
+        ));
+    }
+    match &efficiency {
+        Some(e) => assumes.push(format!(
+            "kernels at {:.0} % of peak: {}",
+            e.fraction * 100.0,
+            e.source
+        )),
+        None => assumes.push(format!(
+            "no published kernel efficiency for {gpu_id} at {}: compute time unknown (set one with --efficiency)",
+            job.precision.label()
+        )),
+    }
+    Ok(TrainingStep {
+        layout: comm.mapping.layout(),
+        tp,
+        pp,
+        dp,
+        ep,
+        gpus_used: comm.mapping.gpus_used,
+        micro_batch: job.micro_batch,
+        micro_batches: m,
+        recompute: job.recompute,
+        zero: job.zero,
+        gpu: gpu_id,
+        peak_tflops: peak,
+        compute_ms,
+        elementwise_ms: elementwise_ms.map(|e| e * stage_imbalance),
+        bubble_ms: real.as_ref().map(|r| r.1),
+        exposed_comm_ms: real.as_ref().map(|r| r.2),
+        exposed: real
+            .as_ref()
+            .map(|r| {
+                r.3.iter()
+                    .filter(|(_, ms)| *ms > 0.0)
+                    .map(|(name, ms)| StepPart {
+                        name: (*name).into(),
+                        ms: *ms,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        step_ms,
+        ideal_step_ms,
+        network_share: step_ms
+            .zip(ideal_step_ms)
+            .map(|(s, i)| if s > 0.0 { 1.0 - i / s } else { 0.0 }),
+        tokens_per_step: tokens,
+        tokens_per_s: step_ms.map(|s| tokens / (s / 1e3)),
+        mfu: utilisation(model_flops),
+        hfu: utilisation(hardware_flops),
+        efficiency,
+        model_flops,
+        hardware_flops,
+        memory,
+        memory_gib_per_gpu: need_gib,
+        gpu_memory_gib: have_gib,
+        comm,
+        assumes,
+    })
+}

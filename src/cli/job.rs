@@ -1,0 +1,417 @@
+//! `workload`'s job figures: a training step's time, MFU, memory, time and money, the layout
+//! search, or serving's decode rate and time to first token.
+
+use crate::analysis::collective::{Precision, Routing, Workload};
+use crate::analysis::job::economics::{
+    DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH,
+};
+use crate::analysis::job::{
+    Economics, EconomicsInputs, ModelSpec, Recompute, SearchOptions, SearchResult, ServingJob,
+    ServingResult, TrainingJob, TrainingStep, economics, named_model, search_layouts, serving,
+    training_step,
+};
+use crate::model::units::time_text;
+use crate::model::{Catalog, Design};
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Debug, Clone, Args)]
+pub(super) struct JobArgs {
+    /// Sequences per training step over all replicas (default 512).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
+    global_batch: Option<u32>,
+    /// Sequences per micro-batch.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    micro_batch: u32,
+    /// Sequence length; the model's own when absent.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    seq: Option<u32>,
+    /// Activation recomputation: none, selective (attention's scores, as FlashAttention and
+    /// Megatron's default do) or full (every layer).
+    #[arg(long, value_enum, default_value = "selective")]
+    recompute: RecomputeArg,
+    /// ZeRO / FSDP stage: 0 none, 1 optimizer states, 2 and gradients, 3 and weights.
+    #[arg(long, value_name = "0-3", default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=3))]
+    zero: u8,
+    /// Tokens to train on (e.g. 15T, 300B, 2e12): adds the days and energy it takes.
+    #[arg(long, value_name = "N", value_parser = parse_tokens)]
+    tokens: Option<f64>,
+    /// Search tensor, pipeline, data and expert sizes, micro-batch, recomputation and ZeRO
+    /// stage for the fastest step that fits; prints the best few.
+    #[arg(long, conflicts_with = "serving")]
+    search: bool,
+    /// With --serving: sequences each replica decodes at once.
+    #[arg(long, value_name = "N", default_value_t = 64, requires = "serving", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    batch: u32,
+    /// With --serving: prompt tokens per sequence (time to first token, and the key/value
+    /// cache decode reads).
+    #[arg(long, value_name = "N", default_value_t = 2048, requires = "serving", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    prompt: u32,
+    /// Fraction of the GPUs' dense peak the kernels achieve, 0 to 1; the published figure
+    /// for the GPU generation when absent (unknown for GPUs without one).
+    #[arg(long, value_name = "F", value_parser = parse_fraction)]
+    efficiency: Option<f64>,
+    /// Virtual pipeline stages per GPU (the interleaved schedule); 1 is plain 1F1B.
+    #[arg(long, value_name = "V", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    interleave: u32,
+    /// Reduce gradients after the backward pass instead of overlapping it.
+    #[arg(long)]
+    no_grad_overlap: bool,
+    /// Power usage effectiveness of the facility.
+    #[arg(long, value_name = "R", default_value_t = DEFAULT_PUE, value_parser = parse_pue)]
+    pue: f64,
+    /// Electricity price, USD per kWh.
+    #[arg(long, value_name = "USD", default_value_t = DEFAULT_USD_PER_KWH, value_parser = parse_non_negative)]
+    usd_per_kwh: f64,
+    /// Years the design's capital cost is written off over.
+    #[arg(long, value_name = "Y", default_value_t = DEFAULT_AMORTISATION_YEARS, value_parser = parse_positive)]
+    years: f64,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum RecomputeArg {
+    None,
+    Selective,
+    Full,
+}
+
+fn parse_tokens(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (number, scale) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&t[..t.len() - 1], 1e3),
+        Some('M') => (&t[..t.len() - 1], 1e6),
+        Some('B' | 'G') => (&t[..t.len() - 1], 1e9),
+        Some('T') => (&t[..t.len() - 1], 1e12),
+        _ => (t, 1.0),
+    };
+    match number.parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n * scale),
+        _ => Err(format!(
+            "`{text}` is not a token count (a positive number, e.g. 15T, 300B, 2e12)"
+        )),
+    }
+}
+
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err(format!("`{text}` is not a fraction above 0 and at most 1")),
+    }
+}
+
+fn parse_pue(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if (1.0..=5.0).contains(&f) => Ok(f),
+        _ => Err(format!("`{text}` is not a PUE (1 to 5)")),
+    }
+}
+
+fn parse_non_negative(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
+        _ => Err(format!("`{text}` must be a number of at least 0")),
+    }
+}
+
+fn parse_positive(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!("`{text}` must be a number above 0")),
+    }
+}
+
+/// The model `--model` names: a built-in id or a RON model file.
+pub(super) fn model_of(text: &str) -> anyhow::Result<ModelSpec> {
+    if text.ends_with(".ron") || Path::new(text).is_file() {
+        return Ok(crate::io::model_file::load_model(Path::new(text))?);
+    }
+    named_model(text).with_context(|| format!("no model `{text}`"))
+}
+
+/// What the command line chose: the job as the step model takes it.
+pub(super) struct Chosen {
+    pub training: TrainingJob,
+    pub serving: Option<ServingJob>,
+}
+
+/// The training (and serving) job of the arguments: `base` gives the built-in model's usual
+/// layout, the flags override it.
+pub(super) fn chosen_job(
+    model: ModelSpec,
+    base: Option<&Workload>,
+    layout: (Option<u32>, Option<u32>, Option<u32>, Option<u32>),
+    precision: Precision,
+    serving_mode: bool,
+    a: &JobArgs,
+) -> Chosen {
+    let (tp, pp, dp, ep) = layout;
+    let mut model = model;
+    if let Some(seq) = a.seq {
+        model.seq_len = seq;
+    }
+    let tp = tp.or(base.map(|w| w.tp)).unwrap_or(1);
+    let pp = pp.or(base.map(|w| w.pp)).unwrap_or(1);
+    let ep = ep.or(base.and_then(|w| w.moe.and_then(|m| m.ep)));
+    let mut training = TrainingJob::new(model.clone(), tp, pp, a.global_batch.unwrap_or(512));
+    training.dp = dp;
+    training.ep = ep;
+    training.micro_batch = a.micro_batch;
+    training.precision = precision;
+    training.recompute = match a.recompute {
+        RecomputeArg::None => Recompute::None,
+        RecomputeArg::Selective => Recompute::Selective,
+        RecomputeArg::Full => Recompute::Full,
+    };
+    training.zero = a.zero;
+    training.virtual_stages = a.interleave;
+    training.overlap_grad_reduce = !a.no_grad_overlap;
+    training.efficiency = a.efficiency;
+    let serving = serving_mode.then(|| ServingJob {
+        model,
+        tp,
+        pp,
+        ep: ep.unwrap_or(1),
+        batch: a.batch,
+        prompt: a.prompt,
+        precision,
+        efficiency: a.efficiency,
+    });
+    Chosen { training, serving }
+}
+
+/// The headline figures `workload --json` adds at its top level (null = unknown).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum JobFigures {
+    Training {
+        step_ms: Option<f64>,
+        compute_ms: Option<f64>,
+        exposed_comm_ms: Option<f64>,
+        bubble_ms: Option<f64>,
+        tokens_per_s: Option<f64>,
+        mfu: Option<f64>,
+        hfu: Option<f64>,
+        ideal_step_ms: Option<f64>,
+        memory_gib_per_gpu: f64,
+        train_days: Option<f64>,
+        usd_per_million_tokens: Option<f64>,
+    },
+    Serving {
+        decode_tokens_per_s: Option<f64>,
+        decode_tokens_per_s_per_replica: Option<f64>,
+        ttft_ms: Option<f64>,
+        memory_gib_per_gpu: f64,
+    },
+}
+
+/// The job's whole result: figures, breakdown, assumptions.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobDetail {
+    Training {
+        step: Box<TrainingStep>,
+        economics: Option<Economics>,
+    },
+    Search(Box<SearchResult>),
+    Serving(Box<ServingResult>),
+}
+
+/// Runs the job on the design: exit 2 with the reason where it cannot run.
+pub(super) fn run_job(
+    file: &Path,
+    design: &Design,
+    catalog: &Catalog,
+    chosen: &Chosen,
+    routing: Routing,
+    a: &JobArgs,
+    (capital_usd, power_w): (f64, f64),
+) -> anyhow::Result<(JobFigures, JobDetail)> {
+    let name = &chosen.training.model.name;
+    if let Some(job) = &chosen.serving {
+        let r = serving(design, catalog, job, routing)
+            .with_context(|| format!("{}: cannot serve {name}", file.display()))?;
+        return Ok((
+            JobFigures::Serving {
+                decode_tokens_per_s: r.decode_tokens_per_s,
+                decode_tokens_per_s_per_replica: r.decode_tokens_per_s_per_replica,
+                ttft_ms: r.ttft_ms,
+                memory_gib_per_gpu: r.memory_gib_per_gpu,
+            },
+            JobDetail::Serving(Box::new(r)),
+        ));
+    }
+    let (step, detail) = if a.search {
+        let found = search_layouts(
+            design,
+            catalog,
+            &chosen.training,
+            SearchOptions { keep: 5, routing },
+            &mut |_| {},
+        )
+        .with_context(|| format!("{}: cannot train {name}", file.display()))?;
+        (found.best[0].clone(), Some(found))
+    } else {
+        let step = training_step(design, catalog, &chosen.training, routing)
+            .with_context(|| format!("{}: cannot train {name}", file.display()))?;
+        (step, None)
+    };
+    let money = step.tokens_per_s.map(|tokens_per_s| {
+        economics(&EconomicsInputs {
+            tokens_per_s,
+            tokens: a.tokens,
+            capital_usd,
+            power_w,
+            pue: a.pue,
+            usd_per_kwh: a.usd_per_kwh,
+            amortisation_years: a.years,
+        })
+    });
+    let figures = JobFigures::Training {
+        step_ms: step.step_ms,
+        compute_ms: step.compute_ms,
+        exposed_comm_ms: step.exposed_comm_ms,
+        bubble_ms: step.bubble_ms,
+        tokens_per_s: step.tokens_per_s,
+        mfu: step.mfu,
+        hfu: step.hfu,
+        ideal_step_ms: step.ideal_step_ms,
+        memory_gib_per_gpu: step.memory_gib_per_gpu,
+        train_days: money.and_then(|m| m.train_days),
+        usd_per_million_tokens: money.map(|m| m.usd_per_million_tokens),
+    };
+    let detail = match detail {
+        Some(found) => JobDetail::Search(Box::new(found)),
+        None => JobDetail::Training {
+            step: Box::new(step),
+            economics: money,
+        },
+    };
+    Ok((figures, detail))
+}
+
+fn ms_text(ms: Option<f64>) -> String {
+    ms.map_or_else(|| "unknown".into(), |ms| time_text(ms * 1e3))
+}
+
+fn pct_text(f: Option<f64>) -> String {
+    f.map_or_else(|| "unknown".into(), |f| format!("{:.1} %", f * 100.0))
+}
+
+fn step_lines(s: &TrainingStep, out: &mut String) {
+    out.push_str(&format!(
+        "step       {} ({} on {} GPUs, {} micro-batches): compute {}, bubble {}, exposed communication {}\n",
+        ms_text(s.step_ms),
+        s.layout,
+        s.gpus_used,
+        s.micro_batches,
+        ms_text(s.compute_ms),
+        ms_text(s.bubble_ms),
+        ms_text(s.exposed_comm_ms),
+    ));
+    for p in &s.exposed {
+        out.push_str(&format!("  {:<30} {}\n", p.name, time_text(p.ms * 1e3)));
+    }
+    out.push_str(&format!(
+        "ideal      {} on a network that never queues (network share of the step {})\n",
+        ms_text(s.ideal_step_ms),
+        pct_text(s.network_share)
+    ));
+    out.push_str(&format!(
+        "throughput {} tokens/s, MFU {}, HFU {} of {:.0} TFLOP/s per {}\n",
+        s.tokens_per_s
+            .map_or_else(|| "unknown".into(), |t| format!("{t:.0}")),
+        pct_text(s.mfu),
+        pct_text(s.hfu),
+        s.peak_tflops,
+        s.gpu
+    ));
+    out.push_str(&format!(
+        "memory     {:.1} of {:.0} GiB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1})\n",
+        s.memory_gib_per_gpu,
+        s.gpu_memory_gib,
+        s.memory.weights / GIB,
+        s.memory.gradients / GIB,
+        s.memory.optimizer / GIB,
+        s.memory.activations / GIB,
+    ));
+}
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// The job's lines of the `workload` table.
+pub(super) fn job_table(detail: &JobDetail) -> String {
+    let mut out = String::new();
+    let assumes = match detail {
+        JobDetail::Training { step, economics } => {
+            step_lines(step, &mut out);
+            if let Some(e) = economics {
+                if let Some(days) = e.train_days {
+                    out.push_str(&format!(
+                        "training   {days:.1} days, {:.0} MWh at PUE {}\n",
+                        e.energy_mwh.unwrap_or(0.0),
+                        e.pue
+                    ));
+                }
+                out.push_str(&format!(
+                    "cost       ${:.2} per million tokens (capital over {} years, ${}/kWh)\n",
+                    e.usd_per_million_tokens, e.amortisation_years, e.usd_per_kwh
+                ));
+            }
+            &step.assumes
+        }
+        JobDetail::Search(found) => {
+            out.push_str(&format!(
+                "search     {} layouts tried, {} refused{}\n",
+                found.tried,
+                found.refused,
+                found
+                    .example_refusal
+                    .as_ref()
+                    .map(|r| format!(" (e.g. {r})"))
+                    .unwrap_or_default()
+            ));
+            for (i, (s, why)) in found.best.iter().zip(&found.why).enumerate() {
+                out.push_str(&format!(
+                    "  {}. {}  {}, micro-batch {}, recompute {}, ZeRO {}: MFU {} — {why}\n",
+                    i + 1,
+                    ms_text(s.step_ms),
+                    s.layout,
+                    s.micro_batch,
+                    s.recompute.label(),
+                    s.zero,
+                    pct_text(s.mfu),
+                ));
+            }
+            &found.best[0].assumes
+        }
+        JobDetail::Serving(r) => {
+            out.push_str(&format!(
+                "serving    {} replicas of {} ({} GPUs each): {} tokens/s in all, {} per replica\n",
+                r.replicas,
+                r.layout,
+                r.gpus_per_replica,
+                r.decode_tokens_per_s
+                    .map_or_else(|| "unknown".into(), |t| format!("{t:.0}")),
+                r.decode_tokens_per_s_per_replica
+                    .map_or_else(|| "unknown".into(), |t| format!("{t:.1}")),
+            ));
+            out.push_str(&format!(
+                "decode     {} per token step ({} of it communication), first token after {}\n",
+                ms_text(r.decode_step_ms),
+                time_text(r.decode_comm_ms * 1e3),
+                ms_text(r.ttft_ms)
+            ));
+            out.push_str(&format!(
+                "memory     {:.1} of {:.0} GiB per GPU\n",
+                r.memory_gib_per_gpu, r.gpu_memory_gib
+            ));
+            &r.assumes
+        }
+    };
+    for a in assumes {
+        out.push_str(&format!("  assumes: {a}\n"));
+    }
+    out
+}

@@ -1,0 +1,71 @@
+//! Transformer model files (RON): `(name: "gpt-1t", layers: 128, hidden: 25600, ffn: 102400,
+//! heads: 160, kv_heads: 160, vocab: 51200, seq_len: 2048)`, checked before use.
+
+use crate::analysis::job::ModelSpec;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelFileError {
+    #[error("could not read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{origin}:{line}:{column}: {message}")]
+    Syntax {
+        origin: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{origin}: {message}")]
+    Invalid { origin: String, message: String },
+}
+
+/// Reads and checks a model from RON text; `origin` names it in errors.
+pub fn parse_model(text: &str, origin: &str) -> Result<ModelSpec, ModelFileError> {
+    let model: ModelSpec = ron::from_str(text).map_err(|e| ModelFileError::Syntax {
+        origin: origin.to_string(),
+        line: e.span.start.line,
+        column: e.span.start.col,
+        message: e.code.to_string(),
+    })?;
+    model
+        .validate()
+        .map_err(|message| ModelFileError::Invalid {
+            origin: origin.to_string(),
+            message,
+        })?;
+    Ok(model)
+}
+
+pub fn load_model(path: &Path) -> Result<ModelSpec, ModelFileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ModelFileError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    parse_model(&text, &path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_issue_example_reads_and_a_bad_file_names_line_and_column() {
+        let m = parse_model(
+            r#"(name: "gpt-1t", layers: 128, hidden: 25600, ffn: 102400, heads: 160, kv_heads: 160, vocab: 51200, seq_len: 2048)"#,
+            "gpt-1t.ron",
+        )
+        .expect("valid");
+        assert_eq!(m.layers, 128);
+        let e = parse_model("(name: \"x\",\n  layers: twelve)", "bad.ron").unwrap_err();
+        assert!(e.to_string().starts_with("bad.ron:2:11"), "{e}");
+        let e = parse_model(
+            r#"(name: "x", layers: 2, hidden: 100, ffn: 400, heads: 3, vocab: 10, seq_len: 8)"#,
+            "odd.ron",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("multiple of heads"), "{e}");
+    }
+}
