@@ -1331,8 +1331,16 @@ fn run_workload(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
         args.serving,
         &args.job,
     );
-    // The communication the job model stands on, as the sidebar shows it.
+    // The communication the job model stands on, as the sidebar shows it: a built-in
+    // model keeps its published parameter counts (the sidebar, `compare` and `report` use
+    // them); the layout and batch are the command line's.
     let mut w = chosen.training.comm_workload();
+    if let Some(base) = &base {
+        w.params = base.params;
+        if let (Some(moe), Some(base_moe)) = (&mut w.moe, &base.moe) {
+            moe.expert_params = base_moe.expert_params;
+        }
+    }
     w.serving = args.serving;
     if let Some(s) = &chosen.serving {
         w.serving_batch = Some(s.batch);

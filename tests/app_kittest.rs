@@ -6,6 +6,8 @@
 
 mod common;
 
+use railyard::analysis::job::JobOutcome;
+
 use common::app::{WINDOW, app, app_picking, harness, open_preset, wait_for_analysis};
 use egui::accesskit::Role;
 use egui::{Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
@@ -641,6 +643,14 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     assert_eq!(result.components.len(), 1);
     harness.get_by_label("TP 1 × PP 1 × DP 4 on 4 GPUs");
     harness.get_by_label_contains("Communication per step: ");
+    // The step as a job: Apple silicon has no published kernel efficiency, so the step time
+    // is unknown rather than guessed; the memory it needs is known.
+    let Some(Ok(JobOutcome::Training { step, .. })) = &analysis.job else {
+        panic!("a training job: {:?}", analysis.job);
+    };
+    assert_eq!(step.step_ms, None);
+    assert!(step.memory_gib_per_gpu > 0.0);
+    harness.get_by_label("Step unknown");
     // With data parallelism to run, Thunderbolt is no longer a note but a warning.
     assert_eq!(
         analysis.advice[0].severity,
@@ -666,4 +676,13 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     harness.get_by_label_contains("Communication per decode step: ");
     let (_, analysis) = harness.state().analysis().expect("an analysis");
     assert!(matches!(&analysis.workload, Some(Ok(step)) if step.serving));
+    // Decode is bounded by memory bandwidth, which the M3 Ultra's datasheet gives.
+    let Some(Ok(JobOutcome::Serving(serving))) = &analysis.job else {
+        panic!("a serving job: {:?}", analysis.job);
+    };
+    let rate = serving.decode_tokens_per_s.expect("known bandwidth");
+    harness.get_by_label_contains(&format!(
+        "Decode ≤ {}",
+        railyard::model::units::group_thousands(rate.round() as i64)
+    ));
 }

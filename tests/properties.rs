@@ -1304,9 +1304,11 @@ fn collective_results_are_finite_on_any_fabric() {
         })
         .unwrap();
     // Refusals are allowed (extreme links cut the GPUs apart, most fabrics here), but the
-    // property is about modelled results: at least one case in eight must be one.
+    // property is about modelled results. About one case in six is modelled (measured over
+    // runs: 6 to 19 of 64), so one in thirty-two keeps the property from being vacuous
+    // without failing on an unlucky draw.
     assert!(
-        modelled.get() * 8 >= modelled.get() + refused.get(),
+        modelled.get() * 32 >= modelled.get() + refused.get(),
         "only {} of {} fabrics were modelled",
         modelled.get(),
         modelled.get() + refused.get()

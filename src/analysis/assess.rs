@@ -8,6 +8,7 @@ use super::collective::{
     self, Advice, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing, Workload,
     WorkloadResult, add_workload_advice, advice_reusing, training_step_comm,
 };
+use super::job::{JobError, JobOutcome, job_of_workload};
 use super::whatif::{CollectiveFigures, Figures, HealthyCache, WhatIfDelta, default_query, delta};
 use super::{Metrics, evaluate};
 use crate::model::{Bytes, Catalog, Design, LinkId};
@@ -68,6 +69,9 @@ pub struct Assessment {
     pub advice: Vec<Advice>,
     /// None when no workload was asked for.
     pub workload: Option<Result<WorkloadResult, CollectiveError>>,
+    /// The workload as a job (step time, MFU, cost per token, or serving rates); None when
+    /// no workload was asked for, its communication failed, or its model has no known shape.
+    pub job: Option<Result<JobOutcome, JobError>>,
     /// Against the healthy design, when asked and links are failed or degraded.
     pub whatif: Option<WhatIfDelta>,
 }
@@ -112,6 +116,20 @@ impl Assessor {
         if let Some(Ok(step)) = &workload {
             add_workload_advice(&mut advice, design, step);
         }
+        let job = question
+            .workload
+            .as_ref()
+            .zip(workload.as_ref().and_then(|w| w.as_ref().ok()))
+            .and_then(|(w, comm)| {
+                job_of_workload(
+                    design,
+                    catalog,
+                    w,
+                    comm,
+                    question.workload_routing,
+                    (metrics.cost.total.0, metrics.power.0),
+                )
+            });
         let whatif = if question.whatif {
             let current = current_figures(&metrics, question.collective.as_ref(), known, |q| {
                 collective::collective(design, catalog, q).ok()
@@ -132,6 +150,7 @@ impl Assessor {
             heat,
             advice,
             workload,
+            job,
             whatif,
         }
     }

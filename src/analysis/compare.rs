@@ -3,6 +3,7 @@
 //! and the designer's Compare view, so they all show the same numbers as `eval`.
 
 use crate::analysis::collective::{self, CollectiveQuery, Op, Workload};
+use crate::analysis::job::JobOutcome;
 use crate::analysis::{Question, assess};
 use crate::model::units::{group_thousands, trim_number};
 use crate::model::{Bandwidth, Bytes, Catalog, Design, Usd, Watts};
@@ -21,6 +22,8 @@ pub enum Quantity {
     /// A fraction 0–1, printed as a percentage.
     Fraction,
     Usd,
+    /// US dollars to the cent (prices per unit of work).
+    UsdCents,
     Watts,
     Microseconds,
 }
@@ -34,6 +37,7 @@ impl Quantity {
             Quantity::GbyteS => format!("{} GB/s", trim_number(value)),
             Quantity::Fraction => format!("{:.1} %", value * 100.0),
             Quantity::Usd => Usd(value).to_string(),
+            Quantity::UsdCents => format!("${value:.2}"),
             Quantity::Watts => Watts(value).to_string(),
             Quantity::Microseconds => {
                 if value >= 1e6 {
@@ -129,6 +133,7 @@ fn figures(
         collective::collective(design, catalog, &CollectiveQuery::new(Op::AllToAll, bytes)).ok();
     let advice = a.advice;
     let step = a.workload.and_then(Result::ok);
+    let job = a.job.and_then(Result::ok);
     let total = m.cost.total.0;
     let mut values = vec![
         Some(m.gpus as f64),
@@ -150,6 +155,24 @@ fn figures(
                 .filter(|s| s.ideal_total_us > 0.0)
                 .map(|s| s.total_us / s.ideal_total_us - 1.0),
         );
+        match workload.map(|w| w.serving) {
+            Some(false) => {
+                let training = job.as_ref().and_then(|j| match j {
+                    JobOutcome::Training { step, .. } => Some(step),
+                    JobOutcome::Serving(_) => None,
+                });
+                values.push(training.and_then(|s| s.step_ms).map(|ms| ms * 1e3));
+                values.push(training.and_then(|s| s.mfu));
+                values.push(job.as_ref().and_then(JobOutcome::usd_per_million_tokens));
+            }
+            _ => {
+                let serving = job.as_ref().and_then(|j| match j {
+                    JobOutcome::Serving(r) => Some(r),
+                    JobOutcome::Training { .. } => None,
+                });
+                values.push(serving.and_then(|r| r.decode_tokens_per_s));
+            }
+        }
     }
     values.push(Some(advice.len() as f64));
     values
@@ -206,6 +229,25 @@ fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, St
             format!("{} over an ideal network", w.name),
             Quantity::Fraction,
         ));
+        if w.serving {
+            heads.push((
+                "decode_tokens_per_s",
+                format!("{} decode tokens/s (bound)", w.name),
+                Quantity::Count,
+            ));
+        } else {
+            heads.push((
+                "step_us",
+                format!("{} training step", w.name),
+                Quantity::Microseconds,
+            ));
+            heads.push(("mfu", format!("{} MFU", w.name), Quantity::Fraction));
+            heads.push((
+                "usd_per_million_tokens",
+                format!("{} $ per million tokens", w.name),
+                Quantity::UsdCents,
+            ));
+        }
     }
     heads.push(("advice_items", "Advice items".into(), Quantity::Count));
     heads

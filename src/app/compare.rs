@@ -383,7 +383,7 @@ fn chart_unit(quantity: Quantity) -> &'static str {
         Quantity::GbitS => "Gb/s",
         Quantity::GbyteS => "GB/s",
         Quantity::Fraction => "%",
-        Quantity::Usd => "USD",
+        Quantity::Usd | Quantity::UsdCents => "USD",
         Quantity::Watts => "W",
         Quantity::Microseconds => "µs",
     }

@@ -11,8 +11,9 @@ use crate::analysis::collective::{
     Advice, AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
     Workload, WorkloadResult, model_label, sweep_sizes,
 };
+use crate::analysis::job::JobOutcome;
 use crate::analysis::{Assessment, Assessor, Metrics, Question};
-use crate::model::units::time_text;
+use crate::model::units::{Usd, group_thousands, time_text};
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
 use std::collections::HashSet;
@@ -422,7 +423,7 @@ fn workload_ui(
             ComboBox::from_label("precision")
                 .selected_text(settings.precision.label())
                 .show_ui(ui, |ui| {
-                    for p in [Precision::Bf16, Precision::Fp8, Precision::Fp32] {
+                    for p in [Precision::Bf16, Precision::Fp16, Precision::Fp8, Precision::Fp32] {
                         ui.selectable_value(&mut settings.precision, p, p.label());
                     }
                 });
@@ -431,7 +432,16 @@ fn workload_ui(
             );
         });
         match &analysis.workload {
-            Some(Ok(result)) => workload_result_ui(ui, result, events),
+            Some(Ok(result)) => {
+                workload_result_ui(ui, result, events);
+                match &analysis.job {
+                    Some(Ok(job)) => job_ui(ui, job),
+                    Some(Err(e)) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, e.to_string());
+                    }
+                    None => {}
+                }
+            }
             Some(Err(_)) if analysis.metrics.gpus == 0 => {
                 ui.weak("Add GPUs to see a training step.");
             }
@@ -497,6 +507,77 @@ fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult, events: &mut Vec<SidebarE
     for note in &r.notes {
         ui.weak(note);
     }
+}
+
+/// A figure, or "unknown" where the model has no basis for it.
+fn or_unknown(value: Option<f64>, text: impl Fn(f64) -> String) -> String {
+    value.map_or_else(|| "unknown".into(), text)
+}
+
+/// The workload as a job: step time and where it goes, MFU, memory and cost per token; or
+/// serving's decode rate and time to first token. Hovering shows what the figures assume.
+fn job_ui(ui: &mut Ui, job: &JobOutcome) {
+    let ms = |v: Option<f64>| or_unknown(v, |ms| time_text(ms * 1e3));
+    ui.separator();
+    let assumes = match job {
+        JobOutcome::Training { step, economics } => {
+            ui.label(RichText::new(format!("Step {}", ms(step.step_ms))).strong())
+                .on_hover_text("The whole training step: compute, pipeline bubble and the communication not hidden behind compute");
+            ui.weak(format!(
+                "compute {} · bubble {} · exposed communication {}",
+                ms(step.compute_ms),
+                ms(step.bubble_ms),
+                ms(step.exposed_comm_ms)
+            ));
+            ui.label(format!(
+                "MFU {} · {} tokens/s · network share {}",
+                or_unknown(step.mfu, percent),
+                or_unknown(step.tokens_per_s, |t| group_thousands(t.round() as i64)),
+                or_unknown(step.network_share, percent),
+            ));
+            ui.label(format!(
+                "Memory {:.0} of {:.0} GiB per GPU",
+                step.memory_gib_per_gpu, step.gpu_memory_gib
+            ));
+            if let Some(e) = economics {
+                ui.label(format!(
+                    "${:.2} per million tokens",
+                    e.usd_per_million_tokens
+                ))
+                .on_hover_text(format!(
+                    "Capital written off over {} years plus energy at PUE {} and ${}/kWh ({} an hour)",
+                    e.amortisation_years,
+                    e.pue,
+                    e.usd_per_kwh,
+                    Usd(e.usd_per_hour).compact()
+                ));
+            }
+            &step.assumes
+        }
+        JobOutcome::Serving(r) => {
+            ui.label(
+                RichText::new(format!(
+                    "Decode ≤ {} tokens/s",
+                    or_unknown(r.decode_tokens_per_s, |t| group_thousands(t.round() as i64))
+                ))
+                .strong(),
+            )
+            .on_hover_text("An upper bound: weights and key/value cache read at the GPUs' peak memory bandwidth, plus the communication per token");
+            ui.weak(format!(
+                "{} replicas of {}, {} per replica · first token {}",
+                r.replicas,
+                r.layout,
+                or_unknown(r.decode_tokens_per_s_per_replica, |t| format!("{t:.1}")),
+                ms(r.ttft_ms)
+            ));
+            ui.label(format!(
+                "Memory {:.0} of {:.0} GiB per GPU",
+                r.memory_gib_per_gpu, r.gpu_memory_gib
+            ));
+            &r.assumes
+        }
+    };
+    ui.weak("assumes …").on_hover_text(assumes.join("\n"));
 }
 
 const MAX_CHECKS_SHOWN: usize = 200;

@@ -148,7 +148,8 @@ pub(super) fn chosen_job(
 ) -> Chosen {
     let (tp, pp, dp, ep) = layout;
     let mut model = model;
-    if let Some(seq) = a.seq {
+    // A built-in model keeps the sequence the sidebar and `compare` time it at.
+    if let Some(seq) = a.seq.or(base.map(|w| w.seq_len)) {
         model.seq_len = seq;
     }
     let tp = tp.or(base.map(|w| w.tp)).unwrap_or(1);

@@ -24,7 +24,10 @@ pub enum ModelFileError {
 
 /// Reads and checks a model from RON text; `origin` names it in errors.
 pub fn parse_model(text: &str, origin: &str) -> Result<ModelSpec, ModelFileError> {
-    let model: ModelSpec = ron::from_str(text).map_err(|e| ModelFileError::Syntax {
+    // Optional fields are written bare (`kv_heads: 8`), as the documented format shows.
+    let options =
+        ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    let model: ModelSpec = options.from_str(text).map_err(|e| ModelFileError::Syntax {
         origin: origin.to_string(),
         line: e.span.start.line,
         column: e.span.start.col,
@@ -59,8 +62,12 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(m.layers, 128);
+        assert_eq!(m.kv_heads, Some(160));
+        // The Megatron 1T model: 12·l·h² + V·h (untied here: 2·V·h) parameters.
+        let (l, h, v) = (128.0, 25600.0_f64, 51200.0);
+        assert_eq!(m.params(), 12.0 * l * h * h + 2.0 * v * h);
         let e = parse_model("(name: \"x\",\n  layers: twelve)", "bad.ron").unwrap_err();
-        assert!(e.to_string().starts_with("bad.ron:2:11"), "{e}");
+        assert!(e.to_string().starts_with("bad.ron:2:10"), "{e}");
         let e = parse_model(
             r#"(name: "x", layers: 2, hidden: 100, ffn: 400, heads: 3, vocab: 10, seq_len: 8)"#,
             "odd.ron",

@@ -8,6 +8,7 @@ use crate::analysis::collective::{
 };
 use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
+use crate::analysis::job::JobOutcome;
 use crate::model::units::{group_thousands, time_text};
 use crate::model::{Bytes, Catalog, Design, Usd, Watts};
 use std::fmt::Write as _;
@@ -134,6 +135,8 @@ pub struct ReportInput<'a> {
     pub advice: &'a [Advice],
     /// The workload weighed against the design, and its step or why it cannot run.
     pub workload: Option<(&'a Workload, Result<&'a WorkloadResult, &'a str>)>,
+    /// The workload as a job (step time, MFU, cost per token, or serving rates), or why not.
+    pub job: Option<Result<&'a JobOutcome, &'a str>>,
     pub bom: &'a [BomLine],
     /// Present when several designs were given.
     pub comparison: Option<&'a Comparison>,
@@ -159,6 +162,7 @@ pub fn design_report(
     let result = a.collective.expect("the question asks for a collective");
     let error_text = result.as_ref().err().map(ToString::to_string);
     let step = a.workload.map(|s| s.map_err(|e| e.to_string()));
+    let job = a.job.map(|j| j.map_err(|e| e.to_string()));
     let (metrics, advice) = (a.metrics, a.advice);
     let bom = crate::analysis::cost::bom_lines(design, catalog);
     render_report(&ReportInput {
@@ -180,10 +184,76 @@ pub fn design_report(
                 },
             )
         }),
+        job: job.as_ref().map(|j| match j {
+            Ok(job) => Ok(job),
+            Err(e) => Err(e.as_str()),
+        }),
         bom: &bom,
         comparison,
         diagram,
     })
+}
+
+/// The job's lines under the workload: the step and where it goes, MFU and cost per token,
+/// or serving's rates; unknown figures say so; then what they assume.
+fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
+    let ms = |v: Option<f64>| v.map_or_else(|| "unknown".into(), |ms| time_text(ms * 1e3));
+    let pct =
+        |v: Option<f64>| v.map_or_else(|| "unknown".into(), |f| format!("{:.1} %", f * 100.0));
+    let job = match job {
+        Ok(job) => job,
+        Err(why) => {
+            let _ = writeln!(out, "\nAs a job: not modelled: {}.", md_inline(why));
+            return;
+        }
+    };
+    let assumes = match job {
+        JobOutcome::Training { step, economics } => {
+            let _ = writeln!(
+                out,
+                "\nTraining step {}: compute {}, pipeline bubble {}, exposed communication {}; ideal network {}. MFU {}, HFU {}, {} tokens/s; {:.1} of {:.0} GiB per GPU.",
+                ms(step.step_ms),
+                ms(step.compute_ms),
+                ms(step.bubble_ms),
+                ms(step.exposed_comm_ms),
+                ms(step.ideal_step_ms),
+                pct(step.mfu),
+                pct(step.hfu),
+                step.tokens_per_s
+                    .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
+                step.memory_gib_per_gpu,
+                step.gpu_memory_gib
+            );
+            if let Some(e) = economics {
+                let _ = writeln!(
+                    out,
+                    "\n${:.2} per million tokens (capital over {} years, energy at PUE {} and ${}/kWh).",
+                    e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
+                );
+            }
+            &step.assumes
+        }
+        JobOutcome::Serving(r) => {
+            let _ = writeln!(
+                out,
+                "\nServing: {} replicas of {}, decode at most {} tokens/s in all ({} per replica), first token after {}; {:.1} of {:.0} GiB per GPU.",
+                r.replicas,
+                r.layout,
+                r.decode_tokens_per_s
+                    .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
+                r.decode_tokens_per_s_per_replica
+                    .map_or_else(|| "unknown".into(), |t| format!("{t:.1}")),
+                ms(r.ttft_ms),
+                r.memory_gib_per_gpu,
+                r.gpu_memory_gib
+            );
+            &r.assumes
+        }
+    };
+    let _ = writeln!(out, "\nAssumes:\n");
+    for a in assumes {
+        let _ = writeln!(out, "- {}", md_inline(a));
+    }
 }
 
 /// The workload's section: its layout, the step's communication against an ideal network,
@@ -362,6 +432,9 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
 
     if let Some((w, step)) = r.workload {
         workload_section(&mut out, w, step);
+        if let Some(job) = r.job {
+            job_section(&mut out, job);
+        }
     }
 
     let _ = writeln!(out, "\n## Advice\n");

@@ -1249,6 +1249,7 @@ pub(crate) struct GroupSpec<'a> {
 
 /// What `evaluate_groups` says of one spec: the time of one call, the algorithm the tuner
 /// picks, and (when asked for) its busiest resources, busiest first.
+#[derive(Clone)]
 pub(crate) struct GroupTime {
     pub time_us: f64,
     pub algorithm: Algorithm,

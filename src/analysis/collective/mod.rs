@@ -42,9 +42,10 @@ pub use latency::Protocol;
 pub use library::Library;
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
-pub use workload::{CommComponent, CommKind, Moe};
+pub use workload::{CommComponent, CommFabrics, CommKind, Moe};
 pub use workload::{
-    MODELS, Mapping, Precision, Workload, WorkloadResult, model_label, training_step_comm,
+    MODELS, Mapping, Precision, SERVING_SEQUENCES, Workload, WorkloadResult, model_label,
+    training_step_comm,
 };
 
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};

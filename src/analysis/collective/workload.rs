@@ -267,7 +267,83 @@ pub fn training_step_comm(
     w: &Workload,
     routing: Routing,
 ) -> Result<WorkloadResult, CollectiveError> {
-    let fab = fabric::build(design, catalog)?;
+    CommFabrics::build(design, catalog)?.step_comm(design, w, routing)
+}
+
+/// The design's fabric and its ideal counterpart (the same GPUs, NICs and cables to the first
+/// switch, but a fabric beyond them that never queues: switch-to-switch links without limit,
+/// adaptive routing), built once for any number of workloads (the layout search times
+/// hundreds on one design).
+pub struct CommFabrics {
+    fab: fabric::Fabric,
+    ideal_design: Design,
+    ideal_fab: fabric::Fabric,
+}
+
+impl CommFabrics {
+    pub fn build(design: &Design, catalog: &Catalog) -> Result<Self, CollectiveError> {
+        let fab = fabric::build(design, catalog)?;
+        let mut ideal_design = design.clone();
+        for l in ideal_design.links.iter_mut() {
+            let switch_end = |id| {
+                matches!(
+                    design.device(id).map(|d| &d.kind),
+                    Some(crate::model::DeviceKind::Switch(_))
+                )
+            };
+            if switch_end(l.a.device)
+                && switch_end(l.b.device)
+                && l.state != crate::model::LinkState::Failed
+            {
+                l.rate_gbit_s = crate::model::Bandwidth::from_gbit_s(1e9);
+                l.lanes = 1;
+                l.state = crate::model::LinkState::Up;
+            }
+        }
+        let ideal_fab = fabric::build(&ideal_design, catalog)?;
+        Ok(CommFabrics {
+            fab,
+            ideal_design,
+            ideal_fab,
+        })
+    }
+
+    /// GPUs in the fabric.
+    pub fn gpus(&self) -> usize {
+        self.fab.gpus.len()
+    }
+
+    /// Communication time of one training (or decode) step of `w`; `design` is the one the
+    /// fabrics were built from.
+    pub fn step_comm(
+        &self,
+        design: &Design,
+        w: &Workload,
+        routing: Routing,
+    ) -> Result<WorkloadResult, CollectiveError> {
+        let ideal = Some((&self.ideal_fab, &self.ideal_design));
+        step_comm(&self.fab, design, ideal, w, routing)
+    }
+
+    /// `step_comm` without the ideal network (its figures are the real ones) and without
+    /// the bottleneck lists: for ranking many workloads.
+    pub fn step_comm_real_only(
+        &self,
+        design: &Design,
+        w: &Workload,
+        routing: Routing,
+    ) -> Result<WorkloadResult, CollectiveError> {
+        step_comm(&self.fab, design, None, w, routing)
+    }
+}
+
+fn step_comm(
+    fab: &fabric::Fabric,
+    design: &Design,
+    ideal: Option<(&fabric::Fabric, &Design)>,
+    w: &Workload,
+    routing: Routing,
+) -> Result<WorkloadResult, CollectiveError> {
     let total = fab.gpus.len() as u32;
     if total == 0 {
         return Err(CollectiveError::NoGpus);
@@ -446,30 +522,13 @@ pub fn training_step_comm(
             bytes: *bytes,
         })
         .collect();
-    let times = evaluate_groups(&fab, design, &specs, routing, true)?;
-    // Its lists serve the ideal fabric's build.
-    drop(fab);
-    // The ideal network: the same GPUs, NICs and cables to the first switch, but a fabric
-    // beyond them that never queues (switch-to-switch links without limit, adaptive routing).
-    let mut ideal_design = design.clone();
-    for l in ideal_design.links.iter_mut() {
-        let switch_end = |id| {
-            matches!(
-                design.device(id).map(|d| &d.kind),
-                Some(crate::model::DeviceKind::Switch(_))
-            )
-        };
-        if switch_end(l.a.device)
-            && switch_end(l.b.device)
-            && l.state != crate::model::LinkState::Failed
-        {
-            l.rate_gbit_s = crate::model::Bandwidth::from_gbit_s(1e9);
-            l.lanes = 1;
-            l.state = crate::model::LinkState::Up;
+    let times = evaluate_groups(fab, design, &specs, routing, ideal.is_some())?;
+    let ideal_times = match ideal {
+        Some((ideal_fab, ideal_design)) => {
+            evaluate_groups(ideal_fab, ideal_design, &specs, Routing::Adaptive, false)?
         }
-    }
-    let ideal_fab = fabric::build(&ideal_design, catalog)?;
-    let ideal_times = evaluate_groups(&ideal_fab, &ideal_design, &specs, Routing::Adaptive, false)?;
+        None => times.clone(),
+    };
 
     let mut components = Vec::new();
     for (((name, kind, op, _, bytes, calls), real), ideal) in

@@ -10,10 +10,16 @@
 
 use super::JobError;
 use super::model::Recompute;
-use super::training::{TrainingJob, TrainingStep, training_step};
-use crate::analysis::collective::Routing;
+use super::training::{
+    TrainingJob, TrainingStep, job_efficiency, step_lower_bound_ms, training_step_on,
+    training_step_with,
+};
+use crate::analysis::collective::{CommFabrics, Routing};
 use crate::model::{Catalog, Design};
 use serde::Serialize;
+
+/// Tensor, pipeline, data, expert parallel sizes and micro-batch.
+type Shape = (u32, u32, u32, Option<u32>, u32);
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchOptions {
@@ -90,54 +96,54 @@ pub fn search_layouts(
             }
         }
     }
-    let mut kept: Vec<TrainingStep> = Vec::new();
-    let (mut tried, mut refused, mut example_refusal) = (0, 0, None);
-    let total = shapes.len().max(1);
-    for (i, (tp, pp, dp, ep, mb)) in shapes.into_iter().enumerate() {
+    // Fastest bound first: once a layout's compute and bubble alone are slower than the
+    // slowest step kept, no later layout can enter the list.
+    let efficiency = job_efficiency(job, gpu);
+    let mut ordered: Vec<(f64, Shape)> = shapes
+        .into_iter()
+        .map(|shape| {
+            let (tp, pp, dp, _, mb) = shape;
+            // The least compute of the settings: no recomputation moves the most bytes,
+            // selective recomputation adds FLOPs; full adds both.
+            let bound = [Recompute::None, Recompute::Selective]
+                .into_iter()
+                .filter_map(|recompute| {
+                    let probe = TrainingJob {
+                        micro_batch: mb,
+                        recompute,
+                        ..job.clone()
+                    };
+                    step_lower_bound_ms(&probe, gpu, efficiency.as_ref(), (tp, pp, dp))
+                })
+                .fold(f64::INFINITY, f64::min);
+            (bound, shape)
+        })
+        .collect();
+    ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let fabrics = CommFabrics::build(design, catalog)?;
+    let keep = options.keep.max(1);
+    let total = ordered.len().max(1);
+    let mut state = Shared::default();
+    for (i, &(bound, shape)) in ordered.iter().enumerate() {
         progress(i as f64 / total as f64);
-        // The communication does not depend on recomputation or ZeRO stage: the fastest
-        // setting that fits is the least recomputation with the least sharding.
-        let mut fitted = None;
-        'settings: for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
-            for zero in [1u8, 2] {
-                tried += 1;
-                let candidate = TrainingJob {
-                    tp,
-                    pp,
-                    dp: Some(dp),
-                    ep,
-                    micro_batch: mb,
-                    recompute,
-                    zero,
-                    ..job.clone()
-                };
-                match super::memory_check(&candidate, design, catalog, dp) {
-                    Ok(()) => {
-                        fitted = Some(candidate);
-                        break 'settings;
-                    }
-                    Err(e) => {
-                        refused += 1;
-                        example_refusal.get_or_insert_with(|| e.to_string());
-                    }
-                }
-            }
+        if state.kept.len() >= keep && bound > state.slowest_kept() {
+            break;
         }
-        let Some(candidate) = fitted else { continue };
-        match training_step(design, catalog, &candidate, options.routing) {
-            Ok(step) => kept.push(step),
-            Err(e) => {
-                refused += 1;
-                example_refusal.get_or_insert_with(|| e.to_string());
-            }
-        }
+        let visit = visit_shape(&fabrics, design, catalog, job, shape, options.routing);
+        state.add(visit, keep);
     }
+    let Shared {
+        kept,
+        tried,
+        refused,
+        example_refusal,
+    } = state;
+    // The layouts kept, timed again with the ideal network for their network share.
+    let kept = kept
+        .into_iter()
+        .map(|(_, job)| training_step_on(&fabrics, design, catalog, &job, options.routing))
+        .collect::<Result<Vec<_>, _>>()?;
     progress(1.0);
-    kept.sort_by(|a, b| {
-        let key = |s: &TrainingStep| s.step_ms.unwrap_or(f64::INFINITY);
-        key(a).total_cmp(&key(b))
-    });
-    kept.truncate(options.keep.max(1));
     if kept.is_empty() {
         return Err(JobError::NoLayout);
     }
@@ -175,4 +181,100 @@ fn explain(step: &TrainingStep, best: &TrainingStep) -> String {
         ));
     }
     text
+}
+
+/// The search so far: the fastest layouts and the counts.
+#[derive(Default)]
+struct Shared {
+    kept: Vec<(TrainingStep, TrainingJob)>,
+    tried: usize,
+    refused: usize,
+    example_refusal: Option<String>,
+}
+
+impl Shared {
+    fn slowest_kept(&self) -> f64 {
+        self.kept
+            .iter()
+            .filter_map(|(s, _)| s.step_ms)
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    fn add(&mut self, visit: Visit, keep: usize) {
+        self.tried += visit.tried;
+        self.refused += visit.refused.len();
+        if self.example_refusal.is_none() {
+            self.example_refusal = visit.refused.into_iter().next();
+        }
+        self.kept.extend(visit.steps);
+        let key = |s: &TrainingStep| s.step_ms.unwrap_or(f64::INFINITY);
+        self.kept.sort_by(|a, b| key(&a.0).total_cmp(&key(&b.0)));
+        self.kept.truncate(keep);
+    }
+}
+
+/// One shape's settings: those that fit, timed; the others with why.
+struct Visit {
+    steps: Vec<(TrainingStep, TrainingJob)>,
+    tried: usize,
+    refused: Vec<String>,
+}
+
+fn visit_shape(
+    fabrics: &CommFabrics,
+    design: &Design,
+    catalog: &Catalog,
+    job: &TrainingJob,
+    (tp, pp, dp, ep, mb): Shape,
+    routing: Routing,
+) -> Visit {
+    let mut visit = Visit {
+        steps: Vec::new(),
+        tried: 0,
+        refused: Vec::new(),
+    };
+    // Each recomputation setting with the least ZeRO sharding that fits (ZeRO 1 and 2 cost
+    // the same traffic, so sharding more than needed gains nothing).
+    let mut fitted = Vec::new();
+    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
+        for zero in [1u8, 2] {
+            visit.tried += 1;
+            let candidate = TrainingJob {
+                tp,
+                pp,
+                dp: Some(dp),
+                ep,
+                micro_batch: mb,
+                recompute,
+                zero,
+                ..job.clone()
+            };
+            match super::memory_check(&candidate, design, catalog, dp) {
+                Ok(()) => {
+                    fitted.push(candidate);
+                    break;
+                }
+                Err(e) => visit.refused.push(e.to_string()),
+            }
+        }
+    }
+    let Some(first) = fitted.first() else {
+        return visit;
+    };
+    // One communication timing serves every setting of the shape; the ideal network is left
+    // for the layouts kept.
+    let comm = match fabrics.step_comm_real_only(design, &first.comm_workload(), routing) {
+        Ok(comm) => comm,
+        Err(e) => {
+            visit.refused.push(e.to_string());
+            return visit;
+        }
+    };
+    for candidate in fitted {
+        match training_step_with(comm.clone(), design, catalog, &candidate) {
+            Ok(step) => visit.steps.push((step, candidate)),
+            Err(e) => visit.refused.push(e.to_string()),
+        }
+    }
+    visit
 }

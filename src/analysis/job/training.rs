@@ -15,8 +15,9 @@ use super::memory::{MemoryLayout, MemoryUse, training_memory};
 use super::model::{ModelSpec, Recompute};
 use super::{JobError, design_gpu};
 use crate::analysis::collective::{
-    CommKind, Moe, Precision, Routing, Workload, WorkloadResult, training_step_comm,
+    CommFabrics, CommKind, Moe, Precision, Routing, Workload, WorkloadResult,
 };
+use crate::model::catalog::GpuSpec;
 use crate::model::{Catalog, Design};
 use serde::Serialize;
 
@@ -159,6 +160,30 @@ pub fn training_step(
     routing: Routing,
 ) -> Result<TrainingStep, JobError> {
     job.model.validate().map_err(JobError::Model)?;
+    let fabrics = CommFabrics::build(design, catalog)?;
+    training_step_on(&fabrics, design, catalog, job, routing)
+}
+
+/// `training_step` on fabrics already built from `design`.
+pub fn training_step_on(
+    fabrics: &CommFabrics,
+    design: &Design,
+    catalog: &Catalog,
+    job: &TrainingJob,
+    routing: Routing,
+) -> Result<TrainingStep, JobError> {
+    let comm = fabrics.step_comm(design, &job.comm_workload(), routing)?;
+    training_step_with(comm, design, catalog, job)
+}
+
+/// The step of `job` given its communication (`comm`, timed for `job.comm_workload()`).
+pub fn training_step_with(
+    comm: WorkloadResult,
+    design: &Design,
+    catalog: &Catalog,
+    job: &TrainingJob,
+) -> Result<TrainingStep, JobError> {
+    job.model.validate().map_err(JobError::Model)?;
     let (gpu_id, gpu) = design_gpu(design, catalog)?;
     let peak = peak_tflops(gpu, job.precision).ok_or_else(|| JobError::NoPeak {
         gpu: gpu_id.clone(),
@@ -182,7 +207,6 @@ pub fn training_step(
             job.zero
         )));
     }
-    let comm = training_step_comm(design, catalog, &job.comm_workload(), routing)?;
     let (tp, pp, dp, ep) = (
         comm.mapping.tp,
         comm.mapping.pp,
@@ -223,37 +247,11 @@ pub fn training_step(
     let tokens = f64::from(job.global_batch) * f64::from(job.model.seq_len);
     let model_flops = job.model.model_flops_per_token() * tokens;
     let hardware_flops = job.model.hardware_flops_per_token(job.recompute) * tokens;
-    let efficiency = match job.efficiency {
-        Some(fraction) => Some(Efficiency {
-            fraction,
-            source: "set by the user".into(),
-        }),
-        None => default_efficiency(gpu.arch, job.precision),
-    };
+    let efficiency = job_efficiency(job, gpu);
     let used = f64::from(comm.mapping.gpus_used);
-    // Layers that do not split evenly leave some stages one layer longer: the longest stage
-    // paces the pipeline.
-    let stage_imbalance =
-        f64::from(job.model.layers.div_ceil(pp)) * f64::from(pp) / f64::from(job.model.layers);
-    // Element-wise kernels are bound by memory, not by the tensor cores: their bytes at the
-    // GPU's memory bandwidth, split over all GPUs as the matrices are (sequence parallelism
-    // splits them over the tensor ranks).
-    let elementwise_ms = gpu.memory_gbyte_s.map(|bw| {
-        tokens
-            * f64::from(job.model.layers)
-            * job.model.elementwise_bytes_per_token_layer(job.recompute)
-            * ModelSpec::elementwise_passes(job.recompute)
-            / used
-            / (bw * 1e9)
-            * 1e3
-    });
-    let compute_ms = efficiency
-        .as_ref()
-        .zip(elementwise_ms)
-        .map(|(e, elementwise)| {
-            (hardware_flops / used / (peak * 1e12 * e.fraction) * 1e3 + elementwise)
-                * stage_imbalance
-        });
+    let times = compute_times(job, gpu, efficiency.as_ref(), comm.mapping.gpus_used, pp);
+    let elementwise_ms = times.map(|t| t.1);
+    let compute_ms = times.map(|t| t.0);
 
     // Full recomputation runs each layer's forward pass again, with its tensor-parallel
     // all-reduces and expert exchanges: 6 per layer and micro-batch instead of 4.
@@ -379,7 +377,7 @@ pub fn training_step(
         gpu: gpu_id,
         peak_tflops: peak,
         compute_ms,
-        elementwise_ms: elementwise_ms.map(|e| e * stage_imbalance),
+        elementwise_ms,
         bubble_ms: real.as_ref().map(|r| r.1),
         exposed_comm_ms: real.as_ref().map(|r| r.2),
         exposed: real
@@ -412,4 +410,68 @@ pub fn training_step(
         comm,
         assumes,
     })
+}
+
+/// The kernels' efficiency for the job: the user's, else the published one for the GPU.
+pub(super) fn job_efficiency(job: &TrainingJob, gpu: &GpuSpec) -> Option<Efficiency> {
+    match job.efficiency {
+        Some(fraction) => Some(Efficiency {
+            fraction,
+            source: "set by the user".into(),
+        }),
+        None => default_efficiency(gpu.arch, job.precision),
+    }
+}
+
+/// Layers that do not split evenly leave some stages one layer longer: the longest stage
+/// paces the pipeline.
+fn stage_imbalance(model: &ModelSpec, pp: u32) -> f64 {
+    let pp = pp.max(1);
+    f64::from(model.layers.div_ceil(pp)) * f64::from(pp) / f64::from(model.layers)
+}
+
+/// A step's compute on `used` GPUs in `pp` stages, and the part of it in element-wise
+/// kernels, ms; None when the kernels' efficiency or the memory bandwidth is unknown.
+pub(super) fn compute_times(
+    job: &TrainingJob,
+    gpu: &GpuSpec,
+    efficiency: Option<&Efficiency>,
+    used: u32,
+    pp: u32,
+) -> Option<(f64, f64)> {
+    let peak = peak_tflops(gpu, job.precision)?;
+    let fraction = efficiency?.fraction;
+    let bw = gpu.memory_gbyte_s?;
+    let used = f64::from(used.max(1));
+    let tokens = f64::from(job.global_batch) * f64::from(job.model.seq_len);
+    let imbalance = stage_imbalance(&job.model, pp);
+    let matmul = job.model.hardware_flops_per_token(job.recompute) * tokens
+        / used
+        / (peak * 1e12 * fraction);
+    // Element-wise kernels are bound by memory, not by the tensor cores: their bytes at the
+    // GPU's memory bandwidth, split over all GPUs as the matrices are (sequence parallelism
+    // splits them over the tensor ranks).
+    let elementwise = tokens
+        * f64::from(job.model.layers)
+        * job.model.elementwise_bytes_per_token_layer(job.recompute)
+        * ModelSpec::elementwise_passes(job.recompute)
+        / used
+        / (bw * 1e9);
+    Some((
+        (matmul + elementwise) * 1e3 * imbalance,
+        elementwise * 1e3 * imbalance,
+    ))
+}
+
+/// No step of the job in this layout is faster than its compute and the bubble that compute
+/// alone leaves: the layout search's bound.
+pub(super) fn step_lower_bound_ms(
+    job: &TrainingJob,
+    gpu: &GpuSpec,
+    efficiency: Option<&Efficiency>,
+    (tp, pp, dp): (u32, u32, u32),
+) -> Option<f64> {
+    let (compute, _) = compute_times(job, gpu, efficiency, tp * pp * dp, pp)?;
+    let m = f64::from(job.global_batch) / f64::from(dp.max(1) * job.micro_batch.max(1));
+    Some(compute * (1.0 + f64::from(pp.max(1) - 1) / (m * f64::from(job.virtual_stages.max(1)))))
 }

@@ -1,0 +1,98 @@
+//! The job figures the sidebar, `compare --model` and the report show beside a workload's
+//! communication: the same step, in railyard's default framework settings (selective
+//! recomputation, ZeRO-1, the published kernel efficiency, the default PUE, price and write-
+//! off period), reusing the communication the assessment already timed.
+
+use super::economics::{
+    DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH, Economics, EconomicsInputs,
+    economics,
+};
+use super::serving::{ServingJob, ServingResult, serving};
+use super::training::{TrainingJob, TrainingStep, training_step_with};
+use super::{JobError, named_model};
+use crate::analysis::collective::{Routing, SERVING_SEQUENCES, Workload, WorkloadResult};
+use crate::model::{Catalog, Design};
+use serde::Serialize;
+
+/// Prompt tokens per sequence the sidebar's serving figures assume.
+pub const DEFAULT_PROMPT_TOKENS: u32 = 2048;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobOutcome {
+    Training {
+        step: Box<TrainingStep>,
+        economics: Option<Economics>,
+    },
+    Serving(Box<ServingResult>),
+}
+
+impl JobOutcome {
+    pub fn step_ms(&self) -> Option<f64> {
+        match self {
+            JobOutcome::Training { step, .. } => step.step_ms,
+            JobOutcome::Serving(_) => None,
+        }
+    }
+
+    pub fn usd_per_million_tokens(&self) -> Option<f64> {
+        match self {
+            JobOutcome::Training { economics, .. } => economics.map(|e| e.usd_per_million_tokens),
+            JobOutcome::Serving(_) => None,
+        }
+    }
+}
+
+/// The job of a built-in workload `w` on the design, given its communication `comm`; None
+/// for a model railyard does not know the shape of.
+pub fn job_of_workload(
+    design: &Design,
+    catalog: &Catalog,
+    w: &Workload,
+    comm: &WorkloadResult,
+    routing: Routing,
+    (capital_usd, power_w): (f64, f64),
+) -> Option<Result<JobOutcome, JobError>> {
+    let mut model = named_model(&w.name)?;
+    model.seq_len = w.seq_len;
+    let ep = w.moe.and_then(|m| m.ep);
+    if w.serving {
+        let job = ServingJob {
+            model,
+            tp: w.tp,
+            pp: w.pp,
+            ep: ep.unwrap_or(1),
+            batch: w.serving_batch.unwrap_or(SERVING_SEQUENCES),
+            prompt: DEFAULT_PROMPT_TOKENS,
+            precision: w.precision,
+            efficiency: None,
+        };
+        return Some(
+            serving(design, catalog, &job, routing).map(|r| JobOutcome::Serving(Box::new(r))),
+        );
+    }
+    let mut job = TrainingJob::new(model, w.tp, w.pp, w.global_batch);
+    job.dp = Some(comm.mapping.dp);
+    job.ep = ep;
+    job.micro_batch = w.micro_batch;
+    job.precision = w.precision;
+    Some(
+        training_step_with(comm.clone(), design, catalog, &job).map(|step| {
+            let economics = step.tokens_per_s.map(|tokens_per_s| {
+                economics(&EconomicsInputs {
+                    tokens_per_s,
+                    tokens: None,
+                    capital_usd,
+                    power_w,
+                    pue: DEFAULT_PUE,
+                    usd_per_kwh: DEFAULT_USD_PER_KWH,
+                    amortisation_years: DEFAULT_AMORTISATION_YEARS,
+                })
+            });
+            JobOutcome::Training {
+                step: Box::new(step),
+                economics,
+            }
+        }),
+    )
+}
