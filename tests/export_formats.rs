@@ -2,6 +2,9 @@
 //! draw.io, DOT, containerlab), each read back with a real parser (the `csv` crate,
 //! quick-xml, dot-parser, yaml-rust2), against counts worked out from the design itself.
 
+mod common;
+
+use common::cli::railyard;
 use railyard::io::export::cables::write_cable_plan;
 use railyard::io::export::containerlab::design_to_containerlab;
 use railyard::io::export::dot::design_to_dot;
@@ -11,7 +14,6 @@ use railyard::io::load_design;
 use railyard::model::{Catalog, Design, DeviceKind, LinkTech, SwitchRole};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn presets() -> Vec<(String, Design)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
@@ -168,22 +170,12 @@ fn netbox_folders_import_in_order_and_resolve() {
         assert_eq!(devices.len(), design.devices.len(), "{name}");
         let (_, interfaces) = read(FILES[1]);
         let (cable_headers, cables) = read(FILES[2]);
+        // NetBox's CableImportForm fields, in our column order.
+        let netbox_fields = "side_a_device side_a_type side_a_name side_b_device side_b_type \
+                             side_b_name type status label color length length_unit";
         assert_eq!(
             cable_headers,
-            [
-                "side_a_device",
-                "side_a_type",
-                "side_a_name",
-                "side_b_device",
-                "side_b_type",
-                "side_b_name",
-                "type",
-                "status",
-                "label",
-                "color",
-                "length",
-                "length_unit"
-            ]
+            netbox_fields.split_whitespace().collect::<Vec<_>>()
         );
         assert_eq!(cables.len(), cabled_count(&design), "{name}");
         assert_eq!(interfaces.len(), 2 * cables.len(), "{name}");
@@ -432,13 +424,6 @@ fn a_reused_port_is_refused_with_its_reason() {
             .contains("switch-01 port p0 carries both link l0 and link l1"),
         "{err}"
     );
-}
-
-fn railyard(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_railyard"))
-        .args(args)
-        .output()
-        .expect("the railyard binary runs")
 }
 
 #[test]
