@@ -3,12 +3,8 @@
 //! `--format` or the output's extension, and names the output after the design file when
 //! `-o` is left out.
 
-use super::{count_of, load, write_stdout};
-use crate::io::design_file::write_atomically;
-use crate::io::export::{
-    ExportFormat, cables::write_cable_plan, containerlab::design_to_containerlab,
-    dot::design_to_dot, drawio::design_to_drawio, netbox::write_netbox_folder,
-};
+use super::{load, write_stdout};
+use crate::io::export::{ExportFormat, export_text, export_to_path};
 use crate::model::Catalog;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
@@ -51,7 +47,7 @@ pub(super) fn resolve(
     Ok((format, output))
 }
 
-/// Writes one of the five formats for other tools.
+/// Writes one of the five formats for other tools, or prints a single-file one for `-o -`.
 pub(super) fn run(
     file: &Path,
     output: &Path,
@@ -60,46 +56,10 @@ pub(super) fn run(
 ) -> anyhow::Result<()> {
     let design = load(file)?;
     let refused = || format!("{}: no {format} export", file.display());
-    if format == ExportFormat::Netbox {
-        let tables = write_netbox_folder(&design, catalog, output).with_context(refused)?;
-        eprintln!(
-            "railyard: wrote {}/ (devices.csv, interfaces.csv, cables.csv): {}, {}",
-            output.display(),
-            count_of(tables.device_count, "device", "devices"),
-            count_of(tables.cable_count, "cable", "cables")
-        );
-        return Ok(());
-    }
-    let (text, what) = match format {
-        ExportFormat::Cables => {
-            let mut bytes = Vec::new();
-            let rows = write_cable_plan(&design, catalog, &mut bytes).with_context(refused)?;
-            let text = String::from_utf8(bytes).context("the cable plan is not UTF-8")?;
-            (text, count_of(rows, "cable", "cables"))
-        }
-        ExportFormat::Drawio => (design_to_drawio(&design), device_and_link_counts(&design)),
-        ExportFormat::Dot => (design_to_dot(&design), device_and_link_counts(&design)),
-        ExportFormat::Containerlab => (
-            design_to_containerlab(&design, catalog).with_context(refused)?,
-            device_and_link_counts(&design),
-        ),
-        ExportFormat::Svg | ExportFormat::Png | ExportFormat::Netbox => {
-            bail!("{format} is not written here")
-        }
-    };
     if output.as_os_str() == "-" {
-        return write_stdout(&text);
+        return write_stdout(&export_text(&design, catalog, format).with_context(refused)?);
     }
-    write_atomically(output, text.as_bytes())
-        .with_context(|| format!("could not write {}", output.display()))?;
-    eprintln!("railyard: wrote {} ({format}): {what}", output.display());
+    let summary = export_to_path(&design, catalog, format, output).with_context(refused)?;
+    eprintln!("railyard: wrote {} ({format}): {summary}", output.display());
     Ok(())
-}
-
-fn device_and_link_counts(design: &crate::model::Design) -> String {
-    format!(
-        "{}, {}",
-        count_of(design.devices.len(), "device", "devices"),
-        count_of(design.links.len(), "link", "links")
-    )
 }

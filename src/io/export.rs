@@ -10,7 +10,7 @@ pub mod dot;
 pub mod drawio;
 pub mod netbox;
 
-use crate::model::LinkId;
+use crate::model::{Catalog, Design, LinkId};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -119,6 +119,55 @@ impl FromStr for ExportFormat {
     }
 }
 
+/// A single-file format as text (for a file or standard output). SVG and PNG are drawn by
+/// `svg`/`raster`, and NetBox is a folder: those are refused here.
+pub fn export_text(
+    design: &Design,
+    catalog: &Catalog,
+    format: ExportFormat,
+) -> Result<String, ExportError> {
+    match format {
+        ExportFormat::Cables => {
+            let mut bytes = Vec::new();
+            cables::write_cable_plan(design, catalog, &mut bytes)?;
+            // The csv crate writes the UTF-8 it is given; the names are Rust strings.
+            String::from_utf8(bytes).map_err(|_| ExportError::NotText(format))
+        }
+        ExportFormat::Drawio => Ok(drawio::design_to_drawio(design)),
+        ExportFormat::Dot => Ok(dot::design_to_dot(design)),
+        ExportFormat::Containerlab => containerlab::design_to_containerlab(design, catalog),
+        ExportFormat::Svg | ExportFormat::Png | ExportFormat::Netbox => {
+            Err(ExportError::NotText(format))
+        }
+    }
+}
+
+/// Writes one of the five formats for other tools at `path` (NetBox: the folder `path`),
+/// each file atomically; returns what it holds, for a status line ("5 devices, 4 cables").
+pub fn export_to_path(
+    design: &Design,
+    catalog: &Catalog,
+    format: ExportFormat,
+    path: &Path,
+) -> Result<String, ExportError> {
+    let devices = design.devices.len();
+    if format == ExportFormat::Netbox {
+        let tables = netbox::write_netbox_folder(design, catalog, path)?;
+        return Ok(format!(
+            "{} devices, {} cables",
+            tables.device_count, tables.cable_count
+        ));
+    }
+    let text = export_text(design, catalog, format)?;
+    crate::io::design_file::write_atomically(path, text.as_bytes()).map_err(|source| {
+        ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    Ok(format!("{devices} devices, {} links", design.links.len()))
+}
+
 /// Why an export cannot be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
@@ -136,6 +185,8 @@ pub enum ExportError {
     /// A link whose end names no device of the design.
     #[error("link {link} ends on device d{device}, which the design does not have")]
     MissingDevice { link: LinkId, device: u32 },
+    #[error("{0} is not a single text file")]
+    NotText(ExportFormat),
     #[error("could not write the CSV: {0}")]
     Csv(#[from] csv::Error),
     #[error("could not write {}: {source}", path.display())]
