@@ -480,3 +480,33 @@ fn the_command_line_takes_the_format_from_the_extension_or_flag() {
         assert!(err.contains(says), "{err}");
     }
 }
+
+#[test]
+fn a_network_link_to_an_nvswitch_domain_is_left_out_of_the_lab() {
+    use railyard::model::{Bandwidth, Endpoint, Link};
+    let mut design = preset("gb200-nvl72-pod.ron");
+    let domain = design
+        .devices
+        .iter()
+        .find(|d| matches!(d.kind, DeviceKind::NvSwitchDomain(_)))
+        .expect("a domain")
+        .id;
+    let tray = design
+        .devices
+        .iter()
+        .find(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+        .expect("a tray")
+        .id;
+    let before = design_to_containerlab(&design, &Catalog::builtin()).expect("a topology");
+    design.add_link(Link::new(
+        Endpoint::new(tray, 900),
+        Endpoint::new(domain, 900),
+        LinkTech::Ethernet,
+        Bandwidth::from_gbit_s(100.0),
+    ));
+    let after = design_to_containerlab(&design, &Catalog::builtin()).expect("a topology");
+    assert_eq!(
+        before.matches("- endpoints:").count(),
+        after.matches("- endpoints:").count()
+    );
+}

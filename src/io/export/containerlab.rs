@@ -138,7 +138,8 @@ pub fn design_to_containerlab(design: &Design, catalog: &Catalog) -> Result<Stri
             DeviceKind::Switch(_) => SWITCH_KIND,
             _ => SERVER_KIND,
         };
-        let _ = writeln!(out, "    {}:", yaml_quote(&names[&d.id]));
+        let name = names.get(&d.id).map_or("", String::as_str);
+        let _ = writeln!(out, "    {}:", yaml_quote(name));
         let _ = writeln!(out, "      kind: {kind}");
         let _ = writeln!(out, "      labels:");
         let _ = writeln!(
@@ -149,9 +150,12 @@ pub fn design_to_containerlab(design: &Design, catalog: &Catalog) -> Result<Stri
         let _ = writeln!(out, "        railyard-name: {}", yaml_quote(&d.name));
         let _ = writeln!(out, "        railyard-role: {}", yaml_quote(d.kind.label()));
     }
+    // Both ends must be nodes of the lab: a network link drawn to an NVSwitch domain (which
+    // `railyard eval` reports) has no container to land on.
     let ethernet: Vec<_> = cables
         .iter()
         .filter(|c| c.link.tech.is_network() || c.link.tech.is_thunderbolt())
+        .filter(|c| names.contains_key(&c.a.device.id) && names.contains_key(&c.b.device.id))
         .collect();
     if ethernet.is_empty() {
         let _ = writeln!(out, "  links: []");
@@ -160,11 +164,8 @@ pub fn design_to_containerlab(design: &Design, catalog: &Catalog) -> Result<Stri
     let _ = writeln!(out, "  links:");
     for c in ethernet {
         let endpoint = |device: &Device, port: u32| {
-            yaml_quote(&format!(
-                "{}:{}",
-                names[&device.id],
-                interface_name(&device.kind, port)
-            ))
+            let node = names.get(&device.id).map_or("", String::as_str);
+            yaml_quote(&format!("{node}:{}", interface_name(&device.kind, port)))
         };
         let _ = writeln!(
             out,
