@@ -11,6 +11,8 @@
 //!                                     designs side by side, changes against a baseline
 //! railyard export FILE -o FILE.svg|FILE.png [--color technology|rail|tier|heatmap] [--scale K]
 //!                                     the diagram as SVG or PNG, with a title and a legend
+//! railyard export FILE [-o OUT] --format cables|netbox|drawio|dot|containerlab
+//!                                     cable plan CSV, NetBox import CSVs, draw.io, DOT, containerlab
 //! railyard report FILE [MORE ...] -o FILE.md
 //!                                     Markdown report (and its SVG diagram next to it)
 //! railyard workload FILE [--model 8|70|405|ID] [--tp N] [--pp N] [--dp N] [--ep N] [--serving] [--json]
@@ -36,6 +38,7 @@ use crate::analysis::{Metrics, Question, assess};
 use crate::generate::{Template, TemplateSpec, generate};
 use crate::io::bom::{BomOptions, write_bom_csv};
 use crate::io::design_file::{design_to_string, save_design, write_atomically};
+use crate::io::export::ExportFormat;
 use crate::io::link_colors::ColorMode;
 use crate::io::load_design;
 use crate::model::units::{group_thousands, time_text, trim_number};
@@ -50,6 +53,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod calibrate;
+mod export;
 mod job;
 mod validate;
 
@@ -152,14 +156,20 @@ enum Command {
         #[arg(long, requires = "model")]
         serving: bool,
     },
-    /// Draw a design as an SVG or PNG diagram, with a title block and a legend.
+    /// Draw a design as an SVG or PNG diagram, with a title block and a legend, or export
+    /// it for other tools: a cable plan, NetBox, draw.io, Graphviz or containerlab.
     Export {
         /// The design file.
         file: PathBuf,
-        /// The file to write: SVG, or PNG when it ends in `.png` (`-` for SVG on standard
-        /// output).
-        #[arg(short, long, value_name = "FILE.svg|FILE.png")]
-        output: PathBuf,
+        /// The file to write; its extension names the format unless --format does: .svg,
+        /// .png, .csv (the cable plan; the BOM is `railyard bom`), .drawio, .dot or .gv,
+        /// .yml or .yaml (containerlab). NetBox writes a folder. `-` is standard output.
+        /// Without -o, the output goes next to the design file (needs --format).
+        #[arg(short, long, value_name = "OUT")]
+        output: Option<PathBuf>,
+        /// svg, png, cables, netbox, drawio, dot or containerlab.
+        #[arg(long, value_name = "FORMAT", value_parser = parse_export_format)]
+        format: Option<ExportFormat>,
         /// What link colours show: technology, rail, tier or heatmap (load in an all-reduce).
         #[arg(long, value_name = "MODE", default_value = "technology", value_parser = parse_color_mode)]
         color: ColorMode,
@@ -361,6 +371,10 @@ fn parse_op(text: &str) -> Result<Op, String> {
              all-to-all, broadcast, reduce, sendrecv"
         )
     })
+}
+
+fn parse_export_format(text: &str) -> Result<ExportFormat, String> {
+    text.parse()
 }
 
 fn parse_color_mode(text: &str) -> Result<ColorMode, String> {
@@ -644,13 +658,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Export {
             file,
             output,
+            format,
             color,
             heatmap,
             bytes,
             scale,
         }) => {
             let mode = if heatmap { ColorMode::Heatmap } else { color };
-            run_export(&file, &output, mode, bytes, scale, &catalog)
+            let (format, output) = export::resolve(&file, output, format)?;
+            if matches!(format, ExportFormat::Svg | ExportFormat::Png) {
+                run_export(&file, &output, mode, bytes, scale, &catalog)
+            } else if mode != ColorMode::Technology || bytes.is_some() || scale.is_some() {
+                bail!("--color, --heatmap, --bytes and --scale are for SVG and PNG")
+            } else {
+                export::run(&file, &output, format, &catalog)
+            }
         }
         Some(Command::Report {
             files,

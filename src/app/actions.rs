@@ -38,6 +38,12 @@ pub enum Action {
     ExportSvg,
     ExportBom,
     ExportReport,
+    /// The exports for other tools: cable plan, NetBox, draw.io, DOT, containerlab.
+    ExportCables,
+    ExportNetbox,
+    ExportDrawio,
+    ExportDot,
+    ExportContainerlab,
 }
 
 /// What the actions' `enabled` rules look at; built once per frame from the active document.
@@ -74,7 +80,7 @@ const fn plain(key: Key) -> KeyboardShortcut {
 }
 
 impl Action {
-    pub const ALL: [Action; 32] = [
+    pub const ALL: [Action; 37] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -106,6 +112,11 @@ impl Action {
         Action::ExportSvg,
         Action::ExportBom,
         Action::ExportReport,
+        Action::ExportCables,
+        Action::ExportNetbox,
+        Action::ExportDrawio,
+        Action::ExportDot,
+        Action::ExportContainerlab,
         Action::Calibrate,
     ];
 
@@ -143,6 +154,11 @@ impl Action {
             Action::ExportSvg => "Export SVG…",
             Action::ExportBom => "Export BOM CSV…",
             Action::ExportReport => "Export report (Markdown)…",
+            Action::ExportCables => "Export cable plan CSV…",
+            Action::ExportNetbox => "Export NetBox import CSVs…",
+            Action::ExportDrawio => "Export draw.io…",
+            Action::ExportDot => "Export Graphviz DOT…",
+            Action::ExportContainerlab => "Export containerlab topology…",
         }
     }
 
@@ -201,6 +217,11 @@ impl Action {
             | Action::ExportSvg
             | Action::ExportBom
             | Action::ExportReport
+            | Action::ExportCables
+            | Action::ExportNetbox
+            | Action::ExportDrawio
+            | Action::ExportDot
+            | Action::ExportContainerlab
             | Action::Calibrate => &[],
         }
     }
@@ -222,6 +243,11 @@ impl Action {
             | Action::ExportSvg
             | Action::ExportBom
             | Action::ExportReport
+            | Action::ExportCables
+            | Action::ExportNetbox
+            | Action::ExportDrawio
+            | Action::ExportDot
+            | Action::ExportContainerlab
             | Action::Calibrate => s.has_document,
             Action::Undo => s.can_undo,
             Action::Redo => s.can_redo,

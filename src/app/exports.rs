@@ -1,5 +1,6 @@
-//! File > Export BOM CSV / SVG / Markdown report: the writers behind `railyard bom`, `export`
-//! and `report`, on the active design. Where no file dialog can appear, a path field in the
+//! File > Export BOM CSV / SVG / Markdown report, and Export for other tools (cable plan,
+//! NetBox, draw.io, DOT, containerlab): the writers behind `railyard bom`, `export` and
+//! `report`, on the active design. Where no file dialog can appear, a path field in the
 //! window asks instead, as for Open, Save and PNG.
 
 use anyhow::Context as _;
@@ -11,6 +12,7 @@ use crate::analysis::collective::Workload;
 use crate::analysis::cost::bom_lines;
 use crate::io::bom::{BomOptions, bom_total, write_bom_csv};
 use crate::io::design_file::write_atomically;
+use crate::io::export::{ExportFormat, export_to_path};
 use crate::io::link_colors::ColorMode;
 use crate::io::svg::{LinkColors, design_to_svg};
 use crate::model::{Bytes, Catalog, Design, LinkId};
@@ -23,6 +25,8 @@ pub enum ExportKind {
     Bom,
     Svg,
     Report,
+    /// One of the formats for other tools (not SVG or PNG, which have their own kinds).
+    Tool(ExportFormat),
 }
 
 impl ExportKind {
@@ -31,6 +35,20 @@ impl ExportKind {
             Self::Bom => "csv",
             Self::Svg => "svg",
             Self::Report => "md",
+            // NetBox writes a folder: no extension.
+            Self::Tool(ExportFormat::Netbox) => "",
+            Self::Tool(ExportFormat::Containerlab) => "yml",
+            Self::Tool(ExportFormat::Cables) => "csv",
+            Self::Tool(format) => format.name(),
+        }
+    }
+
+    /// What follows the design file's stem in the proposed name, as `railyard export`
+    /// names it: `pod.csv`, `pod.cables.csv`, `pod.clab.yml`, `pod-netbox`.
+    fn suffix(self) -> String {
+        match self {
+            Self::Tool(format) => format.suffix().to_string(),
+            other => format!(".{}", other.extension()),
         }
     }
 
@@ -40,6 +58,12 @@ impl ExportKind {
             Self::Bom => "bill of materials (CSV)",
             Self::Svg => "diagram (SVG)",
             Self::Report => "report (Markdown)",
+            Self::Tool(ExportFormat::Cables) => "cable plan (CSV)",
+            Self::Tool(ExportFormat::Netbox) => "NetBox import folder",
+            Self::Tool(ExportFormat::Drawio) => "diagram (draw.io)",
+            Self::Tool(ExportFormat::Dot) => "graph (Graphviz DOT)",
+            Self::Tool(ExportFormat::Containerlab) => "topology (containerlab)",
+            Self::Tool(ExportFormat::Svg | ExportFormat::Png) => "diagram",
         }
     }
 }
@@ -58,7 +82,7 @@ impl ExportPrompt {
 }
 
 fn with_extension(path: PathBuf, kind: ExportKind) -> PathBuf {
-    if path.extension().is_some() {
+    if path.extension().is_some() || kind.extension().is_empty() {
         path
     } else {
         path.with_extension(kind.extension())
@@ -68,6 +92,11 @@ fn with_extension(path: PathBuf, kind: ExportKind) -> PathBuf {
 /// The name an export proposes: the design file's name with the export's extension once
 /// the design has been saved ("pme.ron" → "pme.csv"), else one made from the design's name.
 pub fn export_file_name(design_file: Option<&Path>, design_name: &str, extension: &str) -> String {
+    export_name_with_suffix(design_file, design_name, &format!(".{extension}"))
+}
+
+/// `export_file_name` with what follows the stem given whole (`.clab.yml`, `-netbox`).
+fn export_name_with_suffix(design_file: Option<&Path>, design_name: &str, suffix: &str) -> String {
     let stem = design_file
         .and_then(Path::file_stem)
         .map(|s| s.to_string_lossy().into_owned())
@@ -77,7 +106,7 @@ pub fn export_file_name(design_file: Option<&Path>, design_name: &str, extension
                 .trim_end_matches(".ron")
                 .to_string()
         });
-    format!("{stem}.{extension}")
+    format!("{stem}{suffix}")
 }
 
 /// Writes `kind` of `design` to `path` (atomically, like a design save) and returns the
@@ -115,6 +144,11 @@ pub fn write_export(
             write(path, design_to_svg(design, colors).as_bytes())?;
             Ok(format!("Exported {}", path.display()))
         }
+        ExportKind::Tool(format) => {
+            let summary = export_to_path(design, catalog, format, path)
+                .with_context(|| format!("no {format} export"))?;
+            Ok(format!("Exported {}: {summary}", path.display()))
+        }
         ExportKind::Report => {
             // The diagram sits next to the report, which links it by name.
             let diagram = path.with_extension("svg");
@@ -146,7 +180,7 @@ impl RailyardApp {
     pub(super) fn export(&mut self, kind: ExportKind) {
         let start = self.start_dir();
         let doc = self.document();
-        let name = export_file_name(doc.path(), &doc.design().name, kind.extension());
+        let name = export_name_with_suffix(doc.path(), &doc.design().name, &kind.suffix());
         match self
             .dialogs
             .pick_export(start.as_deref(), &name, kind.what(), kind.extension())
@@ -226,21 +260,26 @@ mod tests {
         (design, catalog)
     }
 
+    /// An export without a workload, links by technology; its status line.
+    fn export_plain(kind: ExportKind, design: &Design, catalog: &Catalog, path: &Path) -> String {
+        write_export(
+            kind,
+            design,
+            "x",
+            None,
+            catalog,
+            path,
+            LinkColors::Technology,
+        )
+        .expect("written")
+    }
+
     #[test]
     fn the_bom_export_re_reads_to_the_cost_total() {
         let (design, catalog) = small_fabric();
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("bom.csv");
-        let status = write_export(
-            ExportKind::Bom,
-            &design,
-            "x",
-            None,
-            &catalog,
-            &path,
-            LinkColors::Technology,
-        )
-        .expect("ok");
+        let status = export_plain(ExportKind::Bom, &design, &catalog, &path);
         let lines = bom_lines(&design, &catalog);
         let total = crate::analysis::cost::cost_summary(&lines).total.0;
 
@@ -325,6 +364,42 @@ mod tests {
         assert!(
             md.contains("## Workload\n\nLlama 8B in bf16, training"),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn tool_exports_write_their_files_named_after_the_design() {
+        let (design, catalog) = small_fabric();
+        let dir = tempfile::tempdir().expect("temp dir");
+        for format in [
+            ExportFormat::Cables,
+            ExportFormat::Netbox,
+            ExportFormat::Drawio,
+            ExportFormat::Dot,
+            ExportFormat::Containerlab,
+        ] {
+            let kind = ExportKind::Tool(format);
+            let name = export_name_with_suffix(Some(Path::new("/x/pod.ron")), "", &kind.suffix());
+            assert_eq!(name, format!("pod{}", format.suffix()));
+            let path = with_extension(dir.path().join(&name), kind);
+            let status = export_plain(kind, &design, &catalog, &path);
+            assert!(status.starts_with("Exported"), "{status}");
+            assert!(path.exists(), "{}", path.display());
+        }
+        assert!(dir.path().join("pod-netbox").join("cables.csv").is_file());
+        assert_eq!(
+            with_extension(
+                PathBuf::from("/tmp/lab"),
+                ExportKind::Tool(ExportFormat::Containerlab)
+            ),
+            PathBuf::from("/tmp/lab.yml")
+        );
+        assert_eq!(
+            with_extension(
+                PathBuf::from("/tmp/nb"),
+                ExportKind::Tool(ExportFormat::Netbox)
+            ),
+            PathBuf::from("/tmp/nb")
         );
     }
 

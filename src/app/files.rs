@@ -78,8 +78,11 @@ impl FileDialogs for NativeDialogs {
     ) -> DialogAnswer {
         let mut dialog = rfd::FileDialog::new()
             .set_title(format!("Export {kind}"))
-            .add_filter(kind, &[extension])
             .set_file_name(file_name);
+        // A folder export (NetBox) has no extension to filter by.
+        if !extension.is_empty() {
+            dialog = dialog.add_filter(kind, &[extension]);
+        }
         if let Some(dir) = start_dir {
             dialog = dialog.set_directory(dir);
         }

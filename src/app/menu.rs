@@ -124,6 +124,17 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             plain(ui, Action::ExportSvg, m, &mut out);
             plain(ui, Action::ExportBom, m, &mut out);
             plain(ui, Action::ExportReport, m, &mut out);
+            ui.menu_button("Export for other tools", |ui| {
+                for action in [
+                    Action::ExportCables,
+                    Action::ExportNetbox,
+                    Action::ExportDrawio,
+                    Action::ExportDot,
+                    Action::ExportContainerlab,
+                ] {
+                    plain(ui, action, m, &mut out);
+                }
+            });
             ui.separator();
             plain(ui, Action::CloseTab, m, &mut out);
             plain(ui, Action::Quit, m, &mut out);

@@ -227,9 +227,10 @@ impl TierPair {
     }
 }
 
-/// The tiers a link joins: nodes and hosts are tier 0, leaves 1, spines 2, cores 3.
-pub fn tier_of(a: &Device, b: &Device, tech: LinkTech) -> TierPair {
-    let tier = |d: &Device| match &d.kind {
+/// A device's tier: nodes and hosts 0, leaves 1, spines 2, cores 3; an NVSwitch domain,
+/// which encloses nodes rather than sitting above them, has none.
+pub fn device_tier(d: &Device) -> Option<u8> {
+    match &d.kind {
         DeviceKind::Switch(s) => Some(match s.role {
             SwitchRole::Leaf => 1,
             SwitchRole::Spine => 2,
@@ -237,14 +238,18 @@ pub fn tier_of(a: &Device, b: &Device, tech: LinkTech) -> TierPair {
         }),
         DeviceKind::NvSwitchDomain(_) => None,
         DeviceKind::GpuNode(_) | DeviceKind::Host(_) => Some(0),
-    };
+    }
+}
+
+/// The tiers a link joins, by [`device_tier`].
+pub fn tier_of(a: &Device, b: &Device, tech: LinkTech) -> TierPair {
     if matches!(
         tech,
         LinkTech::NvLink | LinkTech::NvLinkBridge | LinkTech::Pcie
     ) {
         return TierPair::ScaleUp;
     }
-    match (tier(a), tier(b)) {
+    match (device_tier(a), device_tier(b)) {
         (Some(x), Some(y)) => match (x.min(y), x.max(y)) {
             (0, 0) => TierPair::Direct,
             (0, 1) => TierPair::NodeLeaf,

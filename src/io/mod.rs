@@ -2,6 +2,7 @@
 
 pub mod bom;
 pub mod design_file;
+pub mod export;
 pub mod link_colors;
 pub mod measured;
 pub mod model_file;

@@ -68,7 +68,7 @@ pub fn xml_escape(text: &str) -> String {
     out
 }
 
-fn fill(kind: &DeviceKind) -> &'static str {
+pub(crate) fn fill(kind: &DeviceKind) -> &'static str {
     match kind {
         DeviceKind::GpuNode(_) => "#2c5c96",
         DeviceKind::Switch(_) => "#37474f",
@@ -79,11 +79,11 @@ fn fill(kind: &DeviceKind) -> &'static str {
 
 /// A rectangle: left, top, right, bottom.
 #[derive(Debug, Clone, Copy)]
-struct Rect {
-    x0: f32,
-    y0: f32,
-    x1: f32,
-    y1: f32,
+pub(crate) struct Rect {
+    pub(crate) x0: f32,
+    pub(crate) y0: f32,
+    pub(crate) x1: f32,
+    pub(crate) y1: f32,
 }
 
 impl Rect {
@@ -105,7 +105,7 @@ impl Rect {
         }
     }
 
-    fn centre(self) -> (f32, f32) {
+    pub(crate) fn centre(self) -> (f32, f32) {
         ((self.x0 + self.x1) / 2.0, (self.y0 + self.y1) / 2.0)
     }
 }
@@ -120,7 +120,7 @@ fn finite(p: Pos) -> Pos {
 }
 
 /// Each device's box: NVSwitch domains enclose their compute trays, as on the canvas.
-fn device_rects(design: &Design) -> HashMap<DeviceId, Rect> {
+pub(crate) fn device_rects(design: &Design) -> HashMap<DeviceId, Rect> {
     let mut rects: HashMap<DeviceId, Rect> = design
         .devices
         .iter()
@@ -241,7 +241,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
             Some(r) => format!(r#" data-rail="{r}""#),
             None => String::new(),
         };
-        let width = 1.5 + (link.lanes.min(8) as f32 - 1.0) * 0.5;
+        let width = link_width(link.lanes);
         let title = format!(
             "{} {}: {} × {}{note}{state}",
             link.id,
@@ -273,6 +273,11 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
     write_legend(&mut out, &legend, (bounds.x1 + MARGIN, bounds.y0));
     out.push_str("</svg>\n");
     out
+}
+
+/// A link's line width: thicker with more lanes, up to eight.
+pub(crate) fn link_width(lanes: u32) -> f32 {
+    1.5 + (lanes.min(8) as f32 - 1.0) * 0.5
 }
 
 fn dash_attribute(pattern: Pattern) -> String {

@@ -1,0 +1,240 @@
+//! Exports for other tools: a cable plan (cut sheet) CSV, NetBox bulk-import CSVs, a draw.io
+//! diagram, Graphviz DOT and a containerlab topology. One file per format below this one;
+//! what they share (port names, the cabled links, racks, link labels) is in `cabling`.
+//! No UI imports: the command line and the designer's File menu call the same writers.
+
+pub mod cables;
+pub mod cabling;
+pub mod containerlab;
+pub mod dot;
+pub mod drawio;
+pub mod netbox;
+
+use crate::model::{Catalog, Design, LinkId};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Every format `railyard export` writes: the two diagrams it had, and the five for other tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExportFormat {
+    Svg,
+    Png,
+    /// The cable plan (cut sheet) as CSV, one row per cable.
+    Cables,
+    /// A folder of NetBox bulk-import CSVs.
+    Netbox,
+    Drawio,
+    Dot,
+    Containerlab,
+}
+
+impl ExportFormat {
+    pub const ALL: [ExportFormat; 7] = [
+        ExportFormat::Svg,
+        ExportFormat::Png,
+        ExportFormat::Cables,
+        ExportFormat::Netbox,
+        ExportFormat::Drawio,
+        ExportFormat::Dot,
+        ExportFormat::Containerlab,
+    ];
+
+    /// The word `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Svg => "svg",
+            ExportFormat::Png => "png",
+            ExportFormat::Cables => "cables",
+            ExportFormat::Netbox => "netbox",
+            ExportFormat::Drawio => "drawio",
+            ExportFormat::Dot => "dot",
+            ExportFormat::Containerlab => "containerlab",
+        }
+    }
+
+    /// What is appended to a design's file stem to name the export: NetBox's is a folder.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            ExportFormat::Svg => ".svg",
+            ExportFormat::Png => ".png",
+            ExportFormat::Cables => ".cables.csv",
+            ExportFormat::Netbox => "-netbox",
+            ExportFormat::Drawio => ".drawio",
+            ExportFormat::Dot => ".dot",
+            ExportFormat::Containerlab => ".clab.yml",
+        }
+    }
+
+    /// The format an output path's extension names. `.csv` means the cable plan: the bill
+    /// of materials has its own command (`railyard bom`). NetBox writes a folder, so it has
+    /// no extension and always needs `--format netbox`.
+    pub fn from_path(path: &Path) -> Option<ExportFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "svg" => Some(ExportFormat::Svg),
+            "png" => Some(ExportFormat::Png),
+            "csv" => Some(ExportFormat::Cables),
+            "drawio" => Some(ExportFormat::Drawio),
+            "dot" | "gv" => Some(ExportFormat::Dot),
+            "yml" | "yaml" => Some(ExportFormat::Containerlab),
+            _ => None,
+        }
+    }
+
+    /// The output path an export takes next to a design file `design.ron` when none is
+    /// given: `design.cables.csv`, `design-netbox/`, `design.clab.yml`...
+    pub fn beside(self, design_file: &Path) -> PathBuf {
+        let stem = design_file
+            .file_stem()
+            .map_or_else(|| "design".into(), |s| s.to_string_lossy().into_owned());
+        design_file.with_file_name(format!("{stem}{}", self.suffix()))
+    }
+}
+
+impl fmt::Display for ExportFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ExportFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase();
+        let alias = match wanted.as_str() {
+            "clab" => "containerlab",
+            "gv" | "graphviz" => "dot",
+            "csv" | "cable-plan" => "cables",
+            other => other,
+        };
+        ExportFormat::ALL
+            .into_iter()
+            .find(|f| f.name() == alias)
+            .ok_or_else(|| {
+                let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
+                format!("`{s}` is not an export format: {}", names.join(", "))
+            })
+    }
+}
+
+/// A single-file format as text (for a file or standard output). SVG and PNG are drawn by
+/// `svg`/`raster`, and NetBox is a folder: those are refused here.
+pub fn export_text(
+    design: &Design,
+    catalog: &Catalog,
+    format: ExportFormat,
+) -> Result<String, ExportError> {
+    match format {
+        ExportFormat::Cables => {
+            let mut bytes = Vec::new();
+            cables::write_cable_plan(design, catalog, &mut bytes)?;
+            // The csv crate writes the UTF-8 it is given; the names are Rust strings.
+            String::from_utf8(bytes).map_err(|_| ExportError::NotText(format))
+        }
+        ExportFormat::Drawio => Ok(drawio::design_to_drawio(design)),
+        ExportFormat::Dot => Ok(dot::design_to_dot(design)),
+        ExportFormat::Containerlab => containerlab::design_to_containerlab(design, catalog),
+        ExportFormat::Svg | ExportFormat::Png | ExportFormat::Netbox => {
+            Err(ExportError::NotText(format))
+        }
+    }
+}
+
+/// Writes one of the five formats for other tools at `path` (NetBox: the folder `path`),
+/// each file atomically; returns what it holds, for a status line ("5 devices, 4 cables").
+pub fn export_to_path(
+    design: &Design,
+    catalog: &Catalog,
+    format: ExportFormat,
+    path: &Path,
+) -> Result<String, ExportError> {
+    let devices = design.devices.len();
+    if format == ExportFormat::Netbox {
+        let tables = netbox::write_netbox_folder(design, catalog, path)?;
+        return Ok(format!(
+            "{} devices, {} cables",
+            tables.device_count, tables.cable_count
+        ));
+    }
+    let text = export_text(design, catalog, format)?;
+    crate::io::design_file::write_atomically(path, text.as_bytes()).map_err(|source| {
+        ExportError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    Ok(format!("{devices} devices, {} links", design.links.len()))
+}
+
+/// Why an export cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// Two cabled links on one port: a cut sheet, NetBox and containerlab all need one
+    /// cable per port, so the design is fixed first (`railyard eval` lists it too).
+    #[error(
+        "{device} port {port} carries both link {first} and link {second}: one cable per port (fix the design first; `railyard eval` lists it)"
+    )]
+    PortReused {
+        device: String,
+        port: String,
+        first: LinkId,
+        second: LinkId,
+    },
+    /// A link whose end names no device of the design.
+    #[error("link {link} ends on device d{device}, which the design does not have")]
+    MissingDevice { link: LinkId, device: u32 },
+    #[error("{0} is not a single text file")]
+    NotText(ExportFormat),
+    #[error("could not write the CSV: {0}")]
+    Csv(#[from] csv::Error),
+    #[error("could not write {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_name_formats() {
+        let of = |p: &str| ExportFormat::from_path(Path::new(p));
+        assert_eq!(of("a.SVG"), Some(ExportFormat::Svg));
+        assert_eq!(of("a.csv"), Some(ExportFormat::Cables));
+        assert_eq!(of("a.gv"), Some(ExportFormat::Dot));
+        assert_eq!(of("lab.clab.yml"), Some(ExportFormat::Containerlab));
+        assert_eq!(of("a.drawio"), Some(ExportFormat::Drawio));
+        assert_eq!(of("netbox-dir"), None);
+        assert_eq!(of("a.txt"), None);
+    }
+
+    #[test]
+    fn names_parse_back() {
+        for f in ExportFormat::ALL {
+            assert_eq!(f.name().parse::<ExportFormat>(), Ok(f));
+        }
+        assert_eq!(
+            "clab".parse::<ExportFormat>(),
+            Ok(ExportFormat::Containerlab)
+        );
+        assert!("xlsx".parse::<ExportFormat>().is_err());
+    }
+
+    #[test]
+    fn outputs_follow_the_design_file() {
+        let design = Path::new("/tmp/pod.ron");
+        assert_eq!(
+            ExportFormat::Containerlab.beside(design),
+            PathBuf::from("/tmp/pod.clab.yml")
+        );
+        assert_eq!(
+            ExportFormat::Netbox.beside(design),
+            PathBuf::from("/tmp/pod-netbox")
+        );
+    }
+}

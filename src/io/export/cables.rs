@@ -1,0 +1,84 @@
+//! The cable plan (cut sheet) as CSV: one row per cable with both ends, what it carries,
+//! the part the bill of materials counts for it, a length class and a printable label.
+//! RFC 4180 quoting by the `csv` crate, so names with commas or quotes open in a spreadsheet.
+
+use super::ExportError;
+use super::cabling::{Cable, cable_part, cables};
+use crate::model::{Catalog, Design, LinkState};
+
+pub const HEADER: [&str; 17] = [
+    "cable",
+    "label",
+    "a_device",
+    "a_port",
+    "a_rack",
+    "b_device",
+    "b_port",
+    "b_rack",
+    "technology",
+    "rate_gbit_s",
+    "lanes",
+    "total_gbit_s",
+    "part",
+    "part_model",
+    "part_quantity",
+    "length_class",
+    "state",
+];
+
+/// Writes the cable plan; returns the number of cables (rows below the header).
+pub fn write_cable_plan<W: std::io::Write>(
+    design: &Design,
+    catalog: &Catalog,
+    out: W,
+) -> Result<usize, ExportError> {
+    let cables = cables(design, catalog)?;
+    let mut writer = csv::Writer::from_writer(out);
+    writer.write_record(HEADER)?;
+    for cable in &cables {
+        writer.write_record(row(cable, catalog))?;
+    }
+    writer.flush().map_err(csv::Error::from)?;
+    Ok(cables.len())
+}
+
+fn row(cable: &Cable<'_>, catalog: &Catalog) -> [String; 17] {
+    let link = cable.link;
+    let (part, part_model, quantity) = match cable_part(link, catalog) {
+        Some((choice, quantity)) => {
+            let id = choice.part_id();
+            // The model as the catalog names it; a part the catalog lacks keeps its id only.
+            let model = catalog
+                .get(&id)
+                .map(|p| format!("{} {}", p.vendor, p.model))
+                .unwrap_or_default();
+            (id.as_str().to_string(), model, quantity.to_string())
+        }
+        None => (String::new(), String::new(), String::new()),
+    };
+    let rack = |r: Option<&crate::model::Group>| r.map(|g| g.name.clone()).unwrap_or_default();
+    let state = match link.state {
+        LinkState::Up => "up".to_string(),
+        LinkState::Degraded { fraction } => format!("degraded ({:.0} %)", fraction * 100.0),
+        LinkState::Failed => "failed".to_string(),
+    };
+    [
+        link.id.to_string(),
+        cable.label(),
+        cable.a.device.name.clone(),
+        cable.a.port_name.clone(),
+        rack(cable.a.rack),
+        cable.b.device.name.clone(),
+        cable.b.port_name.clone(),
+        rack(cable.b.rack),
+        link.tech.label().to_string(),
+        link.rate_gbit_s.gbit_s().to_string(),
+        link.lanes.to_string(),
+        link.nominal_capacity().gbit_s().to_string(),
+        part,
+        part_model,
+        quantity,
+        cable.length_class().to_string(),
+        state,
+    ]
+}

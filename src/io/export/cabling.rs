@@ -1,0 +1,255 @@
+//! What the exports share: readable port names, the links that are physical cables (with
+//! both ends resolved and each port used once), racks, length classes and link labels.
+
+use super::ExportError;
+use crate::analysis::cost::{CableChoice, link_cable};
+use crate::io::link_colors::{Background, ColorMode, LinkPainter};
+use crate::model::catalog::CableMedium;
+use crate::model::factory::{PortGroup, PortKind, port_groups};
+use crate::model::{
+    Catalog, Design, Device, DeviceId, Group, GroupId, GroupKind, LengthClass, Link, LinkTech,
+};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+/// Port names from the catalog's port groups, numbered as the design numbers ports:
+/// `nic3` (NIC 3, rail 3), `tb1` and `eth0` (a node's built-in Thunderbolt and Ethernet
+/// ports, counted from the first of their kind), `p12` (switch port 12 after breakout, as
+/// the design and `railyard eval` number it, from 0), `nvl0` (a tray's NVLink uplink),
+/// `slot4` (a domain's tray slot). A port the catalog does not describe is `port7`.
+pub struct PortNames {
+    groups: HashMap<DeviceId, Vec<PortGroup>>,
+}
+
+impl PortNames {
+    pub fn new(design: &Design, catalog: &Catalog) -> Self {
+        let groups = design
+            .devices
+            .iter()
+            .map(|d| (d.id, port_groups(catalog, d)))
+            .collect();
+        Self { groups }
+    }
+
+    pub fn name(&self, device: DeviceId, port: u32) -> String {
+        let group = self.groups.get(&device).and_then(|gs| {
+            gs.iter()
+                .find(|g| port >= g.first && port - g.first < g.count)
+        });
+        let Some(group) = group else {
+            return format!("port{port}");
+        };
+        let within = port - group.first;
+        match group.kind {
+            PortKind::Nic { .. } => format!("nic{port}"),
+            PortKind::Thunderbolt { .. } => format!("tb{within}"),
+            PortKind::BuiltinEthernet { .. } => format!("eth{within}"),
+            PortKind::SwitchPort { .. } => format!("p{port}"),
+            PortKind::NvLinkUplink => format!("nvl{within}"),
+            PortKind::DomainSlot => format!("slot{port}"),
+        }
+    }
+}
+
+/// Links that are cables someone plugs in: network and Thunderbolt links, NVLink bridges,
+/// and any link that names a cable part. NVLink and PCIe inside a node or an NVSwitch
+/// domain run over the board or the rack's spine, not over cables.
+pub fn is_cabled(link: &Link) -> bool {
+    link.cable.is_some() || !matches!(link.tech, LinkTech::NvLink | LinkTech::Pcie)
+}
+
+/// One end of a cable.
+pub struct CableEnd<'a> {
+    pub device: &'a Device,
+    pub port: u32,
+    pub port_name: String,
+    /// The rack the device sits in, through its group's parents; None when not in one.
+    pub rack: Option<&'a Group>,
+}
+
+/// A cabled link with both ends resolved.
+pub struct Cable<'a> {
+    pub link: &'a Link,
+    pub a: CableEnd<'a>,
+    pub b: CableEnd<'a>,
+}
+
+impl Cable<'_> {
+    /// `leaf-3:p12 <-> node-7:nic3`: what goes on the label printer.
+    pub fn label(&self) -> String {
+        format!(
+            "{}:{} <-> {}:{}",
+            self.a.device.name, self.a.port_name, self.b.device.name, self.b.port_name
+        )
+    }
+
+    /// `in-rack` or `cross-rack` when both racks are known (or the link is marked
+    /// cross-rack), else `unknown`. The design has no rack positions, so "adjacent rack"
+    /// and "across rows" cannot be told apart; the link's in-rack default is no evidence.
+    pub fn length_class(&self) -> &'static str {
+        match (self.a.rack, self.b.rack) {
+            (Some(x), Some(y)) if x.id == y.id => "in-rack",
+            (Some(_), Some(_)) => "cross-rack",
+            _ if self.link.length == LengthClass::CrossRack => "cross-rack",
+            _ => "unknown",
+        }
+    }
+}
+
+/// The rack a device is in: its group or the nearest rack above it.
+pub fn rack_of<'a>(design: &'a Design, device: &Device) -> Option<&'a Group> {
+    let mut at: Option<GroupId> = device.group;
+    // A malformed file could make parents loop; no chain is longer than the group count.
+    for _ in 0..=design.groups.len() {
+        let group = design.group(at?)?;
+        if group.kind == GroupKind::Rack {
+            return Some(group);
+        }
+        at = group.parent;
+    }
+    None
+}
+
+/// Every cabled link of the design, in link order, each port used by one cable only.
+pub fn cables<'a>(design: &'a Design, catalog: &Catalog) -> Result<Vec<Cable<'a>>, ExportError> {
+    let names = PortNames::new(design, catalog);
+    let mut owner: HashMap<(DeviceId, u32), &Link> = HashMap::new();
+    let mut out = Vec::new();
+    for link in design.links.iter().filter(|l| is_cabled(l)) {
+        let end = |device: DeviceId, port: u32| -> Result<CableEnd<'a>, ExportError> {
+            let d = design.device(device).ok_or(ExportError::MissingDevice {
+                link: link.id,
+                device: device.0,
+            })?;
+            Ok(CableEnd {
+                device: d,
+                port,
+                port_name: names.name(device, port),
+                rack: rack_of(design, d),
+            })
+        };
+        let cable = Cable {
+            link,
+            a: end(link.a.device, link.a.port)?,
+            b: end(link.b.device, link.b.port)?,
+        };
+        for e in [&cable.a, &cable.b] {
+            match owner.entry((e.device.id, e.port)) {
+                Entry::Occupied(first) => {
+                    return Err(ExportError::PortReused {
+                        device: e.device.name.clone(),
+                        port: e.port_name.clone(),
+                        first: first.get().id,
+                        second: link.id,
+                    });
+                }
+                Entry::Vacant(v) => {
+                    v.insert(link);
+                }
+            }
+        }
+        out.push(cable);
+    }
+    Ok(out)
+}
+
+/// `Ethernet 10 Gb/s`, or `InfiniBand 2 × 400 Gb/s` for a bundle: an edge's label.
+pub fn link_label(link: &Link) -> String {
+    if link.lanes == 1 {
+        format!("{} {}", link.tech.label(), link.rate_gbit_s)
+    } else {
+        format!(
+            "{} {} × {}",
+            link.tech.label(),
+            link.lanes,
+            link.rate_gbit_s
+        )
+    }
+}
+
+/// Links coloured by technology on a light background: the canvas's default view, which
+/// the draw.io and DOT exports follow.
+pub fn technology_painter() -> LinkPainter<'static> {
+    LinkPainter {
+        mode: ColorMode::Technology,
+        background: Background::Light,
+        heat: None,
+    }
+}
+
+/// The cable or optic part of a link as the bill of materials counts it, and how many
+/// pieces (two transceivers per lane for optics), or None for a link without one.
+pub fn cable_part<'a>(link: &'a Link, catalog: &Catalog) -> Option<(CableChoice<'a>, u64)> {
+    link_cable(link, catalog).map(|need| (need.choice, need.quantity))
+}
+
+/// NetBox's cable type slug for a link's part, where the part says it: a DAC is
+/// `dac-passive`, an active optical cable `aoc`, a Thunderbolt cable (USB-C) `usb`. Optics
+/// do not say whether the fibre is multi- or single-mode, so they get no type.
+pub fn netbox_cable_type(choice: CableChoice<'_>, catalog: &Catalog) -> &'static str {
+    let medium = catalog.cable(&choice.part_id()).map(|spec| spec.medium);
+    match (medium, choice) {
+        (Some(CableMedium::Dac), _) => "dac-passive",
+        (Some(CableMedium::Aoc), _) => "aoc",
+        (Some(CableMedium::Thunderbolt), _) => "usb",
+        (Some(CableMedium::Transceiver | CableMedium::NvLinkBridge), _) => "",
+        (None, CableChoice::Derived { prefix: "dac", .. }) => "dac-passive",
+        (None, CableChoice::Derived { prefix: "aoc", .. }) => "aoc",
+        (None, CableChoice::Fixed("tb4" | "tb5")) => "usb",
+        (None, _) => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Bandwidth, Endpoint};
+
+    fn link(tech: LinkTech) -> Link {
+        Link::new(
+            Endpoint::new(DeviceId(0), 0),
+            Endpoint::new(DeviceId(1), 0),
+            tech,
+            Bandwidth::from_gbit_s(400.0),
+        )
+    }
+
+    #[test]
+    fn nvlink_and_pcie_are_not_cables() {
+        assert!(!is_cabled(&link(LinkTech::NvLink)));
+        assert!(!is_cabled(&link(LinkTech::Pcie)));
+        assert!(is_cabled(&link(LinkTech::InfiniBand)));
+        assert!(is_cabled(&link(LinkTech::Thunderbolt5)));
+    }
+
+    #[test]
+    fn labels_carry_technology_rate_and_lanes() {
+        assert_eq!(
+            link_label(&link(LinkTech::InfiniBand)),
+            "InfiniBand 400 Gb/s"
+        );
+        assert_eq!(
+            link_label(&link(LinkTech::RoceV2).with_lanes(2)),
+            "RoCEv2 2 × 400 Gb/s"
+        );
+    }
+
+    #[test]
+    fn derived_parts_map_to_netbox_types() {
+        let catalog = Catalog::builtin();
+        let dac = CableChoice::Derived {
+            prefix: "dac",
+            gbit_s: 400,
+        };
+        let optic = CableChoice::Derived {
+            prefix: "optic",
+            gbit_s: 400,
+        };
+        assert_eq!(netbox_cable_type(dac, &catalog), "dac-passive");
+        assert_eq!(netbox_cable_type(optic, &catalog), "");
+        assert_eq!(
+            netbox_cable_type(CableChoice::Fixed("tb5"), &catalog),
+            "usb"
+        );
+    }
+}

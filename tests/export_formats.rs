@@ -1,0 +1,512 @@
+//! `railyard export` for other tools: every preset in every format (cable plan, NetBox,
+//! draw.io, DOT, containerlab), each read back with a real parser (the `csv` crate,
+//! quick-xml, dot-parser, yaml-rust2), against counts worked out from the design itself.
+
+mod common;
+
+use common::cli::railyard;
+use railyard::io::export::cables::write_cable_plan;
+use railyard::io::export::containerlab::design_to_containerlab;
+use railyard::io::export::dot::design_to_dot;
+use railyard::io::export::drawio::design_to_drawio;
+use railyard::io::export::netbox::{FILES, write_netbox_folder};
+use railyard::io::load_design;
+use railyard::model::{Catalog, Design, DeviceKind, LinkTech, SwitchRole};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+fn presets() -> Vec<(String, Design)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the presets folder")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "{files:?}");
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
+            (name, load_design(&p).expect("a preset loads"))
+        })
+        .collect()
+}
+
+fn preset(name: &str) -> Design {
+    presets()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, d)| d)
+        .expect("the preset")
+}
+
+/// Links that are cables, by the rule the module documents: all but NVLink and PCIe,
+/// unless a cable part is named.
+fn cabled_count(design: &Design) -> usize {
+    design
+        .links
+        .iter()
+        .filter(|l| l.cable.is_some() || !matches!(l.tech, LinkTech::NvLink | LinkTech::Pcie))
+        .count()
+}
+
+fn csv_rows(bytes: &[u8]) -> (Vec<String>, Vec<HashMap<String, String>>) {
+    let mut reader = csv::Reader::from_reader(bytes);
+    let headers: Vec<String> = reader
+        .headers()
+        .expect("a header")
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| {
+            let r = r.expect("a well-formed row");
+            headers
+                .iter()
+                .cloned()
+                .zip(r.iter().map(str::to_string))
+                .collect()
+        })
+        .collect();
+    (headers, rows)
+}
+
+fn cable_plan(design: &Design) -> Vec<HashMap<String, String>> {
+    let mut bytes = Vec::new();
+    let n = write_cable_plan(design, &Catalog::builtin(), &mut bytes).expect("a cable plan");
+    let (headers, rows) = csv_rows(&bytes);
+    assert_eq!(headers[0], "cable");
+    assert_eq!(rows.len(), n);
+    rows
+}
+
+#[test]
+fn cable_plans_list_every_cable_with_both_ends() {
+    for (name, design) in presets() {
+        let rows = cable_plan(&design);
+        assert_eq!(rows.len(), cabled_count(&design), "{name}");
+        let names: HashSet<&str> = design.devices.iter().map(|d| d.name.as_str()).collect();
+        for row in &rows {
+            for side in ["a_device", "b_device"] {
+                assert!(names.contains(row[side].as_str()), "{name}: {row:?}");
+            }
+            let label = format!(
+                "{}:{} <-> {}:{}",
+                row["a_device"], row["a_port"], row["b_device"], row["b_port"]
+            );
+            assert_eq!(row["label"], label, "{name}");
+            assert!(
+                ["in-rack", "cross-rack", "unknown"].contains(&row["length_class"].as_str()),
+                "{name}: {row:?}"
+            );
+            let rate: f64 = row["rate_gbit_s"].parse().expect("a rate");
+            let lanes: f64 = row["lanes"].parse().expect("lanes");
+            let total: f64 = row["total_gbit_s"].parse().expect("a total");
+            assert!((rate * lanes - total).abs() < 1e-9, "{name}: {row:?}");
+        }
+    }
+}
+
+#[test]
+fn a_known_cable_reads_back_with_both_ends() {
+    // workstation-star-10gbe.ron, link 0: node-01 (a workstation without NICs, so port 0
+    // is its first on-board Ethernet port) to switch-01 port 0, 10 GbE, both in rack-01.
+    let rows = cable_plan(&preset("workstation-star-10gbe.ron"));
+    let l0 = rows.iter().find(|r| r["cable"] == "l0").expect("cable l0");
+    assert_eq!(l0["label"], "node-01:eth0 <-> switch-01:p0");
+    assert_eq!(
+        (l0["a_rack"].as_str(), l0["b_rack"].as_str()),
+        ("rack-01", "rack-01")
+    );
+    assert_eq!(l0["technology"], "Ethernet");
+    assert_eq!(l0["rate_gbit_s"], "10");
+    assert_eq!(l0["part"], "dac-10g");
+    assert_eq!(l0["length_class"], "in-rack");
+
+    // dgx-h100-superpod-su.ron, link 0: node-01 NIC 0 (rail 0) to leaf-r0 port 0, NDR
+    // InfiniBand marked cross-rack: two 400G transceivers.
+    let rows = cable_plan(&preset("dgx-h100-superpod-su.ron"));
+    let l0 = rows.iter().find(|r| r["cable"] == "l0").expect("cable l0");
+    assert_eq!(l0["label"], "node-01:nic0 <-> leaf-r0:p0");
+    assert_eq!(l0["technology"], "InfiniBand");
+    assert_eq!(l0["rate_gbit_s"], "400");
+    assert_eq!(l0["part"], "optic-400g");
+    assert_eq!(l0["part_quantity"], "2");
+    assert_eq!(l0["length_class"], "cross-rack");
+
+    // mac-studio-tb5-x4.ron: Thunderbolt ports are named as such.
+    let rows = cable_plan(&preset("mac-studio-tb5-x4.ron"));
+    assert!(
+        rows.iter().all(|r| r["a_port"].starts_with("tb")),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn netbox_folders_import_in_order_and_resolve() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    for (name, design) in presets() {
+        let out = dir.path().join(name.trim_end_matches(".ron"));
+        write_netbox_folder(&design, &Catalog::builtin(), &out).expect("a NetBox folder");
+        let read = |file: &str| csv_rows(&std::fs::read(out.join(file)).expect("the file"));
+        let (device_headers, devices) = read(FILES[0]);
+        assert_eq!(
+            device_headers,
+            [
+                "name",
+                "role",
+                "manufacturer",
+                "device_type",
+                "status",
+                "site"
+            ]
+        );
+        assert_eq!(devices.len(), design.devices.len(), "{name}");
+        let (_, interfaces) = read(FILES[1]);
+        let (cable_headers, cables) = read(FILES[2]);
+        // NetBox's CableImportForm fields, in our column order.
+        let netbox_fields = "side_a_device side_a_type side_a_name side_b_device side_b_type \
+                             side_b_name type status label color length length_unit";
+        assert_eq!(
+            cable_headers,
+            netbox_fields.split_whitespace().collect::<Vec<_>>()
+        );
+        assert_eq!(cables.len(), cabled_count(&design), "{name}");
+        assert_eq!(interfaces.len(), 2 * cables.len(), "{name}");
+        let device_names: HashSet<&str> = devices.iter().map(|d| d["name"].as_str()).collect();
+        let ports: HashSet<(&str, &str)> = interfaces
+            .iter()
+            .map(|i| (i["device"].as_str(), i["name"].as_str()))
+            .collect();
+        assert_eq!(ports.len(), interfaces.len(), "{name}: an interface twice");
+        let netbox_types = ["", "dac-passive", "dac-active", "aoc", "usb", "mmf", "smf"];
+        for c in &cables {
+            for side in ["side_a", "side_b"] {
+                let device = c[&format!("{side}_device")].as_str();
+                let port = c[&format!("{side}_name")].as_str();
+                assert!(device_names.contains(device), "{name}: {c:?}");
+                assert!(ports.contains(&(device, port)), "{name}: {c:?}");
+                assert_eq!(c[&format!("{side}_type")], "dcim.interface");
+            }
+            assert!(netbox_types.contains(&c["type"].as_str()), "{c:?}");
+            assert_eq!(c["status"], "planned");
+        }
+    }
+}
+
+/// Vertex ids and (id, source, target) of edges of a draw.io file.
+fn read_drawio(text: &str) -> (Vec<String>, Vec<(String, String, String)>, String) {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    reader.config_mut().check_end_names = true;
+    let (mut vertices, mut edges, mut diagram) = (Vec::new(), Vec::new(), String::new());
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) | Event::Empty(e) => {
+                let attr = |name: &str| {
+                    e.try_get_attribute(name).expect("an attribute").map(|a| {
+                        a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                            .expect("a value")
+                            .into_owned()
+                    })
+                };
+                match e.name().as_ref() {
+                    b"diagram" => diagram = attr("name").expect("a diagram name"),
+                    b"mxCell" if attr("vertex").as_deref() == Some("1") => {
+                        vertices.push(attr("id").expect("an id"));
+                    }
+                    b"mxCell" if attr("edge").as_deref() == Some("1") => edges.push((
+                        attr("id").expect("an id"),
+                        attr("source").expect("a source"),
+                        attr("target").expect("a target"),
+                    )),
+                    _ => {}
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    (vertices, edges, diagram)
+}
+
+#[test]
+fn drawio_edges_resolve_to_vertices() {
+    for (name, design) in presets() {
+        let text = design_to_drawio(&design);
+        assert!(
+            text.contains(r#"<mxCell id="0"/>"#) && text.contains(r#"<mxCell id="1" parent="0"/>"#)
+        );
+        let (vertices, edges, diagram) = read_drawio(&text);
+        assert_eq!(diagram, design.name, "{name}");
+        assert_eq!(vertices.len(), design.devices.len(), "{name}");
+        assert_eq!(edges.len(), design.links.len(), "{name}");
+        let ids: HashSet<&String> = vertices.iter().chain(edges.iter().map(|e| &e.0)).collect();
+        assert_eq!(
+            ids.len(),
+            vertices.len() + edges.len(),
+            "{name}: ids are unique"
+        );
+        let vertex_ids: HashSet<&String> = vertices.iter().collect();
+        for (id, source, target) in &edges {
+            assert!(
+                vertex_ids.contains(source) && vertex_ids.contains(target),
+                "{name}: {id}"
+            );
+        }
+    }
+}
+
+#[test]
+fn drawio_escapes_names_and_carries_canvas_colours() {
+    let mut design = preset("workstation-star-10gbe.ron");
+    design.name = r#"Lab <A> & "B""#.to_string();
+    design.devices[0].name = "node <1> & 'x'".to_string();
+    let text = design_to_drawio(&design);
+    let (_, _, diagram) = read_drawio(&text);
+    assert_eq!(diagram, design.name);
+    assert!(text.contains("node &lt;1&gt; &amp; &apos;x&apos;"));
+    // Ethernet's colour on the canvas and in the SVG.
+    assert!(text.contains("strokeColor=#4285f4"), "{text}");
+    assert!(text.contains(r#"value="Ethernet 10 Gb/s""#));
+}
+
+fn tier(kind: &DeviceKind) -> Option<&'static str> {
+    match kind {
+        DeviceKind::GpuNode(_) | DeviceKind::Host(_) => Some("nodes"),
+        DeviceKind::Switch(s) => Some(match s.role {
+            SwitchRole::Leaf => "leaves",
+            SwitchRole::Spine => "spines",
+            SwitchRole::Core => "cores",
+        }),
+        DeviceKind::NvSwitchDomain(_) => None,
+    }
+}
+
+fn unquote(id: &str) -> String {
+    id.trim_matches('"').to_string()
+}
+
+#[test]
+fn dot_has_one_rank_group_per_tier() {
+    use dot_parser::ast::{Graph, Stmt};
+    for (name, design) in presets() {
+        let text = design_to_dot(&design);
+        let graph = Graph::try_from(text.as_str()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!graph.is_digraph);
+        let expected: BTreeSet<&str> = design
+            .devices
+            .iter()
+            .filter_map(|d| tier(&d.kind))
+            .collect();
+        let mut groups: BTreeSet<String> = BTreeSet::new();
+        let mut ranked: HashMap<String, String> = HashMap::new();
+        for stmt in &graph.stmts {
+            let Stmt::Subgraph(sub) = stmt else { continue };
+            let rank_same = sub.stmts.stmts.iter().any(|s| {
+                s.get_ideq_ref()
+                    .is_some_and(|(k, v)| k == "rank" && unquote(v) == "same")
+            });
+            assert!(rank_same, "{name}: a subgraph without rank=same");
+            let group = unquote(sub.id.as_deref().expect("a named subgraph"));
+            for s in &sub.stmts.stmts {
+                if let Some(node) = s.get_node_ref() {
+                    ranked.insert(unquote(&node.node.id), group.clone());
+                }
+            }
+            assert!(groups.insert(group), "{name}: a tier twice");
+        }
+        let groups: BTreeSet<&str> = groups.iter().map(String::as_str).collect();
+        assert_eq!(groups, expected, "{name}");
+        for d in &design.devices {
+            assert_eq!(
+                ranked.get(&d.id.to_string()).map(String::as_str),
+                tier(&d.kind),
+                "{name}: {}",
+                d.name
+            );
+        }
+        let canonical = dot_parser::canonical::Graph::from(graph);
+        assert_eq!(canonical.edges.set.len(), design.links.len(), "{name}");
+        assert_eq!(canonical.nodes.set.len(), design.devices.len(), "{name}");
+    }
+}
+
+#[test]
+fn containerlab_endpoints_refer_to_declared_nodes_once() {
+    use yaml_rust2::{Yaml, YamlLoader};
+    for (name, design) in presets() {
+        let text = design_to_containerlab(&design, &Catalog::builtin()).expect("a topology");
+        let docs = YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let doc = &docs[0];
+        assert!(doc["name"].as_str().is_some_and(|n| !n.is_empty()));
+        let nodes = doc["topology"]["nodes"].as_hash().expect("nodes");
+        let expected_nodes = design
+            .devices
+            .iter()
+            .filter(|d| !matches!(d.kind, DeviceKind::NvSwitchDomain(_)))
+            .count();
+        assert_eq!(nodes.len(), expected_nodes, "{name}");
+        let declared: HashSet<&str> = nodes.keys().filter_map(Yaml::as_str).collect();
+        for node in nodes.values() {
+            let kind = node["kind"].as_str().expect("a kind");
+            assert!(["nokia_srlinux", "linux"].contains(&kind), "{kind}");
+        }
+        let links = doc["topology"]["links"].as_vec().expect("links");
+        let ethernet = design
+            .links
+            .iter()
+            .filter(|l| l.tech.is_network() || l.tech.is_thunderbolt())
+            .count();
+        assert_eq!(links.len(), ethernet, "{name}");
+        let mut used: HashSet<(String, String)> = HashSet::new();
+        for link in links {
+            let ends = link["endpoints"].as_vec().expect("endpoints");
+            assert_eq!(ends.len(), 2);
+            for end in ends {
+                let (node, iface) = end
+                    .as_str()
+                    .and_then(|e| e.split_once(':'))
+                    .expect("node:interface");
+                assert!(declared.contains(node), "{name}: {node}");
+                assert_ne!(iface, "eth0", "eth0 is containerlab's management interface");
+                assert!(
+                    used.insert((node.to_string(), iface.to_string())),
+                    "{name}: {node}:{iface} used twice"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn containerlab_names_are_valid_and_unique() {
+    use yaml_rust2::YamlLoader;
+    let mut design = preset("workstation-star-10gbe.ron");
+    design.devices[0].name = "node 01 (top)".to_string();
+    design.devices[1].name = "node-01-top".to_string();
+    design.devices[2].name = "node 01 top".to_string();
+    let text = design_to_containerlab(&design, &Catalog::builtin()).expect("a topology");
+    let doc = &YamlLoader::load_from_str(&text).expect("YAML")[0];
+    let names: Vec<String> = doc["topology"]["nodes"]
+        .as_hash()
+        .expect("nodes")
+        .keys()
+        .map(|k| k.as_str().expect("a name").to_string())
+        .collect();
+    assert_eq!(
+        names[..3],
+        ["node-01-top", "node-01-top-2", "node-01-top-3"]
+    );
+    for n in &names {
+        assert!(
+            n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)),
+            "{n}"
+        );
+    }
+}
+
+#[test]
+fn a_reused_port_is_refused_with_its_reason() {
+    let mut design = preset("workstation-star-10gbe.ron");
+    design.links[1].b.port = 0;
+    let err = write_cable_plan(&design, &Catalog::builtin(), Vec::new())
+        .expect_err("two cables on switch-01 port 0");
+    assert!(
+        err.to_string()
+            .contains("switch-01 port p0 carries both link l0 and link l1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_command_line_takes_the_format_from_the_extension_or_flag() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let star = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/workstation-star-10gbe.ron");
+    let star = star.to_str().expect("UTF-8");
+    for (file, starts) in [
+        ("plan.csv", "cable,label"),
+        ("d.drawio", "<?xml"),
+        ("d.gv", "graph "),
+        ("lab.clab.yml", "# containerlab"),
+    ] {
+        let out = dir.path().join(file);
+        let o = railyard(&["export", star, "-o", out.to_str().expect("UTF-8")]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(&out).expect("written");
+        assert!(text.starts_with(starts), "{file}: {text}");
+    }
+    let netbox = dir.path().join("nb");
+    let o = railyard(&[
+        "export",
+        star,
+        "--format",
+        "netbox",
+        "-o",
+        netbox.to_str().expect("UTF-8"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in FILES {
+        assert!(netbox.join(f).is_file(), "{f}");
+    }
+    let o = railyard(&["export", star, "--format", "dot", "-o", "-"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("rank=same"));
+
+    for (args, says) in [
+        (vec!["-o", "x.txt"], "cannot tell the format"),
+        (vec!["-o", "x.svg", "--format", "dot"], "--format dot but"),
+        (
+            vec!["-o", "-", "--format", "netbox"],
+            "cannot go to standard output",
+        ),
+        (
+            vec!["-o", "x.dot", "--color", "rail"],
+            "are for SVG and PNG",
+        ),
+        (vec!["--format", "xlsx", "-o", "x"], "not an export format"),
+    ] {
+        let mut all = vec!["export", star];
+        all.extend(args);
+        let o = railyard(&all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+}
+
+#[test]
+fn a_network_link_to_an_nvswitch_domain_is_left_out_of_the_lab() {
+    use railyard::model::{Bandwidth, Endpoint, Link};
+    let mut design = preset("gb200-nvl72-pod.ron");
+    let domain = design
+        .devices
+        .iter()
+        .find(|d| matches!(d.kind, DeviceKind::NvSwitchDomain(_)))
+        .expect("a domain")
+        .id;
+    let tray = design
+        .devices
+        .iter()
+        .find(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+        .expect("a tray")
+        .id;
+    let before = design_to_containerlab(&design, &Catalog::builtin()).expect("a topology");
+    design.add_link(Link::new(
+        Endpoint::new(tray, 900),
+        Endpoint::new(domain, 900),
+        LinkTech::Ethernet,
+        Bandwidth::from_gbit_s(100.0),
+    ));
+    let after = design_to_containerlab(&design, &Catalog::builtin()).expect("a topology");
+    assert_eq!(
+        before.matches("- endpoints:").count(),
+        after.matches("- endpoints:").count()
+    );
+}
