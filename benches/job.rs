@@ -40,6 +40,7 @@ fn bench(c: &mut Criterion) {
                 SearchOptions {
                     keep: 5,
                     routing: Routing::Ecmp,
+                    hold_memory_settings: false,
                 },
                 &mut |_| {},
             )

@@ -12,7 +12,7 @@ use common::app::{WINDOW, app, app_picking, harness, open_preset, wait_for_analy
 use egui::accesskit::Role;
 use egui::{Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use railyard::app::{Prefs, RailyardApp};
 use railyard::model::command::Command;
 use railyard::model::factory::default_link;
@@ -685,4 +685,67 @@ fn sidebar_gives_advice_and_times_a_training_step() {
         "Decode ≤ {}",
         railyard::model::units::group_thousands(rate.round() as i64)
     ));
+}
+
+/// The sidebar's layout search runs off the UI thread with its progress shown, lists the
+/// fastest layouts, and Use pins one: the step then shown is the one the list gave.
+#[test]
+fn the_layout_search_finds_layouts_and_use_pins_one() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    harness.get_by_label("Workload").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Workload").click();
+    wait_for_analysis(&mut harness);
+    choose_model(&mut harness, "Llama 8B");
+    harness
+        .get_by_label("Find the fastest layout")
+        .scroll_to_me();
+    harness.run();
+    harness.get_by_label("Find the fastest layout").click();
+    harness.step();
+    assert!(harness.state().layout_search_is_running());
+    common::app::wait_until(&mut harness, "the layout search", |app| {
+        !app.layout_search_is_running()
+    });
+    harness.get_by_label_contains("settings tried");
+    let rows: Vec<String> = harness
+        .query_all_by_label_contains(", micro-batch ")
+        .filter_map(|n| n.accesskit_node().value())
+        .collect();
+    assert!(!rows.is_empty() && rows.len() <= 5, "{rows:?}");
+    let use_buttons = harness.query_all_by_label("Use").count();
+    assert!(
+        use_buttons >= rows.len() - 1,
+        "{use_buttons} Use for {rows:?}"
+    );
+    // Below the fold until scrolled to.
+    harness
+        .query_all_by_label("Use")
+        .last()
+        .expect("a layout to pin")
+        .scroll_to_me();
+    harness.run();
+    harness
+        .query_all_by_label("Use")
+        .last()
+        .expect("a layout to pin")
+        .click();
+    wait_for_analysis(&mut harness);
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    let Some(Ok(JobOutcome::Training { step, .. })) = &analysis.job else {
+        panic!("a training job: {:?}", analysis.job);
+    };
+    let pinned = format!("{}, micro-batch {}:", step.layout, step.micro_batch);
+    assert!(
+        rows.last().is_some_and(|row| row.starts_with(&pinned)),
+        "pinned {pinned}, rows {rows:?}"
+    );
+    let prefs = &harness.state().prefs().workload;
+    assert_eq!(
+        (prefs.tp, prefs.pp, prefs.micro_batch),
+        (step.tp, step.pp, step.micro_batch)
+    );
+    // The pinned row is now the one in use.
+    harness.get_by_label("in use");
 }

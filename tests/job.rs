@@ -224,3 +224,59 @@ fn serving_decode_is_weights_and_cache_over_memory_bandwidth() {
     // No published kernel efficiency for Apple silicon: time to first token is unknown.
     assert_eq!(r.ttft_ms, None);
 }
+
+/// The sidebar's search holds recomputation and ZeRO as the sidebar's job has them, so the
+/// layout it finds, once pinned into the workload, shows the very step the search timed; and
+/// that step is no slower than the model's usual layout, which is among those searched.
+#[test]
+fn a_pinned_layout_shows_the_step_the_search_found() {
+    use railyard::analysis::assess::{Question, assess};
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::job::{SearchOptions, search_layouts, training_job_of_workload};
+
+    let catalog = Catalog::builtin();
+    let design = preset("dgx-h100-superpod-su.ron");
+    let usual = Workload::named("llama-8b").expect("built in");
+    let job = training_job_of_workload(&usual).expect("a known shape");
+    let found = search_layouts(
+        &design,
+        &catalog,
+        &job,
+        SearchOptions {
+            keep: 3,
+            routing: Routing::Ecmp,
+            hold_memory_settings: true,
+        },
+        &mut |_| {},
+    )
+    .expect("layouts");
+    assert!(!found.best.is_empty());
+    for step in &found.best {
+        assert_eq!((step.recompute, step.zero), (Recompute::Selective, 1));
+    }
+    let steps: Vec<f64> = found.best.iter().filter_map(|s| s.step_ms).collect();
+    assert!(steps.windows(2).all(|w| w[0] <= w[1]), "{steps:?}");
+
+    let step_of = |w: &Workload| {
+        let question = Question {
+            workload: Some(w.clone()),
+            ..Question::metrics_only()
+        };
+        match assess(&design, &catalog, &question).job {
+            Some(Ok(outcome)) => outcome.step_ms().expect("a step time"),
+            other => panic!("no job: {other:?}"),
+        }
+    };
+    let best = &found.best[0];
+    let mut pinned = usual.clone();
+    (pinned.tp, pinned.pp, pinned.micro_batch) = (best.tp, best.pp, best.micro_batch);
+    let pinned_ms = step_of(&pinned);
+    let searched_ms = best.step_ms.expect("timed");
+    // The sidebar's workload moves the gradients of its named model's rounded parameter count
+    // (8.0e9), the search those of the counted shape (8.03e9): a part in a million of the step.
+    assert!(
+        (pinned_ms - searched_ms).abs() <= 1e-5 * searched_ms,
+        "pinned {pinned_ms} ms, searched {searched_ms} ms"
+    );
+    assert!(pinned_ms <= step_of(&usual) * (1.0 + 1e-12));
+}

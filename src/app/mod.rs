@@ -13,6 +13,7 @@ pub mod exports;
 pub mod files;
 pub mod inspector;
 pub mod jobs;
+pub mod layout_search;
 pub mod menu;
 pub mod palette;
 pub mod plots;
@@ -33,6 +34,7 @@ use canvas::{CanvasEvent, CanvasOverlay, CanvasState};
 use document::{Clip, Document, copy_selection, delete_command, nudge_command, paste_command};
 use files::{DialogAnswer, FileDialogs, NativeDialogs};
 use inspector::InspectorState;
+use layout_search::{LayoutSearch, SearchKey};
 use menu::{MenuContext, MenuEvent, Theme};
 use palette::{GenerateDialog, PaletteEvent, PaletteState};
 use presets::PRESETS;
@@ -127,6 +129,7 @@ struct Tab {
     canvas: CanvasState,
     inspector: InspectorState,
     worker: Option<AnalysisWorker>,
+    layout_search: LayoutSearch,
 }
 
 /// A path typed into the window, for when no native dialog can appear.
@@ -297,6 +300,11 @@ impl RailyardApp {
         worker.latest().map(|(k, a)| (k.clone(), Arc::clone(a)))
     }
 
+    /// The active design's layout search is still running.
+    pub fn layout_search_is_running(&self) -> bool {
+        self.tabs[self.active].layout_search.is_running()
+    }
+
     /// The shown analysis belongs to the current revision and settings.
     pub fn analysis_is_current(&self) -> bool {
         self.analysis()
@@ -349,6 +357,7 @@ impl RailyardApp {
             canvas,
             inspector: InspectorState::default(),
             worker: None,
+            layout_search: LayoutSearch::default(),
         };
         // An untouched empty tab gives way to the design being opened.
         if let Some(current) = self.tabs.get(self.active)
@@ -736,12 +745,34 @@ impl RailyardApp {
         }
     }
 
+    /// Searches the layouts of the sidebar's workload on the active design, off the UI
+    /// thread; the sidebar shows its progress and what it found.
+    fn start_layout_search(&mut self, ctx: &egui::Context) {
+        let Some(workload) = self.prefs.workload.workload() else {
+            return;
+        };
+        let tab = &mut self.tabs[self.active];
+        let key = SearchKey {
+            revision: tab.doc.revision(),
+            workload,
+            routing: self.prefs.collective.routing(),
+        };
+        let design = tab.doc.shared_design();
+        if let Err(e) = tab
+            .layout_search
+            .start(ctx, Arc::clone(&self.catalog), design, key)
+        {
+            self.status = format!("Could not start the layout search: {e}");
+        }
+    }
+
     /// Polls every tab's worker and asks for the active design's analysis if it is stale.
     fn drive_analysis(&mut self, ctx: &egui::Context) {
         for tab in &mut self.tabs {
             if let Some(worker) = &mut tab.worker {
                 worker.poll();
             }
+            tab.layout_search.poll();
         }
         let key = self.analysis_key();
         let catalog = Arc::clone(&self.catalog);
@@ -1038,6 +1069,7 @@ impl RailyardApp {
                         pending,
                         settings,
                         workload,
+                        (&tab.layout_search, tab.doc.revision()),
                     );
                 });
             });
@@ -1056,6 +1088,7 @@ impl RailyardApp {
                 // The question is part of the analysis key: a new one is asked next frame.
                 SidebarEvent::SettingsChanged => {}
                 SidebarEvent::OpenPlots => self.plots.open = true,
+                SidebarEvent::SearchLayouts => self.start_layout_search(ui.ctx()),
             }
         }
     }

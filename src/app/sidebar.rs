@@ -4,6 +4,7 @@
 //! off the UI thread; this panel only shows the newest finished result and reports clicks
 //! and hovers as events (select these devices, highlight those links).
 
+use super::layout_search::{LayoutSearch, SearchKey};
 #[cfg(test)]
 use crate::analysis::assess;
 use crate::analysis::checks::Severity;
@@ -133,13 +134,17 @@ impl CollectiveSettings {
         self.enabled.then(|| {
             let mut q = CollectiveQuery::new(self.op, Bytes(self.bytes));
             q.algorithm = self.algorithm.choice();
-            q.routing = if self.adaptive_routing {
-                Routing::Adaptive
-            } else {
-                Routing::Ecmp
-            };
+            q.routing = self.routing();
             q
         })
+    }
+
+    pub fn routing(&self) -> Routing {
+        if self.adaptive_routing {
+            Routing::Adaptive
+        } else {
+            Routing::Ecmp
+        }
     }
 }
 
@@ -154,6 +159,8 @@ pub struct WorkloadSettings {
     pub pp: u32,
     /// Expert-parallel size of a mixture of experts; 0 = as many as it has experts.
     pub ep: u32,
+    /// Sequences per micro-batch of a training step.
+    pub micro_batch: u32,
     pub precision: Precision,
     /// Serving replicas (one decode step) rather than training.
     pub serving: bool,
@@ -167,6 +174,7 @@ impl Default for WorkloadSettings {
             tp: 8,
             pp: 1,
             ep: 0,
+            micro_batch: 1,
             precision: Precision::Bf16,
             serving: false,
         }
@@ -181,6 +189,7 @@ impl WorkloadSettings {
         let mut w = Workload::named(&self.model)?;
         w.tp = self.tp.max(1);
         w.pp = self.pp.max(1);
+        w.micro_batch = self.micro_batch.max(1);
         if let Some(moe) = &mut w.moe {
             moe.ep = (self.ep > 0).then_some(self.ep);
         }
@@ -194,6 +203,7 @@ impl WorkloadSettings {
         if let Some(w) = Workload::named(id) {
             self.tp = w.tp;
             self.pp = w.pp;
+            self.micro_batch = w.micro_batch;
             self.ep = w.moe.and_then(|m| m.ep).unwrap_or(0);
             self.model = id.to_string();
         }
@@ -213,6 +223,8 @@ pub enum SidebarEvent {
     SettingsChanged,
     /// Open the Plots window.
     OpenPlots,
+    /// Search the workload's layouts on the design.
+    SearchLayouts,
 }
 
 pub fn percent(x: f64) -> String {
@@ -238,6 +250,7 @@ pub fn sidebar_ui(
     pending: bool,
     settings: &mut CollectiveSettings,
     workload: &mut WorkloadSettings,
+    (search, revision): (&LayoutSearch, u64),
 ) -> Vec<SidebarEvent> {
     let mut events = Vec::new();
     ui.horizontal(|ui| {
@@ -331,7 +344,14 @@ pub fn sidebar_ui(
     ui.separator();
     collective_ui(ui, analysis, settings, &mut events);
     ui.separator();
-    workload_ui(ui, analysis, workload, &mut events);
+    let routing = settings.routing();
+    workload_ui(
+        ui,
+        analysis,
+        workload,
+        (search, revision, routing),
+        &mut events,
+    );
     events
 }
 
@@ -377,6 +397,7 @@ fn workload_ui(
     ui: &mut Ui,
     analysis: &Analysis,
     settings: &mut WorkloadSettings,
+    (search, revision, routing): (&LayoutSearch, u64, Routing),
     events: &mut Vec<SidebarEvent>,
 ) {
     let before = settings.clone();
@@ -400,6 +421,13 @@ fn workload_ui(
             ui.label("pipeline");
             ui.add(egui::DragValue::new(&mut settings.pp).range(1..=64));
         });
+        if !settings.serving {
+            ui.horizontal(|ui| {
+                ui.label("micro-batch");
+                ui.add(egui::DragValue::new(&mut settings.micro_batch).range(1..=64))
+                    .on_hover_text("Sequences per micro-batch; the global batch must split into data-parallel replicas × micro-batches");
+            });
+        }
         if Workload::named(&settings.model).is_some_and(|w| w.moe.is_some()) {
             ui.horizontal(|ui| {
                 ui.label("expert parallel");
@@ -440,6 +468,26 @@ fn workload_ui(
                         ui.colored_label(ui.visuals().warn_fg_color, e.to_string());
                     }
                     None => {}
+                }
+                if analysis.job.is_some()
+                    && !settings.serving
+                    && let Some(workload) = settings.workload()
+                {
+                    let now = SearchKey {
+                        revision,
+                        workload,
+                        routing,
+                    };
+                    let (pinned, start) = search.ui(ui, &now);
+                    if start {
+                        events.push(SidebarEvent::SearchLayouts);
+                    }
+                    if let Some(layout) = pinned {
+                        settings.tp = layout.tp;
+                        settings.pp = layout.pp;
+                        settings.ep = layout.ep;
+                        settings.micro_batch = layout.micro_batch;
+                    }
                 }
             }
             Some(Err(_)) if analysis.metrics.gpus == 0 => {

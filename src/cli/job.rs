@@ -248,7 +248,11 @@ pub(super) fn run_job(
             design,
             catalog,
             &chosen.training,
-            SearchOptions { keep: 5, routing },
+            SearchOptions {
+                keep: 5,
+                routing,
+                hold_memory_settings: false,
+            },
             &mut |_| {},
         )
         .with_context(|| format!("{}: cannot train {name}", file.display()))?;

@@ -43,6 +43,20 @@ impl JobOutcome {
     }
 }
 
+/// The training job of a built-in workload in railyard's default framework settings, its
+/// data-parallel size left to fill the GPUs; None for a model railyard does not know the
+/// shape of. The layout search starts from it, so a layout it finds and the user pins shows
+/// the figures the search found.
+pub fn training_job_of_workload(w: &Workload) -> Option<TrainingJob> {
+    let mut model = named_model(&w.name)?;
+    model.seq_len = w.seq_len;
+    let mut job = TrainingJob::new(model, w.tp, w.pp, w.global_batch);
+    job.ep = w.moe.and_then(|m| m.ep);
+    job.micro_batch = w.micro_batch;
+    job.precision = w.precision;
+    Some(job)
+}
+
 /// The job of a built-in workload `w` on the design, given its communication `comm`; None
 /// for a model railyard does not know the shape of.
 pub fn job_of_workload(
@@ -71,11 +85,8 @@ pub fn job_of_workload(
             serving(design, catalog, &job, routing).map(|r| JobOutcome::Serving(Box::new(r))),
         );
     }
-    let mut job = TrainingJob::new(model, w.tp, w.pp, w.global_batch);
+    let mut job = training_job_of_workload(w)?;
     job.dp = Some(comm.mapping.dp);
-    job.ep = ep;
-    job.micro_batch = w.micro_batch;
-    job.precision = w.precision;
     Some(
         training_step_with(comm.clone(), design, catalog, &job).map(|step| {
             let economics = step.tokens_per_s.map(|tokens_per_s| {

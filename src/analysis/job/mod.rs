@@ -11,7 +11,7 @@ pub mod search;
 pub mod serving;
 pub mod training;
 
-pub use assessed::{JobOutcome, job_of_workload};
+pub use assessed::{JobOutcome, job_of_workload, training_job_of_workload};
 pub use compute::{Efficiency, default_efficiency, peak_tflops};
 pub use economics::{Economics, EconomicsInputs, economics};
 pub use memory::{MemoryUse, training_memory};

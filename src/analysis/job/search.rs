@@ -26,6 +26,9 @@ pub struct SearchOptions {
     /// How many of the fastest layouts to keep.
     pub keep: usize,
     pub routing: Routing,
+    /// Recomputation and ZeRO stage held as the job has them (the sidebar's job, whose
+    /// settings a pinned layout keeps); false searches none/selective/full and ZeRO 1 or 2.
+    pub hold_memory_settings: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,8 +108,14 @@ pub fn search_layouts(
             let (tp, pp, dp, _, mb) = shape;
             // The least compute of the settings: no recomputation moves the most bytes,
             // selective recomputation adds FLOPs; full adds both.
-            let bound = [Recompute::None, Recompute::Selective]
-                .into_iter()
+            let recomputes: &[Recompute] = if options.hold_memory_settings {
+                &[job.recompute]
+            } else {
+                &[Recompute::None, Recompute::Selective]
+            };
+            let bound = recomputes
+                .iter()
+                .copied()
                 .filter_map(|recompute| {
                     let probe = TrainingJob {
                         micro_batch: mb,
@@ -129,7 +138,7 @@ pub fn search_layouts(
         if state.kept.len() >= keep && bound > state.slowest_kept() {
             break;
         }
-        let visit = visit_shape(&fabrics, design, catalog, job, shape, options.routing);
+        let visit = visit_shape(&fabrics, design, catalog, job, shape, options);
         state.add(visit, keep);
     }
     let Shared {
@@ -226,7 +235,7 @@ fn visit_shape(
     catalog: &Catalog,
     job: &TrainingJob,
     (tp, pp, dp, ep, mb): Shape,
-    routing: Routing,
+    options: SearchOptions,
 ) -> Visit {
     let mut visit = Visit {
         steps: Vec::new(),
@@ -236,8 +245,16 @@ fn visit_shape(
     // Each recomputation setting with the least ZeRO sharding that fits (ZeRO 1 and 2 cost
     // the same traffic, so sharding more than needed gains nothing).
     let mut fitted = Vec::new();
-    for recompute in [Recompute::None, Recompute::Selective, Recompute::Full] {
-        for zero in [1u8, 2] {
+    let (recomputes, zeros): (&[Recompute], &[u8]) = if options.hold_memory_settings {
+        (&[job.recompute], &[job.zero])
+    } else {
+        (
+            &[Recompute::None, Recompute::Selective, Recompute::Full],
+            &[1, 2],
+        )
+    };
+    for &recompute in recomputes {
+        for &zero in zeros {
             visit.tried += 1;
             let candidate = TrainingJob {
                 tp,
@@ -263,7 +280,7 @@ fn visit_shape(
     };
     // One communication timing serves every setting of the shape; the ideal network is left
     // for the layouts kept.
-    let comm = match fabrics.step_comm_real_only(design, &first.comm_workload(), routing) {
+    let comm = match fabrics.step_comm_real_only(design, &first.comm_workload(), options.routing) {
         Ok(comm) => comm,
         Err(e) => {
             visit.refused.push(e.to_string());

@@ -1,0 +1,232 @@
+//! The sidebar's layout search: the fastest tensor, pipeline, data and expert parallel
+//! layouts (and micro-batch) of the workload's model on the design, found off the UI thread
+//! with its progress shown, each with a Use button that pins it into the workload settings.
+//! Recomputation and ZeRO stay as the sidebar's job has them, so a pinned layout shows the
+//! figures the search found.
+
+use super::jobs::Jobs;
+use crate::analysis::collective::{Routing, Workload};
+use crate::analysis::job::{
+    SearchOptions, SearchResult, TrainingStep, search_layouts, training_job_of_workload,
+};
+use crate::model::units::time_text;
+use crate::model::{Catalog, Design};
+use egui::{RichText, Ui};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// How many of the fastest layouts the sidebar lists.
+const LAYOUTS_SHOWN: usize = 5;
+
+/// What a search was asked: the design's revision, the workload (whose own layout does not
+/// matter: the search replaces it) and the routing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchKey {
+    pub revision: u64,
+    pub workload: Workload,
+    pub routing: Routing,
+}
+
+impl SearchKey {
+    /// Equal but for the parallel layout, which is what the search chooses.
+    fn same_question(&self, other: &SearchKey) -> bool {
+        let strip = |w: &Workload| {
+            let mut w = w.clone();
+            (w.tp, w.pp, w.dp, w.micro_batch) = (1, 1, None, 1);
+            if let Some(moe) = &mut w.moe {
+                moe.ep = None;
+            }
+            w
+        };
+        self.revision == other.revision
+            && self.routing == other.routing
+            && strip(&self.workload) == strip(&other.workload)
+    }
+}
+
+type Query = (Arc<Design>, SearchKey, Arc<AtomicU32>);
+type Outcome = Result<SearchResult, String>;
+
+/// One design's search: the one running (with its progress in thousandths) and the last one
+/// finished.
+#[derive(Default)]
+pub struct LayoutSearch {
+    jobs: Option<Jobs<u64, Query, Outcome>>,
+    tickets: u64,
+    running: Option<(u64, SearchKey, Arc<AtomicU32>)>,
+    finished: Option<(SearchKey, Arc<Outcome>)>,
+}
+
+/// A layout the user chose from the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PinnedLayout {
+    pub tp: u32,
+    pub pp: u32,
+    /// 0 for a dense model.
+    pub ep: u32,
+    pub micro_batch: u32,
+}
+
+impl LayoutSearch {
+    /// Starts a search of `key`'s workload on the design, unless one is running.
+    pub fn start(
+        &mut self,
+        ctx: &egui::Context,
+        catalog: Arc<Catalog>,
+        design: Arc<Design>,
+        key: SearchKey,
+    ) -> std::io::Result<()> {
+        if self.running.is_some() {
+            return Ok(());
+        }
+        if self.jobs.is_none() {
+            self.jobs = Some(Jobs::spawn(
+                "layout-search",
+                ctx.clone(),
+                move |(design, key, progress): Query| search(&design, &catalog, &key, &progress),
+            )?);
+        }
+        let Some(jobs) = &mut self.jobs else {
+            return Ok(());
+        };
+        self.tickets += 1;
+        let ticket = self.tickets;
+        let progress = Arc::new(AtomicU32::new(0));
+        let shared = Arc::clone(&progress);
+        let asked = key.clone();
+        jobs.request(ticket, move || (design, asked, shared));
+        self.running = Some((ticket, key, progress));
+        Ok(())
+    }
+
+    /// Takes a finished search without blocking.
+    pub fn poll(&mut self) {
+        let Some(jobs) = &mut self.jobs else {
+            return;
+        };
+        jobs.poll();
+        let Some((ticket, _, _)) = &self.running else {
+            return;
+        };
+        if jobs.is_pending(ticket) {
+            return;
+        }
+        if let Some((ticket, key, _)) = self.running.take() {
+            let outcome = jobs.get(&ticket).map(Arc::clone).unwrap_or_else(|| {
+                Arc::new(Err("the search stopped on an internal error".to_string()))
+            });
+            jobs.retain(|_| false);
+            self.finished = Some((key, outcome));
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// The sidebar's part: a button, the progress while it runs, then the layouts found for
+    /// the question now asked (a search of an older revision or another model is not shown).
+    /// Returns the layout the user pinned, and whether a search was asked for.
+    pub fn ui(&self, ui: &mut Ui, now: &SearchKey) -> (Option<PinnedLayout>, bool) {
+        let mut pinned = None;
+        let mut start = false;
+        if let Some((_, key, progress)) = &self.running {
+            let done = progress.load(Ordering::Relaxed) as f32 / 1000.0;
+            ui.add(
+                egui::ProgressBar::new(done)
+                    .show_percentage()
+                    .text(format!("Searching layouts of {}… {:.0} %", key.workload.name, done * 100.0)),
+            );
+            ui.ctx()
+                .request_repaint_after(std::time::Duration::from_millis(100));
+        } else if ui
+            .button("Find the fastest layout")
+            .on_hover_text(
+                "Try tensor, pipeline, data and expert parallel sizes and micro-batches of this model on this design; recomputation and ZeRO stay as above",
+            )
+            .clicked()
+        {
+            start = true;
+        }
+        let Some((key, outcome)) = &self.finished else {
+            return (pinned, start);
+        };
+        if !key.same_question(now) {
+            return (pinned, start);
+        }
+        match outcome.as_ref() {
+            Err(message) => {
+                ui.colored_label(ui.visuals().warn_fg_color, message);
+            }
+            Ok(found) => {
+                ui.weak(format!(
+                    "{} settings tried, {} refused; the fastest {}:",
+                    found.tried,
+                    found.refused,
+                    found.best.len()
+                ));
+                egui::Grid::new("found-layouts")
+                    .num_columns(2)
+                    .show(ui, |ui| {
+                        for (step, why) in found.best.iter().zip(&found.why) {
+                            if let Some(layout) = layout_row(ui, step, why, &now.workload) {
+                                pinned = Some(layout);
+                            }
+                            ui.end_row();
+                        }
+                    });
+            }
+        }
+        (pinned, start)
+    }
+}
+
+/// One found layout as a row of two grid cells: its shape, step and MFU, why (on hover);
+/// and Use unless it is the one in use.
+fn layout_row(ui: &mut Ui, step: &TrainingStep, why: &str, now: &Workload) -> Option<PinnedLayout> {
+    let layout = PinnedLayout {
+        tp: step.tp,
+        pp: step.pp,
+        ep: if now.moe.is_some() { step.ep } else { 0 },
+        micro_batch: step.micro_batch,
+    };
+    let in_use = now.tp == layout.tp
+        && now.pp == layout.pp
+        && now.micro_batch == layout.micro_batch
+        && now.moe.is_none_or(|m| m.ep == Some(layout.ep));
+    let figures = match (step.step_ms, step.mfu) {
+        (Some(ms), Some(mfu)) => format!("{}, MFU {:.1} %", time_text(ms * 1e3), mfu * 100.0),
+        _ => "step time unknown".to_string(),
+    };
+    let label = format!(
+        "{}, micro-batch {}: {figures}",
+        step.layout, step.micro_batch
+    );
+    ui.label(RichText::new(label).small()).on_hover_text(why);
+    if in_use {
+        ui.weak("in use");
+        return None;
+    }
+    ui.small_button("Use")
+        .on_hover_text("Set the workload's layout to this one")
+        .clicked()
+        .then_some(layout)
+}
+
+/// The search itself, on the job thread.
+fn search(design: &Design, catalog: &Catalog, key: &SearchKey, progress: &AtomicU32) -> Outcome {
+    let job = training_job_of_workload(&key.workload)
+        .ok_or_else(|| format!("railyard does not know the shape of {}", key.workload.name))?;
+    search_layouts(
+        design,
+        catalog,
+        &job,
+        SearchOptions {
+            keep: LAYOUTS_SHOWN,
+            routing: key.routing,
+            hold_memory_settings: true,
+        },
+        &mut |done| progress.store((done.clamp(0.0, 1.0) * 1000.0) as u32, Ordering::Relaxed),
+    )
+    .map_err(|e| format!("No layout found: {e}"))
+}
