@@ -11,6 +11,8 @@ use super::{
     LinkLoad, Op, ResourceKind, Routing,
 };
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A plan with its bandwidth cost.
 pub(crate) struct Costed {
@@ -1265,6 +1267,54 @@ pub(crate) fn evaluate_groups(
     routing: Routing,
     report: bool,
 ) -> Result<Vec<GroupTime>, CollectiveError> {
+    evaluate_groups_with(fab, design, specs, routing, report, None)
+}
+
+/// Plans already made on one fabric, by the groups, operation and routing they were made
+/// for. A plan does not depend on the size (only its timing does), so a search that times the
+/// same groups at many sizes (micro-batches) plans them once.
+#[derive(Default)]
+pub(crate) struct PlanCache {
+    plans: std::sync::Mutex<HashMap<PlanKey, Arc<Vec<Costed>>>>,
+}
+
+type PlanKey = (Op, Routing, Vec<Vec<u32>>);
+
+impl PlanCache {
+    /// Entries kept before the cache starts again: plans of a 16k-GPU all-reduce take a few
+    /// hundred kilobytes each.
+    const CAPACITY: usize = 256;
+
+    fn get_or_make(
+        &self,
+        key: PlanKey,
+        make: impl FnOnce() -> Result<Vec<Costed>, CollectiveError>,
+    ) -> Result<Arc<Vec<Costed>>, CollectiveError> {
+        let lock = || self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(plans) = lock().get(&key) {
+            return Ok(Arc::clone(plans));
+        }
+        let plans = Arc::new(make()?);
+        let mut cache = lock();
+        if cache.len() >= Self::CAPACITY {
+            cache.clear();
+        }
+        cache.insert(key, Arc::clone(&plans));
+        Ok(plans)
+    }
+}
+
+/// `evaluate_groups`, reusing the plans in `cache` (made for this fabric) when given; a cache
+/// serves unreported timings only, whose plans keep no loads.
+pub(crate) fn evaluate_groups_with(
+    fab: &Fabric,
+    design: &Design,
+    specs: &[GroupSpec],
+    routing: Routing,
+    report: bool,
+    cache: Option<&PlanCache>,
+) -> Result<Vec<GroupTime>, CollectiveError> {
+    let cache = cache.filter(|_| !report);
     let mut out = Vec::with_capacity(specs.len());
     for spec in specs {
         if spec.groups.is_empty() || spec.groups[0].len() < 2 || spec.bytes <= 0.0 {
@@ -1275,17 +1325,24 @@ pub(crate) fn evaluate_groups(
             });
             continue;
         }
-        let (plans, _) = make_plans(
-            fab,
-            design,
-            spec.groups,
-            spec.op,
-            AlgoChoice::Auto,
-            routing,
-            None,
-            if report { Keep::All } else { Keep::Nothing },
-            None,
-        )?;
+        let make = || {
+            make_plans(
+                fab,
+                design,
+                spec.groups,
+                spec.op,
+                AlgoChoice::Auto,
+                routing,
+                None,
+                if report { Keep::All } else { Keep::Nothing },
+                None,
+            )
+            .map(|(plans, _)| plans)
+        };
+        let plans = match cache {
+            Some(cache) => cache.get_or_make((spec.op, routing, spec.groups.to_vec()), make)?,
+            None => Arc::new(make()?),
+        };
         // (time, latency, plan index)
         let mut best = (f64::INFINITY, 0.0, usize::MAX);
         for (i, c) in plans.iter().enumerate() {

@@ -3,7 +3,7 @@
 //! time of one training step (or one decode step of serving replicas) next to what an ideal
 //! network would need.
 
-use super::evaluate::{GroupSpec, evaluate_groups};
+use super::evaluate::{GroupSpec, PlanCache, evaluate_groups, evaluate_groups_with};
 use super::fabric;
 use super::{Algorithm, CollectiveError, Op, Routing};
 use crate::model::{Catalog, Design};
@@ -278,6 +278,8 @@ pub struct CommFabrics {
     fab: fabric::Fabric,
     ideal_design: Design,
     ideal_fab: fabric::Fabric,
+    /// Plans on `fab` for the unreported timings of `step_comm_real_only`.
+    plans: PlanCache,
 }
 
 impl CommFabrics {
@@ -305,6 +307,7 @@ impl CommFabrics {
             fab,
             ideal_design,
             ideal_fab,
+            plans: PlanCache::default(),
         })
     }
 
@@ -322,7 +325,7 @@ impl CommFabrics {
         routing: Routing,
     ) -> Result<WorkloadResult, CollectiveError> {
         let ideal = Some((&self.ideal_fab, &self.ideal_design));
-        step_comm(&self.fab, design, ideal, w, routing)
+        step_comm(&self.fab, design, ideal, w, routing, None)
     }
 
     /// `step_comm` without the ideal network (its figures are the real ones) and without
@@ -333,7 +336,7 @@ impl CommFabrics {
         w: &Workload,
         routing: Routing,
     ) -> Result<WorkloadResult, CollectiveError> {
-        step_comm(&self.fab, design, None, w, routing)
+        step_comm(&self.fab, design, None, w, routing, Some(&self.plans))
     }
 }
 
@@ -343,6 +346,7 @@ fn step_comm(
     ideal: Option<(&fabric::Fabric, &Design)>,
     w: &Workload,
     routing: Routing,
+    plans: Option<&PlanCache>,
 ) -> Result<WorkloadResult, CollectiveError> {
     let total = fab.gpus.len() as u32;
     if total == 0 {
@@ -522,7 +526,7 @@ fn step_comm(
             bytes: *bytes,
         })
         .collect();
-    let times = evaluate_groups(fab, design, &specs, routing, ideal.is_some())?;
+    let times = evaluate_groups_with(fab, design, &specs, routing, ideal.is_some(), plans)?;
     let ideal_times = match ideal {
         Some((ideal_fab, ideal_design)) => {
             evaluate_groups(ideal_fab, ideal_design, &specs, Routing::Adaptive, false)?
