@@ -133,9 +133,7 @@ impl LayoutSearch {
         if let Some((_, key, progress)) = &self.running {
             let done = progress.load(Ordering::Relaxed) as f32 / 1000.0;
             ui.add(
-                egui::ProgressBar::new(done)
-                    .show_percentage()
-                    .text(format!("Searching layouts of {}… {:.0} %", key.workload.name, done * 100.0)),
+                egui::ProgressBar::new(done).text(format!("Searching layouts of {}… {:.0} %", key.workload.name, done * 100.0)),
             );
             ui.ctx()
                 .request_repaint_after(std::time::Duration::from_millis(100));
