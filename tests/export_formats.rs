@@ -5,11 +5,13 @@
 mod common;
 
 use common::cli::railyard;
+use railyard::io::export::ExportError;
 use railyard::io::export::cables::write_cable_plan;
 use railyard::io::export::containerlab::design_to_containerlab;
 use railyard::io::export::dot::design_to_dot;
 use railyard::io::export::drawio::design_to_drawio;
 use railyard::io::export::netbox::{FILES, write_netbox_folder};
+use railyard::io::export::simai::design_to_simai;
 use railyard::io::load_design;
 use railyard::model::{Catalog, Design, DeviceKind, LinkTech, SwitchRole};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -509,4 +511,205 @@ fn a_network_link_to_an_nvswitch_domain_is_left_out_of_the_lab() {
         before.matches("- endpoints:").count(),
         after.matches("- endpoints:").count()
     );
+}
+
+/// A SimAI topology read back as SimAI's `SetupNetwork` reads it: whitespace-separated
+/// tokens, the header, `nvswitch_num + switch_num` switch ids, then `links` lines.
+struct SimaiTopology {
+    nodes: u32,
+    gpus_per_server: u32,
+    nvswitches: Vec<u32>,
+    switches: Vec<u32>,
+    gpu_type: String,
+    /// src, dst, Gb/s, latency.
+    links: Vec<(u32, u32, f64, String)>,
+}
+
+fn read_simai(text: &str) -> SimaiTopology {
+    let mut t = text.split_whitespace();
+    let mut num = |what: &str| -> u32 {
+        t.next()
+            .unwrap_or_else(|| panic!("{what} missing"))
+            .parse()
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+    };
+    let nodes = num("nodes");
+    let gpus_per_server = num("gpus_per_server");
+    let nvswitch_num = num("nvswitch_num");
+    let switch_num = num("switch_num");
+    let link_num = num("links");
+    let gpu_type = t.next().expect("a GPU type").to_string();
+    let mut num = |what: &str| -> u32 {
+        t.next()
+            .unwrap_or_else(|| panic!("{what} missing"))
+            .parse()
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+    };
+    let nvswitches = (0..nvswitch_num).map(|_| num("an NVSwitch id")).collect();
+    let switches = (0..switch_num).map(|_| num("a switch id")).collect();
+    let mut rest = text.lines().skip(2);
+    let links: Vec<_> = (0..link_num)
+        .map(|_| {
+            let line = rest.next().expect("a link line");
+            let f: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(f.len(), 5, "{line}");
+            let gbit_s: f64 = f[2]
+                .strip_suffix("Gbps")
+                .expect("a rate in Gbps")
+                .parse()
+                .expect("a number");
+            assert_eq!(f[4], "0", "{line}");
+            (
+                f[0].parse().expect("src"),
+                f[1].parse().expect("dst"),
+                gbit_s,
+                f[3].to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        rest.all(|l| l.trim().is_empty()),
+        "lines after the last link"
+    );
+    SimaiTopology {
+        nodes,
+        gpus_per_server,
+        nvswitches,
+        switches,
+        gpu_type,
+        links,
+    }
+}
+
+#[test]
+fn simai_topologies_count_gpus_nvswitches_switches_and_links() {
+    // hgx-h100-x4-roce: 4 servers × 8 H100 = 32 GPUs (ids 0-31), one NVSwitch per server
+    // (32-35), one SN5600 (36): 37 nodes. Links: 32 NVLinks at 3600 Gb/s and 32 NICs at
+    // 400 Gb/s, GPU i of server s on NIC i.
+    let topo = read_simai(&design_to_simai(&preset("hgx-h100-x4-roce.ron")).expect("a topology"));
+    assert_eq!(topo.nodes, 37);
+    assert_eq!(topo.gpus_per_server, 8);
+    assert_eq!(topo.nvswitches, [32, 33, 34, 35]);
+    assert_eq!(topo.switches, [36]);
+    assert_eq!(topo.gpu_type, "H100");
+    assert_eq!(topo.links.len(), 64);
+    for g in 0..32 {
+        let mine: Vec<_> = topo.links.iter().filter(|l| l.0 == g).collect();
+        assert_eq!(mine.len(), 2, "GPU {g}");
+        assert_eq!(mine[0].1, 32 + g / 8, "GPU {g}'s NVSwitch");
+        assert_eq!((mine[0].2, mine[0].3.as_str()), (3600.0, "0.000025ms"));
+        assert_eq!(mine[1].1, 36);
+        assert_eq!((mine[1].2, mine[1].3.as_str()), (400.0, "0.0005ms"));
+    }
+
+    // dgx-h100-superpod-su: 32 DGX = 256 GPUs, 32 NVSwitches (256-287), 8 rail leaves
+    // (288-295) and 4 spines (296-299): 300 nodes. Each leaf has 8 cables to each spine:
+    // 32 leaf-spine links of 3200 Gb/s. 256 NVLinks + 256 NIC links + 32 = 544 links.
+    // Rail r's leaf is leaf-r<r>, so GPU g goes to leaf 288 + g mod 8.
+    let topo =
+        read_simai(&design_to_simai(&preset("dgx-h100-superpod-su.ron")).expect("a topology"));
+    assert_eq!(topo.nodes, 300);
+    assert_eq!(topo.nvswitches.len(), 32);
+    assert_eq!(topo.switches, (288..300).collect::<Vec<_>>());
+    assert_eq!(topo.links.len(), 544);
+    let uplinks: Vec<_> = topo.links.iter().filter(|l| l.0 >= 288).collect();
+    assert_eq!(uplinks.len(), 32);
+    assert!(
+        uplinks
+            .iter()
+            .all(|l| l.0 < 296 && l.1 >= 296 && l.2 == 3200.0)
+    );
+    for g in 0..256 {
+        let nic: Vec<_> = topo
+            .links
+            .iter()
+            .filter(|l| l.0 == g && l.1 >= 288)
+            .collect();
+        assert_eq!(nic.len(), 1, "GPU {g}");
+        assert_eq!((nic[0].1, nic[0].2), (288 + g % 8, 400.0), "GPU {g}");
+    }
+
+    // gb200-nvl72-pod: 8 NVL72 domains of 18 trays × 4 GPUs: 576 GPUs, 72 per "server",
+    // one NVSwitch per domain (576-583), 32 leaves + 9 spines (584-624): 625 nodes. Every
+    // leaf has 2 cables to every spine: 288 links of 800 Gb/s. 576 + 576 + 288 = 1440.
+    let topo = read_simai(&design_to_simai(&preset("gb200-nvl72-pod.ron")).expect("a topology"));
+    assert_eq!(topo.nodes, 625);
+    assert_eq!(topo.gpus_per_server, 72);
+    assert_eq!(topo.nvswitches, (576..584).collect::<Vec<_>>());
+    assert_eq!(topo.switches.len(), 41);
+    assert_eq!(topo.links.len(), 1440);
+    assert!(
+        topo.links
+            .iter()
+            .filter(|l| l.1 >= 576 && l.1 < 584)
+            .all(|l| l.2 == 7200.0 && l.1 == 576 + l.0 / 72)
+    );
+    assert_eq!(topo.links.iter().filter(|l| l.2 == 800.0).count(), 288);
+
+    // dgx-h100-fat-tree-3to1: 5 leaves with 8 cables to each of 2 spines, one with 3.
+    let topo =
+        read_simai(&design_to_simai(&preset("dgx-h100-fat-tree-3to1.ron")).expect("a topology"));
+    assert_eq!(topo.nodes, 256 + 32 + 8);
+    assert_eq!(topo.links.len(), 256 + 256 + 12);
+    let uplinks: Vec<f64> = topo
+        .links
+        .iter()
+        .filter(|l| l.0 >= 288)
+        .map(|l| l.2)
+        .collect();
+    assert_eq!(uplinks.iter().filter(|&&r| r == 3200.0).count(), 10);
+    assert_eq!(uplinks.iter().filter(|&&r| r == 1200.0).count(), 2);
+}
+
+#[test]
+fn simai_refuses_what_it_cannot_express_with_the_reason() {
+    for (name, says) in [
+        ("mac-studio-tb5-x4.ron", "no switches"),
+        ("rtx4090-pair-25gbe.ron", "no switches"),
+        ("workstation-star-10gbe.ron", "not joined by NVSwitch"),
+    ] {
+        match design_to_simai(&preset(name)) {
+            Err(e @ ExportError::Unsupported { .. }) => {
+                assert!(e.to_string().contains(says), "{name}: {e}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // Four NICs for eight GPUs cannot be one NIC per GPU.
+    let mut design = preset("hgx-h100-x4-roce.ron");
+    for d in &mut design.devices {
+        if let DeviceKind::GpuNode(n) = &mut d.kind {
+            n.nics.truncate(4);
+        }
+    }
+    design.links.retain(|l| l.a.port < 4);
+    let e = design_to_simai(&design).expect_err("refused");
+    assert!(e.to_string().contains("4 NICs for 8 GPUs"), "{e}");
+}
+
+#[test]
+fn railyard_export_writes_simai_from_the_extension_and_refuses_with_the_reason() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let preset_path = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("presets")
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let hgx = preset_path("hgx-h100-x4-roce.ron");
+    let out = dir.path().join("pod.simai");
+    let o = railyard(&["export", &hgx, "-o", out.to_str().expect("UTF-8")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        text.starts_with("37 8 4 1 64 H100\n32 33 34 35 36\n"),
+        "{text}"
+    );
+
+    let mac = preset_path("mac-studio-tb5-x4.ron");
+    let o = railyard(&["export", &mac, "--format", "simai", "-o", "-"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("no switches"), "{err}");
 }

@@ -63,6 +63,7 @@ impl ExportKind {
             Self::Tool(ExportFormat::Drawio) => "diagram (draw.io)",
             Self::Tool(ExportFormat::Dot) => "graph (Graphviz DOT)",
             Self::Tool(ExportFormat::Containerlab) => "topology (containerlab)",
+            Self::Tool(ExportFormat::Simai) => "topology (SimAI)",
             Self::Tool(ExportFormat::Svg | ExportFormat::Png) => "diagram",
         }
     }

@@ -1,5 +1,6 @@
 //! Exports for other tools: a cable plan (cut sheet) CSV, NetBox bulk-import CSVs, a draw.io
-//! diagram, Graphviz DOT and a containerlab topology. One file per format below this one;
+//! diagram, Graphviz DOT, a containerlab topology and network simulators' topologies
+//! (SimAI). One file per format below this one;
 //! what they share (port names, the cabled links, racks, link labels) is in `cabling`.
 //! No UI imports: the command line and the designer's File menu call the same writers.
 
@@ -9,13 +10,14 @@ pub mod containerlab;
 pub mod dot;
 pub mod drawio;
 pub mod netbox;
+pub mod simai;
 
 use crate::model::{Catalog, Design, LinkId};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-/// Every format `railyard export` writes: the two diagrams it had, and the five for other tools.
+/// Every format `railyard export` writes: the two diagrams it had, and those for other tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ExportFormat {
     Svg,
@@ -27,10 +29,12 @@ pub enum ExportFormat {
     Drawio,
     Dot,
     Containerlab,
+    /// SimAI's topology text file (GPUs, NVSwitches, switches and their links).
+    Simai,
 }
 
 impl ExportFormat {
-    pub const ALL: [ExportFormat; 7] = [
+    pub const ALL: [ExportFormat; 8] = [
         ExportFormat::Svg,
         ExportFormat::Png,
         ExportFormat::Cables,
@@ -38,6 +42,7 @@ impl ExportFormat {
         ExportFormat::Drawio,
         ExportFormat::Dot,
         ExportFormat::Containerlab,
+        ExportFormat::Simai,
     ];
 
     /// The word `--format` takes.
@@ -50,6 +55,7 @@ impl ExportFormat {
             ExportFormat::Drawio => "drawio",
             ExportFormat::Dot => "dot",
             ExportFormat::Containerlab => "containerlab",
+            ExportFormat::Simai => "simai",
         }
     }
 
@@ -63,6 +69,8 @@ impl ExportFormat {
             ExportFormat::Drawio => ".drawio",
             ExportFormat::Dot => ".dot",
             ExportFormat::Containerlab => ".clab.yml",
+            // SimAI's own files have no extension; this one says what reads it.
+            ExportFormat::Simai => ".simai",
         }
     }
 
@@ -78,8 +86,15 @@ impl ExportFormat {
             "drawio" => Some(ExportFormat::Drawio),
             "dot" | "gv" => Some(ExportFormat::Dot),
             "yml" | "yaml" => Some(ExportFormat::Containerlab),
+            "simai" => Some(ExportFormat::Simai),
             _ => None,
         }
+    }
+
+    /// Every `--format` word, comma separated, for messages.
+    pub fn names() -> String {
+        let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
+        names.join(", ")
     }
 
     /// The output path an export takes next to a design file `design.ron` when none is
@@ -112,10 +127,7 @@ impl FromStr for ExportFormat {
         ExportFormat::ALL
             .into_iter()
             .find(|f| f.name() == alias)
-            .ok_or_else(|| {
-                let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
-                format!("`{s}` is not an export format: {}", names.join(", "))
-            })
+            .ok_or_else(|| format!("`{s}` is not an export format: {}", ExportFormat::names()))
     }
 }
 
@@ -136,13 +148,14 @@ pub fn export_text(
         ExportFormat::Drawio => Ok(drawio::design_to_drawio(design)),
         ExportFormat::Dot => Ok(dot::design_to_dot(design)),
         ExportFormat::Containerlab => containerlab::design_to_containerlab(design, catalog),
+        ExportFormat::Simai => simai::design_to_simai(design),
         ExportFormat::Svg | ExportFormat::Png | ExportFormat::Netbox => {
             Err(ExportError::NotText(format))
         }
     }
 }
 
-/// Writes one of the five formats for other tools at `path` (NetBox: the folder `path`),
+/// Writes one of the formats for other tools at `path` (NetBox: the folder `path`),
 /// each file atomically; returns what it holds, for a status line ("5 devices, 4 cables").
 pub fn export_to_path(
     design: &Design,
@@ -185,6 +198,13 @@ pub enum ExportError {
     /// A link whose end names no device of the design.
     #[error("link {link} ends on device d{device}, which the design does not have")]
     MissingDevice { link: LinkId, device: u32 },
+    /// A simulator's format cannot express the design (no switches, say); the reason says
+    /// what it lacks.
+    #[error("a {format} topology cannot express this design: {reason}")]
+    Unsupported {
+        format: ExportFormat,
+        reason: String,
+    },
     #[error("{0} is not a single text file")]
     NotText(ExportFormat),
     #[error("could not write the CSV: {0}")]
@@ -209,6 +229,7 @@ mod tests {
         assert_eq!(of("a.gv"), Some(ExportFormat::Dot));
         assert_eq!(of("lab.clab.yml"), Some(ExportFormat::Containerlab));
         assert_eq!(of("a.drawio"), Some(ExportFormat::Drawio));
+        assert_eq!(of("pod.simai"), Some(ExportFormat::Simai));
         assert_eq!(of("netbox-dir"), None);
         assert_eq!(of("a.txt"), None);
     }
