@@ -10,6 +10,7 @@ use railyard::io::export::cables::write_cable_plan;
 use railyard::io::export::containerlab::design_to_containerlab;
 use railyard::io::export::dot::design_to_dot;
 use railyard::io::export::drawio::design_to_drawio;
+use railyard::io::export::htsim::design_to_htsim;
 use railyard::io::export::netbox::{FILES, write_netbox_folder};
 use railyard::io::export::simai::design_to_simai;
 use railyard::io::load_design;
@@ -712,4 +713,217 @@ fn railyard_export_writes_simai_from_the_extension_and_refuses_with_the_reason()
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("no switches"), "{err}");
+}
+
+/// An htsim `.topo` read as `FatTreeTopology::load` reads it: space-separated tokens, `#`
+/// comments, keys in any case; the header until the first `Tier`, then each tier's keys.
+fn read_htsim(text: &str) -> (HashMap<String, u64>, Vec<HashMap<String, u64>>) {
+    let mut header = HashMap::new();
+    let mut tiers: Vec<HashMap<String, u64>> = Vec::new();
+    for line in text.lines() {
+        let tokens: Vec<&str> = line.split(' ').filter(|t| !t.is_empty()).collect();
+        if tokens.is_empty() || tokens[0].starts_with('#') {
+            continue;
+        }
+        assert_eq!(tokens.len(), 2, "{line}");
+        let key = tokens[0].to_ascii_lowercase();
+        let value: u64 = tokens[1].parse().expect("a whole number, as stoi reads it");
+        if key == "tier" {
+            assert_eq!(value as usize, tiers.len(), "tiers in order");
+            tiers.push(HashMap::new());
+        } else if let Some(tier) = tiers.last_mut() {
+            assert!(tier.insert(key, value).is_none(), "{line} twice");
+        } else {
+            header.insert(key, value);
+        }
+    }
+    (header, tiers)
+}
+
+fn htsim_tier(pairs: &[(&str, u64)]) -> HashMap<String, u64> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_ascii_lowercase(), *v))
+        .chain([
+            ("downlink_latency_ns".to_string(), 1000),
+            ("switch_latency_ns".to_string(), 0),
+        ])
+        .collect()
+}
+
+#[test]
+fn htsim_fat_trees_carry_the_designs_tiers() {
+    // dgx-h100-superpod-su: 256 rail NICs (hosts) on 8 leaves of 32, each leaf with 32
+    // uplinks, 8 to each of 4 spines (Bundle 8), all 400G: one pod of 256, 1:1.
+    let (header, tiers) =
+        read_htsim(&design_to_htsim(&preset("dgx-h100-superpod-su.ron")).expect("a fat tree"));
+    assert_eq!(header["nodes"], 256);
+    assert_eq!(header["tiers"], 2);
+    assert_eq!(header["podsize"], 256);
+    assert_eq!(
+        tiers,
+        [
+            htsim_tier(&[
+                ("Downlink_speed_Gbps", 400),
+                ("Radix_Down", 32),
+                ("Radix_Up", 32),
+                ("Oversubscribed", 1),
+            ]),
+            htsim_tier(&[
+                ("Downlink_speed_Gbps", 400),
+                ("Radix_Down", 64),
+                ("Bundle", 8),
+            ]),
+        ]
+    );
+    // What the loader derives: 256 / 32 = 8 leaves, 256 uplinks / 64 = 4 spines.
+    assert_eq!(header["podsize"] / tiers[0]["radix_down"], 8);
+    assert_eq!(header["nodes"] / tiers[1]["radix_down"], 4);
+
+    // gb200-nvl72-pod: 576 NICs on 32 leaves of 18; 18 uplinks, 2 to each of 9 spines.
+    let (header, tiers) =
+        read_htsim(&design_to_htsim(&preset("gb200-nvl72-pod.ron")).expect("a fat tree"));
+    assert_eq!(
+        (header["nodes"], header["tiers"], header["podsize"]),
+        (576, 2, 576)
+    );
+    assert_eq!((tiers[0]["radix_down"], tiers[0]["radix_up"]), (18, 18));
+    assert_eq!((tiers[1]["radix_down"], tiers[1]["bundle"]), (64, 2));
+}
+
+#[test]
+fn htsim_takes_three_tiers_in_pods() {
+    use railyard::model::{
+        Bandwidth, Device, Endpoint, Host, HostRole, Link, PartId, Pos, Switch, SwitchFeatures,
+    };
+    // Two pods of 2 leaves and 2 spines, 4 cores. Each leaf: 4 hosts, one cable to each
+    // spine of its pod (2:1); spine s of each pod to cores 2s and 2s + 1, as htsim wires it.
+    let mut design = Design::new("three tiers");
+    let add = |design: &mut Design, name: String, kind: DeviceKind| {
+        design.add_device(Device {
+            id: railyard::model::DeviceId(0),
+            name,
+            pos: Pos::new(0.0, 0.0),
+            group: None,
+            kind,
+        })
+    };
+    let switch = |role| {
+        DeviceKind::Switch(Switch {
+            model: PartId("sn5600".into()),
+            role,
+            breakout: 1,
+            rail: None,
+            features: SwitchFeatures::default(),
+        })
+    };
+    let link = |design: &mut Design, a, b| {
+        design.add_link(Link::new(
+            Endpoint::new(a, 0),
+            Endpoint::new(b, 0),
+            LinkTech::Ethernet,
+            Bandwidth::from_gbit_s(100.0),
+        ));
+    };
+    let cores: Vec<_> = (0..4)
+        .map(|c| add(&mut design, format!("core-{c}"), switch(SwitchRole::Core)))
+        .collect();
+    for pod in 0..2 {
+        let spines: Vec<_> = (0..2)
+            .map(|s| {
+                add(
+                    &mut design,
+                    format!("spine-{pod}-{s}"),
+                    switch(SwitchRole::Spine),
+                )
+            })
+            .collect();
+        for (s, &spine) in spines.iter().enumerate() {
+            link(&mut design, spine, cores[2 * s]);
+            link(&mut design, spine, cores[2 * s + 1]);
+        }
+        for l in 0..2 {
+            let leaf = add(
+                &mut design,
+                format!("leaf-{pod}-{l}"),
+                switch(SwitchRole::Leaf),
+            );
+            for &spine in &spines {
+                link(&mut design, leaf, spine);
+            }
+            for h in 0..4 {
+                let host = add(
+                    &mut design,
+                    format!("host-{pod}-{l}-{h}"),
+                    DeviceKind::Host(Host {
+                        role: HostRole::Cpu,
+                        model: None,
+                        nics: Vec::new(),
+                    }),
+                );
+                link(&mut design, host, leaf);
+            }
+        }
+    }
+    let (header, tiers) = read_htsim(&design_to_htsim(&design).expect("a fat tree"));
+    assert_eq!(
+        (header["nodes"], header["tiers"], header["podsize"]),
+        (16, 3, 8)
+    );
+    assert_eq!(
+        tiers,
+        [
+            htsim_tier(&[
+                ("Downlink_speed_Gbps", 100),
+                ("Radix_Down", 4),
+                ("Radix_Up", 2),
+                ("Oversubscribed", 2),
+            ]),
+            htsim_tier(&[
+                ("Downlink_speed_Gbps", 100),
+                ("Radix_Down", 2),
+                ("Radix_Up", 2),
+                ("Oversubscribed", 1),
+                ("Bundle", 1),
+            ]),
+            htsim_tier(&[
+                ("Downlink_speed_Gbps", 100),
+                ("Radix_Down", 2),
+                ("Bundle", 1),
+            ]),
+        ]
+    );
+}
+
+#[test]
+fn htsim_refuses_what_is_not_a_fat_tree_with_the_reason() {
+    for (name, says) in [
+        ("hgx-h100-x4-roce.ron", "a single switch: no tiers"),
+        ("rail-only-1tier.ron", "leaves without spines"),
+        (
+            "dgx-h100-fat-tree-3to1.ron",
+            "leaves have different host links",
+        ),
+        ("mac-studio-tb5-x4.ron", "no leaves"),
+    ] {
+        match design_to_htsim(&preset(name)) {
+            Err(e @ ExportError::Unsupported { .. }) => {
+                assert!(e.to_string().contains(says), "{name}: {e}");
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    // The command line takes htsim from `.topo`.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let su = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/dgx-h100-superpod-su.ron");
+    let out = dir.path().join("su.topo");
+    let o = railyard(&[
+        "export",
+        su.to_str().expect("UTF-8"),
+        "-o",
+        out.to_str().expect("UTF-8"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).expect("written");
+    assert_eq!(read_htsim(&text).0["nodes"], 256);
 }

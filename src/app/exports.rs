@@ -39,6 +39,7 @@ impl ExportKind {
             Self::Tool(ExportFormat::Netbox) => "",
             Self::Tool(ExportFormat::Containerlab) => "yml",
             Self::Tool(ExportFormat::Cables) => "csv",
+            Self::Tool(ExportFormat::Htsim) => "topo",
             Self::Tool(format) => format.name(),
         }
     }
@@ -64,6 +65,7 @@ impl ExportKind {
             Self::Tool(ExportFormat::Dot) => "graph (Graphviz DOT)",
             Self::Tool(ExportFormat::Containerlab) => "topology (containerlab)",
             Self::Tool(ExportFormat::Simai) => "topology (SimAI)",
+            Self::Tool(ExportFormat::Htsim) => "fat tree (htsim)",
             Self::Tool(ExportFormat::Svg | ExportFormat::Png) => "diagram",
         }
     }

@@ -1,7 +1,7 @@
 //! Exports for other tools: a cable plan (cut sheet) CSV, NetBox bulk-import CSVs, a draw.io
 //! diagram, Graphviz DOT, a containerlab topology and network simulators' topologies
-//! (SimAI). One file per format below this one;
-//! what they share (port names, the cabled links, racks, link labels) is in `cabling`.
+//! (SimAI, htsim). One file per format below this one; what they share (port names, the
+//! cabled links, racks, link labels) is in `cabling`.
 //! No UI imports: the command line and the designer's File menu call the same writers.
 
 pub mod cables;
@@ -9,6 +9,7 @@ pub mod cabling;
 pub mod containerlab;
 pub mod dot;
 pub mod drawio;
+pub mod htsim;
 pub mod netbox;
 pub mod simai;
 
@@ -31,10 +32,12 @@ pub enum ExportFormat {
     Containerlab,
     /// SimAI's topology text file (GPUs, NVSwitches, switches and their links).
     Simai,
+    /// An htsim fat-tree topology (`.topo`) for `FatTreeTopology::load`.
+    Htsim,
 }
 
 impl ExportFormat {
-    pub const ALL: [ExportFormat; 8] = [
+    pub const ALL: [ExportFormat; 9] = [
         ExportFormat::Svg,
         ExportFormat::Png,
         ExportFormat::Cables,
@@ -43,6 +46,7 @@ impl ExportFormat {
         ExportFormat::Dot,
         ExportFormat::Containerlab,
         ExportFormat::Simai,
+        ExportFormat::Htsim,
     ];
 
     /// The word `--format` takes.
@@ -56,6 +60,7 @@ impl ExportFormat {
             ExportFormat::Dot => "dot",
             ExportFormat::Containerlab => "containerlab",
             ExportFormat::Simai => "simai",
+            ExportFormat::Htsim => "htsim",
         }
     }
 
@@ -71,6 +76,7 @@ impl ExportFormat {
             ExportFormat::Containerlab => ".clab.yml",
             // SimAI's own files have no extension; this one says what reads it.
             ExportFormat::Simai => ".simai",
+            ExportFormat::Htsim => ".topo",
         }
     }
 
@@ -87,6 +93,7 @@ impl ExportFormat {
             "dot" | "gv" => Some(ExportFormat::Dot),
             "yml" | "yaml" => Some(ExportFormat::Containerlab),
             "simai" => Some(ExportFormat::Simai),
+            "topo" => Some(ExportFormat::Htsim),
             _ => None,
         }
     }
@@ -149,6 +156,7 @@ pub fn export_text(
         ExportFormat::Dot => Ok(dot::design_to_dot(design)),
         ExportFormat::Containerlab => containerlab::design_to_containerlab(design, catalog),
         ExportFormat::Simai => simai::design_to_simai(design),
+        ExportFormat::Htsim => htsim::design_to_htsim(design),
         ExportFormat::Svg | ExportFormat::Png | ExportFormat::Netbox => {
             Err(ExportError::NotText(format))
         }
@@ -200,7 +208,7 @@ pub enum ExportError {
     MissingDevice { link: LinkId, device: u32 },
     /// A simulator's format cannot express the design (no switches, say); the reason says
     /// what it lacks.
-    #[error("a {format} topology cannot express this design: {reason}")]
+    #[error("the {format} format cannot express this design: {reason}")]
     Unsupported {
         format: ExportFormat,
         reason: String,
@@ -230,6 +238,7 @@ mod tests {
         assert_eq!(of("lab.clab.yml"), Some(ExportFormat::Containerlab));
         assert_eq!(of("a.drawio"), Some(ExportFormat::Drawio));
         assert_eq!(of("pod.simai"), Some(ExportFormat::Simai));
+        assert_eq!(of("ft.topo"), Some(ExportFormat::Htsim));
         assert_eq!(of("netbox-dir"), None);
         assert_eq!(of("a.txt"), None);
     }
