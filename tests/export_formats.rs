@@ -6,6 +6,7 @@ mod common;
 
 use common::cli::railyard;
 use railyard::io::export::ExportError;
+use railyard::io::export::astra_sim::design_to_astra_sim;
 use railyard::io::export::cables::write_cable_plan;
 use railyard::io::export::containerlab::design_to_containerlab;
 use railyard::io::export::dot::design_to_dot;
@@ -514,6 +515,33 @@ fn a_network_link_to_an_nvswitch_domain_is_left_out_of_the_lab() {
     );
 }
 
+/// `railyard export PRESET -o FILE` with the format left to FILE's extension: the text.
+fn exported_by_extension(preset: &str, file: &str) -> String {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let design = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("presets")
+        .join(preset);
+    let out = dir.path().join(file);
+    let o = railyard(&[
+        "export",
+        design.to_str().expect("UTF-8"),
+        "-o",
+        out.to_str().expect("UTF-8"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(&out).expect("written")
+}
+
+/// A simulator export refused as one it cannot express, saying why.
+fn assert_refused(name: &str, result: Result<String, ExportError>, says: &str) {
+    match result {
+        Err(e @ ExportError::Unsupported { .. }) => {
+            assert!(e.to_string().contains(says), "{name}: {e}");
+        }
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
 /// A SimAI topology read back as SimAI's `SetupNetwork` reads it: whitespace-separated
 /// tokens, the header, `nvswitch_num + switch_num` switch ids, then `links` lines.
 struct SimaiTopology {
@@ -669,12 +697,7 @@ fn simai_refuses_what_it_cannot_express_with_the_reason() {
         ("rtx4090-pair-25gbe.ron", "no switches"),
         ("workstation-star-10gbe.ron", "not joined by NVSwitch"),
     ] {
-        match design_to_simai(&preset(name)) {
-            Err(e @ ExportError::Unsupported { .. }) => {
-                assert!(e.to_string().contains(says), "{name}: {e}");
-            }
-            other => panic!("{name}: {other:?}"),
-        }
+        assert_refused(name, design_to_simai(&preset(name)), says);
     }
     // Four NICs for eight GPUs cannot be one NIC per GPU.
     let mut design = preset("hgx-h100-x4-roce.ron");
@@ -690,26 +713,15 @@ fn simai_refuses_what_it_cannot_express_with_the_reason() {
 
 #[test]
 fn railyard_export_writes_simai_from_the_extension_and_refuses_with_the_reason() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let preset_path = |name: &str| {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("presets")
-            .join(name)
-            .to_string_lossy()
-            .into_owned()
-    };
-    let hgx = preset_path("hgx-h100-x4-roce.ron");
-    let out = dir.path().join("pod.simai");
-    let o = railyard(&["export", &hgx, "-o", out.to_str().expect("UTF-8")]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&out).expect("written");
+    let text = exported_by_extension("hgx-h100-x4-roce.ron", "pod.simai");
     assert!(
         text.starts_with("37 8 4 1 64 H100\n32 33 34 35 36\n"),
         "{text}"
     );
 
-    let mac = preset_path("mac-studio-tb5-x4.ron");
-    let o = railyard(&["export", &mac, "--format", "simai", "-o", "-"]);
+    let mac = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/mac-studio-tb5-x4.ron");
+    let mac = mac.to_str().expect("UTF-8");
+    let o = railyard(&["export", mac, "--format", "simai", "-o", "-"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("no switches"), "{err}");
@@ -906,24 +918,93 @@ fn htsim_refuses_what_is_not_a_fat_tree_with_the_reason() {
         ),
         ("mac-studio-tb5-x4.ron", "no leaves"),
     ] {
-        match design_to_htsim(&preset(name)) {
-            Err(e @ ExportError::Unsupported { .. }) => {
-                assert!(e.to_string().contains(says), "{name}: {e}");
-            }
-            other => panic!("{name}: {other:?}"),
-        }
+        assert_refused(name, design_to_htsim(&preset(name)), says);
     }
     // The command line takes htsim from `.topo`.
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let su = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/dgx-h100-superpod-su.ron");
-    let out = dir.path().join("su.topo");
-    let o = railyard(&[
-        "export",
-        su.to_str().expect("UTF-8"),
-        "-o",
-        out.to_str().expect("UTF-8"),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&out).expect("written");
+    let text = exported_by_extension("dgx-h100-superpod-su.ron", "su.topo");
     assert_eq!(read_htsim(&text).0["nodes"], 256);
+}
+
+/// An ASTRA-sim network file as yaml-rust2 reads it: each key's list, as numbers or words.
+fn read_astra(text: &str) -> (Vec<String>, Vec<i64>, Vec<f64>, Vec<f64>) {
+    let docs = yaml_rust2::YamlLoader::load_from_str(text).expect("YAML");
+    let doc = &docs[0];
+    let list = |key: &str| doc[key].as_vec().unwrap_or_else(|| panic!("{key}")).clone();
+    let number = |y: &yaml_rust2::Yaml| {
+        y.as_f64()
+            .or_else(|| y.as_i64().map(|i| i as f64))
+            .expect("a number")
+    };
+    (
+        list("topology")
+            .iter()
+            .map(|y| y.as_str().expect("a word").to_string())
+            .collect(),
+        list("npus_count")
+            .iter()
+            .map(|y| y.as_i64().expect("an int, as parse_vector<int> reads it"))
+            .collect(),
+        list("bandwidth").iter().map(number).collect(),
+        list("latency").iter().map(number).collect(),
+    )
+}
+
+/// Gb/s in astra-sim's GB/s (2^30 bytes, common/NetworkFunction.cpp).
+fn astra_gb(gbit_s: f64) -> f64 {
+    gbit_s / 8.0 * 1e9 / 1_073_741_824.0
+}
+
+fn close(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-3)
+}
+
+#[test]
+fn astra_sim_networks_have_a_scale_up_and_a_scale_out_dimension() {
+    // hgx-h100-x4-roce: 8 GPUs per NVSwitch at 3600 Gb/s (450 GB/s), 4 servers with 8 ×
+    // 400G NICs for 8 GPUs: 400 Gb/s (50 GB/s) per GPU.
+    let (topology, npus, bandwidth, latency) =
+        read_astra(&design_to_astra_sim(&preset("hgx-h100-x4-roce.ron")).expect("a network"));
+    assert_eq!(topology, ["Switch", "Switch"]);
+    assert_eq!(npus, [8, 4]);
+    assert!(
+        close(&bandwidth, &[astra_gb(3600.0), astra_gb(400.0)]),
+        "{bandwidth:?}"
+    );
+    assert!(close(&bandwidth, &[419.095, 46.566]), "{bandwidth:?}");
+    assert!(close(&latency, &[25.0, 500.0]), "{latency:?}");
+
+    // gb200-nvl72-pod: 8 NVL72 domains of 72 GPUs at 7200 Gb/s (900 GB/s); each tray's
+    // 4 × 400G NICs for 4 GPUs.
+    let (_, npus, bandwidth, _) =
+        read_astra(&design_to_astra_sim(&preset("gb200-nvl72-pod.ron")).expect("a network"));
+    assert_eq!(npus, [72, 8]);
+    assert!(
+        close(&bandwidth, &[astra_gb(7200.0), astra_gb(400.0)]),
+        "{bandwidth:?}"
+    );
+
+    // dgx-h100-superpod-su: 32 DGX of 8.
+    let (_, npus, _, _) =
+        read_astra(&design_to_astra_sim(&preset("dgx-h100-superpod-su.ron")).expect("a network"));
+    assert_eq!(npus, [8, 32]);
+}
+
+#[test]
+fn astra_sim_refuses_what_is_not_symmetric_with_the_reason() {
+    for (name, says) in [
+        ("mac-studio-tb5-x4.ron", "no switches"),
+        ("workstation-star-10gbe.ron", "not joined by NVSwitch"),
+    ] {
+        assert_refused(name, design_to_astra_sim(&preset(name)), says);
+    }
+    // One server loses a NIC cable: 7 × 400 / 8 GPUs against 400 Gb/s per GPU elsewhere.
+    let mut design = preset("hgx-h100-x4-roce.ron");
+    design.links.remove(0);
+    let e = design_to_astra_sim(&design).expect_err("refused");
+    assert!(e.to_string().contains("not symmetric"), "{e}");
+    assert!(e.to_string().contains("350"), "{e}");
+
+    // The command line takes ASTRA-sim from `.astra.yml`, and `.yml` stays containerlab's.
+    let text = exported_by_extension("hgx-h100-x4-roce.ron", "pod.astra.yml");
+    assert_eq!(read_astra(&text).1, [8, 4]);
 }

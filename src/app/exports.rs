@@ -40,6 +40,7 @@ impl ExportKind {
             Self::Tool(ExportFormat::Containerlab) => "yml",
             Self::Tool(ExportFormat::Cables) => "csv",
             Self::Tool(ExportFormat::Htsim) => "topo",
+            Self::Tool(ExportFormat::AstraSim) => "yml",
             Self::Tool(format) => format.name(),
         }
     }
@@ -66,6 +67,7 @@ impl ExportKind {
             Self::Tool(ExportFormat::Containerlab) => "topology (containerlab)",
             Self::Tool(ExportFormat::Simai) => "topology (SimAI)",
             Self::Tool(ExportFormat::Htsim) => "fat tree (htsim)",
+            Self::Tool(ExportFormat::AstraSim) => "network (ASTRA-sim)",
             Self::Tool(ExportFormat::Svg | ExportFormat::Png) => "diagram",
         }
     }

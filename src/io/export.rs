@@ -1,9 +1,10 @@
 //! Exports for other tools: a cable plan (cut sheet) CSV, NetBox bulk-import CSVs, a draw.io
 //! diagram, Graphviz DOT, a containerlab topology and network simulators' topologies
-//! (SimAI, htsim). One file per format below this one; what they share (port names, the
-//! cabled links, racks, link labels) is in `cabling`.
+//! (SimAI, htsim, ASTRA-sim). One file per format below this one; what they share (port
+//! names, the cabled links, racks, link labels) is in `cabling`.
 //! No UI imports: the command line and the designer's File menu call the same writers.
 
+pub mod astra_sim;
 pub mod cables;
 pub mod cabling;
 pub mod containerlab;
@@ -34,10 +35,12 @@ pub enum ExportFormat {
     Simai,
     /// An htsim fat-tree topology (`.topo`) for `FatTreeTopology::load`.
     Htsim,
+    /// An ASTRA-sim analytical network (`network.yml`): scale-up and scale-out dimensions.
+    AstraSim,
 }
 
 impl ExportFormat {
-    pub const ALL: [ExportFormat; 9] = [
+    pub const ALL: [ExportFormat; 10] = [
         ExportFormat::Svg,
         ExportFormat::Png,
         ExportFormat::Cables,
@@ -47,6 +50,7 @@ impl ExportFormat {
         ExportFormat::Containerlab,
         ExportFormat::Simai,
         ExportFormat::Htsim,
+        ExportFormat::AstraSim,
     ];
 
     /// The word `--format` takes.
@@ -61,6 +65,7 @@ impl ExportFormat {
             ExportFormat::Containerlab => "containerlab",
             ExportFormat::Simai => "simai",
             ExportFormat::Htsim => "htsim",
+            ExportFormat::AstraSim => "astra-sim",
         }
     }
 
@@ -77,6 +82,7 @@ impl ExportFormat {
             // SimAI's own files have no extension; this one says what reads it.
             ExportFormat::Simai => ".simai",
             ExportFormat::Htsim => ".topo",
+            ExportFormat::AstraSim => ".astra.yml",
         }
     }
 
@@ -84,6 +90,11 @@ impl ExportFormat {
     /// of materials has its own command (`railyard bom`). NetBox writes a folder, so it has
     /// no extension and always needs `--format netbox`.
     pub fn from_path(path: &Path) -> Option<ExportFormat> {
+        // `.yml` is containerlab's unless the name says ASTRA-sim, as its own suffix does.
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        if name.ends_with(".astra.yml") || name.ends_with(".astra.yaml") {
+            return Some(ExportFormat::AstraSim);
+        }
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "svg" => Some(ExportFormat::Svg),
@@ -129,6 +140,7 @@ impl FromStr for ExportFormat {
             "clab" => "containerlab",
             "gv" | "graphviz" => "dot",
             "csv" | "cable-plan" => "cables",
+            "astra" | "astrasim" => "astra-sim",
             other => other,
         };
         ExportFormat::ALL
@@ -157,6 +169,7 @@ pub fn export_text(
         ExportFormat::Containerlab => containerlab::design_to_containerlab(design, catalog),
         ExportFormat::Simai => simai::design_to_simai(design),
         ExportFormat::Htsim => htsim::design_to_htsim(design),
+        ExportFormat::AstraSim => astra_sim::design_to_astra_sim(design),
         ExportFormat::Svg | ExportFormat::Png | ExportFormat::Netbox => {
             Err(ExportError::NotText(format))
         }
@@ -239,6 +252,7 @@ mod tests {
         assert_eq!(of("a.drawio"), Some(ExportFormat::Drawio));
         assert_eq!(of("pod.simai"), Some(ExportFormat::Simai));
         assert_eq!(of("ft.topo"), Some(ExportFormat::Htsim));
+        assert_eq!(of("pod.astra.yml"), Some(ExportFormat::AstraSim));
         assert_eq!(of("netbox-dir"), None);
         assert_eq!(of("a.txt"), None);
     }
