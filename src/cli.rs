@@ -157,17 +157,19 @@ enum Command {
         serving: bool,
     },
     /// Draw a design as an SVG or PNG diagram, with a title block and a legend, or export
-    /// it for other tools: a cable plan, NetBox, draw.io, Graphviz or containerlab.
+    /// it for other tools: a cable plan, NetBox, draw.io, Graphviz, containerlab, SimAI,
+    /// htsim or ASTRA-sim.
     Export {
         /// The design file.
         file: PathBuf,
         /// The file to write; its extension names the format unless --format does: .svg,
         /// .png, .csv (the cable plan; the BOM is `railyard bom`), .drawio, .dot or .gv,
-        /// .yml or .yaml (containerlab). NetBox writes a folder. `-` is standard output.
-        /// Without -o, the output goes next to the design file (needs --format).
+        /// .yml or .yaml (containerlab), .simai (SimAI), .topo (htsim), .astra.yml
+        /// (ASTRA-sim). NetBox writes a folder. `-` is standard output. Without -o, the
+        /// output goes next to the design file (needs --format).
         #[arg(short, long, value_name = "OUT")]
         output: Option<PathBuf>,
-        /// svg, png, cables, netbox, drawio, dot or containerlab.
+        /// svg, png, cables, netbox, drawio, dot, containerlab, simai, htsim or astra-sim.
         #[arg(long, value_name = "FORMAT", value_parser = parse_export_format)]
         format: Option<ExportFormat>,
         /// What link colours show: technology, rail, tier or heatmap (load in an all-reduce).

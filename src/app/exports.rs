@@ -39,6 +39,8 @@ impl ExportKind {
             Self::Tool(ExportFormat::Netbox) => "",
             Self::Tool(ExportFormat::Containerlab) => "yml",
             Self::Tool(ExportFormat::Cables) => "csv",
+            Self::Tool(ExportFormat::Htsim) => "topo",
+            Self::Tool(ExportFormat::AstraSim) => "yml",
             Self::Tool(format) => format.name(),
         }
     }
@@ -63,6 +65,9 @@ impl ExportKind {
             Self::Tool(ExportFormat::Drawio) => "diagram (draw.io)",
             Self::Tool(ExportFormat::Dot) => "graph (Graphviz DOT)",
             Self::Tool(ExportFormat::Containerlab) => "topology (containerlab)",
+            Self::Tool(ExportFormat::Simai) => "topology (SimAI)",
+            Self::Tool(ExportFormat::Htsim) => "fat tree (htsim)",
+            Self::Tool(ExportFormat::AstraSim) => "network (ASTRA-sim)",
             Self::Tool(ExportFormat::Svg | ExportFormat::Png) => "diagram",
         }
     }

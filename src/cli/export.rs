@@ -33,8 +33,9 @@ pub(super) fn resolve(
         (None, Some(e)) => e,
         (None, None) if stdout => ExportFormat::Svg,
         (None, None) => bail!(
-            "cannot tell the format from {}: give --format (svg, png, cables, netbox, drawio, dot, containerlab)",
-            output.display()
+            "cannot tell the format from {}: give --format ({})",
+            output.display(),
+            ExportFormat::names()
         ),
     };
     // `run_export` tells PNG from SVG by the extension.

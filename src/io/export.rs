@@ -1,21 +1,25 @@
 //! Exports for other tools: a cable plan (cut sheet) CSV, NetBox bulk-import CSVs, a draw.io
-//! diagram, Graphviz DOT and a containerlab topology. One file per format below this one;
-//! what they share (port names, the cabled links, racks, link labels) is in `cabling`.
+//! diagram, Graphviz DOT, a containerlab topology and network simulators' topologies
+//! (SimAI, htsim, ASTRA-sim). One file per format below this one; what they share (port
+//! names, the cabled links, racks, link labels) is in `cabling`.
 //! No UI imports: the command line and the designer's File menu call the same writers.
 
+pub mod astra_sim;
 pub mod cables;
 pub mod cabling;
 pub mod containerlab;
 pub mod dot;
 pub mod drawio;
+pub mod htsim;
 pub mod netbox;
+pub mod simai;
 
 use crate::model::{Catalog, Design, LinkId};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-/// Every format `railyard export` writes: the two diagrams it had, and the five for other tools.
+/// Every format `railyard export` writes: the two diagrams it had, and those for other tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ExportFormat {
     Svg,
@@ -27,10 +31,16 @@ pub enum ExportFormat {
     Drawio,
     Dot,
     Containerlab,
+    /// SimAI's topology text file (GPUs, NVSwitches, switches and their links).
+    Simai,
+    /// An htsim fat-tree topology (`.topo`) for `FatTreeTopology::load`.
+    Htsim,
+    /// An ASTRA-sim analytical network (`network.yml`): scale-up and scale-out dimensions.
+    AstraSim,
 }
 
 impl ExportFormat {
-    pub const ALL: [ExportFormat; 7] = [
+    pub const ALL: [ExportFormat; 10] = [
         ExportFormat::Svg,
         ExportFormat::Png,
         ExportFormat::Cables,
@@ -38,6 +48,9 @@ impl ExportFormat {
         ExportFormat::Drawio,
         ExportFormat::Dot,
         ExportFormat::Containerlab,
+        ExportFormat::Simai,
+        ExportFormat::Htsim,
+        ExportFormat::AstraSim,
     ];
 
     /// The word `--format` takes.
@@ -50,6 +63,9 @@ impl ExportFormat {
             ExportFormat::Drawio => "drawio",
             ExportFormat::Dot => "dot",
             ExportFormat::Containerlab => "containerlab",
+            ExportFormat::Simai => "simai",
+            ExportFormat::Htsim => "htsim",
+            ExportFormat::AstraSim => "astra-sim",
         }
     }
 
@@ -63,6 +79,10 @@ impl ExportFormat {
             ExportFormat::Drawio => ".drawio",
             ExportFormat::Dot => ".dot",
             ExportFormat::Containerlab => ".clab.yml",
+            // SimAI's own files have no extension; this one says what reads it.
+            ExportFormat::Simai => ".simai",
+            ExportFormat::Htsim => ".topo",
+            ExportFormat::AstraSim => ".astra.yml",
         }
     }
 
@@ -70,6 +90,11 @@ impl ExportFormat {
     /// of materials has its own command (`railyard bom`). NetBox writes a folder, so it has
     /// no extension and always needs `--format netbox`.
     pub fn from_path(path: &Path) -> Option<ExportFormat> {
+        // `.yml` is containerlab's unless the name says ASTRA-sim, as its own suffix does.
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        if name.ends_with(".astra.yml") || name.ends_with(".astra.yaml") {
+            return Some(ExportFormat::AstraSim);
+        }
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "svg" => Some(ExportFormat::Svg),
@@ -78,8 +103,16 @@ impl ExportFormat {
             "drawio" => Some(ExportFormat::Drawio),
             "dot" | "gv" => Some(ExportFormat::Dot),
             "yml" | "yaml" => Some(ExportFormat::Containerlab),
+            "simai" => Some(ExportFormat::Simai),
+            "topo" => Some(ExportFormat::Htsim),
             _ => None,
         }
+    }
+
+    /// Every `--format` word, comma separated, for messages.
+    pub fn names() -> String {
+        let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
+        names.join(", ")
     }
 
     /// The output path an export takes next to a design file `design.ron` when none is
@@ -107,15 +140,13 @@ impl FromStr for ExportFormat {
             "clab" => "containerlab",
             "gv" | "graphviz" => "dot",
             "csv" | "cable-plan" => "cables",
+            "astra" | "astrasim" => "astra-sim",
             other => other,
         };
         ExportFormat::ALL
             .into_iter()
             .find(|f| f.name() == alias)
-            .ok_or_else(|| {
-                let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
-                format!("`{s}` is not an export format: {}", names.join(", "))
-            })
+            .ok_or_else(|| format!("`{s}` is not an export format: {}", ExportFormat::names()))
     }
 }
 
@@ -136,13 +167,16 @@ pub fn export_text(
         ExportFormat::Drawio => Ok(drawio::design_to_drawio(design)),
         ExportFormat::Dot => Ok(dot::design_to_dot(design)),
         ExportFormat::Containerlab => containerlab::design_to_containerlab(design, catalog),
+        ExportFormat::Simai => simai::design_to_simai(design),
+        ExportFormat::Htsim => htsim::design_to_htsim(design),
+        ExportFormat::AstraSim => astra_sim::design_to_astra_sim(design),
         ExportFormat::Svg | ExportFormat::Png | ExportFormat::Netbox => {
             Err(ExportError::NotText(format))
         }
     }
 }
 
-/// Writes one of the five formats for other tools at `path` (NetBox: the folder `path`),
+/// Writes one of the formats for other tools at `path` (NetBox: the folder `path`),
 /// each file atomically; returns what it holds, for a status line ("5 devices, 4 cables").
 pub fn export_to_path(
     design: &Design,
@@ -185,6 +219,13 @@ pub enum ExportError {
     /// A link whose end names no device of the design.
     #[error("link {link} ends on device d{device}, which the design does not have")]
     MissingDevice { link: LinkId, device: u32 },
+    /// A simulator's format cannot express the design (no switches, say); the reason says
+    /// what it lacks.
+    #[error("the {format} format cannot express this design: {reason}")]
+    Unsupported {
+        format: ExportFormat,
+        reason: String,
+    },
     #[error("{0} is not a single text file")]
     NotText(ExportFormat),
     #[error("could not write the CSV: {0}")]
@@ -209,6 +250,9 @@ mod tests {
         assert_eq!(of("a.gv"), Some(ExportFormat::Dot));
         assert_eq!(of("lab.clab.yml"), Some(ExportFormat::Containerlab));
         assert_eq!(of("a.drawio"), Some(ExportFormat::Drawio));
+        assert_eq!(of("pod.simai"), Some(ExportFormat::Simai));
+        assert_eq!(of("ft.topo"), Some(ExportFormat::Htsim));
+        assert_eq!(of("pod.astra.yml"), Some(ExportFormat::AstraSim));
         assert_eq!(of("netbox-dir"), None);
         assert_eq!(of("a.txt"), None);
     }
