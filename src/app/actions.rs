@@ -38,12 +38,16 @@ pub enum Action {
     ExportSvg,
     ExportBom,
     ExportReport,
-    /// The exports for other tools: cable plan, NetBox, draw.io, DOT, containerlab.
+    /// The exports for other tools: cable plan, NetBox, draw.io, DOT, containerlab, and the
+    /// packet and analytical simulators SimAI, htsim and ASTRA-sim.
     ExportCables,
     ExportNetbox,
     ExportDrawio,
     ExportDot,
     ExportContainerlab,
+    ExportSimai,
+    ExportHtsim,
+    ExportAstraSim,
 }
 
 /// What the actions' `enabled` rules look at; built once per frame from the active document.
@@ -80,7 +84,7 @@ const fn plain(key: Key) -> KeyboardShortcut {
 }
 
 impl Action {
-    pub const ALL: [Action; 37] = [
+    pub const ALL: [Action; 40] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -117,6 +121,9 @@ impl Action {
         Action::ExportDrawio,
         Action::ExportDot,
         Action::ExportContainerlab,
+        Action::ExportSimai,
+        Action::ExportHtsim,
+        Action::ExportAstraSim,
         Action::Calibrate,
     ];
 
@@ -159,6 +166,9 @@ impl Action {
             Action::ExportDrawio => "Export draw.io…",
             Action::ExportDot => "Export Graphviz DOT…",
             Action::ExportContainerlab => "Export containerlab topology…",
+            Action::ExportSimai => "Export SimAI topology…",
+            Action::ExportHtsim => "Export htsim fat tree…",
+            Action::ExportAstraSim => "Export ASTRA-sim network…",
         }
     }
 
@@ -222,6 +232,9 @@ impl Action {
             | Action::ExportDrawio
             | Action::ExportDot
             | Action::ExportContainerlab
+            | Action::ExportSimai
+            | Action::ExportHtsim
+            | Action::ExportAstraSim
             | Action::Calibrate => &[],
         }
     }
@@ -248,6 +261,9 @@ impl Action {
             | Action::ExportDrawio
             | Action::ExportDot
             | Action::ExportContainerlab
+            | Action::ExportSimai
+            | Action::ExportHtsim
+            | Action::ExportAstraSim
             | Action::Calibrate => s.has_document,
             Action::Undo => s.can_undo,
             Action::Redo => s.can_redo,

@@ -372,6 +372,54 @@ mod tests {
         );
     }
 
+    /// The simulators' formats from the menu: written where the design is a shape the tool
+    /// models, refused with the reason (and no file) where it is not.
+    #[test]
+    fn simulator_exports_write_or_say_why_not() {
+        let (design, catalog) = small_fabric();
+        let dir = tempfile::tempdir().expect("temp dir");
+        const SIMULATORS: [ExportFormat; 3] = [
+            ExportFormat::Simai,
+            ExportFormat::Htsim,
+            ExportFormat::AstraSim,
+        ];
+        let write = |design: &Design, format: ExportFormat, name: &str| {
+            let kind = ExportKind::Tool(format);
+            let path = with_extension(dir.path().join(name), kind);
+            let written = write_export(
+                kind,
+                design,
+                "x",
+                None,
+                &catalog,
+                &path,
+                LinkColors::Technology,
+            );
+            (written, path)
+        };
+        for format in SIMULATORS {
+            let (written, path) = write(&design, format, "pod");
+            let status = written.expect("a rail-optimized fabric of leaves and spines");
+            assert!(status.starts_with("Exported"), "{status}");
+            assert!(path.is_file(), "{}", path.display());
+        }
+        // SimAI's header: 8 GPUs per server, one NVSwitch per server (four servers).
+        let simai = std::fs::read_to_string(dir.path().join("pod.simai")).expect("written");
+        let header: Vec<&str> = simai.lines().next().unwrap_or("").split(' ').collect();
+        assert_eq!(header.get(1..3), Some(&["8", "4"][..]), "{header:?}");
+
+        // One server and no network: nothing for a network simulator to model.
+        let mut spec = TemplateSpec::new(Template::Single);
+        spec.nodes = Some(1);
+        let single = generate(&spec, &catalog).expect("one node");
+        for format in SIMULATORS {
+            let (written, path) = write(&single, format, "single");
+            let err = written.expect_err("refused");
+            assert!(format!("{err:#}").contains("switch"), "{format}: {err:#}");
+            assert!(!path.exists());
+        }
+    }
+
     #[test]
     fn tool_exports_write_their_files_named_after_the_design() {
         let (design, catalog) = small_fabric();

@@ -131,6 +131,9 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
                     Action::ExportDrawio,
                     Action::ExportDot,
                     Action::ExportContainerlab,
+                    Action::ExportSimai,
+                    Action::ExportHtsim,
+                    Action::ExportAstraSim,
                 ] {
                     plain(ui, action, m, &mut out);
                 }

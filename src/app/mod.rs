@@ -633,6 +633,11 @@ impl RailyardApp {
             Action::ExportContainerlab => {
                 self.export(exports::ExportKind::Tool(ExportFormat::Containerlab))
             }
+            Action::ExportSimai => self.export(exports::ExportKind::Tool(ExportFormat::Simai)),
+            Action::ExportHtsim => self.export(exports::ExportKind::Tool(ExportFormat::Htsim)),
+            Action::ExportAstraSim => {
+                self.export(exports::ExportKind::Tool(ExportFormat::AstraSim))
+            }
         }
     }
 
