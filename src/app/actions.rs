@@ -2,6 +2,7 @@
 //! menu bar and the keyboard handler both read it, so a shortcut shown in a menu is the one
 //! that works, and a disabled menu item is a disabled shortcut.
 
+use crate::io::export::ExportFormat;
 use egui::{Key, KeyboardShortcut, Modifiers};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,16 +39,9 @@ pub enum Action {
     ExportSvg,
     ExportBom,
     ExportReport,
-    /// The exports for other tools: cable plan, NetBox, draw.io, DOT, containerlab, and the
-    /// packet and analytical simulators SimAI, htsim and ASTRA-sim.
-    ExportCables,
-    ExportNetbox,
-    ExportDrawio,
-    ExportDot,
-    ExportContainerlab,
-    ExportSimai,
-    ExportHtsim,
-    ExportAstraSim,
+    /// One of the exports for other tools (`ExportFormat::for_other_tools`): cable plan,
+    /// NetBox, draw.io, DOT, containerlab, and the simulators SimAI, htsim and ASTRA-sim.
+    ExportFor(ExportFormat),
 }
 
 /// What the actions' `enabled` rules look at; built once per frame from the active document.
@@ -84,7 +78,8 @@ const fn plain(key: Key) -> KeyboardShortcut {
 }
 
 impl Action {
-    pub const ALL: [Action; 40] = [
+    /// The actions without a format.
+    const FIXED: [Action; 32] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -116,16 +111,15 @@ impl Action {
         Action::ExportSvg,
         Action::ExportBom,
         Action::ExportReport,
-        Action::ExportCables,
-        Action::ExportNetbox,
-        Action::ExportDrawio,
-        Action::ExportDot,
-        Action::ExportContainerlab,
-        Action::ExportSimai,
-        Action::ExportHtsim,
-        Action::ExportAstraSim,
         Action::Calibrate,
     ];
+
+    /// Every action: those above and an export for each other tool.
+    pub fn all() -> impl Iterator<Item = Action> {
+        Self::FIXED
+            .into_iter()
+            .chain(ExportFormat::for_other_tools().map(Action::ExportFor))
+    }
 
     pub fn label(self) -> &'static str {
         match self {
@@ -161,14 +155,19 @@ impl Action {
             Action::ExportSvg => "Export SVG…",
             Action::ExportBom => "Export BOM CSV…",
             Action::ExportReport => "Export report (Markdown)…",
-            Action::ExportCables => "Export cable plan CSV…",
-            Action::ExportNetbox => "Export NetBox import CSVs…",
-            Action::ExportDrawio => "Export draw.io…",
-            Action::ExportDot => "Export Graphviz DOT…",
-            Action::ExportContainerlab => "Export containerlab topology…",
-            Action::ExportSimai => "Export SimAI topology…",
-            Action::ExportHtsim => "Export htsim fat tree…",
-            Action::ExportAstraSim => "Export ASTRA-sim network…",
+            Action::ExportFor(format) => match format {
+                ExportFormat::Cables => "Export cable plan CSV…",
+                ExportFormat::Netbox => "Export NetBox import CSVs…",
+                ExportFormat::Drawio => "Export draw.io…",
+                ExportFormat::Dot => "Export Graphviz DOT…",
+                ExportFormat::Containerlab => "Export containerlab topology…",
+                ExportFormat::Simai => "Export SimAI topology…",
+                ExportFormat::Htsim => "Export htsim fat tree…",
+                ExportFormat::AstraSim => "Export ASTRA-sim network…",
+                // Not offered as exports for other tools: they have their own actions.
+                ExportFormat::Svg => "Export SVG…",
+                ExportFormat::Png => "Export PNG…",
+            },
         }
     }
 
@@ -227,14 +226,7 @@ impl Action {
             | Action::ExportSvg
             | Action::ExportBom
             | Action::ExportReport
-            | Action::ExportCables
-            | Action::ExportNetbox
-            | Action::ExportDrawio
-            | Action::ExportDot
-            | Action::ExportContainerlab
-            | Action::ExportSimai
-            | Action::ExportHtsim
-            | Action::ExportAstraSim
+            | Action::ExportFor(_)
             | Action::Calibrate => &[],
         }
     }
@@ -256,14 +248,7 @@ impl Action {
             | Action::ExportSvg
             | Action::ExportBom
             | Action::ExportReport
-            | Action::ExportCables
-            | Action::ExportNetbox
-            | Action::ExportDrawio
-            | Action::ExportDot
-            | Action::ExportContainerlab
-            | Action::ExportSimai
-            | Action::ExportHtsim
-            | Action::ExportAstraSim
+            | Action::ExportFor(_)
             | Action::Calibrate => s.has_document,
             Action::Undo => s.can_undo,
             Action::Redo => s.can_redo,
@@ -321,9 +306,8 @@ pub struct Triggered {
 /// egui ignores extra Shift when matching, so Ctrl+Shift+Z must be taken before Ctrl+Z.
 pub fn triggered_actions(ctx: &egui::Context, state: &ActionState) -> Vec<Triggered> {
     let text_focused = ctx.text_edit_focused();
-    let mut table: Vec<(Action, KeyboardShortcut)> = Action::ALL
-        .iter()
-        .flat_map(|&a| a.shortcuts().iter().map(move |&s| (a, s)))
+    let mut table: Vec<(Action, KeyboardShortcut)> = Action::all()
+        .flat_map(|a| a.shortcuts().iter().map(move |&s| (a, s)))
         .collect();
     table.sort_by_key(|(_, s)| std::cmp::Reverse(modifier_count(s.modifiers)));
 
@@ -463,7 +447,7 @@ mod tests {
     #[test]
     fn every_shortcut_belongs_to_one_action() {
         let mut seen = std::collections::HashSet::new();
-        for action in Action::ALL {
+        for action in Action::all() {
             for s in action.shortcuts() {
                 assert!(
                     seen.insert((s.modifiers, s.logical_key)),

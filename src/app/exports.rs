@@ -35,13 +35,9 @@ impl ExportKind {
             Self::Bom => "csv",
             Self::Svg => "svg",
             Self::Report => "md",
-            // NetBox writes a folder: no extension.
-            Self::Tool(ExportFormat::Netbox) => "",
-            Self::Tool(ExportFormat::Containerlab) => "yml",
-            Self::Tool(ExportFormat::Cables) => "csv",
-            Self::Tool(ExportFormat::Htsim) => "topo",
-            Self::Tool(ExportFormat::AstraSim) => "yml",
-            Self::Tool(format) => format.name(),
+            // The last part of the name `railyard export` gives (`.clab.yml` → `yml`); NetBox
+            // writes a folder (`-netbox`): no extension.
+            Self::Tool(format) => format.suffix().rsplit_once('.').map_or("", |(_, ext)| ext),
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::actions::{Action, ActionState};
 use super::presets::Preset;
+use crate::io::export::ExportFormat;
 use crate::io::link_colors::ColorMode;
 use egui::{Button, Ui};
 use std::path::PathBuf;
@@ -125,17 +126,8 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             plain(ui, Action::ExportBom, m, &mut out);
             plain(ui, Action::ExportReport, m, &mut out);
             ui.menu_button("Export for other tools", |ui| {
-                for action in [
-                    Action::ExportCables,
-                    Action::ExportNetbox,
-                    Action::ExportDrawio,
-                    Action::ExportDot,
-                    Action::ExportContainerlab,
-                    Action::ExportSimai,
-                    Action::ExportHtsim,
-                    Action::ExportAstraSim,
-                ] {
-                    plain(ui, action, m, &mut out);
+                for format in ExportFormat::for_other_tools() {
+                    plain(ui, Action::ExportFor(format), m, &mut out);
                 }
             });
             ui.separator();

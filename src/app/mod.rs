@@ -24,7 +24,6 @@ pub mod sidebar;
 pub mod whatif;
 pub mod worker;
 
-use crate::io::export::ExportFormat;
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_name, devices_from_part};
@@ -626,18 +625,7 @@ impl RailyardApp {
             Action::ExportSvg => self.export(exports::ExportKind::Svg),
             Action::ExportBom => self.export(exports::ExportKind::Bom),
             Action::ExportReport => self.export(exports::ExportKind::Report),
-            Action::ExportCables => self.export(exports::ExportKind::Tool(ExportFormat::Cables)),
-            Action::ExportNetbox => self.export(exports::ExportKind::Tool(ExportFormat::Netbox)),
-            Action::ExportDrawio => self.export(exports::ExportKind::Tool(ExportFormat::Drawio)),
-            Action::ExportDot => self.export(exports::ExportKind::Tool(ExportFormat::Dot)),
-            Action::ExportContainerlab => {
-                self.export(exports::ExportKind::Tool(ExportFormat::Containerlab))
-            }
-            Action::ExportSimai => self.export(exports::ExportKind::Tool(ExportFormat::Simai)),
-            Action::ExportHtsim => self.export(exports::ExportKind::Tool(ExportFormat::Htsim)),
-            Action::ExportAstraSim => {
-                self.export(exports::ExportKind::Tool(ExportFormat::AstraSim))
-            }
+            Action::ExportFor(format) => self.export(exports::ExportKind::Tool(format)),
         }
     }
 

@@ -110,6 +110,13 @@ impl ExportFormat {
     }
 
     /// Every `--format` word, comma separated, for messages.
+    /// The formats for other tools: all but the two diagrams (SVG, PNG).
+    pub fn for_other_tools() -> impl Iterator<Item = ExportFormat> {
+        Self::ALL
+            .into_iter()
+            .filter(|f| !matches!(f, ExportFormat::Svg | ExportFormat::Png))
+    }
+
     pub fn names() -> String {
         let names: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.name()).collect();
         names.join(", ")

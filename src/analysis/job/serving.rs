@@ -11,7 +11,7 @@
 use super::compute::{Efficiency, default_efficiency, peak_tflops};
 use super::model::ModelSpec;
 use super::{JobError, design_gpu};
-use crate::analysis::collective::{Moe, Precision, Routing, Workload, training_step_comm};
+use crate::analysis::collective::{CommFabrics, Moe, Precision, Routing, Workload};
 use crate::model::{Catalog, Design};
 use serde::Serialize;
 
@@ -102,7 +102,9 @@ pub fn serving(
         serving: true,
         serving_batch: Some(batch),
     };
-    let decode = training_step_comm(design, catalog, &workload(batch), routing)?;
+    // Built once for the decode step and the prompt's prefill.
+    let fabrics = CommFabrics::build(design, catalog)?;
+    let decode = fabrics.step_comm(design, &workload(batch), routing)?;
     let gpus_per_replica = tp * pp * ep;
     let replicas = decode.mapping.dp / ep;
 
@@ -150,7 +152,7 @@ pub fn serving(
     let peak = peak_tflops(gpu, job.precision);
     let ttft_ms = match (&efficiency, peak) {
         (Some(e), Some(peak)) => {
-            let prefill = training_step_comm(design, catalog, &workload(job.prompt), routing)?;
+            let prefill = fabrics.step_comm(design, &workload(job.prompt), routing)?;
             let compute_ms = m.prefill_flops(job.prompt)
                 / (f64::from(gpus_per_replica) * peak * 1e12 * e.fraction)
                 * 1e3;
