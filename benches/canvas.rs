@@ -11,7 +11,7 @@ use egui::{Pos2, RawInput, Rect, ViewportId, vec2};
 use railyard::app::canvas::{CanvasOverlay, CanvasState, canvas_ui, zoom_to_fit};
 use railyard::model::factory::device_from_part;
 use railyard::model::{
-    Bandwidth, Catalog, Design, DeviceId, Endpoint, Link, LinkId, LinkTech, PartId, Pos,
+    Bandwidth, Catalog, Design, DeviceId, Endpoint, Link, LinkId, LinkTech, PartId, Port, Pos,
 };
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -119,8 +119,8 @@ fn grid_design(catalog: &Catalog, nodes: u32, links: u32) -> Design {
     pairs.truncate(links as usize);
     for (n, (a, b)) in pairs.into_iter().enumerate() {
         let mut l = Link::new(
-            Endpoint::new(DeviceId(a), 0),
-            Endpoint::new(DeviceId(b), 0),
+            Endpoint::new(DeviceId(a), Port::Nic(0)),
+            Endpoint::new(DeviceId(b), Port::Nic(0)),
             if n % 3 == 0 {
                 LinkTech::RoceV2
             } else {

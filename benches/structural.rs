@@ -12,7 +12,7 @@ use railyard::analysis::evaluate;
 use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, GroupKind, Link,
-    LinkTech, NicSlot, PartId, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
+    LinkTech, NicSlot, PartId, Port, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
 };
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -48,9 +48,18 @@ fn add_switch(d: &mut Design, name: String, role: SwitchRole, rail: usize, x: f3
 }
 
 fn add_link(d: &mut Design, a: (DeviceId, usize), b: (DeviceId, usize)) {
+    // A node's port k is its NIC k (rail k); switches number their ports.
+    let end = |d: &Design, (id, k): (DeviceId, usize)| {
+        let port = match d.device(id).map(|x| &x.kind) {
+            Some(DeviceKind::Switch(_)) => Port::Switch(k as u32),
+            _ => Port::Nic(k as u32),
+        };
+        Endpoint::new(id, port)
+    };
+    let (a, b) = (end(d, a), end(d, b));
     d.add_link(Link::new(
-        Endpoint::new(a.0, a.1 as u32),
-        Endpoint::new(b.0, b.1 as u32),
+        a,
+        b,
         LinkTech::InfiniBand,
         Bandwidth::from_gbit_s(RATE),
     ));

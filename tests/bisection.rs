@@ -2,13 +2,17 @@
 //! Bisection bandwidth against answers worked out by hand, plus a cross-check of the
 //! max-flow against petgraph's own Dinic on random networks.
 
+mod common;
+
+use common::design::v1_end;
 use petgraph::Graph;
 use petgraph::algo::dinics;
 use proptest::prelude::*;
 use railyard::analysis::bisection::{Bisection, BisectionStatus, bisection, partition_flow};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, Link, LinkId,
-    LinkState, LinkTech, NicSlot, NvSwitchDomain, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
+    LinkState, LinkTech, NicSlot, NvSwitchDomain, Port, Pos, ScaleUp, Switch, SwitchFeatures,
+    SwitchRole,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -85,21 +89,15 @@ fn switch(design: &mut Design, name: &str, role: SwitchRole, rail: Option<u32>) 
 }
 
 fn link(design: &mut Design, a: (DeviceId, u32), b: (DeviceId, u32), rate: f64) -> LinkId {
-    design.add_link(Link::new(
-        Endpoint::new(a.0, a.1),
-        Endpoint::new(b.0, b.1),
-        LinkTech::InfiniBand,
-        gbit(rate),
-    ))
+    let tech = LinkTech::InfiniBand;
+    let (a, b) = (v1_end(design, a, tech), v1_end(design, b, tech));
+    design.add_link(Link::new(a, b, tech, gbit(rate)))
 }
 
 fn tb4(design: &mut Design, a: (DeviceId, u32), b: (DeviceId, u32)) -> LinkId {
-    design.add_link(Link::new(
-        Endpoint::new(a.0, a.1),
-        Endpoint::new(b.0, b.1),
-        LinkTech::Thunderbolt4,
-        gbit(40.0),
-    ))
+    let tech = LinkTech::Thunderbolt4;
+    let (a, b) = (v1_end(design, a, tech), v1_end(design, b, tech));
+    design.add_link(Link::new(a, b, tech, gbit(40.0)))
 }
 
 fn set_state(design: &mut Design, id: LinkId, state: LinkState) {
@@ -421,8 +419,8 @@ fn nvl_racks(racks: usize, trays: usize) -> Design {
                 n.domain = Some(domain);
             }
             d.add_link(Link::new(
-                Endpoint::new(tray, 1),
-                Endpoint::new(domain, t as u32),
+                Endpoint::new(tray, Port::NvLink),
+                Endpoint::new(domain, Port::Slot(t as u32)),
                 LinkTech::NvLink,
                 gbit(7200.0),
             ));

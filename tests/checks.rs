@@ -4,8 +4,8 @@
 use railyard::analysis::checks::{Check, Severity, checks, codes};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, LengthClass, Link,
-    LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Pos, ScaleUp, Switch, SwitchFeatures,
-    SwitchRole,
+    LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp, Switch,
+    SwitchFeatures, SwitchRole,
 };
 
 const CATALOG: &str = r#"(
@@ -109,7 +109,7 @@ fn switch(name: &str, model: &str, rail: Option<u32>) -> Device {
     }
 }
 
-fn link(a: DeviceId, pa: u32, b: DeviceId, pb: u32, tech: LinkTech, gbit_s: f64) -> Link {
+fn link(a: DeviceId, pa: Port, b: DeviceId, pb: Port, tech: LinkTech, gbit_s: f64) -> Link {
     Link::new(
         Endpoint::new(a, pa),
         Endpoint::new(b, pb),
@@ -118,7 +118,7 @@ fn link(a: DeviceId, pa: u32, b: DeviceId, pb: u32, tech: LinkTech, gbit_s: f64)
     )
 }
 
-fn ib(a: DeviceId, pa: u32, b: DeviceId, pb: u32) -> Link {
+fn ib(a: DeviceId, pa: Port, b: DeviceId, pb: Port) -> Link {
     link(a, pa, b, pb, LinkTech::InfiniBand, 400.0)
 }
 
@@ -128,8 +128,8 @@ fn clean() -> (Design, DeviceId, DeviceId, DeviceId) {
     let n0 = d.add_device(server("node-0"));
     let n1 = d.add_device(server("node-1"));
     let leaf = d.add_device(switch("leaf-0", "ib-switch", None));
-    d.add_link(ib(n0, 0, leaf, 0));
-    d.add_link(ib(n1, 0, leaf, 1));
+    d.add_link(ib(n0, Port::Nic(0), leaf, Port::Switch(0)));
+    d.add_link(ib(n1, Port::Nic(0), leaf, Port::Switch(1)));
     (d, n0, n1, leaf)
 }
 
@@ -164,7 +164,7 @@ fn switch_with_more_cables_than_ports() {
     // Four ports: two used, three more servers make five.
     for i in 2..5 {
         let n = d.add_device(server(&format!("node-{i}")));
-        d.add_link(ib(n, 0, leaf, i));
+        d.add_link(ib(n, Port::Nic(0), leaf, Port::Switch(i)));
     }
     let found = checks(&d, &catalog());
     let over = with_code(&found, codes::PORTS_OVER_CAPACITY);
@@ -183,14 +183,15 @@ fn switch_with_more_cables_than_ports() {
 }
 
 #[test]
-fn node_port_past_its_nics_and_builtin_ports() {
+fn nic_past_the_nodes_nics() {
     let (mut d, n0, _, leaf) = clean();
-    // The server has one NIC and no built-in ports: port 3 does not exist.
-    d.add_link(ib(n0, 3, leaf, 2));
+    // The server has one NIC: NIC 3 does not exist.
+    d.add_link(ib(n0, Port::Nic(3), leaf, Port::Switch(2)));
     let found = checks(&d, &catalog());
     let c = single(&found, codes::PORTS_OVER_CAPACITY);
     assert!(
-        c.message.starts_with("node-0: port 3 does not exist"),
+        c.message
+            .starts_with("node-0: NIC 3 does not exist: it has 1 NIC(s)"),
         "{c:#?}"
     );
     assert_eq!(c.devices[0], n0);
@@ -200,10 +201,11 @@ fn node_port_past_its_nics_and_builtin_ports() {
 fn more_thunderbolt_cables_than_ports() {
     let mut d = Design::new("macs");
     let hub = d.add_device(mac("mac-hub"));
-    // Ports 0 and 1 are Thunderbolt, 2 the built-in Ethernet; three TB cables on two ports.
-    for i in 0..3 {
+    // Two cables bundled on port 0 and one on port 1: three cables on two ports.
+    for (i, lanes) in [(0, 2), (1, 1)] {
         let other = d.add_device(mac(&format!("mac-{i}")));
-        d.add_link(link(hub, i, other, 0, LinkTech::Thunderbolt4, 40.0));
+        let tb = |k| Port::Thunderbolt(k);
+        d.add_link(link(hub, tb(i), other, tb(0), LinkTech::Thunderbolt4, 40.0).with_lanes(lanes));
     }
     let found = checks(&d, &catalog());
     let c = single(&found, codes::PORTS_OVER_CAPACITY);
@@ -212,7 +214,32 @@ fn more_thunderbolt_cables_than_ports() {
             .contains("mac-hub: 3 Thunderbolt cables on 2 Thunderbolt ports"),
         "{c:#?}"
     );
-    assert_eq!(c.links.len(), 3);
+}
+
+#[test]
+fn a_thunderbolt_port_past_the_machines_ports() {
+    let mut d = Design::new("macs");
+    let hub = d.add_device(mac("mac-hub"));
+    // Thunderbolt ports 0 and 1 exist; a third cable on port 2 has nowhere to go.
+    for i in 0..3 {
+        let other = d.add_device(mac(&format!("mac-{i}")));
+        d.add_link(link(
+            hub,
+            Port::Thunderbolt(i),
+            other,
+            Port::Thunderbolt(0),
+            LinkTech::Thunderbolt4,
+            40.0,
+        ));
+    }
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::PORTS_OVER_CAPACITY);
+    assert!(
+        c.message
+            .contains("mac-hub: its Thunderbolt port 2 does not exist: it has 2 (0 to 1)"),
+        "{c:#?}"
+    );
+    assert_eq!(c.links, [d.links[2].id]);
 }
 
 #[test]
@@ -221,8 +248,22 @@ fn nic_slower_than_its_link() {
     let n0 = d.add_device(node("node-0", "server", "gpu-a", 8, &["nic-eth100"]));
     let n1 = d.add_device(node("node-1", "server", "gpu-a", 8, &["nic-eth400"]));
     let sw = d.add_device(switch("eth-0", "eth-switch", None));
-    d.add_link(link(n0, 0, sw, 0, LinkTech::RoceV2, 400.0));
-    d.add_link(link(n1, 0, sw, 1, LinkTech::RoceV2, 400.0));
+    d.add_link(link(
+        n0,
+        Port::Nic(0),
+        sw,
+        Port::Switch(0),
+        LinkTech::RoceV2,
+        400.0,
+    ));
+    d.add_link(link(
+        n1,
+        Port::Nic(0),
+        sw,
+        Port::Switch(1),
+        LinkTech::RoceV2,
+        400.0,
+    ));
     let found = checks(&d, &catalog());
     let c = single(&found, codes::SPEED_MISMATCH);
     assert_eq!(c.devices, [n0, sw]);
@@ -243,7 +284,14 @@ fn switch_breakout_lowers_the_port_speed() {
         s.breakout = 4;
     }
     let sw = d.add_device(sw);
-    d.add_link(link(n0, 0, sw, 0, LinkTech::RoceV2, 400.0));
+    d.add_link(link(
+        n0,
+        Port::Nic(0),
+        sw,
+        Port::Switch(0),
+        LinkTech::RoceV2,
+        400.0,
+    ));
     let found = checks(&d, &catalog());
     let c = single(&found, codes::SPEED_MISMATCH);
     assert_eq!(c.devices[0], sw);
@@ -255,7 +303,14 @@ fn thunderbolt_5_link_on_thunderbolt_4_macs() {
     let mut d = Design::new("tb");
     let a = d.add_device(mac("mac-a"));
     let b = d.add_device(mac("mac-b"));
-    d.add_link(link(a, 0, b, 0, LinkTech::Thunderbolt5, 80.0));
+    d.add_link(link(
+        a,
+        Port::Thunderbolt(0),
+        b,
+        Port::Thunderbolt(0),
+        LinkTech::Thunderbolt5,
+        80.0,
+    ));
     let found = checks(&d, &catalog());
     // One report per machine.
     assert_eq!(
@@ -332,11 +387,11 @@ fn nic_cabled_to_another_rail() {
     let b = d.add_device(node("node-b", "server", "gpu-a", 8, &["nic-ib", "nic-ib"]));
     let rail0 = d.add_device(switch("leaf-rail0", "ib-switch", Some(0)));
     let rail1 = d.add_device(switch("leaf-rail1", "ib-switch", Some(1)));
-    d.add_link(ib(a, 0, rail0, 0));
-    d.add_link(ib(a, 1, rail1, 0));
+    d.add_link(ib(a, Port::Nic(0), rail0, Port::Switch(0)));
+    d.add_link(ib(a, Port::Nic(1), rail1, Port::Switch(0)));
     // node-b is crossed over: NIC 0 to rail 1's leaf, NIC 1 to rail 0's.
-    d.add_link(ib(b, 0, rail1, 1));
-    d.add_link(ib(b, 1, rail0, 1));
+    d.add_link(ib(b, Port::Nic(0), rail1, Port::Switch(1)));
+    d.add_link(ib(b, Port::Nic(1), rail0, Port::Switch(1)));
     let found = checks(&d, &catalog());
     let misaligned = with_code(&found, codes::RAIL_MISALIGNED);
     assert_eq!(misaligned.len(), 2, "{found:#?}");
@@ -360,7 +415,7 @@ fn infiniband_into_an_ethernet_switch() {
     let mut d = Design::new("mixed");
     let n = d.add_device(server("node-0"));
     let sw = d.add_device(switch("eth-0", "eth-switch", None));
-    d.add_link(ib(n, 0, sw, 0));
+    d.add_link(ib(n, Port::Nic(0), sw, Port::Switch(0)));
     let found = checks(&d, &catalog());
     let c = single(&found, codes::INCOMPATIBLE_LINK);
     assert_eq!(c.devices, [sw, n]);
@@ -375,7 +430,14 @@ fn ethernet_link_on_an_infiniband_nic() {
     let mut d = Design::new("mixed");
     let n = d.add_device(server("node-0"));
     let sw = d.add_device(switch("eth-0", "eth-switch", None));
-    d.add_link(link(n, 0, sw, 0, LinkTech::RoceV2, 400.0));
+    d.add_link(link(
+        n,
+        Port::Nic(0),
+        sw,
+        Port::Switch(0),
+        LinkTech::RoceV2,
+        400.0,
+    ));
     let found = checks(&d, &catalog());
     let c = single(&found, codes::INCOMPATIBLE_LINK);
     assert_eq!(c.devices[0], n);
@@ -387,7 +449,14 @@ fn thunderbolt_on_a_machine_without_thunderbolt() {
     let mut d = Design::new("tb");
     let tower = d.add_device(node("tower", "workstation", "gpu-b", 4, &[]));
     let m = d.add_device(mac("mac-a"));
-    d.add_link(link(tower, 0, m, 0, LinkTech::Thunderbolt4, 40.0));
+    d.add_link(link(
+        tower,
+        Port::Thunderbolt(0),
+        m,
+        Port::Thunderbolt(0),
+        LinkTech::Thunderbolt4,
+        40.0,
+    ));
     let found = checks(&d, &catalog());
     let c = single(&found, codes::INCOMPATIBLE_LINK);
     assert_eq!(c.devices[0], tower);
@@ -402,7 +471,14 @@ fn unknown_and_misused_parts() {
     let (mut d, _, _, leaf) = clean();
     let odd = d.add_device(node("odd-node", "no-such-node", "gpu-a", 8, &["nic-ib"]));
     // 200G has no DAC in the test catalog, so its cabling is missing from the BOM.
-    let slow = d.add_link(link(odd, 0, leaf, 2, LinkTech::InfiniBand, 200.0));
+    let slow = d.add_link(link(
+        odd,
+        Port::Nic(0),
+        leaf,
+        Port::Switch(2),
+        LinkTech::InfiniBand,
+        200.0,
+    ));
     let wrong = d.add_device(switch("not-a-switch", "nic-ib", None));
     let found = checks(&d, &catalog());
     let unknown = with_code(&found, codes::UNKNOWN_PART);
@@ -438,11 +514,18 @@ fn unpriced_part_is_information() {
 #[test]
 fn dangling_self_loop_reused_and_invalid_links() {
     let (mut d, n0, n1, leaf) = clean();
-    let dangling = d.add_link(ib(n0, 0, DeviceId(99), 0));
-    let looped = d.add_link(ib(leaf, 2, leaf, 3));
+    let dangling = d.add_link(ib(n0, Port::Nic(0), DeviceId(99), Port::Switch(0)));
+    let looped = d.add_link(ib(leaf, Port::Switch(2), leaf, Port::Switch(3)));
     // node-1's NIC port already carries a link to leaf port 1.
-    let reused = d.add_link(ib(n1, 0, leaf, 2));
-    let zero = d.add_link(link(n0, 0, leaf, 3, LinkTech::InfiniBand, 0.0));
+    let reused = d.add_link(ib(n1, Port::Nic(0), leaf, Port::Switch(2)));
+    let zero = d.add_link(link(
+        n0,
+        Port::Nic(0),
+        leaf,
+        Port::Switch(3),
+        LinkTech::InfiniBand,
+        0.0,
+    ));
     let found = checks(&d, &catalog());
 
     let c = single(&found, codes::DANGLING_LINK);
@@ -456,7 +539,7 @@ fn dangling_self_loop_reused_and_invalid_links() {
     let c = single(&found, codes::PORT_REUSED);
     assert_eq!(c.devices, [n1]);
     assert_eq!(c.links, [d.links[1].id, reused]);
-    assert!(c.message.contains("node-1 port 0"), "{c:#?}");
+    assert!(c.message.contains("node-1 NIC 0 carries both"), "{c:#?}");
 
     let c = single(&found, codes::INVALID_LINK);
     assert_eq!(c.links, [zero]);
@@ -522,7 +605,7 @@ fn big_rail_fabric() -> Design {
             ));
             for down in 0..64u32 {
                 let n = nodes[(leaf_index * 64 + down) as usize];
-                d.add_link(ib(n, rail, leaf, down));
+                d.add_link(ib(n, Port::Nic(rail), leaf, Port::Switch(down)));
             }
             for up in 0..8u32 {
                 // Leaf i goes up to spines i..i+8 (mod 16), so neighbouring leaves share
@@ -530,7 +613,8 @@ fn big_rail_fabric() -> Design {
                 let spine = spines[((leaf_index + up) % 16) as usize];
                 let spine_port = (leaf_index / 16) * 8 + up;
                 d.add_link(
-                    ib(leaf, 64 + up, spine, spine_port).with_length(LengthClass::CrossRack),
+                    ib(leaf, Port::Switch(64 + up), spine, Port::Switch(spine_port))
+                        .with_length(LengthClass::CrossRack),
                 );
             }
         }
@@ -551,7 +635,7 @@ fn a_131072_gpu_fabric_checks_clean_and_finds_one_miswire() {
     let victim = d
         .links
         .iter()
-        .find(|l| l.a == Endpoint::new(DeviceId(0), 3))
+        .find(|l| l.a == Endpoint::new(DeviceId(0), Port::Nic(3)))
         .map(|l| l.id)
         .expect("node-0 NIC 3 is cabled");
     let rail5_leaf = d
@@ -561,8 +645,8 @@ fn a_131072_gpu_fabric_checks_clean_and_finds_one_miswire() {
         .map(|x| x.id)
         .expect("leaf exists");
     let l = d.link_mut(victim).expect("link");
-    assert_eq!(l.a.port, 3);
-    l.b = Endpoint::new(rail5_leaf, 100);
+    assert_eq!(l.a.port, Port::Nic(3));
+    l.b = Endpoint::new(rail5_leaf, Port::Switch(100));
     let found = checks(&d, &catalog());
     let c = single(&found, codes::RAIL_MISALIGNED);
     assert_eq!(c.links, [victim]);
@@ -596,7 +680,7 @@ fn dgx_pair_on_the_shipped_catalog_is_clean() {
             8,
             &["cx7-ndr-400"],
         ));
-        d.add_link(ib(n, 0, leaf, i));
+        d.add_link(ib(n, Port::Nic(0), leaf, Port::Switch(i)));
     }
     let found = checks(&d, &builtin);
     assert!(

@@ -5,7 +5,7 @@ use railyard::analysis::cost::{BomCategory, BomLine, bom_lines, cost_summary};
 use railyard::io::bom::{BomOptions, bom_total, write_bom_csv};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, Host, HostRole,
-    LengthClass, Link, LinkTech, NicSlot, NvSwitchDomain, PartId, Pos, ScaleUp, Switch,
+    LengthClass, Link, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp, Switch,
     SwitchFeatures, SwitchRole,
 };
 
@@ -106,7 +106,7 @@ fn switch(name: &str, model: &str) -> Device {
     }
 }
 
-fn link(a: DeviceId, pa: u32, b: DeviceId, pb: u32, tech: LinkTech, gbit_s: f64) -> Link {
+fn link(a: DeviceId, pa: Port, b: DeviceId, pb: Port, tech: LinkTech, gbit_s: f64) -> Link {
     Link::new(
         Endpoint::new(a, pa),
         Endpoint::new(b, pb),
@@ -122,8 +122,22 @@ fn two_servers() -> (Design, DeviceId) {
     let n0 = d.add_device(server("node-0"));
     let n1 = d.add_device(server("node-1"));
     let leaf = d.add_device(switch("leaf-0", "ib-switch"));
-    d.add_link(link(n0, 0, leaf, 0, LinkTech::InfiniBand, 400.0));
-    d.add_link(link(n1, 0, leaf, 1, LinkTech::InfiniBand, 400.0));
+    d.add_link(link(
+        n0,
+        Port::Nic(0),
+        leaf,
+        Port::Switch(0),
+        LinkTech::InfiniBand,
+        400.0,
+    ));
+    d.add_link(link(
+        n1,
+        Port::Nic(0),
+        leaf,
+        Port::Switch(1),
+        LinkTech::InfiniBand,
+        400.0,
+    ));
     (d, leaf)
 }
 
@@ -133,9 +147,16 @@ fn with_spine() -> Design {
     let (mut d, leaf) = two_servers();
     let spine = d.add_device(switch("spine-0", "ib-switch"));
     d.add_link(
-        link(leaf, 2, spine, 0, LinkTech::InfiniBand, 400.0)
-            .with_lanes(2)
-            .with_length(LengthClass::CrossRack),
+        link(
+            leaf,
+            Port::Switch(2),
+            spine,
+            Port::Switch(0),
+            LinkTech::InfiniBand,
+            400.0,
+        )
+        .with_lanes(2)
+        .with_length(LengthClass::CrossRack),
     );
     d
 }
@@ -211,12 +232,26 @@ fn cross_rack_lanes_take_two_optics_each() {
 fn named_cable_overrides_the_derived_one() {
     let (mut d, leaf) = two_servers();
     let spine = d.add_device(switch("spine-0", "ib-switch"));
-    let mut aoc = link(leaf, 2, spine, 0, LinkTech::InfiniBand, 400.0)
-        .with_length(LengthClass::CrossRack)
-        .with_lanes(3);
+    let mut aoc = link(
+        leaf,
+        Port::Switch(2),
+        spine,
+        Port::Switch(0),
+        LinkTech::InfiniBand,
+        400.0,
+    )
+    .with_length(LengthClass::CrossRack)
+    .with_lanes(3);
     aoc.cable = Some(PartId::new("aoc-400g"));
     d.add_link(aoc);
-    let mut optic = link(leaf, 3, spine, 1, LinkTech::InfiniBand, 400.0);
+    let mut optic = link(
+        leaf,
+        Port::Switch(3),
+        spine,
+        Port::Switch(1),
+        LinkTech::InfiniBand,
+        400.0,
+    );
     optic.cable = Some(PartId::new("optic-400g"));
     d.add_link(optic);
     let lines = bom_lines(&d, &catalog());
@@ -232,7 +267,14 @@ fn lane_rate_picks_the_next_cable_grade_up() {
     let (mut d, leaf) = two_servers();
     // 300 Gb/s has no grade of its own: it takes the 400G DAC. 60 Gb/s takes a 100G DAC.
     let n2 = d.add_device(server("node-2"));
-    d.add_link(link(n2, 0, leaf, 2, LinkTech::InfiniBand, 300.0));
+    d.add_link(link(
+        n2,
+        Port::Nic(0),
+        leaf,
+        Port::Switch(2),
+        LinkTech::InfiniBand,
+        300.0,
+    ));
     let n3 = d.add_device(node(
         "node-3",
         "server",
@@ -242,7 +284,14 @@ fn lane_rate_picks_the_next_cable_grade_up() {
         nvswitch(),
     ));
     let esw = d.add_device(switch("eth-0", "free-switch"));
-    d.add_link(link(n3, 0, esw, 0, LinkTech::RoceV2, 60.0));
+    d.add_link(link(
+        n3,
+        Port::Nic(0),
+        esw,
+        Port::Switch(0),
+        LinkTech::RoceV2,
+        60.0,
+    ));
     let lines = bom_lines(&d, &catalog());
     assert_eq!(line(&lines, "dac-400g").quantity, 3);
     assert_eq!(line(&lines, "dac-100g").quantity, 1);
@@ -304,8 +353,22 @@ fn drawn_bridges_are_not_counted_twice() {
             peer_to_peer: true,
         },
     ));
-    d.add_link(link(tower, 0, tower, 1, LinkTech::NvLinkBridge, 900.0));
-    d.add_link(link(tower, 2, tower, 3, LinkTech::NvLinkBridge, 900.0));
+    d.add_link(link(
+        tower,
+        Port::Gpu(0),
+        tower,
+        Port::Gpu(1),
+        LinkTech::NvLinkBridge,
+        900.0,
+    ));
+    d.add_link(link(
+        tower,
+        Port::Gpu(2),
+        tower,
+        Port::Gpu(3),
+        LinkTech::NvLinkBridge,
+        900.0,
+    ));
     let lines = bom_lines(&d, &catalog());
     assert_eq!(line(&lines, "nvlink-bridge").quantity, 2);
 }
@@ -329,7 +392,14 @@ fn thunderbolt_macs_and_an_nvlink_rack() {
         &[],
         ScaleUp::UnifiedMemory,
     ));
-    d.add_link(link(a, 0, b, 0, LinkTech::Thunderbolt5, 80.0));
+    d.add_link(link(
+        a,
+        Port::Thunderbolt(0),
+        b,
+        Port::Thunderbolt(0),
+        LinkTech::Thunderbolt5,
+        80.0,
+    ));
     let summary = cost_summary(&bom_lines(&d, &catalog()));
     // 2 × $4,000 + one TB5 cable at $70.
     assert_eq!(summary.total.0, 8_070.0);
@@ -353,7 +423,14 @@ fn thunderbolt_macs_and_an_nvlink_rack() {
         }
         let t = r.add_device(tray);
         // NVLink inside the rack: no cable line.
-        r.add_link(link(t, 0, rack, i, LinkTech::NvLink, 14_400.0));
+        r.add_link(link(
+            t,
+            Port::NvLink,
+            rack,
+            Port::Slot(i),
+            LinkTech::NvLink,
+            14_400.0,
+        ));
     }
     let lines = bom_lines(&r, &catalog());
     assert_eq!(lines.len(), 2, "{lines:#?}");
@@ -400,7 +477,14 @@ fn unknown_ids_are_left_out_without_panicking() {
         nvswitch(),
     ));
     // 200G has no DAC in the test catalog.
-    d.add_link(link(n2, 0, leaf, 2, LinkTech::InfiniBand, 200.0));
+    d.add_link(link(
+        n2,
+        Port::Nic(0),
+        leaf,
+        Port::Switch(2),
+        LinkTech::InfiniBand,
+        200.0,
+    ));
     let summary = cost_summary(&bom_lines(&d, &catalog()));
     assert_eq!(summary.total.0, 222_200.0);
 }

@@ -4,6 +4,9 @@
 //! finite: never NaN, never infinity, never a panic. The same holds for `railyard eval`,
 //! whose JSON has `null` where a figure is undefined.
 
+mod common;
+
+use common::design::v1_end;
 use railyard::analysis::bisection::BisectionStatus;
 use railyard::analysis::checks::codes;
 use railyard::analysis::collective::{CollectiveError, CollectiveQuery, Op, collective};
@@ -12,7 +15,7 @@ use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::io::design_file::save_design;
 use railyard::model::{
     Bandwidth, Bytes, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, Link,
-    LinkState, LinkTech, NicSlot, PartId, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
+    LinkState, LinkTech, NicSlot, PartId, Port, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
 };
 use std::path::Path;
 use std::process::Command;
@@ -79,10 +82,11 @@ fn leaf(design: &mut Design, name: &str) -> DeviceId {
 }
 
 fn ib(design: &mut Design, a: (DeviceId, u32), b: (DeviceId, u32), state: LinkState) {
+    let tech = LinkTech::InfiniBand;
     let mut link = Link::new(
-        Endpoint::new(a.0, a.1),
-        Endpoint::new(b.0, b.1),
-        LinkTech::InfiniBand,
+        v1_end(design, a, tech),
+        v1_end(design, b, tech),
+        tech,
         Bandwidth::from_gbit_s(400.0),
     );
     link.state = state;
@@ -295,8 +299,8 @@ fn whisper() -> Design {
         LinkState::Degraded { fraction: 1e-12 },
     );
     let tiny = Link::new(
-        Endpoint::new(b, 0),
-        Endpoint::new(s, 1),
+        Endpoint::new(b, Port::Nic(0)),
+        Endpoint::new(s, Port::Switch(1)),
         LinkTech::InfiniBand,
         Bandwidth::from_gbit_s(f64::MIN_POSITIVE),
     );
@@ -332,8 +336,8 @@ fn the_largest_numbers_the_validator_allows_stay_finite() {
         }
     }
     let mut link = Link::new(
-        Endpoint::new(a, 0),
-        Endpoint::new(b, 0),
+        Endpoint::new(a, Port::Nic(0)),
+        Endpoint::new(b, Port::Nic(0)),
         LinkTech::InfiniBand,
         Bandwidth::from_gbit_s(railyard::model::validate::MAX_LANE_GBIT_S),
     );

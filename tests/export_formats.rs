@@ -5,6 +5,7 @@
 mod common;
 
 use common::cli::railyard;
+use common::design::v1_end;
 use railyard::io::export::ExportError;
 use railyard::io::export::astra_sim::design_to_astra_sim;
 use railyard::io::export::cables::write_cable_plan;
@@ -15,7 +16,7 @@ use railyard::io::export::htsim::design_to_htsim;
 use railyard::io::export::netbox::{FILES, write_netbox_folder};
 use railyard::io::export::simai::design_to_simai;
 use railyard::io::load_design;
-use railyard::model::{Catalog, Design, DeviceKind, LinkTech, SwitchRole};
+use railyard::model::{Catalog, Design, DeviceKind, LinkTech, Port, SwitchRole};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -420,7 +421,7 @@ fn containerlab_names_are_valid_and_unique() {
 #[test]
 fn a_reused_port_is_refused_with_its_reason() {
     let mut design = preset("workstation-star-10gbe.ron");
-    design.links[1].b.port = 0;
+    design.links[1].b.port = Port::Switch(0);
     let err = write_cable_plan(&design, &Catalog::builtin(), Vec::new())
         .expect_err("two cables on switch-01 port 0");
     assert!(
@@ -503,8 +504,8 @@ fn a_network_link_to_an_nvswitch_domain_is_left_out_of_the_lab() {
         .id;
     let before = design_to_containerlab(&design, &Catalog::builtin()).expect("a topology");
     design.add_link(Link::new(
-        Endpoint::new(tray, 900),
-        Endpoint::new(domain, 900),
+        Endpoint::new(tray, Port::Ethernet(900)),
+        Endpoint::new(domain, Port::Slot(900)),
         LinkTech::Ethernet,
         Bandwidth::from_gbit_s(100.0),
     ));
@@ -706,7 +707,9 @@ fn simai_refuses_what_it_cannot_express_with_the_reason() {
             n.nics.truncate(4);
         }
     }
-    design.links.retain(|l| l.a.port < 4);
+    design
+        .links
+        .retain(|l| l.a.port.nic().is_none_or(|k| k < 4));
     let e = design_to_simai(&design).expect_err("refused");
     assert!(e.to_string().contains("4 NICs for 8 GPUs"), "{e}");
 }
@@ -806,7 +809,7 @@ fn htsim_fat_trees_carry_the_designs_tiers() {
 #[test]
 fn htsim_takes_three_tiers_in_pods() {
     use railyard::model::{
-        Bandwidth, Device, Endpoint, Host, HostRole, Link, PartId, Pos, Switch, SwitchFeatures,
+        Bandwidth, Device, Host, HostRole, Link, PartId, Pos, Switch, SwitchFeatures,
     };
     // Two pods of 2 leaves and 2 spines, 4 cores. Each leaf: 4 hosts, one cable to each
     // spine of its pod (2:1); spine s of each pod to cores 2s and 2s + 1, as htsim wires it.
@@ -831,8 +834,8 @@ fn htsim_takes_three_tiers_in_pods() {
     };
     let link = |design: &mut Design, a, b| {
         design.add_link(Link::new(
-            Endpoint::new(a, 0),
-            Endpoint::new(b, 0),
+            v1_end(design, (a, 0), LinkTech::Ethernet),
+            v1_end(design, (b, 0), LinkTech::Ethernet),
             LinkTech::Ethernet,
             Bandwidth::from_gbit_s(100.0),
         ));

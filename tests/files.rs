@@ -9,7 +9,7 @@ use railyard::io::{load_design, parse_design, save_design};
 use railyard::model::validate::MAX_NAME_BYTES;
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GroupKind, Host, HostRole,
-    LengthClass, Link, LinkState, LinkTech, NicSlot, PartId, Pos, Transport,
+    LengthClass, Link, LinkState, LinkTech, NicSlot, PartId, Port, Pos, Transport,
 };
 use std::path::{Path, PathBuf};
 
@@ -214,8 +214,8 @@ fn everything() -> Design {
     });
     let first = d.devices[0].id;
     let mut link = Link::new(
-        Endpoint::new(storage, 0),
-        Endpoint::new(first, 7),
+        Endpoint::new(storage, Port::Nic(0)),
+        Endpoint::new(first, Port::Nic(7)),
         LinkTech::RoceV2,
         Bandwidth::from_gbit_s(400.0),
     )
@@ -275,8 +275,8 @@ fn a_failed_save_keeps_the_previous_file() {
     // A design that would not load again is refused, and the file stays as it was.
     let mut broken = good.clone();
     let first = broken.devices[0].id;
-    broken.links[0].b = Endpoint::new(first, 1);
-    broken.links[0].a = Endpoint::new(first, 0);
+    broken.links[0].b = Endpoint::new(first, Port::Nic(1));
+    broken.links[0].a = Endpoint::new(first, Port::Nic(0));
     let e = save_design(&path, &broken).unwrap_err();
     assert!(matches!(e, DesignFileError::Validation { .. }), "{e:?}");
     assert!(e.to_string().contains("to itself"), "{e}");
@@ -365,4 +365,88 @@ proptest! {
             prop_assert_eq!(railyard::io::ron_tree::parse(&printed).unwrap(), doc);
         }
     }
+}
+
+/// Version 1 numbered a device's ports as one list; version 2 names them. Three presets as
+/// version 1 wrote them load as exactly the designs the presets now hold, and save back to
+/// the same text: nothing is lost, and each number became the port it meant.
+#[test]
+fn version_1_files_load_with_each_port_named() {
+    for name in [
+        "mac-studio-tb5-x4",
+        "workstation-star-10gbe",
+        "gb200-nvl72-pod",
+    ] {
+        let v1 = std::fs::read_to_string(format!("tests/data/v1/{name}.ron")).expect("v1 file");
+        assert!(v1.contains("version: 1,"), "{name} is a version-1 file");
+        let current = std::fs::read_to_string(format!("presets/{name}.ron")).expect("preset");
+        let migrated = parse_design(&v1, name).expect("migrates");
+        assert_eq!(
+            migrated,
+            parse_design(&current, name).expect("loads"),
+            "{name}"
+        );
+        assert_eq!(
+            design_to_string(&migrated).expect("saves"),
+            current,
+            "{name}"
+        );
+    }
+    let port = |name: &str, link: usize| {
+        let text = std::fs::read_to_string(format!("tests/data/v1/{name}.ron")).expect("v1");
+        let d = parse_design(&text, name).expect("migrates");
+        (d.links[link].a.port, d.links[link].b.port)
+    };
+    // A Mac has no NIC: its port 2 was its third Thunderbolt port.
+    assert_eq!(
+        port("mac-studio-tb5-x4", 2),
+        (Port::Thunderbolt(2), Port::Thunderbolt(0))
+    );
+    // A workstation without a NIC: port 0 was its on-board 10GbE port; switch ports stay.
+    assert_eq!(
+        port("workstation-star-10gbe", 1),
+        (Port::Ethernet(0), Port::Switch(1))
+    );
+}
+
+/// The bug that gave ports their names: adding a 100 GbE NIC to a workstation moved its
+/// 10 GbE link onto the new NIC (port 0 became the NIC). Now the link stays on the on-board
+/// port and the design reads as before: same checks, same cable plan row.
+#[test]
+fn adding_a_nic_keeps_every_link_on_its_port() {
+    use railyard::analysis::checks::checks;
+    use railyard::io::export::cables::write_cable_plan;
+    use railyard::model::command::Command;
+    use railyard::model::{Catalog, DeviceKind, NicSlot, PartId};
+
+    let catalog = Catalog::builtin();
+    let mut design = load_design(Path::new("presets/workstation-star-10gbe.ron")).expect("preset");
+    let before_links = design.links.clone();
+    let before_checks = checks(&design, &catalog);
+    let mut plan_before = Vec::new();
+    write_cable_plan(&design, &catalog, &mut plan_before).expect("plan");
+
+    let node = design.devices[0].clone();
+    let mut with_nic = node.clone();
+    let DeviceKind::GpuNode(n) = &mut with_nic.kind else {
+        panic!("a workstation node")
+    };
+    assert!(n.nics.is_empty());
+    n.nics.push(NicSlot {
+        part: PartId::new("e810-100gbe"),
+        gpudirect: true,
+    });
+    Command::UpdateDevice(Box::new(with_nic))
+        .apply(&mut design)
+        .expect("applies");
+
+    assert_eq!(design.links, before_links);
+    assert_eq!(design.links[0].a.port, Port::Ethernet(0));
+    assert_eq!(checks(&design, &catalog), before_checks);
+    let mut plan_after = Vec::new();
+    write_cable_plan(&design, &catalog, &mut plan_after).expect("plan");
+    assert_eq!(
+        String::from_utf8(plan_after).expect("utf-8"),
+        String::from_utf8(plan_before).expect("utf-8")
+    );
 }

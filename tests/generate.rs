@@ -4,8 +4,8 @@
 
 use railyard::generate::{GenerateError, Template, TemplateSpec, generate};
 use railyard::model::{
-    Bandwidth, Catalog, Design, DeviceKind, LengthClass, LinkTech, PartId, ScaleUp, SwitchRole,
-    Transport,
+    Bandwidth, Catalog, Design, DeviceKind, LengthClass, LinkTech, PartId, Port, ScaleUp,
+    SwitchRole, Transport,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -57,8 +57,8 @@ fn node_links(d: &Design) -> usize {
         .count()
 }
 
-/// Every link end on an existing device, no (device, port) used twice, node ports within
-/// NICs + built-in ports, switch ports within ports × breakout, no two devices of a row
+/// Every link end on an existing device, no (device, port) used twice, node ports among
+/// its NICs and built-in ports, switch ports within ports × breakout, no two devices of a row
 /// closer than a device width.
 fn check_structure(d: &Design, cat: &Catalog) {
     let mut used = HashSet::new();
@@ -70,33 +70,39 @@ fn check_structure(d: &Design, cat: &Catalog) {
                 .unwrap_or_else(|| panic!("link {} dangles at {}", l.id, end.device));
             assert!(
                 used.insert((end.device, end.port)),
-                "{} port {} used twice",
+                "{} {} used twice",
                 dev.name,
                 end.port
             );
             match &dev.kind {
                 DeviceKind::GpuNode(n) => {
                     let spec = cat.node(&n.model).expect("node part");
-                    let limit =
-                        n.nics.len() as u32 + spec.thunderbolt_ports + spec.builtin_ethernet_ports;
-                    assert!(end.port < limit, "{} port {} ≥ {limit}", dev.name, end.port);
+                    let exists = match end.port {
+                        Port::Nic(k) => (k as usize) < n.nics.len(),
+                        Port::Thunderbolt(k) => k < spec.thunderbolt_ports,
+                        Port::Ethernet(k) => k < spec.builtin_ethernet_ports,
+                        Port::NvLink => n.domain.is_some(),
+                        other => panic!("{} has a {other}", dev.name),
+                    };
+                    assert!(exists, "{} has no {}", dev.name, end.port);
                     if l.tech.is_network() && !n.nics.is_empty() {
                         assert!(
-                            (end.port as usize) < n.nics.len(),
-                            "{} network port {} beyond its {} NICs",
+                            end.port.nic().is_some(),
+                            "{} network link on its {}, not a NIC",
                             dev.name,
-                            end.port,
-                            n.nics.len()
+                            end.port
                         );
                     }
                 }
                 DeviceKind::Switch(s) => {
                     let spec = cat.switch(&s.model).expect("switch part");
+                    let Port::Switch(k) = end.port else {
+                        panic!("{} has a {}", dev.name, end.port);
+                    };
                     assert!(
-                        end.port < spec.ports * s.breakout,
-                        "{} port {} ≥ {}",
+                        k < spec.ports * s.breakout,
+                        "{} port {k} ≥ {}",
                         dev.name,
-                        end.port,
                         spec.ports * s.breakout
                     );
                 }
@@ -349,7 +355,7 @@ fn rail_optimized_scalable_unit() {
             _ => continue,
         };
         let rail = sw_end.kind.as_switch().and_then(|s| s.rail);
-        assert_eq!(rail, Some(node_end.port));
+        assert_eq!(rail, node_end.port.nic());
     }
 }
 
@@ -487,7 +493,7 @@ fn pair_of_workstations_on_a_25g_dac() {
     let l = &d.links[0];
     assert_eq!(l.tech, LinkTech::RoceV2);
     assert_eq!(l.rate_gbit_s, Bandwidth::from_gbit_s(25.0));
-    assert_eq!((l.a.port, l.b.port), (0, 0));
+    assert_eq!((l.a.port, l.b.port), (Port::Nic(0), Port::Nic(0)));
     // GeForce cards: no GPUDirect RDMA on the NIC slot.
     let node = d.devices[0].kind.as_node().expect("node");
     assert!(!node.nics[0].gpudirect);

@@ -8,6 +8,9 @@
 //! Case counts are modest (64) so the suite stays quick on two cores; raise
 //! `PROPTEST_CASES` for a longer hunt.
 
+mod common;
+
+use common::design::v1_end;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use railyard::analysis::bisection::{BisectionStatus, bisection};
@@ -21,7 +24,8 @@ use railyard::model::validate::validate;
 use railyard::model::{
     Bandwidth, Bytes, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, Group,
     GroupId, GroupKind, Host, HostRole, LengthClass, Link, LinkId, LinkState, LinkTech, NicSlot,
-    NvSwitchDomain, PartId, PcieVia, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole, Transport,
+    NvSwitchDomain, PartId, PcieVia, Port, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
+    Transport,
 };
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -188,7 +192,11 @@ impl Built {
         let ends = [a, b].map(|i| {
             let port = self.next_port[i];
             self.next_port[i] += 1;
-            Endpoint::new(self.design.devices[i].id, port)
+            v1_end(
+                &self.design,
+                (self.design.devices[i].id, port),
+                LinkTech::InfiniBand,
+            )
         });
         let mut link = Link::new(
             ends[0],
@@ -823,8 +831,8 @@ fn any_design() -> impl Strategy<Value = Design> {
                     let a = w.a.index(n);
                     let b = (a + 1 + w.b_offset.index(n - 1)) % n;
                     let mut link = Link::new(
-                        Endpoint::new(d.devices[a].id, w.ports.0),
-                        Endpoint::new(d.devices[b].id, w.ports.1),
+                        v1_end(&d, (d.devices[a].id, w.ports.0), w.tech),
+                        v1_end(&d, (d.devices[b].id, w.ports.1), w.tech),
                         w.tech,
                         w.rate,
                     );
@@ -884,8 +892,8 @@ fn save_then_load_keeps_float_bits() {
                 kind: leaf(),
             });
             design.add_link(Link::new(
-                Endpoint::new(DeviceId(0), 0),
-                Endpoint::new(DeviceId(1), 0),
+                Endpoint::new(DeviceId(0), Port::Nic(0)),
+                Endpoint::new(DeviceId(1), Port::Switch(0)),
                 LinkTech::Ethernet,
                 r,
             ));

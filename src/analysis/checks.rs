@@ -13,7 +13,7 @@ use crate::analysis::graph::DeviceIndex;
 use crate::model::catalog::{NetFamily, NicSpec, NodeSpec, SwitchSpec};
 use crate::model::{
     Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, LinkId, LinkState, LinkTech, Part,
-    PartCategory, PartId, PartSpec, Switch,
+    PartCategory, PartId, PartSpec, Port, Switch,
 };
 use serde::Serialize;
 use std::cell::RefCell;
@@ -467,16 +467,17 @@ fn check_devices(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
 // ---------------------------------------------------------------- links
 
 /// What a link end plugs into.
-enum Port<'a> {
-    /// NIC slot `slot` of a node or host (port number = slot).
+/// What a link end's port is on its device, with the parts that decide what it carries.
+enum PortAt<'a> {
+    /// NIC slot `slot` of a node or host.
     Nic {
         slot: u32,
         part: &'a PartId,
         spec: Option<&'a NicSpec>,
     },
-    /// A built-in port (Thunderbolt or on-board Ethernet), past the NICs.
+    /// A built-in Thunderbolt or on-board Ethernet port (`spec` is the device's model).
     Builtin {
-        first_builtin: u32,
+        port: Port,
         spec: Option<&'a NodeSpec>,
     },
     Switch {
@@ -484,38 +485,55 @@ enum Port<'a> {
         spec: Option<&'a SwitchSpec>,
     },
     Domain,
+    /// A port the device cannot have: a NIC slot past its NICs, a switch port on a node.
+    Missing(String),
 }
 
-/// What port `port` of the device at position `at` is.
-fn port_of<'a>(at: usize, port: u32, ctx: &Ctx<'a>) -> Port<'a> {
+/// What `port` of the device at position `at` is.
+fn port_of<'a>(at: usize, port: Port, ctx: &Ctx<'a>) -> PortAt<'a> {
     let device = &ctx.design.devices[at];
     let resolved = &ctx.resolved[at];
     let nics = match &device.kind {
         DeviceKind::GpuNode(n) => &n.nics,
         DeviceKind::Host(h) => &h.nics,
         DeviceKind::Switch(switch) => {
-            return Port::Switch {
-                switch,
-                spec: resolved.model.and_then(as_switch),
+            return match port {
+                Port::Switch(_) => PortAt::Switch {
+                    switch,
+                    spec: resolved.model.and_then(as_switch),
+                },
+                other => PortAt::Missing(format!("a switch has no {other}, only numbered ports")),
             };
         }
-        DeviceKind::NvSwitchDomain(_) => return Port::Domain,
+        DeviceKind::NvSwitchDomain(_) => return PortAt::Domain,
     };
-    match nics.get(port as usize) {
-        Some(slot) => Port::Nic {
-            slot: port,
-            part: &slot.part,
-            spec: resolved
-                .nics
-                .get(port as usize)
-                .copied()
-                .flatten()
-                .and_then(as_nic),
+    match port {
+        Port::Nic(slot) => match nics.get(slot as usize) {
+            Some(nic) => PortAt::Nic {
+                slot,
+                part: &nic.part,
+                spec: resolved
+                    .nics
+                    .get(slot as usize)
+                    .copied()
+                    .flatten()
+                    .and_then(as_nic),
+            },
+            None => PortAt::Missing(format!(
+                "NIC {slot} does not exist: it has {} NIC(s)",
+                nics.len()
+            )),
         },
-        None => Port::Builtin {
-            first_builtin: u32::try_from(nics.len()).unwrap_or(u32::MAX),
+        Port::Thunderbolt(_) | Port::Ethernet(_) | Port::NvLink => PortAt::Builtin {
+            port,
             spec: resolved.model.and_then(as_node),
         },
+        Port::Switch(_) | Port::Slot(_) => PortAt::Missing(format!(
+            "it has no {port}: that is a switch's or domain's port"
+        )),
+        Port::Gpu(_) => PortAt::Missing(format!(
+            "its {port} is inside the box: cables go on NICs and built-in ports"
+        )),
     }
 }
 
@@ -706,7 +724,7 @@ fn check_links(ctx: &Ctx<'_>, out: &mut Vec<Check>) {
                         severity: Severity::Error,
                         code: PORT_REUSED,
                         message: format!(
-                            "{} port {} carries both link {first} and link {}",
+                            "{} {} carries both link {first} and link {}",
                             ctx.name(end.device),
                             end.port,
                             link.id
@@ -763,7 +781,8 @@ impl PortOwners {
             }
             for end in [link.a, link.b] {
                 if let Some(i) = ctx.index.get(end.device) {
-                    ports[i] = ports[i].max(end.port as usize + 1);
+                    let key = usize::try_from(end.port.dense_key()).unwrap_or(usize::MAX);
+                    ports[i] = ports[i].max(key.saturating_add(1));
                 }
             }
         }
@@ -774,7 +793,9 @@ impl PortOwners {
             sum = sum.saturating_add(p);
         }
         first.push(sum);
-        if sum <= 4 * (design.links.len() + design.devices.len()) + 1024 {
+        // Seven port kinds interleave in the keys (`Port::dense_key`), so a device's ports
+        // spread over seven times their count.
+        if sum <= 28 * (design.links.len() + design.devices.len()) + 1024 {
             PortOwners::Dense {
                 first,
                 owner: vec![None; sum],
@@ -790,7 +811,8 @@ impl PortOwners {
     fn claim(&mut self, at: usize, end: Endpoint, link: LinkId) -> Option<LinkId> {
         match self {
             PortOwners::Dense { first, owner } => {
-                let slot = &mut owner[first[at] + end.port as usize];
+                // In range: `new` sized the device's run past its highest key.
+                let slot = &mut owner[first[at] + end.port.dense_key() as usize];
                 match *slot {
                     Some(held) => Some(held),
                     None => {
@@ -838,7 +860,7 @@ fn check_end(
     link: &crate::model::Link,
     end: Endpoint,
     device: &Device,
-    port: &Port<'_>,
+    port: &PortAt<'_>,
     far: &Device,
     rate: f64,
     usage: &mut Usage,
@@ -854,7 +876,7 @@ fn check_end(
 
     if tech.is_network() {
         match port {
-            Port::Nic { slot, part, spec } => {
+            PortAt::Nic { slot, part, spec } => {
                 let Some(nic) = spec else { return };
                 if !family_carries(nic.family, tech) {
                     flag(
@@ -902,22 +924,22 @@ fn check_end(
                     );
                 }
             }
-            Port::Builtin {
-                first_builtin,
-                spec,
-            } => {
+            PortAt::Builtin { port, spec } => {
                 let Some(node) = spec else { return };
-                if !builtin_port_exists(end.port, *first_builtin, node, &mut flag) {
+                let Port::Ethernet(index) = *port else {
+                    flag(
+                        Severity::Error,
+                        INCOMPATIBLE_LINK,
+                        format!("its {port} cannot carry {}", tech.label()),
+                    );
                     return;
-                }
+                };
                 if tech == LinkTech::InfiniBand {
                     flag(
                         Severity::Error,
                         INCOMPATIBLE_LINK,
                         format!(
-                            "port {} is a built-in port (Ethernet or Thunderbolt) but carries InfiniBand; InfiniBand needs a NIC (ports 0 to {})",
-                            end.port,
-                            first_builtin.saturating_sub(1)
+                            "its {port} is on-board Ethernet but carries InfiniBand; InfiniBand needs a NIC"
                         ),
                     );
                     return;
@@ -926,11 +948,11 @@ fn check_end(
                     flag(
                         Severity::Error,
                         INCOMPATIBLE_LINK,
-                        format!(
-                            "port {} is past its {first_builtin} NIC(s) and it has no built-in Ethernet port",
-                            end.port
-                        ),
+                        format!("a link is on its {port} but it has no on-board Ethernet port"),
                     );
+                    return;
+                }
+                if !port_exists(*port, index, node.builtin_ethernet_ports, &mut flag) {
                     return;
                 }
                 usage.builtin_ethernet_lanes += lanes;
@@ -946,9 +968,9 @@ fn check_end(
                     );
                 }
             }
-            Port::Switch { switch, spec } => {
+            PortAt::Switch { switch, spec } => {
                 usage.switch_lanes += lanes;
-                usage.highest_switch_port = usage.highest_switch_port.max(Some(end.port));
+                usage.highest_switch_port = usage.highest_switch_port.max(Some(end.port.index()));
                 let Some(spec) = spec else { return };
                 if !family_carries(spec.family, tech) {
                     flag(
@@ -974,7 +996,7 @@ fn check_end(
                     );
                 }
             }
-            Port::Domain => flag(
+            PortAt::Domain => flag(
                 Severity::Error,
                 INCOMPATIBLE_LINK,
                 format!(
@@ -982,21 +1004,19 @@ fn check_end(
                     tech.label()
                 ),
             ),
+            PortAt::Missing(why) => flag(Severity::Error, PORTS_OVER_CAPACITY, why.clone()),
         }
     } else if tech.is_thunderbolt() {
         match port {
-            Port::Nic { slot, .. } => flag(
+            PortAt::Nic { slot, .. } => flag(
                 Severity::Error,
                 INCOMPATIBLE_LINK,
                 format!(
-                    "port {slot} is NIC {slot}; a {} link goes on a built-in port",
+                    "NIC {slot} carries a {} link, which goes on a Thunderbolt port",
                     tech.label()
                 ),
             ),
-            Port::Builtin {
-                first_builtin,
-                spec,
-            } => {
+            PortAt::Builtin { port, spec } => {
                 let Some(node) = spec else { return };
                 if node.thunderbolt_ports == 0 {
                     flag(
@@ -1006,7 +1026,15 @@ fn check_end(
                     );
                     return;
                 }
-                if !builtin_port_exists(end.port, *first_builtin, node, &mut flag) {
+                let Port::Thunderbolt(index) = *port else {
+                    flag(
+                        Severity::Error,
+                        INCOMPATIBLE_LINK,
+                        format!("its {port} cannot carry {}", tech.label()),
+                    );
+                    return;
+                };
+                if !port_exists(*port, index, node.thunderbolt_ports, &mut flag) {
                     return;
                 }
                 usage.thunderbolt_lanes += lanes;
@@ -1033,11 +1061,12 @@ fn check_end(
                     );
                 }
             }
-            Port::Switch { .. } | Port::Domain => flag(
+            PortAt::Switch { .. } | PortAt::Domain => flag(
                 Severity::Error,
                 INCOMPATIBLE_LINK,
                 format!("it has no Thunderbolt ports for a {} link", tech.label()),
             ),
+            PortAt::Missing(why) => flag(Severity::Error, PORTS_OVER_CAPACITY, why.clone()),
         }
     } else if matches!(tech, LinkTech::NvLink | LinkTech::NvLinkBridge) {
         let what = match &device.kind {
@@ -1055,21 +1084,25 @@ fn check_end(
     }
 }
 
-/// A port number past the NICs and the built-in ports does not exist; flags it if so.
-fn builtin_port_exists(
-    port: u32,
-    first_builtin: u32,
-    node: &NodeSpec,
+/// Built-in port `index` of a kind the model has `count` of; flags it if it does not exist.
+fn port_exists(
+    port: Port,
+    index: u32,
+    count: u32,
     flag: &mut impl FnMut(Severity, &'static str, String),
 ) -> bool {
-    let builtin = node.thunderbolt_ports + node.builtin_ethernet_ports;
-    let exists = port.saturating_sub(first_builtin) < builtin;
+    let exists = index < count;
     if !exists {
         flag(
             Severity::Error,
             PORTS_OVER_CAPACITY,
             format!(
-                "port {port} does not exist: it has {first_builtin} NIC port(s) and {builtin} built-in port(s)"
+                "its {port} does not exist: it has {count} ({})",
+                match count {
+                    0 => "none".to_string(),
+                    1 => "number 0".to_string(),
+                    _ => format!("0 to {}", count - 1),
+                }
             ),
         );
     }

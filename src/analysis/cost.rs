@@ -525,7 +525,7 @@ pub fn network_cost_share(summary: &CostSummary) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Bandwidth, Endpoint};
+    use crate::model::{Bandwidth, Endpoint, Port};
 
     #[test]
     fn speed_grades_round_up() {
@@ -543,8 +543,8 @@ mod tests {
 
     fn two_ends(tech: LinkTech, gbit_s: f64) -> Link {
         Link::new(
-            Endpoint::new(DeviceId(0), 0),
-            Endpoint::new(DeviceId(1), 0),
+            Endpoint::new(DeviceId(0), Port::Nic(0)),
+            Endpoint::new(DeviceId(1), Port::Switch(0)),
             tech,
             Bandwidth::from_gbit_s(gbit_s),
         )

@@ -191,7 +191,7 @@ impl FabricGraph {
             let nominal = to_mbit(link.nominal_capacity());
             for (i, port) in [(ia, link.a.port), (ib, link.b.port)] {
                 any_mbit[i] = any_mbit[i].saturating_add(nominal);
-                if port < nic_ports[i] {
+                if port.nic().is_some_and(|slot| slot < nic_ports[i]) {
                     nic_mbit[i] = nic_mbit[i].saturating_add(nominal);
                 }
             }

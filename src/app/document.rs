@@ -300,7 +300,7 @@ pub fn nudge_command(
 mod tests {
     use super::*;
     use crate::model::{
-        Bandwidth, DeviceKind, Endpoint, LinkTech, PartId, Switch, SwitchFeatures, SwitchRole,
+        Bandwidth, DeviceKind, Endpoint, LinkTech, PartId, Port, Switch, SwitchFeatures, SwitchRole,
     };
 
     fn switch(id: u32, x: f32) -> Device {
@@ -321,8 +321,8 @@ mod tests {
 
     fn link(id: u32, a: u32, b: u32) -> Link {
         let mut l = Link::new(
-            Endpoint::new(DeviceId(a), 0),
-            Endpoint::new(DeviceId(b), 0),
+            Endpoint::new(DeviceId(a), Port::Nic(0)),
+            Endpoint::new(DeviceId(b), Port::Switch(0)),
             LinkTech::InfiniBand,
             Bandwidth::from_gbit_s(400.0),
         );

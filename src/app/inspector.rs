@@ -6,9 +6,11 @@
 //! drag or a typed name is one undo step. Discrete widgets (combo boxes, checkboxes) commit on
 //! the frame they change.
 
+use crate::model::Port;
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
 use crate::model::factory::device_from_part;
+use crate::model::port_edits::remove_nic;
 use crate::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, HostRole, LengthClass, Link, LinkId,
     LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole, Transport,
@@ -24,6 +26,8 @@ pub struct InspectorState {
     meta_draft: Option<(String, String)>,
     /// A widget was being dragged or typed into on the last frame.
     live: bool,
+    /// A NIC the user asked to remove that carries links: (device, slot), until they confirm.
+    nic_to_remove: Option<(DeviceId, u32)>,
 }
 
 /// Tracks whether any widget of this frame is mid-gesture.
@@ -222,10 +226,11 @@ fn device_ui(
             ui.end_row();
             device_kind_rows(ui, design, catalog, source, &mut draft, &mut gesture);
         });
+    let mut remove_nic = None;
     if let DeviceKind::GpuNode(node) = &mut draft.kind {
-        nics_ui(ui, catalog, &mut node.nics);
+        remove_nic = nics_ui(ui, catalog, &mut node.nics);
     } else if let DeviceKind::Host(host) = &mut draft.kind {
-        nics_ui(ui, catalog, &mut host.nics);
+        remove_nic = nics_ui(ui, catalog, &mut host.nics);
     } else if let DeviceKind::Switch(sw) = &mut draft.kind {
         let spec = catalog.switch(&sw.model);
         let supports = |f: fn(&crate::model::catalog::SwitchSpec) -> bool| spec.is_none_or(f);
@@ -256,11 +261,76 @@ fn device_ui(
         source.pos.y
     ));
 
+    if let Some(slot) = remove_nic {
+        state.nic_to_remove = Some((source.id, slot));
+    }
+    if let Some(removal) = nic_removal_ui(ui, design, source, state) {
+        // The removal replaces the device as it stands in the design; the draft follows.
+        out.push(removal);
+        state.device_draft = None;
+        state.live = false;
+        return;
+    }
+
     state.live = gesture.live;
     if !gesture.live && draft != *source {
         out.push(Command::UpdateDevice(Box::new(draft.clone())));
     }
     state.device_draft = Some(draft);
+}
+
+/// The removal of the NIC the user asked to remove: at once when no link is plugged into
+/// it, else after they confirm, naming the links that go with it. Links on the NICs after it
+/// follow their cards down one slot (`port_edits::remove_nic`).
+fn nic_removal_ui(
+    ui: &mut Ui,
+    design: &Design,
+    source: &Device,
+    state: &mut InspectorState,
+) -> Option<Command> {
+    let (device, slot) = state.nic_to_remove?;
+    let removal = (device == source.id)
+        .then(|| remove_nic(design, device, slot))
+        .flatten();
+    let Some(removal) = removal else {
+        state.nic_to_remove = None;
+        return None;
+    };
+    if removal.dropped.is_empty() {
+        state.nic_to_remove = None;
+        return Some(removal.command);
+    }
+    let links: Vec<String> = removal
+        .dropped
+        .iter()
+        .filter_map(|id| design.link(*id))
+        .map(|l| {
+            let far = l.other_end(device).map_or(l.b.device, |e| e.device);
+            let name = design.device(far).map_or("?", |d| d.name.as_str());
+            format!("{} to {name}", l.id)
+        })
+        .collect();
+    let mut confirmed = false;
+    ui.group(|ui| {
+        ui.label(format!(
+            "NIC {slot} carries {} link(s): {}. Removing the NIC removes them too.",
+            links.len(),
+            links.join(", ")
+        ));
+        ui.horizontal(|ui| {
+            if ui.button("Remove NIC and links").clicked() {
+                confirmed = true;
+            }
+            if ui.button("Keep NIC").clicked() {
+                state.nic_to_remove = None;
+            }
+        });
+    });
+    if confirmed {
+        state.nic_to_remove = None;
+        return Some(removal.command);
+    }
+    None
 }
 
 fn kind_text(kind: &DeviceKind) -> String {
@@ -449,8 +519,10 @@ fn scale_up_text(scale_up: &ScaleUp) -> String {
     }
 }
 
-fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) {
-    ui.label(format!("NICs ({}): NIC i is port i, rail i", nics.len()));
+/// The NIC list: part and GPUDirect edited in place, a NIC added at the end. Returns the
+/// slot the user asked to remove; the caller removes it with its links (`nic_removal_ui`).
+fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) -> Option<u32> {
+    ui.label(format!("NICs ({}): NIC i is rail i", nics.len()));
     let mut remove = None;
     for (i, nic) in nics.iter_mut().enumerate() {
         ui.push_id(i, |ui| {
@@ -480,9 +552,6 @@ fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) {
             });
         });
     }
-    if let Some(i) = remove {
-        nics.remove(i);
-    }
     if ui.button("Add NIC").clicked() {
         let part = nics.last().map(|n| n.part.clone()).or_else(|| {
             parts_of(catalog, PartCategory::Nic)
@@ -496,6 +565,7 @@ fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) {
             });
         }
     }
+    remove.map(|i| i as u32)
 }
 
 /// Common per-lane rates for a technology, per direction.
@@ -515,9 +585,9 @@ pub fn speed_choices(tech: LinkTech) -> &'static [f64] {
     }
 }
 
-fn endpoint_text(design: &Design, device: DeviceId, port: u32) -> String {
+fn endpoint_text(design: &Design, device: DeviceId, port: Port) -> String {
     let name = design.device(device).map_or("?", |d| d.name.as_str());
-    format!("{name} port {port}")
+    format!("{name} {port}")
 }
 
 fn link_ui(

@@ -2,9 +2,10 @@
 //! plus the canvas layout rules every template shares.
 
 use super::parts::Wire;
+use crate::model::ports::port_from_v1_number;
 use crate::model::{
-    Design, Device, DeviceId, DeviceKind, Endpoint, Group, GroupId, GroupKind, LengthClass, Link,
-    LinkId, Pos, Switch, SwitchFeatures, SwitchRole,
+    Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, Group, GroupId, GroupKind,
+    LengthClass, Link, LinkId, Port, Pos, Switch, SwitchFeatures, SwitchRole,
 };
 use std::collections::HashMap;
 
@@ -18,8 +19,12 @@ pub(super) const ROW_GAP: f32 = 260.0;
 
 pub(super) struct Builder {
     design: Design,
-    /// Next free port of each device, indexed by device id (ids are dense from 0).
+    /// Next free port number of each device, indexed by device id (ids are dense from 0).
     next_port: Vec<u32>,
+    /// The port numbers of each link's two ends, by link position. Templates count a
+    /// device's ports as one list (NICs, then built-in ports), as version-1 files did;
+    /// `finish` names each number's port with the catalog, as loading such a file does.
+    numbers: Vec<[u32; 2]>,
 }
 
 impl Builder {
@@ -27,6 +32,7 @@ impl Builder {
         Self {
             design: Design::new(name),
             next_port: Vec::new(),
+            numbers: Vec::new(),
         }
     }
 
@@ -99,10 +105,26 @@ impl Builder {
         *slot = (*slot).max(port);
     }
 
-    pub fn link(&mut self, a: Endpoint, b: Endpoint, wire: &Wire, length: LengthClass) -> LinkId {
-        let mut link = Link::new(a, b, wire.tech, wire.rate).with_length(length);
+    /// Links port number `pa` of `a` to port number `pb` of `b`.
+    fn link(
+        &mut self,
+        (a, pa): (DeviceId, u32),
+        (b, pb): (DeviceId, u32),
+        wire: &Wire,
+        length: LengthClass,
+    ) -> LinkId {
+        // The ports are named in `finish`, once every device is known.
+        let unnamed = Port::Nic(0);
+        let mut link = Link::new(
+            Endpoint::new(a, unnamed),
+            Endpoint::new(b, unnamed),
+            wire.tech,
+            wire.rate,
+        )
+        .with_length(length);
         link.transport = wire.transport;
         link.cable = wire.cable.clone();
+        self.numbers.push([pa, pb]);
         self.design.add_link(link)
     }
 
@@ -116,12 +138,7 @@ impl Builder {
         length: LengthClass,
     ) -> LinkId {
         let port = self.take_port(switch);
-        self.link(
-            Endpoint::new(node, node_port),
-            Endpoint::new(switch, port),
-            wire,
-            length,
-        )
+        self.link((node, node_port), (switch, port), wire, length)
     }
 
     /// Links the next free ports of two devices.
@@ -134,7 +151,7 @@ impl Builder {
     ) -> LinkId {
         let pa = self.take_port(a);
         let pb = self.take_port(b);
-        self.link(Endpoint::new(a, pa), Endpoint::new(b, pb), wire, length)
+        self.link((a, pa), (b, pb), wire, length)
     }
 
     pub fn x_of(&self, device: DeviceId) -> f32 {
@@ -149,9 +166,17 @@ impl Builder {
         })
     }
 
-    /// Finishes: pushes apart devices of one row that ended up closer than `SPACING` (rows
-    /// are laid out independently, so a crowded row can overlap), then returns the design.
-    pub fn finish(mut self, notes: String) -> Design {
+    /// Finishes: names each link end's port, pushes apart devices of one row that ended up
+    /// closer than `SPACING` (rows are laid out independently, so a crowded row can
+    /// overlap), then returns the design.
+    pub fn finish(mut self, notes: String, catalog: &Catalog) -> Design {
+        for (link, [pa, pb]) in self.design.links.iter_mut().zip(&self.numbers) {
+            for (end, number) in [(&mut link.a, *pa), (&mut link.b, *pb)] {
+                // Links are only made between devices this builder added, by id = position.
+                let device = &self.design.devices[end.device.0 as usize];
+                end.port = port_from_v1_number(catalog, device, number, link.tech);
+            }
+        }
         let mut rows: HashMap<u32, Vec<usize>> = HashMap::new();
         for (i, d) in self.design.devices.iter().enumerate() {
             rows.entry(d.pos.y.to_bits()).or_default().push(i);

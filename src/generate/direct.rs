@@ -97,7 +97,7 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         plan.port_kind,
         if plan.ports == 1 { "port" } else { "ports" }
     );
-    Ok(b.finish(notes))
+    Ok(b.finish(notes, catalog))
 }
 
 /// Points on a circle wide enough that neighbours sit about two device widths apart.

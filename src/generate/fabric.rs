@@ -98,7 +98,7 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
         ));
         single_switch(&mut b, &node, n, &plan, &model);
         notes.extend(plan.remarks.iter().cloned());
-        return Ok(b.finish(notes.join(" ")));
+        return Ok(b.finish(notes.join(" "), catalog));
     }
 
     let split = Split::new(radix, spec.oversubscription)?;
@@ -289,7 +289,7 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     };
     notes.push(sizing_note(leaf_count, split, &ratio, upper, pods.len()));
     notes.extend(plan.remarks.iter().cloned());
-    Ok(b.finish(notes.join(" ")))
+    Ok(b.finish(notes.join(" "), catalog))
 }
 
 fn sizing_note(leaves: usize, split: Split, ratio: &str, upper: Upper, pods: usize) -> String {
@@ -613,7 +613,7 @@ pub(super) fn rail_optimized(
         ));
     }
     notes.extend(plan.remarks.iter().cloned());
-    Ok(b.finish(notes.join(" ")))
+    Ok(b.finish(notes.join(" "), catalog))
 }
 
 /// Rail-only: one switch per rail and no spine, as long as a rail fits one switch. Beyond
@@ -649,7 +649,7 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
             "{rails} rail switches, {n} of {radix} ports used on each."
         ));
         notes.extend(plan.remarks.iter().cloned());
-        return Ok(b.finish(notes.join(" ")));
+        return Ok(b.finish(notes.join(" "), catalog));
     }
     if spec.tiers == 1 {
         return Err(infeasible(format!(
@@ -722,5 +722,5 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
         split.up
     ));
     notes.extend(plan.remarks.iter().cloned());
-    Ok(b.finish(notes.join(" ")))
+    Ok(b.finish(notes.join(" "), catalog))
 }

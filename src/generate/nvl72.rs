@@ -248,5 +248,5 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
         }
     }
     notes.extend(plan.remarks.iter().cloned());
-    Ok(b.finish(notes.join(" ")))
+    Ok(b.finish(notes.join(" "), catalog))
 }

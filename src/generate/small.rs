@@ -37,7 +37,7 @@ pub(super) fn single(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         "One `{}` with {} × `{}`: only the scale-up inside the node.",
         node.part, node.gpu_count, node.gpu
     );
-    Ok(b.finish(notes))
+    Ok(b.finish(notes, catalog))
 }
 
 /// N nodes on one switch. Every NIC of every node gets a switch port; a node without NICs
@@ -151,5 +151,5 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
         plan.node_wire.rate
     )];
     notes.extend(plan.remarks.iter().cloned());
-    Ok(b.finish(notes.join(" ")))
+    Ok(b.finish(notes.join(" "), catalog))
 }

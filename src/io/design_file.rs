@@ -18,7 +18,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The version this build writes. Older versions are migrated on load; newer ones refused.
-pub const CURRENT_VERSION: u32 = 1;
+pub const CURRENT_VERSION: u32 = 2;
 
 /// Files larger than this are refused before parsing: a design of 131,072 GPUs is ~60 MB.
 pub const MAX_FILE_BYTES: u64 = 512 * 1024 * 1024;
@@ -35,10 +35,7 @@ pub struct Migration {
     pub migrate: fn(&mut Tree) -> Result<(), String>,
 }
 
-/// The migrations this build knows, oldest first. Version 1 is the first format, so there
-/// are none yet; the next change to the format adds `Migration { from: 1, .. }` here and
-/// bumps `CURRENT_VERSION`.
-pub const MIGRATIONS: &[Migration] = &[];
+pub use super::migrations::MIGRATIONS;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -116,7 +113,7 @@ fn syntax_error(origin: &str, e: &ron::error::SpannedError) -> DesignFileError {
     }
 }
 
-fn ron_options() -> ron::Options {
+pub(super) fn ron_options() -> ron::Options {
     ron::Options::default().with_recursion_limit(MAX_NESTING)
 }
 
@@ -392,10 +389,14 @@ mod tests {
         }
     }
 
-    const V0_TO_V1: &[Migration] = &[Migration {
-        from: 0,
-        migrate: title_to_name,
-    }];
+    /// The made-up step from version 0, then the real history.
+    const V0_TO_CURRENT: &[Migration] = &[
+        Migration {
+            from: 0,
+            migrate: title_to_name,
+        },
+        MIGRATIONS[0],
+    ];
 
     const V0_FILE: &str = r#"(
         version: 0,
@@ -415,7 +416,7 @@ mod tests {
 
     #[test]
     fn version_0_is_migrated_with_names_and_enums_intact() {
-        let design = parse_design_with(V0_FILE, "old.ron", V0_TO_V1).unwrap();
+        let design = parse_design_with(V0_FILE, "old.ron", V0_TO_CURRENT).unwrap();
         assert_eq!(design.name, "lab");
         // Sorted on load: the file lists device 1 first.
         assert_eq!(design.devices[0].name, "mac");
@@ -431,6 +432,9 @@ mod tests {
             crate::model::LinkState::Degraded { fraction: 0.5 }
         );
         assert_eq!(link.capacity().gbit_s(), 20.0);
+        // Version 1 numbered the Mac's first Thunderbolt port 0 (it has no NIC).
+        assert_eq!(link.a.port, crate::model::Port::Thunderbolt(0));
+        assert_eq!(link.b.port, crate::model::Port::Switch(3));
     }
 
     #[test]
@@ -438,14 +442,14 @@ mod tests {
         let e = parse_design(V0_FILE, "old.ron").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "old.ron: file version 0 is too old; this railyard reads versions 1 to 1"
+            "old.ron: file version 0 is too old; this railyard reads versions 1 to 2"
         );
     }
 
     #[test]
     fn a_failing_migration_says_which_step() {
         let no_title = V0_FILE.replace("title", "label");
-        let e = parse_design_with(&no_title, "old.ron", V0_TO_V1).unwrap_err();
+        let e = parse_design_with(&no_title, "old.ron", V0_TO_CURRENT).unwrap_err();
         assert_eq!(
             e.to_string(),
             "old.ron: migrating from version 0 to 1: version 0 designs have a `title`"
@@ -455,12 +459,14 @@ mod tests {
     #[test]
     fn a_current_file_reads_in_one_pass_and_in_any_field_order() {
         let current = V0_FILE
-            .replace("version: 0", "version: 1")
-            .replace("title", "name");
+            .replace("version: 0", "version: 2")
+            .replace("title", "name")
+            .replace("port: 0)", "port: Thunderbolt(0))")
+            .replace("port: 3)", "port: Switch(3))");
         let a = parse_design(&current, "a.ron").unwrap();
         // `design` before `version` takes a second pass but gives the same design.
         let swapped = format!(
-            "(design: {}, version: 1)",
+            "(design: {}, version: 2)",
             &current[current.find("(\n            name").unwrap()..current.rfind(',').unwrap()]
         );
         let b = parse_design(&swapped, "b.ron").unwrap();
@@ -473,7 +479,7 @@ mod tests {
         let e = parse_design("(version: 7, design: (anything: [1, 2]))", "new.ron").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "new.ron: file version 7 is newer than this railyard understands (1); update railyard"
+            "new.ron: file version 7 is newer than this railyard understands (2); update railyard"
         );
     }
 
@@ -483,9 +489,11 @@ mod tests {
             from,
             migrate: title_to_name,
         };
-        assert_eq!(oldest_version(&[]), 1);
-        assert_eq!(oldest_version(&[step(0)]), 0);
+        assert_eq!(oldest_version(&[]), 2);
+        assert_eq!(oldest_version(&[step(1)]), 1);
+        assert_eq!(oldest_version(&[step(0), step(1)]), 0);
         // A chain that does not reach the current version helps no file.
-        assert_eq!(oldest_version(&[step(3)]), 1);
+        assert_eq!(oldest_version(&[step(0)]), 2);
+        assert_eq!(oldest_version(&[step(3)]), 2);
     }
 }

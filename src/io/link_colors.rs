@@ -3,7 +3,9 @@
 //! Failed and degraded links have their own line pattern and are never drawn in the
 //! heatmap's red. No UI imports: colours are plain RGB triples the canvas converts.
 
-use crate::model::{Design, Device, DeviceKind, Link, LinkId, LinkState, LinkTech, SwitchRole};
+use crate::model::{
+    Design, Device, DeviceKind, Link, LinkId, LinkState, LinkTech, Port, SwitchRole,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::str::FromStr;
@@ -176,10 +178,14 @@ pub fn rail_color(rail: u32, bg: Background) -> Rgb {
 /// The rail a link belongs to: the rail of the leaf it lands on, or else the NIC of a GPU
 /// node it starts from (NIC i is port i and rail i). Scale-up links and links between
 /// switches without a rail have none.
-pub fn rail_of(a: &Device, port_a: u32, b: &Device, port_b: u32, tech: LinkTech) -> Option<u32> {
+pub fn rail_of(a: &Device, port_a: Port, b: &Device, port_b: Port, tech: LinkTech) -> Option<u32> {
     let leaf_rail = |d: &Device| d.kind.as_switch().and_then(|s| s.rail);
-    let nic_rail = |d: &Device, port: u32| match &d.kind {
-        DeviceKind::GpuNode(n) if tech.is_network() && (port as usize) < n.nics.len() => Some(port),
+    let nic_rail = |d: &Device, port: Port| match (&d.kind, port.nic()) {
+        (DeviceKind::GpuNode(n), Some(slot))
+            if tech.is_network() && (slot as usize) < n.nics.len() =>
+        {
+            Some(slot)
+        }
         _ => None,
     };
     leaf_rail(a)
@@ -511,14 +517,20 @@ mod tests {
         );
         let ib = LinkTech::InfiniBand;
         // The leaf's rail wins over the NIC's port number.
-        assert_eq!(rail_of(&n, 3, &leaf5, 0, ib), Some(5));
+        let (nic, sw) = (Port::Nic, Port::Switch);
+        assert_eq!(rail_of(&n, nic(3), &leaf5, sw(0), ib), Some(5));
         // A leaf's uplink belongs to its rail too.
-        assert_eq!(rail_of(&spine, 0, &leaf5, 40, ib), Some(5));
-        // NIC 6 on a switch without a rail is rail 6; port 8 is past the NICs.
-        assert_eq!(rail_of(&n, 6, &spine, 0, ib), Some(6));
-        assert_eq!(rail_of(&spine, 0, &n, 8, ib), None);
+        assert_eq!(rail_of(&spine, sw(0), &leaf5, sw(40), ib), Some(5));
+        // NIC 6 on a switch without a rail is rail 6; NIC 8 is past the node's 8 NICs and
+        // an on-board port is no rail.
+        assert_eq!(rail_of(&n, nic(6), &spine, sw(0), ib), Some(6));
+        assert_eq!(rail_of(&spine, sw(0), &n, nic(8), ib), None);
+        assert_eq!(rail_of(&spine, sw(0), &n, Port::Ethernet(0), ib), None);
         // Scale-up between two nodes has no rail whatever the port.
-        assert_eq!(rail_of(&n, 1, &node(3, 8), 1, LinkTech::NvLink), None);
+        assert_eq!(
+            rail_of(&n, nic(1), &node(3, 8), nic(1), LinkTech::NvLink),
+            None
+        );
     }
 
     #[test]
@@ -568,8 +580,8 @@ mod tests {
             heat: Some(&heat),
         };
         let mut link = Link::new(
-            Endpoint::new(DeviceId(0), 2),
-            Endpoint::new(DeviceId(1), 0),
+            Endpoint::new(DeviceId(0), Port::Nic(2)),
+            Endpoint::new(DeviceId(1), Port::Switch(0)),
             LinkTech::InfiniBand,
             crate::model::Bandwidth::from_gbit_s(400.0),
         );
@@ -610,7 +622,7 @@ mod tests {
             switch(1, SwitchRole::Leaf, None),
             switch(2, SwitchRole::Spine, None),
         ];
-        let ib = |id: u32, a: (u32, u32), b: (u32, u32)| {
+        let ib = |id: u32, a: (u32, Port), b: (u32, Port)| {
             let mut l = Link::new(
                 Endpoint::new(DeviceId(a.0), a.1),
                 Endpoint::new(DeviceId(b.0), b.1),
@@ -621,12 +633,13 @@ mod tests {
             l
         };
         // NICs 0, 8 and 9 to the leaf; the leaf (no rail) to the spine, failed.
-        let mut uplink = ib(3, (1, 40), (2, 0));
+        let (nic, sw) = (Port::Nic, Port::Switch);
+        let mut uplink = ib(3, (1, sw(40)), (2, sw(0)));
         uplink.state = LinkState::Failed;
         design.links = vec![
-            ib(0, (0, 0), (1, 0)),
-            ib(1, (0, 8), (1, 1)),
-            ib(2, (0, 9), (1, 2)),
+            ib(0, (0, nic(0)), (1, sw(0))),
+            ib(1, (0, nic(8)), (1, sw(1))),
+            ib(2, (0, nic(9)), (1, sw(2))),
             uplink,
         ];
         let legend = legend(&design, ColorMode::Rail, Background::Light);

@@ -5,6 +5,7 @@ pub mod design_file;
 pub mod export;
 pub mod link_colors;
 pub mod measured;
+pub mod migrations;
 pub mod model_file;
 pub mod nccl_log;
 pub mod raster;

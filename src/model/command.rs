@@ -394,6 +394,7 @@ mod tests {
     use crate::model::catalog::PartId;
     use crate::model::device::{Switch, SwitchFeatures, SwitchRole};
     use crate::model::link::{Endpoint, LinkTech};
+    use crate::model::ports::Port;
     use crate::model::units::Bandwidth;
 
     fn switch(id: u32, x: f32) -> Device {
@@ -414,8 +415,8 @@ mod tests {
 
     fn link(id: u32, a: u32, b: u32) -> Link {
         let mut l = Link::new(
-            Endpoint::new(DeviceId(a), 0),
-            Endpoint::new(DeviceId(b), 0),
+            Endpoint::new(DeviceId(a), Port::Nic(0)),
+            Endpoint::new(DeviceId(b), Port::Switch(0)),
             LinkTech::InfiniBand,
             Bandwidth::from_gbit_s(400.0),
         );

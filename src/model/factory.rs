@@ -1,9 +1,6 @@
 //! Devices from catalog parts, and the default link between two devices: what the canvas
 //! does when a part is dropped on it or a link is drawn. No UI here, so both are testable.
-//!
-//! Port numbering follows the model's convention (see `link.rs`): a node's NIC slots first
-//! (slot i = port i = rail i), then its Thunderbolt ports, then its built-in Ethernet ports,
-//! then, for a member of a rack-scale NVLink domain, one NVLink port into the domain.
+//! Which ports a device has is `ports.rs`'s business; this file picks among them.
 
 use super::catalog::{
     Catalog, GpuArch, GpuSpec, NetFamily, NodeSpec, PartId, PartSpec, ScaleUpSpec,
@@ -14,6 +11,7 @@ use super::device::{
     SwitchRole,
 };
 use super::link::{Endpoint, Link, LinkTech};
+use super::ports::{Port, PortGroup, PortKind, port_groups};
 use super::units::Bandwidth;
 use std::collections::HashSet;
 
@@ -262,182 +260,6 @@ fn node_from_spec(
     })
 }
 
-/// What kind of port a run of port numbers is.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PortKind {
-    /// A scale-out NIC: one port per NIC slot (slot i is rail i).
-    Nic {
-        family: NetFamily,
-        rdma: bool,
-        rate: Bandwidth,
-    },
-    Thunderbolt {
-        generation: u8,
-    },
-    BuiltinEthernet {
-        rate: Bandwidth,
-    },
-    /// A switch port after breakout.
-    SwitchPort {
-        family: NetFamily,
-        rate: Bandwidth,
-    },
-    /// A compute tray's NVLink connection into its rack-scale domain (one lane per GPU).
-    NvLinkUplink,
-    /// A domain's slot for one of its compute trays.
-    DomainSlot,
-}
-
-impl PortKind {
-    fn families(self) -> &'static [&'static str] {
-        match self {
-            PortKind::Nic { family, .. } | PortKind::SwitchPort { family, .. } => match family {
-                NetFamily::InfiniBand => &["InfiniBand"],
-                NetFamily::Ethernet => &["Ethernet"],
-                NetFamily::Both => &["InfiniBand", "Ethernet"],
-            },
-            PortKind::Thunderbolt { .. } => &["Thunderbolt"],
-            PortKind::BuiltinEthernet { .. } => &["Ethernet"],
-            PortKind::NvLinkUplink | PortKind::DomainSlot => &["NVLink"],
-        }
-    }
-
-    /// "Thunderbolt port", "NIC port", ...: for messages about a full device.
-    fn noun(self) -> &'static str {
-        match self {
-            PortKind::Nic { .. } => "NIC port",
-            PortKind::Thunderbolt { .. } => "Thunderbolt port",
-            PortKind::BuiltinEthernet { .. } => "Ethernet port",
-            PortKind::SwitchPort { .. } => "port",
-            PortKind::NvLinkUplink => "NVLink port",
-            PortKind::DomainSlot => "tray slot",
-        }
-    }
-}
-
-/// A run of consecutive ports of one kind on a device.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PortGroup {
-    pub kind: PortKind,
-    pub first: u32,
-    pub count: u32,
-    /// The part that provides the ports (the NIC, or the device's own model), for messages.
-    pub part: PartId,
-}
-
-/// The ports of a device, from its parts in the catalog. Parts the catalog lacks give no ports.
-pub fn port_groups(catalog: &Catalog, device: &Device) -> Vec<PortGroup> {
-    let mut groups = Vec::new();
-    match &device.kind {
-        DeviceKind::GpuNode(node) => {
-            push_nic_groups(catalog, &node.nics, &mut groups);
-            let mut next = node.nics.len() as u32;
-            if let Some(spec) = catalog.node(&node.model) {
-                push_builtin_groups(&node.model, spec, &mut next, &mut groups);
-            }
-            if node.domain.is_some() {
-                groups.push(PortGroup {
-                    kind: PortKind::NvLinkUplink,
-                    first: next,
-                    count: 1,
-                    part: node.model.clone(),
-                });
-            }
-        }
-        DeviceKind::Host(host) => {
-            push_nic_groups(catalog, &host.nics, &mut groups);
-            let mut next = host.nics.len() as u32;
-            if let Some(model) = &host.model
-                && let Some(spec) = catalog.node(model)
-            {
-                push_builtin_groups(model, spec, &mut next, &mut groups);
-            }
-        }
-        DeviceKind::Switch(sw) => {
-            if let Some(spec) = catalog.switch(&sw.model) {
-                let breakout = sw.breakout.max(1);
-                groups.push(PortGroup {
-                    kind: PortKind::SwitchPort {
-                        family: spec.family,
-                        rate: spec.port_gbit_s / f64::from(breakout),
-                    },
-                    first: 0,
-                    count: spec.ports.saturating_mul(breakout),
-                    part: sw.model.clone(),
-                });
-            }
-        }
-        DeviceKind::NvSwitchDomain(domain) => {
-            if let Some(spec) = catalog.domain(&domain.model) {
-                groups.push(PortGroup {
-                    kind: PortKind::DomainSlot,
-                    first: 0,
-                    count: spec.members,
-                    part: domain.model.clone(),
-                });
-            }
-        }
-    }
-    groups
-}
-
-/// One group per run of NIC slots with the same part.
-fn push_nic_groups(catalog: &Catalog, nics: &[NicSlot], groups: &mut Vec<PortGroup>) {
-    for (i, slot) in nics.iter().enumerate() {
-        let Some(spec) = catalog.nic(&slot.part) else {
-            continue;
-        };
-        let port = i as u32;
-        if let Some(last) = groups.last_mut()
-            && last.part == slot.part
-            && last.first + last.count == port
-        {
-            last.count += 1;
-            continue;
-        }
-        groups.push(PortGroup {
-            kind: PortKind::Nic {
-                family: spec.family,
-                rdma: spec.rdma,
-                rate: spec.port_gbit_s,
-            },
-            first: port,
-            count: 1,
-            part: slot.part.clone(),
-        });
-    }
-}
-
-fn push_builtin_groups(
-    model: &PartId,
-    spec: &NodeSpec,
-    next: &mut u32,
-    groups: &mut Vec<PortGroup>,
-) {
-    if spec.thunderbolt_ports > 0 {
-        groups.push(PortGroup {
-            kind: PortKind::Thunderbolt {
-                generation: spec.thunderbolt_generation.unwrap_or(4),
-            },
-            first: *next,
-            count: spec.thunderbolt_ports,
-            part: model.clone(),
-        });
-    }
-    *next += spec.thunderbolt_ports;
-    if let Some(rate) = spec.builtin_ethernet_gbit_s
-        && spec.builtin_ethernet_ports > 0
-    {
-        groups.push(PortGroup {
-            kind: PortKind::BuiltinEthernet { rate },
-            first: *next,
-            count: spec.builtin_ethernet_ports,
-            part: model.clone(),
-        });
-    }
-    *next += spec.builtin_ethernet_ports;
-}
-
 /// A link both port kinds can carry: technology, rate of one lane, lanes, and a rank
 /// (lower is preferred: NVLink, then NIC fabrics, then Thunderbolt, then on-board Ethernet).
 struct Candidate {
@@ -589,7 +411,7 @@ fn pair_candidate(
 }
 
 /// The ports of one device that links already use.
-fn used_ports(design: &Design, id: DeviceId) -> HashSet<u32> {
+fn used_ports(design: &Design, id: DeviceId) -> HashSet<Port> {
     let mut used = HashSet::new();
     for l in design.links_of(id) {
         if l.a.device == id {
@@ -603,15 +425,14 @@ fn used_ports(design: &Design, id: DeviceId) -> HashSet<u32> {
 }
 
 /// The first free port of a group, trying `preferred` first (a rail leaf's own NIC).
-fn free_port(group: &PortGroup, used: &HashSet<u32>, preferred: Option<u32>) -> Option<u32> {
-    let range = group.first..group.first.saturating_add(group.count);
+fn free_port(group: &PortGroup, used: &HashSet<Port>, preferred: Option<Port>) -> Option<Port> {
     if let Some(p) = preferred
-        && range.contains(&p)
+        && group.contains(p)
         && !used.contains(&p)
     {
         return Some(p);
     }
-    range.into_iter().find(|p| !used.contains(p))
+    group.ports().find(|p| !used.contains(p))
 }
 
 /// How a device is named in a refusal: the part that talks (its NIC, or its model).
@@ -753,8 +574,8 @@ pub fn default_link(
     let used_b = used_ports(design, b);
     // A rail leaf takes the node's NIC of the same rail, if that one is free.
     let rail_of = |d: &Device| d.kind.as_switch().and_then(|s| s.rail);
-    let prefer_a = rail_of(dev_b);
-    let prefer_b = rail_of(dev_a);
+    let prefer_a = rail_of(dev_b).map(Port::Nic);
+    let prefer_b = rail_of(dev_a).map(Port::Nic);
     for (ia, ib, c) in &pairs {
         let (ga, gb) = (&groups_a[*ia], &groups_b[*ib]);
         if let (Some(pa), Some(pb)) = (
@@ -775,9 +596,7 @@ pub fn default_link(
     } else {
         (dev_b, &groups_b[*ib], &used_b)
     };
-    let in_use = (group.first..group.first.saturating_add(group.count))
-        .filter(|p| used.contains(p))
-        .count();
+    let in_use = group.ports().filter(|p| used.contains(p)).count();
     Err(format!(
         "{} has no free {} ({in_use} in use)",
         speaker_for_group(dev, group),
@@ -983,10 +802,16 @@ mod tests {
         let first = connect(&mut d, &c, node, leaf);
         assert_eq!(first.tech, LinkTech::InfiniBand);
         assert_eq!(first.rate_gbit_s, Bandwidth::from_gbit_s(400.0));
-        assert_eq!((first.a.port, first.b.port), (0, 0));
+        assert_eq!(
+            (first.a.port, first.b.port),
+            (Port::Nic(0), Port::Switch(0))
+        );
         assert_eq!(first.id, crate::model::LinkId(0));
         let second = connect(&mut d, &c, leaf, node);
-        assert_eq!((second.a.port, second.b.port), (1, 1));
+        assert_eq!(
+            (second.a.port, second.b.port),
+            (Port::Switch(1), Port::Nic(1))
+        );
         assert_eq!(second.id, crate::model::LinkId(1));
     }
 
@@ -1002,7 +827,7 @@ mod tests {
             s.rail = Some(5);
         }
         let l = connect(&mut d, &c, node, leaf);
-        assert_eq!(l.a.port, 5);
+        assert_eq!(l.a.port, Port::Nic(5));
     }
 
     #[test]
@@ -1015,12 +840,14 @@ mod tests {
         let mixed = connect(&mut d, &c, m2, m3);
         assert_eq!(mixed.tech, LinkTech::Thunderbolt4);
         assert_eq!(mixed.rate_gbit_s, Bandwidth::from_gbit_s(40.0));
-        // No NICs: Thunderbolt ports start at port 0.
-        assert_eq!((mixed.a.port, mixed.b.port), (0, 0));
+        assert_eq!(
+            (mixed.a.port, mixed.b.port),
+            (Port::Thunderbolt(0), Port::Thunderbolt(0))
+        );
         let tb5 = connect(&mut d, &c, m3, m3b);
         assert_eq!(tb5.tech, LinkTech::Thunderbolt5);
         assert_eq!(tb5.rate_gbit_s, Bandwidth::from_gbit_s(80.0));
-        assert_eq!(tb5.a.port, 1);
+        assert_eq!(tb5.a.port, Port::Thunderbolt(1));
     }
 
     #[test]
@@ -1036,7 +863,7 @@ mod tests {
         // Thunderbolt is full; the on-board 10GbE port is the fallback.
         let eth = connect(&mut d, &c, hub, last);
         assert_eq!(eth.tech, LinkTech::Ethernet);
-        assert_eq!(eth.a.port, 6);
+        assert_eq!(eth.a.port, Port::Ethernet(0));
         let one_more = add(&mut d, &c, "mac-studio-m2-ultra");
         assert_eq!(
             default_link(&d, &c, hub, one_more).unwrap_err(),
@@ -1070,10 +897,10 @@ mod tests {
         let mut d = Design::new("t");
         let sw = add(&mut d, &c, "crs317-16x10g");
         let ws = add(&mut d, &c, "workstation");
-        // No NIC: the on-board 10GbE port (port 0) at 10 Gb/s.
+        // No NIC: the on-board 10GbE port at 10 Gb/s.
         let onboard = connect(&mut d, &c, ws, sw);
         assert_eq!(onboard.tech, LinkTech::Ethernet);
-        assert_eq!(onboard.a.port, 0);
+        assert_eq!(onboard.a.port, Port::Ethernet(0));
         assert_eq!(onboard.rate_gbit_s, Bandwidth::from_gbit_s(10.0));
 
         let spectrum = add(&mut d, &c, "sn5600");
@@ -1131,8 +958,7 @@ mod tests {
         // Four GPUs at 7200 Gb/s each: 28.8 Tb/s.
         assert_eq!(l.lanes, 4);
         assert_eq!(l.nominal_capacity(), Bandwidth::from_gbit_s(28_800.0));
-        // Tray port: 4 NICs, no Thunderbolt or on-board Ethernet, so NVLink is port 4.
-        assert_eq!((l.a.port, l.b.port), (4, 0));
+        assert_eq!((l.a.port, l.b.port), (Port::NvLink, Port::Slot(0)));
 
         let stranger = add(&mut d, &c, "gb200-compute-tray");
         let err = default_link(&d, &c, stranger, DeviceId(0)).unwrap_err();

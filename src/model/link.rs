@@ -2,21 +2,21 @@
 
 use super::catalog::PartId;
 use super::design::{DeviceId, LinkId};
+use super::ports::Port;
 use super::units::Bandwidth;
 use serde::{Deserialize, Serialize};
 
-/// One end of a link. For a GPU node, port i below its NIC count is NIC i (rail i); ports
-/// from the NIC count on are its built-in ports (Thunderbolt, on-board Ethernet). For a
-/// switch, the port number after breakout.
+/// One end of a link: a device and the port it is plugged into, named by kind and index
+/// (`ports.rs`), so edits elsewhere on the device never move it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Endpoint {
     pub device: DeviceId,
-    pub port: u32,
+    pub port: Port,
 }
 
 impl Endpoint {
-    pub const fn new(device: DeviceId, port: u32) -> Self {
+    pub const fn new(device: DeviceId, port: Port) -> Self {
         Self { device, port }
     }
 }

@@ -8,6 +8,8 @@ pub mod design;
 pub mod device;
 pub mod factory;
 pub mod link;
+pub mod port_edits;
+pub mod ports;
 pub mod units;
 pub mod validate;
 
@@ -19,4 +21,5 @@ pub use device::{
     SwitchFeatures, SwitchRole,
 };
 pub use link::{Endpoint, LengthClass, Link, LinkState, LinkTech, Transport};
+pub use ports::Port;
 pub use units::{Bandwidth, Bytes, Usd, Watts};

@@ -418,8 +418,8 @@ fn check_links(design: &Design, p: &mut Problems) {
 mod tests {
     use super::*;
     use crate::model::{
-        Device, Endpoint, GpuNode, GroupKind, Link, LinkTech, NvSwitchDomain, PartId, Pos, Switch,
-        SwitchFeatures, SwitchRole,
+        Device, Endpoint, GpuNode, GroupKind, Link, LinkTech, NvSwitchDomain, PartId, Port, Pos,
+        Switch, SwitchFeatures, SwitchRole,
     };
 
     fn node(id: u32, gpus: u32) -> Device {
@@ -460,8 +460,8 @@ mod tests {
 
     fn link(id: u32, a: u32, b: u32) -> Link {
         let mut l = Link::new(
-            Endpoint::new(DeviceId(a), 0),
-            Endpoint::new(DeviceId(b), 0),
+            Endpoint::new(DeviceId(a), Port::Nic(0)),
+            Endpoint::new(DeviceId(b), Port::Switch(0)),
             LinkTech::InfiniBand,
             Bandwidth::from_gbit_s(400.0),
         );

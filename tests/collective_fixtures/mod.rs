@@ -2,9 +2,12 @@
 //! on neither the generator nor files on disk.
 #![allow(dead_code)]
 
+#[path = "../common/design.rs"]
+mod design;
+use design::v1_end;
 use railyard::model::{
-    Bandwidth, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, Link, LinkTech, NicSlot,
-    PartId, PcieVia, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole, Transport,
+    Bandwidth, Design, Device, DeviceId, DeviceKind, GpuNode, Link, LinkTech, NicSlot, PartId,
+    PcieVia, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole, Transport,
 };
 
 pub fn add(design: &mut Design, name: &str, kind: DeviceKind) -> DeviceId {
@@ -81,12 +84,8 @@ pub fn link(
     tech: LinkTech,
     gbit_s: f64,
 ) -> railyard::model::LinkId {
-    design.add_link(Link::new(
-        Endpoint::new(a.0, a.1),
-        Endpoint::new(b.0, b.1),
-        tech,
-        Bandwidth::from_gbit_s(gbit_s),
-    ))
+    let (a, b) = (v1_end(design, a, tech), v1_end(design, b, tech));
+    design.add_link(Link::new(a, b, tech, Bandwidth::from_gbit_s(gbit_s)))
 }
 
 pub fn single_dgx() -> Design {

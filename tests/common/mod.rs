@@ -5,5 +5,6 @@
 #[cfg(feature = "gui")]
 pub mod app;
 pub mod cli;
+pub mod design;
 pub mod vulkan;
 pub mod xvfb;

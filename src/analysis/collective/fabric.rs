@@ -10,7 +10,7 @@ use super::latency::ArchRow;
 use crate::model::catalog::PartSpec;
 use crate::model::device::pcie_x16_bandwidth;
 use crate::model::{
-    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech, ScaleUp,
+    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech, Port, ScaleUp,
 };
 use std::collections::HashMap;
 
@@ -303,10 +303,14 @@ impl DeviceIndex {
     }
 }
 
+/// A link end's slot when it is not on a NIC: above every NIC slot.
+const NOT_A_NIC: u32 = u32::MAX;
+
 /// A routable link as one device sees it.
 #[derive(Debug, Clone, Copy)]
 struct DevLink {
-    port: u32,
+    /// The NIC slot the link is on at this device, or `NOT_A_NIC`.
+    nic: u32,
     out: ArcId,
     inn: ArcId,
     far: Vx,
@@ -338,7 +342,8 @@ const LOSSY_SWITCH: u8 = 2;
 
 /// The per-link lists for a run of links, to fill (a whole design's or half of it).
 struct LinkFacts<'a> {
-    /// Device index and port of each end (u32::MAX when an end is missing).
+    /// Device index and NIC slot of each end (u32::MAX when an end is missing, and for the
+    /// slot, `NOT_A_NIC` when the end is on another kind of port).
     ends: &'a mut [[u32; 4]],
     routable: &'a mut [bool],
     /// Two arcs per link: usable bytes per second and NVLink flag.
@@ -393,7 +398,8 @@ impl<'a> LinkFacts<'a> {
                 lossless = (fa | fb) & LOSSY_SWITCH == 0;
                 self.routable[li] =
                     ia != ib && cap.is_finite() && cap > 0.0 && (fa | fb) & DOMAIN == 0;
-                self.ends[li] = [ia as u32, ib as u32, link.a.port, link.b.port];
+                let nic = |port: Port| port.nic().unwrap_or(NOT_A_NIC);
+                self.ends[li] = [ia as u32, ib as u32, nic(link.a.port), nic(link.b.port)];
             }
             let e = eff::link_efficiency(link.tech, link.transport, lossless);
             let (usable, line) = if self.routable[li] {
@@ -624,7 +630,7 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
     dev_links.resize(
         dl_start[n_dev] as usize,
         DevLink {
-            port: 0,
+            nic: NOT_A_NIC,
             out: 0,
             inn: 0,
             far: 0,
@@ -636,14 +642,14 @@ pub(crate) fn build(design: &Design, catalog: &Catalog) -> Result<Fabric, Collec
         }
         let (fwd, back) = (2 * li as u32, 2 * li as u32 + 1);
         dev_links[fill[ia as usize] as usize] = DevLink {
-            port: pa,
+            nic: pa,
             out: fwd,
             inn: back,
             far: ib,
         };
         fill[ia as usize] += 1;
         dev_links[fill[ib as usize] as usize] = DevLink {
-            port: pb,
+            nic: pb,
             out: back,
             inn: fwd,
             far: ia,
@@ -1041,7 +1047,7 @@ impl NodePart {
                 let up = usable.len() as ArcId - 2;
                 let access = links
                     .iter()
-                    .find(|l| l.port == ni as u32)
+                    .find(|l| l.nic == ni as u32)
                     .map(|l| (l.out, l.inn, l.far));
                 nics.push(Nic {
                     pcie_up: up,
@@ -1054,7 +1060,7 @@ impl NodePart {
             other_access.extend(
                 links
                     .iter()
-                    .filter(|l| l.port >= nic_ports)
+                    .filter(|l| l.nic >= nic_ports)
                     .map(|l| (l.out, l.inn, l.far)),
             );
             if other_access.len() as u32 == first_other {

@@ -924,6 +924,7 @@ pub(super) fn short_gpu_name(catalog: &Catalog, gpu: &PartId) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Port;
 
     #[test]
     fn gpu_names_are_short() {
@@ -957,8 +958,8 @@ mod tests {
         use crate::model::{Bandwidth, DeviceId, Endpoint};
         let link = |gbit: f64| {
             Link::new(
-                Endpoint::new(DeviceId(0), 0),
-                Endpoint::new(DeviceId(1), 0),
+                Endpoint::new(DeviceId(0), Port::Nic(0)),
+                Endpoint::new(DeviceId(1), Port::Switch(0)),
                 LinkTech::Ethernet,
                 Bandwidth::from_gbit_s(gbit),
             )

@@ -32,7 +32,7 @@ pub fn write_cable_plan<W: std::io::Write>(
     catalog: &Catalog,
     out: W,
 ) -> Result<usize, ExportError> {
-    let cables = cables(design, catalog)?;
+    let cables = cables(design)?;
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(HEADER)?;
     for cable in &cables {

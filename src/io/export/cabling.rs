@@ -5,49 +5,25 @@ use super::ExportError;
 use crate::analysis::cost::{CableChoice, link_cable};
 use crate::io::link_colors::{Background, ColorMode, LinkPainter};
 use crate::model::catalog::CableMedium;
-use crate::model::factory::{PortGroup, PortKind, port_groups};
 use crate::model::{
-    Catalog, Design, Device, DeviceId, Group, GroupId, GroupKind, LengthClass, Link, LinkTech,
+    Catalog, Design, Device, DeviceId, Group, GroupId, GroupKind, LengthClass, Link, LinkTech, Port,
 };
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-/// Port names from the catalog's port groups, numbered as the design numbers ports:
-/// `nic3` (NIC 3, rail 3), `tb1` and `eth0` (a node's built-in Thunderbolt and Ethernet
-/// ports, counted from the first of their kind), `p12` (switch port 12 after breakout, as
-/// the design and `railyard eval` number it, from 0), `nvl0` (a tray's NVLink uplink),
-/// `slot4` (a domain's tray slot). A port the catalog does not describe is `port7`.
-pub struct PortNames {
-    groups: HashMap<DeviceId, Vec<PortGroup>>,
-}
-
-impl PortNames {
-    pub fn new(design: &Design, catalog: &Catalog) -> Self {
-        let groups = design
-            .devices
-            .iter()
-            .map(|d| (d.id, port_groups(catalog, d)))
-            .collect();
-        Self { groups }
-    }
-
-    pub fn name(&self, device: DeviceId, port: u32) -> String {
-        let group = self.groups.get(&device).and_then(|gs| {
-            gs.iter()
-                .find(|g| port >= g.first && port - g.first < g.count)
-        });
-        let Some(group) = group else {
-            return format!("port{port}");
-        };
-        let within = port - group.first;
-        match group.kind {
-            PortKind::Nic { .. } => format!("nic{port}"),
-            PortKind::Thunderbolt { .. } => format!("tb{within}"),
-            PortKind::BuiltinEthernet { .. } => format!("eth{within}"),
-            PortKind::SwitchPort { .. } => format!("p{port}"),
-            PortKind::NvLinkUplink => format!("nvl{within}"),
-            PortKind::DomainSlot => format!("slot{port}"),
-        }
+/// A port's name on a label, as the design names ports: `nic3` (NIC 3, rail 3), `tb1` and
+/// `eth0` (a node's built-in Thunderbolt and Ethernet ports), `p12` (switch port 12 after
+/// breakout, from 0 as `railyard eval` numbers it), `nvl0` (a tray's NVLink uplink),
+/// `slot4` (a domain's tray slot).
+pub fn port_name(port: Port) -> String {
+    match port {
+        Port::Nic(k) => format!("nic{k}"),
+        Port::Thunderbolt(k) => format!("tb{k}"),
+        Port::Ethernet(k) => format!("eth{k}"),
+        Port::Switch(k) => format!("p{k}"),
+        Port::NvLink => "nvl0".to_string(),
+        Port::Slot(k) => format!("slot{k}"),
+        Port::Gpu(k) => format!("gpu{k}"),
     }
 }
 
@@ -61,7 +37,7 @@ pub fn is_cabled(link: &Link) -> bool {
 /// One end of a cable.
 pub struct CableEnd<'a> {
     pub device: &'a Device,
-    pub port: u32,
+    pub port: Port,
     pub port_name: String,
     /// The rack the device sits in, through its group's parents; None when not in one.
     pub rack: Option<&'a Group>,
@@ -111,12 +87,11 @@ pub fn rack_of<'a>(design: &'a Design, device: &Device) -> Option<&'a Group> {
 }
 
 /// Every cabled link of the design, in link order, each port used by one cable only.
-pub fn cables<'a>(design: &'a Design, catalog: &Catalog) -> Result<Vec<Cable<'a>>, ExportError> {
-    let names = PortNames::new(design, catalog);
-    let mut owner: HashMap<(DeviceId, u32), &Link> = HashMap::new();
+pub fn cables<'a>(design: &'a Design) -> Result<Vec<Cable<'a>>, ExportError> {
+    let mut owner: HashMap<(DeviceId, Port), &Link> = HashMap::new();
     let mut out = Vec::new();
     for link in design.links.iter().filter(|l| is_cabled(l)) {
-        let end = |device: DeviceId, port: u32| -> Result<CableEnd<'a>, ExportError> {
+        let end = |device: DeviceId, port: Port| -> Result<CableEnd<'a>, ExportError> {
             let d = design.device(device).ok_or(ExportError::MissingDevice {
                 link: link.id,
                 device: device.0,
@@ -124,7 +99,7 @@ pub fn cables<'a>(design: &'a Design, catalog: &Catalog) -> Result<Vec<Cable<'a>
             Ok(CableEnd {
                 device: d,
                 port,
-                port_name: names.name(device, port),
+                port_name: port_name(port),
                 rack: rack_of(design, d),
             })
         };
@@ -207,8 +182,8 @@ mod tests {
 
     fn link(tech: LinkTech) -> Link {
         Link::new(
-            Endpoint::new(DeviceId(0), 0),
-            Endpoint::new(DeviceId(1), 0),
+            Endpoint::new(DeviceId(0), Port::Nic(0)),
+            Endpoint::new(DeviceId(1), Port::Switch(0)),
             tech,
             Bandwidth::from_gbit_s(400.0),
         )

@@ -11,7 +11,8 @@
 
 use super::ExportError;
 use super::cabling::{cables, link_label};
-use crate::model::{Catalog, Design, Device, DeviceId, DeviceKind};
+use crate::model::ports::v1_number;
+use crate::model::{Catalog, Design, Device, DeviceId, DeviceKind, Port};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -101,7 +102,7 @@ fn comment_text(text: &str) -> String {
 }
 
 pub fn design_to_containerlab(design: &Design, catalog: &Catalog) -> Result<String, ExportError> {
-    let cables = cables(design, catalog)?;
+    let cables = cables(design)?;
     let devices: Vec<&Device> = design
         .devices
         .iter()
@@ -163,9 +164,11 @@ pub fn design_to_containerlab(design: &Design, catalog: &Catalog) -> Result<Stri
     }
     let _ = writeln!(out, "  links:");
     for c in ethernet {
-        let endpoint = |device: &Device, port: u32| {
+        let endpoint = |device: &Device, port: Port| {
             let node = names.get(&device.id).map_or("", String::as_str);
-            yaml_quote(&format!("{node}:{}", interface_name(&device.kind, port)))
+            // containerlab counts a device's interfaces as one list.
+            let number = v1_number(catalog, device, port);
+            yaml_quote(&format!("{node}:{}", interface_name(&device.kind, number)))
         };
         let _ = writeln!(
             out,

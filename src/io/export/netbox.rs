@@ -28,7 +28,7 @@ pub struct NetboxTables {
 pub const FILES: [&str; 3] = ["devices.csv", "interfaces.csv", "cables.csv"];
 
 pub fn netbox_tables(design: &Design, catalog: &Catalog) -> Result<NetboxTables, ExportError> {
-    let cables = cables(design, catalog)?;
+    let cables = cables(design)?;
     Ok(NetboxTables {
         devices: devices_csv(design, catalog)?,
         interfaces: interfaces_csv(&cables)?,

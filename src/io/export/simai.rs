@@ -27,7 +27,7 @@
 
 use super::{ExportError, ExportFormat};
 use crate::model::units::trim_number;
-use crate::model::{Design, DeviceId, DeviceKind, GpuNode, ScaleUp};
+use crate::model::{Design, DeviceId, DeviceKind, GpuNode, Port, ScaleUp};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -60,7 +60,7 @@ fn gpu_type(node: &GpuNode) -> String {
 
 /// One end of a link as SimAI sees it.
 enum End<'a> {
-    Node(DeviceId, &'a GpuNode, u32),
+    Node(DeviceId, &'a GpuNode, Port),
     Switch(u32),
     Host,
     Domain(&'a str),
@@ -163,7 +163,7 @@ pub fn design_to_simai(design: &Design) -> Result<String, ExportError> {
         if rate <= 0.0 {
             continue;
         }
-        let end = |device: DeviceId, port: u32| -> Result<End<'_>, ExportError> {
+        let end = |device: DeviceId, port: Port| -> Result<End<'_>, ExportError> {
             let d = design.device(device).ok_or(ExportError::MissingDevice {
                 link: link.id,
                 device: device.0,
@@ -175,22 +175,22 @@ pub fn design_to_simai(design: &Design) -> Result<String, ExportError> {
                 DeviceKind::NvSwitchDomain(_) => End::Domain(&d.name),
             })
         };
-        let gpu_of = |id: DeviceId, node: &GpuNode, port: u32| -> Result<u32, ExportError> {
+        let gpu_of = |id: DeviceId, node: &GpuNode, port: Port| -> Result<u32, ExportError> {
             let name = design.device(id).map_or("", |d| d.name.as_str());
             let nics = node.nics.len() as u32;
-            if port >= nics {
+            let Some(slot) = port.nic().filter(|&slot| slot < nics) else {
                 return Err(refuse(format!(
-                    "link {} leaves {name} from a built-in port, not a NIC: SimAI gives each GPU a NIC",
+                    "link {} leaves {name} from its {port}, not a NIC: SimAI gives each GPU a NIC",
                     link.id
                 )));
-            }
+            };
             if node.gpu_count == 0 || !nics.is_multiple_of(node.gpu_count) {
                 return Err(refuse(format!(
                     "{name} has {nics} NICs for {} GPUs: SimAI needs each GPU to have its NICs (NIC i on GPU i)",
                     node.gpu_count
                 )));
             }
-            Ok(first_gpu.get(&id).copied().unwrap_or(0) + port % node.gpu_count)
+            Ok(first_gpu.get(&id).copied().unwrap_or(0) + slot % node.gpu_count)
         };
         let pair = match (
             end(link.a.device, link.a.port)?,
