@@ -1,0 +1,81 @@
+//! Help > Keyboard shortcuts (also on `?`): the canvas's pointer gestures and every shortcut
+//! of the action table, read from the table itself so the list never disagrees with the keys.
+
+use super::actions::Action;
+use egui::{RichText, Ui};
+
+/// The canvas's and palette's pointer gestures (see `canvas.rs`): what to do, what it does.
+pub const GESTURES: [(&str, &str); 11] = [
+    ("Drag a part from the palette", "add it where it is dropped"),
+    ("Double-click a part", "add it at the middle of the view"),
+    ("Click a device or link", "select it"),
+    ("Shift+click", "add to or take from the selection"),
+    ("Drag a device", "move the selection"),
+    ("Drag from a port handle to a device", "draw a link"),
+    (
+        "Drag on empty canvas",
+        "box select (with Shift: add to the selection)",
+    ),
+    ("Middle or right drag, or Space+drag", "pan the view"),
+    ("Mouse wheel, pinch or Ctrl+wheel", "zoom"),
+    ("Escape during a drag", "cancel it"),
+    (
+        "Escape",
+        "close the front dialog, then leave presentation mode",
+    ),
+];
+
+/// Every action that has a shortcut, with all its shortcuts as this platform writes them.
+pub fn shortcut_rows(ctx: &egui::Context) -> Vec<(&'static str, String)> {
+    Action::all()
+        .filter(|a| !a.shortcuts().is_empty())
+        .map(|a| {
+            let keys: Vec<String> = a
+                .shortcuts()
+                .iter()
+                .map(|s| ctx.format_shortcut(s))
+                .collect();
+            (a.label().trim_end_matches('…'), keys.join(" or "))
+        })
+        .collect()
+}
+
+/// The window; `open` is cleared by its close button.
+pub fn shortcuts_window(ctx: &egui::Context, open: &mut bool) {
+    egui::Window::new("Keyboard shortcuts")
+        .open(open)
+        .collapsible(false)
+        .default_width(460.0)
+        .vscroll(true)
+        .show(ctx, contents);
+}
+
+fn contents(ui: &mut Ui) {
+    ui.label(RichText::new("Canvas").strong());
+    egui::Grid::new("shortcuts-gestures")
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            for (gesture, effect) in GESTURES {
+                ui.label(gesture);
+                ui.label(effect);
+                ui.end_row();
+            }
+        });
+    ui.separator();
+    ui.label(RichText::new("Keys").strong());
+    let rows = shortcut_rows(ui.ctx());
+    egui::Grid::new("shortcuts-keys")
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            for (label, keys) in rows {
+                ui.label(label);
+                ui.monospace(keys);
+                ui.end_row();
+            }
+            ui.label("Shift+arrow");
+            ui.label("nudge further");
+            ui.end_row();
+        });
+}
