@@ -207,6 +207,11 @@ fn export_png_writes_the_canvas_area_of_a_screenshot() {
         .push_back(DialogAnswer::Picked(path.clone()));
     harness.state_mut().set_dialogs(Box::new(dialogs));
     open_preset(&mut harness, HGX);
+    // The export draws the canvas without the selection, then puts it back.
+    let device = harness.state().document().design().devices[0].id;
+    let selection = &mut harness.state_mut().canvas_state_mut().selection;
+    selection.devices.insert(device);
+    let selected = selection.clone();
     click_menu(&mut harness, "File", "Export PNG");
     // kittest renders the frame for the screenshot (lavapipe) and hands it back as an event.
     let start = Instant::now();
@@ -225,6 +230,9 @@ fn export_png_writes_the_canvas_area_of_a_screenshot() {
     assert!(w > 400 && w < 1440 - 300, "{w} px wide");
     assert!(h > 400 && h < 900 - 40, "{h} px high");
     assert!(harness.state().status().starts_with("Exported"));
+    harness.run();
+    assert_eq!(harness.state().canvas_state().selection, selected);
+    assert!(harness.state().canvas_state().show_grid);
     // Not a blank image: the drawn design has more than one colour.
     let first = image.get_pixel(0, 0);
     assert!(image.pixels().any(|p| p != first));

@@ -875,7 +875,10 @@ impl RailyardApp {
             self.right_panel(ui, &mut events);
         }
         self.central(ui, &mut events);
-        self.windows(&ctx, &mut events);
+        // Tool windows over the canvas would be in the exported PNG.
+        if !self.png.clean_view() {
+            self.windows(&ctx, &mut events);
+        }
         self.drive_png(&ctx);
         self.export_prompt_window(&ctx);
 
@@ -1096,7 +1099,18 @@ impl RailyardApp {
         };
         let tab = &mut self.tabs[self.active];
         let catalog = &self.catalog;
-        let highlight = &self.highlight;
+        let no_highlight = HashSet::new();
+        let clean = self.png.clean_view();
+        let highlight = if clean {
+            &no_highlight
+        } else {
+            &self.highlight
+        };
+        // For the PNG: no grid and no selection, put back after this frame's canvas.
+        let kept = clean.then(|| {
+            let grid = std::mem::replace(&mut tab.canvas.show_grid, false);
+            (grid, std::mem::take(&mut tab.canvas.selection))
+        });
         let panel = egui::CentralPanel::default().show(ui, |ui| {
             if let Some(message) = &tab.doc.banner {
                 let mut dismiss = false;
@@ -1131,7 +1145,14 @@ impl RailyardApp {
                     CanvasEvent::Status(message) => AppEvent::Status(message),
                 });
             }
+            if clean {
+                png::paint_title(ui, ui.max_rect(), &tab.doc.design().name);
+            }
         });
+        if let Some((grid, selection)) = kept {
+            tab.canvas.show_grid = grid;
+            tab.canvas.selection = selection;
+        }
         self.png.canvas_rect = Some(panel.response.rect);
     }
 
