@@ -52,30 +52,28 @@ pub fn shortcuts_window(ctx: &egui::Context, open: &mut bool) {
 
 fn contents(ui: &mut Ui) {
     ui.label(RichText::new("Canvas").strong());
-    egui::Grid::new("shortcuts-gestures")
-        .num_columns(2)
-        .striped(true)
-        .show(ui, |ui| {
-            for (gesture, effect) in GESTURES {
-                ui.label(gesture);
-                ui.label(effect);
-                ui.end_row();
-            }
-        });
+    two_columns(ui, "shortcuts-gestures", GESTURES);
     ui.separator();
     ui.label(RichText::new("Keys").strong());
-    let rows = shortcut_rows(ui.ctx());
-    egui::Grid::new("shortcuts-keys")
+    let mut keys = shortcut_rows(ui.ctx());
+    keys.push(("Nudge further", "Shift+arrow".to_string()));
+    two_columns(ui, "shortcuts-keys", keys);
+}
+
+/// A striped two-column table of what to do and what it does.
+fn two_columns<A: Into<egui::WidgetText>, B: Into<egui::WidgetText>>(
+    ui: &mut Ui,
+    id: &str,
+    rows: impl IntoIterator<Item = (A, B)>,
+) {
+    egui::Grid::new(id)
         .num_columns(2)
         .striped(true)
         .show(ui, |ui| {
-            for (label, keys) in rows {
-                ui.label(label);
-                ui.monospace(keys);
+            for (first, second) in rows {
+                ui.label(first);
+                ui.label(second);
                 ui.end_row();
             }
-            ui.label("Shift+arrow");
-            ui.label("nudge further");
-            ui.end_row();
         });
 }
