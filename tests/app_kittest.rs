@@ -452,6 +452,8 @@ fn sidebar_points_at_the_cut_the_checks_and_the_bottleneck() {
         .filter_map(|l| l.link)
         .collect();
     assert!(!busiest.is_empty());
+    harness.get_by_label_contains("Bottleneck:").scroll_to_me();
+    harness.run();
     harness.get_by_label_contains("Bottleneck:").click();
     harness.run();
     assert_eq!(harness.state().canvas_state().selection.links, busiest);
@@ -748,4 +750,101 @@ fn the_layout_search_finds_layouts_and_use_pins_one() {
     );
     // The pinned row is now the one in use.
     harness.get_by_label("in use");
+}
+
+#[test]
+fn shortcuts_open_on_question_mark_list_the_gestures_and_close_on_escape() {
+    let mut harness = harness(app());
+    assert!(harness.query_by_label("Keyboard shortcuts").is_none());
+    harness.key_press(Key::Questionmark);
+    harness.run();
+    // The window's title (its title bar and the window carry it).
+    assert!(harness.query_all_by_label("Keyboard shortcuts").count() > 0);
+    // The canvas's gestures: pan, box select, link drag, zoom.
+    harness.get_by_label("pan the view");
+    harness.get_by_label_contains("box select");
+    harness.get_by_label("draw a link");
+    harness.get_by_label("zoom");
+    // Keys from the action table, every shortcut of an action.
+    let redo = [
+        egui::KeyboardShortcut::new(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z),
+        egui::KeyboardShortcut::new(Modifiers::COMMAND, Key::Y),
+    ]
+    .map(|s| harness.ctx.format_shortcut(&s))
+    .join(" or ");
+    harness.get_by_label(&redo);
+    harness.get_by_label("Presentation mode");
+    harness.key_press(Key::Escape);
+    harness.run();
+    assert!(harness.query_by_label("pan the view").is_none());
+    // Help > Keyboard shortcuts opens it too.
+    common::app::click_menu(&mut harness, "Help", "Keyboard shortcuts");
+    harness.get_by_label("pan the view");
+}
+
+#[test]
+fn on_a_1366_by_768_laptop_the_sidebar_reaches_what_ifs_and_workload_without_widening() {
+    let laptop = egui::vec2(1366.0, 768.0);
+    let mut harness = Harness::builder()
+        .with_size(laptop)
+        .with_max_steps(12)
+        .build_eframe(|_cc| app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    // A server: its eight NICs fill the inspector.
+    let node = (harness.state().document().design().devices.iter())
+        .find(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+        .expect("a server")
+        .clone();
+    harness
+        .state_mut()
+        .canvas_state_mut()
+        .selection
+        .devices
+        .insert(node.id);
+    harness.run_ok();
+    let width = harness.state().prefs().sidebar_width;
+    let window = egui::Rect::from_min_size(egui::Pos2::ZERO, laptop);
+
+    // The what-if buttons scroll into view inside the sidebar, and work.
+    harness.get_by_label("Fail device").scroll_to_me();
+    harness.run_ok();
+    let fail = harness.get_by_label("Fail device");
+    assert!(window.contains_rect(fail.rect()), "{:?}", fail.rect());
+    assert!(fail.rect().min.x >= laptop.x - width - 1.0);
+    fail.click();
+    harness.run_ok();
+    let failed = (harness.state().document().design().links.iter())
+        .filter(|l| l.state == LinkState::Failed)
+        .count();
+    assert!(failed > 0, "the what-if failed the server's links");
+
+    // The Workload section too; ticking it does not widen the sidebar.
+    harness.get_by_label("Workload").scroll_to_me();
+    harness.run_ok();
+    harness.get_by_label("Workload").click();
+    wait_for_analysis(&mut harness);
+    harness.get_by_label("model").scroll_to_me();
+    harness.run_ok();
+    assert!(window.contains_rect(harness.get_by_label("model").rect()));
+    let after = harness.state().prefs().sidebar_width;
+    assert!((after - width).abs() < 0.5, "{width} → {after}");
+
+    // One part in the whole height: the metrics alone, then the inspector alone.
+    // The tab, not the section's heading below it.
+    harness
+        .query_all_by_label("Metrics")
+        .min_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .expect("the Metrics tab")
+        .click();
+    harness.run_ok();
+    assert!(harness.query_by_label("Fail device").is_none());
+    harness.get_by_label("Workload");
+    harness.get_by_label("Inspector").click();
+    harness.run_ok();
+    assert!(harness.query_by_label("Plots…").is_none());
+    harness.get_by_label("Fail device");
+    assert_eq!(
+        harness.state().prefs().sidebar_view,
+        railyard::app::sidebar::SidebarView::Inspector
+    );
 }

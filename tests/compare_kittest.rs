@@ -14,6 +14,7 @@ use railyard::analysis::cost::{bom_lines, cost_summary};
 use railyard::app::RailyardApp;
 use railyard::app::files::{DialogAnswer, ScriptedDialogs};
 use railyard::app::presets::PRESETS;
+use railyard::app::row_units::row_texts;
 use railyard::model::{Bytes, Catalog, Design, Usd};
 use std::time::{Duration, Instant};
 
@@ -51,6 +52,30 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
     assert_eq!(shown.row("gpus").unwrap().values, [Some(32.0), Some(16.0)]);
     assert_eq!(shown.row("gpus").unwrap().deltas, [None, Some(-0.5)]);
     harness.get_by_label("−50.0 %");
+
+    // Slide-ready figures: money as "$1.35M" (the baseline as `Usd::compact` writes it), not
+    // "$1,346,176", and each row in one unit, the baseline's.
+    let hgx_cost = cost_summary(&bom_lines(&hgx, &catalog)).total;
+    harness.get_by_label(&hgx_cost.compact());
+    assert!(harness.query_by_label(&hgx_cost.to_string()).is_none());
+    let cost_texts = row_texts(shown.row("total_cost_usd").unwrap(), 0);
+    assert!(
+        cost_texts
+            .iter()
+            .all(|t| t.starts_with('$') && t.ends_with('M')),
+        "{cost_texts:?}"
+    );
+    // 5.9 ms on the HGX against about 2 s on the workstations: both in ms.
+    let time = shown.row("all_reduce_time_us").unwrap();
+    let time_texts = row_texts(time, 0);
+    assert!(time.values[1] > Some(1e6), "{:?}", time.values);
+    assert!(
+        time_texts.iter().all(|t| t.ends_with(" ms")),
+        "{time_texts:?}"
+    );
+    for text in cost_texts.iter().chain(&time_texts) {
+        harness.get_by_label(text);
+    }
 
     // Pick the workstation star as the baseline from the combo box: its entry is the one
     // node with the star's name that opening the menu added (the tab, the column tick box
@@ -90,13 +115,16 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
     assert!(harness.query_by_label("−50.0 %").is_none());
 
     // Total cost is the BOM's, and the cell shows it as money; the HGX costs more: a rise.
-    let hgx_cost = cost_summary(&bom_lines(&hgx, &catalog)).total;
     let star_cost = cost_summary(&bom_lines(&star, &catalog)).total;
     let cost = shown.row("total_cost_usd").unwrap();
     assert_eq!(cost.values, [Some(hgx_cost.0), Some(star_cost.0)]);
     assert!(hgx_cost.0 > star_cost.0);
-    harness.get_by_label(&Usd(hgx_cost.0).to_string());
-    harness.get_by_label(&Usd(star_cost.0).to_string());
+    // In thousands now, the star's unit: "$50K".
+    for text in row_texts(cost, 1) {
+        assert!(text.ends_with('K'), "{text}");
+        harness.get_by_label(&text);
+    }
+    assert_eq!(row_texts(cost, 1)[1], Usd(star_cost.0).compact());
     let rise = cost.delta_text(0);
     assert!(rise.starts_with('+'), "{rise}");
     assert_eq!(
@@ -104,6 +132,17 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
         Some((hgx_cost.0 - star_cost.0) / star_cost.0)
     );
     harness.get_by_label(&rise);
+
+    // "make baseline" on the HGX's column puts the deltas back in the star's column.
+    harness.get_by_label("make baseline").click();
+    harness.run_ok();
+    wait_until(&mut harness, "the HGX as baseline again", |app| {
+        app.comparison().is_some_and(|c| c.baseline == 0)
+    });
+    harness.get_by_label("−50.0 %");
+    assert!(harness.query_by_label("+100.0 %").is_none());
+    let shown = harness.state().comparison().expect("a table").clone();
+    assert_eq!(shown.row("gpus").unwrap().deltas, [None, Some(-0.5)]);
 
     // The Plots window opens from the sidebar and draws both designs.
     harness.get_by_label("Plots…").click();
@@ -168,6 +207,11 @@ fn export_png_writes_the_canvas_area_of_a_screenshot() {
         .push_back(DialogAnswer::Picked(path.clone()));
     harness.state_mut().set_dialogs(Box::new(dialogs));
     open_preset(&mut harness, HGX);
+    // The export draws the canvas without the selection, then puts it back.
+    let device = harness.state().document().design().devices[0].id;
+    let selection = &mut harness.state_mut().canvas_state_mut().selection;
+    selection.devices.insert(device);
+    let selected = selection.clone();
     click_menu(&mut harness, "File", "Export PNG");
     // kittest renders the frame for the screenshot (lavapipe) and hands it back as an event.
     let start = Instant::now();
@@ -186,6 +230,9 @@ fn export_png_writes_the_canvas_area_of_a_screenshot() {
     assert!(w > 400 && w < 1440 - 300, "{w} px wide");
     assert!(h > 400 && h < 900 - 40, "{h} px high");
     assert!(harness.state().status().starts_with("Exported"));
+    harness.run();
+    assert_eq!(harness.state().canvas_state().selection, selected);
+    assert!(harness.state().canvas_state().show_grid);
     // Not a blank image: the drawn design has more than one colour.
     let first = image.get_pixel(0, 0);
     assert!(image.pixels().any(|p| p != first));

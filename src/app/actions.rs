@@ -35,6 +35,8 @@ pub enum Action {
     Compare,
     Plots,
     Calibrate,
+    /// Help > Keyboard shortcuts.
+    Shortcuts,
     ExportPng,
     ExportSvg,
     ExportBom,
@@ -79,7 +81,7 @@ const fn plain(key: Key) -> KeyboardShortcut {
 
 impl Action {
     /// The actions without a format.
-    const FIXED: [Action; 32] = [
+    const FIXED: [Action; 33] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -112,6 +114,7 @@ impl Action {
         Action::ExportBom,
         Action::ExportReport,
         Action::Calibrate,
+        Action::Shortcuts,
     ];
 
     /// Every action: those above and an export for each other tool.
@@ -151,6 +154,7 @@ impl Action {
             Action::Compare => "Compare designs…",
             Action::Plots => "Plots…",
             Action::Calibrate => "Calibrate…",
+            Action::Shortcuts => "Keyboard shortcuts",
             Action::ExportPng => "Export PNG…",
             Action::ExportSvg => "Export SVG…",
             Action::ExportBom => "Export BOM CSV…",
@@ -194,6 +198,8 @@ impl Action {
         const HEAT: [KeyboardShortcut; 1] = [plain(Key::H)];
         const GENERATE: [KeyboardShortcut; 1] = [ctrl(Key::G)];
         const PRESENT: [KeyboardShortcut; 1] = [plain(Key::F11)];
+        // `?` is Shift+/ on most layouts; shortcuts match Shift they do not name.
+        const SHORTCUTS: [KeyboardShortcut; 1] = [plain(Key::Questionmark)];
         match self {
             Action::New => &NEW,
             Action::Open => &OPEN,
@@ -216,6 +222,7 @@ impl Action {
             Action::ToggleHeatmap => &HEAT,
             Action::Generate => &GENERATE,
             Action::Presentation => &PRESENT,
+            Action::Shortcuts => &SHORTCUTS,
             Action::OpenPath
             | Action::ToggleGrid
             | Action::ToggleSnap
@@ -240,7 +247,8 @@ impl Action {
             | Action::Generate
             | Action::Presentation
             | Action::Compare
-            | Action::Plots => true,
+            | Action::Plots
+            | Action::Shortcuts => true,
             Action::Save
             | Action::SaveAs
             | Action::CloseTab

@@ -1,11 +1,15 @@
 //! The Compare view: chosen open designs side by side, one column each, with the change of
-//! every figure against a baseline and a bar chart of one figure.
+//! every figure against a baseline the user picks (the menu or a column's "make baseline"),
+//! coloured better or worse, and a bar chart of one figure. Each row reads in one unit
+//! (`row_units`); each design keeps its colour here, in Plots and in the legend
+//! (`design_colour`).
 //!
 //! The figures are `railyard compare`'s (`analysis::compare`). Each design's column is computed
 //! once per (tab, revision, size, sidebar workload) on a background thread and cached, so
 //! ticking a column or changing the baseline costs nothing, and no frame waits for an
 //! evaluation.
 
+use super::row_units::{axis_text, row_texts};
 use crate::analysis::collective::{Workload, sweep_sizes};
 use crate::analysis::compare::{
     Comparison, ComparisonRow, Quantity, compare_with, relative_deltas,
@@ -199,13 +203,13 @@ impl CompareView {
         }
     }
 
-    /// The comparison of the chosen tabs if every column has been computed, else how many
-    /// of them are ready.
+    /// The comparison of the chosen tabs and their ids, column by column, if every column has
+    /// been computed; else how many of them are ready.
     fn comparison(
         &self,
         tabs: &[Tab],
         workload: Option<&Workload>,
-    ) -> Result<Comparison, (usize, usize)> {
+    ) -> Result<(Comparison, Vec<u64>), (usize, usize)> {
         let chosen: Vec<&Tab> = tabs
             .iter()
             .filter(|t| self.chosen.contains(&t.id))
@@ -232,7 +236,8 @@ impl CompareView {
             .iter()
             .position(|t| Some(t.id) == self.baseline)
             .unwrap_or(0);
-        Ok(assemble(&columns, baseline, Bytes(self.bytes)))
+        let tab_ids = chosen.iter().map(|t| t.id).collect();
+        Ok((assemble(&columns, baseline, Bytes(self.bytes)), tab_ids))
     }
 
     /// The Compare window; with the sidebar's `workload`, rows for its communication too.
@@ -307,10 +312,13 @@ impl CompareView {
         }
         ui.separator();
         match self.comparison(tabs, workload) {
-            Ok(c) => {
-                table_ui(ui, &c);
+            Ok((c, tab_ids)) => {
+                let colours: Vec<Color32> = tab_ids.iter().map(|&id| design_colour(id)).collect();
+                if let Some(column) = table_ui(ui, &c, &colours) {
+                    self.baseline = tab_ids.get(column).copied();
+                }
                 ui.separator();
-                self.chart_ui(ui, &c);
+                self.chart_ui(ui, &c, &colours);
                 self.shown = Some(c);
             }
             Err((ready, total)) => {
@@ -323,7 +331,7 @@ impl CompareView {
         }
     }
 
-    fn chart_ui(&mut self, ui: &mut Ui, c: &Comparison) {
+    fn chart_ui(&mut self, ui: &mut Ui, c: &Comparison, colours: &[Color32]) {
         let Some(row) = c.row(self.chart).or_else(|| c.rows.first()) else {
             return;
         };
@@ -344,7 +352,7 @@ impl CompareView {
                     Bar::new(i as f64, chart_value(quantity, v))
                         .name(&c.scenarios[i])
                         .width(0.6)
-                        .fill(scenario_colour(i))
+                        .fill(colours.get(i).copied().unwrap_or(Color32::GRAY))
                 })
             })
             .collect();
@@ -354,7 +362,7 @@ impl CompareView {
             .allow_drag(false)
             .allow_zoom(false)
             .allow_scroll(false)
-            .y_axis_label(chart_unit(quantity))
+            .y_axis_formatter(move |mark, _| axis_text(quantity, mark.value))
             .x_axis_formatter(move |mark, _| {
                 let i = mark.value.round();
                 if (mark.value - i).abs() < 1e-6 && i >= 0.0 {
@@ -377,20 +385,9 @@ fn chart_value(quantity: Quantity, value: f64) -> f64 {
     }
 }
 
-fn chart_unit(quantity: Quantity) -> &'static str {
-    match quantity {
-        Quantity::Count => "count",
-        Quantity::GbitS => "Gb/s",
-        Quantity::GbyteS => "GB/s",
-        Quantity::Fraction => "%",
-        Quantity::Usd | Quantity::UsdCents => "USD",
-        Quantity::Watts => "W",
-        Quantity::Microseconds => "µs",
-    }
-}
-
-/// A colour per scenario, shared by the chart here and the plots.
-pub fn scenario_colour(i: usize) -> Color32 {
+/// The colour of a design (by its tab's id, which stays while tabs open and close) in the
+/// Compare chart, the Plots and their legends, so a design looks the same in every view.
+pub fn design_colour(tab_id: u64) -> Color32 {
     const COLOURS: [Color32; 6] = [
         Color32::from_rgb(90, 150, 230),
         Color32::from_rgb(230, 140, 60),
@@ -399,12 +396,56 @@ pub fn scenario_colour(i: usize) -> Color32 {
         Color32::from_rgb(160, 110, 210),
         Color32::from_rgb(180, 160, 80),
     ];
-    COLOURS[i % COLOURS.len()]
+    COLOURS[(tab_id % COLOURS.len() as u64) as usize]
 }
 
-/// The figures in a grid: one column per scenario, each non-baseline value followed by its
-/// change against the baseline.
-fn table_ui(ui: &mut Ui, c: &Comparison) {
+/// Which way a figure is better, by row key; None where neither is (GPUs, cost shares).
+pub fn higher_is_better(key: &str) -> Option<bool> {
+    match key {
+        "bisection_gbit_s"
+        | "bisection_ratio"
+        | "all_reduce_busbw_gbyte_s"
+        | "decode_tokens_per_s"
+        | "mfu" => Some(true),
+        "total_cost_usd"
+        | "cost_per_gpu_usd"
+        | "power_w"
+        | "all_reduce_time_us"
+        | "all_to_all_time_us"
+        | "workload_step_us"
+        | "workload_over_ideal"
+        | "step_us"
+        | "usd_per_million_tokens"
+        | "advice_items" => Some(false),
+        _ => None,
+    }
+}
+
+const BETTER: Color32 = Color32::from_rgb(80, 190, 100);
+const WORSE: Color32 = Color32::from_rgb(230, 90, 80);
+
+/// The colour of a change: better, worse, or the plain text colour.
+fn delta_colour(ui: &Ui, key: &str, delta: f64) -> Color32 {
+    match higher_is_better(key) {
+        _ if delta.abs() < 0.0005 => ui.visuals().text_color(),
+        Some(higher) if (delta > 0.0) == higher => BETTER,
+        Some(_) => WORSE,
+        None => ui.visuals().text_color(),
+    }
+}
+
+/// A small square of a design's colour, as in the chart and the plots' legend.
+pub fn colour_swatch(ui: &mut Ui, colour: Color32) {
+    let size = egui::vec2(10.0, 10.0);
+    let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+    ui.painter().rect_filled(rect, 2.0, colour);
+}
+
+/// The figures in a grid: one column per scenario headed by its colour, each non-baseline
+/// value followed by its change against the baseline in the better or worse colour. Returns
+/// the column whose "make baseline" was clicked.
+fn table_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32]) -> Option<usize> {
+    let mut new_baseline = None;
     egui::Grid::new("compare-table")
         .striped(true)
         .num_columns(1 + c.scenarios.len())
@@ -412,27 +453,38 @@ fn table_ui(ui: &mut Ui, c: &Comparison) {
         .show(ui, |ui| {
             ui.strong("Figure");
             for (i, name) in c.scenarios.iter().enumerate() {
-                if i == c.baseline {
-                    ui.strong(format!("{name} (baseline)"));
-                } else {
-                    ui.strong(name);
-                }
+                ui.vertical(|ui| {
+                    ui.horizontal(|ui| {
+                        colour_swatch(ui, colours.get(i).copied().unwrap_or(Color32::GRAY));
+                        ui.strong(name);
+                    });
+                    if i == c.baseline {
+                        ui.label(RichText::new("(baseline)").italics());
+                    } else if ui
+                        .small_button("make baseline")
+                        .on_hover_text("Measure the other designs against this one")
+                        .clicked()
+                    {
+                        new_baseline = Some(i);
+                    }
+                });
             }
             ui.end_row();
             for row in &c.rows {
                 ui.label(&row.label);
-                for col in 0..c.scenarios.len() {
+                for (col, text) in row_texts(row, c.baseline).into_iter().enumerate() {
                     ui.horizontal(|ui| {
-                        ui.label(row.value_text(col));
-                        let delta = row.delta_text(col);
-                        if !delta.is_empty() {
-                            ui.label(RichText::new(delta).small().weak());
+                        ui.label(text);
+                        if let Some(delta) = row.deltas.get(col).copied().flatten() {
+                            let colour = delta_colour(ui, row.key, delta);
+                            ui.label(RichText::new(row.delta_text(col)).strong().color(colour));
                         }
                     });
                 }
                 ui.end_row();
             }
         });
+    new_baseline
 }
 
 impl RailyardApp {
@@ -468,6 +520,44 @@ mod tests {
         assert_eq!(jobs.get(&1).map(|r| **r), Some(10));
         assert_eq!(jobs.get(&3).map(|r| **r), Some(30));
         assert!(jobs.get(&2).is_none() && !jobs.is_pending(&2));
+    }
+
+    #[test]
+    fn every_figure_says_which_way_is_better_or_is_neutral_on_purpose() {
+        use crate::analysis::compare::tests::workstation_star;
+        let catalog = Catalog::builtin();
+        let design = workstation_star(2, &catalog);
+        let neutral = ["gpus", "switch_cost_share", "network_cost_share"];
+        for workload in [
+            Workload::llama(8),
+            Workload::llama(8).map(|mut w| {
+                w.serving = true;
+                w
+            }),
+        ] {
+            let c = compare_with(
+                &[("x".into(), design.clone())],
+                &catalog,
+                Bytes(1 << 20),
+                0,
+                workload.as_ref(),
+            );
+            for row in &c.rows {
+                assert!(
+                    higher_is_better(row.key).is_some() || neutral.contains(&row.key),
+                    "{} has no better direction",
+                    row.key
+                );
+            }
+        }
+        assert_eq!(higher_is_better("total_cost_usd"), Some(false));
+        assert_eq!(higher_is_better("all_reduce_busbw_gbyte_s"), Some(true));
+    }
+
+    #[test]
+    fn design_colours_follow_the_tab_not_the_column() {
+        assert_ne!(design_colour(1), design_colour(2));
+        assert_eq!(design_colour(2), design_colour(2 + 6));
     }
 
     #[test]

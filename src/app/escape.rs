@@ -17,6 +17,7 @@ impl RailyardApp {
             || self.png.dismiss()
             || std::mem::take(&mut self.generate.open)
             || std::mem::take(&mut self.about)
+            || std::mem::take(&mut self.shortcuts)
             || std::mem::take(&mut self.calibrate.open)
             || std::mem::take(&mut self.plots.open)
             || std::mem::take(&mut self.compare.open);

@@ -195,6 +195,7 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             plain(ui, Action::Calibrate, m, &mut out);
         });
         ui.menu_button("Help", |ui| {
+            plain(ui, Action::Shortcuts, m, &mut out);
             if ui.button("About railyard").clicked() {
                 out.push(MenuEvent::About);
             }

@@ -20,6 +20,8 @@ pub mod plots;
 pub mod png;
 pub mod presentation;
 pub mod presets;
+pub mod row_units;
+pub mod shortcuts;
 pub mod sidebar;
 pub mod whatif;
 pub mod worker;
@@ -38,7 +40,8 @@ use menu::{MenuContext, MenuEvent, Theme};
 use palette::{GenerateDialog, PaletteEvent, PaletteState};
 use presets::PRESETS;
 use sidebar::{
-    Analysis, AnalysisKey, AnalysisWorker, CollectiveSettings, SidebarEvent, WorkloadSettings,
+    Analysis, AnalysisKey, AnalysisWorker, CollectiveSettings, SidebarEvent, SidebarView,
+    WorkloadSettings,
 };
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -56,6 +59,8 @@ pub struct Prefs {
     pub palette_width: f32,
     pub sidebar_width: f32,
     pub inspector_height: f32,
+    /// Inspector, metrics or both in the sidebar.
+    pub sidebar_view: SidebarView,
     pub show_grid: bool,
     pub snap: bool,
     pub heatmap: bool,
@@ -73,6 +78,7 @@ impl Default for Prefs {
             palette_width: 230.0,
             sidebar_width: 320.0,
             inspector_height: 330.0,
+            sidebar_view: SidebarView::Both,
             show_grid: true,
             snap: true,
             heatmap: false,
@@ -191,6 +197,8 @@ pub struct RailyardApp {
     path_prompt: Option<PathPrompt>,
     close_prompt: Option<ClosePrompt>,
     about: bool,
+    /// The Keyboard shortcuts window is open.
+    shortcuts: bool,
     /// Links the sidebar points at this frame (the bisection cut, a check).
     highlight: HashSet<LinkId>,
     presentation: bool,
@@ -232,6 +240,7 @@ impl RailyardApp {
             path_prompt: None,
             close_prompt: None,
             about: false,
+            shortcuts: false,
             highlight: HashSet::new(),
             presentation: false,
             sent_title: None,
@@ -619,6 +628,7 @@ impl RailyardApp {
                 }
             }
             Action::Calibrate => self.calibrate.open = true,
+            Action::Shortcuts => self.shortcuts = true,
             Action::Compare => self.compare.open = true,
             Action::Plots => self.plots.open = true,
             Action::ExportPng => self.export_png(ctx),
@@ -865,7 +875,10 @@ impl RailyardApp {
             self.right_panel(ui, &mut events);
         }
         self.central(ui, &mut events);
-        self.windows(&ctx, &mut events);
+        // Tool windows over the canvas would be in the exported PNG.
+        if !self.png.clean_view() {
+            self.windows(&ctx, &mut events);
+        }
         self.drive_png(&ctx);
         self.export_prompt_window(&ctx);
 
@@ -1017,54 +1030,45 @@ impl RailyardApp {
         let settings = &mut self.prefs.collective;
         let workload = &mut self.prefs.workload;
         let inspector_height = self.prefs.inspector_height;
+        let view = &mut self.prefs.sidebar_view;
         let mut sidebar_events = Vec::new();
         egui::Panel::right("sidebar")
             .resizable(true)
             .default_size(self.prefs.sidebar_width)
             .size_range(240.0..=560.0)
             .show(ui, |ui| {
-                let inspector = egui::Panel::top("inspector")
-                    .resizable(true)
-                    .default_size(inspector_height)
-                    .size_range(120.0..=800.0)
-                    .show(ui, |ui| {
-                        // Fill the panel so that it keeps the height it was given.
-                        egui::ScrollArea::vertical()
-                            .auto_shrink([false, false])
-                            .show(ui, |ui| {
-                                let sel = &tab.canvas.selection;
-                                let mut commands = inspector::inspector_ui(
-                                    ui,
-                                    tab.doc.design(),
-                                    catalog,
-                                    &sel.devices,
-                                    &sel.links,
-                                    &mut tab.inspector,
-                                );
-                                ui.separator();
-                                commands.extend(whatif::whatif_ui(
-                                    ui,
-                                    tab.doc.design(),
-                                    &sel.devices,
-                                    &sel.links,
-                                ));
-                                commands
-                            })
-                            .inner
-                    });
-                for command in inspector.inner {
+                sidebar::view_tabs_ui(ui, view);
+                let mut commands = Vec::new();
+                if view.shows_inspector() && view.shows_metrics() {
+                    commands = egui::Panel::top("inspector")
+                        .resizable(true)
+                        .default_size(inspector_height)
+                        .size_range(120.0..=800.0)
+                        .show(ui, |ui| inspector_area(ui, tab, catalog))
+                        .inner;
+                } else if view.shows_inspector() {
+                    commands = inspector_area(ui, tab, catalog);
+                }
+                for command in commands {
                     events.push(AppEvent::Command(command));
                 }
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    sidebar_events = sidebar::sidebar_ui(
-                        ui,
-                        analysis.as_ref().map(|(_, a)| a.as_ref()),
-                        pending,
-                        settings,
-                        workload,
-                        (&tab.layout_search, tab.doc.revision()),
-                    );
-                });
+                if view.shows_metrics() {
+                    // Scrolls both ways so that a wide row (a long model name, a table of
+                    // parts) scrolls rather than widening the sidebar over the canvas.
+                    egui::ScrollArea::both()
+                        .id_salt("metrics-scroll")
+                        .auto_shrink([false, false])
+                        .show(ui, |ui| {
+                            sidebar_events = sidebar::sidebar_ui(
+                                ui,
+                                analysis.as_ref().map(|(_, a)| a.as_ref()),
+                                pending,
+                                settings,
+                                workload,
+                                (&tab.layout_search, tab.doc.revision()),
+                            );
+                        });
+                }
             });
         if let Some(size) = panel_size(ui.ctx(), "sidebar") {
             self.prefs.sidebar_width = size.x;
@@ -1095,7 +1099,18 @@ impl RailyardApp {
         };
         let tab = &mut self.tabs[self.active];
         let catalog = &self.catalog;
-        let highlight = &self.highlight;
+        let no_highlight = HashSet::new();
+        let clean = self.png.clean_view();
+        let highlight = if clean {
+            &no_highlight
+        } else {
+            &self.highlight
+        };
+        // For the PNG: no grid and no selection, put back after this frame's canvas.
+        let kept = clean.then(|| {
+            let grid = std::mem::replace(&mut tab.canvas.show_grid, false);
+            (grid, std::mem::take(&mut tab.canvas.selection))
+        });
         let panel = egui::CentralPanel::default().show(ui, |ui| {
             if let Some(message) = &tab.doc.banner {
                 let mut dismiss = false;
@@ -1130,7 +1145,14 @@ impl RailyardApp {
                     CanvasEvent::Status(message) => AppEvent::Status(message),
                 });
             }
+            if clean {
+                png::paint_title(ui, ui.max_rect(), &tab.doc.design().name);
+            }
         });
+        if let Some((grid, selection)) = kept {
+            tab.canvas.show_grid = grid;
+            tab.canvas.selection = selection;
+        }
         self.png.canvas_rect = Some(panel.response.rect);
     }
 
@@ -1158,6 +1180,9 @@ impl RailyardApp {
             .window(ctx, &self.tabs, &self.catalog, workload.as_ref());
         self.plots
             .window(ctx, &self.tabs, self.active, &self.compare, &self.catalog);
+        if self.shortcuts {
+            shortcuts::shortcuts_window(ctx, &mut self.shortcuts);
+        }
         if self.about {
             egui::Window::new("About railyard")
                 .open(&mut self.about)
@@ -1328,6 +1353,35 @@ impl RailyardApp {
 
 /// A panel's size as egui keeps it (outer, what `default_size` takes), so that the saved
 /// preference reopens the panel at exactly the size it had.
+/// The inspector and the what-if buttons of the selection, in a scroll area that fills its
+/// space (so the split keeps the height it was given) and scrolls sideways rather than
+/// widening the sidebar.
+fn inspector_area(ui: &mut egui::Ui, tab: &mut Tab, catalog: &Catalog) -> Vec<Command> {
+    egui::ScrollArea::both()
+        .id_salt("inspector-scroll")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            let sel = &tab.canvas.selection;
+            let mut commands = inspector::inspector_ui(
+                ui,
+                tab.doc.design(),
+                catalog,
+                &sel.devices,
+                &sel.links,
+                &mut tab.inspector,
+            );
+            ui.separator();
+            commands.extend(whatif::whatif_ui(
+                ui,
+                tab.doc.design(),
+                &sel.devices,
+                &sel.links,
+            ));
+            commands
+        })
+        .inner
+}
+
 fn panel_size(ctx: &egui::Context, id: &str) -> Option<egui::Vec2> {
     egui::PanelState::load(ctx, egui::Id::new(id)).map(|s| s.size())
 }

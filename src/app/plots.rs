@@ -1,6 +1,7 @@
 //! The Plots window: collective busbw and time against message size (8 B to 8 GiB, log axis)
 //! for the active design and the ones ticked in Compare, their cost by category, and a
-//! histogram of how busy the links are at one size.
+//! histogram of how busy the links are at one size. One legend above the plots names the
+//! designs in their colours (the Compare view's), so no legend covers a curve.
 //!
 //! The curves come from `collective::sweep`, the call behind `railyard sweep`, run on a
 //! background thread once per (tab, revision, operation).
@@ -9,11 +10,11 @@ use crate::analysis::collective::{self, CollectiveQuery, Op, sweep_sizes};
 use crate::analysis::cost::{CostSummary, bom_lines, cost_summary};
 use crate::model::{Bytes, Catalog, Design, Usd};
 use egui::{ComboBox, Ui};
-use egui_plot::{Bar, BarChart, GridInput, GridMark, Legend, Line, Plot, PlotPoints};
+use egui_plot::{Bar, BarChart, GridInput, GridMark, Line, Plot, PlotPoints};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::compare::{CompareView, Jobs, scenario_colour};
+use super::compare::{CompareView, Jobs, colour_swatch, design_colour};
 use super::{RailyardApp, Tab};
 
 /// Link utilisation in tenths: `bins[i]` counts links busy from i×10 % to (i+1)×10 %
@@ -157,10 +158,9 @@ impl PlotsView {
                 ids.push(id);
             }
         }
-        let chosen: Vec<(usize, &Tab)> = ids
+        let chosen: Vec<&Tab> = ids
             .iter()
             .filter_map(|id| tabs.iter().find(|t| t.id == *id))
-            .enumerate()
             .collect();
         let (series, pending) = self.drive(ctx, &chosen, catalog);
         self.shown = series.iter().map(|s| s.title.clone()).collect();
@@ -183,7 +183,7 @@ impl PlotsView {
     fn drive(
         &mut self,
         ctx: &egui::Context,
-        chosen: &[(usize, &Tab)],
+        chosen: &[&Tab],
         catalog: &Arc<Catalog>,
     ) -> (Vec<Series>, usize) {
         if self.jobs.is_none() && self.error.is_none() {
@@ -199,14 +199,12 @@ impl PlotsView {
             return (Vec::new(), 0);
         };
         jobs.poll();
-        let current: HashSet<(u64, u64)> = chosen
-            .iter()
-            .map(|(_, t)| (t.id, t.doc.revision()))
-            .collect();
+        let current: HashSet<(u64, u64)> =
+            chosen.iter().map(|t| (t.id, t.doc.revision())).collect();
         jobs.retain(|k| current.contains(&(k.tab, k.revision)));
         let mut series = Vec::new();
         let mut pending = 0;
-        for &(i, tab) in chosen {
+        for &tab in chosen {
             let key = PlotKey {
                 tab: tab.id,
                 revision: tab.doc.revision(),
@@ -219,7 +217,7 @@ impl PlotsView {
             match jobs.get(&key) {
                 Some(data) => series.push(Series {
                     title: tab.doc.title(),
-                    colour: scenario_colour(i),
+                    colour: design_colour(tab.id),
                     data: Arc::clone(data),
                 }),
                 None => pending += 1,
@@ -243,6 +241,7 @@ impl PlotsView {
             }
         });
         ui.weak("The active design, then those ticked in Compare.");
+        legend_ui(ui, series);
         for s in series {
             if let Err(why) = &s.data.sweep {
                 ui.weak(format!("{}: no {} ({why})", s.title, self.op.cli_name()));
@@ -314,7 +313,61 @@ impl PlotsView {
     }
 }
 
-/// Integer grid marks on a log-scaled axis (powers of 2 for sizes, decades for time).
+/// The designs in their colours, once for all the plots and outside them.
+fn legend_ui(ui: &mut Ui, series: &[Series]) {
+    ui.horizontal_wrapped(|ui| {
+        for s in series {
+            colour_swatch(ui, s.colour);
+            ui.label(&s.title);
+            ui.add_space(12.0);
+        }
+    });
+}
+
+/// The smallest size of a sweep is 8 B = 2^3; size ticks are labelled every 5 powers of 2
+/// from there (8 B, 256 B, 8 KiB, … 8 GiB), each 10 powers a thousand-fold (a major mark).
+const SIZE_TICK_FIRST_EXPONENT: i64 = 3;
+
+/// Grid marks on the log2(size) axis: a mark per power of 2, every 5th and 10th from 8 B
+/// stronger so that egui_plot has room to label them.
+fn size_marks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo > 1000.0 {
+        return Vec::new();
+    }
+    (lo.ceil() as i64..=hi.floor() as i64)
+        .map(|v| {
+            let from_first = v - SIZE_TICK_FIRST_EXPONENT;
+            let step_size = if from_first % 10 == 0 {
+                10.0
+            } else if from_first % 5 == 0 {
+                5.0
+            } else {
+                1.0
+            };
+            GridMark {
+                value: v as f64,
+                step_size,
+            }
+        })
+        .collect()
+}
+
+/// The label of a size tick at log2(size) = `exponent`: "8 B" … "8 GiB" on the labelled
+/// marks, empty elsewhere.
+pub fn size_tick_label(exponent: f64) -> String {
+    let v = exponent.round();
+    let labelled = (exponent - v).abs() < 1e-6
+        && (0.0..=63.0).contains(&v)
+        && (v as i64 - SIZE_TICK_FIRST_EXPONENT).rem_euclid(5) == 0;
+    if labelled {
+        Bytes(1u64 << v as u32).to_string()
+    } else {
+        String::new()
+    }
+}
+
+/// Integer grid marks on a log-scaled axis (decades for time).
 fn integer_marks(input: GridInput, major: i64) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
     if !(lo.is_finite() && hi.is_finite()) || hi - lo > 1000.0 {
@@ -350,18 +403,10 @@ fn sweep_plot(
 ) {
     let mut plot = Plot::new(id)
         .height(200.0)
-        .legend(Legend::default())
         .x_axis_label("message size")
         .y_axis_label(unit)
-        .x_grid_spacer(|input| integer_marks(input, 10))
-        .x_axis_formatter(|mark, _| {
-            let v = mark.value.round();
-            if (mark.value - v).abs() < 1e-6 && (0.0..=63.0).contains(&v) && v as i64 % 2 == 1 {
-                Bytes(1u64 << v as u32).to_string()
-            } else {
-                String::new()
-            }
-        });
+        .x_grid_spacer(size_marks)
+        .x_axis_formatter(|mark, _| size_tick_label(mark.value));
     if log_y {
         plot = plot
             .y_grid_spacer(|input| integer_marks(input, 3))
@@ -411,11 +456,10 @@ fn cost_plot(ui: &mut Ui, series: &[Series]) {
         .collect();
     Plot::new("plot-cost")
         .height(220.0)
-        .legend(Legend::default())
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
-        .y_axis_label("USD")
+        .y_axis_formatter(|mark, _| Usd(mark.value).compact())
         .include_y(0.0)
         .x_axis_formatter(|mark, _| {
             let i = mark.value.round();
@@ -448,6 +492,39 @@ impl RailyardApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn size_ticks_read_8_b_to_8_gib() {
+        let labels: Vec<String> = (0..=36)
+            .map(|e| size_tick_label(f64::from(e)))
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "8 B", "256 B", "8 KiB", "256 KiB", "8 MiB", "256 MiB", "8 GiB"
+            ]
+        );
+        // The sweep's own ends are labelled.
+        let sizes = sweep_sizes();
+        let ends = [sizes.first(), sizes.last()].map(|b| b.map(|b| (b.0 as f64).log2()));
+        assert_eq!(
+            ends.map(|e| e.map(size_tick_label)),
+            [Some("8 B".into()), Some("8 GiB".into())]
+        );
+        assert_eq!(size_tick_label(3.5), "");
+        // The labelled marks are the strong ones, so egui_plot has room for them.
+        let marks = size_marks(GridInput {
+            bounds: (2.5, 33.5),
+            base_step_size: 1.0,
+        });
+        let strong: Vec<f64> = marks
+            .iter()
+            .filter(|m| m.step_size >= 5.0)
+            .map(|m| m.value)
+            .collect();
+        assert_eq!(strong, [3.0, 8.0, 13.0, 18.0, 23.0, 28.0, 33.0]);
+    }
 
     #[test]
     fn utilisation_bins_by_tenths() {

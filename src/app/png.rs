@@ -1,6 +1,8 @@
 //! File > Export PNG: the canvas as an image. egui takes a screenshot of the window
 //! (`ViewportCommand::Screenshot`), which arrives as an event a frame or two later; the
-//! canvas's part of it is cut out and written as PNG. Where no file dialog can appear, a
+//! canvas's part of it is cut out and written as PNG. The frames from the request to the
+//! screenshot draw the canvas for a slide (`clean_view`): no grid, selection, highlight or
+//! tool windows, the design's title in the corner, the link legend kept. Where no file dialog can appear, a
 //! path field in the window asks instead, as for Open and Save.
 
 use anyhow::Context as _;
@@ -22,6 +24,10 @@ pub struct PngExport {
     pub canvas_rect: Option<Rect>,
     /// The in-app path field, when no dialog is available.
     prompt: Option<String>,
+    /// Chosen path, asked for on the next frame, once that frame draws the clean canvas.
+    requested: Option<PathBuf>,
+    /// A screenshot is on its way.
+    awaiting: bool,
 }
 
 impl PngExport {
@@ -29,6 +35,23 @@ impl PngExport {
     pub fn dismiss(&mut self) -> bool {
         self.prompt.take().is_some()
     }
+
+    /// This frame draws the canvas as the PNG shows it.
+    pub fn clean_view(&self) -> bool {
+        self.requested.is_some() || self.awaiting
+    }
+}
+
+/// The design's title in the top-left corner of the exported canvas.
+pub fn paint_title(ui: &egui::Ui, rect: Rect, title: &str) {
+    let font = egui::FontId::proportional(22.0);
+    ui.painter().text(
+        rect.left_top() + egui::vec2(16.0, 12.0),
+        egui::Align2::LEFT_TOP,
+        title,
+        font,
+        ui.visuals().strong_text_color(),
+    );
 }
 
 /// The pixels inside `rect` (in points), clamped to the image.
@@ -103,15 +126,21 @@ impl RailyardApp {
         }
     }
 
+    /// Asks for the screenshot on the next frame, which draws the clean canvas first.
     fn request_screenshot(&mut self, ctx: &egui::Context, path: PathBuf) {
         self.status = format!("Exporting {}…", path.display());
-        ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::new(
-            ScreenshotFor { path },
-        )));
+        self.png.requested = Some(path);
+        ctx.request_repaint();
     }
 
     /// Each frame: saves a screenshot that has arrived, and shows the path field if open.
     pub(super) fn drive_png(&mut self, ctx: &egui::Context) {
+        if let Some(path) = self.png.requested.take() {
+            self.png.awaiting = true;
+            ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot(egui::UserData::new(
+                ScreenshotFor { path },
+            )));
+        }
         let shots: Vec<(PathBuf, std::sync::Arc<ColorImage>)> = ctx.input(|i| {
             i.events
                 .iter()
@@ -127,6 +156,7 @@ impl RailyardApp {
                 .collect()
         });
         for (path, image) in shots {
+            self.png.awaiting = false;
             let image = match self.png.canvas_rect {
                 Some(rect) => crop(&image, rect, ctx.pixels_per_point()),
                 None => ColorImage::clone(&image),

@@ -210,6 +210,52 @@ impl WorkloadSettings {
     }
 }
 
+/// What the sidebar shows: the inspector over the metrics with an adjustable split, or one of
+/// them in the whole height (a 768-pixel laptop screen has room for little more than one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum SidebarView {
+    #[default]
+    Both,
+    Inspector,
+    Metrics,
+}
+
+impl SidebarView {
+    pub fn shows_inspector(self) -> bool {
+        self != SidebarView::Metrics
+    }
+
+    pub fn shows_metrics(self) -> bool {
+        self != SidebarView::Inspector
+    }
+}
+
+/// The tabs at the top of the sidebar that choose its view.
+pub fn view_tabs_ui(ui: &mut Ui, view: &mut SidebarView) {
+    ui.horizontal(|ui| {
+        for (choice, label, hover) in [
+            (
+                SidebarView::Both,
+                "Both",
+                "The inspector above the metrics; drag the line between them",
+            ),
+            (
+                SidebarView::Inspector,
+                "Inspector",
+                "The selection's properties and what-ifs in the whole height",
+            ),
+            (
+                SidebarView::Metrics,
+                "Metrics",
+                "The design's metrics in the whole height",
+            ),
+        ] {
+            ui.selectable_value(view, choice, label)
+                .on_hover_text(hover);
+        }
+    });
+}
+
 /// What the sidebar asks of the app.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SidebarEvent {
@@ -415,21 +461,21 @@ fn workload_ui(
                     }
                 }
             });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label("tensor parallel");
             ui.add(egui::DragValue::new(&mut settings.tp).range(1..=64));
             ui.label("pipeline");
             ui.add(egui::DragValue::new(&mut settings.pp).range(1..=64));
         });
         if !settings.serving {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.label("micro-batch");
                 ui.add(egui::DragValue::new(&mut settings.micro_batch).range(1..=64))
                     .on_hover_text("Sequences per micro-batch; the global batch must split into data-parallel replicas × micro-batches");
             });
         }
         if Workload::named(&settings.model).is_some_and(|w| w.moe.is_some()) {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.label("expert parallel");
                 ui.add(
                     egui::DragValue::new(&mut settings.ep)
@@ -447,7 +493,7 @@ fn workload_ui(
                 );
             });
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ComboBox::from_label("precision")
                 .selected_text(settings.precision.label())
                 .show_ui(ui, |ui| {
@@ -524,10 +570,10 @@ fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult, events: &mut Vec<SidebarE
         ))
         .strong(),
     );
-    egui::Grid::new("workload-parts")
-        .num_columns(3)
-        .show(ui, |ui| {
-            for c in &r.components {
+    // Wrapped rows rather than a grid: three columns do not fit a laptop's sidebar.
+    for (i, c) in r.components.iter().enumerate() {
+        ui.push_id(("workload-part", i), |ui| {
+            ui.horizontal_wrapped(|ui| {
                 let name = ui.add(
                     egui::Label::new(RichText::new(&c.name).weak()).sense(egui::Sense::hover()),
                 );
@@ -549,9 +595,9 @@ fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult, events: &mut Vec<SidebarE
                     c.algorithm,
                     time_text(c.ideal_us_per_step)
                 ));
-                ui.end_row();
-            }
+            });
         });
+    }
     for note in &r.notes {
         ui.weak(note);
     }

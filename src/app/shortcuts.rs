@@ -1,0 +1,79 @@
+//! Help > Keyboard shortcuts (also on `?`): the canvas's pointer gestures and every shortcut
+//! of the action table, read from the table itself so the list never disagrees with the keys.
+
+use super::actions::Action;
+use egui::{RichText, Ui};
+
+/// The canvas's and palette's pointer gestures (see `canvas.rs`): what to do, what it does.
+pub const GESTURES: [(&str, &str); 11] = [
+    ("Drag a part from the palette", "add it where it is dropped"),
+    ("Double-click a part", "add it at the middle of the view"),
+    ("Click a device or link", "select it"),
+    ("Shift+click", "add to or take from the selection"),
+    ("Drag a device", "move the selection"),
+    ("Drag from a port handle to a device", "draw a link"),
+    (
+        "Drag on empty canvas",
+        "box select (with Shift: add to the selection)",
+    ),
+    ("Middle or right drag, or Space+drag", "pan the view"),
+    ("Mouse wheel, pinch or Ctrl+wheel", "zoom"),
+    ("Escape during a drag", "cancel it"),
+    (
+        "Escape",
+        "close the front dialog, then leave presentation mode",
+    ),
+];
+
+/// Every action that has a shortcut, with all its shortcuts as this platform writes them.
+pub fn shortcut_rows(ctx: &egui::Context) -> Vec<(&'static str, String)> {
+    Action::all()
+        .filter(|a| !a.shortcuts().is_empty())
+        .map(|a| {
+            let keys: Vec<String> = a
+                .shortcuts()
+                .iter()
+                .map(|s| ctx.format_shortcut(s))
+                .collect();
+            (a.label().trim_end_matches('…'), keys.join(" or "))
+        })
+        .collect()
+}
+
+/// The window; `open` is cleared by its close button.
+pub fn shortcuts_window(ctx: &egui::Context, open: &mut bool) {
+    egui::Window::new("Keyboard shortcuts")
+        .open(open)
+        .collapsible(false)
+        .default_width(460.0)
+        .vscroll(true)
+        .show(ctx, contents);
+}
+
+fn contents(ui: &mut Ui) {
+    ui.label(RichText::new("Canvas").strong());
+    two_columns(ui, "shortcuts-gestures", GESTURES);
+    ui.separator();
+    ui.label(RichText::new("Keys").strong());
+    let mut keys = shortcut_rows(ui.ctx());
+    keys.push(("Nudge further", "Shift+arrow".to_string()));
+    two_columns(ui, "shortcuts-keys", keys);
+}
+
+/// A striped two-column table of what to do and what it does.
+fn two_columns<A: Into<egui::WidgetText>, B: Into<egui::WidgetText>>(
+    ui: &mut Ui,
+    id: &str,
+    rows: impl IntoIterator<Item = (A, B)>,
+) {
+    egui::Grid::new(id)
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            for (first, second) in rows {
+                ui.label(first);
+                ui.label(second);
+                ui.end_row();
+            }
+        });
+}
