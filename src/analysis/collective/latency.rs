@@ -1,10 +1,8 @@
 //! NCCL's latency constants (src/graph/tuning.cc, v2.30.7, as listed in collectives.md) and the
 //! per-algorithm latency sums built from them. All values in µs.
 
-use super::algorithms::Plan;
-use super::fabric::{Fabric, Resource};
+use crate::model::LinkTech;
 use crate::model::catalog::GpuArch;
-use crate::model::{Design, LinkTech};
 use serde::Serialize;
 
 /// NCCL's protocols: LL (8-byte lines with flags), LL128, Simple.
@@ -100,80 +98,6 @@ pub fn builtin_intra_hop_latency_us(tech: LinkTech) -> Option<f64> {
         LinkTech::NvLink | LinkTech::NvLinkBridge => Some(ll_hop_latency(Hw::NvLink)),
         LinkTech::Pcie => Some(ll_hop_latency(Hw::Pci)),
         _ => None,
-    }
-}
-
-/// Calibrated intra-node hop latencies of one plan (µs, LL figures as in
-/// `ll_hop_latency`), per hop kind; None keeps NCCL's constants exactly.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub(crate) struct IntraHops {
-    pub nvlink: Option<f64>,
-    pub pci: Option<f64>,
-}
-
-impl IntraHops {
-    /// The fitted hop latencies a plan's intra-node steps take from the design's
-    /// calibration. NVLink hops are NVSwitch ports (`NvLink`) or bridges (`NvLinkBridge`):
-    /// the plan's loaded arcs tell which it crosses, and with both the slower one counts, as
-    /// NCCL's `intra_hw` keeps the worst hop. Free when nothing intra-node is calibrated.
-    pub(crate) fn of(fab: &Fabric, design: &Design, plan: &Plan) -> IntraHops {
-        let Some(cal) = design.calibration.as_ref() else {
-            return IntraHops::default();
-        };
-        let (switch, bridge) = (
-            cal.latency_us(LinkTech::NvLink),
-            cal.latency_us(LinkTech::NvLinkBridge),
-        );
-        let nvlink = if switch.is_none() && bridge.is_none() {
-            None
-        } else {
-            let (mut via_switch, mut via_bridge) = (false, false);
-            for phase in &plan.phases {
-                for (a, &load) in phase.loads.iter().enumerate() {
-                    if load > 0.0 && fab.arc_nvlink[a] {
-                        match fab.arc_resource(a) {
-                            Resource::ScaleUp { .. } => via_switch = true,
-                            Resource::Bridge { .. } => via_bridge = true,
-                            _ => {}
-                        }
-                    }
-                }
-            }
-            let builtin = ll_hop_latency(Hw::NvLink);
-            let used = [
-                (via_switch, switch.unwrap_or(builtin)),
-                (via_bridge, bridge.unwrap_or(builtin)),
-            ];
-            let calibrated_used =
-                (via_switch && switch.is_some()) || (via_bridge && bridge.is_some());
-            calibrated_used.then(|| {
-                used.iter()
-                    .filter(|(u, _)| *u)
-                    .map(|&(_, l)| l)
-                    .fold(f64::NEG_INFINITY, f64::max)
-            })
-        };
-        IntraHops {
-            nvlink,
-            pci: cal.latency_us(LinkTech::Pcie),
-        }
-    }
-
-    /// NCCL's per-step constant for `hw`, moved by the calibrated hop latency: every
-    /// protocol and algorithm column shifts by the same µs the LL figure moved, since a
-    /// hop's signalling delay adds to each protocol's own synchronisation cost alike.
-    /// Floored at zero. Network hops are not intra-node and keep NCCL's figure.
-    pub(crate) fn hw_latency(&self, hw: Hw, algo: TableAlgo, p: Protocol) -> f64 {
-        let base = hw_latency(hw, algo, p);
-        let fitted = match hw {
-            Hw::NvLink => self.nvlink,
-            Hw::Pci => self.pci,
-            Hw::Net => None,
-        };
-        match fitted {
-            Some(l) => (base + (l - ll_hop_latency(hw))).max(0.0),
-            None => base,
-        }
     }
 }
 
@@ -334,55 +258,6 @@ mod tests {
         let fill = nvls_fill_us(rate);
         assert!((fill - 8.0 * 131_072.0 / (rate / 16.0) * 1e6).abs() < 1e-9);
         assert!((fill - 53.49).abs() < 0.01, "{fill}");
-    }
-
-    #[test]
-    fn a_calibrated_hop_shifts_every_protocol_of_its_kind_alike() {
-        let hops = IntraHops {
-            nvlink: Some(0.9),
-            pci: Some(0.0),
-        };
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
-        // NVLink: LL 0.6 → 0.9, so Simple 3.4 → 3.7 and NVLS's 25 → 25.3.
-        assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Ring, Protocol::Ll),
-            0.9
-        ));
-        assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Ring, Protocol::Simple),
-            3.7
-        ));
-        assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Nvls, Protocol::Simple),
-            25.3
-        ));
-        // PCIe: LL 1.0 → 0, Tree LL128 1.9 → 0.9; columns NCCL leaves at 0 stay at 0.
-        assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Ring, Protocol::Ll),
-            0.0
-        ));
-        assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Tree, Protocol::Ll128),
-            0.9
-        ));
-        assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Nvls, Protocol::Simple),
-            0.0
-        ));
-        // The network is not an intra-node hop.
-        assert_eq!(hops.hw_latency(Hw::Net, TableAlgo::Ring, Protocol::Ll), 2.7);
-        // Uncalibrated: NCCL's figures exactly.
-        let none = IntraHops::default();
-        assert_eq!(
-            none.hw_latency(Hw::NvLink, TableAlgo::Tree, Protocol::Ll128),
-            1.25
-        );
-        assert_eq!(
-            builtin_intra_hop_latency_us(LinkTech::NvLinkBridge),
-            Some(0.6)
-        );
-        assert_eq!(builtin_intra_hop_latency_us(LinkTech::Pcie), Some(1.0));
-        assert_eq!(builtin_intra_hop_latency_us(LinkTech::InfiniBand), None);
     }
 
     #[test]
