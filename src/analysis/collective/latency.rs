@@ -35,9 +35,9 @@ impl Protocol {
     }
 }
 
-/// Kind of hop in NCCL's tables.
+/// Kind of hop in NCCL's tables (its `hw` index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Hw {
+pub(crate) enum HopKind {
     NvLink,
     Pci,
     Net,
@@ -64,21 +64,21 @@ pub(crate) fn base_latency(algo: TableAlgo, p: Protocol) -> f64 {
 }
 
 /// hwLatencies[hw][algo][proto].
-pub(crate) fn hw_latency(hw: Hw, algo: TableAlgo, p: Protocol) -> f64 {
-    let row = match (hw, algo) {
-        (Hw::NvLink, TableAlgo::Tree) => [0.6, 1.25, 4.0],
-        (Hw::NvLink, TableAlgo::Ring) => [0.6, 1.9, 3.4],
-        (Hw::NvLink, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
-        (Hw::NvLink, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 25.0],
-        (Hw::Pci, TableAlgo::Tree) => [1.0, 1.9, 4.0],
-        (Hw::Pci, TableAlgo::Ring) => [1.0, 2.5, 5.7],
-        (Hw::Pci, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
-        (Hw::Pci, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 0.0],
-        (Hw::Net, TableAlgo::Tree) => [5.0, 8.5, 14.0],
-        (Hw::Net, TableAlgo::Ring) => [2.7, 4.0, 14.0],
-        (Hw::Net, TableAlgo::CollNetDirect) => [0.0, 0.0, 31.0],
-        (Hw::Net, TableAlgo::Nvls) => [0.0, 0.0, 18.0],
-        (Hw::Net, TableAlgo::NvlsTree) => [0.0, 0.0, 20.9],
+pub(crate) fn hop_latency(hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
+    let row = match (hop_kind, algo) {
+        (HopKind::NvLink, TableAlgo::Tree) => [0.6, 1.25, 4.0],
+        (HopKind::NvLink, TableAlgo::Ring) => [0.6, 1.9, 3.4],
+        (HopKind::NvLink, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
+        (HopKind::NvLink, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 25.0],
+        (HopKind::Pci, TableAlgo::Tree) => [1.0, 1.9, 4.0],
+        (HopKind::Pci, TableAlgo::Ring) => [1.0, 2.5, 5.7],
+        (HopKind::Pci, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
+        (HopKind::Pci, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 0.0],
+        (HopKind::Net, TableAlgo::Tree) => [5.0, 8.5, 14.0],
+        (HopKind::Net, TableAlgo::Ring) => [2.7, 4.0, 14.0],
+        (HopKind::Net, TableAlgo::CollNetDirect) => [0.0, 0.0, 31.0],
+        (HopKind::Net, TableAlgo::Nvls) => [0.0, 0.0, 18.0],
+        (HopKind::Net, TableAlgo::NvlsTree) => [0.0, 0.0, 20.9],
     };
     row[p.index()]
 }
@@ -86,8 +86,8 @@ pub(crate) fn hw_latency(hw: Hw, algo: TableAlgo, p: Protocol) -> f64 {
 /// NCCL's per-step latency of one intra-node hop with LL, the protocol small messages use:
 /// 0.6 µs over NVLink (switch or bridge), 1.0 µs over PCIe. Tree and ring columns agree for
 /// LL, so this is the one figure a hop's calibrated `latency_us` stands in for.
-pub(crate) fn ll_hop_latency(hw: Hw) -> f64 {
-    hw_latency(hw, TableAlgo::Ring, Protocol::Ll)
+pub(crate) fn ll_hop_latency(hop_kind: HopKind) -> f64 {
+    hop_latency(hop_kind, TableAlgo::Ring, Protocol::Ll)
 }
 
 /// The built-in intra-node hop latency (µs) a calibration of `tech` replaces: NCCL's LL
@@ -95,8 +95,8 @@ pub(crate) fn ll_hop_latency(hw: Hw) -> f64 {
 /// latency is a stack latency on top of NCCL's NET constants instead.
 pub fn builtin_intra_hop_latency_us(tech: LinkTech) -> Option<f64> {
     match tech {
-        LinkTech::NvLink | LinkTech::NvLinkBridge => Some(ll_hop_latency(Hw::NvLink)),
-        LinkTech::Pcie => Some(ll_hop_latency(Hw::Pci)),
+        LinkTech::NvLink | LinkTech::NvLinkBridge => Some(ll_hop_latency(HopKind::NvLink)),
+        LinkTech::Pcie => Some(ll_hop_latency(HopKind::Pci)),
         _ => None,
     }
 }
@@ -224,15 +224,6 @@ pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64) -> f64 {
 /// (our estimate).
 pub(crate) const P2P_IN_FLIGHT: f64 = 8.0;
 
-/// `ceil(log2(m))` for m ≥ 1.
-pub(crate) fn log2_ceil(m: u32) -> f64 {
-    if m <= 1 {
-        0.0
-    } else {
-        f64::from(32 - (m - 1).leading_zeros())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,14 +249,5 @@ mod tests {
         let fill = nvls_fill_us(rate);
         assert!((fill - 8.0 * 131_072.0 / (rate / 16.0) * 1e6).abs() < 1e-9);
         assert!((fill - 53.49).abs() < 0.01, "{fill}");
-    }
-
-    #[test]
-    fn log2_ceil_values() {
-        assert_eq!(log2_ceil(1), 0.0);
-        assert_eq!(log2_ceil(2), 1.0);
-        assert_eq!(log2_ceil(3), 2.0);
-        assert_eq!(log2_ceil(8), 3.0);
-        assert_eq!(log2_ceil(9), 4.0);
     }
 }

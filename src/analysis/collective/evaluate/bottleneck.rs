@@ -20,7 +20,7 @@ pub(super) fn bottleneck(
     (bandwidth_us, time_us): (f64, f64),
     strategy: &Strategy,
 ) -> (Vec<LinkLoad>, Vec<(LinkId, f64)>, Vec<(DeviceId, f64)>) {
-    if c.spb <= 0.0 {
+    if c.seconds_per_byte <= 0.0 {
         return (Vec::new(), Vec::new(), Vec::new());
     }
     // Busiest direction per drawn link; busiest port per node and kind of internal resource.
@@ -31,7 +31,7 @@ pub(super) fn bottleneck(
     let (link_arcs, port_arcs) = (0..2 * per_link.len(), 2 * per_link.len()..fab.arc_count());
     let scan = |arcs: std::ops::Range<usize>, per_link: &mut [f64], per_node: &mut [f64]| {
         c.for_each_busy(fab, arcs, |a, busy| {
-            let u = busy / c.spb;
+            let u = busy / c.seconds_per_byte;
             let slot = match fab.arc_resource(a) {
                 Resource::Link { index, .. } => &mut per_link[index as usize],
                 Resource::ScaleUp { node, .. } => &mut per_node[node as usize * KINDS],

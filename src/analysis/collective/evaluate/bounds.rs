@@ -1,7 +1,7 @@
 //! Line-rate bounds on busbw, from the hardware alone.
 
 use crate::analysis::collective::Op;
-use crate::analysis::collective::fabric::{Fabric, Intra, NO_ARC};
+use crate::analysis::collective::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
 use crate::analysis::collective::plan::segments;
 
 /// Line-rate bounds on busbw (GB/s): point-to-point algorithms, and in-network reduction.
@@ -42,13 +42,17 @@ pub(super) fn busbw_bounds(fab: &Fabric, group: &[u32], op: Op) -> (f64, f64) {
         let gpu = &fab.gpus[g as usize];
         let node = &fab.nodes[gpu.node as usize];
         let mut line = 0.0;
-        if gpu.su_up != NO_ARC {
+        if gpu.su_up != ABSENT_ARC {
             line += fab.arc_line(gpu.su_up as usize);
         }
-        if matches!(node.intra, Intra::Pcie | Intra::BridgePairs) && gpu.pcie_up != NO_ARC {
+        if matches!(
+            node.interconnect,
+            GpuInterconnect::Pcie | GpuInterconnect::BridgePairs
+        ) && gpu.pcie_up != ABSENT_ARC
+        {
             line += fab.arc_line(gpu.pcie_up as usize);
         }
-        if segs.len() > 1 || node.intra == Intra::Unified {
+        if segs.len() > 1 || node.interconnect == GpuInterconnect::Unified {
             line += net_line[gpu.node as usize] / f64::from(node.gpu_count.max(1));
         }
         gpu_bound = gpu_bound.min(line);

@@ -15,7 +15,7 @@ pub(crate) use groups::{GroupSpec, PlanCache, evaluate_groups, evaluate_groups_w
 
 use super::efficiency as eff;
 use super::fabric::Fabric;
-use super::latency::{self as lat, ArchRow, Hw, Protocol};
+use super::latency::{self as lat, ArchRow, HopKind, Protocol};
 use super::load_ratio::worst_ratio;
 use super::plan::{Phase, Plan};
 use super::workspace::{Workspace, zeroed};
@@ -33,7 +33,7 @@ pub(crate) struct Costed {
     /// The plan; its phases' loads are dropped when no result will need them (see `Keep`).
     pub plan: Plan,
     /// Seconds per byte of size at full payload (Simple).
-    pub spb: f64,
+    pub seconds_per_byte: f64,
     pub arch: ArchRow,
     /// Calibrated intra-node hop latencies on this plan's path (none: NCCL's constants).
     pub intra_hops: IntraHops,
@@ -140,7 +140,7 @@ pub(super) fn used_at(plan: &Plan, s: f64) -> bool {
     plan.algorithm != Algorithm::BidirectionalRing
         || plan
             .library
-            .both_ways_from_bytes(plan.n)
+            .both_ways_from_bytes(plan.gpus)
             .is_some_and(|from| s >= from)
 }
 
@@ -161,7 +161,8 @@ pub(crate) struct Evaluator<'d> {
     workspace: &'d Workspace,
     fab: Fabric,
     op: Op,
-    n: u32,
+    /// GPUs in the group.
+    gpus: u32,
     routing: Routing,
     protocol: Option<Protocol>,
     plans: Vec<Costed>,
@@ -178,7 +179,7 @@ pub(super) fn protocols_for(plan: &Plan) -> Vec<Protocol> {
         Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp => vec![Protocol::Simple],
         Algorithm::Direct => vec![Protocol::Ll, Protocol::Simple],
         // NCCL enables LL128 only where GPUs talk over NVLink.
-        _ if plan.intra_hw == Some(Hw::Pci) => vec![Protocol::Ll, Protocol::Simple],
+        _ if plan.intra_hop == Some(HopKind::Pci) => vec![Protocol::Ll, Protocol::Simple],
         _ => Protocol::ALL.to_vec(),
     }
 }
@@ -233,7 +234,7 @@ pub(super) fn cost(
     arch: ArchRow,
 ) -> Result<Costed, CollectiveError> {
     let nvls_eff = arch.nvls_efficiency();
-    let mut spb = 0.0;
+    let mut seconds_per_byte = 0.0;
     let mut seen: Vec<(*const Vec<f64>, bool, f64)> = Vec::new();
     for phase in &plan.phases {
         // A phase that repeats an earlier one's traffic (hierarchical's all-gather) shares it.
@@ -254,12 +255,12 @@ pub(super) fn cost(
                 worst
             }
         };
-        spb += worst * phase.repeat;
+        seconds_per_byte += worst * phase.repeat;
     }
     let intra_hops = IntraHops::of(fab, design, &plan);
     Ok(Costed {
         plan,
-        spb,
+        seconds_per_byte,
         arch,
         intra_hops,
     })
@@ -335,7 +336,7 @@ impl<'d> Evaluator<'d> {
             workspace,
             fab,
             op: q.op,
-            n: requested as u32,
+            gpus: requested as u32,
             routing: q.routing,
             protocol: q.protocol,
             plans,
@@ -363,7 +364,7 @@ impl<'d> Evaluator<'d> {
         } else {
             0.0
         };
-        let busbw = algbw * self.op.busbw_factor(self.n);
+        let busbw = algbw * self.op.busbw_factor(self.gpus);
         let (bottleneck, link_utilization, device_utilization) = bottleneck(
             &self.fab,
             self.design,
@@ -385,7 +386,7 @@ impl<'d> Evaluator<'d> {
             why,
             op: self.op,
             bytes,
-            gpus: self.n,
+            gpus: self.gpus,
             algorithm: chosen.plan.algorithm,
             protocol,
             routing: self.routing,
@@ -440,13 +441,13 @@ fn why_chosen(
 /// (latency µs, bandwidth µs) of a costed plan at a size and protocol.
 pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
     let plan = &c.plan;
-    let mut bw = s * c.spb / payload(p);
+    let mut bw = s * c.seconds_per_byte / payload(p);
     if plan.algorithm == Algorithm::Tree && op == Op::AllReduce {
         bw /= lat::tree_correction(p, s);
     }
     if p == Protocol::Ll {
         let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
-        bw = bw.max(s * op.busbw_factor(plan.n) / cap);
+        bw = bw.max(s * op.busbw_factor(plan.gpus) / cap);
     }
     (latency_us(plan, &c.intra_hops, op, p), bw * 1e6)
 }

@@ -2,7 +2,7 @@
 
 use crate::analysis::collective::fabric::{Fabric, Resource};
 use crate::analysis::collective::latency::{
-    self as lat, Hw, Protocol, TableAlgo, hw_latency, ll_hop_latency,
+    self as lat, HopKind, Protocol, TableAlgo, hop_latency, ll_hop_latency,
 };
 use crate::analysis::collective::plan::{Groups, Plan};
 use crate::analysis::collective::{Algorithm, Library, Op};
@@ -44,7 +44,7 @@ impl IntraHops {
                     }
                 }
             }
-            let builtin = ll_hop_latency(Hw::NvLink);
+            let builtin = ll_hop_latency(HopKind::NvLink);
             let used = [
                 (via_switch, switch.unwrap_or(builtin)),
                 (via_bridge, bridge.unwrap_or(builtin)),
@@ -64,19 +64,19 @@ impl IntraHops {
         }
     }
 
-    /// NCCL's per-step constant for `hw`, moved by the calibrated hop latency: every
+    /// NCCL's per-step constant for `hop_kind`, moved by the calibrated hop latency: every
     /// protocol and algorithm column shifts by the same µs the LL figure moved, since a
     /// hop's signalling delay adds to each protocol's own synchronisation cost alike.
     /// Floored at zero. Network hops are not intra-node and keep NCCL's figure.
-    pub(crate) fn hw_latency(&self, hw: Hw, algo: TableAlgo, p: Protocol) -> f64 {
-        let base = hw_latency(hw, algo, p);
-        let fitted = match hw {
-            Hw::NvLink => self.nvlink,
-            Hw::Pci => self.pci,
-            Hw::Net => None,
+    pub(crate) fn hop_latency(&self, hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
+        let base = hop_latency(hop_kind, algo, p);
+        let fitted = match hop_kind {
+            HopKind::NvLink => self.nvlink,
+            HopKind::Pci => self.pci,
+            HopKind::Net => None,
         };
         match fitted {
-            Some(l) => (base + (l - ll_hop_latency(hw))).max(0.0),
+            Some(l) => (base + (l - ll_hop_latency(hop_kind))).max(0.0),
             None => base,
         }
     }
@@ -86,7 +86,7 @@ impl IntraHops {
 /// all-gather, each one message over the worst network path (its stack, switch and cable
 /// latency); a point-to-point exchange takes one.
 fn mlx_latency_us(plan: &Plan, op: Op) -> f64 {
-    let n = f64::from(plan.n);
+    let n = f64::from(plan.gpus);
     let steps = match (plan.algorithm, op) {
         (Algorithm::Ring | Algorithm::BidirectionalRing, Op::AllReduce) => 2.0 * (n - 1.0),
         (Algorithm::Ring | Algorithm::BidirectionalRing, _) => n - 1.0,
@@ -112,10 +112,10 @@ pub(super) fn latency_floor_us(
         algorithm,
         library,
         phases: Vec::new(),
-        n,
+        gpus: n,
         domains: segs.len() as u32,
         max_domain_gpus: segs.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0),
-        intra_hw: None,
+        intra_hop: None,
         uses_net: false,
         net_extra_us: 0.0,
         nvls_rate: 0.0,
@@ -136,19 +136,21 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol) -> 
     if plan.library.is_mlx() {
         return mlx_latency_us(plan, op);
     }
-    let n = f64::from(plan.n);
+    let n = f64::from(plan.gpus);
     let m = f64::from(plan.domains);
     let g = f64::from(plan.max_domain_gpus);
     let multi = plan.domains > 1;
     let intra = |algo: TableAlgo| -> f64 {
-        let l = plan.intra_hw.map_or(0.0, |hw| hops.hw_latency(hw, algo, p));
+        let l = plan
+            .intra_hop
+            .map_or(0.0, |hop_kind| hops.hop_latency(hop_kind, algo, p));
         if multi {
             l.max(lat::net_overhead(p))
         } else {
             l
         }
     };
-    let inter = |algo: TableAlgo| lat::hw_latency(Hw::Net, algo, p) + plan.net_extra_us;
+    let inter = |algo: TableAlgo| lat::hop_latency(HopKind::Net, algo, p) + plan.net_extra_us;
     let fill = if plan.nvls_rate > 0.0 {
         lat::nvls_fill_us(plan.nvls_rate)
     } else {
@@ -169,20 +171,20 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol) -> 
                 lat::base_latency(TableAlgo::Tree, p)
                     + 2.0
                         * ((g - 1.0) * intra(TableAlgo::Tree)
-                            + lat::log2_ceil(plan.domains) * inter(TableAlgo::Tree))
+                            + log2_ceil(plan.domains) * inter(TableAlgo::Tree))
             } else {
                 lat::base_latency(TableAlgo::Tree, p) + 2.0 * (n - 1.0) * intra(TableAlgo::Tree)
             }
         }
-        Algorithm::Nvls => hops.hw_latency(Hw::NvLink, TableAlgo::Nvls, p) + fill,
+        Algorithm::Nvls => hops.hop_latency(HopKind::NvLink, TableAlgo::Nvls, p) + fill,
         Algorithm::NvlsTree => {
-            hops.hw_latency(Hw::NvLink, TableAlgo::NvlsTree, p)
-                + 2.0 * lat::log2_ceil(plan.domains) * inter(TableAlgo::NvlsTree)
+            hops.hop_latency(HopKind::NvLink, TableAlgo::NvlsTree, p)
+                + 2.0 * log2_ceil(plan.domains) * inter(TableAlgo::NvlsTree)
                 + fill
         }
         Algorithm::Sharp => {
-            let intra_hw = plan.intra_hw.unwrap_or(Hw::NvLink);
-            2.0 * ((g - 1.0).min(1.0) * hops.hw_latency(intra_hw, TableAlgo::CollNetDirect, p)
+            let intra_hop = plan.intra_hop.unwrap_or(HopKind::NvLink);
+            2.0 * ((g - 1.0).min(1.0) * hops.hop_latency(intra_hop, TableAlgo::CollNetDirect, p)
                 + (g - 1.0) * 0.4)
                 + inter(TableAlgo::CollNetDirect)
                 + fill
@@ -210,6 +212,15 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol) -> 
     }
 }
 
+/// `ceil(log2(m))` for m ≥ 1.
+pub(crate) fn log2_ceil(m: u32) -> f64 {
+    if m <= 1 {
+        0.0
+    } else {
+        f64::from(32 - (m - 1).leading_zeros())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,36 +235,39 @@ mod tests {
         let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
         // NVLink: LL 0.6 → 0.9, so Simple 3.4 → 3.7 and NVLS's 25 → 25.3.
         assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Ring, Protocol::Ll),
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Ll),
             0.9
         ));
         assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Ring, Protocol::Simple),
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Simple),
             3.7
         ));
         assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Nvls, Protocol::Simple),
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Nvls, Protocol::Simple),
             25.3
         ));
         // PCIe: LL 1.0 → 0, Tree LL128 1.9 → 0.9; columns NCCL leaves at 0 stay at 0.
         assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Ring, Protocol::Ll),
+            hops.hop_latency(HopKind::Pci, TableAlgo::Ring, Protocol::Ll),
             0.0
         ));
         assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Tree, Protocol::Ll128),
+            hops.hop_latency(HopKind::Pci, TableAlgo::Tree, Protocol::Ll128),
             0.9
         ));
         assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Nvls, Protocol::Simple),
+            hops.hop_latency(HopKind::Pci, TableAlgo::Nvls, Protocol::Simple),
             0.0
         ));
         // The network is not an intra-node hop.
-        assert_eq!(hops.hw_latency(Hw::Net, TableAlgo::Ring, Protocol::Ll), 2.7);
+        assert_eq!(
+            hops.hop_latency(HopKind::Net, TableAlgo::Ring, Protocol::Ll),
+            2.7
+        );
         // Uncalibrated: NCCL's figures exactly.
         let none = IntraHops::default();
         assert_eq!(
-            none.hw_latency(Hw::NvLink, TableAlgo::Tree, Protocol::Ll128),
+            none.hop_latency(HopKind::NvLink, TableAlgo::Tree, Protocol::Ll128),
             1.25
         );
         assert_eq!(
@@ -262,5 +276,14 @@ mod tests {
         );
         assert_eq!(builtin_intra_hop_latency_us(LinkTech::Pcie), Some(1.0));
         assert_eq!(builtin_intra_hop_latency_us(LinkTech::InfiniBand), None);
+    }
+
+    #[test]
+    fn log2_ceil_values() {
+        assert_eq!(log2_ceil(1), 0.0);
+        assert_eq!(log2_ceil(2), 1.0);
+        assert_eq!(log2_ceil(3), 2.0);
+        assert_eq!(log2_ceil(8), 3.0);
+        assert_eq!(log2_ceil(9), 4.0);
     }
 }

@@ -54,7 +54,7 @@ fn threads_change_nothing() {
                     .collect();
                 (
                     c.plan.algorithm,
-                    c.spb.to_bits(),
+                    c.seconds_per_byte.to_bits(),
                     c.plan.net_extra_us.to_bits(),
                     loads,
                 )

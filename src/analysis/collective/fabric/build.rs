@@ -4,7 +4,7 @@
 use super::node_part::{NodeLists, NodePart};
 use super::routing_graph::RoutingGraph;
 use super::scratch::{Scratch, reuse};
-use super::{ArcId, Fabric, FxBuild, Vx, usable_bytes_per_s};
+use super::{ArcId, Fabric, FxBuild, Vertex, usable_bytes_per_s};
 use crate::analysis::collective::CollectiveError;
 use crate::analysis::collective::efficiency as eff;
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech};
@@ -55,8 +55,8 @@ impl DeviceIndex {
 pub(super) struct DevLink {
     pub port: u32,
     pub out: ArcId,
-    pub inn: ArcId,
-    pub far: Vx,
+    pub arc_in: ArcId,
+    pub far: Vertex,
 }
 
 /// Designs with at least this many links build the fabric's halves on two threads (when
@@ -284,7 +284,7 @@ pub(crate) fn build(
         DevLink {
             port: 0,
             out: 0,
-            inn: 0,
+            arc_in: 0,
             far: 0,
         },
     );
@@ -296,14 +296,14 @@ pub(crate) fn build(
         dev_links[fill[ia as usize] as usize] = DevLink {
             port: pa,
             out: fwd,
-            inn: back,
+            arc_in: back,
             far: ib,
         };
         fill[ia as usize] += 1;
         dev_links[fill[ib as usize] as usize] = DevLink {
             port: pb,
             out: back,
-            inn: fwd,
+            arc_in: fwd,
             far: ia,
         };
         fill[ib as usize] += 1;

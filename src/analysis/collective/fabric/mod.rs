@@ -22,9 +22,12 @@ pub(crate) use scratch::Scratch;
 use super::latency::ArchRow;
 use crate::model::{Design, DeviceId, LinkId};
 
+/// One direction of a link, or of a GPU's or NIC's port: an index into the per-arc lists.
 pub(crate) type ArcId = u32;
-pub(crate) type Vx = u32;
-pub(crate) const NO_ARC: ArcId = u32::MAX;
+/// A device of the routing graph: its index in `design.devices`.
+pub(crate) type Vertex = u32;
+/// The arc of a port a GPU does not have (no NVLink, no bridge partner, no PCIe of its own).
+pub(crate) const ABSENT_ARC: ArcId = u32::MAX;
 
 /// What an arc stands for, to name bottlenecks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,8 +44,9 @@ pub(crate) enum Resource {
     Bridge { node: u32, from: u32 },
 }
 
+/// How a node's GPUs reach each other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Intra {
+pub(crate) enum GpuInterconnect {
     /// NVSwitch inside the node or the rack domain; `nvls` when the switch reduces.
     NvSwitch {
         nvls: bool,
@@ -58,16 +62,16 @@ pub(crate) struct Nic {
     pub pcie_up: ArcId,
     pub pcie_down: ArcId,
     /// The working link at this NIC's port: (arc out, arc in, far device index).
-    pub access: Option<(ArcId, ArcId, Vx)>,
+    pub access: Option<(ArcId, ArcId, Vertex)>,
 }
 
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
     pub device: DeviceId,
-    pub vertex: Vx,
+    pub vertex: Vertex,
     pub first_gpu: u32,
     pub gpu_count: u32,
-    pub intra: Intra,
+    pub interconnect: GpuInterconnect,
     pub p2p: bool,
     pub domain: u32,
     /// This node's NICs in `Fabric::nics` (see `Fabric::nics_of`).
@@ -99,9 +103,9 @@ pub(crate) struct Domain {
 /// One adjacency entry of the routing graph.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Adj {
-    pub nbr: Vx,
+    pub neighbour: Vertex,
     pub out: ArcId,
-    pub inn: ArcId,
+    pub arc_in: ArcId,
 }
 
 /// A run of a vertex's adjacency whose neighbours share a twin class.
@@ -130,7 +134,7 @@ pub(crate) struct Fabric {
     nics: Vec<Nic>,
     /// Working links at node ports that are not NICs (Thunderbolt, on-board Ethernet), or at
     /// NIC ports when the node has nothing else: (arc out, arc in, far device index).
-    other_access: Vec<(ArcId, ArcId, Vx)>,
+    other_access: Vec<(ArcId, ArcId, Vertex)>,
     pub domains: Vec<Domain>,
     /// Per device index: can traffic pass through it.
     pub transit: Vec<bool>,
@@ -189,7 +193,7 @@ impl Fabric {
         }
     }
 
-    pub fn neighbours(&self, v: Vx) -> &[Adj] {
+    pub fn neighbours(&self, v: Vertex) -> &[Adj] {
         let (s, e) = (
             self.adj_start[v as usize] as usize,
             self.adj_start[v as usize + 1] as usize,
@@ -197,7 +201,7 @@ impl Fabric {
         &self.adj[s..e]
     }
 
-    pub fn adj_groups(&self, v: Vx) -> &[AdjGroup] {
+    pub fn adj_groups(&self, v: Vertex) -> &[AdjGroup] {
         let (s, e) = (
             self.grp_start[v as usize] as usize,
             self.grp_start[v as usize + 1] as usize,
@@ -219,7 +223,7 @@ impl Fabric {
     }
 
     /// The node's working links that are not NICs (or all of them when it has only NICs).
-    pub fn other_access_of(&self, node: &Node) -> &[(ArcId, ArcId, Vx)] {
+    pub fn other_access_of(&self, node: &Node) -> &[(ArcId, ArcId, Vertex)] {
         &self.other_access[node.other_access.start as usize..node.other_access.end as usize]
     }
 

@@ -2,7 +2,10 @@
 
 use super::build::{DevLink, DeviceIndex};
 use super::scratch::reuse;
-use super::{ArcId, Domain, Gpu, Intra, NO_ARC, Nic, Node, Resource, Vx, usable_bytes_per_s};
+use super::{
+    ABSENT_ARC, ArcId, Domain, Gpu, GpuInterconnect, Nic, Node, Resource, Vertex,
+    usable_bytes_per_s,
+};
 use crate::analysis::collective::CollectiveError;
 use crate::analysis::collective::efficiency as eff;
 use crate::analysis::collective::latency::ArchRow;
@@ -17,7 +20,7 @@ use std::collections::HashMap;
 pub(super) struct NodePart {
     pub(super) nodes: Vec<Node>,
     pub(super) nics: Vec<Nic>,
-    pub(super) other_access: Vec<(ArcId, ArcId, Vx)>,
+    pub(super) other_access: Vec<(ArcId, ArcId, Vertex)>,
     pub(super) gpus: Vec<Gpu>,
     pub(super) domains: Vec<Domain>,
     pub(super) line: Vec<f64>,
@@ -30,7 +33,7 @@ pub(super) struct NodeLists {
     pub(super) resource: Vec<Resource>,
     pub(super) gpus: Vec<Gpu>,
     pub(super) nics: Vec<Nic>,
-    pub(super) other_access: Vec<(ArcId, ArcId, Vx)>,
+    pub(super) other_access: Vec<(ArcId, ArcId, Vertex)>,
 }
 
 impl NodePart {
@@ -112,7 +115,7 @@ impl NodePart {
                         .unwrap_or(0.0);
                     let generation = spec.as_ref().map_or(5, |s| s.nvlink_generation);
                     (
-                        Intra::NvSwitch {
+                        GpuInterconnect::NvSwitch {
                             nvls: generation >= 4,
                         },
                         true,
@@ -127,7 +130,7 @@ impl NodePart {
                         per_gpu_gbit_s,
                     },
                 ) => (
-                    Intra::NvSwitch {
+                    GpuInterconnect::NvSwitch {
                         nvls: *generation >= 3,
                     },
                     true,
@@ -142,15 +145,15 @@ impl NodePart {
                         ..
                     },
                 ) => (
-                    Intra::BridgePairs,
+                    GpuInterconnect::BridgePairs,
                     *peer_to_peer,
                     per_gpu_gbit_s.gbit_s(),
                     true,
                 ),
                 (None, ScaleUp::Pcie { peer_to_peer, .. }) => {
-                    (Intra::Pcie, *peer_to_peer, 0.0, false)
+                    (GpuInterconnect::Pcie, *peer_to_peer, 0.0, false)
                 }
-                (None, ScaleUp::UnifiedMemory) => (Intra::Unified, true, 0.0, false),
+                (None, ScaleUp::UnifiedMemory) => (GpuInterconnect::Unified, true, 0.0, false),
             };
             let node_pcie_gen = match &n.scale_up {
                 ScaleUp::Pcie { generation, .. } => *generation,
@@ -179,7 +182,7 @@ impl NodePart {
             };
             for local in 0..n.gpu_count {
                 let (su_up, su_down) = match intra {
-                    Intra::NvSwitch { .. } => (
+                    GpuInterconnect::NvSwitch { .. } => (
                         push(
                             su,
                             Resource::ScaleUp {
@@ -199,7 +202,7 @@ impl NodePart {
                             su_tech_nvlink,
                         ),
                     ),
-                    Intra::BridgePairs if (local ^ 1) < n.gpu_count => (
+                    GpuInterconnect::BridgePairs if (local ^ 1) < n.gpu_count => (
                         push(
                             su,
                             Resource::Bridge {
@@ -208,12 +211,12 @@ impl NodePart {
                             },
                             true,
                         ),
-                        NO_ARC,
+                        ABSENT_ARC,
                     ),
-                    _ => (NO_ARC, NO_ARC),
+                    _ => (ABSENT_ARC, ABSENT_ARC),
                 };
-                let (pcie_up, pcie_down) = if intra == Intra::Unified {
-                    (NO_ARC, NO_ARC)
+                let (pcie_up, pcie_down) = if intra == GpuInterconnect::Unified {
+                    (ABSENT_ARC, ABSENT_ARC)
                 } else {
                     (
                         push(
@@ -291,7 +294,7 @@ impl NodePart {
                 let access = links
                     .iter()
                     .find(|l| l.port == ni as u32)
-                    .map(|l| (l.out, l.inn, l.far));
+                    .map(|l| (l.out, l.arc_in, l.far));
                 nics.push(Nic {
                     pcie_up: up,
                     pcie_down: up + 1,
@@ -304,17 +307,17 @@ impl NodePart {
                 links
                     .iter()
                     .filter(|l| l.port >= nic_ports)
-                    .map(|l| (l.out, l.inn, l.far)),
+                    .map(|l| (l.out, l.arc_in, l.far)),
             );
             if other_access.len() as u32 == first_other {
-                other_access.extend(links.iter().map(|l| (l.out, l.inn, l.far)));
+                other_access.extend(links.iter().map(|l| (l.out, l.arc_in, l.far)));
             }
             nodes.push(Node {
                 device: d.id,
-                vertex: i as Vx,
+                vertex: i as Vertex,
                 first_gpu,
                 gpu_count: n.gpu_count,
-                intra,
+                interconnect: intra,
                 p2p,
                 domain,
                 nics: first_nic..nics.len() as u32,

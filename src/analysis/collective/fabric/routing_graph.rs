@@ -2,7 +2,7 @@
 
 use super::build::DevLink;
 use super::scratch::reuse;
-use super::{Adj, AdjGroup, FxBuild, Vx};
+use super::{Adj, AdjGroup, FxBuild, Vertex};
 use crate::model::{Design, DeviceKind};
 use std::collections::HashMap;
 
@@ -73,9 +73,9 @@ impl RoutingGraph {
                         .iter()
                         .filter(|l| transit[l.far as usize])
                         .map(|l| Adj {
-                            nbr: l.far,
+                            neighbour: l.far,
                             out: l.out,
-                            inn: l.inn,
+                            arc_in: l.arc_in,
                         }),
                 );
             }
@@ -85,14 +85,14 @@ impl RoutingGraph {
 
         // Twin classes: identical multisets of transit neighbours, numbered by first appearance.
         class.resize(n_dev, u32::MAX);
-        let mut keys: HashMap<Vec<Vx>, u32, FxBuild> = HashMap::default();
-        let mut key: Vec<Vx> = Vec::new();
+        let mut keys: HashMap<Vec<Vertex>, u32, FxBuild> = HashMap::default();
+        let mut key: Vec<Vertex> = Vec::new();
         for i in 0..n_dev {
             if !transit[i] {
                 continue;
             }
             key.clear();
-            key.extend(adj[span(i)].iter().map(|a| a.nbr));
+            key.extend(adj[span(i)].iter().map(|a| a.neighbour));
             key.sort();
             let next = keys.len() as u32;
             class[i] = match keys.get(&key) {
@@ -117,9 +117,9 @@ impl RoutingGraph {
             sort_adjacency(list, &class, &mut keyed);
             let mut j = 0;
             while j < list.len() {
-                let c = class[list[j].nbr as usize];
+                let c = class[list[j].neighbour as usize];
                 let s = j;
-                while j < list.len() && class[list[j].nbr as usize] == c {
+                while j < list.len() && class[list[j].neighbour as usize] == c {
                     j += 1;
                 }
                 groups.push(AdjGroup {
@@ -174,7 +174,7 @@ impl RoutingGraph {
 /// already sorted list stays as it is, and without parallel links any sort gives the one
 /// order there is.
 pub(super) fn sort_adjacency(list: &mut [Adj], class: &[u32], keyed: &mut Vec<(u64, Adj)>) {
-    let key = |a: &Adj| (u64::from(class[a.nbr as usize]) << 32) | u64::from(a.nbr);
+    let key = |a: &Adj| (u64::from(class[a.neighbour as usize]) << 32) | u64::from(a.neighbour);
     if list.is_sorted_by_key(key) {
         return;
     }
@@ -188,6 +188,6 @@ pub(super) fn sort_adjacency(list: &mut [Adj], class: &[u32], keyed: &mut Vec<(u
             *slot = *a;
         }
     } else {
-        list.sort_unstable_by_key(|a| (class[a.nbr as usize], a.nbr));
+        list.sort_unstable_by_key(|a| (class[a.neighbour as usize], a.neighbour));
     }
 }

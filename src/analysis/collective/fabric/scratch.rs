@@ -2,14 +2,14 @@
 //! build to fill again.
 
 use super::build::DevLink;
-use super::{Adj, AdjGroup, ArcId, Fabric, Gpu, Nic, Resource, Vx};
+use super::{Adj, AdjGroup, ArcId, Fabric, Gpu, Nic, Resource, Vertex};
 use crate::model::LinkId;
 
 /// The largest lists of fabrics no longer needed, for the next build to fill again: the
 /// sidebar builds the same design's fabric, give or take an edit, again and again, and
 /// megabytes of fresh memory fault in page by page (whether freed memory stays mapped
 /// depends on what else the allocator holds, so build times would swing with it).
-pub(super) struct KeptLists {
+pub(super) struct ReusableLists {
     pub(super) arc_usable: Vec<f64>,
     pub(super) arc_nvlink: Vec<bool>,
     pub(super) link_line: Vec<f64>,
@@ -19,7 +19,7 @@ pub(super) struct KeptLists {
     pub(super) port_resource: Vec<Resource>,
     pub(super) gpus: Vec<Gpu>,
     pub(super) nics: Vec<Nic>,
-    pub(super) other_access: Vec<(ArcId, ArcId, Vx)>,
+    pub(super) other_access: Vec<(ArcId, ArcId, Vertex)>,
     pub(super) adj: Vec<Adj>,
     pub(super) groups: Vec<AdjGroup>,
     /// Build scratch: each link's ends, each device's links.
@@ -27,8 +27,8 @@ pub(super) struct KeptLists {
     pub(super) dev_links: Vec<DevLink>,
 }
 
-impl KeptLists {
-    const NONE: KeptLists = KeptLists {
+impl ReusableLists {
+    const NONE: ReusableLists = ReusableLists {
         arc_usable: Vec::new(),
         arc_nvlink: Vec::new(),
         link_line: Vec::new(),
@@ -50,26 +50,26 @@ impl KeptLists {
 /// own back when it is no longer needed.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    lists: std::sync::Mutex<KeptLists>,
+    lists: std::sync::Mutex<ReusableLists>,
 }
 
-impl Default for KeptLists {
+impl Default for ReusableLists {
     fn default() -> Self {
-        KeptLists::NONE
+        ReusableLists::NONE
     }
 }
 
 impl Scratch {
     /// Takes every kept list (none left behind for a build running alongside).
-    pub(super) fn take(&self) -> KeptLists {
+    pub(super) fn take(&self) -> ReusableLists {
         self.lists
             .lock()
-            .map(|mut kept| std::mem::replace(&mut *kept, KeptLists::NONE))
-            .unwrap_or(KeptLists::NONE)
+            .map(|mut kept| std::mem::replace(&mut *kept, ReusableLists::NONE))
+            .unwrap_or(ReusableLists::NONE)
     }
 
     /// Keeps what `f` hands over (the latest lists replace those kept before).
-    pub(super) fn give(&self, f: impl FnOnce(&mut KeptLists)) {
+    pub(super) fn give(&self, f: impl FnOnce(&mut ReusableLists)) {
         if let Ok(mut kept) = self.lists.lock() {
             f(&mut kept);
         }

@@ -2,8 +2,8 @@
 
 use super::loads::LoadBuilder;
 use super::{Segment, key};
-use crate::analysis::collective::fabric::{Fabric, Intra, Vx};
-use crate::analysis::collective::latency::Hw;
+use crate::analysis::collective::fabric::{Fabric, GpuInterconnect, Vertex};
+use crate::analysis::collective::latency::HopKind;
 use crate::analysis::collective::{CollectiveError, Routing};
 
 /// Above this many GPU-pair connections, all-to-all is routed as aggregated uniform traffic.
@@ -23,14 +23,16 @@ pub(super) fn all_to_all(
     let n = group.len();
     let per = 1.0 / n as f64;
     for s in segs {
-        let nvswitch = s
-            .gpus
-            .iter()
-            .all(|&g| matches!(fab.node_of_gpu(g).intra, Intra::NvSwitch { .. }));
+        let nvswitch = s.gpus.iter().all(|&g| {
+            matches!(
+                fab.node_of_gpu(g).interconnect,
+                GpuInterconnect::NvSwitch { .. }
+            )
+        });
         if nvswitch && s.gpus.len() > 1 && b.sweeps() {
             // Through the switch every pair costs the sender's port up and the receiver's
             // port down: the same additions as pair by pair, in one sweep.
-            b.note_hw(Some(Hw::NvLink));
+            b.note_intra_hop(Some(HopKind::NvLink));
             let others = s.gpus.len() as u32 - 1;
             for &g in s.gpus {
                 let gpu = &fab.gpus[g as usize];
@@ -112,8 +114,8 @@ pub(super) fn all_to_all(
     } else {
         vec![(0..rails).collect()]
     };
-    let mut senders: Vec<(Vx, f64)> = Vec::new();
-    let mut receivers: Vec<(Vx, f64)> = Vec::new();
+    let mut senders: Vec<(Vertex, f64)> = Vec::new();
+    let mut receivers: Vec<(Vertex, f64)> = Vec::new();
     let mut proxies: Vec<u32> = Vec::new();
     for rails_here in &rail_groups {
         senders.clear();
@@ -122,7 +124,7 @@ pub(super) fn all_to_all(
             let node = &fab.nodes[nd as usize];
             for &r in rails_here {
                 let nic = (!fab.nics_of(node).is_empty()).then_some(r as u32);
-                let Some((out, inn, x)) = b.attachment(nd, nic) else {
+                let Some((out, arc_in, x)) = b.attachment(nd, nic) else {
                     return Err(CollectiveError::NotConnected {
                         from: node.device,
                         to: fab.nodes[node_gpus
@@ -147,7 +149,7 @@ pub(super) fn all_to_all(
                 };
                 let in_bytes = recv_gpus * (n - list.len()) as f64 * per;
                 b.add_arc(out, out_bytes);
-                b.add_arc(inn, in_bytes);
+                b.add_arc(arc_in, in_bytes);
                 if let Some(nic) = nic.and_then(|i| fab.nics_of(node).get(i as usize)) {
                     b.add_arc(nic.pcie_up, out_bytes);
                     b.add_arc(nic.pcie_down, in_bytes);
@@ -182,7 +184,7 @@ pub(super) fn all_to_all(
                         hops += 1;
                     }
                     if hops > 0 {
-                        b.note_hw(Some(Hw::NvLink));
+                        b.note_intra_hop(Some(HopKind::NvLink));
                     }
                     let proxy = &fab.gpus[*p as usize];
                     b.add_times(proxy.su_down, to_rail, hops);
@@ -224,7 +226,7 @@ pub(super) fn all_to_all(
 /// (NCCL's PXN): NVSwitch inside and NICs to forward to.
 fn pxn(fab: &Fabric, node: u32) -> bool {
     let nd = &fab.nodes[node as usize];
-    matches!(nd.intra, Intra::NvSwitch { .. }) && !fab.nics_of(nd).is_empty()
+    matches!(nd.interconnect, GpuInterconnect::NvSwitch { .. }) && !fab.nics_of(nd).is_empty()
 }
 
 /// The GPU of g's node served by NIC `rail`, where PXN applies; g itself otherwise.

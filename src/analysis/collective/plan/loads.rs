@@ -2,8 +2,8 @@
 //! and routed at the end.
 
 use crate::analysis::collective::efficiency as eff;
-use crate::analysis::collective::fabric::{ArcId, Fabric, Intra, NO_ARC, Vx};
-use crate::analysis::collective::latency::Hw;
+use crate::analysis::collective::fabric::{ABSENT_ARC, ArcId, Fabric, GpuInterconnect, Vertex};
+use crate::analysis::collective::latency::HopKind;
 use crate::analysis::collective::routing::{NetFlow, Router, Unreachable};
 use crate::analysis::collective::{Algorithm, CollectiveError, Op, Routing};
 use std::sync::Arc;
@@ -30,7 +30,12 @@ impl SwitchHops {
     /// Counts the transfer g → h when it crosses an NVSwitch (else leaves it to the caller).
     #[inline]
     pub fn count(&mut self, fab: &Fabric, g: u32, h: u32) -> bool {
-        if g == h || !matches!(fab.node_of_gpu(g).intra, Intra::NvSwitch { .. }) {
+        if g == h
+            || !matches!(
+                fab.node_of_gpu(g).interconnect,
+                GpuInterconnect::NvSwitch { .. }
+            )
+        {
             return false;
         }
         self.ensure(fab);
@@ -68,13 +73,13 @@ pub(crate) struct SimpleEnd {
     pub(super) nic_up: ArcId,
     pub(super) nic_down: ArcId,
     pub(super) out: ArcId,
-    pub(super) inn: ArcId,
-    pub(super) attach: Vx,
+    pub(super) arc_in: ArcId,
+    pub(super) attach: Vertex,
 }
 
 /// A finished phase's loads, worst intra-domain hop, whether it used the network, and the
 /// network's extra latency (µs).
-pub(crate) type PhaseLoads = (Arc<Vec<f64>>, Option<Hw>, bool, f64);
+pub(crate) type PhaseLoads = (Arc<Vec<f64>>, Option<HopKind>, bool, f64);
 
 /// Accumulates loads; network legs are queued and routed at the end.
 pub(crate) struct LoadBuilder<'a, 'f> {
@@ -83,7 +88,7 @@ pub(crate) struct LoadBuilder<'a, 'f> {
     pub(super) routing: Routing,
     pub loads: Vec<f64>,
     pub(super) flows: Vec<NetFlow>,
-    pub intra_hw: Option<Hw>,
+    pub intra_hop: Option<HopKind>,
     pub uses_net: bool,
     pub(super) stack_us: f64,
     pub(super) switch_us: f64,
@@ -105,7 +110,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             routing,
             loads,
             flows: Vec::new(),
-            intra_hw: None,
+            intra_hop: None,
             uses_net: false,
             stack_us: 0.0,
             switch_us: 0.0,
@@ -116,7 +121,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
 
     #[inline]
     pub(super) fn add(&mut self, arc: ArcId, bytes: f64) {
-        if arc != NO_ARC {
+        if arc != ABSENT_ARC {
             self.loads[arc as usize] += bytes;
         }
     }
@@ -125,7 +130,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     /// the same to the last bit as adding transfer by transfer); an arc still at zero takes
     /// the running sum from a table instead.
     pub(super) fn add_times(&mut self, arc: ArcId, bytes: f64, times: u32) {
-        if arc == NO_ARC || times == 0 {
+        if arc == ABSENT_ARC || times == 0 {
             return;
         }
         let slot = &mut self.loads[arc as usize];
@@ -158,7 +163,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         if !self.switch_hops.any {
             return;
         }
-        self.note_hw(Some(Hw::NvLink));
+        self.note_intra_hop(Some(HopKind::NvLink));
         let fab = self.fab;
         let mut hops = std::mem::take(&mut self.switch_hops);
         for &g in gpus {
@@ -175,9 +180,9 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     }
 
     #[inline]
-    pub(super) fn note_hw(&mut self, hw: Option<Hw>) {
-        self.intra_hw = match (self.intra_hw, hw) {
-            (Some(Hw::Pci), _) | (_, Some(Hw::Pci)) => Some(Hw::Pci),
+    pub(super) fn note_intra_hop(&mut self, hop_kind: Option<HopKind>) {
+        self.intra_hop = match (self.intra_hop, hop_kind) {
+            (Some(HopKind::Pci), _) | (_, Some(HopKind::Pci)) => Some(HopKind::Pci),
             (Some(a), _) => Some(a),
             (None, b) => b,
         };
@@ -194,18 +199,18 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         let node = &fab.nodes[a.node as usize];
         // NVLink through the switch or a bridge; otherwise PCIe, through host memory without
         // peer-to-peer (its weight: each byte crosses twice).
-        match node.intra {
-            Intra::NvSwitch { .. } => {
-                self.note_hw(Some(Hw::NvLink));
+        match node.interconnect {
+            GpuInterconnect::NvSwitch { .. } => {
+                self.note_intra_hop(Some(HopKind::NvLink));
                 self.add(a.su_up, bytes);
                 self.add(b.su_down, bytes);
             }
-            Intra::BridgePairs if a.node == b.node && a.local / 2 == b.local / 2 => {
-                self.note_hw(Some(Hw::NvLink));
+            GpuInterconnect::BridgePairs if a.node == b.node && a.local / 2 == b.local / 2 => {
+                self.note_intra_hop(Some(HopKind::NvLink));
                 self.add(a.su_up, bytes);
             }
-            Intra::BridgePairs | Intra::Pcie => {
-                self.note_hw(Some(Hw::Pci));
+            GpuInterconnect::BridgePairs | GpuInterconnect::Pcie => {
+                self.note_intra_hop(Some(HopKind::Pci));
                 let w = if node.p2p {
                     1.0
                 } else {
@@ -214,7 +219,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
                 self.add(a.pcie_up, bytes * w);
                 self.add(b.pcie_down, bytes * w);
             }
-            Intra::Unified => self.note_hw(None),
+            GpuInterconnect::Unified => self.note_intra_hop(None),
         }
     }
 
@@ -225,7 +230,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         }
     }
 
-    pub(super) fn note_switch(&mut self, v: Vx) {
+    pub(super) fn note_switch(&mut self, v: Vertex) {
         self.switch_us = self.switch_us.max(self.fab.switch_latency_us[v as usize]);
     }
 
@@ -297,9 +302,9 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             nb.vertex
         } else {
             match dst_access {
-                Some((_, inn, far)) if fab.transit[far as usize] => {
-                    self.add(inn, bytes);
-                    self.access_latency(inn);
+                Some((_, arc_in, far)) if fab.transit[far as usize] => {
+                    self.add(arc_in, bytes);
+                    self.access_latency(arc_in);
                     far
                 }
                 _ => return Err(not_connected()),
@@ -328,24 +333,24 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         let node = &fab.nodes[fab.gpus[g as usize].node as usize];
         let i = nic.filter(|&i| (i as usize) < fab.nics_of(node).len())?;
         let n = &fab.nics_of(node)[i as usize];
-        let (out, inn, far) = n.access?;
+        let (out, arc_in, far) = n.access?;
         let switch = fab.transit[far as usize] && !fab.is_node[far as usize];
         (switch && !fab.transit[node.vertex as usize]).then_some(SimpleEnd {
             nic_up: n.pcie_up,
             nic_down: n.pcie_down,
             out,
-            inn,
+            arc_in,
             attach: far,
         })
     }
 
     /// Attachment of a node's NIC for aggregated traffic: (arc out, arc in, transit vertex),
-    /// or the node itself when it forwards (arcs NO_ARC).
-    pub fn attachment(&self, node: u32, nic: Option<u32>) -> Option<(ArcId, ArcId, Vx)> {
+    /// or the node itself when it forwards (arcs ABSENT_ARC).
+    pub fn attachment(&self, node: u32, nic: Option<u32>) -> Option<(ArcId, ArcId, Vertex)> {
         let fab = self.fab;
         let nd = &fab.nodes[node as usize];
         if fab.transit[nd.vertex as usize] {
-            return Some((NO_ARC, NO_ARC, nd.vertex));
+            return Some((ABSENT_ARC, ABSENT_ARC, nd.vertex));
         }
         let access = nic
             .and_then(|i| fab.nics_of(nd).get(i as usize).and_then(|n| n.access))
@@ -355,15 +360,15 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
 
     pub fn add_arc(&mut self, arc: ArcId, bytes: f64) {
         self.add(arc, bytes);
-        if arc != NO_ARC && bytes > 0.0 {
+        if arc != ABSENT_ARC && bytes > 0.0 {
             self.access_latency(arc);
         }
     }
 
     pub fn uniform(
         &mut self,
-        senders: &[(Vx, f64)],
-        receivers: &[(Vx, f64)],
+        senders: &[(Vertex, f64)],
+        receivers: &[(Vertex, f64)],
         unit: f64,
     ) -> Result<(), CollectiveError> {
         self.uses_net = true;
@@ -398,7 +403,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             0.0
         };
         let loads = std::mem::take(&mut self.loads);
-        Ok((Arc::new(loads), self.intra_hw, self.uses_net, extra))
+        Ok((Arc::new(loads), self.intra_hop, self.uses_net, extra))
     }
 }
 
@@ -445,9 +450,9 @@ impl Drop for LoadBuilder<'_, '_> {
 
 pub(super) fn pick_access(
     fab: &Fabric,
-    list: &[(ArcId, ArcId, Vx)],
-    target: Vx,
-) -> Option<(ArcId, ArcId, Vx)> {
+    list: &[(ArcId, ArcId, Vertex)],
+    target: Vertex,
+) -> Option<(ArcId, ArcId, Vertex)> {
     list.iter()
         .find(|a| a.2 == target)
         .or_else(|| list.iter().find(|a| fab.transit[a.2 as usize]))

@@ -15,7 +15,7 @@ mod tree;
 pub(crate) use loads::LoadBuilder;
 
 use super::fabric::Fabric;
-use super::latency::Hw;
+use super::latency::HopKind;
 use super::routing::{Router, TreeUse};
 use super::{Algorithm, CollectiveError, Op, Routing};
 use all_to_all::{all_to_all, pxn_send};
@@ -46,12 +46,13 @@ pub(crate) struct Plan {
     /// The library that runs it (its protocols and step latencies).
     pub library: super::Library,
     pub phases: Vec<Phase>,
-    pub n: u32,
+    /// GPUs in each group.
+    pub gpus: u32,
     /// Scale-up domains in the group and the largest number of GPUs one holds.
     pub domains: u32,
     pub max_domain_gpus: u32,
     /// Worst intra-domain hop (PCIe is worse than NVLink); None when no GPU talks inside a domain.
-    pub intra_hw: Option<Hw>,
+    pub intra_hop: Option<HopKind>,
     pub uses_net: bool,
     /// Stack, switch and propagation latency of the worst network path, µs.
     pub net_extra_us: f64,
@@ -151,13 +152,13 @@ pub(crate) fn plan<'f>(
     let mut phases: Vec<Phase> = Vec::new();
     let mut notes = Vec::new();
     let mut nvls_rate = 0.0;
-    let mut intra_hw = None;
+    let mut intra_hop = None;
     let mut uses_net = false;
     let mut net_extra = 0.0f64;
     let mut push = |res: PhaseLoads, repeat: f64, nvls: bool, phases: &mut Vec<Phase>| {
-        let (loads, hw, net, extra) = res;
-        intra_hw = match (intra_hw, hw) {
-            (Some(Hw::Pci), _) | (_, Some(Hw::Pci)) => Some(Hw::Pci),
+        let (loads, hop_kind, net, extra) = res;
+        intra_hop = match (intra_hop, hop_kind) {
+            (Some(HopKind::Pci), _) | (_, Some(HopKind::Pci)) => Some(HopKind::Pci),
             (Some(a), _) => Some(a),
             (None, b) => b,
         };
@@ -288,7 +289,7 @@ pub(crate) fn plan<'f>(
             if !equal_segments(segs0) {
                 return Err(unavailable("needs the same number of GPUs in every node"));
             }
-            // Intra-domain reduce-scatter by ring (the same traffic again for the all-gather).
+            // GpuInterconnect-domain reduce-scatter by ring (the same traffic again for the all-gather).
             let mut b = LoadBuilder::new(fab, router, routing);
             for (_, segs) in gs.each() {
                 for s in segs {
@@ -357,10 +358,10 @@ pub(crate) fn plan<'f>(
         algorithm,
         library: fab.library,
         phases,
-        n,
+        gpus: n,
         domains: m,
         max_domain_gpus: max_g,
-        intra_hw,
+        intra_hop,
         uses_net,
         net_extra_us: net_extra,
         nvls_rate,

@@ -2,13 +2,14 @@
 
 use super::loads::LoadBuilder;
 use crate::analysis::collective::Op;
-use crate::analysis::collective::fabric::{Fabric, Intra, NO_ARC};
-use crate::analysis::collective::latency::Hw;
+use crate::analysis::collective::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
+use crate::analysis::collective::latency::HopKind;
 
 pub(super) fn all_nvls(fab: &Fabric, group: &[u32]) -> bool {
     group.iter().all(|&g| {
         let n = fab.node_of_gpu(g);
-        matches!(n.intra, Intra::NvSwitch { nvls: true }) && n.arch.nvls_efficiency() > 0.0
+        matches!(n.interconnect, GpuInterconnect::NvSwitch { nvls: true })
+            && n.arch.nvls_efficiency() > 0.0
     })
 }
 
@@ -26,7 +27,7 @@ pub(super) fn nvls_loads(b: &mut LoadBuilder, fab: &Fabric, seg: &[u32], op: Op)
         b.add_arc(gpu.su_up, up);
         b.add_arc(gpu.su_down, down);
     }
-    b.intra_hw = Some(Hw::NvLink);
+    b.intra_hop = Some(HopKind::NvLink);
 }
 
 pub(super) fn nvls_gpu_rate(fab: &Fabric, group: &[u32]) -> f64 {
@@ -35,7 +36,7 @@ pub(super) fn nvls_gpu_rate(fab: &Fabric, group: &[u32]) -> f64 {
         .map(|&g| {
             let gpu = &fab.gpus[g as usize];
             let node = fab.node_of_gpu(g);
-            let up = if gpu.su_up == NO_ARC {
+            let up = if gpu.su_up == ABSENT_ARC {
                 0.0
             } else {
                 fab.arc_usable[gpu.su_up as usize]

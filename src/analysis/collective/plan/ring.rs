@@ -3,7 +3,7 @@
 use super::loads::LoadBuilder;
 use super::{CHANNELS_PER_CONNECTION, Segment, key};
 use crate::analysis::collective::CollectiveError;
-use crate::analysis::collective::fabric::{Fabric, Intra};
+use crate::analysis::collective::fabric::{Fabric, GpuInterconnect};
 
 /// Rings over the group: one per NIC when the group spans domains (rail rings), entering each
 /// domain at a GPU served by that NIC. `per_hop` bytes per ring-hop in total over all rings.
@@ -89,8 +89,12 @@ pub(crate) fn rings(
 
 /// Whether every GPU of a domain's run sits behind an NVSwitch.
 pub(super) fn all_nvswitch(fab: &Fabric, gpus: &[u32]) -> bool {
-    gpus.iter()
-        .all(|&g| matches!(fab.node_of_gpu(g).intra, Intra::NvSwitch { .. }))
+    gpus.iter().all(|&g| {
+        matches!(
+            fab.node_of_gpu(g).interconnect,
+            GpuInterconnect::NvSwitch { .. }
+        )
+    })
 }
 
 /// Rings across domains: one per NIC of the node with fewest NICs (at least one).

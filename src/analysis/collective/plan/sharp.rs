@@ -2,7 +2,7 @@
 
 use super::Segment;
 use super::loads::{LoadBuilder, unreachable_error};
-use crate::analysis::collective::fabric::{ArcId, Fabric, NO_ARC, Vx};
+use crate::analysis::collective::fabric::{ABSENT_ARC, ArcId, Fabric, Vertex};
 use crate::analysis::collective::routing::{TreeSlot, TreeUse};
 use crate::analysis::collective::{Algorithm, CollectiveError, Op};
 use std::collections::HashSet;
@@ -33,7 +33,7 @@ pub(super) fn sharp_trees(
         });
     }
     for r in 0..rails as u32 {
-        let mut leaves: Vec<Vx> = Vec::new();
+        let mut leaves: Vec<Vertex> = Vec::new();
         for s in segs {
             let served = || {
                 s.gpus
@@ -43,14 +43,14 @@ pub(super) fn sharp_trees(
             };
             let share = served().count() as f64 / g;
             let node = fab.gpus[s.gpus[0] as usize].node;
-            let Some((out, inn, x)) = b.attachment(node, Some(r)) else {
+            let Some((out, arc_in, x)) = b.attachment(node, Some(r)) else {
                 return Err(CollectiveError::AlgorithmUnavailable {
                     algorithm: Algorithm::Sharp,
                     op: Op::AllReduce,
                     reason: "a NIC is not cabled to a switch".into(),
                 });
             };
-            if out == NO_ARC {
+            if out == ABSENT_ARC {
                 return Err(CollectiveError::AlgorithmUnavailable {
                     algorithm: Algorithm::Sharp,
                     op: Op::AllReduce,
@@ -58,7 +58,7 @@ pub(super) fn sharp_trees(
                 });
             }
             b.add_arc(out, share);
-            b.add_arc(inn, share);
+            b.add_arc(arc_in, share);
             let nic = &fab.nics_of(&fab.nodes[node as usize])[r as usize];
             b.add_arc(nic.pcie_up, share);
             b.add_arc(nic.pcie_down, share);
@@ -97,7 +97,7 @@ impl LoadBuilder<'_, '_> {
     /// SHARP tree `tree` of `trees` over the switches the nodes' NICs reach (`leaves`).
     pub(super) fn router_tree(
         &mut self,
-        leaves: &[Vx],
+        leaves: &[Vertex],
         slot: TreeSlot,
         used: &mut TreeUse,
     ) -> Result<Vec<(ArcId, ArcId)>, CollectiveError> {
@@ -105,8 +105,8 @@ impl LoadBuilder<'_, '_> {
         // Many nodes share a leaf switch; a leaf's path to the root is the same each time, so
         // each one is walked once, in order of first appearance (which keeps the errors and
         // the edge order of walking them all).
-        let mut seen: HashSet<Vx> = HashSet::with_capacity(leaves.len().min(1 << 12));
-        let unique: Vec<Vx> = leaves.iter().copied().filter(|&l| seen.insert(l)).collect();
+        let mut seen: HashSet<Vertex> = HashSet::with_capacity(leaves.len().min(1 << 12));
+        let unique: Vec<Vertex> = leaves.iter().copied().filter(|&l| seen.insert(l)).collect();
         if unique.len() <= 1 {
             return match leaves.first() {
                 Some(&l) if !fab.in_network[l as usize] => {

@@ -30,7 +30,7 @@ fn sweeps_match_transfers(design: &crate::model::Design, gpus: u32) {
         assert_eq!(plan.phases.len(), 1);
         (
             plan.phases[0].loads.as_ref().clone(),
-            plan.intra_hw,
+            plan.intra_hop,
             plan.uses_net,
         )
     };
@@ -122,5 +122,5 @@ fn tree_chains_load_each_nvlink_port_by_its_place_in_the_chains() {
         assert_eq!(loads[gpu.su_up as usize], expected(g), "GPU {g} up");
         assert_eq!(loads[gpu.su_down as usize], expected(g), "GPU {g} down");
     }
-    assert_eq!(plan.intra_hw, Some(Hw::NvLink));
+    assert_eq!(plan.intra_hop, Some(HopKind::NvLink));
 }

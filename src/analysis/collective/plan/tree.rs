@@ -4,7 +4,7 @@ use super::loads::{LoadBuilder, SimpleEnd};
 use super::ring::{all_nvswitch, nic_rings};
 use super::{CHANNELS_PER_CONNECTION, Segment, key};
 use crate::analysis::collective::CollectiveError;
-use crate::analysis::collective::fabric::{Fabric, NO_ARC};
+use crate::analysis::collective::fabric::{ABSENT_ARC, Fabric};
 use crate::analysis::collective::routing::NetFlow;
 
 /// Parent position of 1-based position `p` in a balanced in-order binary tree over 1..=m.
@@ -199,15 +199,15 @@ fn tree_edges(
             end.nic_up,
             end.nic_down,
             end.out,
-            end.inn,
+            end.arc_in,
         ] {
             b.add_times(arc, per, deg);
-            if want_floor && arc != NO_ARC {
+            if want_floor && arc != ABSENT_ARC {
                 worst = worst.max(b.loads[arc as usize] / fab.arc_usable[arc as usize]);
             }
         }
         b.access_latency(end.out);
-        b.access_latency(end.inn);
+        b.access_latency(end.arc_in);
         b.note_switch(end.attach);
     }
     if want_floor {

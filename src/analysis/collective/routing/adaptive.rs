@@ -1,7 +1,7 @@
 //! Even spreading over every equal-cost next hop: adaptive routing, and uniform traffic.
 
 use super::{INF, NetFlow, Router, Unreachable};
-use crate::analysis::collective::fabric::{AdjGroup, ArcId, Vx};
+use crate::analysis::collective::fabric::{AdjGroup, ArcId, Vertex};
 
 impl Router<'_> {
     pub(super) fn route_adaptive(
@@ -29,7 +29,7 @@ impl Router<'_> {
         order.sort_unstable_by_key(key);
         let mut hops = Vec::new();
         let mut interior: Vec<(ArcId, f64)> = Vec::new();
-        let mut arrivals: Vec<Vx> = Vec::new();
+        let mut arrivals: Vec<Vertex> = Vec::new();
         let mut start = 0;
         while start < order.len() {
             let (cx, cy) = key(&order[start]);
@@ -53,7 +53,7 @@ impl Router<'_> {
                         loads[a.out as usize] += share;
                     }
                     for a in fab.neighbours(f.y) {
-                        loads[a.inn as usize] += share;
+                        loads[a.arc_in as usize] += share;
                     }
                 }
                 self.max_hops = self.max_hops.max(2);
@@ -96,16 +96,16 @@ impl Router<'_> {
                 let down = fab.neighbours(f.y);
                 let mut j = 0;
                 while j < down.len() {
-                    let s = down[j].nbr;
+                    let s = down[j].neighbour;
                     let mut e = j;
-                    while e < down.len() && down[e].nbr == s {
+                    while e < down.len() && down[e].neighbour == s {
                         e += 1;
                     }
                     let frac = self.arrive[s as usize];
                     if frac > 0.0 {
                         let per = bytes * frac / (e - j) as f64;
                         for a in &down[j..e] {
-                            loads[a.inn as usize] += per;
+                            loads[a.arc_in as usize] += per;
                         }
                     }
                     j = e;
@@ -128,12 +128,12 @@ impl Router<'_> {
     pub(super) fn unit_propagation(
         &mut self,
         qd: &[u16],
-        x0: Vx,
+        x0: Vertex,
         d: u16,
-        y0: Vx,
+        y0: Vertex,
         cy: u32,
         interior: &mut Vec<(ArcId, f64)>,
-        arrivals: &mut Vec<Vx>,
+        arrivals: &mut Vec<Vertex>,
     ) {
         let mut hops = Vec::new();
         self.next_hops(qd, x0, d, y0, cy, &mut hops);
@@ -143,17 +143,17 @@ impl Router<'_> {
         }
         let level0 = d - 1;
         for a in &hops {
-            let v = a.nbr as usize;
-            if self.acc[v] == 0.0 {
-                self.buckets[level0 as usize].push(a.nbr);
+            let v = a.neighbour as usize;
+            if self.share_at[v] == 0.0 {
+                self.buckets[level0 as usize].push(a.neighbour);
             }
-            self.acc[v] += 1.0 / k;
+            self.share_at[v] += 1.0 / k;
         }
         let mut level = level0;
         while level >= 2 {
             let bucket = std::mem::take(&mut self.buckets[level as usize]);
             for &v in &bucket {
-                let t = std::mem::replace(&mut self.acc[v as usize], 0.0);
+                let t = std::mem::replace(&mut self.share_at[v as usize], 0.0);
                 if t == 0.0 {
                     continue;
                 }
@@ -161,11 +161,11 @@ impl Router<'_> {
                 let share = t / hops.len().max(1) as f64;
                 for a in &hops {
                     interior.push((a.out, share));
-                    let u = a.nbr as usize;
-                    if self.acc[u] == 0.0 {
-                        self.buckets[level as usize - 1].push(a.nbr);
+                    let u = a.neighbour as usize;
+                    if self.share_at[u] == 0.0 {
+                        self.buckets[level as usize - 1].push(a.neighbour);
                     }
-                    self.acc[u] += share;
+                    self.share_at[u] += share;
                 }
             }
             let mut bucket = bucket;
@@ -175,7 +175,7 @@ impl Router<'_> {
         }
         let bucket = std::mem::take(&mut self.buckets[1]);
         for &s in &bucket {
-            let t = std::mem::replace(&mut self.acc[s as usize], 0.0);
+            let t = std::mem::replace(&mut self.share_at[s as usize], 0.0);
             if t > 0.0 {
                 if self.arrive[s as usize] == 0.0 {
                     arrivals.push(s);
@@ -193,8 +193,8 @@ impl Router<'_> {
     /// (exact for even splitting: twins with equal weights receive identical traffic).
     pub fn route_uniform(
         &mut self,
-        senders: &[(Vx, f64)],
-        receivers: &[(Vx, f64)],
+        senders: &[(Vertex, f64)],
+        receivers: &[(Vertex, f64)],
         unit: f64,
         loads: &mut [f64],
     ) -> Result<(), Unreachable> {
@@ -204,7 +204,7 @@ impl Router<'_> {
         let n = fab.transit.len();
         let (mut send_w, mut recv_w) = (vec![0.0f64; n], vec![0.0f64; n]);
         let (mut sends, mut recvs) = (vec![false; n], vec![false; n]);
-        let (mut send_list, mut recv_list): (Vec<Vx>, Vec<Vx>) = (Vec::new(), Vec::new());
+        let (mut send_list, mut recv_list): (Vec<Vertex>, Vec<Vertex>) = (Vec::new(), Vec::new());
         for &(x, w) in senders {
             if !std::mem::replace(&mut sends[x as usize], true) {
                 send_list.push(x);
@@ -219,10 +219,11 @@ impl Router<'_> {
         }
         send_list.sort_unstable();
         recv_list.sort_unstable();
-        let senders: Vec<(Vx, f64)> = send_list.iter().map(|&x| (x, send_w[x as usize])).collect();
+        let senders: Vec<(Vertex, f64)> =
+            send_list.iter().map(|&x| (x, send_w[x as usize])).collect();
         // Receivers by (class, own sending weight, receiving weight): each such set is
         // propagated once; sets in key order, members in vertex order.
-        let mut keyed: Vec<((u32, u64, u64), Vx)> = Vec::with_capacity(recv_list.len());
+        let mut keyed: Vec<((u32, u64, u64), Vertex)> = Vec::with_capacity(recv_list.len());
         for &y in &recv_list {
             let v = recv_w[y as usize];
             if v == 0.0 {
@@ -241,7 +242,7 @@ impl Router<'_> {
             keyed.push(((c, w.to_bits(), v.to_bits()), y));
         }
         keyed.sort_unstable();
-        let mut members: Vec<Vx> = Vec::new();
+        let mut members: Vec<Vertex> = Vec::new();
         let mut next = 0;
         while next < keyed.len() {
             let key = keyed[next].0;
@@ -279,10 +280,10 @@ impl Router<'_> {
                 if self.buckets.len() < dx as usize + 1 {
                     self.buckets.resize(dx as usize + 1, Vec::new());
                 }
-                if self.acc[x as usize] == 0.0 {
+                if self.share_at[x as usize] == 0.0 {
                     self.buckets[dx as usize].push(x);
                 }
-                self.acc[x as usize] += inj;
+                self.share_at[x as usize] += inj;
                 max_level = max_level.max(dx);
             }
             self.max_hops = self.max_hops.max(max_level);
@@ -290,7 +291,7 @@ impl Router<'_> {
             while level >= 2 {
                 let bucket = std::mem::take(&mut self.buckets[level as usize]);
                 for &x in &bucket {
-                    let t = std::mem::replace(&mut self.acc[x as usize], 0.0);
+                    let t = std::mem::replace(&mut self.share_at[x as usize], 0.0);
                     if t == 0.0 {
                         continue;
                     }
@@ -306,11 +307,11 @@ impl Router<'_> {
                     for g in groups.iter().filter(closer) {
                         for a in &fab.adj[g.start as usize..g.end as usize] {
                             loads[a.out as usize] += share;
-                            let u = a.nbr as usize;
-                            if self.acc[u] == 0.0 {
-                                self.buckets[level as usize - 1].push(a.nbr);
+                            let u = a.neighbour as usize;
+                            if self.share_at[u] == 0.0 {
+                                self.buckets[level as usize - 1].push(a.neighbour);
                             }
-                            self.acc[u] += share;
+                            self.share_at[u] += share;
                         }
                     }
                 }
@@ -325,16 +326,16 @@ impl Router<'_> {
                     let down = fab.neighbours(y);
                     let mut j = 0;
                     while j < down.len() {
-                        let s = down[j].nbr;
+                        let s = down[j].neighbour;
                         let mut e = j;
-                        while e < down.len() && down[e].nbr == s {
+                        while e < down.len() && down[e].neighbour == s {
                             e += 1;
                         }
-                        let t = self.acc[s as usize];
+                        let t = self.share_at[s as usize];
                         if t > 0.0 {
                             let per = t / k / (e - j) as f64;
                             for a in &down[j..e] {
-                                loads[a.inn as usize] += per;
+                                loads[a.arc_in as usize] += per;
                             }
                         }
                         j = e;
@@ -342,7 +343,7 @@ impl Router<'_> {
                 }
                 let bucket = std::mem::take(&mut self.buckets[1]);
                 for &s in &bucket {
-                    self.acc[s as usize] = 0.0;
+                    self.share_at[s as usize] = 0.0;
                 }
                 let mut bucket = bucket;
                 bucket.clear();

@@ -2,7 +2,7 @@
 
 use super::ecmp::ecmp_hash;
 use super::{INF, Router, Unreachable};
-use crate::analysis::collective::fabric::{Adj, ArcId, FxBuild, Vx};
+use crate::analysis::collective::fabric::{Adj, ArcId, FxBuild, Vertex};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -39,7 +39,7 @@ impl Router<'_> {
     /// tree, and every concurrent group's, meet on the same top-tier links.
     pub fn aggregation_tree(
         &mut self,
-        leaves: &[Vx],
+        leaves: &[Vertex],
         reduces: &[bool],
         slot: TreeSlot,
         used: &mut TreeUse,
@@ -53,9 +53,9 @@ impl Router<'_> {
         }
         let tables: Vec<(u32, Rc<Vec<u16>>)> =
             classes.iter().map(|&c| (c, self.class_dist(c))).collect();
-        let mut nearest: Vec<Vx> = Vec::new();
+        let mut nearest: Vec<Vertex> = Vec::new();
         let mut best_worst = INF;
-        for v in 0..fab.transit.len() as Vx {
+        for v in 0..fab.transit.len() as Vertex {
             if !reduces[v as usize] || !fab.transit[v as usize] {
                 continue;
             }
@@ -130,15 +130,15 @@ impl Router<'_> {
     /// from a place hashed from the tree and the switch.
     pub(super) fn tree_to(
         &mut self,
-        leaves: &[Vx],
+        leaves: &[Vertex],
         reduces: &[bool],
-        root: Vx,
+        root: Vertex,
         tree: u64,
         used: &TreeUse,
     ) -> Result<Vec<(ArcId, ArcId)>, Result<Unreachable, String>> {
         let fab = self.fab;
         // Each switch's parent in this tree and the cost of its way to the root, once chosen.
-        let mut parent_of: HashMap<Vx, (Overlap, Adj), FxBuild> = HashMap::default();
+        let mut parent_of: HashMap<Vertex, (Overlap, Adj), FxBuild> = HashMap::default();
         let croot = fab.class[root as usize];
         let qd = self.class_dist(croot);
         let mut seen: std::collections::HashSet<ArcId> = std::collections::HashSet::new();
@@ -169,9 +169,9 @@ impl Router<'_> {
                     })?;
                 let a = parent_of[&v].1;
                 if seen.insert(a.out) {
-                    edges.push((a.out, a.inn));
+                    edges.push((a.out, a.arc_in));
                 }
-                v = a.nbr;
+                v = a.neighbour;
                 dv -= 1;
             }
         }
@@ -184,13 +184,13 @@ impl Router<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn choose_parent(
         &mut self,
-        v: Vx,
+        v: Vertex,
         dv: u16,
-        (root, croot, qd): (Vx, u32, &Rc<Vec<u16>>),
+        (root, croot, qd): (Vertex, u32, &Rc<Vec<u16>>),
         reduces: &[bool],
         tree: u64,
         used: &TreeUse,
-        parent_of: &mut HashMap<Vx, (Overlap, Adj), FxBuild>,
+        parent_of: &mut HashMap<Vertex, (Overlap, Adj), FxBuild>,
     ) -> Result<Overlap, ()> {
         if dv == 0 {
             return Ok((0, 0));
@@ -200,13 +200,13 @@ impl Router<'_> {
         }
         let mut hops = Vec::new();
         self.next_hops(qd, v, dv, root, croot, &mut hops);
-        hops.retain(|a| reduces[a.nbr as usize]);
+        hops.retain(|a| reduces[a.neighbour as usize]);
         let from = (ecmp_hash(tree, 0, v) % hops.len().max(1) as u64) as usize;
         let mut best: Option<(Overlap, Adj)> = None;
         for i in 0..hops.len() {
             let a = hops[(from + i) % hops.len()];
             let Ok(above) = self.choose_parent(
-                a.nbr,
+                a.neighbour,
                 dv - 1,
                 (root, croot, qd),
                 reduces,

@@ -1,7 +1,7 @@
 //! ECMP: each connection hashed, with a fixed seed, onto one next hop per switch.
 
 use super::{INF, NetFlow, Router, Unreachable};
-use crate::analysis::collective::fabric::{Adj, Vx};
+use crate::analysis::collective::fabric::{Adj, Vertex};
 use std::rc::Rc;
 
 const ECMP_SEED: u64 = 0x5241_494c_5941_5244; // "RAILYARD"
@@ -13,7 +13,7 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-pub(super) fn ecmp_hash(key: u64, conn: u32, vertex: Vx) -> u64 {
+pub(super) fn ecmp_hash(key: u64, conn: u32, vertex: Vertex) -> u64 {
     mix(ECMP_SEED ^ mix(key ^ mix(u64::from(conn) << 32 | u64::from(vertex))))
 }
 
@@ -26,9 +26,9 @@ impl Router<'_> {
     pub(super) fn pick_hop(
         &mut self,
         qd: &[u16],
-        v: Vx,
+        v: Vertex,
         dv: u16,
-        y: Vx,
+        y: Vertex,
         cy: u32,
         pick: u64,
     ) -> Option<Adj> {
@@ -59,8 +59,8 @@ impl Router<'_> {
             // The links to y itself: a run of y's class group, which is sorted by neighbour.
             let g = groups.iter().find(|g| g.class == cy)?;
             let entries = &fab.adj[g.start as usize..g.end as usize];
-            let first = entries.partition_point(|a| a.nbr < y);
-            let count = entries[first..].partition_point(|a| a.nbr == y);
+            let first = entries.partition_point(|a| a.neighbour < y);
+            let count = entries[first..].partition_point(|a| a.neighbour == y);
             if count == 0 {
                 return None;
             }
@@ -119,9 +119,9 @@ impl Router<'_> {
     ) -> Result<(), Unreachable> {
         /// One connection of one flow on its way.
         struct Walk {
-            v: Vx,
+            v: Vertex,
             dv: u16,
-            y: Vx,
+            y: Vertex,
             cy: u32,
             key: u64,
             conn: u32,
@@ -192,7 +192,7 @@ impl Router<'_> {
                 match self.pick_hop(&w.qd, w.v, w.dv, w.y, w.cy, hash) {
                     Some(pick) => {
                         loads[pick.out as usize] += bytes;
-                        w.v = pick.nbr;
+                        w.v = pick.neighbour;
                         w.dv -= 1;
                     }
                     None => {
@@ -256,7 +256,7 @@ mod tests {
                     let hash = ecmp_hash(f.key, conn, v);
                     let pick = hops[(hash % hops.len() as u64) as usize];
                     loads[pick.out as usize] += f.bytes;
-                    (v, dv) = (pick.nbr, dv - 1);
+                    (v, dv) = (pick.neighbour, dv - 1);
                 }
             }
         }
@@ -271,7 +271,7 @@ mod tests {
         let design = rail_optimized(512, "dgx-h100", 3);
         let workspace = Workspace::default();
         let fab = workspace.build_fabric(&design, &catalog).expect("fabric");
-        let switches: Vec<Vx> = (0..fab.transit.len() as Vx)
+        let switches: Vec<Vertex> = (0..fab.transit.len() as Vertex)
             .filter(|&v| fab.transit[v as usize])
             .collect();
         assert!(switches.len() > 100);

@@ -22,7 +22,7 @@ mod prune;
 pub(crate) use aggregation::{TreeSlot, TreeUse};
 pub(crate) use prune::Prune;
 
-use super::fabric::{Adj, Fabric, FxBuild, Vx};
+use super::fabric::{Adj, Fabric, FxBuild, Vertex};
 use super::workspace::Workspace;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -61,8 +61,8 @@ const INF: u16 = u16::MAX;
 /// Traffic between two attachment vertices of the routing graph.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NetFlow {
-    pub x: Vx,
-    pub y: Vx,
+    pub x: Vertex,
+    pub y: Vertex,
     /// Bytes per connection (per byte of the collective's size).
     pub bytes: f64,
     /// Connections (NCCL channels, queue pairs) the bytes are split over; each is hashed.
@@ -73,8 +73,8 @@ pub(crate) struct NetFlow {
 /// Two devices with no path between them.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Unreachable {
-    pub from: Vx,
-    pub to: Vx,
+    pub from: Vertex,
+    pub to: Vertex,
 }
 
 pub(crate) struct Router<'f> {
@@ -82,11 +82,11 @@ pub(crate) struct Router<'f> {
     /// Where load buffers come from and go back to, and how the work is split.
     pub workspace: &'f Workspace,
     /// Per class: hop distances from every class to it, once worked out.
-    qdist: Vec<Option<Rc<Vec<u16>>>>,
-    acc: Vec<f64>,
+    class_distances: Vec<Option<Rc<Vec<u16>>>>,
+    share_at: Vec<f64>,
     arrive: Vec<f64>,
     member: Vec<bool>,
-    buckets: Vec<Vec<Vx>>,
+    buckets: Vec<Vec<Vertex>>,
     /// Next hops already listed, for vertices with many neighbour classes (a core switch
     /// facing every pod): (vertex, destination class) → where its entries start in
     /// `hop_entries`, and how many there are.
@@ -125,8 +125,8 @@ impl<'f> Router<'f> {
         Router {
             fab,
             workspace,
-            qdist: vec![None; fab.class_count as usize],
-            acc: vec![0.0; n],
+            class_distances: vec![None; fab.class_count as usize],
+            share_at: vec![0.0; n],
             arrive: vec![0.0; n],
             member: vec![false; n],
             buckets: Vec::new(),
@@ -161,7 +161,7 @@ impl<'f> Router<'f> {
 
     /// Hop distances from every class to class `c`, by BFS on the quotient graph.
     fn class_dist(&mut self, c: u32) -> Rc<Vec<u16>> {
-        if let Some(Some(d)) = self.qdist.get(c as usize) {
+        if let Some(Some(d)) = self.class_distances.get(c as usize) {
             return Rc::clone(d);
         }
         let fab = self.fab;
@@ -184,12 +184,12 @@ impl<'f> Router<'f> {
             next.clear();
         }
         let rc = Rc::new(dist);
-        self.qdist[c as usize] = Some(Rc::clone(&rc));
+        self.class_distances[c as usize] = Some(Rc::clone(&rc));
         rc
     }
 
     /// Hop distance from transit vertex `v` to `y` (class `cy`).
-    fn dist(&self, qd: &[u16], y: Vx, cy: u32, v: Vx) -> u16 {
+    fn dist(&self, qd: &[u16], y: Vertex, cy: u32, v: Vertex) -> u16 {
         if v == y {
             return 0;
         }
@@ -210,14 +210,14 @@ impl<'f> Router<'f> {
     }
 
     /// Next-hop entries of `v` (at distance `dv` ≥ 1) towards `y`.
-    fn next_hops(&self, qd: &[u16], v: Vx, dv: u16, y: Vx, cy: u32, out: &mut Vec<Adj>) {
+    fn next_hops(&self, qd: &[u16], v: Vertex, dv: u16, y: Vertex, cy: u32, out: &mut Vec<Adj>) {
         out.clear();
         let fab = self.fab;
         for g in fab.adj_groups(v) {
             let entries = &fab.adj[g.start as usize..g.end as usize];
             if dv == 1 {
                 if g.class == cy {
-                    out.extend(entries.iter().filter(|a| a.nbr == y));
+                    out.extend(entries.iter().filter(|a| a.neighbour == y));
                 }
             } else if qd[g.class as usize] == dv - 1 {
                 out.extend_from_slice(entries);
