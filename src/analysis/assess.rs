@@ -110,7 +110,13 @@ impl Assessor {
             .collective
             .as_ref()
             .zip(collective.as_ref().and_then(|c| c.as_ref().ok()));
-        let mut advice = advice_reusing(design, catalog, question.workload.as_ref(), known);
+        let mut advice = advice_reusing(
+            design,
+            catalog,
+            question.workload.as_ref(),
+            known,
+            &self.workspace,
+        );
         let workload = question.workload.as_ref().map(|w| {
             let routing = question.workload_routing;
             workload_step_comm_in(design, catalog, w, routing, &self.workspace)
@@ -142,6 +148,7 @@ impl Assessor {
                 question.collective.as_ref(),
                 current,
                 &mut self.healthy,
+                &self.workspace,
             )
         } else {
             None

@@ -173,7 +173,7 @@ impl RoutingGraph {
 /// (the order of parallel links decides ECMP's picks), faster where that order is plain: an
 /// already sorted list stays as it is, and without parallel links any sort gives the one
 /// order there is.
-pub(super) fn sort_adjacency(list: &mut [Adj], class: &[u32], keyed: &mut Vec<(u64, Adj)>) {
+fn sort_adjacency(list: &mut [Adj], class: &[u32], keyed: &mut Vec<(u64, Adj)>) {
     let key = |a: &Adj| (u64::from(class[a.neighbour as usize]) << 32) | u64::from(a.neighbour);
     if list.is_sorted_by_key(key) {
         return;

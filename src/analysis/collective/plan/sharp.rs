@@ -95,7 +95,7 @@ pub(super) fn sharp_trees(
 
 impl LoadBuilder<'_, '_> {
     /// SHARP tree `tree` of `trees` over the switches the nodes' NICs reach (`leaves`).
-    pub(super) fn router_tree(
+    fn router_tree(
         &mut self,
         leaves: &[Vertex],
         slot: TreeSlot,

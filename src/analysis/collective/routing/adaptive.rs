@@ -125,7 +125,7 @@ impl Router<'_> {
     /// distance 1. Fills `interior` with (arc, share) past the first hop and `self.arrive`
     /// (listed in `arrivals`) with the share reaching each distance-1 vertex.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn unit_propagation(
+    fn unit_propagation(
         &mut self,
         qd: &[u16],
         x0: Vertex,

@@ -128,7 +128,7 @@ impl Router<'_> {
     /// distance from them as any): at each switch the equally short parent link whose way on
     /// to the root crosses the fewest earlier trees at its busiest (then in all), looking
     /// from a place hashed from the tree and the switch.
-    pub(super) fn tree_to(
+    fn tree_to(
         &mut self,
         leaves: &[Vertex],
         reduces: &[bool],
@@ -182,7 +182,7 @@ impl Router<'_> {
     /// switches above it, into `parent_of`; fails when no equally short way to the root
     /// crosses only reducing switches.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn choose_parent(
+    fn choose_parent(
         &mut self,
         v: Vertex,
         dv: u16,

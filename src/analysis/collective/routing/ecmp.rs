@@ -23,7 +23,7 @@ impl Router<'_> {
     /// are scanned in place; the others' lists are kept (`hop_memo`), as scanning dozens of
     /// classes at every hop through a core switch cost more than the rest of the walk.
     #[inline]
-    pub(super) fn pick_hop(
+    fn pick_hop(
         &mut self,
         qd: &[u16],
         v: Vertex,
@@ -112,11 +112,7 @@ impl Router<'_> {
     /// of one walk overlap those of the others (one walk alone waits on each of its reads).
     /// Each arc still receives the same value the same number of times, so its sum is the
     /// same to the last bit; an unreachable pair is reported for the first such flow in order.
-    pub(super) fn route_ecmp_run(
-        &mut self,
-        flows: &[NetFlow],
-        loads: &mut [f64],
-    ) -> Result<(), Unreachable> {
+    fn route_ecmp_run(&mut self, flows: &[NetFlow], loads: &mut [f64]) -> Result<(), Unreachable> {
         /// One connection of one flow on its way.
         struct Walk {
             v: Vertex,
