@@ -1,5 +1,6 @@
-//! NCCL's latency constants (src/graph/tuning.cc, v2.30.7, as listed in collectives.md) and the
-//! per-algorithm latency sums built from them. All values in µs.
+//! NCCL's latency constants (src/graph/tuning.cc, v2.30.7, as listed in collectives.md): the
+//! tables and the figures read from them, nothing about a plan (the per-algorithm sums built
+//! from them are `evaluate::step_latency`'s). All values in µs.
 
 use crate::model::LinkTech;
 use crate::model::catalog::GpuArch;

@@ -31,7 +31,7 @@ fn arc_tech(fab: &Fabric, design: &Design, a: usize) -> Option<LinkTech> {
 /// without GPUDirect, stay), and every drawn network or Thunderbolt link of a technology with
 /// a fitted latency gets it in place of its stack latency. A fitted NVLink, NVLink bridge or
 /// PCIe latency is an intra-node hop latency instead, which the latency model takes per plan
-/// (`latency::IntraHops`), not a stack latency for drawn links of those technologies. A
+/// (`evaluate::step_latency::IntraHops`), not a stack latency for drawn links of those technologies. A
 /// design without calibration is left as built.
 pub(crate) fn apply_calibration(fab: &mut Fabric, design: &Design) {
     let Some(cal) = design.calibration.as_ref().filter(|c| !c.techs.is_empty()) else {
