@@ -7,7 +7,7 @@
 mod collective_fixtures;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use railyard::analysis::collective::{CommFabrics, Routing};
+use railyard::analysis::collective::{CommFabrics, Routing, Workspace};
 use railyard::analysis::job::training::training_step_on;
 use railyard::analysis::job::{SearchOptions, TrainingJob, named_model, search_layouts};
 use railyard::model::Catalog;
@@ -23,7 +23,8 @@ fn bench(c: &mut Criterion) {
     // Llama 3's FSDP shards optimizer states and gradients but keeps the parameters after the
     // forward pass (Llama 3 paper, section 3.3.2): ZeRO-2. At ZeRO-1 it needs 80.1 GiB of 80.
     job.zero = 2;
-    let fabrics = CommFabrics::build(&design, &catalog).expect("the fabric builds");
+    let workspace = Workspace::default();
+    let fabrics = CommFabrics::build(&design, &catalog, &workspace).expect("the fabric builds");
     // Fail loudly rather than time an error path.
     if let Err(e) = training_step_on(&fabrics, &design, &catalog, &job, Routing::Ecmp) {
         panic!("405B step: {e}");

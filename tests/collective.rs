@@ -7,7 +7,7 @@ mod collective_fixtures;
 use collective_fixtures as fx;
 use railyard::analysis::collective::{
     AlgoChoice, Algorithm, CollectiveError, CollectiveQuery, Op, Protocol, Routing, Workload,
-    advice, collective, parse_size, sweep, training_step_comm,
+    advice, collective, parse_size, sweep, workload_step_comm,
 };
 use railyard::model::{
     Bytes, Catalog, Design, LinkState, LinkTech, SwitchFeatures, SwitchRole, Transport,
@@ -474,7 +474,7 @@ fn three_tier_dgx_h100_with_sharp(nodes: u32) -> Design {
 fn concurrent_sharp_groups_spread_their_trees() {
     let design = three_tier_dgx_h100_with_sharp(256);
     let w = Workload::llama(405).unwrap();
-    let r = training_step_comm(&design, &Catalog::builtin(), &w, Routing::Ecmp).unwrap();
+    let r = workload_step_comm(&design, &Catalog::builtin(), &w, Routing::Ecmp).unwrap();
     assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (8, 16, 16));
     let dp = &r.components[0];
     assert_eq!(dp.name, "data-parallel gradient all-reduce");
@@ -540,7 +540,7 @@ fn training_step_on_two_dgx() {
     let catalog = Catalog::builtin();
     let design = fx::dgx_rail_leaves(2);
     let w = Workload::llama(8).unwrap();
-    let r = training_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
+    let r = workload_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
     // tp = pp = 1, so 16 data-parallel replicas all-reduce 8e9 bf16 gradients = 16 GB.
     assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (1, 1, 16));
     assert_eq!(r.components.len(), 1);
@@ -548,7 +548,7 @@ fn training_step_on_two_dgx() {
     // Rail leaves without spines already never queue beyond the first switch: ideal = real.
     assert!(close(r.ideal_total_us, r.total_us, 1e-12));
     // A 2:1 oversubscribed two-tier fabric is slower than its ideal.
-    let r2 = training_step_comm(&fx::two_leaf(4, 1, true), &catalog, &w, Routing::Ecmp).unwrap();
+    let r2 = workload_step_comm(&fx::two_leaf(4, 1, true), &catalog, &w, Routing::Ecmp).unwrap();
     assert!(
         r2.total_us > r2.ideal_total_us,
         "{} vs {}",
@@ -557,7 +557,7 @@ fn training_step_on_two_dgx() {
     );
     // 70B with tp = 8 keeps tensor parallelism inside each node.
     let w70 = Workload::llama(70).unwrap();
-    let r70 = training_step_comm(&design, &catalog, &w70, Routing::Adaptive).unwrap();
+    let r70 = workload_step_comm(&design, &catalog, &w70, Routing::Adaptive).unwrap();
     assert!(!r70.mapping.tp_crosses_domains);
     assert!(r70.components.iter().any(|c| c.name.contains("tensor")));
 }
@@ -569,7 +569,7 @@ fn pipeline_stages_pass_each_tensor_ranks_share() {
     // Llama 70B as TP 8 × PP 2: one stage per node, so stage boundaries cross the network.
     let mut w = Workload::llama(70).unwrap();
     w.pp = 2;
-    let r = training_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
+    let r = workload_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
     assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (8, 2, 1));
     let pipe = r
         .components
@@ -601,7 +601,7 @@ fn mixture_of_experts_exchanges_tokens_inside_each_node() {
     let catalog = Catalog::builtin();
     let design = fx::dgx_rail_leaves(2);
     let w = Workload::named("mixtral-8x7b").unwrap();
-    let r = training_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
+    let r = workload_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
     // 16 GPUs, no TP or PP: 16 replicas, and the 8 experts split over runs of 8 neighbours,
     // that is over each node's GPUs.
     let m = &r.mapping;
@@ -658,20 +658,20 @@ fn mixture_of_experts_exchanges_tokens_inside_each_node() {
     // for, it is refused.
     let mut odd = w.clone();
     odd.moe.as_mut().unwrap().ep = Some(3);
-    let r15 = training_step_comm(&design, &catalog, &odd, Routing::Adaptive).unwrap();
+    let r15 = workload_step_comm(&design, &catalog, &odd, Routing::Adaptive).unwrap();
     assert_eq!(
         (r15.mapping.dp, r15.mapping.ep, r15.mapping.gpus_used),
         (15, 3, 15)
     );
     odd.dp = Some(16);
     assert!(matches!(
-        training_step_comm(&design, &catalog, &odd, Routing::Adaptive),
+        workload_step_comm(&design, &catalog, &odd, Routing::Adaptive),
         Err(CollectiveError::ExpertParallelism { ep: 3, dp: 16 })
     ));
     // DeepSeek-V3 as trained (16 stages, EP 64) needs 1,024 GPUs, and says so.
     let deepseek = Workload::named("deepseek-v3").unwrap();
     assert!(matches!(
-        training_step_comm(&design, &catalog, &deepseek, Routing::Adaptive),
+        workload_step_comm(&design, &catalog, &deepseek, Routing::Adaptive),
         Err(CollectiveError::NotEnoughGpus {
             available: 16,
             requested: 1024
@@ -686,7 +686,7 @@ fn serving_replicas_time_one_decode_step() {
     // Llama 70B served with TP 8: one replica per node, which exchange nothing.
     let mut w = Workload::llama(70).unwrap();
     w.serving = true;
-    let r = training_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
+    let r = workload_step_comm(&design, &catalog, &w, Routing::Adaptive).unwrap();
     assert!(r.serving);
     assert_eq!((r.mapping.tp, r.mapping.pp, r.mapping.dp), (8, 1, 2));
     // A token passes 80 layers of two all-reduces each, over the hidden states of the 64
@@ -713,7 +713,7 @@ fn serving_replicas_time_one_decode_step() {
     // Llama 8B needs no tensor parallelism: nothing to exchange at all (and not -0).
     let mut small = Workload::llama(8).unwrap();
     small.serving = true;
-    let r8 = training_step_comm(&design, &catalog, &small, Routing::Adaptive).unwrap();
+    let r8 = workload_step_comm(&design, &catalog, &small, Routing::Adaptive).unwrap();
     assert!(r8.components.is_empty());
     assert!(r8.total_us == 0.0 && r8.total_us.is_sign_positive());
 }

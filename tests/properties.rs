@@ -15,7 +15,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use railyard::analysis::bisection::{BisectionStatus, bisection};
 use railyard::analysis::checks::{Severity, checks};
-use railyard::analysis::collective::{AlgoChoice, CollectiveQuery, Op, Routing, sweep_sizes_of};
+use railyard::analysis::collective::{AlgoChoice, CollectiveQuery, Op, Routing, sweep_at};
 use railyard::analysis::evaluate;
 use railyard::generate::{GenerateError, Template, TemplateSpec, generate};
 use railyard::io::design_file::design_to_string;
@@ -1139,7 +1139,7 @@ fn collective_time_is_monotone_in_bytes_and_busbw_is_bounded() {
                 let design = generate(&spec, &catalog)
                     .map_err(|e| TestCaseError::fail(format!("{spec:?}: {e}")))?;
                 // An algorithm this design or op cannot run is refused, which is fine.
-                let Ok(results) = sweep_sizes_of(&design, &catalog, &q, &sizes) else {
+                let Ok(results) = sweep_at(&design, &catalog, &q, &sizes) else {
                     return Ok(());
                 };
                 prop_assert_eq!(results.len(), sizes.len());
@@ -1209,7 +1209,7 @@ fn busbw_without_in_network_reduction_stays_under_the_wire() {
                     .map_err(|e| TestCaseError::fail(format!("{spec:?}: {e}")))?;
                 let mut q = CollectiveQuery::new(op, Bytes(0));
                 q.algorithm = algorithm;
-                let Ok(results) = sweep_sizes_of(&design, &catalog, &q, &sizes) else {
+                let Ok(results) = sweep_at(&design, &catalog, &q, &sizes) else {
                     return Ok(());
                 };
                 for r in results {
@@ -1274,7 +1274,7 @@ fn collective_results_are_finite_on_any_fabric() {
             let m = evaluate(&design, &catalog);
             prop_assert!(m.bisection.value.gbit_s().is_finite());
             prop_assert!(m.bisection.ratio.is_none_or(f64::is_finite));
-            let results = match sweep_sizes_of(&design, &catalog, &q, &sizes) {
+            let results = match sweep_at(&design, &catalog, &q, &sizes) {
                 Ok(r) => r,
                 Err(e) => {
                     prop_assert!(!e.to_string().is_empty());

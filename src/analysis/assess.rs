@@ -6,7 +6,7 @@
 
 use super::collective::{
     self, Advice, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing, Workload,
-    WorkloadResult, add_workload_advice, advice_reusing, training_step_comm,
+    WorkloadResult, Workspace, add_workload_advice, advice_reusing, workload_step_comm_in,
 };
 use super::job::{JobError, JobOutcome, job_of_workload};
 use super::whatif::{CollectiveFigures, Figures, HealthyCache, WhatIfDelta, default_query, delta};
@@ -82,10 +82,12 @@ pub fn assess(design: &Design, catalog: &Catalog, question: &Question) -> Assess
     Assessor::default().assess(design, catalog, question)
 }
 
-/// Assesses designs one after another, keeping what carries over from one to the next.
+/// Assesses designs one after another, keeping what carries over from one to the next: the
+/// healthy design's figures, and the collective model's memory.
 #[derive(Default)]
 pub struct Assessor {
     healthy: HealthyCache,
+    workspace: Workspace,
 }
 
 impl Assessor {
@@ -99,7 +101,7 @@ impl Assessor {
         let collective = question
             .collective
             .as_ref()
-            .map(|q| collective::collective(design, catalog, q));
+            .map(|q| collective::collective_in(design, catalog, q, &self.workspace));
         let heat = match &collective {
             Some(Ok(result)) => result.link_utilization.iter().copied().collect(),
             _ => HashMap::new(),
@@ -108,11 +110,17 @@ impl Assessor {
             .collective
             .as_ref()
             .zip(collective.as_ref().and_then(|c| c.as_ref().ok()));
-        let mut advice = advice_reusing(design, catalog, question.workload.as_ref(), known);
-        let workload = question
-            .workload
-            .as_ref()
-            .map(|w| training_step_comm(design, catalog, w, question.workload_routing));
+        let mut advice = advice_reusing(
+            design,
+            catalog,
+            question.workload.as_ref(),
+            known,
+            &self.workspace,
+        );
+        let workload = question.workload.as_ref().map(|w| {
+            let routing = question.workload_routing;
+            workload_step_comm_in(design, catalog, w, routing, &self.workspace)
+        });
         if let Some(Ok(step)) = &workload {
             add_workload_advice(&mut advice, design, step);
         }
@@ -132,7 +140,7 @@ impl Assessor {
             });
         let whatif = if question.whatif {
             let current = current_figures(&metrics, question.collective.as_ref(), known, |q| {
-                collective::collective(design, catalog, q).ok()
+                collective::collective_in(design, catalog, q, &self.workspace).ok()
             });
             delta(
                 design,
@@ -140,6 +148,7 @@ impl Assessor {
                 question.collective.as_ref(),
                 current,
                 &mut self.healthy,
+                &self.workspace,
             )
         } else {
             None

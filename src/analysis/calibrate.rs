@@ -28,7 +28,7 @@ use super::collective::efficiency::{self, link_efficiency, stack_latency_us};
 use super::collective::latency::builtin_intra_hop_latency_us;
 use super::collective::{
     Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
-    sweep_sizes_of,
+    sweep_at,
 };
 use crate::io::nccl_log::NcclLog;
 use crate::model::{Bytes, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, Transport};
@@ -221,7 +221,7 @@ pub fn fit_calibration(
 
     let mut trial = design.clone();
     let mut calibration = design.calibration.clone().unwrap_or_default();
-    let predict = |d: &Design| sweep_sizes_of(d, catalog, &query, &sizes);
+    let predict = |d: &Design| sweep_at(d, catalog, &query, &sizes);
     let before = predict(design)?;
     let gpus = before[0].gpus;
     let mut notes = Vec::new();

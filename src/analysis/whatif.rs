@@ -2,7 +2,7 @@
 //! variant of a design (every link back up), and the figures compared between the two.
 
 use super::bisection::bisection;
-use super::collective::{CollectiveQuery, Op, collective};
+use super::collective::{CollectiveQuery, Op, Workspace, collective_in};
 use crate::model::{
     Bandwidth, Bytes, Catalog, Design, DeviceId, DeviceKind, GroupId, GroupKind, LinkId, LinkState,
 };
@@ -120,10 +120,20 @@ pub struct Figures {
 
 /// Computes the figures, with the routing and algorithm of `base` (its op is replaced).
 pub fn figures(design: &Design, catalog: &Catalog, base: &CollectiveQuery) -> Figures {
+    figures_in(design, catalog, base, &Workspace::default())
+}
+
+/// `figures`, with the collective model's memory from `workspace`.
+fn figures_in(
+    design: &Design,
+    catalog: &Catalog,
+    base: &CollectiveQuery,
+    workspace: &Workspace,
+) -> Figures {
     let run = |op| {
         let mut q = base.clone();
         q.op = op;
-        collective(design, catalog, &q)
+        collective_in(design, catalog, &q, workspace)
             .ok()
             .map(|r| CollectiveFigures {
                 time_us: r.time_us,
@@ -160,13 +170,15 @@ pub struct HealthyCache {
 
 /// None when every link is up. `query`: the collective shown (its size, algorithm and
 /// routing), or 1 GiB with NCCL's choice when none is. `current`: the current design's
-/// figures when the caller has them already, else computed here.
+/// figures when the caller has them already, else computed here, with the collective model's
+/// memory from `workspace`.
 pub fn delta(
     design: &Design,
     catalog: &Catalog,
     query: Option<&CollectiveQuery>,
     current: Option<Figures>,
     cache: &mut HealthyCache,
+    workspace: &Workspace,
 ) -> Option<WhatIfDelta> {
     let healthy_design = healthy(design)?;
     let query = query
@@ -175,7 +187,7 @@ pub fn delta(
     let healthy_figures = match &cache.last {
         Some((d, q, f)) if *q == query && *d == healthy_design => Arc::clone(f),
         _ => {
-            let f = Arc::new(figures(&healthy_design, catalog, &query));
+            let f = Arc::new(figures_in(&healthy_design, catalog, &query, workspace));
             cache.last = Some((healthy_design, query.clone(), Arc::clone(&f)));
             f
         }
@@ -184,7 +196,7 @@ pub fn delta(
     Some(WhatIfDelta {
         failed,
         degraded,
-        current: current.unwrap_or_else(|| figures(design, catalog, &query)),
+        current: current.unwrap_or_else(|| figures_in(design, catalog, &query, workspace)),
         healthy: healthy_figures,
     })
 }

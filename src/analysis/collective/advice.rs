@@ -2,7 +2,8 @@
 //! availability, each naming the devices and links concerned and a suggested change.
 
 use super::workload::{Workload, WorkloadResult};
-use super::{CollectiveQuery, CollectiveResult, Op, Routing, collective};
+use super::workspace::Workspace;
+use super::{CollectiveQuery, CollectiveResult, Op, Routing, collective_in};
 use crate::model::units::time_text;
 use crate::model::{
     Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech,
@@ -55,20 +56,22 @@ fn working(l: &crate::model::Link) -> bool {
 
 /// Findings for a design, optionally for a workload it is meant to run; most severe first.
 pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -> Vec<Advice> {
-    advice_reusing(design, catalog, workload, None)
+    advice_reusing(design, catalog, workload, None, &Workspace::default())
 }
 
 /// `advice`, reusing a collective the caller has already computed for the design (the
-/// sidebar's and `eval`'s) where a rule asks for the same one.
+/// sidebar's and `eval`'s) where a rule asks for the same one, and the caller's workspace
+/// for the others.
 pub fn advice_reusing(
     design: &Design,
     catalog: &Catalog,
     workload: Option<&Workload>,
     known: Option<(&CollectiveQuery, &CollectiveResult)>,
+    workspace: &Workspace,
 ) -> Vec<Advice> {
     let run = |q: &CollectiveQuery| match known {
         Some((kq, kr)) if kq == q => Ok(Cow::Borrowed(kr)),
-        _ => collective(design, catalog, q).map(Cow::Owned),
+        _ => collective_in(design, catalog, q, workspace).map(Cow::Owned),
     };
     let mut out = Vec::new();
     let kind_of = |id: DeviceId| design.device(id).map(|d| &d.kind);

@@ -1,10 +1,9 @@
-//! NCCL's latency constants (src/graph/tuning.cc, v2.30.7, as listed in collectives.md) and the
-//! per-algorithm latency sums built from them. All values in µs.
+//! NCCL's latency constants (src/graph/tuning.cc, v2.30.7, as listed in collectives.md): the
+//! tables and the figures read from them, nothing about a plan (the per-algorithm sums built
+//! from them are `evaluate::step_latency`'s). All values in µs.
 
-use super::algorithms::Plan;
-use super::fabric::{Fabric, Resource};
+use crate::model::LinkTech;
 use crate::model::catalog::GpuArch;
-use crate::model::{Design, LinkTech};
 use serde::Serialize;
 
 /// NCCL's protocols: LL (8-byte lines with flags), LL128, Simple.
@@ -37,9 +36,9 @@ impl Protocol {
     }
 }
 
-/// Kind of hop in NCCL's tables.
+/// Kind of hop in NCCL's tables (its `hw` index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum Hw {
+pub(crate) enum HopKind {
     NvLink,
     Pci,
     Net,
@@ -66,21 +65,21 @@ pub(crate) fn base_latency(algo: TableAlgo, p: Protocol) -> f64 {
 }
 
 /// hwLatencies[hw][algo][proto].
-pub(crate) fn hw_latency(hw: Hw, algo: TableAlgo, p: Protocol) -> f64 {
-    let row = match (hw, algo) {
-        (Hw::NvLink, TableAlgo::Tree) => [0.6, 1.25, 4.0],
-        (Hw::NvLink, TableAlgo::Ring) => [0.6, 1.9, 3.4],
-        (Hw::NvLink, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
-        (Hw::NvLink, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 25.0],
-        (Hw::Pci, TableAlgo::Tree) => [1.0, 1.9, 4.0],
-        (Hw::Pci, TableAlgo::Ring) => [1.0, 2.5, 5.7],
-        (Hw::Pci, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
-        (Hw::Pci, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 0.0],
-        (Hw::Net, TableAlgo::Tree) => [5.0, 8.5, 14.0],
-        (Hw::Net, TableAlgo::Ring) => [2.7, 4.0, 14.0],
-        (Hw::Net, TableAlgo::CollNetDirect) => [0.0, 0.0, 31.0],
-        (Hw::Net, TableAlgo::Nvls) => [0.0, 0.0, 18.0],
-        (Hw::Net, TableAlgo::NvlsTree) => [0.0, 0.0, 20.9],
+pub(crate) fn hop_latency(hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
+    let row = match (hop_kind, algo) {
+        (HopKind::NvLink, TableAlgo::Tree) => [0.6, 1.25, 4.0],
+        (HopKind::NvLink, TableAlgo::Ring) => [0.6, 1.9, 3.4],
+        (HopKind::NvLink, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
+        (HopKind::NvLink, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 25.0],
+        (HopKind::Pci, TableAlgo::Tree) => [1.0, 1.9, 4.0],
+        (HopKind::Pci, TableAlgo::Ring) => [1.0, 2.5, 5.7],
+        (HopKind::Pci, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
+        (HopKind::Pci, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 0.0],
+        (HopKind::Net, TableAlgo::Tree) => [5.0, 8.5, 14.0],
+        (HopKind::Net, TableAlgo::Ring) => [2.7, 4.0, 14.0],
+        (HopKind::Net, TableAlgo::CollNetDirect) => [0.0, 0.0, 31.0],
+        (HopKind::Net, TableAlgo::Nvls) => [0.0, 0.0, 18.0],
+        (HopKind::Net, TableAlgo::NvlsTree) => [0.0, 0.0, 20.9],
     };
     row[p.index()]
 }
@@ -88,8 +87,8 @@ pub(crate) fn hw_latency(hw: Hw, algo: TableAlgo, p: Protocol) -> f64 {
 /// NCCL's per-step latency of one intra-node hop with LL, the protocol small messages use:
 /// 0.6 µs over NVLink (switch or bridge), 1.0 µs over PCIe. Tree and ring columns agree for
 /// LL, so this is the one figure a hop's calibrated `latency_us` stands in for.
-pub(crate) fn ll_hop_latency(hw: Hw) -> f64 {
-    hw_latency(hw, TableAlgo::Ring, Protocol::Ll)
+pub(crate) fn ll_hop_latency(hop_kind: HopKind) -> f64 {
+    hop_latency(hop_kind, TableAlgo::Ring, Protocol::Ll)
 }
 
 /// The built-in intra-node hop latency (µs) a calibration of `tech` replaces: NCCL's LL
@@ -97,83 +96,9 @@ pub(crate) fn ll_hop_latency(hw: Hw) -> f64 {
 /// latency is a stack latency on top of NCCL's NET constants instead.
 pub fn builtin_intra_hop_latency_us(tech: LinkTech) -> Option<f64> {
     match tech {
-        LinkTech::NvLink | LinkTech::NvLinkBridge => Some(ll_hop_latency(Hw::NvLink)),
-        LinkTech::Pcie => Some(ll_hop_latency(Hw::Pci)),
+        LinkTech::NvLink | LinkTech::NvLinkBridge => Some(ll_hop_latency(HopKind::NvLink)),
+        LinkTech::Pcie => Some(ll_hop_latency(HopKind::Pci)),
         _ => None,
-    }
-}
-
-/// Calibrated intra-node hop latencies of one plan (µs, LL figures as in
-/// `ll_hop_latency`), per hop kind; None keeps NCCL's constants exactly.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub(crate) struct IntraHops {
-    pub nvlink: Option<f64>,
-    pub pci: Option<f64>,
-}
-
-impl IntraHops {
-    /// The fitted hop latencies a plan's intra-node steps take from the design's
-    /// calibration. NVLink hops are NVSwitch ports (`NvLink`) or bridges (`NvLinkBridge`):
-    /// the plan's loaded arcs tell which it crosses, and with both the slower one counts, as
-    /// NCCL's `intra_hw` keeps the worst hop. Free when nothing intra-node is calibrated.
-    pub(crate) fn of(fab: &Fabric, design: &Design, plan: &Plan) -> IntraHops {
-        let Some(cal) = design.calibration.as_ref() else {
-            return IntraHops::default();
-        };
-        let (switch, bridge) = (
-            cal.latency_us(LinkTech::NvLink),
-            cal.latency_us(LinkTech::NvLinkBridge),
-        );
-        let nvlink = if switch.is_none() && bridge.is_none() {
-            None
-        } else {
-            let (mut via_switch, mut via_bridge) = (false, false);
-            for phase in &plan.phases {
-                for (a, &load) in phase.loads.iter().enumerate() {
-                    if load > 0.0 && fab.arc_nvlink[a] {
-                        match fab.arc_resource(a) {
-                            Resource::ScaleUp { .. } => via_switch = true,
-                            Resource::Bridge { .. } => via_bridge = true,
-                            _ => {}
-                        }
-                    }
-                }
-            }
-            let builtin = ll_hop_latency(Hw::NvLink);
-            let used = [
-                (via_switch, switch.unwrap_or(builtin)),
-                (via_bridge, bridge.unwrap_or(builtin)),
-            ];
-            let calibrated_used =
-                (via_switch && switch.is_some()) || (via_bridge && bridge.is_some());
-            calibrated_used.then(|| {
-                used.iter()
-                    .filter(|(u, _)| *u)
-                    .map(|&(_, l)| l)
-                    .fold(f64::NEG_INFINITY, f64::max)
-            })
-        };
-        IntraHops {
-            nvlink,
-            pci: cal.latency_us(LinkTech::Pcie),
-        }
-    }
-
-    /// NCCL's per-step constant for `hw`, moved by the calibrated hop latency: every
-    /// protocol and algorithm column shifts by the same µs the LL figure moved, since a
-    /// hop's signalling delay adds to each protocol's own synchronisation cost alike.
-    /// Floored at zero. Network hops are not intra-node and keep NCCL's figure.
-    pub(crate) fn hw_latency(&self, hw: Hw, algo: TableAlgo, p: Protocol) -> f64 {
-        let base = hw_latency(hw, algo, p);
-        let fitted = match hw {
-            Hw::NvLink => self.nvlink,
-            Hw::Pci => self.pci,
-            Hw::Net => None,
-        };
-        match fitted {
-            Some(l) => (base + (l - ll_hop_latency(hw))).max(0.0),
-            None => base,
-        }
     }
 }
 
@@ -300,15 +225,6 @@ pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64) -> f64 {
 /// (our estimate).
 pub(crate) const P2P_IN_FLIGHT: f64 = 8.0;
 
-/// `ceil(log2(m))` for m ≥ 1.
-pub(crate) fn log2_ceil(m: u32) -> f64 {
-    if m <= 1 {
-        0.0
-    } else {
-        f64::from(32 - (m - 1).leading_zeros())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,63 +250,5 @@ mod tests {
         let fill = nvls_fill_us(rate);
         assert!((fill - 8.0 * 131_072.0 / (rate / 16.0) * 1e6).abs() < 1e-9);
         assert!((fill - 53.49).abs() < 0.01, "{fill}");
-    }
-
-    #[test]
-    fn a_calibrated_hop_shifts_every_protocol_of_its_kind_alike() {
-        let hops = IntraHops {
-            nvlink: Some(0.9),
-            pci: Some(0.0),
-        };
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
-        // NVLink: LL 0.6 → 0.9, so Simple 3.4 → 3.7 and NVLS's 25 → 25.3.
-        assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Ring, Protocol::Ll),
-            0.9
-        ));
-        assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Ring, Protocol::Simple),
-            3.7
-        ));
-        assert!(close(
-            hops.hw_latency(Hw::NvLink, TableAlgo::Nvls, Protocol::Simple),
-            25.3
-        ));
-        // PCIe: LL 1.0 → 0, Tree LL128 1.9 → 0.9; columns NCCL leaves at 0 stay at 0.
-        assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Ring, Protocol::Ll),
-            0.0
-        ));
-        assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Tree, Protocol::Ll128),
-            0.9
-        ));
-        assert!(close(
-            hops.hw_latency(Hw::Pci, TableAlgo::Nvls, Protocol::Simple),
-            0.0
-        ));
-        // The network is not an intra-node hop.
-        assert_eq!(hops.hw_latency(Hw::Net, TableAlgo::Ring, Protocol::Ll), 2.7);
-        // Uncalibrated: NCCL's figures exactly.
-        let none = IntraHops::default();
-        assert_eq!(
-            none.hw_latency(Hw::NvLink, TableAlgo::Tree, Protocol::Ll128),
-            1.25
-        );
-        assert_eq!(
-            builtin_intra_hop_latency_us(LinkTech::NvLinkBridge),
-            Some(0.6)
-        );
-        assert_eq!(builtin_intra_hop_latency_us(LinkTech::Pcie), Some(1.0));
-        assert_eq!(builtin_intra_hop_latency_us(LinkTech::InfiniBand), None);
-    }
-
-    #[test]
-    fn log2_ceil_values() {
-        assert_eq!(log2_ceil(1), 0.0);
-        assert_eq!(log2_ceil(2), 1.0);
-        assert_eq!(log2_ceil(3), 2.0);
-        assert_eq!(log2_ceil(8), 3.0);
-        assert_eq!(log2_ceil(9), 4.0);
     }
 }

@@ -10,16 +10,18 @@
 //! link needs at its usable capacity (line rate × a per-technology efficiency).
 
 pub mod advice;
-mod algorithms;
 pub mod efficiency;
 mod evaluate;
 mod fabric;
 mod helpers;
 pub mod latency;
 pub mod library;
+mod load_ratio;
 pub mod ops;
+mod plan;
 mod routing;
 pub mod workload;
+mod workspace;
 
 /// Designs the unit tests of this module share.
 #[cfg(test)]
@@ -45,8 +47,9 @@ pub use routing::Routing;
 pub use workload::{CommComponent, CommFabrics, CommKind, Moe};
 pub use workload::{
     MODELS, Mapping, Precision, SERVING_SEQUENCES, Workload, WorkloadResult, model_label,
-    training_step_comm,
+    workload_step_comm, workload_step_comm_in,
 };
+pub use workspace::Workspace;
 
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use serde::Serialize;
@@ -280,10 +283,20 @@ pub fn collective(
     catalog: &Catalog,
     q: &CollectiveQuery,
 ) -> Result<CollectiveResult, CollectiveError> {
-    let ev =
-        evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::BestAt(q.bytes.0 as f64))?;
-    let r = ev.result_at(q.bytes);
-    Ok(r)
+    collective_in(design, catalog, q, &Workspace::default())
+}
+
+/// `collective`, filling the memory `workspace` kept from earlier evaluations (and keeping
+/// this one's for the next): for callers that evaluate again and again.
+pub fn collective_in(
+    design: &Design,
+    catalog: &Catalog,
+    q: &CollectiveQuery,
+    workspace: &Workspace,
+) -> Result<CollectiveResult, CollectiveError> {
+    let keep = evaluate::Keep::BestAt(q.bytes.0 as f64);
+    let ev = evaluate::Evaluator::new(design, catalog, q, keep, workspace)?;
+    Ok(ev.result_at(q.bytes))
 }
 
 /// The sizes of a sweep: 8 B to 8 GiB, doubling.
@@ -298,12 +311,13 @@ pub fn sweep(
     catalog: &Catalog,
     q: &CollectiveQuery,
 ) -> Result<Vec<CollectiveResult>, CollectiveError> {
-    let ev = evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::All)?;
+    let workspace = Workspace::default();
+    let ev = evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::All, &workspace)?;
     Ok(sweep_sizes().into_iter().map(|s| ev.result_at(s)).collect())
 }
 
-/// Same as `sweep` for given sizes.
-pub fn sweep_sizes_of(
+/// A sweep like `sweep`'s at the given sizes; `q.bytes` is ignored.
+pub fn sweep_at(
     design: &Design,
     catalog: &Catalog,
     q: &CollectiveQuery,
@@ -313,6 +327,7 @@ pub fn sweep_sizes_of(
         [one] => evaluate::Keep::BestAt(one.0 as f64),
         _ => evaluate::Keep::All,
     };
-    let ev = evaluate::Evaluator::new(design, catalog, q, keep)?;
+    let workspace = Workspace::default();
+    let ev = evaluate::Evaluator::new(design, catalog, q, keep, &workspace)?;
     Ok(sizes.iter().map(|&s| ev.result_at(s)).collect())
 }

@@ -5,6 +5,7 @@
 
 use super::evaluate::{GroupSpec, PlanCache, evaluate_groups, evaluate_groups_with};
 use super::fabric;
+use super::workspace::Workspace;
 use super::{Algorithm, CollectiveError, Op, Routing};
 use crate::model::{Catalog, Design};
 use serde::{Deserialize, Serialize};
@@ -259,32 +260,57 @@ pub struct WorkloadResult {
 /// Sequences each serving replica decodes at once.
 pub const SERVING_SEQUENCES: u32 = 64;
 
-/// Communication time of one training step of `w` on the design; for a serving workload, of
-/// one decode step.
-pub fn training_step_comm(
+/// Communication time of one step of `w` on the design: a training step, or for a serving
+/// workload one decode step.
+pub fn workload_step_comm(
     design: &Design,
     catalog: &Catalog,
     w: &Workload,
     routing: Routing,
 ) -> Result<WorkloadResult, CollectiveError> {
-    CommFabrics::build(design, catalog)?.step_comm(design, w, routing)
+    workload_step_comm_in(design, catalog, w, routing, &Workspace::default())
+}
+
+/// `workload_step_comm`, filling the memory `workspace` kept from earlier evaluations.
+pub fn workload_step_comm_in(
+    design: &Design,
+    catalog: &Catalog,
+    w: &Workload,
+    routing: Routing,
+    workspace: &Workspace,
+) -> Result<WorkloadResult, CollectiveError> {
+    CommFabrics::build(design, catalog, workspace)?.step_comm(design, w, routing)
 }
 
 /// The design's fabric and its ideal counterpart (the same GPUs, NICs and cables to the first
 /// switch, but a fabric beyond them that never queues: switch-to-switch links without limit,
 /// adaptive routing), built once for any number of workloads (the layout search times
-/// hundreds on one design).
-pub struct CommFabrics {
+/// hundreds on one design), in the caller's workspace.
+pub struct CommFabrics<'w> {
     fab: fabric::Fabric,
     ideal_design: Design,
     ideal_fab: fabric::Fabric,
     /// Plans on `fab` for the unreported timings of `step_comm_real_only`.
     plans: PlanCache,
+    /// Where the fabrics' lists and the plans' load buffers come from and go back to.
+    workspace: &'w Workspace,
 }
 
-impl CommFabrics {
-    pub fn build(design: &Design, catalog: &Catalog) -> Result<Self, CollectiveError> {
-        let fab = fabric::build(design, catalog)?;
+impl Drop for CommFabrics<'_> {
+    /// The fabrics' lists serve the next build in the workspace.
+    fn drop(&mut self) {
+        self.workspace.keep_fabric(&mut self.fab);
+        self.workspace.keep_fabric(&mut self.ideal_fab);
+    }
+}
+
+impl<'w> CommFabrics<'w> {
+    pub fn build(
+        design: &Design,
+        catalog: &Catalog,
+        workspace: &'w Workspace,
+    ) -> Result<Self, CollectiveError> {
+        let fab = workspace.build_fabric(design, catalog)?;
         let mut ideal_design = design.clone();
         for l in ideal_design.links.iter_mut() {
             let switch_end = |id| {
@@ -302,12 +328,13 @@ impl CommFabrics {
                 l.state = crate::model::LinkState::Up;
             }
         }
-        let ideal_fab = fabric::build(&ideal_design, catalog)?;
+        let ideal_fab = workspace.build_fabric(&ideal_design, catalog)?;
         Ok(CommFabrics {
             fab,
             ideal_design,
             ideal_fab,
             plans: PlanCache::default(),
+            workspace,
         })
     }
 
@@ -325,7 +352,7 @@ impl CommFabrics {
         routing: Routing,
     ) -> Result<WorkloadResult, CollectiveError> {
         let ideal = Some((&self.ideal_fab, &self.ideal_design));
-        step_comm(&self.fab, design, ideal, w, routing, None)
+        step_comm(&self.fab, design, ideal, w, routing, None, self.workspace)
     }
 
     /// `step_comm` without the ideal network (its figures are the real ones) and without
@@ -336,7 +363,15 @@ impl CommFabrics {
         w: &Workload,
         routing: Routing,
     ) -> Result<WorkloadResult, CollectiveError> {
-        step_comm(&self.fab, design, None, w, routing, Some(&self.plans))
+        step_comm(
+            &self.fab,
+            design,
+            None,
+            w,
+            routing,
+            Some(&self.plans),
+            self.workspace,
+        )
     }
 }
 
@@ -347,6 +382,7 @@ fn step_comm(
     w: &Workload,
     routing: Routing,
     plans: Option<&PlanCache>,
+    workspace: &Workspace,
 ) -> Result<WorkloadResult, CollectiveError> {
     let total = fab.gpus.len() as u32;
     if total == 0 {
@@ -526,11 +562,17 @@ fn step_comm(
             bytes: *bytes,
         })
         .collect();
-    let times = evaluate_groups_with(fab, design, &specs, routing, ideal.is_some(), plans)?;
+    let report = ideal.is_some();
+    let times = evaluate_groups_with(fab, design, &specs, routing, report, plans, workspace)?;
     let ideal_times = match ideal {
-        Some((ideal_fab, ideal_design)) => {
-            evaluate_groups(ideal_fab, ideal_design, &specs, Routing::Adaptive, false)?
-        }
+        Some((ideal_fab, ideal_design)) => evaluate_groups(
+            ideal_fab,
+            ideal_design,
+            &specs,
+            Routing::Adaptive,
+            false,
+            workspace,
+        )?,
         None => times.clone(),
     };
 

@@ -14,7 +14,7 @@ use super::training::{
     TrainingJob, TrainingStep, job_efficiency, step_lower_bound_ms, training_step_on,
     training_step_with,
 };
-use crate::analysis::collective::{CommFabrics, Routing};
+use crate::analysis::collective::{CommFabrics, Routing, Workspace};
 use crate::model::{Catalog, Design};
 use serde::Serialize;
 
@@ -129,7 +129,10 @@ pub fn search_layouts(
         })
         .collect();
     ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let fabrics = CommFabrics::build(design, catalog)?;
+    // One workspace for the whole search: hundreds of layouts timed on the same fabric
+    // reuse its load buffers.
+    let workspace = Workspace::default();
+    let fabrics = CommFabrics::build(design, catalog, &workspace)?;
     let keep = options.keep.max(1);
     let total = ordered.len().max(1);
     let mut state = Shared::default();

@@ -11,7 +11,7 @@
 use super::compute::{Efficiency, default_efficiency, peak_tflops};
 use super::model::ModelSpec;
 use super::{JobError, design_gpu};
-use crate::analysis::collective::{CommFabrics, Moe, Precision, Routing, Workload};
+use crate::analysis::collective::{CommFabrics, Moe, Precision, Routing, Workload, Workspace};
 use crate::model::{Catalog, Design};
 use serde::Serialize;
 
@@ -103,7 +103,8 @@ pub fn serving(
         serving_batch: Some(batch),
     };
     // Built once for the decode step and the prompt's prefill.
-    let fabrics = CommFabrics::build(design, catalog)?;
+    let workspace = Workspace::default();
+    let fabrics = CommFabrics::build(design, catalog, &workspace)?;
     let decode = fabrics.step_comm(design, &workload(batch), routing)?;
     let gpus_per_replica = tp * pp * ep;
     let replicas = decode.mapping.dp / ep;

@@ -15,7 +15,7 @@ use super::memory::{MemoryLayout, MemoryUse, training_memory};
 use super::model::{ModelSpec, Recompute};
 use super::{JobError, design_gpu};
 use crate::analysis::collective::{
-    CommFabrics, CommKind, Moe, Precision, Routing, Workload, WorkloadResult,
+    CommFabrics, CommKind, Moe, Precision, Routing, Workload, WorkloadResult, Workspace,
 };
 use crate::model::catalog::GpuSpec;
 use crate::model::{Catalog, Design};
@@ -160,7 +160,8 @@ pub fn training_step(
     routing: Routing,
 ) -> Result<TrainingStep, JobError> {
     job.model.validate().map_err(JobError::Model)?;
-    let fabrics = CommFabrics::build(design, catalog)?;
+    let workspace = Workspace::default();
+    let fabrics = CommFabrics::build(design, catalog, &workspace)?;
     training_step_on(&fabrics, design, catalog, job, routing)
 }
 

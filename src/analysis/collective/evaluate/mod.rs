@@ -1,0 +1,456 @@
+//! Turns plans into times: latency by NCCL's constants, bandwidth from the most loaded arc,
+//! the tuner's choice among algorithms and protocols, and the bottleneck report.
+//!
+//! `schedule` plans the algorithms (on several threads at scale), `step_latency` sums NCCL's
+//! latency constants for a plan, `bottleneck` names the busiest resources, `bounds` gives the
+//! line-rate bounds, `groups` times a training step's concurrent groups.
+
+mod bottleneck;
+mod bounds;
+mod groups;
+mod schedule;
+mod step_latency;
+
+pub(crate) use groups::{GroupSpec, PlanCache, evaluate_groups, evaluate_groups_with};
+
+use super::efficiency as eff;
+use super::fabric::Fabric;
+use super::latency::{self as lat, ArchRow, HopKind, Protocol};
+use super::load_ratio::worst_ratio;
+use super::plan::{Phase, Plan};
+use super::workspace::{Workspace, zeroed};
+use super::{
+    Algorithm, Candidate, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing,
+};
+use crate::model::{Bytes, Catalog, Design};
+use bottleneck::{bottleneck, resource_label};
+use bounds::busbw_bounds;
+use schedule::{SideJob, make_plans};
+use step_latency::{IntraHops, latency_us};
+
+/// A plan with its bandwidth cost.
+pub(crate) struct Costed {
+    /// The plan; its phases' loads are dropped when no result will need them (see `Keep`).
+    pub plan: Plan,
+    /// Seconds per byte of size at full payload (Simple).
+    pub seconds_per_byte: f64,
+    pub arch: ArchRow,
+    /// Calibrated intra-node hop latencies on this plan's path (none: NCCL's constants).
+    pub intra_hops: IntraHops,
+}
+
+impl Costed {
+    /// Calls `f(arc, busy)` for every arc in `arcs` that carries traffic, with its busy
+    /// seconds per byte of size summed over the phases, in arc order.
+    fn for_each_busy(
+        &self,
+        fab: &Fabric,
+        arcs: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, f64),
+    ) {
+        let nvls_eff = self.arch.nvls_efficiency();
+        let busy_of = |phase: &Phase, a: usize, load: f64| {
+            load / capacity(fab, a, phase.nvls, nvls_eff) * phase.repeat
+        };
+        let within = |loads: &[f64]| arcs.start.min(loads.len())..arcs.end.min(loads.len());
+        match self.plan.phases.as_slice() {
+            [] => {}
+            [phase] => {
+                let range = within(&phase.loads);
+                for (a, &load) in range.clone().zip(&phase.loads[range]) {
+                    if load > 1e-15 {
+                        let b = busy_of(phase, a, load);
+                        if b > 0.0 {
+                            f(a, b);
+                        }
+                    }
+                }
+            }
+            phases => {
+                let mut busy = zeroed(arcs.len());
+                for phase in phases {
+                    let range = within(&phase.loads);
+                    for (a, &load) in range.clone().zip(&phase.loads[range]) {
+                        if load > 1e-15 {
+                            busy[a - arcs.start] += busy_of(phase, a, load);
+                        }
+                    }
+                }
+                for (i, &b) in busy.iter().enumerate() {
+                    if b > 0.0 {
+                        f(arcs.start + i, b);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Which plans keep their per-arc loads once costed: only those a result will report on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Keep {
+    /// Every plan (a sweep over sizes).
+    All,
+    /// The plan the tuner picks at this size (one result).
+    BestAt(f64),
+    /// None (times only).
+    Nothing,
+}
+
+/// The tuner's choice so far: (plan index, protocol, latency µs, bandwidth µs).
+pub(super) type Choice = (usize, Protocol, f64, f64);
+
+/// Weighs plan `i`'s protocols at size `s` in NCCL's order, keeping the first strictly fastest
+/// candidate overall; reports each candidate. Returns whether plan `i` became the choice.
+pub(super) fn weigh(
+    best: &mut Option<Choice>,
+    i: usize,
+    c: &Costed,
+    op: Op,
+    forced: Option<Protocol>,
+    s: f64,
+    mut candidate: impl FnMut(Candidate),
+) -> bool {
+    let mut chosen = false;
+    if !used_at(&c.plan, s) {
+        return false;
+    }
+    for p in protocols_for(&c.plan) {
+        if forced.is_some_and(|forced| forced != p) {
+            continue;
+        }
+        let (latency, bw) = time_of(c, op, p, s);
+        let t = latency + bw;
+        candidate(Candidate {
+            algorithm: c.plan.algorithm,
+            protocol: p,
+            time_us: t,
+        });
+        if best.is_none_or(|(_, _, l, b)| t < l + b) {
+            *best = Some((i, p, latency, bw));
+            chosen = true;
+        }
+    }
+    chosen
+}
+
+/// Whether the library runs the plan at this size: MLX turns its ring both ways only for
+/// large arrays (`Library::both_ways_from_bytes`).
+pub(super) fn used_at(plan: &Plan, s: f64) -> bool {
+    plan.algorithm != Algorithm::BidirectionalRing
+        || plan
+            .library
+            .both_ways_from_bytes(plan.gpus)
+            .is_some_and(|from| s >= from)
+}
+
+/// Usable capacity of an arc in a phase (NVLS phases run NVLink ports at NVLS efficiency).
+#[inline]
+fn capacity(fab: &Fabric, a: usize, nvls: bool, nvls_eff: f64) -> f64 {
+    let usable = fab.arc_usable[a];
+    if nvls && fab.arc_nvlink[a] {
+        usable * nvls_eff
+    } else {
+        usable
+    }
+}
+
+pub(crate) struct Evaluator<'d> {
+    design: &'d Design,
+    /// Where the fabric's lists and the plans' load buffers go back to.
+    workspace: &'d Workspace,
+    fab: Fabric,
+    op: Op,
+    /// GPUs in the group.
+    gpus: u32,
+    routing: Routing,
+    protocol: Option<Protocol>,
+    plans: Vec<Costed>,
+    bound_gbyte_s: f64,
+    in_network_bound_gbyte_s: f64,
+}
+
+pub(super) fn protocols_for(plan: &Plan) -> Vec<Protocol> {
+    if plan.library.is_mlx() {
+        // MLX moves plain buffers: no LL or LL128 lines.
+        return vec![Protocol::Simple];
+    }
+    match plan.algorithm {
+        Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp => vec![Protocol::Simple],
+        Algorithm::Direct => vec![Protocol::Ll, Protocol::Simple],
+        // NCCL enables LL128 only where GPUs talk over NVLink.
+        _ if plan.intra_hop == Some(HopKind::Pci) => vec![Protocol::Ll, Protocol::Simple],
+        _ => Protocol::ALL.to_vec(),
+    }
+}
+
+pub(super) fn payload(p: Protocol) -> f64 {
+    match p {
+        Protocol::Ll => eff::LL_PAYLOAD,
+        Protocol::Ll128 => eff::LL128_PAYLOAD,
+        Protocol::Simple => 1.0,
+    }
+}
+
+/// The most loaded arc's busy time per byte in one phase, or the first arc that must carry
+/// traffic but has no capacity (under a byte per second: dividing by it overflows).
+fn phase_worst(fab: &Fabric, phase: &Phase, nvls_eff: f64) -> Result<f64, usize> {
+    let loads = phase.loads.as_slice();
+    let usable = &fab.arc_usable[..loads.len()];
+    let nvlink = &fab.arc_nvlink[..loads.len()];
+    let (worst, bad) = if phase.nvls {
+        worst_ratio(
+            loads,
+            usable,
+            nvlink,
+            |u, nv| if nv { u * nvls_eff } else { u },
+        )
+    } else {
+        worst_ratio(loads, usable, nvlink, |u, _| u)
+    };
+    if bad {
+        // Rare: find the first such arc, in arc order.
+        let first = (0..loads.len()).find(|&a| {
+            let cap = if phase.nvls && nvlink[a] {
+                usable[a] * nvls_eff
+            } else {
+                usable[a]
+            };
+            loads[a] > 1e-15 && (cap.is_nan() || cap < 1.0)
+        });
+        if let Some(a) = first {
+            return Err(a);
+        }
+    }
+    Ok(worst)
+}
+
+/// Sums a plan's phases into a bandwidth cost; refuses arcs that must carry traffic but
+/// have no capacity.
+pub(super) fn cost(
+    fab: &Fabric,
+    design: &Design,
+    plan: Plan,
+    arch: ArchRow,
+) -> Result<Costed, CollectiveError> {
+    let nvls_eff = arch.nvls_efficiency();
+    let mut seconds_per_byte = 0.0;
+    let mut seen: Vec<(*const Vec<f64>, bool, f64)> = Vec::new();
+    for phase in &plan.phases {
+        // A phase that repeats an earlier one's traffic (hierarchical's all-gather) shares it.
+        let key = (std::sync::Arc::as_ptr(&phase.loads), phase.nvls);
+        let known = seen
+            .iter()
+            .find(|(p, nvls, _)| (*p, *nvls) == key)
+            .map(|&(_, _, w)| w);
+        let worst = match known {
+            Some(w) => w,
+            None => {
+                let worst = phase_worst(fab, phase, nvls_eff).map_err(|a| {
+                    CollectiveError::ZeroCapacity {
+                        resource: resource_label(fab, design, fab.arc_resource(a)),
+                    }
+                })?;
+                seen.push((key.0, key.1, worst));
+                worst
+            }
+        };
+        seconds_per_byte += worst * phase.repeat;
+    }
+    let intra_hops = IntraHops::of(fab, design, &plan);
+    Ok(Costed {
+        plan,
+        seconds_per_byte,
+        arch,
+        intra_hops,
+    })
+}
+
+impl Drop for Evaluator<'_> {
+    /// The plans' load buffers and the fabric's lists serve the next evaluation.
+    fn drop(&mut self) {
+        for c in &mut self.plans {
+            for phase in c.plan.phases.drain(..) {
+                if let Ok(loads) = std::sync::Arc::try_unwrap(phase.loads) {
+                    self.workspace.keep_loads(loads);
+                }
+            }
+        }
+        self.workspace.keep_fabric(&mut self.fab);
+    }
+}
+
+impl<'d> Evaluator<'d> {
+    pub fn new(
+        design: &'d Design,
+        catalog: &Catalog,
+        q: &CollectiveQuery,
+        keep: Keep,
+        workspace: &'d Workspace,
+    ) -> Result<Self, CollectiveError> {
+        let fab = workspace.build_fabric(design, catalog)?;
+        let total = fab.gpus.len() as u64;
+        if total == 0 {
+            return Err(CollectiveError::NoGpus);
+        }
+        let requested = q.gpus.map_or(total, u64::from);
+        if requested > total {
+            return Err(CollectiveError::NotEnoughGpus {
+                available: total,
+                requested,
+            });
+        }
+        if requested < 2 {
+            return Err(CollectiveError::TooFewGpus {
+                available: total,
+                requested,
+            });
+        }
+        let group: Vec<u32> = (0..requested as u32).collect();
+        let groups = vec![group];
+        // The physical bounds need no plan: a planning thread works them out while another
+        // finishes its last plan.
+        let bounds = std::sync::OnceLock::new();
+        let side: SideJob = std::sync::Mutex::new(Some(Box::new(|| {
+            let _ = bounds.set(busbw_bounds(&fab, &groups[0], q.op));
+        })));
+        let (plans, _) = make_plans(
+            &fab,
+            design,
+            &groups,
+            q.op,
+            q.algorithm,
+            q.routing,
+            q.protocol,
+            keep,
+            Some(&side),
+            workspace,
+        )?;
+        drop(side);
+        let (bound, in_network_bound) = match bounds.get() {
+            Some(&bounds) => bounds,
+            None => busbw_bounds(&fab, &groups[0], q.op),
+        };
+        Ok(Evaluator {
+            design,
+            workspace,
+            fab,
+            op: q.op,
+            gpus: requested as u32,
+            routing: q.routing,
+            protocol: q.protocol,
+            plans,
+            bound_gbyte_s: bound,
+            in_network_bound_gbyte_s: in_network_bound,
+        })
+    }
+
+    pub fn result_at(&self, bytes: Bytes) -> CollectiveResult {
+        let s = bytes.0 as f64;
+        let mut candidates = Vec::new();
+        let mut best: Option<Choice> = None;
+        for (i, c) in self.plans.iter().enumerate() {
+            weigh(&mut best, i, c, self.op, self.protocol, s, |x| {
+                candidates.push(x)
+            });
+        }
+        // make_plans guarantees at least one plan with at least one protocol.
+        let (i, protocol, latency_us, bandwidth_us) =
+            best.unwrap_or((0, Protocol::Simple, 0.0, 0.0));
+        let chosen = &self.plans[i];
+        let time_us = latency_us + bandwidth_us;
+        let algbw = if time_us > 0.0 {
+            s / (time_us * 1e3)
+        } else {
+            0.0
+        };
+        let busbw = algbw * self.op.busbw_factor(self.gpus);
+        let (bottleneck, link_utilization, device_utilization) = bottleneck(
+            &self.fab,
+            self.design,
+            chosen,
+            (bandwidth_us, time_us),
+            &self.workspace.strategy,
+        );
+        let mut notes = chosen.plan.notes.clone();
+        if chosen.plan.algorithm.reduces_in_network() {
+            notes.push(format!(
+                "{} reduces inside the switches, so busbw may exceed the point-to-point bound",
+                chosen.plan.algorithm
+            ));
+        }
+        let why = why_chosen(&candidates, chosen.plan.algorithm, protocol, time_us);
+        CollectiveResult {
+            library: self.fab.library,
+            assumes: self.fab.library.assumes(self.design.sharp_enabled),
+            why,
+            op: self.op,
+            bytes,
+            gpus: self.gpus,
+            algorithm: chosen.plan.algorithm,
+            protocol,
+            routing: self.routing,
+            time_us,
+            latency_us,
+            bandwidth_us,
+            algbw_gbyte_s: algbw,
+            busbw_gbyte_s: busbw,
+            busbw_bound_gbyte_s: if chosen.plan.algorithm.reduces_in_network() {
+                self.in_network_bound_gbyte_s
+            } else {
+                self.bound_gbyte_s
+            },
+            bottleneck,
+            link_utilization,
+            device_utilization,
+            candidates,
+            notes,
+        }
+    }
+}
+
+/// Why the answer's algorithm and protocol: the fastest of the pairs costed, with the runner-up
+/// and how much slower it is.
+fn why_chosen(
+    candidates: &[Candidate],
+    algorithm: Algorithm,
+    protocol: Protocol,
+    time_us: f64,
+) -> String {
+    let runner_up = candidates
+        .iter()
+        .filter(|c| !(c.algorithm == algorithm && c.protocol == protocol))
+        .min_by(|a, b| a.time_us.total_cmp(&b.time_us));
+    match runner_up {
+        None => "the only algorithm and protocol available".into(),
+        Some(next) => format!(
+            "fastest of {} costed; next {}/{} at {} ({})",
+            candidates.len(),
+            next.algorithm,
+            next.protocol.label(),
+            crate::model::units::time_text(next.time_us),
+            if time_us > 0.0 {
+                format!("{:+.0} %", (next.time_us / time_us - 1.0) * 100.0)
+            } else {
+                "n/a".into()
+            }
+        ),
+    }
+}
+
+/// (latency µs, bandwidth µs) of a costed plan at a size and protocol.
+pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
+    let plan = &c.plan;
+    let mut bw = s * c.seconds_per_byte / payload(p);
+    if plan.algorithm == Algorithm::Tree && op == Op::AllReduce {
+        bw /= lat::tree_correction(p, s);
+    }
+    if p == Protocol::Ll {
+        let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
+        bw = bw.max(s * op.busbw_factor(plan.gpus) / cap);
+    }
+    (latency_us(plan, &c.intra_hops, op, p), bw * 1e6)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,289 @@
+//! A plan's latency by NCCL's model (and MLX's), with the design's calibrated intra-node hops.
+
+use crate::analysis::collective::fabric::{Fabric, Resource};
+use crate::analysis::collective::latency::{
+    self as lat, HopKind, Protocol, TableAlgo, hop_latency, ll_hop_latency,
+};
+use crate::analysis::collective::plan::{Groups, Plan};
+use crate::analysis::collective::{Algorithm, Library, Op};
+use crate::model::{Design, LinkTech};
+
+/// Calibrated intra-node hop latencies of one plan (µs, LL figures as in
+/// `ll_hop_latency`), per hop kind; None keeps NCCL's constants exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct IntraHops {
+    pub nvlink: Option<f64>,
+    pub pci: Option<f64>,
+}
+
+impl IntraHops {
+    /// The fitted hop latencies a plan's intra-node steps take from the design's
+    /// calibration. NVLink hops are NVSwitch ports (`NvLink`) or bridges (`NvLinkBridge`):
+    /// the plan's loaded arcs tell which it crosses, and with both the slower one counts, as
+    /// NCCL's `intra_hw` keeps the worst hop. Free when nothing intra-node is calibrated.
+    pub(crate) fn of(fab: &Fabric, design: &Design, plan: &Plan) -> IntraHops {
+        let Some(cal) = design.calibration.as_ref() else {
+            return IntraHops::default();
+        };
+        let (switch, bridge) = (
+            cal.latency_us(LinkTech::NvLink),
+            cal.latency_us(LinkTech::NvLinkBridge),
+        );
+        let nvlink = if switch.is_none() && bridge.is_none() {
+            None
+        } else {
+            let (mut via_switch, mut via_bridge) = (false, false);
+            for phase in &plan.phases {
+                for (a, &load) in phase.loads.iter().enumerate() {
+                    if load > 0.0 && fab.arc_nvlink[a] {
+                        match fab.arc_resource(a) {
+                            Resource::ScaleUp { .. } => via_switch = true,
+                            Resource::Bridge { .. } => via_bridge = true,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            let builtin = ll_hop_latency(HopKind::NvLink);
+            let used = [
+                (via_switch, switch.unwrap_or(builtin)),
+                (via_bridge, bridge.unwrap_or(builtin)),
+            ];
+            let calibrated_used =
+                (via_switch && switch.is_some()) || (via_bridge && bridge.is_some());
+            calibrated_used.then(|| {
+                used.iter()
+                    .filter(|(u, _)| *u)
+                    .map(|&(_, l)| l)
+                    .fold(f64::NEG_INFINITY, f64::max)
+            })
+        };
+        IntraHops {
+            nvlink,
+            pci: cal.latency_us(LinkTech::Pcie),
+        }
+    }
+
+    /// NCCL's per-step constant for `hop_kind`, moved by the calibrated hop latency: every
+    /// protocol and algorithm column shifts by the same µs the LL figure moved, since a
+    /// hop's signalling delay adds to each protocol's own synchronisation cost alike.
+    /// Floored at zero. Network hops are not intra-node and keep NCCL's figure.
+    pub(crate) fn hop_latency(&self, hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
+        let base = hop_latency(hop_kind, algo, p);
+        let fitted = match hop_kind {
+            HopKind::NvLink => self.nvlink,
+            HopKind::Pci => self.pci,
+            HopKind::Net => None,
+        };
+        match fitted {
+            Some(l) => (base + (l - ll_hop_latency(hop_kind))).max(0.0),
+            None => base,
+        }
+    }
+}
+
+/// MLX's step latency: a ring takes 2(n − 1) steps for an all-reduce and n − 1 for an
+/// all-gather, each one message over the worst network path (its stack, switch and cable
+/// latency); a point-to-point exchange takes one.
+fn mlx_latency_us(plan: &Plan, op: Op) -> f64 {
+    let n = f64::from(plan.gpus);
+    let steps = match (plan.algorithm, op) {
+        (Algorithm::Ring | Algorithm::BidirectionalRing, Op::AllReduce) => 2.0 * (n - 1.0),
+        (Algorithm::Ring | Algorithm::BidirectionalRing, _) => n - 1.0,
+        _ => 1.0,
+    };
+    steps * plan.net_extra_us
+}
+
+/// A floor under any time of `algorithm` on groups of `n` GPUs across several domains: its
+/// latency with the cheapest protocol allowed, with no network path latency of its own
+/// (`net_extra_us` is never negative) and intra-domain steps at the network floor (across
+/// domains `latency_us` never charges less).
+pub(super) fn latency_floor_us(
+    algorithm: Algorithm,
+    op: Op,
+    forced: Option<Protocol>,
+    gs: &Groups,
+    n: u32,
+    library: Library,
+) -> f64 {
+    let segs = &gs.segs[0];
+    let skeleton = Plan {
+        algorithm,
+        library,
+        phases: Vec::new(),
+        gpus: n,
+        domains: segs.len() as u32,
+        max_domain_gpus: segs.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0),
+        intra_hop: None,
+        uses_net: false,
+        net_extra_us: 0.0,
+        nvls_rate: 0.0,
+        notes: Vec::new(),
+    };
+    let hops = IntraHops::default();
+    Protocol::ALL
+        .into_iter()
+        .filter(|p| forced.is_none_or(|f| f == *p))
+        .map(|p| latency_us(&skeleton, &hops, op, p))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Latency by NCCL's model: base + steps × per-step latency by hop type (intra-node hops as
+/// calibrated, see `IntraHops`), plus our stack and switch latency on network steps. MLX has
+/// none of NCCL's constants: each ring step is one send and receive over the network path.
+pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol) -> f64 {
+    if plan.library.is_mlx() {
+        return mlx_latency_us(plan, op);
+    }
+    let n = f64::from(plan.gpus);
+    let m = f64::from(plan.domains);
+    let g = f64::from(plan.max_domain_gpus);
+    let multi = plan.domains > 1;
+    let intra = |algo: TableAlgo| -> f64 {
+        let l = plan
+            .intra_hop
+            .map_or(0.0, |hop_kind| hops.hop_latency(hop_kind, algo, p));
+        if multi {
+            l.max(lat::net_overhead(p))
+        } else {
+            l
+        }
+    };
+    let inter = |algo: TableAlgo| lat::hop_latency(HopKind::Net, algo, p) + plan.net_extra_us;
+    let fill = if plan.nvls_rate > 0.0 {
+        lat::nvls_fill_us(plan.nvls_rate)
+    } else {
+        0.0
+    };
+    match plan.algorithm {
+        Algorithm::Ring | Algorithm::BidirectionalRing => {
+            let (steps, inter_steps) = match op {
+                Op::AllReduce => (2.0 * (n - 1.0), if multi { 2.0 * (m - 1.0) } else { 0.0 }),
+                _ => (n - 1.0, if multi { m - 1.0 } else { 0.0 }),
+            };
+            lat::base_latency(TableAlgo::Ring, p)
+                + (steps - inter_steps) * intra(TableAlgo::Ring)
+                + inter_steps * inter(TableAlgo::Ring)
+        }
+        Algorithm::Tree => {
+            if multi {
+                lat::base_latency(TableAlgo::Tree, p)
+                    + 2.0
+                        * ((g - 1.0) * intra(TableAlgo::Tree)
+                            + log2_ceil(plan.domains) * inter(TableAlgo::Tree))
+            } else {
+                lat::base_latency(TableAlgo::Tree, p) + 2.0 * (n - 1.0) * intra(TableAlgo::Tree)
+            }
+        }
+        Algorithm::Nvls => hops.hop_latency(HopKind::NvLink, TableAlgo::Nvls, p) + fill,
+        Algorithm::NvlsTree => {
+            hops.hop_latency(HopKind::NvLink, TableAlgo::NvlsTree, p)
+                + 2.0 * log2_ceil(plan.domains) * inter(TableAlgo::NvlsTree)
+                + fill
+        }
+        Algorithm::Sharp => {
+            let intra_hop = plan.intra_hop.unwrap_or(HopKind::NvLink);
+            2.0 * ((g - 1.0).min(1.0) * hops.hop_latency(intra_hop, TableAlgo::CollNetDirect, p)
+                + (g - 1.0) * 0.4)
+                + inter(TableAlgo::CollNetDirect)
+                + fill
+        }
+        Algorithm::Hierarchical => {
+            lat::base_latency(TableAlgo::Ring, p)
+                + 2.0 * (g - 1.0) * intra(TableAlgo::Ring)
+                + 2.0 * (m - 1.0) * inter(TableAlgo::Ring)
+        }
+        Algorithm::Direct => {
+            let hop = if plan.uses_net {
+                inter(TableAlgo::Ring)
+            } else {
+                intra(TableAlgo::Ring)
+            };
+            let base = lat::base_latency(TableAlgo::Ring, p) + hop;
+            if op == Op::AllToAll {
+                let local = (g - 1.0).max(0.0) * intra(TableAlgo::Ring);
+                let remote = (n - g).max(0.0) * lat::net_overhead(p);
+                base + (local + remote) / lat::P2P_IN_FLIGHT
+            } else {
+                base
+            }
+        }
+    }
+}
+
+/// `ceil(log2(m))` for m ≥ 1.
+pub(crate) fn log2_ceil(m: u32) -> f64 {
+    if m <= 1 {
+        0.0
+    } else {
+        f64::from(32 - (m - 1).leading_zeros())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::collective::latency::builtin_intra_hop_latency_us;
+
+    #[test]
+    fn a_calibrated_hop_shifts_every_protocol_of_its_kind_alike() {
+        let hops = IntraHops {
+            nvlink: Some(0.9),
+            pci: Some(0.0),
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        // NVLink: LL 0.6 → 0.9, so Simple 3.4 → 3.7 and NVLS's 25 → 25.3.
+        assert!(close(
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Ll),
+            0.9
+        ));
+        assert!(close(
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Simple),
+            3.7
+        ));
+        assert!(close(
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Nvls, Protocol::Simple),
+            25.3
+        ));
+        // PCIe: LL 1.0 → 0, Tree LL128 1.9 → 0.9; columns NCCL leaves at 0 stay at 0.
+        assert!(close(
+            hops.hop_latency(HopKind::Pci, TableAlgo::Ring, Protocol::Ll),
+            0.0
+        ));
+        assert!(close(
+            hops.hop_latency(HopKind::Pci, TableAlgo::Tree, Protocol::Ll128),
+            0.9
+        ));
+        assert!(close(
+            hops.hop_latency(HopKind::Pci, TableAlgo::Nvls, Protocol::Simple),
+            0.0
+        ));
+        // The network is not an intra-node hop.
+        assert_eq!(
+            hops.hop_latency(HopKind::Net, TableAlgo::Ring, Protocol::Ll),
+            2.7
+        );
+        // Uncalibrated: NCCL's figures exactly.
+        let none = IntraHops::default();
+        assert_eq!(
+            none.hop_latency(HopKind::NvLink, TableAlgo::Tree, Protocol::Ll128),
+            1.25
+        );
+        assert_eq!(
+            builtin_intra_hop_latency_us(LinkTech::NvLinkBridge),
+            Some(0.6)
+        );
+        assert_eq!(builtin_intra_hop_latency_us(LinkTech::Pcie), Some(1.0));
+        assert_eq!(builtin_intra_hop_latency_us(LinkTech::InfiniBand), None);
+    }
+
+    #[test]
+    fn log2_ceil_values() {
+        assert_eq!(log2_ceil(1), 0.0);
+        assert_eq!(log2_ceil(2), 1.0);
+        assert_eq!(log2_ceil(3), 2.0);
+        assert_eq!(log2_ceil(8), 3.0);
+        assert_eq!(log2_ceil(9), 4.0);
+    }
+}

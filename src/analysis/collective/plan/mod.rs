@@ -1,0 +1,373 @@
+//! The algorithms as flows: each turns a group of GPUs into phases, and each phase into the
+//! bytes every arc carries per byte of the collective's size. Routing happens here (through
+//! `LoadBuilder`), so the bandwidth term later is only "most loaded arc / its capacity".
+//!
+//! One file an algorithm family (`ring`, `tree`, `nvls`, `sharp`, `all_to_all`; hierarchical
+//! and send/recv are put together here from theirs), `loads` the builder they all add to.
+
+mod all_to_all;
+mod loads;
+mod nvls;
+mod ring;
+mod sharp;
+mod tree;
+
+pub(crate) use loads::LoadBuilder;
+
+use super::fabric::Fabric;
+use super::latency::HopKind;
+use super::routing::{Router, TreeUse};
+use super::{Algorithm, CollectiveError, Op, Routing};
+use all_to_all::{all_to_all, pxn_send};
+use loads::PhaseLoads;
+use nvls::{all_nvls, nvls_gpu_rate, nvls_loads};
+use ring::rings;
+use sharp::sharp_trees;
+use std::sync::Arc;
+use tree::trees;
+
+/// NCCL runs two channels per ring or tree on each NIC: two connections to hash.
+const CHANNELS_PER_CONNECTION: u32 = 2;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Phase {
+    /// How many times the phase's traffic pattern repeats, back to back.
+    pub repeat: f64,
+    /// Bytes per arc per byte of the collective's size, for one repetition (shared when a
+    /// phase repeats an earlier one's traffic).
+    pub loads: Arc<Vec<f64>>,
+    /// NVLS phases run the NVLink ports at NVLS efficiency.
+    pub nvls: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub algorithm: Algorithm,
+    /// The library that runs it (its protocols and step latencies).
+    pub library: super::Library,
+    pub phases: Vec<Phase>,
+    /// GPUs in each group.
+    pub gpus: u32,
+    /// Scale-up domains in the group and the largest number of GPUs one holds.
+    pub domains: u32,
+    pub max_domain_gpus: u32,
+    /// Worst intra-domain hop (PCIe is worse than NVLink); None when no GPU talks inside a domain.
+    pub intra_hop: Option<HopKind>,
+    pub uses_net: bool,
+    /// Stack, switch and propagation latency of the worst network path, µs.
+    pub net_extra_us: f64,
+    /// Per-GPU usable NVLink rate at NVLS efficiency (bytes/s) for the NVLS pipeline fill.
+    pub nvls_rate: f64,
+    pub notes: Vec<String>,
+}
+
+/// A run of the group's GPUs inside one scale-up domain.
+pub(crate) struct Segment<'g> {
+    pub gpus: &'g [u32],
+}
+
+pub(crate) fn segments<'g>(fab: &Fabric, group: &'g [u32]) -> Vec<Segment<'g>> {
+    let mut out: Vec<Segment> = Vec::new();
+    let mut start = 0;
+    let mut last = u32::MAX;
+    for (i, &g) in group.iter().enumerate() {
+        let d = fab.domain_of_gpu(g);
+        if i > 0 && d != last {
+            out.push(Segment {
+                gpus: &group[start..i],
+            });
+            start = i;
+        }
+        last = d;
+    }
+    if start < group.len() {
+        out.push(Segment {
+            gpus: &group[start..],
+        });
+    }
+    out
+}
+
+fn key(a: u64, b: u64, c: u64) -> u64 {
+    a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ c
+}
+
+fn equal_segments(segs: &[Segment]) -> bool {
+    segs.windows(2).all(|w| w[0].gpus.len() == w[1].gpus.len())
+}
+
+/// Concurrent, congruent groups of GPUs (one group for a plain collective; the TP or DP groups
+/// of a training step), with what every algorithm asks of them worked out once.
+pub(crate) struct Groups<'g> {
+    pub groups: &'g [Vec<u32>],
+    /// Per group: its runs of GPUs by scale-up domain.
+    pub segs: Vec<Vec<Segment<'g>>>,
+    /// Every GPU of every group sits behind an NVSwitch that reduces (NVLS).
+    pub all_nvls: bool,
+}
+
+impl<'g> Groups<'g> {
+    pub fn new(fab: &Fabric, groups: &'g [Vec<u32>]) -> Self {
+        Groups {
+            groups,
+            segs: groups.iter().map(|g| segments(fab, g)).collect(),
+            all_nvls: groups.iter().all(|gr| all_nvls(fab, gr)),
+        }
+    }
+
+    /// Each group with its domain runs.
+    fn each(&self) -> impl Iterator<Item = (&'g [u32], &[Segment<'g>])> {
+        self.groups
+            .iter()
+            .map(Vec::as_slice)
+            .zip(self.segs.iter().map(Vec::as_slice))
+    }
+}
+
+/// The plan of `algorithm` for `op` over the groups, or why it does not apply.
+pub(crate) fn plan<'f>(
+    fab: &'f Fabric,
+    router: &mut Router<'f>,
+    gs: &Groups,
+    op: Op,
+    algorithm: Algorithm,
+    routing: Routing,
+) -> Result<Plan, CollectiveError> {
+    let groups = gs.groups;
+    let unavailable = |reason: &str| CollectiveError::AlgorithmUnavailable {
+        algorithm,
+        op,
+        reason: reason.to_string(),
+    };
+    let Some(first) = groups.first() else {
+        return Err(CollectiveError::NoGpus);
+    };
+    let segs0 = &gs.segs[0];
+    let m = segs0.len() as u32;
+    let n = first.len() as u32;
+    let max_g = segs0.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0);
+    let nf = f64::from(n);
+    let g = f64::from(max_g);
+    let mf = f64::from(m);
+    let mut phases: Vec<Phase> = Vec::new();
+    let mut notes = Vec::new();
+    let mut nvls_rate = 0.0;
+    let mut intra_hop = None;
+    let mut uses_net = false;
+    let mut net_extra = 0.0f64;
+    let mut push = |res: PhaseLoads, repeat: f64, nvls: bool, phases: &mut Vec<Phase>| {
+        let (loads, hop_kind, net, extra) = res;
+        intra_hop = match (intra_hop, hop_kind) {
+            (Some(HopKind::Pci), _) | (_, Some(HopKind::Pci)) => Some(HopKind::Pci),
+            (Some(a), _) => Some(a),
+            (None, b) => b,
+        };
+        uses_net |= net;
+        net_extra = net_extra.max(extra);
+        phases.push(Phase {
+            repeat,
+            loads,
+            nvls,
+        });
+    };
+    let all_groups_nvls = gs.all_nvls;
+    match (op, algorithm) {
+        (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Ring)
+        | (Op::AllReduce | Op::AllGather, Algorithm::BidirectionalRing) => {
+            let steps = if op == Op::AllReduce {
+                2.0 * (nf - 1.0)
+            } else {
+                nf - 1.0
+            };
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (group, segs) in gs.each() {
+                if algorithm == Algorithm::BidirectionalRing {
+                    // Half of every chunk goes clockwise, half counter-clockwise, on the same
+                    // neighbours: each direction of a ring link carries half a one-way ring's.
+                    rings(&mut b, fab, group, segs, 0.5 / nf, true, false)?;
+                    rings(&mut b, fab, group, segs, 0.5 / nf, true, true)?;
+                } else {
+                    rings(&mut b, fab, group, segs, 1.0 / nf, true, false)?;
+                }
+            }
+            push(b.finish()?, steps, false, &mut phases);
+        }
+        (Op::Broadcast | Op::Reduce, Algorithm::Ring) => {
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (group, segs) in gs.each() {
+                rings(&mut b, fab, group, segs, 1.0, false, op == Op::Reduce)?;
+            }
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
+        (Op::AllReduce, Algorithm::Tree) => {
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (group, segs) in gs.each() {
+                if segs.len() == 1 {
+                    for w in group.windows(2) {
+                        b.intra(w[1], w[0], 1.0);
+                        b.intra(w[0], w[1], 1.0);
+                    }
+                } else {
+                    trees(&mut b, fab, segs, 1.0, false)?;
+                }
+            }
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
+        (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Nvls) => {
+            if m != 1 {
+                return Err(unavailable(
+                    "NVLS reduces inside one NVSwitch domain; across domains use NVLS-tree",
+                ));
+            }
+            if !all_groups_nvls {
+                return Err(unavailable(
+                    "needs NVSwitch generation 3 or later (Hopper, Blackwell)",
+                ));
+            }
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for group in groups {
+                nvls_loads(&mut b, fab, group, op);
+            }
+            nvls_rate = nvls_gpu_rate(fab, first);
+            push(b.finish()?, 1.0, true, &mut phases);
+        }
+        (Op::AllReduce, Algorithm::NvlsTree) => {
+            if m < 2 {
+                return Err(unavailable(
+                    "NVLS-tree joins several NVSwitch domains; one domain uses NVLS",
+                ));
+            }
+            if !all_groups_nvls || !equal_segments(segs0) {
+                return Err(unavailable(
+                    "needs NVSwitch gen3+ in every node, each with the same number of GPUs",
+                ));
+            }
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (_, segs) in gs.each() {
+                for s in segs {
+                    nvls_loads(&mut b, fab, s.gpus, Op::AllReduce);
+                }
+                trees(&mut b, fab, segs, 1.0, true)?;
+            }
+            nvls_rate = nvls_gpu_rate(fab, first);
+            push(b.finish()?, 1.0, true, &mut phases);
+        }
+        (Op::AllReduce, Algorithm::Sharp) => {
+            if m < 2 {
+                return Err(unavailable(
+                    "in-network reduction needs GPUs in several nodes",
+                ));
+            }
+            if !equal_segments(segs0) {
+                return Err(unavailable("needs the same number of GPUs in every node"));
+            }
+            let mut b = LoadBuilder::new(fab, router, routing);
+            let mut used = TreeUse::default();
+            for (gi, (_, segs)) in gs.each().enumerate() {
+                for s in segs {
+                    if all_groups_nvls {
+                        nvls_loads(&mut b, fab, s.gpus, Op::AllReduce);
+                    } else {
+                        // Reduce-scatter then all-gather inside the node, by ring.
+                        let k = s.gpus.len();
+                        for i in 0..k {
+                            b.intra(s.gpus[i], s.gpus[(i + 1) % k], 2.0 * (g - 1.0) / g);
+                        }
+                    }
+                }
+                sharp_trees(&mut b, fab, segs, gi as u32, &mut used)?;
+            }
+            if all_groups_nvls {
+                nvls_rate = nvls_gpu_rate(fab, first);
+            }
+            push(b.finish()?, 1.0, all_groups_nvls, &mut phases);
+        }
+        (Op::AllReduce, Algorithm::Hierarchical) => {
+            if m < 2 || max_g < 2 {
+                return Err(unavailable("needs several nodes with several GPUs each"));
+            }
+            if !equal_segments(segs0) {
+                return Err(unavailable("needs the same number of GPUs in every node"));
+            }
+            // GpuInterconnect-domain reduce-scatter by ring (the same traffic again for the all-gather).
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (_, segs) in gs.each() {
+                for s in segs {
+                    let k = s.gpus.len();
+                    for i in 0..k {
+                        b.intra(s.gpus[i], s.gpus[(i + 1) % k], 1.0 / g);
+                    }
+                }
+            }
+            let intra = b.finish()?;
+            let intra_copy = intra.clone();
+            push(intra, g - 1.0, false, &mut phases);
+            // One inter-domain ring per local GPU index, on that GPU's NIC.
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (_, segs) in gs.each() {
+                for l in 0..max_g as usize {
+                    for i in 0..segs.len() {
+                        let (a, c) = (segs[i].gpus[l], segs[(i + 1) % segs.len()].gpus[l]);
+                        let (na, nc) = (fab.gpus[a as usize].nic, fab.gpus[c as usize].nic);
+                        b.inter(
+                            a,
+                            c,
+                            na,
+                            nc,
+                            1.0 / (g * mf),
+                            CHANNELS_PER_CONNECTION,
+                            key(l as u64, i as u64, 30),
+                        )?;
+                    }
+                }
+            }
+            push(b.finish()?, 2.0 * (mf - 1.0), false, &mut phases);
+            push(intra_copy, g - 1.0, false, &mut phases);
+        }
+        (Op::AllToAll, Algorithm::Direct) => {
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (group, segs) in gs.each() {
+                all_to_all(&mut b, fab, group, segs, routing, &mut notes)?;
+            }
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
+        (Op::SendRecv, Algorithm::Direct) => {
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for group in groups {
+                for i in 0..group.len() {
+                    let (a, c) = (group[i], group[(i + 1) % group.len()]);
+                    if fab.domain_of_gpu(a) == fab.domain_of_gpu(c) {
+                        b.intra(a, c, 1.0);
+                    } else {
+                        pxn_send(&mut b, fab, a, c, 1.0, key(i as u64, u64::from(a), 40))?;
+                    }
+                }
+            }
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
+        _ => {
+            return Err(unavailable(&format!(
+                "{} has no {} variant",
+                op.cli_name(),
+                algorithm.label()
+            )));
+        }
+    }
+    notes.dedup();
+    Ok(Plan {
+        algorithm,
+        library: fab.library,
+        phases,
+        gpus: n,
+        domains: m,
+        max_domain_gpus: max_g,
+        intra_hop,
+        uses_net,
+        net_extra_us: net_extra,
+        nvls_rate,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,47 @@
+//! NVLS: the NVSwitch reduces, so each GPU's port carries its share once each way.
+
+use super::loads::LoadBuilder;
+use crate::analysis::collective::Op;
+use crate::analysis::collective::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
+use crate::analysis::collective::latency::HopKind;
+
+pub(super) fn all_nvls(fab: &Fabric, group: &[u32]) -> bool {
+    group.iter().all(|&g| {
+        let n = fab.node_of_gpu(g);
+        matches!(n.interconnect, GpuInterconnect::NvSwitch { nvls: true })
+            && n.arch.nvls_efficiency() > 0.0
+    })
+}
+
+pub(super) fn nvls_loads(b: &mut LoadBuilder, fab: &Fabric, seg: &[u32], op: Op) {
+    let n = seg.len() as f64;
+    let (up, down) = match op {
+        // Reads of every slice for the in-switch reduction plus the store of one's own result;
+        // the result back plus the multicast of everyone's.
+        Op::AllReduce => (1.0 + 1.0 / n, 1.0 + 1.0 / n),
+        Op::ReduceScatter => (1.0, 1.0 / n),
+        _ => (1.0 / n, 1.0),
+    };
+    for &g in seg {
+        let gpu = &fab.gpus[g as usize];
+        b.add_arc(gpu.su_up, up);
+        b.add_arc(gpu.su_down, down);
+    }
+    b.intra_hop = Some(HopKind::NvLink);
+}
+
+pub(super) fn nvls_gpu_rate(fab: &Fabric, group: &[u32]) -> f64 {
+    group
+        .iter()
+        .map(|&g| {
+            let gpu = &fab.gpus[g as usize];
+            let node = fab.node_of_gpu(g);
+            let up = if gpu.su_up == ABSENT_ARC {
+                0.0
+            } else {
+                fab.arc_usable[gpu.su_up as usize]
+            };
+            up * node.arch.nvls_efficiency()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
