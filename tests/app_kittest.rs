@@ -848,3 +848,107 @@ fn on_a_1366_by_768_laptop_the_sidebar_reaches_what_ifs_and_workload_without_wid
         railyard::app::sidebar::SidebarView::Inspector
     );
 }
+
+/// A workstation's NICs edited in the inspector: adding one leaves its on-board 10 GbE link
+/// where it was (it used to move onto the new NIC); removing a NIC that carries a link asks
+/// first, takes the link with it in one undo step, and keeps later NICs' links on their cards.
+#[test]
+fn nic_edits_in_the_inspector_keep_links_on_their_ports() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × RTX 4090 workstation, 10 GbE switch");
+    let design = harness.state().document().design().clone();
+    let node = design.devices[0].id;
+    let select = |harness: &mut Harness<'_, RailyardApp>, id: DeviceId| {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.insert(id);
+        harness.run();
+    };
+    select(&mut harness, node);
+    harness.get_by_label("Add NIC").click();
+    harness.run();
+    let after = harness.state().document().design();
+    assert_eq!(after.links, design.links, "no link moved");
+    assert_eq!(
+        after
+            .device(node)
+            .and_then(|d| d.kind.as_node())
+            .map(|n| n.nics.len()),
+        Some(1)
+    );
+    assert_eq!(
+        harness.state().document().history().undo_label(),
+        Some("edit device")
+    );
+
+    // Two DGX H100 joined NIC 0 to NIC 0 and NIC 1 to NIC 1.
+    let mut harness = harness_with_two_dgx_links();
+    let dgx = harness.state().document().design().devices[0].id;
+    let before = harness.state().document().design().clone();
+    select(&mut harness, dgx);
+    // The inspector's eight NIC rows end the list of "×" buttons (tabs close with one too).
+    let removes: Vec<_> = harness.get_all_by_label("×").collect();
+    assert!(removes.len() >= 8, "one per NIC");
+    removes[removes.len() - 8].scroll_to_me();
+    harness.run();
+    let removes: Vec<_> = harness.get_all_by_label("×").collect();
+    removes[removes.len() - 8].click();
+    harness.run();
+    // Nothing changed yet: the inspector names the link and asks.
+    assert_eq!(*harness.state().document().design(), before);
+    harness.get_by_label_contains("NIC 0 carries 1 link(s)");
+    harness.get_by_label("Remove NIC and links").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Remove NIC and links").click();
+    harness.run();
+    let after = harness.state().document().design().clone();
+    assert_eq!(after.links.len(), 1);
+    // The link that was on NIC 1 is on the same card, now NIC 0.
+    let kept = &after.links[0];
+    let end = if kept.a.device == dgx { kept.a } else { kept.b };
+    assert_eq!(end.port, railyard::model::Port::Nic(0));
+    assert_eq!(
+        after
+            .device(dgx)
+            .and_then(|d| d.kind.as_node())
+            .map(|n| n.nics.len()),
+        Some(7)
+    );
+    // One undo step brings the NIC and its link back exactly.
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(*harness.state().document().design(), before);
+}
+
+fn harness_with_two_dgx_links() -> Harness<'static, RailyardApp> {
+    let mut harness = harness(app());
+    for _ in 0..2 {
+        harness.state_mut().add_part(&PartId::new("dgx-h100"));
+        harness.run();
+    }
+    let catalog = Catalog::builtin();
+    let ids: Vec<DeviceId> = harness
+        .state()
+        .document()
+        .design()
+        .devices
+        .iter()
+        .map(|d| d.id)
+        .collect();
+    for _ in 0..2 {
+        let link = default_link(
+            harness.state().document().design(),
+            &catalog,
+            ids[0],
+            ids[1],
+        )
+        .expect("a free NIC on each");
+        assert!(harness.state_mut().apply(Command::Insert {
+            devices: vec![],
+            links: vec![link],
+            groups: vec![],
+        }));
+        harness.run();
+    }
+    harness
+}

@@ -530,6 +530,9 @@ fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) -> Option<u3
                 ui.label(format!("{i}"));
                 // Right to left, so the combo box takes whatever width the others leave.
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    // Clear of the panel's floating scroll bar, which takes clicks at the edge.
+                    let scroll = &ui.spacing().scroll;
+                    ui.add_space(scroll.bar_width + scroll.bar_outer_margin);
                     if ui
                         .small_button("×")
                         .on_hover_text("Remove this NIC")

@@ -253,24 +253,36 @@ fn migrate(
         .iter()
         .filter(|m| m.from >= found && m.from < CURRENT_VERSION)
     {
-        (step.migrate)(design).map_err(|message| DesignFileError::Migration {
-            origin: origin.to_string(),
-            from: step.from,
-            message,
-        })?;
+        if let Err(message) = (step.migrate)(design) {
+            return Err(
+                located(text, origin, found).unwrap_or(DesignFileError::Migration {
+                    origin: origin.to_string(),
+                    from: step.from,
+                    message,
+                }),
+            );
+        }
     }
     doc.value
         .set_field("version", Tree::Number(CURRENT_VERSION.to_string()));
     let migrated = ron_tree::print(&doc);
     // Positions in the migrated text mean nothing to the user, so this error names none.
-    let file: DesignFile =
-        ron_options()
-            .from_str(&migrated)
-            .map_err(|e| DesignFileError::Invalid {
-                origin: origin.to_string(),
-                message: format!("after migrating from version {found}: {}", e.code),
-            })?;
+    let file: DesignFile = ron_options().from_str(&migrated).map_err(|e| {
+        located(text, origin, found).unwrap_or(DesignFileError::Invalid {
+            origin: origin.to_string(),
+            message: format!("after migrating from version {found}: {}", e.code),
+        })
+    })?;
     Ok(file.design)
+}
+
+/// An old file's error with its line and column, for the versions whose layout is known
+/// typed (`migrations.rs`); None when that layout reads the file or is not known.
+fn located(text: &str, origin: &str, found: u32) -> Option<DesignFileError> {
+    if found != 1 {
+        return None;
+    }
+    super::migrations::locate_v1_error(text).map(|e| syntax_error(origin, &e))
 }
 
 /// The oldest version a migration list reaches the current one from; the list must run
@@ -472,6 +484,16 @@ mod tests {
         let b = parse_design(&swapped, "b.ron").unwrap();
         assert_eq!(a, b);
         assert_eq!(a.links.len(), 1);
+    }
+
+    #[test]
+    fn a_wrong_field_in_a_version_1_file_is_placed_by_line_and_column() {
+        let text = "(\n  version: 1,\n  design: (name: \"x\", devices: [oops]),\n)";
+        let e = parse_design(text, "old.ron").unwrap_err();
+        assert!(e.to_string().starts_with("old.ron:3:"), "{e}");
+        // A port number is what version 1 had, so it is no error there.
+        let fine = "(version: 1, design: (name: \"x\", links: []))";
+        assert!(parse_design(fine, "ok.ron").is_ok());
     }
 
     #[test]

@@ -78,3 +78,75 @@ fn port_tree(port: Port) -> Tree {
         Port::NvLink => Tree::Ident("NvLink".to_string()),
     }
 }
+
+/// Where a version-1 file goes wrong, with its line and column: the migration works on an
+/// untyped tree that has no positions, so an old file with a wrong field would otherwise be
+/// refused without saying where. None when the file reads as version 1.
+pub(super) fn locate_v1_error(text: &str) -> Option<ron::error::SpannedError> {
+    ron_options().from_str::<v1::File>(text).err()
+}
+
+/// Version 1's layout, typed: the current one but for a port, which was a number.
+mod v1 {
+    use crate::model::{
+        Bandwidth, Calibration, Device, Group, LengthClass, LinkId, LinkState, LinkTech, PartId,
+        Transport,
+    };
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)] // Read only for the errors it gives.
+    pub struct File {
+        version: u32,
+        design: Design,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Design {
+        name: String,
+        #[serde(default)]
+        notes: String,
+        #[serde(default)]
+        groups: Vec<Group>,
+        #[serde(default)]
+        devices: Vec<Device>,
+        #[serde(default)]
+        links: Vec<Link>,
+        #[serde(default)]
+        calibration: Option<Calibration>,
+        #[serde(default)]
+        sharp_enabled: bool,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Link {
+        id: LinkId,
+        a: End,
+        b: End,
+        tech: LinkTech,
+        rate_gbit_s: Bandwidth,
+        #[serde(default)]
+        lanes: u32,
+        #[serde(default)]
+        transport: Transport,
+        #[serde(default)]
+        length: LengthClass,
+        #[serde(default)]
+        state: LinkState,
+        #[serde(default)]
+        cable: Option<PartId>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct End {
+        device: u32,
+        port: u32,
+    }
+}
