@@ -952,3 +952,64 @@ fn harness_with_two_dgx_links() -> Harness<'static, RailyardApp> {
     }
     harness
 }
+
+/// A typed value outside a field's range is refused with the reason beside the field, not
+/// clamped: 99999 GPUs stay 4 (it once became 16) and −5 Gb/s stays 10 (it once became
+/// 0.001); a valid value then goes through and the reason goes away.
+#[test]
+fn an_out_of_range_value_is_refused_with_the_reason() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × RTX 4090 workstation, 10 GbE switch");
+    let design = harness.state().document().design().clone();
+    let node = design.devices[0].id;
+    let gpus = |h: &Harness<'_, RailyardApp>| {
+        h.state()
+            .document()
+            .design()
+            .device(node)
+            .and_then(|d| d.kind.as_node())
+            .map(|n| n.gpu_count)
+    };
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.insert(node);
+    }
+    harness.run();
+    let type_into = |harness: &mut Harness<'_, RailyardApp>, field: &str, text: &str| {
+        harness
+            .get_by_role_and_label(Role::SpinButton, field)
+            .click();
+        harness.run();
+        harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+        harness
+            .get_by_role_and_label(Role::SpinButton, field)
+            .type_text(text);
+        harness.key_press(Key::Enter);
+        harness.run();
+    };
+    type_into(&mut harness, "GPUs", "99999");
+    assert_eq!(gpus(&harness), Some(4));
+    harness.get_by_label_contains("99999 refused: a node holds 1 to 16 GPUs");
+    type_into(&mut harness, "GPUs", "8");
+    assert_eq!(gpus(&harness), Some(8));
+    assert!(harness.query_by_label_contains("refused").is_none());
+
+    // A link's rate: −5 Gb/s is refused too.
+    let link = design.links[0].id;
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.links.insert(link);
+    }
+    harness.run();
+    type_into(&mut harness, "Per lane", "-5");
+    let rate = harness
+        .state()
+        .document()
+        .design()
+        .link(link)
+        .map(|l| l.rate_gbit_s);
+    assert_eq!(rate, Some(Bandwidth::from_gbit_s(10.0)));
+    harness.get_by_label_contains("-5 Gb/s refused: a lane runs at 0.001 to 100,000 Gb/s");
+}

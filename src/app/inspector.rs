@@ -175,20 +175,24 @@ fn part_row(
     *value != before
 }
 
-/// A grid row with a number dragged or typed; the label names the field.
+/// A grid row with a number dragged or typed; the label names the field. A drag stops at
+/// the ends of `range`; a typed value outside it is refused, not clamped, and the row below
+/// says why (`why` names the limit: "a node holds 1 to 16 GPUs") until a valid value is typed.
+#[allow(clippy::too_many_arguments)]
 fn number_row<T: egui::emath::Numeric>(
     ui: &mut Ui,
     label: &str,
     value: &mut T,
     range: std::ops::RangeInclusive<T>,
     suffix: &str,
+    why: &str,
     gesture: &mut Gesture,
 ) -> Response {
     let l = ui.label(label);
+    let mut edited = *value;
     let r = ui
         .add(
-            DragValue::new(value)
-                .range(range)
+            DragValue::new(&mut edited)
                 .speed(0.1)
                 .suffix(suffix)
                 .update_while_editing(false),
@@ -196,6 +200,28 @@ fn number_row<T: egui::emath::Numeric>(
         .labelled_by(l.id);
     gesture.track(ui, &r);
     ui.end_row();
+    let refusal_id = r.id.with("refused");
+    if r.changed() {
+        if range.contains(&edited) {
+            *value = edited;
+            ui.data_mut(|d| d.remove::<String>(refusal_id));
+        } else if r.dragged() {
+            let (lo, hi) = (*range.start(), *range.end());
+            *value = if edited.to_f64() < lo.to_f64() {
+                lo
+            } else {
+                hi
+            };
+        } else {
+            let typed = egui::emath::format_with_decimals_in_range(edited.to_f64(), 0..=6);
+            ui.data_mut(|d| d.insert_temp(refusal_id, format!("{typed}{suffix} refused: {why}")));
+        }
+    }
+    if let Some(refusal) = ui.data(|d| d.get_temp::<String>(refusal_id)) {
+        ui.label("");
+        ui.colored_label(ui.visuals().error_fg_color, refusal);
+        ui.end_row();
+    }
     r
 }
 
@@ -384,7 +410,15 @@ fn device_kind_rows(
                         _ => node.gpu = gpu,
                     }
                 }
-                number_row(ui, "GPUs", &mut node.gpu_count, 1..=16, "", gesture);
+                number_row(
+                    ui,
+                    "GPUs",
+                    &mut node.gpu_count,
+                    1..=16,
+                    "",
+                    "a node holds 1 to 16 GPUs",
+                    gesture,
+                );
             } else {
                 ui.label("GPUs");
                 ui.label(format!(
@@ -423,6 +457,7 @@ fn device_kind_rows(
                 &mut sw.breakout,
                 1..=max_breakout,
                 " per port",
+                &format!("this switch splits a port 1 to {max_breakout} ways"),
                 gesture,
             );
             if let Some(spec) = spec {
@@ -635,12 +670,21 @@ fn link_ui(
                 &mut gbit_s,
                 0.001..=100_000.0,
                 " Gb/s",
+                "a lane runs at 0.001 to 100,000 Gb/s",
                 &mut gesture,
             );
             if r.changed() {
                 draft.rate_gbit_s = Bandwidth::from_gbit_s(gbit_s);
             }
-            number_row(ui, "Lanes", &mut draft.lanes, 1..=64, "", &mut gesture);
+            number_row(
+                ui,
+                "Lanes",
+                &mut draft.lanes,
+                1..=64,
+                "",
+                "a link bundles 1 to 64 lanes",
+                &mut gesture,
+            );
             ui.label("Carries");
             ui.label(if draft.capacity() == draft.nominal_capacity() {
                 draft.capacity().to_string()
