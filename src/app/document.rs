@@ -8,7 +8,7 @@ use crate::io::{DesignFileError, load_design, save_design};
 use crate::model::command::{Command, CommandError, History};
 use crate::model::{Design, Device, DeviceId, Link, LinkId, Pos};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -199,8 +199,9 @@ pub fn copy_selection(design: &Design, devices: &BTreeSet<DeviceId>) -> Clip {
     }
 }
 
-/// Inserts a clip with fresh ids, shifted by `offset` so the copy does not hide the original.
-/// Returns the command and the new ids (to select them).
+/// Inserts a clip with fresh ids and names no device in the design has (`leaf-3` becomes
+/// the next free `leaf-N`), shifted by `offset`. Returns the command and the new ids (to
+/// select them).
 pub fn paste_command(
     design: &Design,
     clip: &Clip,
@@ -209,11 +210,14 @@ pub fn paste_command(
     let mut next_link = design.next_link_id().0;
     let mut renumber: HashMap<DeviceId, DeviceId> = HashMap::new();
     let mut devices = Vec::with_capacity(clip.devices.len());
+    let mut taken: HashSet<String> = design.devices.iter().map(|d| d.name.clone()).collect();
     for (number, d) in (design.next_device_id().0..).zip(&clip.devices) {
         let mut device = d.clone();
         let id = DeviceId(number);
         renumber.insert(d.id, id);
         device.id = id;
+        device.name = free_name(&d.name, &taken);
+        taken.insert(device.name.clone());
         device.pos = Pos::new(d.pos.x + offset.0, d.pos.y + offset.1);
         // A group from another design would dangle.
         if device.group.is_some_and(|g| design.group(g).is_none()) {
@@ -257,6 +261,24 @@ pub fn paste_command(
         device_ids,
         link_ids,
     )
+}
+
+/// `name` if no device has it, else the same stem with the next free number: `leaf-3` →
+/// `leaf-4` (keeping zero padding: `node-01` → `node-02`), `spine` → `spine-2`.
+fn free_name(name: &str, taken: &HashSet<String>) -> String {
+    if !taken.contains(name) {
+        return name.to_string();
+    }
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (stem, number, width) = match name[name.len() - digits..].parse::<u64>() {
+        Ok(n) if digits > 0 => (&name[..name.len() - digits], n, digits),
+        _ => (name, 1, 0),
+    };
+    let separator = if width == 0 { "-" } else { "" };
+    (number.saturating_add(1)..)
+        .map(|n| format!("{stem}{separator}{n:0width$}"))
+        .find(|candidate| !taken.contains(candidate))
+        .unwrap_or_else(|| format!("{name} (copy)"))
 }
 
 /// Deletes the selected devices (with their links) and the selected links.
@@ -399,6 +421,27 @@ mod tests {
         assert_eq!(moved.pos, Pos::new(240.0, 40.0));
         assert_eq!(design.devices.len(), 5);
         assert_eq!(design.links.len(), 3);
+    }
+
+    #[test]
+    fn pasted_devices_get_the_next_free_names() {
+        let taken: HashSet<String> = ["leaf-3", "leaf-4", "node-01", "spine", "n9"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(free_name("leaf-3", &taken), "leaf-5");
+        assert_eq!(free_name("node-01", &taken), "node-02");
+        assert_eq!(free_name("spine", &taken), "spine-2");
+        assert_eq!(free_name("n9", &taken), "n10");
+        assert_eq!(free_name("fresh", &taken), "fresh");
+        // Two copies pasted together get two names.
+        let mut design = three();
+        let all = BTreeSet::from([DeviceId(0), DeviceId(1), DeviceId(2)]);
+        let clip = copy_selection(&design, &all);
+        let (command, ..) = paste_command(&design, &clip, (40.0, 40.0));
+        command.apply(&mut design).expect("applies");
+        let names: HashSet<&str> = design.devices.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names.len(), 6, "{names:?}");
     }
 
     #[test]

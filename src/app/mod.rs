@@ -477,6 +477,25 @@ impl RailyardApp {
         tab.canvas.selection.retain_existing(tab.doc.design());
     }
 
+    /// Where a paste goes: centred on the pointer when it is over the canvas, else 40 units
+    /// below and right of the copied devices, so the copy never hides the original.
+    fn paste_offset(&self, clip: &Clip, ctx: &egui::Context) -> (f32, f32) {
+        let canvas = &self.tabs[self.active].canvas;
+        let pointer = ctx
+            .input(|i| i.pointer.latest_pos())
+            .and_then(|p| canvas.to_canvas(p))
+            .filter(|p| canvas.scene_rect.contains(egui::pos2(p.x, p.y)));
+        let (Some(at), Some(first)) = (pointer, clip.devices.first()) else {
+            return (40.0, 40.0);
+        };
+        let (mut lo, mut hi) = (first.pos, first.pos);
+        for d in &clip.devices {
+            lo = Pos::new(lo.x.min(d.pos.x), lo.y.min(d.pos.y));
+            hi = Pos::new(hi.x.max(d.pos.x), hi.y.max(d.pos.y));
+        }
+        (at.x - (lo.x + hi.x) / 2.0, at.y - (lo.y + hi.y) / 2.0)
+    }
+
     fn run_action(&mut self, action: Action, shift: bool, ctx: &egui::Context) {
         let catalog = Arc::clone(&self.catalog);
         match action {
@@ -547,8 +566,9 @@ impl RailyardApp {
                 let Some(clip) = self.clipboard.clone() else {
                     return;
                 };
+                let offset = self.paste_offset(&clip, ctx);
                 let (command, devices, links) =
-                    paste_command(self.document().design(), &clip, (40.0, 40.0));
+                    paste_command(self.document().design(), &clip, offset);
                 if self.apply(command) {
                     let selection = &mut self.tabs[self.active].canvas.selection;
                     selection.devices = devices.into_iter().collect();
