@@ -97,10 +97,11 @@ fn busbw_follows_nccl_tests_factors() {
 }
 
 #[test]
-fn pcie_box_without_peer_to_peer_runs_at_half_rate() {
+fn pcie_box_without_peer_to_peer_goes_through_host_memory() {
     // 4× RTX 4090 on PCIe gen4 x16: 31.5 GB/s × 0.80 = 25.2 GB/s per direction per GPU.
-    // Ring: 6 steps of S/4 through each GPU's link: 1.5 × S / 25.2e9. Without P2P the data is
-    // staged through host memory: half the rate.
+    // Ring: 6 steps of S/4 through each GPU's link: 1.5 × S / 25.2e9. Without P2P NCCL's SHM
+    // transport stages the data in host memory; a ring all-reduce uses every GPU's link both
+    // ways at once, where SHM keeps 3.9 of the 10.31 GB/s it reaches one way (nccl #384).
     let catalog = Catalog::builtin();
     let q = forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple);
     let p2p = collective(&fx::pcie_box(true), &catalog, &q).unwrap();
@@ -111,7 +112,12 @@ fn pcie_box_without_peer_to_peer_runs_at_half_rate() {
         "{} vs {expected}",
         p2p.bandwidth_us
     );
-    assert!(close(no_p2p.bandwidth_us, 2.0 * expected, 1e-9));
+    assert!(
+        close(no_p2p.bandwidth_us, expected * 10.31 / 3.9, 1e-9),
+        "{} vs {}",
+        no_p2p.bandwidth_us,
+        expected * 10.31 / 3.9
+    );
     // LL128 is NVLink-only in NCCL: never chosen on a PCIe box.
     for s in [1u64 << 10, 1 << 20, 1 << 26] {
         let r = collective(&fx::pcie_box(true), &catalog, &query(Op::AllReduce, s)).unwrap();

@@ -55,10 +55,17 @@ fn the_public_sets_stay_within_their_figures() {
     // Azure ND H100 v5, a second source for the same node.
     let azure = system("AZ-H100-");
     assert!(figure(&azure, "median_abs_error") <= 0.10, "{azure}");
-    // Everything that counts: today's median, not the 10 % target.
+    // Two RTX 2080 Ti without peer-to-peer (NCCL's SHM transport through host memory):
+    // all-reduce runs both ways over each GPU's link, broadcast and reduce one way; every row
+    // at or above 1 MiB within 20 % (16 % today).
+    let shm = system("AUTODL2080TI-");
+    assert_eq!(figure(&shm, "rows"), 84.0);
+    assert!(figure(&shm, "median_abs_error") <= 0.20, "{shm}");
+    assert!(figure(&shm, "max_abs_error_from_1mib") <= 0.20, "{shm}");
+    // Everything that counts: today's median (21 %), not the 10 % target.
     let all = &report["summary"];
     assert!(figure(all, "rows") >= 230.0, "{all}");
-    assert!(figure(all, "median_abs_error") <= 0.35, "{all}");
+    assert!(figure(all, "median_abs_error") <= 0.25, "{all}");
 }
 
 #[test]

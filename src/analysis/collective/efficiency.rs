@@ -34,9 +34,16 @@ pub const LL128_PAYLOAD: f64 = 120.0 / 128.0;
 /// Without GPUDirect RDMA, network data is staged in host memory: it crosses the NIC's root
 /// port once into memory and once out of it, so the NIC's PCIe path carries it twice.
 pub const NO_GPUDIRECT_PCIE_SHARE: f64 = 0.5;
-/// Without PCIe peer-to-peer (GeForce cards), GPU-to-GPU traffic is written to a host buffer
-/// and read back by the peer through the same root complex: half the rate.
-pub const NO_P2P_SHARE: f64 = 0.5;
+/// Without PCIe peer-to-peer (GeForce cards) NCCL uses its SHM transport: the sender's kernel
+/// writes into a host-memory buffer and the receiver's kernel reads it from there
+/// (`src/transport/shm.cc`, v2.30.7: `NCCL_SHM_LOCALITY` defaults to the receiver's side, no
+/// copy engine). Each byte crosses the sender's PCIe link up and the receiver's down once, so
+/// traffic in one direction runs at the PCIe rate; but when a GPU's link carries SHM traffic
+/// both ways at once, the CPU's root complex handles it badly: measured on 2 GPUs, PCIe 3.0
+/// x16, one channel, all-reduce 3.9 GB/s (per direction) against broadcast 10.31 GB/s
+/// (NVIDIA/nccl #384, NCCL 2.4.8; the maintainer: "some CPUs do not handle bidirectional
+/// traffic well"). This is that ratio: the share of the one-way rate each direction keeps.
+pub const SHM_BIDIRECTIONAL_SHARE: f64 = 3.9 / 10.31;
 
 /// Usable share of a link's line rate. `lossless` only matters for RoCE.
 pub fn link_efficiency(tech: LinkTech, transport: Transport, lossless: bool) -> f64 {

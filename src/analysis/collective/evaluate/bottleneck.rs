@@ -129,6 +129,11 @@ fn describe(
             let (rk, what) = match kind {
                 1 => (ResourceKind::NvLink, "NVLink ports"),
                 2 => (ResourceKind::NvLinkBridge, "NVLink bridges"),
+                // NCCL's SHM transport: GPU traffic staged in host memory (efficiency.rs).
+                3 if !fab.nodes[idx as usize].p2p => (
+                    ResourceKind::GpuPcie,
+                    "GPU PCIe links (through host memory, no peer-to-peer)",
+                ),
                 3 => (ResourceKind::GpuPcie, "GPU PCIe links"),
                 _ => (ResourceKind::NicPcie, "NIC PCIe slots"),
             };
@@ -150,6 +155,12 @@ pub(super) fn resource_label(fab: &Fabric, design: &Design, r: Resource) -> Stri
         Resource::Bridge { node, from } => {
             format!("{} NVLink bridge of GPU {from}", node_name(node))
         }
+        // Without peer-to-peer NCCL's SHM transport stages GPU traffic in host memory, and a
+        // link used both ways at once runs slower than one way (efficiency.rs).
+        Resource::GpuPcie { node, gpu, .. } if !fab.nodes[node as usize].p2p => format!(
+            "{} PCIe of GPU {gpu} (through host memory, no peer-to-peer)",
+            node_name(node)
+        ),
         Resource::GpuPcie { node, gpu, .. } => format!("{} PCIe of GPU {gpu}", node_name(node)),
         Resource::NicPcie { node, nic, .. } => {
             format!("{} PCIe slot of NIC {nic}", node_name(node))

@@ -96,6 +96,57 @@ pub(crate) struct LoadBuilder<'a, 'f> {
     pub(super) repeated: (f64, Vec<f64>),
     /// NVSwitch transfers counted but not yet added.
     pub switch_hops: SwitchHops,
+    /// Bytes each GPU sends and receives through host memory (the SHM transport, GPUs
+    /// without peer-to-peer), indexed by GPU; empty until the first such transfer.
+    pub(super) shm: ShmTally,
+}
+
+/// Host-memory (SHM) traffic per GPU, to charge a link used both ways at once.
+#[derive(Default)]
+pub(crate) struct ShmTally {
+    up: Vec<f64>,
+    down: Vec<f64>,
+    gpus: Vec<u32>,
+}
+
+impl ShmTally {
+    #[inline]
+    fn add(&mut self, fab: &Fabric, from: u32, to: u32, bytes: f64) {
+        if self.up.len() < fab.gpus.len() {
+            self.up.resize(fab.gpus.len(), 0.0);
+            self.down.resize(fab.gpus.len(), 0.0);
+        }
+        for g in [from, to] {
+            if self.up[g as usize] == 0.0 && self.down[g as usize] == 0.0 {
+                self.gpus.push(g);
+            }
+        }
+        self.up[from as usize] += bytes;
+        self.down[to as usize] += bytes;
+    }
+
+    /// Charges each GPU's PCIe link for SHM traffic in both directions at once: with `up`
+    /// and `down` bytes the link takes max/rate + min·(1/share − 1)/rate (one way: the PCIe
+    /// rate; both ways evenly: `SHM_BIDIRECTIONAL_SHARE` of it each), added to both arcs so
+    /// that the busier one carries it.
+    fn charge(&mut self, fab: &Fabric, loads: &mut [f64]) {
+        let extra_per_byte = 1.0 / eff::SHM_BIDIRECTIONAL_SHARE - 1.0;
+        for g in self.gpus.drain(..) {
+            let (up, down) = (
+                std::mem::take(&mut self.up[g as usize]),
+                std::mem::take(&mut self.down[g as usize]),
+            );
+            let extra = up.min(down) * extra_per_byte;
+            if extra > 0.0 {
+                let gpu = &fab.gpus[g as usize];
+                for arc in [gpu.pcie_up, gpu.pcie_down] {
+                    if arc != ABSENT_ARC {
+                        loads[arc as usize] += extra;
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl<'a, 'f> LoadBuilder<'a, 'f> {
@@ -116,6 +167,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             switch_us: 0.0,
             repeated: (f64::NAN, Vec::new()),
             switch_hops: SwitchHops::default(),
+            shm: ShmTally::default(),
         }
     }
 
@@ -198,7 +250,8 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         let (a, b) = (&fab.gpus[g as usize], &fab.gpus[h as usize]);
         let node = &fab.nodes[a.node as usize];
         // NVLink through the switch or a bridge; otherwise PCIe, through host memory without
-        // peer-to-peer (its weight: each byte crosses twice).
+        // peer-to-peer (each byte still crosses each GPU's link once; a link used both ways
+        // is charged in `finish`, see `ShmTally::charge`).
         match node.interconnect {
             GpuInterconnect::NvSwitch { .. } => {
                 self.note_intra_hop(Some(HopKind::NvLink));
@@ -211,13 +264,11 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             }
             GpuInterconnect::BridgePairs | GpuInterconnect::Pcie => {
                 self.note_intra_hop(Some(HopKind::Pci));
-                let w = if node.p2p {
-                    1.0
-                } else {
-                    1.0 / eff::NO_P2P_SHARE
-                };
-                self.add(a.pcie_up, bytes * w);
-                self.add(b.pcie_down, bytes * w);
+                if !node.p2p {
+                    self.shm.add(fab, g, h, bytes);
+                }
+                self.add(a.pcie_up, bytes);
+                self.add(b.pcie_down, bytes);
             }
             GpuInterconnect::Unified => self.note_intra_hop(None),
         }
@@ -386,6 +437,9 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     /// the fastest one found (see `Prune`).
     pub fn finish(mut self) -> Result<PhaseLoads, CollectiveError> {
         let fab = self.fab;
+        if !self.shm.gpus.is_empty() {
+            self.shm.charge(fab, &mut self.loads);
+        }
         if self.router.stop_early(Some(&self.loads)) {
             return Err(self.stopped());
         }
