@@ -10,7 +10,8 @@ use railyard::analysis::collective::{
     advice, collective, parse_size, sweep, workload_step_comm,
 };
 use railyard::model::{
-    Bytes, Catalog, Design, LinkState, LinkTech, SwitchFeatures, SwitchRole, Transport,
+    Bandwidth, Bytes, Catalog, Design, LinkState, LinkTech, PartId, SwitchFeatures, SwitchRole,
+    Transport,
 };
 
 const GIB: u64 = 1 << 30;
@@ -884,4 +885,44 @@ fn a_mac_cluster_runs_mlx_rings_both_ways_for_large_arrays() {
     assert_eq!(below.library, Library::MlxRing);
     assert_eq!(below.algorithm, Algorithm::Ring);
     assert_eq!(above.algorithm, Algorithm::BidirectionalRing);
+}
+
+/// Four workstations on a 25 GbE star with one cable that came up at 10 Gb/s: that cable
+/// paces the whole all-reduce and the advice names it (it once said nothing to change while
+/// slow links ran full). The same star at one speed gets no such advice.
+#[test]
+fn a_slow_cable_among_fast_ones_is_named_when_it_paces_the_all_reduce() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::Star);
+    spec.nodes = Some(4);
+    spec.node = Some(PartId::new("workstation"));
+    spec.gpu = Some(PartId::new("rtx-4090"));
+    spec.gpus_per_node = Some(4);
+    spec.nic = Some(PartId::new("cx4lx-25gbe"));
+    let mut d = generate(&spec, &catalog).expect("a 25 GbE star");
+    assert!(d.links.iter().all(|l| l.rate_gbit_s.gbit_s() == 25.0));
+    let uniform = advice(&d, &catalog, None);
+    assert!(
+        uniform.iter().all(|a| a.code != "slow-links-saturated"),
+        "{uniform:#?}"
+    );
+
+    let slow = d.links[2].id;
+    d.link_mut(slow).expect("link").rate_gbit_s = Bandwidth::from_gbit_s(10.0);
+    let items = advice(&d, &catalog, None);
+    let item = items
+        .iter()
+        .find(|a| a.code == "slow-links-saturated")
+        .unwrap_or_else(|| panic!("{items:#?}"));
+    assert_eq!(item.links, vec![slow]);
+    let cable = d.link(slow).expect("link");
+    assert_eq!(item.devices.len(), 2);
+    assert!(item.devices.contains(&cable.a.device) && item.devices.contains(&cable.b.device));
+    assert!(
+        item.message.starts_with("1 link(s) at 10 Gb/s")
+            && item.message.contains("other network links run at 25 Gb/s"),
+        "{}",
+        item.message
+    );
 }

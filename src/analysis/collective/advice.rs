@@ -341,6 +341,47 @@ pub fn advice_reusing(
         }
     }
 
+    // Mixed speeds: a few slow cables pace a collective the rest of the fabric could run
+    // faster. Only links the default all-reduce keeps at least 90 % busy count.
+    let fastest_gbit_s = net_links
+        .iter()
+        .filter(|l| l.tech.is_network())
+        .map(|l| l.rate_gbit_s.gbit_s())
+        .fold(0.0, f64::max);
+    if fastest_gbit_s > 0.0
+        && let Ok(result) = run(&CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30)))
+    {
+        let slow: Vec<&crate::model::Link> = result
+            .bottleneck
+            .iter()
+            .filter(|b| b.utilization >= 0.9)
+            .filter_map(|b| b.link.and_then(|id| design.link(id)))
+            .filter(|l| l.tech.is_network() && l.rate_gbit_s.gbit_s() < fastest_gbit_s)
+            .collect();
+        if let Some(first) = slow.first() {
+            let mut devices: Vec<DeviceId> =
+                slow.iter().flat_map(|l| [l.a.device, l.b.device]).collect();
+            devices.sort_unstable();
+            devices.dedup();
+            let rate = first.rate_gbit_s;
+            out.push(item(
+                Severity::Warning,
+                "slow-links-saturated",
+                format!(
+                    "{} link(s) at {rate}, such as {} – {}, are the busiest of a 1 GiB all-reduce ({}) while other network links run at {}: they set its pace",
+                    slow.len(),
+                    name(first.a.device),
+                    name(first.b.device),
+                    time_text(result.time_us),
+                    crate::model::Bandwidth::from_gbit_s(fastest_gbit_s),
+                ),
+                devices,
+                slow.iter().map(|l| l.id).collect(),
+                "give these nodes NICs and switch ports at the faster rate (or move the cables to ports that have it)",
+            ));
+        }
+    }
+
     // Replicated serving on an expensive fabric.
     if let Some(w) = workload
         && w.serving
