@@ -2,6 +2,7 @@
 //! The designer's sidebar, the command line and the tests all call these same functions.
 pub mod checks;
 pub mod cost;
+pub mod finding;
 pub mod metrics;
 pub use metrics::{Metrics, evaluate};
 pub mod assess;

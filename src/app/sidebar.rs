@@ -7,11 +7,11 @@
 use super::layout_search::{LayoutSearch, SearchKey};
 #[cfg(test)]
 use crate::analysis::assess;
-use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
     Advice, AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
     Workload, WorkloadResult, model_label, sweep_sizes,
 };
+use crate::analysis::finding::Severity;
 use crate::analysis::job::JobOutcome;
 use crate::analysis::{Assessment, Assessor, Metrics, Question};
 use crate::model::units::{Usd, group_thousands, time_text};
@@ -401,15 +401,6 @@ pub fn sidebar_ui(
     events
 }
 
-fn advice_mark(severity: crate::analysis::collective::Severity) -> RichText {
-    use crate::analysis::collective::Severity as S;
-    severity_mark(match severity {
-        S::Critical => Severity::Error,
-        S::Warning => Severity::Warning,
-        S::Info => Severity::Info,
-    })
-}
-
 /// The architect's rules: each finding names what it is about (hover to see it on the
 /// canvas, click to select it) and what to change.
 fn advice_ui(ui: &mut Ui, advice: &[Advice], events: &mut Vec<SidebarEvent>) {
@@ -426,7 +417,7 @@ fn advice_ui(ui: &mut Ui, advice: &[Advice], events: &mut Vec<SidebarEvent>) {
                 ui.push_id(i, |ui| {
                     finding_ui(
                         ui,
-                        advice_mark(item.severity),
+                        severity_mark(item.severity),
                         &item.message,
                         &format!("Suggestion: {}\n{}", item.suggestion, item.code),
                         (&item.devices, &item.links),
@@ -903,7 +894,7 @@ mod tests {
             analysis
                 .advice
                 .windows(2)
-                .all(|w| w[0].severity >= w[1].severity)
+                .all(|w| w[0].severity <= w[1].severity)
         );
     }
 }

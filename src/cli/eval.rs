@@ -3,7 +3,6 @@
 
 use super::args::{QueryArgs, parse_bytes};
 use super::{count_of, load, write_stdout};
-use crate::analysis::checks::Severity;
 use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
 use crate::analysis::{Metrics, Question, assess};
 use crate::model::units::{group_thousands, trim_number};
@@ -143,13 +142,8 @@ pub struct AdviceReport {
 
 impl AdviceReport {
     pub fn new(a: &collective::Advice) -> Self {
-        use collective::Severity as S;
         AdviceReport {
-            severity: match a.severity {
-                S::Critical => "critical",
-                S::Warning => "warning",
-                S::Info => "info",
-            },
+            severity: a.severity.advice_label(),
             code: a.code.clone(),
             message: a.message.replace(['\n', '\r'], " "),
             devices: a.devices.iter().map(ToString::to_string).collect(),
@@ -189,14 +183,6 @@ pub struct EvalReport {
     pub collective_error: Option<String>,
     /// The architect's findings, most severe first.
     pub advice: Vec<AdviceReport>,
-}
-
-fn severity_name(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "info",
-    }
 }
 
 impl EvalReport {
@@ -241,7 +227,7 @@ impl EvalReport {
                 .checks
                 .iter()
                 .map(|c| CheckReport {
-                    severity: severity_name(c.severity),
+                    severity: c.severity.check_label(),
                     code: c.code,
                     message: c.message.replace(['\n', '\r'], " "),
                 })

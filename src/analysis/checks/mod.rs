@@ -31,14 +31,7 @@ mod parts;
 mod ports;
 mod reporting;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Severity {
-    /// The design cannot be built or cannot work as drawn.
-    Error,
-    /// It works, but worse than it looks or with part of the bill missing.
-    Warning,
-    Info,
-}
+pub use crate::analysis::finding::Severity;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
