@@ -879,3 +879,15 @@ fn a_mac_cluster_runs_mlx_rings_both_ways_for_large_arrays() {
     assert_eq!(below.algorithm, Algorithm::Ring);
     assert_eq!(above.algorithm, Algorithm::BidirectionalRing);
 }
+
+/// The designer's preferences store the choice by variant name (as the sidebar's own copy
+/// of the enum once did), and reports by the command line's name; both read back.
+#[test]
+fn algorithm_choices_keep_their_stored_names() {
+    for choice in AlgoChoice::ALL {
+        let stored = ron::to_string(&choice).unwrap();
+        assert_eq!(stored, format!("{choice:?}"));
+        assert_eq!(ron::from_str::<AlgoChoice>(&stored).unwrap(), choice);
+        assert_eq!(AlgoChoice::from_cli_name(choice.cli_name()), Some(choice));
+    }
+}
