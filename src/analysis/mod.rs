@@ -12,6 +12,7 @@ pub mod collective;
 pub mod compare;
 pub mod graph;
 pub mod job;
+pub mod nccl_tests;
 pub mod validate;
 pub mod whatif;
 pub use assess::{Assessment, Assessor, Question, assess};
