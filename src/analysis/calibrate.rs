@@ -30,7 +30,7 @@ use super::collective::{
     Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
     sweep_at,
 };
-use crate::io::nccl_log::NcclLog;
+use crate::analysis::nccl_tests::{NcclLog, test_of_op};
 use crate::model::{Bytes, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, Transport};
 use serde::Serialize;
 
@@ -427,7 +427,7 @@ pub fn fit_calibration(
     calibration.test = log
         .test
         .clone()
-        .unwrap_or_else(|| crate::io::nccl_log::test_of_op(op).to_string());
+        .unwrap_or_else(|| test_of_op(op).to_string());
     calibration.fitted_at_unix_s = options.fitted_at_unix_s;
     Ok(CalibrationFit {
         op,

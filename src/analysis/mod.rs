@@ -2,6 +2,7 @@
 //! The designer's sidebar, the command line and the tests all call these same functions.
 pub mod checks;
 pub mod cost;
+pub mod finding;
 pub mod metrics;
 pub use metrics::{Metrics, evaluate};
 pub mod assess;
@@ -11,6 +12,7 @@ pub mod collective;
 pub mod compare;
 pub mod graph;
 pub mod job;
+pub mod nccl_tests;
 pub mod validate;
 pub mod whatif;
 pub use assess::{Assessment, Assessor, Question, assess};

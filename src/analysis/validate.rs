@@ -27,6 +27,7 @@ pub struct MeasuredRow {
     pub time_us: Option<f64>,
     pub busbw_gbyte_s: Option<f64>,
     /// An algorithm or protocol the run forced (NCCL_ALGO, NCCL_PROTO).
+    #[serde(serialize_with = "AlgoChoice::serialize_cli_name")]
     pub algorithm: AlgoChoice,
     pub protocol: Option<Protocol>,
     /// Why the row does not count toward the summary (its setup is not known well enough to

@@ -7,11 +7,11 @@
 use super::layout_search::{LayoutSearch, SearchKey};
 #[cfg(test)]
 use crate::analysis::assess;
-use crate::analysis::checks::Severity;
 use crate::analysis::collective::{
     Advice, AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
     Workload, WorkloadResult, model_label, sweep_sizes,
 };
+use crate::analysis::finding::Severity;
 use crate::analysis::job::JobOutcome;
 use crate::analysis::{Assessment, Assessor, Metrics, Question};
 use crate::model::units::{Usd, group_thousands, time_text};
@@ -60,60 +60,21 @@ pub struct CollectiveSettings {
     pub enabled: bool,
     pub op: Op,
     pub bytes: u64,
-    pub algorithm: AlgoChoiceSetting,
+    pub algorithm: AlgoChoice,
     pub adaptive_routing: bool,
 }
 
-/// `AlgoChoice` mirrored for persistence (the analysis type is not Deserialize).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-pub enum AlgoChoiceSetting {
-    #[default]
-    Auto,
-    Ring,
-    Tree,
-    Nvls,
-    NvlsTree,
-    Sharp,
-    Hierarchical,
-    Direct,
-}
-
-impl AlgoChoiceSetting {
-    const ALL: [AlgoChoiceSetting; 8] = [
-        AlgoChoiceSetting::Auto,
-        AlgoChoiceSetting::Ring,
-        AlgoChoiceSetting::Tree,
-        AlgoChoiceSetting::Nvls,
-        AlgoChoiceSetting::NvlsTree,
-        AlgoChoiceSetting::Sharp,
-        AlgoChoiceSetting::Hierarchical,
-        AlgoChoiceSetting::Direct,
-    ];
-
-    fn label(self) -> &'static str {
-        match self {
-            AlgoChoiceSetting::Auto => "auto (NCCL's pick)",
-            AlgoChoiceSetting::Ring => "ring",
-            AlgoChoiceSetting::Tree => "tree",
-            AlgoChoiceSetting::Nvls => "NVLS",
-            AlgoChoiceSetting::NvlsTree => "NVLS-tree",
-            AlgoChoiceSetting::Sharp => "SHARP",
-            AlgoChoiceSetting::Hierarchical => "hierarchical",
-            AlgoChoiceSetting::Direct => "direct",
-        }
-    }
-
-    fn choice(self) -> AlgoChoice {
-        match self {
-            AlgoChoiceSetting::Auto => AlgoChoice::Auto,
-            AlgoChoiceSetting::Ring => AlgoChoice::Ring,
-            AlgoChoiceSetting::Tree => AlgoChoice::Tree,
-            AlgoChoiceSetting::Nvls => AlgoChoice::Nvls,
-            AlgoChoiceSetting::NvlsTree => AlgoChoice::NvlsTree,
-            AlgoChoiceSetting::Sharp => AlgoChoice::Sharp,
-            AlgoChoiceSetting::Hierarchical => AlgoChoice::Hierarchical,
-            AlgoChoiceSetting::Direct => AlgoChoice::Direct,
-        }
+/// The algorithm menu's text for each choice.
+fn algo_choice_label(choice: AlgoChoice) -> &'static str {
+    match choice {
+        AlgoChoice::Auto => "auto (NCCL's pick)",
+        AlgoChoice::Ring => "ring",
+        AlgoChoice::Tree => "tree",
+        AlgoChoice::Nvls => "NVLS",
+        AlgoChoice::NvlsTree => "NVLS-tree",
+        AlgoChoice::Sharp => "SHARP",
+        AlgoChoice::Hierarchical => "hierarchical",
+        AlgoChoice::Direct => "direct",
     }
 }
 
@@ -123,7 +84,7 @@ impl Default for CollectiveSettings {
             enabled: true,
             op: Op::AllReduce,
             bytes: 1 << 30,
-            algorithm: AlgoChoiceSetting::Auto,
+            algorithm: AlgoChoice::Auto,
             adaptive_routing: false,
         }
     }
@@ -133,7 +94,7 @@ impl CollectiveSettings {
     pub fn query(&self) -> Option<CollectiveQuery> {
         self.enabled.then(|| {
             let mut q = CollectiveQuery::new(self.op, Bytes(self.bytes));
-            q.algorithm = self.algorithm.choice();
+            q.algorithm = self.algorithm;
             q.routing = self.routing();
             q
         })
@@ -401,15 +362,6 @@ pub fn sidebar_ui(
     events
 }
 
-fn advice_mark(severity: crate::analysis::collective::Severity) -> RichText {
-    use crate::analysis::collective::Severity as S;
-    severity_mark(match severity {
-        S::Critical => Severity::Error,
-        S::Warning => Severity::Warning,
-        S::Info => Severity::Info,
-    })
-}
-
 /// The architect's rules: each finding names what it is about (hover to see it on the
 /// canvas, click to select it) and what to change.
 fn advice_ui(ui: &mut Ui, advice: &[Advice], events: &mut Vec<SidebarEvent>) {
@@ -426,7 +378,7 @@ fn advice_ui(ui: &mut Ui, advice: &[Advice], events: &mut Vec<SidebarEvent>) {
                 ui.push_id(i, |ui| {
                     finding_ui(
                         ui,
-                        advice_mark(item.severity),
+                        severity_mark(item.severity),
                         &item.message,
                         &format!("Suggestion: {}\n{}", item.suggestion, item.code),
                         (&item.devices, &item.links),
@@ -764,10 +716,10 @@ fn collective_ui(
                 }
             });
         ComboBox::from_label("algorithm")
-            .selected_text(settings.algorithm.label())
+            .selected_text(algo_choice_label(settings.algorithm))
             .show_ui(ui, |ui| {
-                for a in AlgoChoiceSetting::ALL {
-                    ui.selectable_value(&mut settings.algorithm, a, a.label());
+                for a in AlgoChoice::ALL {
+                    ui.selectable_value(&mut settings.algorithm, a, algo_choice_label(a));
                 }
             });
         ui.checkbox(
@@ -903,7 +855,7 @@ mod tests {
             analysis
                 .advice
                 .windows(2)
-                .all(|w| w[0].severity >= w[1].severity)
+                .all(|w| w[0].severity <= w[1].severity)
         );
     }
 }

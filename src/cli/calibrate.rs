@@ -1,6 +1,7 @@
 //! `railyard calibrate FILE --from LOG -o OUT.ron`: fits the design to an nccl-tests log and
 //! writes it with the calibration, printing the fitted values and measured against model.
 
+use super::args::parse_op;
 use super::{load, write_stdout};
 use crate::analysis::calibrate::{CalibrationFit, FitOptions, fit_calibration};
 use crate::analysis::collective::Op;
@@ -8,20 +9,43 @@ use crate::io::design_file::{design_to_string, save_design};
 use crate::io::nccl_log::parse_nccl_log;
 use crate::model::Catalog;
 use anyhow::Context;
-use std::path::Path;
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub(super) struct CalibrateArgs {
+    /// The design file.
+    file: PathBuf,
+    /// nccl-tests output as printed (all_reduce_perf and friends).
+    #[arg(long, value_name = "LOG")]
+    from: PathBuf,
+    /// Where to write the calibrated design (`-` for standard output).
+    #[arg(short, long, value_name = "OUT.ron")]
+    output: PathBuf,
+    /// The collective, when the log does not name its test.
+    #[arg(long, value_name = "OP", value_parser = parse_op)]
+    op: Option<Op>,
+    /// Ranks of the run, when the log does not list them.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    gpus: Option<u32>,
+    /// Print the fit as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
 
 /// Logs larger than this are refused: a full sweep is a few kilobytes.
 const MAX_LOG_BYTES: u64 = 64 * 1024 * 1024;
 
-pub(super) fn run(
-    file: &Path,
-    from: &Path,
-    output: &Path,
-    op: Option<Op>,
-    gpus: Option<u32>,
-    json: bool,
-    catalog: &Catalog,
-) -> anyhow::Result<()> {
+pub(super) fn run(args: &CalibrateArgs, catalog: &Catalog) -> anyhow::Result<()> {
+    let CalibrateArgs {
+        file,
+        from,
+        output,
+        op,
+        gpus,
+        json,
+    } = args;
+    let (op, gpus, json) = (*op, *gpus, *json);
     let mut design = load(file)?;
     let size = std::fs::metadata(from)
         .with_context(|| format!("{}: cannot read", from.display()))?
@@ -49,7 +73,7 @@ pub(super) fn run(
     let fit = fit_calibration(&design, catalog, &log, &options)
         .with_context(|| format!("{} against {}", file.display(), from.display()))?;
     design.calibration = Some(fit.calibration.clone());
-    if output == Path::new("-") {
+    if output.as_path() == Path::new("-") {
         // The design goes to stdout; the fit to stderr so the two do not mix.
         write_stdout(&design_to_string(&design)?)?;
         eprint!("{}", fit_table(&fit));

@@ -13,6 +13,7 @@ use crate::io::parse_design;
 use crate::model::units::time_text;
 use crate::model::{Bytes, Catalog, Design};
 use anyhow::Context;
+use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -54,8 +55,31 @@ const PUBLIC_DESIGNS: &[(&str, &str)] = &[
     ),
 ];
 
+#[derive(Debug, Args)]
+pub(super) struct ValidateArgs {
+    /// Measured rows as CSV (the columns of assets/validation/measured.csv).
+    #[arg(value_name = "MEASURED.csv", requires = "on")]
+    file: Option<PathBuf>,
+    /// The design every row ran on.
+    #[arg(long, value_name = "FILE.ron", group = "on")]
+    design: Option<PathBuf>,
+    /// Which design each row ran on: CSV of prefix (of the row ids), design, assumes.
+    #[arg(long, value_name = "SYSTEMS.csv", group = "on")]
+    systems: Option<PathBuf>,
+    /// One JSON object instead of a table.
+    #[arg(long, conflicts_with = "markdown")]
+    json: bool,
+    /// A Markdown page (what docs/validation.md is).
+    #[arg(long)]
+    markdown: bool,
+    /// Training step times against Megatron-LM's published runs instead (the page
+    /// docs/training-validation.md is its `--markdown` output).
+    #[arg(long, conflicts_with_all = ["file", "design", "systems"])]
+    training: bool,
+}
+
 /// Where the rows and their designs come from.
-pub(super) enum Source<'a> {
+enum Source<'a> {
     Public,
     File {
         measured: &'a Path,
@@ -65,7 +89,7 @@ pub(super) enum Source<'a> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Format {
+enum Format {
     Text,
     Json,
     Markdown,
@@ -92,7 +116,25 @@ struct ValidationReport {
     unmatched: Vec<String>,
 }
 
-pub(super) fn run(source: Source<'_>, format: Format, catalog: &Catalog) -> anyhow::Result<()> {
+pub(super) fn run(args: &ValidateArgs, catalog: &Catalog) -> anyhow::Result<()> {
+    if args.training {
+        return run_training(args.json, args.markdown, catalog);
+    }
+    let format = if args.json {
+        Format::Json
+    } else if args.markdown {
+        Format::Markdown
+    } else {
+        Format::Text
+    };
+    let source = match &args.file {
+        Some(f) => file_source(f, args.design.as_ref(), args.systems.as_ref()),
+        None => Source::Public,
+    };
+    run_source(source, format, catalog)
+}
+
+fn run_source(source: Source<'_>, format: Format, catalog: &Catalog) -> anyhow::Result<()> {
     let report = match source {
         Source::Public => {
             let systems = parse_systems_csv(PUBLIC_SYSTEMS).context("the public systems list")?;
@@ -364,8 +406,8 @@ fn markdown_report(r: &ValidationReport) -> String {
     out
 }
 
-/// Paths given on the command line, for `run`.
-pub(super) fn file_source<'a>(
+/// Paths given on the command line, for `run_source`.
+fn file_source<'a>(
     measured: &'a Path,
     design: Option<&'a PathBuf>,
     systems: Option<&'a PathBuf>,
@@ -379,7 +421,7 @@ pub(super) fn file_source<'a>(
 
 /// The rail-optimized DGX A100 / HDR 200G design of `gpus` GPUs that Megatron's published
 /// runs are predicted on: two switch tiers while 40-port leaves reach, three beyond.
-pub(super) fn megatron_design(gpus: u32, catalog: &Catalog) -> Result<Design, String> {
+fn megatron_design(gpus: u32, catalog: &Catalog) -> Result<Design, String> {
     use crate::generate::{Template, TemplateSpec, generate};
     use crate::model::PartId;
     let nodes = gpus.div_ceil(8);
@@ -393,7 +435,7 @@ pub(super) fn megatron_design(gpus: u32, catalog: &Catalog) -> Result<Design, St
 }
 
 /// `validate --training`: the step model against Megatron-LM's weak-scaling table.
-pub(super) fn run_training(json: bool, markdown: bool, catalog: &Catalog) -> anyhow::Result<()> {
+fn run_training(json: bool, markdown: bool, catalog: &Catalog) -> anyhow::Result<()> {
     use crate::analysis::job::published::{check_megatron_2021, megatron_markdown};
     let checks = check_megatron_2021(catalog, &mut |gpus| megatron_design(gpus, catalog))
         .context("could not predict Megatron's published runs")?;

@@ -2,12 +2,12 @@
 //! report in Markdown. No UI imports.
 
 use crate::analysis::Metrics;
-use crate::analysis::checks::Severity as CheckSeverity;
 use crate::analysis::collective::{
-    Advice, CollectiveResult, Severity as AdviceSeverity, Workload, WorkloadResult, model_label,
+    Advice, CollectiveResult, Workload, WorkloadResult, model_label,
 };
 use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
+use crate::analysis::finding::Severity;
 use crate::analysis::job::JobOutcome;
 use crate::model::units::{group_thousands, time_text};
 use crate::model::{Bytes, Catalog, Design, Usd, Watts};
@@ -365,14 +365,14 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
         ("Network share of cost", percent(m.network_cost_share)),
         ("Power", m.power.to_string()),
     ];
-    let count = |s: CheckSeverity| m.checks.iter().filter(|c| c.severity == s).count();
+    let count = |s: Severity| m.checks.iter().filter(|c| c.severity == s).count();
     rows.push((
         "Checks",
         format!(
             "{} errors, {} warnings, {} notes",
-            count(CheckSeverity::Error),
-            count(CheckSeverity::Warning),
-            count(CheckSeverity::Info)
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info)
         ),
     ));
     for (label, value) in rows {
@@ -442,11 +442,7 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
         let _ = writeln!(out, "No findings.");
     }
     for a in r.advice {
-        let severity = match a.severity {
-            AdviceSeverity::Critical => "critical",
-            AdviceSeverity::Warning => "warning",
-            AdviceSeverity::Info => "info",
-        };
+        let severity = a.severity.advice_label();
         let _ = writeln!(
             out,
             "- **{severity}** `{}`: {} — {}",

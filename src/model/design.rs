@@ -3,43 +3,10 @@
 
 use super::calibration::Calibration;
 use super::device::{Device, DeviceKind};
+pub use super::ids::{DeviceId, GroupId, LinkId};
 use super::link::Link;
+pub use super::position::Pos;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-
-macro_rules! id_type {
-    ($name:ident, $prefix:literal) => {
-        #[derive(
-            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-        )]
-        #[serde(transparent)]
-        pub struct $name(pub u32);
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, concat!($prefix, "{}"), self.0)
-            }
-        }
-    };
-}
-
-id_type!(DeviceId, "d");
-id_type!(LinkId, "l");
-id_type!(GroupId, "g");
-
-/// A point on the canvas, in canvas units (not screen pixels).
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Pos {
-    pub x: f32,
-    pub y: f32,
-}
-
-impl Pos {
-    pub const fn new(x: f32, y: f32) -> Self {
-        Self { x, y }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum GroupKind {

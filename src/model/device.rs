@@ -1,7 +1,8 @@
 //! Devices: GPU nodes, NVSwitch domains, switches and plain hosts.
 
 use super::catalog::PartId;
-use super::design::{DeviceId, GroupId, Pos};
+use super::ids::{DeviceId, GroupId};
+use super::position::Pos;
 use super::units::Bandwidth;
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,7 @@
 //! Links between device ports.
 
 use super::catalog::PartId;
-use super::design::{DeviceId, LinkId};
+use super::ids::{DeviceId, LinkId};
 use super::ports::Port;
 use super::units::Bandwidth;
 use serde::{Deserialize, Serialize};

@@ -7,9 +7,11 @@ pub mod command;
 pub mod design;
 pub mod device;
 pub mod factory;
+pub mod ids;
 pub mod link;
 pub mod port_edits;
 pub mod ports;
+pub mod position;
 pub mod units;
 pub mod validate;
 

@@ -13,13 +13,7 @@ use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    Info,
-    Warning,
-    Critical,
-}
+pub use crate::analysis::finding::Severity;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Advice {
@@ -124,7 +118,7 @@ pub fn advice_reusing(
             .collect();
         if !slow.is_empty() {
             out.push(item(
-                Severity::Critical,
+                Severity::Error,
                 "tp-across-slow-network",
                 format!(
                     "tensor parallelism of {} spans nodes of {} GPUs over {}: its per-layer all-reduces will stall every step",
@@ -415,7 +409,7 @@ pub fn advice_reusing(
         }
     }
 
-    out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
+    out.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
     out
 }
 
@@ -471,7 +465,7 @@ pub fn add_workload_advice(advice: &mut Vec<Advice>, design: &Design, result: &W
             "spread this traffic: adaptive routing or packet spraying, more uplinks, or a placement that keeps these groups under fewer switches",
         ));
     }
-    advice.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.code.cmp(&b.code)));
+    advice.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
 }
 
 fn lossless_ends(design: &Design, a: DeviceId, b: DeviceId) -> bool {
@@ -561,7 +555,7 @@ fn single_points(design: &Design, links_of: &[Vec<&crate::model::Link>]) -> Vec<
         }
         if components(&|x| x == i) > base {
             out.push(item(
-                Severity::Critical,
+                Severity::Error,
                 "single-point-of-failure",
                 format!("losing {} ({}) cuts GPU nodes off from each other", d.name, s.role.label()),
                 vec![d.id],
@@ -584,7 +578,7 @@ fn single_points(design: &Design, links_of: &[Vec<&crate::model::Link>]) -> Vec<
         }
         if !members.is_empty() && components(&|x| member[x]) > base {
             out.push(item(
-                Severity::Critical,
+                Severity::Error,
                 "single-plane",
                 format!("losing plane {} cuts GPU nodes off from each other", g.name),
                 members.iter().map(|&i| design.devices[i].id).collect(),

@@ -52,7 +52,7 @@ pub use workload::{
 pub use workspace::Workspace;
 
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Algorithms, as NCCL has them (plus the hierarchical scheme of frameworks).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -116,9 +116,10 @@ impl std::fmt::Display for Algorithm {
     }
 }
 
-/// Which algorithm to use: the fastest (as NCCL's tuner picks) or a forced one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// Which algorithm to use: the fastest (as NCCL's tuner picks) or a forced one. Serialised
+/// by variant name (`NvlsTree`), as the designer's preferences store it; reports write
+/// `cli_name` instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum AlgoChoice {
     #[default]
     Auto,
@@ -133,6 +134,39 @@ pub enum AlgoChoice {
 }
 
 impl AlgoChoice {
+    pub const ALL: [AlgoChoice; 8] = [
+        AlgoChoice::Auto,
+        AlgoChoice::Ring,
+        AlgoChoice::Tree,
+        AlgoChoice::Nvls,
+        AlgoChoice::NvlsTree,
+        AlgoChoice::Sharp,
+        AlgoChoice::Hierarchical,
+        AlgoChoice::Direct,
+    ];
+
+    /// The command line's name (`nvls-tree`), which `from_cli_name` reads back.
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            AlgoChoice::Auto => "auto",
+            AlgoChoice::Ring => "ring",
+            AlgoChoice::Tree => "tree",
+            AlgoChoice::Nvls => "nvls",
+            AlgoChoice::NvlsTree => "nvls-tree",
+            AlgoChoice::Sharp => "sharp",
+            AlgoChoice::Hierarchical => "hierarchical",
+            AlgoChoice::Direct => "direct",
+        }
+    }
+
+    /// Serialises as `cli_name`, for reports that print the command line's names.
+    pub fn serialize_cli_name<S: serde::Serializer>(
+        choice: &AlgoChoice,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(choice.cli_name())
+    }
+
     pub fn from_cli_name(name: &str) -> Option<AlgoChoice> {
         Some(match name.to_ascii_lowercase().as_str() {
             "auto" => AlgoChoice::Auto,

@@ -1,4 +1,4 @@
-//! Command-line arguments: bytes split at NUL into argv. The real `Cli` of src/cli.rs parses
+//! Command-line arguments: bytes split at NUL into argv. The real `Cli` of src/cli/args.rs parses
 //! them through `railyard::cli::check_args` (value parsers for node counts, ratios and sizes
 //! included) and any error renders; each argument also goes through the size and name
 //! parsers on its own.

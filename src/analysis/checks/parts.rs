@@ -1,0 +1,191 @@
+//! Parts: ids missing from the catalog, ids of the wrong kind, and parts without a price.
+
+use super::checked::CheckedDesign;
+use super::reporting::list_with_more;
+use super::{Check, Severity, codes::*};
+use crate::analysis::cost::{CableChoice, FastMap, LinkCables};
+use crate::model::{DeviceId, DeviceKind, LinkId, PartCategory, PartId};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Default)]
+struct Missing {
+    devices: Vec<DeviceId>,
+    links: Vec<LinkId>,
+}
+
+/// Unknown ids, ids of the wrong kind, and parts without a price.
+pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>) {
+    let catalog = checked.catalog;
+    let mut missing: BTreeMap<PartId, Missing> = BTreeMap::new();
+    let mut missing_cables: BTreeMap<PartId, Missing> = BTreeMap::new();
+    let mut wrong_kind: BTreeMap<(PartId, PartCategory), Vec<DeviceId>> = BTreeMap::new();
+    let mut unpriced: BTreeSet<&PartId> = BTreeSet::new();
+
+    // `billed`: the BOM prices the part on its own (GPUs inside a node's price are not).
+    let mut visit =
+        |id: &'a PartId, expected: Option<PartCategory>, billed: bool, device| match checked
+            .part(id)
+        {
+            None => missing.entry(id.clone()).or_default().devices.push(device),
+            Some(part) => {
+                if let Some(expected) = expected
+                    && part.category() != expected
+                {
+                    wrong_kind
+                        .entry((id.clone(), expected))
+                        .or_default()
+                        .push(device);
+                } else if billed && part.price.is_none() {
+                    unpriced.insert(&part.id);
+                }
+            }
+        };
+    for device in &checked.design.devices {
+        let nics = match &device.kind {
+            DeviceKind::GpuNode(n) => {
+                let gpus_billed = checked
+                    .node_spec(&n.model)
+                    .is_some_and(|spec| !spec.gpus_included_in_price);
+                visit(&n.model, Some(PartCategory::Node), true, device.id);
+                visit(&n.gpu, Some(PartCategory::Gpu), gpus_billed, device.id);
+                &n.nics[..]
+            }
+            DeviceKind::NvSwitchDomain(d) => {
+                visit(&d.model, Some(PartCategory::Domain), true, device.id);
+                &[]
+            }
+            DeviceKind::Switch(s) => {
+                visit(&s.model, Some(PartCategory::Switch), true, device.id);
+                &[]
+            }
+            DeviceKind::Host(h) => {
+                // A host's model may be any priced part (there is no host spec).
+                if let Some(model) = &h.model {
+                    visit(model, None, true, device.id);
+                }
+                &h.nics[..]
+            }
+        };
+        for slot in nics {
+            visit(&slot.part, Some(PartCategory::Nic), true, device.id);
+        }
+    }
+
+    // Derived cable ids repeat across thousands of links: look each distinct one up once.
+    let mut known: FastMap<CableChoice<'_>, bool> = FastMap::default();
+    let mut last_known: Option<(CableChoice<'_>, bool)> = None;
+    let mut needs = LinkCables::new(catalog);
+    for link in &checked.design.links {
+        let Some(need) = needs.need(link) else {
+            continue;
+        };
+        if let CableChoice::Named(id) = need.choice {
+            match checked.part(id) {
+                None => missing_cables
+                    .entry(id.clone())
+                    .or_default()
+                    .links
+                    .push(link.id),
+                Some(part) if part.category() != PartCategory::Cable => {
+                    missing_cables
+                        .entry(id.clone())
+                        .or_default()
+                        .links
+                        .push(link.id);
+                }
+                Some(part) => {
+                    if part.price.is_none() {
+                        unpriced.insert(&part.id);
+                    }
+                }
+            }
+            continue;
+        }
+        let exists = match last_known {
+            Some((choice, exists)) if choice == need.choice => exists,
+            _ => {
+                let exists = *known
+                    .entry(need.choice)
+                    .or_insert_with(|| catalog.get(&need.choice.part_id()).is_some());
+                last_known = Some((need.choice, exists));
+                exists
+            }
+        };
+        if !exists {
+            missing_cables
+                .entry(need.choice.part_id())
+                .or_default()
+                .links
+                .push(link.id);
+        }
+    }
+    for choice in known.keys() {
+        if let Some(part) = catalog.get(&choice.part_id())
+            && part.price.is_none()
+        {
+            unpriced.insert(&part.id);
+        }
+    }
+
+    for (id, users) in missing {
+        out.push(Check {
+            severity: Severity::Error,
+            code: UNKNOWN_PART,
+            message: format!(
+                "part `{id}` is not in the catalog (used by {}); its cost, power and specs are unknown",
+                checked.names(&users.devices)
+            ),
+            devices: users.devices,
+            links: users.links,
+        });
+    }
+    for (id, users) in missing_cables {
+        let what = match checked.catalog.get(&id) {
+            Some(part) => format!(
+                "`{id}` is a {}, not a cable or optic",
+                part.category().label()
+            ),
+            None => format!("no cable or optic `{id}` in the catalog"),
+        };
+        out.push(Check {
+            severity: Severity::Warning,
+            code: UNKNOWN_PART,
+            message: format!(
+                "{what} for {} link(s) ({}); the bill of materials leaves their cabling out",
+                users.links.len(),
+                list_with_more(
+                    users.links.iter().map(ToString::to_string),
+                    users.links.len()
+                )
+            ),
+            devices: vec![],
+            links: users.links,
+        });
+    }
+    for ((id, expected), devices) in wrong_kind {
+        let actual = checked
+            .catalog
+            .get(&id)
+            .map_or("unknown part", |p| p.category().label());
+        out.push(Check {
+            severity: Severity::Error,
+            code: WRONG_PART_KIND,
+            message: format!(
+                "`{id}` is a {actual} part but is used as a {} part by {}",
+                expected.label(),
+                checked.names(&devices)
+            ),
+            devices,
+            links: vec![],
+        });
+    }
+    for id in unpriced {
+        out.push(Check {
+            severity: Severity::Info,
+            code: UNPRICED_PART,
+            message: format!("part `{id}` has no price in the catalog; the cost counts it at $0"),
+            devices: vec![],
+            links: vec![],
+        });
+    }
+}

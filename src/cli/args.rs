@@ -1,0 +1,166 @@
+//! The command line's clap definition: `Cli`, one `Command` variant per subcommand (each
+//! subcommand's own arguments live in its file), and the value parsers and argument groups
+//! several subcommands share.
+
+use super::{
+    bom, calibrate, catalog, compare, eval, export, generate, report, sweep, validate, workload,
+};
+use crate::analysis::collective::{self, AlgoChoice, CollectiveQuery, Op, Routing, parse_size};
+use crate::io::export::ExportFormat;
+use crate::io::link_colors::ColorMode;
+use crate::model::Bytes;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "railyard",
+    version,
+    about = "Design AI-cluster networks: draw or generate a GPU fabric, see bisection, cost and power.",
+    long_about = None,
+    after_help = "Without a command, railyard opens the designer window (with FILE, if given).\n\
+                  Exit status: 0 success, 2 bad arguments or input, 1 the window could not open."
+)]
+pub(super) struct Cli {
+    /// A user parts catalog (RON) merged over the built-in one; its parts replace built-in
+    /// parts with the same id.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(super) catalog: Option<PathBuf>,
+
+    /// A design file to open in the designer.
+    #[arg(value_name = "FILE")]
+    pub(super) file: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub(super) command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum Command {
+    /// Write a design from a template.
+    Generate(generate::GenerateArgs),
+    /// Print a design's GPUs, bisection bandwidth, cost, power and checks.
+    Eval(eval::EvalArgs),
+    /// Collective time, algbw and busbw from 8 B to 8 GiB, as nccl-tests prints them.
+    Sweep(sweep::SweepArgs),
+    /// Write a design's bill of materials as CSV.
+    Bom(bom::BomArgs),
+    /// Compare designs side by side, with changes against a baseline.
+    Compare(compare::CompareArgs),
+    /// Draw a design as an SVG or PNG diagram, with a title block and a legend, or export
+    /// it for other tools: a cable plan, NetBox, draw.io, Graphviz, containerlab, SimAI,
+    /// htsim or ASTRA-sim.
+    Export(export::ExportArgs),
+    /// Write a Markdown report of a design (and a comparison with more designs), with its
+    /// diagram as an SVG next to it.
+    Report(report::ReportArgs),
+    /// Communication time of one training step of a Llama or mixture-of-experts model on the
+    /// design, next to what an ideal network would need, with the advice for that workload.
+    Workload(workload::WorkloadArgs),
+    /// Fit the design's technology efficiencies and latencies to an nccl-tests log and save
+    /// the design with that calibration.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Predict measured collective times and print predicted against measured, the error
+    /// per row and the median: your own rows on your design, or (without a file) the public
+    /// data sets shipped with railyard.
+    Validate(validate::ValidateArgs),
+    /// List the parts catalog: id, category, model, price, power.
+    Catalog(catalog::CatalogArgs),
+}
+
+/// The workload of `--model` (an id `parse_model` accepted) and `--serving`, in the model's
+/// usual layout.
+pub(super) fn chosen_workload(model: Option<&str>, serving: bool) -> Option<collective::Workload> {
+    let mut w = collective::Workload::named(model?)?;
+    w.serving = serving;
+    Some(w)
+}
+
+/// A model id from `collective::MODELS`; a bare Llama size (`70`, `70B`) names its Llama.
+pub(super) fn parse_model(text: &str) -> Result<String, String> {
+    if text.ends_with(".ron") {
+        return Ok(text.to_string());
+    }
+    let lower = text.to_ascii_lowercase();
+    let id = match lower.trim_end_matches('b').parse::<u32>() {
+        Ok(b) => format!("llama-{b}b"),
+        Err(_) => lower,
+    };
+    match collective::Workload::named(&id) {
+        Some(_) => Ok(id),
+        None => {
+            let ids: Vec<&str> = collective::MODELS.iter().map(|(id, _)| *id).collect();
+            Err(format!(
+                "no model `{text}`; one of 8, 70, 405 (Llama) or {}",
+                ids.join(", ")
+            ))
+        }
+    }
+}
+
+/// Which collective to model, and how.
+#[derive(Debug, Clone, Args)]
+pub(super) struct QueryArgs {
+    /// all-reduce, all-gather, reduce-scatter, all-to-all, broadcast, reduce or sendrecv.
+    #[arg(long, value_name = "OP", default_value = "all-reduce", value_parser = parse_op)]
+    op: Op,
+    /// Run on the first N GPUs (node order); all GPUs when absent.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    gpus: Option<u32>,
+    /// auto (the fastest, as NCCL's tuner picks), ring, tree, nvls, nvls-tree, sharp,
+    /// hierarchical or direct.
+    #[arg(long, value_name = "ALGO", default_value = "auto", value_parser = parse_algo)]
+    algo: AlgoChoice,
+    /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
+    #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
+    routing: Routing,
+}
+
+impl QueryArgs {
+    pub(super) fn query(&self, bytes: Bytes) -> CollectiveQuery {
+        let mut q = CollectiveQuery::new(self.op, bytes);
+        q.gpus = self.gpus;
+        q.algorithm = self.algo;
+        q.routing = self.routing;
+        q
+    }
+}
+
+pub(super) fn parse_op(text: &str) -> Result<Op, String> {
+    Op::from_cli_name(text).ok_or_else(|| {
+        format!(
+            "`{text}` is not a collective; one of all-reduce, all-gather, reduce-scatter, \
+             all-to-all, broadcast, reduce, sendrecv"
+        )
+    })
+}
+
+pub(super) fn parse_export_format(text: &str) -> Result<ExportFormat, String> {
+    text.parse()
+}
+
+pub(super) fn parse_color_mode(text: &str) -> Result<ColorMode, String> {
+    text.parse()
+}
+
+pub(super) fn parse_bytes(text: &str) -> Result<Bytes, String> {
+    match parse_size(text) {
+        Ok(Bytes(0)) => Err("the size must be at least 1 byte".into()),
+        Ok(bytes) => Ok(bytes),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+pub(super) fn parse_algo(text: &str) -> Result<AlgoChoice, String> {
+    AlgoChoice::from_cli_name(text).ok_or_else(|| {
+        format!(
+            "`{text}` is not an algorithm; one of auto, ring, tree, nvls, nvls-tree, sharp, \
+             hierarchical, direct"
+        )
+    })
+}
+
+pub(super) fn parse_routing(text: &str) -> Result<Routing, String> {
+    Routing::from_cli_name(text)
+        .ok_or_else(|| format!("`{text}` is not a routing; one of ecmp, adaptive"))
+}

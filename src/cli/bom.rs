@@ -1,0 +1,66 @@
+//! `railyard bom FILE`: the bill of materials as CSV.
+
+use super::{count_of, load};
+use crate::analysis::cost::bom_lines;
+use crate::io::bom::{BomOptions, write_bom_csv};
+use crate::io::design_file::write_atomically;
+use crate::model::Catalog;
+use anyhow::Context;
+use clap::Args;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub(super) struct BomArgs {
+    /// The design file.
+    file: PathBuf,
+    /// Where to write the CSV; standard output when absent.
+    #[arg(short, long, value_name = "FILE.csv")]
+    output: Option<PathBuf>,
+    /// Label for the price columns (`unit_price_eur`); prices are not converted.
+    #[arg(long, value_name = "LABEL", default_value = "USD")]
+    currency: String,
+    /// Fraction taken off every list price: 0.15 for 15 % off.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_discount)]
+    discount: f64,
+}
+
+fn parse_discount(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(d) if (0.0..=1.0).contains(&d) => Ok(d),
+        _ => Err(format!(
+            "`{text}` is not a fraction between 0 and 1 (0.15 is 15 % off)"
+        )),
+    }
+}
+
+pub(super) fn run(args: BomArgs, catalog: &Catalog) -> anyhow::Result<()> {
+    let options = &BomOptions {
+        currency_label: args.currency,
+        discount: args.discount,
+    };
+    let (file, output) = (&args.file, args.output.as_deref());
+    let design = load(file)?;
+    let lines = bom_lines(&design, catalog);
+    let mut csv = Vec::new();
+    write_bom_csv(&lines, &mut csv, options).context("could not write the CSV")?;
+    match output {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&csv)?;
+            out.flush()?;
+        }
+        Some(path) => {
+            write_atomically(path, &csv)
+                .with_context(|| format!("could not write {}", path.display()))?;
+            eprintln!(
+                "railyard: wrote {}: {}, {} {} total",
+                path.display(),
+                count_of(lines.len(), "line", "lines"),
+                crate::io::bom::bom_total(&lines, options).0,
+                options.currency_label
+            );
+        }
+    }
+    Ok(())
+}

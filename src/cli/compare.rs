@@ -1,0 +1,96 @@
+//! `railyard compare A B [...]`: designs side by side, with changes against a baseline.
+
+use super::args::{chosen_workload, parse_bytes, parse_model};
+use super::{count_of, load, write_stdout};
+use crate::analysis::collective;
+use crate::model::{Bytes, Catalog};
+use anyhow::{Context, bail};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub(super) struct CompareArgs {
+    /// Two or more design files; each becomes a column named after the file.
+    #[arg(value_name = "FILE", num_args = 2.., required = true)]
+    files: Vec<PathBuf>,
+    /// A Markdown table.
+    #[arg(long, conflicts_with = "csv")]
+    markdown: bool,
+    /// CSV with raw values and deltas (fractions).
+    #[arg(long)]
+    csv: bool,
+    /// Message size of the collective rows (all-reduce, all-to-all).
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
+    bytes: Bytes,
+    /// Which file the changes are taken against, counting from 1.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    baseline: u32,
+    /// Add rows for this model's communication per step (as `workload --model`, in its
+    /// usual parallel layout) and its excess over an ideal network.
+    #[arg(long, value_name = "MODEL", value_parser = parse_model)]
+    model: Option<String>,
+    /// With `--model`: serving replicas (one decode step) rather than training.
+    #[arg(long, requires = "model")]
+    serving: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableFormat {
+    Text,
+    Markdown,
+    Csv,
+}
+
+/// A scenario's name: the file name without `.ron`.
+fn scenario_name(file: &Path) -> String {
+    file.file_stem().map_or_else(
+        || file.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
+
+/// Loads the files as (scenario name, design) and compares them (`report` too).
+pub(super) fn comparison(
+    files: &[PathBuf],
+    bytes: Bytes,
+    baseline: usize,
+    workload: Option<&collective::Workload>,
+    catalog: &Catalog,
+) -> anyhow::Result<crate::analysis::compare::Comparison> {
+    if baseline >= files.len() {
+        bail!(
+            "--baseline {} but only {} given",
+            baseline + 1,
+            count_of(files.len(), "file", "files")
+        );
+    }
+    let designs = files
+        .iter()
+        .map(|f| Ok((scenario_name(f), load(f)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(crate::analysis::compare::compare_with(
+        &designs, catalog, bytes, baseline, workload,
+    ))
+}
+
+pub(super) fn run(args: &CompareArgs, catalog: &Catalog) -> anyhow::Result<()> {
+    use crate::io::report::{render_csv, render_markdown, render_text};
+    let workload = chosen_workload(args.model.as_deref(), args.serving);
+    let format = if args.markdown {
+        TableFormat::Markdown
+    } else if args.csv {
+        TableFormat::Csv
+    } else {
+        TableFormat::Text
+    };
+    let (files, bytes, baseline, workload) =
+        (&args.files, args.bytes, args.baseline, workload.as_ref());
+    let baseline = usize::try_from(baseline.saturating_sub(1)).unwrap_or(usize::MAX);
+    let c = comparison(files, bytes, baseline, workload, catalog)?;
+    let text = match format {
+        TableFormat::Text => render_text(&c),
+        TableFormat::Markdown => render_markdown(&c),
+        TableFormat::Csv => render_csv(&c).context("could not write the CSV")?,
+    };
+    write_stdout(&text)
+}

@@ -1,0 +1,400 @@
+//! `railyard eval FILE [--json]`: counts, bisection, cost, power, checks, the collective and
+//! the advice, as a table or as JSON (`EvalReport` and the report types `workload` shares).
+
+use super::args::{QueryArgs, parse_bytes};
+use super::{count_of, load, write_stdout};
+use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
+use crate::analysis::{Metrics, Question, assess};
+use crate::model::units::{group_thousands, trim_number};
+use crate::model::{Bytes, Catalog, Design};
+use clap::Args;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub(super) struct EvalArgs {
+    /// The design file.
+    file: PathBuf,
+    /// One JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Message size: a whole number of bytes with an optional K, M, G, T suffix
+    /// (binary multiples): 8, 64K, 1M, 8GiB.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
+    bytes: Bytes,
+    #[command(flatten)]
+    query: QueryArgs,
+}
+
+/// Cost in US dollars by category, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CostReport {
+    pub total: f64,
+    /// Nodes, and GPUs bought separately.
+    pub nodes: f64,
+    pub switches: f64,
+    pub nics: f64,
+    pub cables_optics: f64,
+    /// NVSwitch domain racks (NVL72 and the like).
+    pub nvswitch: f64,
+    pub other: f64,
+}
+
+/// One design check, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// `error`, `warning` or `info`.
+    pub severity: &'static str,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// One busy resource of a collective, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BottleneckReport {
+    /// What the resource is: a drawn link (`l3 node-1 – leaf-0`) or a node's NVLink/PCIe.
+    pub link: String,
+    /// The drawn link's id (`l3`); null for resources inside a node.
+    pub link_id: Option<String>,
+    /// Busy time over the bandwidth part of the collective: 1 for the bottleneck.
+    pub utilization: f64,
+}
+
+/// The modelled collective, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CollectiveReport {
+    /// `all-reduce`, `all-gather`, ...
+    pub op: &'static str,
+    /// nccl-tests' size: the whole buffer.
+    pub bytes: u64,
+    pub gpus: u32,
+    /// `ring`, `tree`, `nvls`, `nvls-tree`, `sharp`, `hierarchical` or `direct`.
+    pub algorithm: &'static str,
+    /// `LL`, `LL128` or `Simple`.
+    pub protocol: &'static str,
+    pub routing: &'static str,
+    pub time_us: f64,
+    pub latency_us: f64,
+    /// nccl-tests' algbw and busbw, in GB/s (bytes).
+    pub algbw_gbyte_s: f64,
+    pub busbw_gbyte_s: f64,
+    /// The busiest resources, busiest first (at most five).
+    pub bottleneck: Vec<BottleneckReport>,
+    /// The collective library (`nccl`, `mlx-ring`, `mlx-jaccl`), what the model assumes of it,
+    /// and why this algorithm and protocol.
+    pub library: collective::Library,
+    pub assumes: &'static str,
+    pub why: String,
+}
+
+/// Resources listed in `bottleneck`.
+const BOTTLENECK_ROWS: usize = 5;
+
+impl CollectiveReport {
+    pub fn new(r: &CollectiveResult) -> Self {
+        CollectiveReport {
+            op: r.op.cli_name(),
+            bytes: r.bytes.0,
+            gpus: r.gpus,
+            algorithm: r.algorithm.label(),
+            protocol: r.protocol.label(),
+            routing: r.routing.cli_name(),
+            time_us: r.time_us,
+            latency_us: r.latency_us,
+            algbw_gbyte_s: r.algbw_gbyte_s,
+            busbw_gbyte_s: r.busbw_gbyte_s,
+            bottleneck: BottleneckReport::rows(&r.bottleneck),
+            library: r.library,
+            assumes: r.assumes,
+            why: r.why.clone(),
+        }
+    }
+}
+
+impl BottleneckReport {
+    /// The busiest resources, at most `BOTTLENECK_ROWS` of them.
+    pub(super) fn rows(loads: &[collective::LinkLoad]) -> Vec<BottleneckReport> {
+        loads
+            .iter()
+            .take(BOTTLENECK_ROWS)
+            .map(|load| BottleneckReport {
+                link: load.label.replace(['\n', '\r'], " "),
+                link_id: load.link.map(|id| id.to_string()),
+                utilization: load.utilization,
+            })
+            .collect()
+    }
+}
+
+/// One advice item, as `eval --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdviceReport {
+    /// `critical`, `warning` or `info`.
+    pub severity: &'static str,
+    pub code: String,
+    pub message: String,
+    /// Ids of the devices concerned (`d3`).
+    pub devices: Vec<String>,
+    /// Ids of the links concerned (`l7`).
+    pub links: Vec<String>,
+    pub suggestion: String,
+}
+
+impl AdviceReport {
+    pub fn new(a: &collective::Advice) -> Self {
+        AdviceReport {
+            severity: a.severity.advice_label(),
+            code: a.code.clone(),
+            message: a.message.replace(['\n', '\r'], " "),
+            devices: a.devices.iter().map(ToString::to_string).collect(),
+            links: a.links.iter().map(ToString::to_string).collect(),
+            suggestion: a.suggestion.replace(['\n', '\r'], " "),
+        }
+    }
+}
+
+/// What `eval --json` prints: the one place the JSON contract is defined.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    pub file: String,
+    pub name: String,
+    pub gpus: u64,
+    pub nodes: usize,
+    pub switches: usize,
+    pub links: usize,
+    /// Least max-flow between balanced halves, one direction, Gb/s.
+    pub bisection_gbit_s: f64,
+    /// What full bisection would be: half the GPUs at their scale-out injection, Gb/s.
+    pub full_bisection_gbit_s: f64,
+    /// `bisection_gbit_s / full_bisection_gbit_s`; null when undefined.
+    pub bisection_ratio: Option<f64>,
+    /// `ok`, `no-gpus`, `single-unit`, `no-links` or `not-connected`.
+    pub bisection_status: &'static str,
+    pub cost_usd: CostReport,
+    /// Fractions 0–1 of the total cost; null when the total is zero.
+    pub switch_cost_share: Option<f64>,
+    pub network_cost_share: Option<f64>,
+    pub power_w: f64,
+    pub checks: Vec<CheckReport>,
+    /// The modelled collective; null when it cannot run (see `collective_error`).
+    pub collective: Option<CollectiveReport>,
+    /// Why there is no collective (fewer than 2 GPUs, not connected...); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collective_error: Option<String>,
+    /// The architect's findings, most severe first.
+    pub advice: Vec<AdviceReport>,
+}
+
+impl EvalReport {
+    pub fn new(
+        file: &Path,
+        design: &Design,
+        m: &Metrics,
+        collective: &Result<CollectiveResult, CollectiveError>,
+        advice: &[collective::Advice],
+    ) -> Self {
+        use crate::analysis::bisection::BisectionStatus;
+        EvalReport {
+            file: file.display().to_string(),
+            name: design.name.clone(),
+            gpus: m.gpus,
+            nodes: m.nodes,
+            switches: m.switches,
+            links: m.links,
+            bisection_gbit_s: m.bisection.value.gbit_s(),
+            full_bisection_gbit_s: m.bisection.full.gbit_s(),
+            bisection_ratio: m.bisection.ratio,
+            bisection_status: match m.bisection.status {
+                BisectionStatus::Ok { .. } => "ok",
+                BisectionStatus::NoGpus => "no-gpus",
+                BisectionStatus::SingleUnit => "single-unit",
+                BisectionStatus::NoLinks => "no-links",
+                BisectionStatus::NotConnected { .. } => "not-connected",
+            },
+            cost_usd: CostReport {
+                total: m.cost.total.0,
+                nodes: m.cost.nodes.0,
+                switches: m.cost.switches.0,
+                nics: m.cost.nics.0,
+                cables_optics: m.cost.cables_optics.0,
+                nvswitch: m.cost.nvswitch.0,
+                other: m.cost.other.0,
+            },
+            switch_cost_share: m.switch_cost_share,
+            network_cost_share: m.network_cost_share,
+            power_w: m.power.0,
+            checks: m
+                .checks
+                .iter()
+                .map(|c| CheckReport {
+                    severity: c.severity.check_label(),
+                    code: c.code,
+                    message: c.message.replace(['\n', '\r'], " "),
+                })
+                .collect(),
+            collective: collective.as_ref().ok().map(CollectiveReport::new),
+            collective_error: collective
+                .as_ref()
+                .err()
+                .map(|e| e.to_string().replace(['\n', '\r'], " ")),
+            advice: advice.iter().map(AdviceReport::new).collect(),
+        }
+    }
+
+    /// The same facts for a person: aligned labels, units.
+    pub fn to_table(&self) -> String {
+        use crate::model::{Bandwidth, Usd, Watts};
+        let usd = |x: f64| Usd(x).to_string();
+        let percent =
+            |x: Option<f64>| x.map_or("—".to_string(), |f| format!("{:.1} %", f * 100.0));
+        let mut rows: Vec<(String, String)> = vec![
+            ("design".into(), format!("{} ({})", self.name, self.file)),
+            ("GPUs".into(), group_thousands(self.gpus as i64)),
+            ("nodes".into(), group_thousands(self.nodes as i64)),
+            ("switches".into(), group_thousands(self.switches as i64)),
+            ("links".into(), group_thousands(self.links as i64)),
+        ];
+        let bisection = match (self.bisection_status, self.bisection_ratio) {
+            ("ok", Some(ratio)) => format!(
+                "{} per direction, {} % of full ({})",
+                Bandwidth::from_gbit_s(self.bisection_gbit_s),
+                trim_number(ratio * 100.0),
+                Bandwidth::from_gbit_s(self.full_bisection_gbit_s)
+            ),
+            ("ok", None) => format!(
+                "{} per direction",
+                Bandwidth::from_gbit_s(self.bisection_gbit_s)
+            ),
+            (status, _) => format!("— ({})", status.replace('-', " ")),
+        };
+        rows.push(("bisection".into(), bisection));
+        rows.push(("cost".into(), usd(self.cost_usd.total)));
+        let c = &self.cost_usd;
+        for (label, value, always) in [
+            ("  nodes & GPUs", c.nodes, true),
+            ("  switches", c.switches, true),
+            ("  NICs", c.nics, true),
+            ("  cables & optics", c.cables_optics, true),
+            ("  NVSwitch domains", c.nvswitch, false),
+            ("  other", c.other, false),
+        ] {
+            if always || value != 0.0 {
+                rows.push((label.into(), usd(value)));
+            }
+        }
+        rows.push(("switch share".into(), percent(self.switch_cost_share)));
+        rows.push(("network share".into(), percent(self.network_cost_share)));
+        rows.push(("power".into(), Watts(self.power_w).to_string()));
+        match (&self.collective, &self.collective_error) {
+            (Some(c), _) => {
+                rows.push((
+                    "collective".into(),
+                    format!(
+                        "{} of {} on {} GPUs: {} ({}, {})",
+                        c.op,
+                        Bytes(c.bytes),
+                        group_thousands(i64::from(c.gpus)),
+                        c.algorithm,
+                        c.protocol,
+                        c.routing
+                    ),
+                ));
+                rows.push(("  library".into(), c.library.label().to_string()));
+                rows.push(("  why".into(), c.why.clone()));
+                rows.push(("  time".into(), format!("{} µs", fixed(c.time_us))));
+                rows.push(("  algbw".into(), format!("{} GB/s", fixed(c.algbw_gbyte_s))));
+                rows.push(("  busbw".into(), format!("{} GB/s", fixed(c.busbw_gbyte_s))));
+                if let Some(top) = c.bottleneck.first() {
+                    rows.push((
+                        "  bottleneck".into(),
+                        format!("{} ({:.0} % busy)", top.link, top.utilization * 100.0),
+                    ));
+                }
+            }
+            (None, error) => rows.push((
+                "collective".into(),
+                format!("— ({})", error.as_deref().unwrap_or("not modelled")),
+            )),
+        }
+        let count = |sev: &str| self.checks.iter().filter(|c| c.severity == sev).count();
+        rows.push((
+            "checks".into(),
+            format!(
+                "{}, {}, {}",
+                count_of(count("error"), "error", "errors"),
+                count_of(count("warning"), "warning", "warnings"),
+                count_of(count("info"), "note", "notes")
+            ),
+        ));
+
+        let width = rows
+            .iter()
+            .map(|(l, _)| l.chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut out = String::new();
+        for (label, value) in &rows {
+            out.push_str(&format!("{label:<width$}  {value}\n"));
+        }
+        for check in &self.checks {
+            out.push_str(&format!(
+                "  {:<7}  {}: {}\n",
+                check.severity, check.code, check.message
+            ));
+        }
+        out.push_str(&advice_lines(&self.advice, width));
+        out
+    }
+}
+
+/// The advice rows of a table whose labels are `width` wide: a count, then each item with
+/// its suggestion below it.
+pub(super) fn advice_lines(advice: &[AdviceReport], width: usize) -> String {
+    let count = if advice.is_empty() {
+        "none".to_string()
+    } else {
+        count_of(advice.len(), "item", "items")
+    };
+    let mut out = format!("{:<width$}  {count}\n", "advice");
+    for a in advice {
+        out.push_str(&format!(
+            "  {:<8}  {}: {}\n            → {}\n",
+            a.severity, a.code, a.message, a.suggestion
+        ));
+    }
+    out
+}
+
+/// A figure with two decimals below 100 and none above, as nccl-tests' columns read.
+fn fixed(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// Everything `eval` prints, from one design file.
+fn eval_report(
+    file: &Path,
+    design: &Design,
+    query: &CollectiveQuery,
+    catalog: &Catalog,
+) -> EvalReport {
+    let a = assess(design, catalog, &Question::collective(query.clone()));
+    let result = a.collective.expect("the question asks for a collective");
+    EvalReport::new(file, design, &a.metrics, &result, &a.advice)
+}
+
+pub(super) fn run(args: &EvalArgs, catalog: &Catalog) -> anyhow::Result<()> {
+    let (file, json, query) = (&args.file, args.json, &args.query.query(args.bytes));
+    let design = load(file)?;
+    let report = eval_report(file, &design, query, catalog);
+    if json {
+        let mut text = serde_json::to_string_pretty(&report)?;
+        text.push('\n');
+        write_stdout(&text)
+    } else {
+        write_stdout(&report.to_table())
+    }
+}

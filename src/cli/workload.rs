@@ -1,0 +1,270 @@
+//! `railyard workload FILE --model M`: a training step's (or a decode step's) communication
+//! against an ideal network, with the job's figures (`job.rs`) and the advice.
+
+use super::args::{parse_model, parse_routing};
+use super::eval::{AdviceReport, BottleneckReport, advice_lines};
+use super::{count_of, job, load, write_stdout};
+use crate::analysis::collective::{self, Routing};
+use crate::analysis::{Question, assess};
+use crate::model::units::{time_text, trim_number};
+use crate::model::{Bytes, Catalog};
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Args)]
+pub(super) struct WorkloadArgs {
+    /// The design file.
+    file: PathBuf,
+    /// The model: a Llama 3 size in billions (8, 70, 405) or an id: llama-8b, llama-70b,
+    /// llama-405b, mixtral-8x7b, deepseek-v3 (the last two mixtures of experts).
+    #[arg(long, value_name = "MODEL", default_value = "70", value_parser = parse_model)]
+    model: String,
+    /// Tensor-parallel size (placed inside a scale-up domain first); the model's usual one
+    /// when absent (Llama 1, 8, 8; Mixtral 1; DeepSeek-V3 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    tp: Option<u32>,
+    /// Pipeline stages; the model's usual number when absent (Llama 1, 1, 16; Mixtral 1;
+    /// DeepSeek-V3 16).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pp: Option<u32>,
+    /// Data-parallel replicas; as many as the GPUs allow when absent.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    dp: Option<u32>,
+    /// Expert-parallel size of a mixture of experts (a divisor of the data-parallel size);
+    /// when absent, the model's usual one (DeepSeek-V3 64) or as many as it has experts.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    ep: Option<u32>,
+    /// Serving replicas instead of training: decode rate and time to first token.
+    #[arg(long)]
+    serving: bool,
+    #[arg(long, value_enum, default_value = "bf16")]
+    precision: PrecisionArg,
+    /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
+    #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
+    routing: Routing,
+    /// One JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    job: job::JobArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum PrecisionArg {
+    Bf16,
+    Fp16,
+    Fp8,
+    Fp32,
+}
+
+/// One part of a training step's communication, as `workload --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepPartReport {
+    pub name: String,
+    pub op: &'static str,
+    pub bytes_per_call: f64,
+    pub calls_per_step: f64,
+    pub algorithm: &'static str,
+    pub time_us_per_call: f64,
+    pub time_us_per_step: f64,
+    /// The same traffic on a network that never queues beyond the first switch.
+    pub ideal_us_per_step: f64,
+    /// Its busiest resources, busiest first (at most five).
+    pub bottleneck: Vec<BottleneckReport>,
+}
+
+/// What `workload --json` prints.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadReport {
+    pub file: String,
+    pub model: String,
+    pub params: f64,
+    /// Serving replicas (a step is one decode step) rather than training.
+    pub serving: bool,
+    pub precision: &'static str,
+    pub routing: &'static str,
+    pub mapping: collective::Mapping,
+    pub components: Vec<StepPartReport>,
+    pub total_us: f64,
+    pub ideal_total_us: f64,
+    pub notes: Vec<String>,
+    pub advice: Vec<AdviceReport>,
+    /// The job's headline figures (step time, MFU, ... or decode rate), at the top level.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<job::JobFigures>,
+    /// The job's breakdown and what it assumes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<job::JobDetail>,
+}
+
+impl WorkloadReport {
+    fn new(
+        file: &Path,
+        w: &collective::Workload,
+        routing: Routing,
+        r: collective::WorkloadResult,
+        advice: &[collective::Advice],
+    ) -> Self {
+        WorkloadReport {
+            file: file.display().to_string(),
+            model: w.name.clone(),
+            params: w.params,
+            serving: w.serving,
+            precision: w.precision.label(),
+            routing: routing.cli_name(),
+            mapping: r.mapping,
+            components: r
+                .components
+                .into_iter()
+                .map(|c| StepPartReport {
+                    name: c.name,
+                    op: c.op.cli_name(),
+                    bytes_per_call: c.bytes_per_call,
+                    calls_per_step: c.calls_per_step,
+                    algorithm: c.algorithm.label(),
+                    time_us_per_call: c.time_us_per_call,
+                    time_us_per_step: c.time_us_per_step,
+                    ideal_us_per_step: c.ideal_us_per_step,
+                    bottleneck: BottleneckReport::rows(&c.bottleneck),
+                })
+                .collect(),
+            total_us: r.total_us,
+            ideal_total_us: r.ideal_total_us,
+            notes: r.notes,
+            advice: advice.iter().map(AdviceReport::new).collect(),
+            figures: None,
+            job: None,
+        }
+    }
+
+    fn to_table(&self) -> String {
+        let r = self;
+        let m = &r.mapping;
+        let mut out = format!(
+            "workload   {} in {}, {}, {} routing\n",
+            self.model,
+            self.precision,
+            if self.serving { "serving" } else { "training" },
+            self.routing
+        );
+        out.push_str(&format!(
+            "mapping    {} on {} (largest scale-up domain {})\n",
+            m.layout(),
+            count_of(m.gpus_used as usize, "GPU", "GPUs"),
+            count_of(m.scale_up_gpus as usize, "GPU", "GPUs")
+        ));
+        let extra = if r.ideal_total_us > 0.0 {
+            format!(
+                " (ideal network {}, +{:.0} %)",
+                time_text(r.ideal_total_us),
+                (r.total_us / r.ideal_total_us - 1.0) * 100.0
+            )
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "{}{} of communication{extra}\n",
+            // A decode step makes one token per sequence.
+            if self.serving {
+                "per token  "
+            } else {
+                "per step   "
+            },
+            time_text(r.total_us)
+        ));
+        let width = r.components.iter().map(|c| c.name.len()).max().unwrap_or(0);
+        for c in &r.components {
+            out.push_str(&format!(
+                "  {:<width$}  {:>10}  ideal {:>10}  {} × {} per step, {}\n",
+                c.name,
+                time_text(c.time_us_per_step),
+                time_text(c.ideal_us_per_step),
+                trim_number(c.calls_per_step),
+                Bytes(c.bytes_per_call.round() as u64),
+                c.algorithm,
+            ));
+        }
+        for note in &r.notes {
+            out.push_str(&format!("  note: {note}\n"));
+        }
+        out.push_str(&advice_lines(&self.advice, 9));
+        out
+    }
+}
+
+pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
+    let design = load(&args.file)?;
+    let base = collective::Workload::named(&args.model);
+    let model = job::model_of(&args.model)?;
+    if model.experts.is_none() && args.ep.is_some_and(|ep| ep > 1) {
+        anyhow::bail!(
+            "{} has no experts: --ep applies to mixture-of-experts models",
+            model.name
+        );
+    }
+    let precision = match args.precision {
+        PrecisionArg::Bf16 => collective::Precision::Bf16,
+        PrecisionArg::Fp16 => collective::Precision::Fp16,
+        PrecisionArg::Fp8 => collective::Precision::Fp8,
+        PrecisionArg::Fp32 => collective::Precision::Fp32,
+    };
+    let chosen = job::chosen_job(
+        model,
+        base.as_ref(),
+        (args.tp, args.pp, args.dp, args.ep),
+        precision,
+        args.serving,
+        &args.job,
+    );
+    // The communication the job model stands on, as the sidebar shows it: a built-in
+    // model keeps its published parameter counts (the sidebar, `compare` and `report` use
+    // them); the layout and batch are the command line's.
+    let mut w = chosen.training.comm_workload();
+    if let Some(base) = &base {
+        w.params = base.params;
+        if let (Some(moe), Some(base_moe)) = (&mut w.moe, &base.moe) {
+            moe.expert_params = base_moe.expert_params;
+        }
+    }
+    w.serving = args.serving;
+    if let Some(s) = &chosen.serving {
+        w.serving_batch = Some(s.batch);
+    }
+    let question = Question {
+        workload: Some(w),
+        workload_routing: args.routing,
+        ..Question::metrics_only()
+    };
+    let a = assess(&design, catalog, &question);
+    let w = question.workload.expect("the question has a workload");
+    let result = a
+        .workload
+        .expect("the question asks for a workload")
+        .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
+    let (figures, detail) = job::run_job(
+        &args.file,
+        &design,
+        catalog,
+        &chosen,
+        args.routing,
+        &args.job,
+        (a.metrics.cost.total.0, a.metrics.power.0),
+    )?;
+    let advice = a.advice;
+    let mut report = WorkloadReport::new(&args.file, &w, args.routing, result, &advice);
+    report.figures = Some(figures);
+    report.job = Some(detail);
+    if args.json {
+        let mut text = serde_json::to_string_pretty(&report)?;
+        text.push('\n');
+        write_stdout(&text)
+    } else {
+        let mut table = report.to_table();
+        if let Some(job) = &report.job {
+            table.push_str(&job::job_table(job));
+        }
+        write_stdout(&table)
+    }
+}
