@@ -20,12 +20,15 @@
 //! railyard calibrate FILE --from LOG -o OUT.ron [--json]
 //! railyard validate [MEASURED.csv --design D.ron | --systems S.csv] [--json | --markdown]
 //!                                     fit efficiencies and latencies to an nccl-tests log
+//! railyard check-cabling FILE --from LISTING [--map NAMES.csv] [--json]
+//!                                     the fabric as cabled (ibnetdiscover) against the design
 //! railyard catalog [--json]           the parts catalog
 //! ```
 //!
 //! Exit status: 0 on success; 2 on bad arguments or bad input (a file that does not load,
 //! a template that cannot be built), with one line `railyard: <message>` on stderr;
-//! 1 when the designer window cannot open. The JSON written by `eval --json`,
+//! 1 when the designer window cannot open; 3 when `check-cabling` finds the fabric not
+//! cabled as drawn. The JSON written by `eval --json`,
 //! `workload --json` and `catalog --json` is defined here (`EvalReport`, `WorkloadReport`,
 //! `CatalogEntry`) and nowhere else.
 
@@ -53,6 +56,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod calibrate;
+mod check_cabling;
 mod export;
 mod job;
 mod validate;
@@ -73,7 +77,8 @@ const EXIT_DESIGNER_FAILED: u8 = 1;
     about = "Design AI-cluster networks: draw or generate a GPU fabric, see bisection, cost and power.",
     long_about = None,
     after_help = "Without a command, railyard opens the designer window (with FILE, if given).\n\
-                  Exit status: 0 success, 2 bad arguments or input, 1 the window could not open."
+                  Exit status: 0 success, 2 bad arguments or input, 1 the window could not open,\n\
+                  3 check-cabling found faults."
 )]
 struct Cli {
     /// A user parts catalog (RON) merged over the built-in one; its parts replace built-in
@@ -254,6 +259,10 @@ enum Command {
         #[arg(long, conflicts_with_all = ["file", "design", "systems"])]
         training: bool,
     },
+    /// Compare what was cabled (`ibnetdiscover` output) with the design: missing, extra,
+    /// swapped and miswired cables, the rails each breaks and what each costs.
+    /// Exit status 3 when the fabric is not cabled as drawn.
+    CheckCabling(check_cabling::CheckCablingArgs),
     /// List the parts catalog: id, category, model, price, power.
     Catalog {
         /// A JSON array instead of a table.
@@ -514,6 +523,9 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is::<check_cabling::FaultsFound>() => {
+            ExitCode::from(check_cabling::EXIT_FAULTS_FOUND)
+        }
         Err(e) => {
             eprintln!("railyard: {}", one_line(&e));
             ExitCode::from(EXIT_BAD_INPUT)
@@ -712,6 +724,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             validate::run(source, format, &catalog)
         }
         Some(Command::Workload(args)) => run_workload(&args, &catalog),
+        Some(Command::CheckCabling(args)) => check_cabling::run(&args, &catalog),
         Some(Command::Calibrate {
             file,
             from,

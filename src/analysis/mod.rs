@@ -4,6 +4,7 @@ pub mod checks;
 pub mod cost;
 pub mod metrics;
 pub use metrics::{Metrics, evaluate};
+pub mod as_built;
 pub mod assess;
 pub mod bisection;
 pub mod calibrate;
