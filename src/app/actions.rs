@@ -35,6 +35,7 @@ pub enum Action {
     Compare,
     Plots,
     Calibrate,
+    CheckCabling,
     /// Help > Keyboard shortcuts.
     Shortcuts,
     ExportPng,
@@ -81,7 +82,7 @@ const fn plain(key: Key) -> KeyboardShortcut {
 
 impl Action {
     /// The actions without a format.
-    const FIXED: [Action; 33] = [
+    const FIXED: [Action; 34] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -114,6 +115,7 @@ impl Action {
         Action::ExportBom,
         Action::ExportReport,
         Action::Calibrate,
+        Action::CheckCabling,
         Action::Shortcuts,
     ];
 
@@ -154,6 +156,7 @@ impl Action {
             Action::Compare => "Compare designs…",
             Action::Plots => "Plots…",
             Action::Calibrate => "Calibrate…",
+            Action::CheckCabling => "Check cabling…",
             Action::Shortcuts => "Keyboard shortcuts",
             Action::ExportPng => "Export PNG…",
             Action::ExportSvg => "Export SVG…",
@@ -234,7 +237,8 @@ impl Action {
             | Action::ExportBom
             | Action::ExportReport
             | Action::ExportFor(_)
-            | Action::Calibrate => &[],
+            | Action::Calibrate
+            | Action::CheckCabling => &[],
         }
     }
 
@@ -257,7 +261,8 @@ impl Action {
             | Action::ExportBom
             | Action::ExportReport
             | Action::ExportFor(_)
-            | Action::Calibrate => s.has_document,
+            | Action::Calibrate
+            | Action::CheckCabling => s.has_document,
             Action::Undo => s.can_undo,
             Action::Redo => s.can_redo,
             Action::Cut | Action::Copy => s.has_devices_selected,

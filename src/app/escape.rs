@@ -19,6 +19,7 @@ impl RailyardApp {
             || std::mem::take(&mut self.about)
             || std::mem::take(&mut self.shortcuts)
             || std::mem::take(&mut self.calibrate.open)
+            || std::mem::take(&mut self.cabling.open)
             || std::mem::take(&mut self.plots.open)
             || std::mem::take(&mut self.compare.open);
         if closed {

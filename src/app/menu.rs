@@ -130,6 +130,7 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
                     plain(ui, Action::ExportFor(format), m, &mut out);
                 }
             });
+            plain(ui, Action::CheckCabling, m, &mut out);
             ui.separator();
             plain(ui, Action::CloseTab, m, &mut out);
             plain(ui, Action::Quit, m, &mut out);

@@ -4,6 +4,7 @@
 
 pub mod actions;
 pub mod autosave;
+pub mod cabling;
 pub mod calibrate;
 pub mod canvas;
 pub mod compare;
@@ -209,6 +210,7 @@ pub struct RailyardApp {
     next_untitled: u32,
     next_tab_id: u64,
     calibrate: calibrate::CalibrateWindow,
+    cabling: cabling::CablingWindow,
     compare: compare::CompareView,
     plots: plots::PlotsView,
     png: png::PngExport,
@@ -249,6 +251,7 @@ impl RailyardApp {
             next_untitled: 1,
             next_tab_id: 0,
             calibrate: calibrate::CalibrateWindow::default(),
+            cabling: cabling::CablingWindow::default(),
             compare: compare::CompareView::default(),
             plots: plots::PlotsView::default(),
             png: png::PngExport::default(),
@@ -648,6 +651,7 @@ impl RailyardApp {
                 }
             }
             Action::Calibrate => self.calibrate.open = true,
+            Action::CheckCabling => self.cabling.open = true,
             Action::Shortcuts => self.shortcuts = true,
             Action::Compare => self.compare.open = true,
             Action::Plots => self.plots.open = true,
@@ -862,6 +866,10 @@ impl RailyardApp {
         }
 
         self.highlight.clear();
+        // The fault under the pointer in Check cabling (on the last frame: the window is
+        // drawn after the canvas).
+        self.highlight
+            .extend(self.cabling.hovered_links().iter().copied());
         if !self.presentation {
             self.menu_bar(ui, &state, &mut events);
             self.tab_bar(ui, &mut events);
@@ -1184,6 +1192,12 @@ impl RailyardApp {
         self.path_prompt_window(ctx, events);
         self.close_prompt_window(ctx, events);
         self.recovery_window(ctx);
+        let cabling = self
+            .cabling
+            .show(ctx, self.tabs[self.active].doc.design(), &self.catalog);
+        if let Some((devices, links)) = cabling.select {
+            events.push(AppEvent::Select { devices, links });
+        }
         if let Some(command) =
             self.calibrate
                 .show(ctx, self.tabs[self.active].doc.design(), &self.catalog)

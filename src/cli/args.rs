@@ -3,7 +3,8 @@
 //! several subcommands share.
 
 use super::{
-    bom, calibrate, catalog, compare, eval, export, generate, report, sweep, validate, workload,
+    bom, calibrate, catalog, check_cabling, compare, eval, export, generate, report, sweep,
+    validate, workload,
 };
 use crate::analysis::collective::{self, AlgoChoice, CollectiveQuery, Op, Routing, parse_size};
 use crate::io::export::ExportFormat;
@@ -19,7 +20,8 @@ use std::path::PathBuf;
     about = "Design AI-cluster networks: draw or generate a GPU fabric, see bisection, cost and power.",
     long_about = None,
     after_help = "Without a command, railyard opens the designer window (with FILE, if given).\n\
-                  Exit status: 0 success, 2 bad arguments or input, 1 the window could not open."
+                  Exit status: 0 success, 2 bad arguments or input, 1 the window could not open,\n\
+                  3 check-cabling found faults."
 )]
 pub(super) struct Cli {
     /// A user parts catalog (RON) merged over the built-in one; its parts replace built-in
@@ -64,6 +66,10 @@ pub(super) enum Command {
     /// per row and the median: your own rows on your design, or (without a file) the public
     /// data sets shipped with railyard.
     Validate(validate::ValidateArgs),
+    /// Compare what was cabled (`ibnetdiscover` output) with the design: missing, extra,
+    /// swapped and miswired cables, the rails each breaks and what each costs.
+    /// Exit status 3 when the fabric is not cabled as drawn.
+    CheckCabling(check_cabling::CheckCablingArgs),
     /// List the parts catalog: id, category, model, price, power.
     Catalog(catalog::CatalogArgs),
 }

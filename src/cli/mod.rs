@@ -20,12 +20,15 @@
 //! railyard calibrate FILE --from LOG -o OUT.ron [--json]
 //! railyard validate [MEASURED.csv --design D.ron | --systems S.csv] [--json | --markdown]
 //!                                     fit efficiencies and latencies to an nccl-tests log
+//! railyard check-cabling FILE --from LISTING [--map NAMES.csv] [--json]
+//!                                     the fabric as cabled (ibnetdiscover) against the design
 //! railyard catalog [--json]           the parts catalog
 //! ```
 //!
 //! Exit status: 0 on success; 2 on bad arguments or bad input (a file that does not load,
 //! a template that cannot be built), with one line `railyard: <message>` on stderr;
-//! 1 when the designer window cannot open. The JSON written by `eval --json`,
+//! 1 when the designer window cannot open; 3 when `check-cabling` finds the fabric not
+//! cabled as drawn. The JSON written by `eval --json`,
 //! `workload --json` and `catalog --json` is defined in `eval.rs`, `workload.rs` and
 //! `catalog.rs` (`EvalReport`, `WorkloadReport`, `CatalogEntry`) and nowhere else.
 //!
@@ -47,6 +50,7 @@ mod args;
 mod bom;
 mod calibrate;
 mod catalog;
+mod check_cabling;
 mod compare;
 mod diagram;
 mod eval;
@@ -94,6 +98,9 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is::<check_cabling::FaultsFound>() => {
+            ExitCode::from(check_cabling::EXIT_FAULTS_FOUND)
+        }
         Err(e) => {
             eprintln!("railyard: {}", one_line(&e));
             ExitCode::from(EXIT_BAD_INPUT)
@@ -208,6 +215,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Workload(args) => workload::run(&args, &catalog),
         Command::Calibrate(args) => calibrate::run(&args, &catalog),
         Command::Validate(args) => validate::run(&args, &catalog),
+        Command::CheckCabling(args) => check_cabling::run(&args, &catalog),
         Command::Catalog(args) => catalog::run(&args, &catalog),
     }
 }

@@ -3,6 +3,8 @@
 pub mod bom;
 pub mod design_file;
 pub mod export;
+pub mod ib_names;
+pub mod ibnetdiscover;
 pub mod link_colors;
 pub mod measured;
 pub mod migrations;
