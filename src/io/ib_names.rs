@@ -17,22 +17,8 @@
 //! the NIC: `dgx-a02 mlx5_4` with -2 is NIC 2; a GUID with 5 is NIC 5.
 
 use super::ibnetdiscover::normalize_guid;
-use std::collections::HashMap;
+pub use crate::analysis::as_built::observed::{MappedName, NameMap};
 use thiserror::Error;
-
-/// What one fabric name stands for in the design.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MappedName {
-    pub device: String,
-    pub nic_offset: i64,
-}
-
-/// Fabric names and GUIDs to design devices.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct NameMap {
-    pub by_guid: HashMap<String, MappedName>,
-    pub by_name: HashMap<String, MappedName>,
-}
 
 #[derive(Debug, Error, PartialEq)]
 pub enum NameMapError {

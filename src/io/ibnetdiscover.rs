@@ -20,34 +20,11 @@
 //! listings exported from fabric managers look like; without names, ends are known by GUID
 //! only and need a mapping file.
 
+pub use crate::analysis::as_built::observed::{ObservedCable, ObservedEnd};
 use crate::model::{Bandwidth, Design, DeviceKind, LinkTech, Port};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use thiserror::Error;
-
-/// One end of an observed cable.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ObservedEnd {
-    /// Node GUID, lower-case hex without `0x` or leading zeros.
-    pub guid: String,
-    /// The node description (`node-01 mlx5_3`, `MF0;leaf-r0:QM9700/U1`); empty when unknown.
-    pub description: String,
-    /// Physical port number, from 1.
-    pub port: u32,
-    /// Known to be a switch (`S-` in ibnetdiscover); false for HCAs and unknown ends.
-    pub switch: bool,
-}
-
-/// A cable seen on the fabric.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ObservedCable {
-    pub a: ObservedEnd,
-    pub b: ObservedEnd,
-    /// Line rate per direction when the listing gives it (`4xNDR` is 400 Gb/s).
-    pub rate: Option<Bandwidth>,
-    /// The input line it was read from (its first appearance), from 1.
-    pub line: usize,
-}
 
 #[derive(Debug, Error, PartialEq)]
 pub enum IbParseError {

@@ -6,13 +6,14 @@
 //! weighed too.
 
 pub mod cost;
+pub mod observed;
 pub mod resolve;
 
 pub use cost::{ALL_REDUCE_BYTES, Change, Delta, Figures};
 pub use resolve::{BuiltCable, BuiltEnd, resolve};
 
 use crate::analysis::collective::Workspace;
-use crate::io::export::cabling::port_name;
+use crate::model::ports::port_name;
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, Endpoint, Link, LinkId, LinkTech, Port};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};

@@ -3,8 +3,7 @@
 //! ports from 0, after breakout); an HCA described `node-01 mlx5_3` is NIC 3 of `node-01`.
 //! A mapping file renames what the fabric calls things (`io::ib_names`).
 
-use crate::io::ib_names::{MappedName, NameMap};
-use crate::io::ibnetdiscover::{ObservedCable, ObservedEnd};
+use super::observed::{MappedName, NameMap, ObservedCable, ObservedEnd};
 use crate::model::{Bandwidth, Design, DeviceKind, Endpoint, Port};
 use std::collections::HashMap;
 

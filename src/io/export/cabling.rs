@@ -11,21 +11,7 @@ use crate::model::{
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-/// A port's name on a label, as the design names ports: `nic3` (NIC 3, rail 3), `tb1` and
-/// `eth0` (a node's built-in Thunderbolt and Ethernet ports), `p12` (switch port 12 after
-/// breakout, from 0 as `railyard eval` numbers it), `nvl0` (a tray's NVLink uplink),
-/// `slot4` (a domain's tray slot).
-pub fn port_name(port: Port) -> String {
-    match port {
-        Port::Nic(k) => format!("nic{k}"),
-        Port::Thunderbolt(k) => format!("tb{k}"),
-        Port::Ethernet(k) => format!("eth{k}"),
-        Port::Switch(k) => format!("p{k}"),
-        Port::NvLink => "nvl0".to_string(),
-        Port::Slot(k) => format!("slot{k}"),
-        Port::Gpu(k) => format!("gpu{k}"),
-    }
-}
+pub use crate::model::ports::port_name;
 
 /// Links that are cables someone plugs in: network and Thunderbolt links, NVLink bridges,
 /// and any link that names a cable part. NVLink and PCIe inside a node or an NVSwitch
