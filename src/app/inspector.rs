@@ -279,6 +279,17 @@ fn device_ui(
         ui.checkbox(&mut sw.features.lossless, "Lossless (PFC/ECN)")
             .on_hover_text("What RoCE needs to run without drops");
     }
+    // The question about a NIC's links sits right under the NIC list.
+    if let Some(slot) = remove_nic {
+        state.nic_to_remove = Some((source.id, slot));
+    }
+    if let Some(removal) = nic_removal_ui(ui, design, source, state, remove_nic.is_some()) {
+        // The removal replaces the device as it stands in the design; the draft follows.
+        out.push(removal);
+        state.device_draft = None;
+        state.live = false;
+        return;
+    }
     ui.separator();
     ui.weak(format!(
         "{} links · at ({:.0}, {:.0})",
@@ -286,17 +297,6 @@ fn device_ui(
         source.pos.x,
         source.pos.y
     ));
-
-    if let Some(slot) = remove_nic {
-        state.nic_to_remove = Some((source.id, slot));
-    }
-    if let Some(removal) = nic_removal_ui(ui, design, source, state) {
-        // The removal replaces the device as it stands in the design; the draft follows.
-        out.push(removal);
-        state.device_draft = None;
-        state.live = false;
-        return;
-    }
 
     state.live = gesture.live;
     if !gesture.live && draft != *source {
@@ -313,6 +313,7 @@ fn nic_removal_ui(
     design: &Design,
     source: &Device,
     state: &mut InspectorState,
+    just_asked: bool,
 ) -> Option<Command> {
     let (device, slot) = state.nic_to_remove?;
     let removal = (device == source.id)
@@ -337,7 +338,7 @@ fn nic_removal_ui(
         })
         .collect();
     let mut confirmed = false;
-    ui.group(|ui| {
+    let question = ui.group(|ui| {
         ui.label(format!(
             "NIC {slot} carries {} link(s): {}. Removing the NIC removes them too.",
             links.len(),
@@ -352,6 +353,9 @@ fn nic_removal_ui(
             }
         });
     });
+    if just_asked {
+        question.response.scroll_to_me(None);
+    }
     if confirmed {
         state.nic_to_remove = None;
         return Some(removal.command);
