@@ -32,30 +32,26 @@ pub fn remove_nic(design: &Design, device: DeviceId, slot: u32) -> Option<NicRem
 
     let mut dropped = Vec::new();
     let mut moved = Vec::new();
+    let on_device = |end: &super::link::Endpoint| end.device == device;
     for link in design.links_of(device) {
-        let mut renumbered = link.clone();
-        let mut touched = false;
-        for end in [&mut renumbered.a, &mut renumbered.b] {
-            if end.device != device {
-                continue;
-            }
-            match end.port {
-                Port::Nic(k) if k == slot => {
-                    dropped.push(link.id);
-                    break;
-                }
-                Port::Nic(k) if k > slot => {
+        let nics = [link.a, link.b]
+            .into_iter()
+            .filter(on_device)
+            .filter_map(|end| end.port.nic());
+        if nics.clone().any(|k| k == slot) {
+            dropped.push(link.id);
+        } else if nics.clone().any(|k| k > slot) {
+            let mut renumbered = link.clone();
+            for end in [&mut renumbered.a, &mut renumbered.b] {
+                if let (true, Port::Nic(k)) = (on_device(end), end.port)
+                    && k > slot
+                {
                     end.port = Port::Nic(k - 1);
-                    touched = true;
                 }
-                _ => {}
             }
-        }
-        if touched && !dropped.contains(&link.id) {
             moved.push(Command::UpdateLink(Box::new(renumbered)));
         }
     }
-    dropped.dedup();
 
     let mut steps = Vec::with_capacity(moved.len() + 2);
     if !dropped.is_empty() {

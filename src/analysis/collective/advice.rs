@@ -67,6 +67,10 @@ pub fn advice_reusing(
         Some((kq, kr)) if kq == q => Ok(Cow::Borrowed(kr)),
         _ => collective_in(design, catalog, q, workspace).map(Cow::Owned),
     };
+    // A 1 GiB all-reduce under ECMP: two rules read it, so it runs once.
+    let ecmp_all_reduce = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
+    let ecmp_result = std::cell::OnceCell::new();
+    let ecmp_all_reduce = || ecmp_result.get_or_init(|| run(&ecmp_all_reduce));
     let mut out = Vec::new();
     let kind_of = |id: DeviceId| design.device(id).map(|d| &d.kind);
     let name = |id: DeviceId| {
@@ -305,11 +309,9 @@ pub fn advice_reusing(
         .all(|d| !matches!(&d.kind, DeviceKind::Switch(s) if !s.features.adaptive_routing));
     if multipath && !all_adaptive {
         let mut q = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
-        q.routing = Routing::Ecmp;
-        let ecmp = run(&q);
         q.routing = Routing::Adaptive;
         let adaptive = run(&q);
-        if let (Ok(e), Ok(a)) = (ecmp, adaptive)
+        if let (Ok(e), Ok(a)) = (ecmp_all_reduce(), adaptive)
             && e.time_us > a.time_us * 1.05
         {
             let links: Vec<LinkId> = e.bottleneck.iter().filter_map(|b| b.link).take(4).collect();
@@ -343,7 +345,7 @@ pub fn advice_reusing(
         .map(|l| l.rate_gbit_s.gbit_s())
         .fold(0.0, f64::max);
     if fastest_gbit_s > 0.0
-        && let Ok(result) = run(&CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30)))
+        && let Ok(result) = ecmp_all_reduce()
     {
         let slow: Vec<&crate::model::Link> = result
             .bottleneck
