@@ -704,9 +704,11 @@ fn the_layout_search_finds_layouts_and_use_pins_one() {
         .get_by_label("Find the fastest layout")
         .scroll_to_me();
     harness.run();
+    assert!(!harness.state().layout_search_was_started());
     harness.get_by_label("Find the fastest layout").click();
     harness.step();
-    assert!(harness.state().layout_search_is_running());
+    // A 32-GPU search may already be done after one frame on a fast machine.
+    assert!(harness.state().layout_search_was_started());
     common::app::wait_until(&mut harness, "the layout search", |app| {
         !app.layout_search_is_running()
     });

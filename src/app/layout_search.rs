@@ -124,6 +124,11 @@ impl LayoutSearch {
         self.running.is_some()
     }
 
+    /// A search was asked for: it runs or has finished.
+    pub fn was_started(&self) -> bool {
+        self.running.is_some() || self.finished.is_some()
+    }
+
     /// The sidebar's part: a button, the progress while it runs, then the layouts found for
     /// the question now asked (a search of an older revision or another model is not shown).
     /// Returns the layout the user pinned, and whether a search was asked for.

@@ -316,6 +316,11 @@ impl RailyardApp {
         self.tabs[self.active].layout_search.is_running()
     }
 
+    /// The active design's layout search was asked for (it runs or has finished).
+    pub fn layout_search_was_started(&self) -> bool {
+        self.tabs[self.active].layout_search.was_started()
+    }
+
     /// The shown analysis belongs to the current revision and settings.
     pub fn analysis_is_current(&self) -> bool {
         self.analysis()
