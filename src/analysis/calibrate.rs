@@ -25,13 +25,15 @@
 //! the network hop is what the log pins down.
 
 use super::collective::efficiency::{self, link_efficiency, stack_latency_us};
-use super::collective::latency::builtin_intra_hop_latency_us;
+use super::collective::latency::{HopKind, TableAlgo, builtin_intra_hop_latency_us, hop_latency};
 use super::collective::{
     Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
     sweep_at,
 };
 use crate::analysis::nccl_tests::{NcclLog, test_of_op};
-use crate::model::{Bytes, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, Transport};
+use crate::model::{
+    Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, Transport,
+};
 use serde::Serialize;
 
 /// A row counts as bandwidth-bound (for the efficiency) or latency-bound (for the latency)
@@ -43,6 +45,9 @@ const ROUNDS: usize = 6;
 const MIN_EFFICIENCY: f64 = 0.01;
 /// µs of time per µs of hop latency under which a row does not depend on the hop.
 const MIN_SLOPE: f64 = 1e-6;
+/// A protocol's own hop latency is fitted only from at least this many rows that chose it:
+/// one row would be matched exactly, whatever its noise.
+const MIN_PROTOCOL_ROWS: usize = 2;
 /// A latency-bound row measured this many times the fitted time, or this many times less,
 /// is named in the notes: a hiccup the median fit does not follow, which the user may want
 /// to measure again.
@@ -97,6 +102,13 @@ pub struct FittedValue {
     pub after: f64,
 }
 
+/// One protocol's fitted hop latency, with the figure the model used before.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ProtocolFit {
+    pub protocol: CalibratedProtocol,
+    pub value: FittedValue,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CalibrationFit {
     pub op: Op,
@@ -109,6 +121,9 @@ pub struct CalibrationFit {
     /// link on the measured path, of its intra-node hop (LL per-step latency, see
     /// `TechCalibration::latency_us`).
     pub latency_us: Option<FittedValue>,
+    /// With an intra-node hop latency fitted: the hop latency of each protocol the log's
+    /// mid and large sizes chose, fitted on its own (µs per ring step of that protocol).
+    pub protocol_latencies_us: Vec<ProtocolFit>,
     pub rows: Vec<RowComparison>,
     /// Why something was not fitted, and how well the fit holds.
     pub notes: Vec<String>,
@@ -328,17 +343,7 @@ pub fn fit_calibration(
             && bandwidth_bound.iter().any(|&b| b)
         {
             let now = predict(&trial)?;
-            let (mut num, mut den) = (0.0, 0.0);
-            for ((r, p), &bound) in now.iter().zip(&points).zip(&bandwidth_bound) {
-                if bound {
-                    let w = 1.0 / (p.time_us * p.time_us);
-                    num += w * r.bandwidth_us * (p.time_us - r.latency_us);
-                    den += w * r.bandwidth_us * r.bandwidth_us;
-                }
-            }
-            if den > 0.0 && num > 0.0 {
-                // k = measured bandwidth time / modelled: efficiency scales by 1/k.
-                let k = num / den;
+            if let Some(k) = bandwidth_ratio(&now, &points, |i, _, _| bandwidth_bound[i]) {
                 let e_new = (e / k).clamp(MIN_EFFICIENCY, 1.0);
                 moved |= (e_new - e).abs() > 1e-7;
                 eff = Some(e_new);
@@ -355,19 +360,9 @@ pub fn fit_calibration(
             set(&mut probe_cal, tech, None, Some(l + 1.0));
             probe.calibration = Some(probe_cal);
             let up = predict(&probe)?;
-            // Each row alone pins the hop latency at l + (measured − model) / slope, where
-            // the slope is the time added per µs of hop latency (the steps of that hop on
-            // the path); rows the hop does not slow say nothing.
-            let estimates: Vec<(f64, f64)> = now
-                .iter()
-                .zip(&up)
-                .zip(&points)
-                .zip(&latency_bound)
-                .filter(|(_, bound)| **bound)
-                .map(|(((r, u), p), _)| (u.time_us - r.time_us, p.time_us, r.time_us))
-                .filter(|&(slope, _, _)| slope > MIN_SLOPE)
-                .map(|(slope, measured, model)| (l + (measured - model) / slope, slope / measured))
-                .collect();
+            // Each small row alone pins the hop latency (the slope is the steps of that hop
+            // on the path).
+            let estimates = latency_estimates(&now, &up, &points, l, |i, _| latency_bound[i]);
             if let Some(l_fit) = weighted_median(&estimates) {
                 let l_new = l_fit.max(0.0);
                 moved |= (l_new - l).abs() > 1e-6;
@@ -384,6 +379,57 @@ pub fn fit_calibration(
         }
         if !moved {
             break;
+        }
+    }
+
+    // One hop latency moves every protocol alike, but the steps of mid and large sizes
+    // (LL128, Simple) can cost more or less than LL's: the curve bends there. Once LL's hop
+    // is fitted, each protocol's hop latency is fitted on its own from the ring and tree
+    // rows that chose it, outside the small sizes LL's fit used; the efficiency then comes
+    // again from the rows still bandwidth-bound against their measured time, which the
+    // protocols' latencies may have taken some rows out of.
+    if let (Some(LatencyTarget::Intra(tech)), Some(_)) = (lat_target, lat) {
+        for _ in 0..ROUNDS {
+            let mut moved = false;
+            for q in CalibratedProtocol::ALL {
+                let l_q = protocol_latency(&calibration, tech, q);
+                let now = predict(&trial)?;
+                let mut probe = trial.clone();
+                let mut probe_cal = calibration.clone();
+                probe_cal.set_protocol_latency(tech, q, Some(l_q + 1.0));
+                probe.calibration = Some(probe_cal);
+                let up = predict(&probe)?;
+                let estimates = latency_estimates(&now, &up, &points, l_q, |i, r| {
+                    !latency_bound[i]
+                        && Some(q) == calibrated_protocol(r.protocol)
+                        && matches!(r.algorithm, Algorithm::Ring | Algorithm::Tree)
+                });
+                if estimates.len() < MIN_PROTOCOL_ROWS {
+                    continue;
+                }
+                if let Some(l_fit) = weighted_median(&estimates) {
+                    let l_new = l_fit.max(0.0);
+                    moved |= (l_new - l_q).abs() > 1e-6;
+                    calibration.set_protocol_latency(tech, q, Some(l_new));
+                    trial.calibration = Some(calibration.clone());
+                }
+            }
+            if let (Some(bw), Some(e)) = (bw_tech, eff) {
+                let now = predict(&trial)?;
+                let still_bound = |_, r: &CollectiveResult, p: &Point| {
+                    r.bandwidth_us >= DOMINANT_SHARE * p.time_us
+                };
+                if let Some(k) = bandwidth_ratio(&now, &points, still_bound) {
+                    let e_new = (e / k).clamp(MIN_EFFICIENCY, 1.0);
+                    moved |= (e_new - e).abs() > 1e-7;
+                    eff = Some(e_new);
+                    set(&mut calibration, bw, Some(e_new), None);
+                    trial.calibration = Some(calibration.clone());
+                }
+            }
+            if !moved {
+                break;
+            }
         }
     }
 
@@ -423,6 +469,27 @@ pub fn fit_calibration(
     if lat.is_some() {
         notes.extend(latency_outliers(&rows));
     }
+    let protocol_latencies_us: Vec<ProtocolFit> = match lat_target {
+        Some(LatencyTarget::Intra(tech)) => CalibratedProtocol::ALL
+            .into_iter()
+            .filter_map(|q| {
+                let after = calibration.protocol_latency_us(tech, q)?;
+                let before = design.calibration.as_ref().map_or_else(
+                    || protocol_latency(&Calibration::default(), tech, q),
+                    |c| protocol_latency(c, tech, q),
+                );
+                Some(ProtocolFit {
+                    protocol: q,
+                    value: FittedValue {
+                        tech,
+                        before,
+                        after,
+                    },
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     calibration.source = options.source.clone();
     calibration.test = log
         .test
@@ -448,9 +515,79 @@ pub fn fit_calibration(
                 before,
                 after,
             }),
+        protocol_latencies_us,
         rows,
         notes,
     })
+}
+
+/// Measured bandwidth time over modelled, by least squares in relative error over the rows
+/// `keep` names: the efficiency scales by its inverse. None without such a row.
+fn bandwidth_ratio(
+    now: &[CollectiveResult],
+    points: &[Point],
+    keep: impl Fn(usize, &CollectiveResult, &Point) -> bool,
+) -> Option<f64> {
+    let (mut num, mut den) = (0.0, 0.0);
+    for (i, (r, p)) in now.iter().zip(points).enumerate() {
+        if keep(i, r, p) {
+            let w = 1.0 / (p.time_us * p.time_us);
+            num += w * r.bandwidth_us * (p.time_us - r.latency_us);
+            den += w * r.bandwidth_us * r.bandwidth_us;
+        }
+    }
+    (den > 0.0 && num > 0.0).then(|| num / den)
+}
+
+/// What each row `keep` names says of a hop latency now at `l`: l + (measured − model) /
+/// slope, where the slope is the time added per µs of hop latency (`up` is the model with
+/// the latency 1 µs higher); rows the hop does not slow say nothing. Weighted by slope /
+/// measured time for `weighted_median`.
+fn latency_estimates(
+    now: &[CollectiveResult],
+    up: &[CollectiveResult],
+    points: &[Point],
+    l: f64,
+    keep: impl Fn(usize, &CollectiveResult) -> bool,
+) -> Vec<(f64, f64)> {
+    now.iter()
+        .zip(up)
+        .zip(points)
+        .enumerate()
+        .filter(|(i, ((r, _), _))| keep(*i, r))
+        .map(|(_, ((r, u), p))| (u.time_us - r.time_us, p.time_us, r.time_us))
+        .filter(|&(slope, _, _)| slope > MIN_SLOPE)
+        .map(|(slope, measured, model)| (l + (measured - model) / slope, slope / measured))
+        .collect()
+}
+
+/// The hop latency a protocol's steps take on an intra-node technology now: its own
+/// calibrated figure, or NCCL's ring figure moved as far as the LL figure moved.
+fn protocol_latency(cal: &Calibration, tech: LinkTech, q: CalibratedProtocol) -> f64 {
+    if let Some(own) = cal.protocol_latency_us(tech, q) {
+        return own;
+    }
+    let hop_kind = match tech {
+        LinkTech::Pcie => HopKind::Pci,
+        _ => HopKind::NvLink,
+    };
+    let protocol = match q {
+        CalibratedProtocol::Ll128 => Protocol::Ll128,
+        CalibratedProtocol::Simple => Protocol::Simple,
+    };
+    let builtin = hop_latency(hop_kind, TableAlgo::Ring, protocol);
+    let ll_builtin = builtin_intra_hop_latency_us(tech).unwrap_or(0.0);
+    let shift = cal.latency_us(tech).map_or(0.0, |l| l - ll_builtin);
+    (builtin + shift).max(0.0)
+}
+
+/// The calibration's name of a protocol that has a hop latency of its own.
+fn calibrated_protocol(p: Protocol) -> Option<CalibratedProtocol> {
+    match p {
+        Protocol::Ll => None,
+        Protocol::Ll128 => Some(CalibratedProtocol::Ll128),
+        Protocol::Simple => Some(CalibratedProtocol::Simple),
+    }
 }
 
 /// The weighted median of `(value, weight)` pairs: the value with half the weight on

@@ -305,6 +305,15 @@ fn fitted_values(ui: &mut Ui, fit: &CalibrationFit) {
             l.after
         ));
     }
+    for q in &fit.protocol_latencies_us {
+        ui.label(format!(
+            "{} {} hop latency: {:.2} → {:.2} µs",
+            q.value.tech.label(),
+            q.protocol.label(),
+            q.value.before,
+            q.value.after
+        ));
+    }
     for note in &fit.notes {
         ui.label(RichText::new(note).italics());
     }

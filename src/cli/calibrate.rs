@@ -115,6 +115,15 @@ pub fn fit_table(fit: &CalibrationFit) -> String {
             l.after
         ));
     }
+    for q in &fit.protocol_latencies_us {
+        out.push_str(&format!(
+            "# {} {} hop latency: {:.2} -> {:.2} us\n",
+            q.value.tech.label(),
+            q.protocol.label(),
+            q.value.before,
+            q.value.after
+        ));
+    }
     for note in &fit.notes {
         out.push_str(&format!("# note: {note}\n"));
     }

@@ -29,6 +29,36 @@ pub struct TechCalibration {
     /// NCCL's network overhead per intra-node step, as NCCL does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<f64>,
+    /// For NVLink, NVLink bridge and PCIe only: the per-step latency of one intra-node hop
+    /// of a ring with the LL128 protocol (µs, ≥ 0), in place of NCCL's constant moved by the
+    /// LL difference. Every algorithm's LL128 column moves by this protocol's own
+    /// difference. A log shows it where LL128 is chosen (mid sizes); it lets a fit bend
+    /// the curve there instead of moving every protocol alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ll128_latency_us: Option<f64>,
+    /// As `ll128_latency_us`, for the Simple protocol (large sizes' steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simple_latency_us: Option<f64>,
+}
+
+/// The protocols whose hop latency a calibration can set on its own, besides LL's
+/// (`TechCalibration::latency_us`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum CalibratedProtocol {
+    Ll128,
+    Simple,
+}
+
+impl CalibratedProtocol {
+    pub const ALL: [CalibratedProtocol; 2] =
+        [CalibratedProtocol::Ll128, CalibratedProtocol::Simple];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            CalibratedProtocol::Ll128 => "LL128",
+            CalibratedProtocol::Simple => "Simple",
+        }
+    }
 }
 
 /// Where a calibration came from and what it sets.
@@ -67,15 +97,60 @@ impl Calibration {
             .filter(|l| l.is_finite() && *l >= 0.0)
     }
 
-    /// Sets (or with None clears) one technology's values, keeping the list sorted.
+    /// The fitted hop latency of one protocol on an intra-node technology (µs), when set
+    /// and usable.
+    pub fn protocol_latency_us(&self, tech: LinkTech, protocol: CalibratedProtocol) -> Option<f64> {
+        self.tech(tech)
+            .and_then(|t| match protocol {
+                CalibratedProtocol::Ll128 => t.ll128_latency_us,
+                CalibratedProtocol::Simple => t.simple_latency_us,
+            })
+            .filter(|l| l.is_finite() && *l >= 0.0)
+    }
+
+    /// Sets (or with None clears) one technology's efficiency and LL latency, keeping the
+    /// list sorted; its per-protocol latencies stay.
     pub fn set(&mut self, tech: LinkTech, efficiency: Option<f64>, latency_us: Option<f64>) {
-        self.techs.retain(|t| t.tech != tech);
-        if efficiency.is_some() || latency_us.is_some() {
-            self.techs.push(TechCalibration {
-                tech,
-                efficiency,
-                latency_us,
-            });
+        let old = self.tech(tech).cloned();
+        self.put(TechCalibration {
+            tech,
+            efficiency,
+            latency_us,
+            ll128_latency_us: old.as_ref().and_then(|o| o.ll128_latency_us),
+            simple_latency_us: old.and_then(|o| o.simple_latency_us),
+        });
+    }
+
+    /// Sets (or with None clears) one protocol's hop latency of a technology.
+    pub fn set_protocol_latency(
+        &mut self,
+        tech: LinkTech,
+        protocol: CalibratedProtocol,
+        latency_us: Option<f64>,
+    ) {
+        let mut t = self.tech(tech).cloned().unwrap_or(TechCalibration {
+            tech,
+            efficiency: None,
+            latency_us: None,
+            ll128_latency_us: None,
+            simple_latency_us: None,
+        });
+        match protocol {
+            CalibratedProtocol::Ll128 => t.ll128_latency_us = latency_us,
+            CalibratedProtocol::Simple => t.simple_latency_us = latency_us,
+        }
+        self.put(t);
+    }
+
+    /// Replaces a technology's entry, dropping it when it sets nothing.
+    fn put(&mut self, t: TechCalibration) {
+        self.techs.retain(|o| o.tech != t.tech);
+        if t.efficiency.is_some()
+            || t.latency_us.is_some()
+            || t.ll128_latency_us.is_some()
+            || t.simple_latency_us.is_some()
+        {
+            self.techs.push(t);
             self.techs.sort_by_key(|t| t.tech);
         }
     }
@@ -95,13 +170,19 @@ impl Calibration {
                     t.tech.label()
                 ));
             }
-            if let Some(l) = t.latency_us
-                && !(l.is_finite() && l >= 0.0)
-            {
-                out.push(format!(
-                    "calibration: {} latency {l} µs is not a non-negative number",
-                    t.tech.label()
-                ));
+            for (what, l) in [
+                ("latency", t.latency_us),
+                ("LL128 latency", t.ll128_latency_us),
+                ("Simple latency", t.simple_latency_us),
+            ] {
+                if let Some(l) = l
+                    && !(l.is_finite() && l >= 0.0)
+                {
+                    out.push(format!(
+                        "calibration: {} {what} {l} µs is not a non-negative number",
+                        t.tech.label()
+                    ));
+                }
             }
         }
         out
@@ -125,6 +206,33 @@ mod tests {
         c.set(LinkTech::InfiniBand, None, None);
         assert_eq!(c.efficiency(LinkTech::InfiniBand), None);
         assert_eq!(c.techs.len(), 1);
+    }
+
+    #[test]
+    fn a_protocol_latency_survives_setting_the_ll_figures_and_keeps_the_entry() {
+        let mut c = Calibration::default();
+        c.set_protocol_latency(LinkTech::NvLink, CalibratedProtocol::Ll128, Some(7.0));
+        assert_eq!(c.techs.len(), 1);
+        c.set(LinkTech::NvLink, Some(0.8), Some(1.5));
+        assert_eq!(
+            c.protocol_latency_us(LinkTech::NvLink, CalibratedProtocol::Ll128),
+            Some(7.0)
+        );
+        assert_eq!(
+            c.protocol_latency_us(LinkTech::NvLink, CalibratedProtocol::Simple),
+            None
+        );
+        // Clearing the LL figures keeps the entry while a protocol latency is set.
+        c.set(LinkTech::NvLink, None, None);
+        assert_eq!(c.techs.len(), 1);
+        c.set_protocol_latency(LinkTech::NvLink, CalibratedProtocol::Ll128, None);
+        assert!(c.techs.is_empty());
+        c.set_protocol_latency(LinkTech::Pcie, CalibratedProtocol::Simple, Some(-2.0));
+        assert_eq!(c.problems().len(), 1);
+        assert_eq!(
+            c.protocol_latency_us(LinkTech::Pcie, CalibratedProtocol::Simple),
+            None
+        );
     }
 
     #[test]

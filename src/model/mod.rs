@@ -15,7 +15,7 @@ pub mod position;
 pub mod units;
 pub mod validate;
 
-pub use calibration::{Calibration, TechCalibration};
+pub use calibration::{CalibratedProtocol, Calibration, TechCalibration};
 pub use catalog::{Catalog, Part, PartCategory, PartId, PartSpec};
 pub use design::{Design, DeviceId, Group, GroupId, GroupKind, LinkId, Pos};
 pub use device::{

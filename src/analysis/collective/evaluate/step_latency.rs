@@ -2,18 +2,30 @@
 
 use crate::analysis::collective::fabric::{Fabric, Resource};
 use crate::analysis::collective::latency::{
-    self as lat, HopKind, Protocol, TableAlgo, hop_latency, ll_hop_latency,
+    self as lat, HopKind, Protocol, TableAlgo, hop_latency,
 };
 use crate::analysis::collective::plan::{Groups, Plan};
 use crate::analysis::collective::{Algorithm, Library, Op};
-use crate::model::{Design, LinkTech};
+use crate::model::{CalibratedProtocol, Calibration, Design, LinkTech};
 
-/// Calibrated intra-node hop latencies of one plan (µs, LL figures as in
-/// `ll_hop_latency`), per hop kind; None keeps NCCL's constants exactly.
+/// Calibrated intra-node hop latencies of one plan (µs) per hop kind and protocol: for LL the
+/// figure of `ll_hop_latency`, for LL128 and Simple a ring step's figure of that protocol.
+/// None keeps NCCL's constants exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(crate) struct IntraHops {
-    pub nvlink: Option<f64>,
-    pub pci: Option<f64>,
+    /// Indexed by `Protocol::index`.
+    pub nvlink: [Option<f64>; 3],
+    pub pci: [Option<f64>; 3],
+}
+
+/// A calibration's figure of one protocol on one technology: LL's own latency, or the
+/// protocol's own where the calibration sets one.
+fn calibrated(cal: &Calibration, tech: LinkTech, p: Protocol) -> Option<f64> {
+    match p {
+        Protocol::Ll => cal.latency_us(tech),
+        Protocol::Ll128 => cal.protocol_latency_us(tech, CalibratedProtocol::Ll128),
+        Protocol::Simple => cal.protocol_latency_us(tech, CalibratedProtocol::Simple),
+    }
 }
 
 impl IntraHops {
@@ -25,13 +37,15 @@ impl IntraHops {
         let Some(cal) = design.calibration.as_ref() else {
             return IntraHops::default();
         };
-        let (switch, bridge) = (
-            cal.latency_us(LinkTech::NvLink),
-            cal.latency_us(LinkTech::NvLinkBridge),
-        );
-        let nvlink = if switch.is_none() && bridge.is_none() {
-            None
-        } else {
+        let calibrated_nvlink = Protocol::ALL.iter().any(|&p| {
+            calibrated(cal, LinkTech::NvLink, p).is_some()
+                || calibrated(cal, LinkTech::NvLinkBridge, p).is_some()
+        });
+        let mut hops = IntraHops {
+            nvlink: [None; 3],
+            pci: Protocol::ALL.map(|p| calibrated(cal, LinkTech::Pcie, p)),
+        };
+        if calibrated_nvlink {
             let (mut via_switch, mut via_bridge) = (false, false);
             for phase in &plan.phases {
                 for (a, &load) in phase.loads.iter().enumerate() {
@@ -44,42 +58,61 @@ impl IntraHops {
                     }
                 }
             }
-            let builtin = ll_hop_latency(HopKind::NvLink);
-            let used = [
-                (via_switch, switch.unwrap_or(builtin)),
-                (via_bridge, bridge.unwrap_or(builtin)),
-            ];
-            let calibrated_used =
-                (via_switch && switch.is_some()) || (via_bridge && bridge.is_some());
-            calibrated_used.then(|| {
-                used.iter()
-                    .filter(|(u, _)| *u)
-                    .map(|&(_, l)| l)
-                    .fold(f64::NEG_INFINITY, f64::max)
-            })
-        };
-        IntraHops {
-            nvlink,
-            pci: cal.latency_us(LinkTech::Pcie),
+            for p in Protocol::ALL {
+                let (switch, bridge) = (
+                    calibrated(cal, LinkTech::NvLink, p),
+                    calibrated(cal, LinkTech::NvLinkBridge, p),
+                );
+                let builtin = builtin_hop(HopKind::NvLink, p);
+                let used = [
+                    (via_switch, switch.unwrap_or(builtin)),
+                    (via_bridge, bridge.unwrap_or(builtin)),
+                ];
+                let calibrated_used =
+                    (via_switch && switch.is_some()) || (via_bridge && bridge.is_some());
+                hops.nvlink[p.index()] = calibrated_used.then(|| {
+                    used.iter()
+                        .filter(|(u, _)| *u)
+                        .map(|&(_, l)| l)
+                        .fold(f64::NEG_INFINITY, f64::max)
+                });
+            }
         }
+        hops
     }
 
-    /// NCCL's per-step constant for `hop_kind`, moved by the calibrated hop latency: every
-    /// protocol and algorithm column shifts by the same µs the LL figure moved, since a
-    /// hop's signalling delay adds to each protocol's own synchronisation cost alike.
+    /// NCCL's per-step constant for `hop_kind`, moved by the calibrated hop latency: the
+    /// ring and tree columns of a protocol shift by the µs that protocol's figure moved,
+    /// since a hop's signalling delay adds to each algorithm's synchronisation cost alike.
+    /// A protocol the calibration does not set, and every NVLS or CollNet column, moves
+    /// with LL, as one hop latency moves all.
     /// Floored at zero. Network hops are not intra-node and keep NCCL's figure.
     pub(crate) fn hop_latency(&self, hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
         let base = hop_latency(hop_kind, algo, p);
         let fitted = match hop_kind {
-            HopKind::NvLink => self.nvlink,
-            HopKind::Pci => self.pci,
-            HopKind::Net => None,
+            HopKind::NvLink => &self.nvlink,
+            HopKind::Pci => &self.pci,
+            HopKind::Net => return base,
         };
-        match fitted {
-            Some(l) => (base + (l - ll_hop_latency(hop_kind))).max(0.0),
-            None => base,
-        }
+        // A protocol's own figure is a ring or tree step's; NVLS and CollNet steps are
+        // multicast and in-network operations whose cost it does not measure.
+        let own = match algo {
+            TableAlgo::Ring | TableAlgo::Tree => fitted[p.index()],
+            _ => None,
+        };
+        let shift = match (own, fitted[Protocol::Ll.index()]) {
+            (Some(own), _) => own - builtin_hop(hop_kind, p),
+            (None, Some(ll)) => ll - builtin_hop(hop_kind, Protocol::Ll),
+            (None, None) => return base,
+        };
+        (base + shift).max(0.0)
     }
+}
+
+/// NCCL's per-step figure of a ring step of `p` over `hop_kind`: what a calibrated figure
+/// of that protocol replaces.
+fn builtin_hop(hop_kind: HopKind, p: Protocol) -> f64 {
+    hop_latency(hop_kind, TableAlgo::Ring, p)
 }
 
 /// MLX's step latency: a ring takes 2(n − 1) steps for an all-reduce and n − 1 for an
@@ -229,8 +262,8 @@ mod tests {
     #[test]
     fn a_calibrated_hop_shifts_every_protocol_of_its_kind_alike() {
         let hops = IntraHops {
-            nvlink: Some(0.9),
-            pci: Some(0.0),
+            nvlink: [Some(0.9), None, None],
+            pci: [Some(0.0), None, None],
         };
         let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
         // NVLink: LL 0.6 → 0.9, so Simple 3.4 → 3.7 and NVLS's 25 → 25.3.
@@ -276,6 +309,53 @@ mod tests {
         );
         assert_eq!(builtin_intra_hop_latency_us(LinkTech::Pcie), Some(1.0));
         assert_eq!(builtin_intra_hop_latency_us(LinkTech::InfiniBand), None);
+    }
+
+    #[test]
+    fn a_protocol_of_its_own_moves_its_columns_only() {
+        // NVLink: LL 0.6 → 0.9 (+0.3); LL128 set on its own, ring 1.9 → 7.0 (+5.1).
+        let hops = IntraHops {
+            nvlink: [Some(0.9), Some(7.0), None],
+            pci: [None; 3],
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Ll128),
+            7.0
+        ));
+        // Tree LL128 1.25 + 5.1.
+        assert!(close(
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Tree, Protocol::Ll128),
+            6.35
+        ));
+        // Simple has no figure of its own: it moves with LL, ring 3.4 + 0.3.
+        assert!(close(
+            hops.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Simple),
+            3.7
+        ));
+        // Only a protocol figure, no LL one: the other protocols keep NCCL's constants.
+        let only_simple = IntraHops {
+            nvlink: [None, None, Some(1.4)],
+            pci: [None; 3],
+        };
+        assert!(close(
+            only_simple.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Simple),
+            1.4
+        ));
+        // NVLS is not a ring step: it keeps NCCL's 25.
+        assert!(close(
+            only_simple.hop_latency(HopKind::NvLink, TableAlgo::Nvls, Protocol::Simple),
+            25.0
+        ));
+        // Tree Simple 4.0 − 2.0.
+        assert!(close(
+            only_simple.hop_latency(HopKind::NvLink, TableAlgo::Tree, Protocol::Simple),
+            2.0
+        ));
+        assert!(close(
+            only_simple.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Ll),
+            0.6
+        ));
     }
 
     #[test]
