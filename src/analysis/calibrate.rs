@@ -43,6 +43,10 @@ const DOMINANT_SHARE: f64 = 0.75;
 const ROUNDS: usize = 6;
 /// Efficiencies stay in this range whatever the log says.
 const MIN_EFFICIENCY: f64 = 0.01;
+/// How far a probe moves a hop latency (µs) to measure each row's slope. Small, so that the
+/// tuner keeps its choice: a row near a crossover (NVLS against LL, say) that switched
+/// algorithm under a 1 µs probe would report the other algorithm's slope.
+const PROBE_US: f64 = 0.01;
 /// µs of time per µs of hop latency under which a row does not depend on the hop.
 const MIN_SLOPE: f64 = 1e-6;
 /// A protocol's own hop latency is fitted only from at least this many rows that chose it:
@@ -337,13 +341,22 @@ pub fn fit_calibration(
         ));
     }
 
+    let fits_protocols =
+        matches!(lat_target, Some(LatencyTarget::Intra(_))) && latency_bound.iter().any(|&b| b);
     for _ in 0..ROUNDS {
         let mut moved = false;
         if let (Some(tech), Some(e)) = (bw_tech, eff)
             && bandwidth_bound.iter().any(|&b| b)
         {
             let now = predict(&trial)?;
-            if let Some(k) = bandwidth_ratio(&now, &points, |i, _, _| bandwidth_bound[i]) {
+            // With per-protocol hop latencies fitted, a row the model called bandwidth-bound
+            // before the fit may be mostly latency once its protocol's steps cost what they
+            // measure: only rows still bandwidth-bound against their measured time count.
+            let still_bound = |i: usize, r: &CollectiveResult, p: &Point| {
+                bandwidth_bound[i]
+                    && (!fits_protocols || r.bandwidth_us >= DOMINANT_SHARE * p.time_us)
+            };
+            if let Some(k) = bandwidth_ratio(&now, &points, still_bound) {
                 let e_new = (e / k).clamp(MIN_EFFICIENCY, 1.0);
                 moved |= (e_new - e).abs() > 1e-7;
                 eff = Some(e_new);
@@ -357,12 +370,15 @@ pub fn fit_calibration(
             let now = predict(&trial)?;
             let mut probe = trial.clone();
             let mut probe_cal = calibration.clone();
-            set(&mut probe_cal, tech, None, Some(l + 1.0));
+            set(&mut probe_cal, tech, None, Some(l + PROBE_US));
             probe.calibration = Some(probe_cal);
             let up = predict(&probe)?;
             // Each small row alone pins the hop latency (the slope is the steps of that hop
-            // on the path).
-            let estimates = latency_estimates(&now, &up, &points, l, |i, _| latency_bound[i]);
+            // on the path). With the protocols' own latencies fitted, LL's is what the LL
+            // rows say: a small NVLS or Simple row moves with it but measures another cost.
+            let estimates = latency_estimates(&now, &up, &points, l, |i, r| {
+                latency_bound[i] && (!fits_protocols || r.protocol == Protocol::Ll)
+            });
             if let Some(l_fit) = weighted_median(&estimates) {
                 let l_new = l_fit.max(0.0);
                 moved |= (l_new - l).abs() > 1e-6;
@@ -377,26 +393,17 @@ pub fn fit_calibration(
                 lat = None;
             }
         }
-        if !moved {
-            break;
-        }
-    }
-
-    // One hop latency moves every protocol alike, but the steps of mid and large sizes
-    // (LL128, Simple) can cost more or less than LL's: the curve bends there. Once LL's hop
-    // is fitted, each protocol's hop latency is fitted on its own from the ring and tree
-    // rows that chose it, outside the small sizes LL's fit used; the efficiency then comes
-    // again from the rows still bandwidth-bound against their measured time, which the
-    // protocols' latencies may have taken some rows out of.
-    if let (Some(LatencyTarget::Intra(tech)), Some(_)) = (lat_target, lat) {
-        for _ in 0..ROUNDS {
-            let mut moved = false;
+        // One hop latency moves every protocol alike, but the steps of mid and large sizes
+        // (LL128, Simple) can cost more or less than LL's: the curve bends there. Each
+        // protocol's intra-node hop latency is fitted on its own from the ring and tree rows
+        // that chose it, outside the small sizes LL's fit uses (at least two rows).
+        if let (true, Some(LatencyTarget::Intra(tech))) = (fits_protocols, lat_target) {
             for q in CalibratedProtocol::ALL {
                 let l_q = protocol_latency(&calibration, tech, q);
                 let now = predict(&trial)?;
                 let mut probe = trial.clone();
                 let mut probe_cal = calibration.clone();
-                probe_cal.set_protocol_latency(tech, q, Some(l_q + 1.0));
+                probe_cal.set_protocol_latency(tech, q, Some(l_q + PROBE_US));
                 probe.calibration = Some(probe_cal);
                 let up = predict(&probe)?;
                 let estimates = latency_estimates(&now, &up, &points, l_q, |i, r| {
@@ -414,22 +421,9 @@ pub fn fit_calibration(
                     trial.calibration = Some(calibration.clone());
                 }
             }
-            if let (Some(bw), Some(e)) = (bw_tech, eff) {
-                let now = predict(&trial)?;
-                let still_bound = |_, r: &CollectiveResult, p: &Point| {
-                    r.bandwidth_us >= DOMINANT_SHARE * p.time_us
-                };
-                if let Some(k) = bandwidth_ratio(&now, &points, still_bound) {
-                    let e_new = (e / k).clamp(MIN_EFFICIENCY, 1.0);
-                    moved |= (e_new - e).abs() > 1e-7;
-                    eff = Some(e_new);
-                    set(&mut calibration, bw, Some(e_new), None);
-                    trial.calibration = Some(calibration.clone());
-                }
-            }
-            if !moved {
-                break;
-            }
+        }
+        if !moved {
+            break;
         }
     }
 
@@ -541,7 +535,7 @@ fn bandwidth_ratio(
 
 /// What each row `keep` names says of a hop latency now at `l`: l + (measured − model) /
 /// slope, where the slope is the time added per µs of hop latency (`up` is the model with
-/// the latency 1 µs higher); rows the hop does not slow say nothing. Weighted by slope /
+/// the latency `PROBE_US` higher); rows the hop does not slow say nothing. Weighted by slope /
 /// measured time for `weighted_median`.
 fn latency_estimates(
     now: &[CollectiveResult],
@@ -555,7 +549,7 @@ fn latency_estimates(
         .zip(points)
         .enumerate()
         .filter(|(i, ((r, _), _))| keep(*i, r))
-        .map(|(_, ((r, u), p))| (u.time_us - r.time_us, p.time_us, r.time_us))
+        .map(|(_, ((r, u), p))| ((u.time_us - r.time_us) / PROBE_US, p.time_us, r.time_us))
         .filter(|&(slope, _, _)| slope > MIN_SLOPE)
         .map(|(slope, measured, model)| (l + (measured - model) / slope, slope / measured))
         .collect()

@@ -211,13 +211,16 @@ pub(crate) const NVLS_CHANNELS: f64 = 16.0;
 /// NVLS moves fixed 128 KiB chunks through NCCL_STEPS slots on each of its channels, and the
 /// multicast results only stream once that pipeline is full: NCCL_STEPS × chunk at one
 /// channel's share of the GPU's NVLS rate. NCCL's tuner table leaves this out; the 8×H100
-/// sweeps show it (their time at ≥ 64 MiB sits ~80 µs above size / peak rate).
-pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64) -> f64 {
+/// sweeps show it (their time at ≥ 64 MiB sits ~80 µs above size / peak rate). A pipeline
+/// never holds more than its channel's data, so a message smaller than NCCL_STEPS chunks per
+/// channel pays only for its own share (`bytes` ÷ NVLS_CHANNELS).
+pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64, bytes: f64) -> f64 {
     if per_gpu_nvls_bytes_per_s <= 0.0 {
         return 0.0;
     }
     let per_channel = per_gpu_nvls_bytes_per_s / NVLS_CHANNELS;
-    NCCL_STEPS * NVLS_CHUNK_BYTES / per_channel * 1e6
+    let in_flight = (NCCL_STEPS * NVLS_CHUNK_BYTES).min(bytes.max(0.0) / NVLS_CHANNELS);
+    in_flight / per_channel * 1e6
 }
 
 /// A grouped send/recv (all-to-all) issues one operation per peer; NCCL spreads them over its
@@ -247,8 +250,13 @@ mod tests {
     fn nvls_fill_on_h100() {
         // 450 GB/s × 0.82 × 0.85 = 313.65 GB/s; 16 channels → 19.6 GB/s; 1 MiB in flight.
         let rate = 450e9 * 0.82 * 0.85;
-        let fill = nvls_fill_us(rate);
+        let fill = nvls_fill_us(rate, 1024.0 * 1024.0 * 1024.0);
         assert!((fill - 8.0 * 131_072.0 / (rate / 16.0) * 1e6).abs() < 1e-9);
         assert!((fill - 53.49).abs() < 0.01, "{fill}");
+        // 16 MiB is exactly 1 MiB per channel: full. 128 B is 8 B per channel: 0.4 ns.
+        assert!((nvls_fill_us(rate, 16.0 * 1024.0 * 1024.0) - fill).abs() < 1e-9);
+        let tiny = nvls_fill_us(rate, 128.0);
+        assert!((tiny - 8.0 / (rate / 16.0) * 1e6).abs() < 1e-12, "{tiny}");
+        assert!(tiny < 0.001);
     }
 }

@@ -97,11 +97,16 @@ pub(crate) enum Keep {
     Nothing,
 }
 
-/// The tuner's choice so far: (plan index, protocol, latency µs, bandwidth µs).
-pub(super) type Choice = (usize, Protocol, f64, f64);
+/// The tuner's choice so far: (plan index, protocol, latency µs, bandwidth µs, the time the
+/// tuner ranks it by µs).
+pub(super) type Choice = (usize, Protocol, f64, f64, f64);
 
 /// Weighs plan `i`'s protocols at size `s` in NCCL's order, keeping the first strictly fastest
 /// candidate overall; reports each candidate. Returns whether plan `i` became the choice.
+///
+/// NCCL's tuner ranks by its own constants: a calibration of the design's intra-node hops
+/// changes how long a step takes, not what NCCL picks. So candidates are ranked by their time
+/// with NCCL's hop latencies, and timed with the calibrated ones.
 pub(super) fn weigh(
     best: &mut Option<Choice>,
     i: usize,
@@ -115,19 +120,25 @@ pub(super) fn weigh(
     if !used_at(&c.plan, s) {
         return false;
     }
+    let calibrated = c.intra_hops != IntraHops::default();
     for p in protocols_for(&c.plan) {
         if forced.is_some_and(|forced| forced != p) {
             continue;
         }
         let (latency, bw) = time_of(c, op, p, s);
         let t = latency + bw;
+        let rank = if calibrated {
+            latency_us(&c.plan, &IntraHops::default(), op, p, s) + bw
+        } else {
+            t
+        };
         candidate(Candidate {
             algorithm: c.plan.algorithm,
             protocol: p,
             time_us: t,
         });
-        if best.is_none_or(|(_, _, l, b)| t < l + b) {
-            *best = Some((i, p, latency, bw));
+        if best.is_none_or(|(_, _, _, _, r)| rank < r) {
+            *best = Some((i, p, latency, bw, rank));
             chosen = true;
         }
     }
@@ -355,8 +366,8 @@ impl<'d> Evaluator<'d> {
             });
         }
         // make_plans guarantees at least one plan with at least one protocol.
-        let (i, protocol, latency_us, bandwidth_us) =
-            best.unwrap_or((0, Protocol::Simple, 0.0, 0.0));
+        let (i, protocol, latency_us, bandwidth_us, _) =
+            best.unwrap_or((0, Protocol::Simple, 0.0, 0.0, 0.0));
         let chosen = &self.plans[i];
         let time_us = latency_us + bandwidth_us;
         let algbw = if time_us > 0.0 {
@@ -410,7 +421,8 @@ impl<'d> Evaluator<'d> {
 }
 
 /// Why the answer's algorithm and protocol: the fastest of the pairs costed, with the runner-up
-/// and how much slower it is.
+/// and how much slower it is; or, on a calibrated design, NCCL's pick by its own constants
+/// and the faster pair the calibrated times would rank first.
 fn why_chosen(
     candidates: &[Candidate],
     algorithm: Algorithm,
@@ -421,20 +433,32 @@ fn why_chosen(
         .iter()
         .filter(|c| !(c.algorithm == algorithm && c.protocol == protocol))
         .min_by(|a, b| a.time_us.total_cmp(&b.time_us));
-    match runner_up {
-        None => "the only algorithm and protocol available".into(),
-        Some(next) => format!(
-            "fastest of {} costed; next {}/{} at {} ({})",
-            candidates.len(),
-            next.algorithm,
-            next.protocol.label(),
-            crate::model::units::time_text(next.time_us),
-            if time_us > 0.0 {
-                format!("{:+.0} %", (next.time_us / time_us - 1.0) * 100.0)
-            } else {
-                "n/a".into()
-            }
-        ),
+    let Some(next) = runner_up else {
+        return "the only algorithm and protocol available".into();
+    };
+    let next_text = format!(
+        "{}/{} {} {} ({})",
+        next.algorithm,
+        next.protocol.label(),
+        if next.time_us < time_us {
+            "would take"
+        } else {
+            "at"
+        },
+        crate::model::units::time_text(next.time_us),
+        if time_us > 0.0 {
+            format!("{:+.0} %", (next.time_us / time_us - 1.0) * 100.0)
+        } else {
+            "n/a".into()
+        }
+    );
+    if next.time_us < time_us {
+        format!(
+            "NCCL's tuner picks it by its own latency constants (the design's calibrated hop \
+             latencies change step times, not its choice); {next_text}"
+        )
+    } else {
+        format!("fastest of {} costed; next {next_text}", candidates.len())
     }
 }
 
@@ -449,7 +473,7 @@ pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
         let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
         bw = bw.max(s * op.busbw_factor(plan.gpus) / cap);
     }
-    (latency_us(plan, &c.intra_hops, op, p), bw * 1e6)
+    (latency_us(plan, &c.intra_hops, op, p, s), bw * 1e6)
 }
 
 #[cfg(test)]

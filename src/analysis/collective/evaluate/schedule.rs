@@ -140,7 +140,7 @@ pub(super) fn make_plans(
                     weigh(&mut best, *i, c, op, protocol, s, |_| {});
                 }
             }
-            let best_us = best.map_or(f64::INFINITY, |(_, _, l, b)| l + b);
+            let best_us = best.map_or(f64::INFINITY, |(_, _, _, _, rank)| rank);
             let n = groups[0].len() as u32;
             let worth: Vec<usize> = last
                 .into_iter()
@@ -392,7 +392,7 @@ impl PlanJob<'_, '_, '_> {
                     // take indices out of order, so ties go to the lower index explicitly.
                     let mut fastest: Option<Choice> = None;
                     weigh(&mut fastest, index, c, self.op, self.protocol, s, |_| {});
-                    let t = fastest.map_or(f64::INFINITY, |(_, _, l, b)| l + b);
+                    let t = fastest.map_or(f64::INFINITY, |(_, _, _, _, rank)| rank);
                     if t >= 0.0 {
                         // Non-negative floats order as their bits do.
                         self.best_us_bits

@@ -83,9 +83,9 @@ impl IntraHops {
 
     /// NCCL's per-step constant for `hop_kind`, moved by the calibrated hop latency: the
     /// ring and tree columns of a protocol shift by the µs that protocol's figure moved,
-    /// since a hop's signalling delay adds to each algorithm's synchronisation cost alike.
-    /// A protocol the calibration does not set, and every NVLS or CollNet column, moves
-    /// with LL, as one hop latency moves all.
+    /// since a hop's signalling delay adds to both algorithms' synchronisation cost alike;
+    /// a protocol the calibration does not set moves with LL. NVLS and CollNet columns keep
+    /// NCCL's figures.
     /// Floored at zero. Network hops are not intra-node and keep NCCL's figure.
     pub(crate) fn hop_latency(&self, hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
         let base = hop_latency(hop_kind, algo, p);
@@ -94,13 +94,12 @@ impl IntraHops {
             HopKind::Pci => &self.pci,
             HopKind::Net => return base,
         };
-        // A protocol's own figure is a ring or tree step's; NVLS and CollNet steps are
-        // multicast and in-network operations whose cost it does not measure.
-        let own = match algo {
-            TableAlgo::Ring | TableAlgo::Tree => fitted[p.index()],
-            _ => None,
-        };
-        let shift = match (own, fitted[Protocol::Ll.index()]) {
+        // A calibrated figure is a ring or tree step's: NVLS and CollNet steps are multicast
+        // and in-network operations whose cost it does not measure, and keep NCCL's.
+        if !matches!(algo, TableAlgo::Ring | TableAlgo::Tree) {
+            return base;
+        }
+        let shift = match (fitted[p.index()], fitted[Protocol::Ll.index()]) {
             (Some(own), _) => own - builtin_hop(hop_kind, p),
             (None, Some(ll)) => ll - builtin_hop(hop_kind, Protocol::Ll),
             (None, None) => return base,
@@ -158,14 +157,15 @@ pub(super) fn latency_floor_us(
     Protocol::ALL
         .into_iter()
         .filter(|p| forced.is_none_or(|f| f == *p))
-        .map(|p| latency_us(&skeleton, &hops, op, p))
+        .map(|p| latency_us(&skeleton, &hops, op, p, 0.0))
         .fold(f64::INFINITY, f64::min)
 }
 
 /// Latency by NCCL's model: base + steps × per-step latency by hop type (intra-node hops as
 /// calibrated, see `IntraHops`), plus our stack and switch latency on network steps. MLX has
 /// none of NCCL's constants: each ring step is one send and receive over the network path.
-pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol) -> f64 {
+/// `bytes` only sizes NVLS' pipeline fill (`nvls_fill_us`).
+pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol, bytes: f64) -> f64 {
     if plan.library.is_mlx() {
         return mlx_latency_us(plan, op);
     }
@@ -185,7 +185,7 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol) -> 
     };
     let inter = |algo: TableAlgo| lat::hop_latency(HopKind::Net, algo, p) + plan.net_extra_us;
     let fill = if plan.nvls_rate > 0.0 {
-        lat::nvls_fill_us(plan.nvls_rate)
+        lat::nvls_fill_us(plan.nvls_rate, bytes)
     } else {
         0.0
     };
@@ -266,7 +266,7 @@ mod tests {
             pci: [Some(0.0), None, None],
         };
         let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
-        // NVLink: LL 0.6 → 0.9, so Simple 3.4 → 3.7 and NVLS's 25 → 25.3.
+        // NVLink: LL 0.6 → 0.9, so Simple 3.4 → 3.7.
         assert!(close(
             hops.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Ll),
             0.9
@@ -275,9 +275,10 @@ mod tests {
             hops.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Simple),
             3.7
         ));
+        // NVLS is a multicast through the switch, not a ring step: NCCL's 25 stays.
         assert!(close(
             hops.hop_latency(HopKind::NvLink, TableAlgo::Nvls, Protocol::Simple),
-            25.3
+            25.0
         ));
         // PCIe: LL 1.0 → 0, Tree LL128 1.9 → 0.9; columns NCCL leaves at 0 stay at 0.
         assert!(close(
