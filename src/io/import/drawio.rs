@@ -183,9 +183,7 @@ fn read_cells(text: &str, origin: &str) -> Result<(Vec<Cell>, Option<String>), I
                 _ => {}
             },
             Event::Text(t)
-                if in_diagram
-                    && cells.is_empty()
-                    && !t.as_ref().iter().all(u8::is_ascii_whitespace) =>
+                if in_diagram && cells.is_empty() && !t.iter().all(u8::is_ascii_whitespace) =>
             {
                 return Err(ImportError::Line {
                     origin: origin.to_string(),
