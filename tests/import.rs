@@ -292,3 +292,49 @@ fn the_cli_imports_and_names_placeholders() {
     let design = railyard::io::load_design(&out).expect("the design loads");
     assert_eq!(design.links.len(), 6);
 }
+
+const HAND_DRAWN: &str = r#"<mxfile host="app.diagrams.net">
+  <diagram name="Page-1" id="p1">
+    <mxGraphModel grid="1">
+      <root>
+        <mxCell id="0"/>
+        <mxCell id="1" parent="0"/>
+        <object label="leaf-1" part="qm9700" id="a"><mxCell style="rounded=1;" vertex="1" parent="1"><mxGeometry x="100" y="200" width="100" height="40" as="geometry"/></mxCell></object>
+        <mxCell id="b" value="&lt;b&gt;dgx-h100-1&lt;/b&gt;" style="html=1;" vertex="1" parent="1">
+          <mxGeometry x="100" y="400" width="100" height="56" as="geometry"/>
+        </mxCell>
+        <mxCell id="t" value="a note" style="text;html=1;" vertex="1" parent="1"><mxGeometry width="60" height="20" as="geometry"/></mxCell>
+        <mxCell id="e" value="InfiniBand 400 Gb/s" style="endArrow=none;" edge="1" parent="1" source="b" target="a"><mxGeometry relative="1" as="geometry"/></mxCell>
+      </root>
+    </mxGraphModel>
+  </diagram>
+</mxfile>
+"#;
+
+#[test]
+fn shapes_drawn_in_drawio_become_devices_where_they_were_drawn() {
+    let design = import(HAND_DRAWN, ImportFormat::Drawio, "hand.drawio").expect("imports");
+    assert_eq!(design.name, "Page-1");
+    assert_eq!(design.devices.len(), 2, "the text shape is not a device");
+    let leaf = device(&design, "leaf-1");
+    let node = device(&design, "dgx-h100-1");
+    assert_eq!((leaf.pos.x, leaf.pos.y), (150.0, 220.0));
+    assert_eq!((node.pos.x, node.pos.y), (150.0, 428.0));
+    assert_eq!(
+        leaf.kind.as_switch().map(|s| s.role),
+        Some(SwitchRole::Leaf)
+    );
+    assert_eq!(node.kind.as_node().map(|n| n.gpu_count), Some(8));
+    let link = &design.links[0];
+    assert_eq!((link.a.device, link.a.port), (node.id, Port::Nic(0)));
+    assert_eq!((link.b.device, link.b.port), (leaf.id, Port::Switch(0)));
+    assert!(placeholders(&design, &Catalog::builtin()).is_empty());
+
+    // What draw.io saves by default: the page deflated and in base64, which we do not read.
+    let compressed = HAND_DRAWN.replace(
+        "\n    <mxGraphModel grid=\"1\">",
+        "\n    7VhRb5swEP41PHYCDCR5TNJ2e+ikSn3Y9mjgCG6NzYzTJP31s4NJgoCk29Ip0oKUyPfd+Xz3+T6/4KB5sf4scJk/8BSo==\n",
+    ).replace("</root>\n    </mxGraphModel>\n  </diagram>", "</diagram>");
+    let err = import(&compressed, ImportFormat::Drawio, "c.drawio").expect_err("refused");
+    assert!(err.to_string().contains("compressed"), "{err}");
+}

@@ -133,9 +133,14 @@ fn read_cells(text: &str, origin: &str) -> Result<(Vec<Cell>, Option<String>), I
                             ..Cell::default()
                         };
                         attributes_of(e, &mut cell.attributes).map_err(|m| syntax(at, m))?;
+                        // The object gives the id, label and data; the cell's own
+                        // attributes (source, target, style) win over data of that name.
                         if let Some(outer) = &wrapper {
-                            cell.attributes
-                                .extend(outer.iter().map(|(k, v)| (k.clone(), v.clone())));
+                            for (key, value) in outer {
+                                cell.attributes
+                                    .entry(key.clone())
+                                    .or_insert_with(|| value.clone());
+                            }
                         }
                         if !is_empty {
                             open_cell = Some(cells.len());
