@@ -36,12 +36,10 @@ pub fn parse_technology(text: &str) -> Result<LinkTech, String> {
 /// `2x400G` two. A number without a unit is Gb/s.
 pub fn parse_rate(text: &str) -> Result<(u32, Bandwidth), String> {
     let trimmed = text.trim();
-    let (lanes, rate) = match trimmed.split_once(['×', 'x', 'X']) {
-        Some((lanes, rate)) if lanes.trim().parse::<u32>().is_ok() => {
-            (lanes.trim().parse::<u32>().unwrap_or(1), rate.trim())
-        }
-        _ => (1, trimmed),
-    };
+    let bundle = trimmed
+        .split_once(['×', 'x', 'X'])
+        .and_then(|(lanes, rate)| Some((lanes.trim().parse::<u32>().ok()?, rate.trim())));
+    let (lanes, rate) = bundle.unwrap_or((1, trimmed));
     if lanes == 0 {
         return Err(format!("`{text}`: a link needs at least one lane"));
     }
