@@ -230,7 +230,7 @@ fn a_link_past_a_devices_last_port_is_refused_not_dropped() {
 fn a_bad_drawio_file_is_refused_with_its_line() {
     let design = preset("workstation-star-10gbe.ron");
     let text = design_to_drawio(&design);
-    // Break the fifth line's XML: an unclosed attribute quote runs into the next tag.
+    // Break line 10 (a device shape): an unclosed attribute quote runs into the next tag.
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     lines[9] = lines[9].replacen("vertex=\"1\"", "vertex=\"1", 1);
     let err = import(&lines.join("\n"), ImportFormat::Drawio, "x.drawio").expect_err("refused");
@@ -337,4 +337,26 @@ fn shapes_drawn_in_drawio_become_devices_where_they_were_drawn() {
     ).replace("</root>\n    </mxGraphModel>\n  </diagram>", "</diagram>");
     let err = import(&compressed, ImportFormat::Drawio, "c.drawio").expect_err("refused");
     assert!(err.to_string().contains("compressed"), "{err}");
+}
+
+#[test]
+fn a_dot_pos_is_kept_and_a_chain_makes_one_link_per_pair() {
+    let text = r#"strict digraph {
+        /* Graphviz's y grows up, the canvas's down */
+        a [pos="100,50!"];
+        a -> b -> c [label="Ethernet 10G"];
+    }"#;
+    let design = import(text, ImportFormat::Dot, "chain.gv").expect("imports");
+    assert_eq!(design.name, "chain");
+    let a = device(&design, "a");
+    assert_eq!((a.pos.x, a.pos.y), (100.0, -50.0));
+    assert_eq!(design.links.len(), 2);
+    let b = device(&design, "b").id;
+    assert!(design.links.iter().all(|l| l.touches(b)));
+    assert!(
+        design
+            .links
+            .iter()
+            .all(|l| l.tech == LinkTech::Ethernet && l.rate_gbit_s.gbit_s() == 10.0)
+    );
 }
