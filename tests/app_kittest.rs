@@ -217,6 +217,36 @@ fn a_bad_file_shows_a_banner_and_keeps_the_design() {
 }
 
 #[test]
+fn file_open_imports_an_edge_list_into_a_new_tab_and_a_bad_one_shows_its_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let edges = dir.path().join("edges.csv");
+    std::fs::write(
+        &edges,
+        "spine-1,leaf-1,InfiniBand,400G\nleaf-1,gpu-1,InfiniBand,400G\n",
+    )
+    .expect("writes");
+    let mut harness = harness(app_picking(edges));
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.run();
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    harness.run();
+    assert_eq!(harness.state().tab_count(), 2, "a new tab");
+    let doc = harness.state().document();
+    assert_eq!(doc.design().devices.len(), 3);
+    assert_eq!(doc.design().links.len(), 2);
+    assert!(doc.path().is_none(), "unsaved: Save asks where");
+
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "a,b,InfiniBand,400G\nb,c,InfiniBand,fast\n").expect("writes");
+    assert!(!harness.state_mut().open_path(&bad));
+    harness.run();
+    let doc = harness.state().document();
+    let banner = doc.banner.clone().expect("a banner");
+    assert!(banner.contains("bad.csv:2:"), "{banner}");
+    assert_eq!(doc.design().devices.len(), 3, "the open design is intact");
+}
+
+#[test]
 fn save_as_through_an_injected_dialog_then_title_and_dirty_flag() {
     let dir = tempfile::tempdir().expect("temp dir");
     let target = dir.path().join("mine");

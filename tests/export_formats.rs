@@ -5,7 +5,7 @@
 mod common;
 
 use common::cli::railyard;
-use common::design::v1_end;
+use common::design::{preset, presets, v1_end};
 use railyard::io::export::ExportError;
 use railyard::io::export::astra_sim::design_to_astra_sim;
 use railyard::io::export::cables::write_cable_plan;
@@ -15,40 +15,9 @@ use railyard::io::export::drawio::design_to_drawio;
 use railyard::io::export::htsim::design_to_htsim;
 use railyard::io::export::netbox::{FILES, write_netbox_folder};
 use railyard::io::export::simai::design_to_simai;
-use railyard::io::load_design;
 use railyard::model::{Catalog, Design, DeviceKind, LinkTech, Port, SwitchRole};
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::{Path, PathBuf};
-
-fn presets() -> Vec<(String, Design)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the presets folder")
-        .map(|e| e.expect("an entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 8, "{files:?}");
-    files
-        .into_iter()
-        .map(|p| {
-            let name = p
-                .file_name()
-                .expect("a name")
-                .to_string_lossy()
-                .into_owned();
-            (name, load_design(&p).expect("a preset loads"))
-        })
-        .collect()
-}
-
-fn preset(name: &str) -> Design {
-    presets()
-        .into_iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, d)| d)
-        .expect("the preset")
-}
+use std::path::Path;
 
 /// Links that are cables, by the rule the module documents: all but NVLink and PCIe,
 /// unless a cable part is named.
@@ -211,6 +180,7 @@ fn read_drawio(text: &str) -> (Vec<String>, Vec<(String, String, String)>, Strin
     let mut reader = quick_xml::Reader::from_str(text);
     reader.config_mut().check_end_names = true;
     let (mut vertices, mut edges, mut diagram) = (Vec::new(), Vec::new(), String::new());
+    let mut object_id: Option<String> = None;
     loop {
         match reader.read_event().expect("well-formed XML") {
             Event::Start(e) | Event::Empty(e) => {
@@ -221,19 +191,23 @@ fn read_drawio(text: &str) -> (Vec<String>, Vec<(String, String, String)>, Strin
                             .into_owned()
                     })
                 };
+                // A cell with data sits in an `<object>` that carries its id.
+                let id = || attr("id").or_else(|| object_id.clone()).expect("an id");
                 match e.name().as_ref() {
                     b"diagram" => diagram = attr("name").expect("a diagram name"),
+                    b"object" => object_id = attr("id"),
                     b"mxCell" if attr("vertex").as_deref() == Some("1") => {
-                        vertices.push(attr("id").expect("an id"));
+                        vertices.push(id());
                     }
                     b"mxCell" if attr("edge").as_deref() == Some("1") => edges.push((
-                        attr("id").expect("an id"),
+                        id(),
                         attr("source").expect("a source"),
                         attr("target").expect("a target"),
                     )),
                     _ => {}
                 }
             }
+            Event::End(e) if e.name().as_ref() == b"object" => object_id = None,
             Event::Eof => break,
             _ => {}
         }
@@ -246,7 +220,8 @@ fn drawio_edges_resolve_to_vertices() {
     for (name, design) in presets() {
         let text = design_to_drawio(&design);
         assert!(
-            text.contains(r#"<mxCell id="0"/>"#) && text.contains(r#"<mxCell id="1" parent="0"/>"#)
+            text.contains(r#"<object id="0" label="" railyard_design="#)
+                && text.contains(r#"<mxCell id="1" parent="0"/>"#)
         );
         let (vertices, edges, diagram) = read_drawio(&text);
         assert_eq!(diagram, design.name, "{name}");
@@ -279,7 +254,7 @@ fn drawio_escapes_names_and_carries_canvas_colours() {
     assert!(text.contains("node &lt;1&gt; &amp; &apos;x&apos;"));
     // Ethernet's colour on the canvas and in the SVG.
     assert!(text.contains("strokeColor=#4285f4"), "{text}");
-    assert!(text.contains(r#"value="Ethernet 10 Gb/s""#));
+    assert!(text.contains(r#"label="Ethernet 10 Gb/s""#));
 }
 
 fn tier(kind: &DeviceKind) -> Option<&'static str> {

@@ -49,7 +49,12 @@ impl FileDialogs for NativeDialogs {
     fn pick_open(&mut self, start_dir: Option<&Path>) -> DialogAnswer {
         let mut dialog = rfd::FileDialog::new()
             .set_title("Open design")
-            .add_filter("railyard design", &["ron"]);
+            .add_filter("railyard design", &["ron"])
+            // Imported into a new unsaved design (`io::import`).
+            .add_filter(
+                "draw.io, Graphviz DOT or CSV edge list",
+                &["drawio", "xml", "dot", "gv", "csv"],
+            );
         if let Some(dir) = start_dir {
             dialog = dialog.set_directory(dir);
         }

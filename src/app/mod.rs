@@ -27,6 +27,7 @@ pub mod sidebar;
 pub mod whatif;
 pub mod worker;
 
+use crate::io::import::{ImportFormat, import_file, placeholders};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_name, devices_from_part};
@@ -390,6 +391,9 @@ impl RailyardApp {
     /// Opens a design file in a tab (or switches to it if already open). A file that does
     /// not load leaves every open design as it was and shows why in a banner (false).
     pub fn open_path(&mut self, path: &Path) -> bool {
+        if let Some(format) = ImportFormat::from_path(path) {
+            return self.import_path(path, format);
+        }
         let canonical = std::fs::canonicalize(path).ok();
         if let Some(i) = self.tabs.iter().position(|t| {
             t.doc
@@ -409,6 +413,33 @@ impl RailyardApp {
             }
             Err(e) => {
                 self.status = "The file did not open; the banner says why.".to_string();
+                self.tabs[self.active].doc.banner = Some(e.to_string());
+                false
+            }
+        }
+    }
+
+    /// Reads a draw.io, DOT or CSV edge-list file into a new unsaved tab (Save asks where
+    /// to put the design). A file that does not import leaves every open design as it was
+    /// and shows why, with the line, in a banner (false).
+    fn import_path(&mut self, path: &Path, format: ImportFormat) -> bool {
+        match import_file(path, Some(format), &self.catalog) {
+            Ok(design) => {
+                let made_up = placeholders(&design, &self.catalog).len();
+                self.status = if made_up == 0 {
+                    format!("Imported {} ({format})", path.display())
+                } else {
+                    format!(
+                        "Imported {} ({format}): {made_up} devices with parts the catalog \
+                         lacks, listed by the checks",
+                        path.display()
+                    )
+                };
+                self.push_tab(Document::from_design(design, None));
+                true
+            }
+            Err(e) => {
+                self.status = "The file did not import; the banner says why.".to_string();
                 self.tabs[self.active].doc.banner = Some(e.to_string());
                 false
             }

@@ -3,7 +3,7 @@
 //! several subcommands share.
 
 use super::{
-    bom, calibrate, catalog, check_cabling, compare, eval, export, generate, report, sweep,
+    bom, calibrate, catalog, check_cabling, compare, eval, export, generate, import, report, sweep,
     validate, workload,
 };
 use crate::analysis::collective::{self, AlgoChoice, CollectiveQuery, Op, Routing, parse_size};
@@ -70,6 +70,9 @@ pub(super) enum Command {
     /// swapped and miswired cables, the rails each breaks and what each costs.
     /// Exit status 3 when the fabric is not cabled as drawn.
     CheckCabling(check_cabling::CheckCablingArgs),
+    /// Read a design from a draw.io file (our export round-trips), a Graphviz DOT file or
+    /// a CSV edge list (device,device,technology,rate) and save it as a design file.
+    Import(import::ImportArgs),
     /// List the parts catalog: id, category, model, price, power.
     Catalog(catalog::CatalogArgs),
 }

@@ -22,6 +22,8 @@
 //!                                     fit efficiencies and latencies to an nccl-tests log
 //! railyard check-cabling FILE --from LISTING [--map NAMES.csv] [--json]
 //!                                     the fabric as cabled (ibnetdiscover) against the design
+//! railyard import IN -o OUT.ron [--format drawio|dot|csv]
+//!                                     a design from draw.io, Graphviz DOT or a CSV edge list
 //! railyard catalog [--json]           the parts catalog
 //! ```
 //!
@@ -56,6 +58,7 @@ mod diagram;
 mod eval;
 mod export;
 mod generate;
+mod import;
 mod job;
 mod report;
 mod sweep;
@@ -216,6 +219,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Calibrate(args) => calibrate::run(&args, &catalog),
         Command::Validate(args) => validate::run(&args, &catalog),
         Command::CheckCabling(args) => check_cabling::run(&args, &catalog),
+        Command::Import(args) => import::run(&args, &catalog),
         Command::Catalog(args) => catalog::run(&args, &catalog),
     }
 }

@@ -10,7 +10,7 @@ use crate::model::{
 use std::collections::HashMap;
 
 /// Horizontal distance between neighbouring devices on the canvas.
-pub(super) const SPACING: f32 = 120.0;
+pub(crate) const SPACING: f32 = 120.0;
 /// Extra space between racks, and between scalable units or pods.
 pub(super) const RACK_GAP: f32 = 60.0;
 pub(super) const BLOCK_GAP: f32 = 240.0;
@@ -210,7 +210,7 @@ pub(super) struct SwitchModel {
 
 /// `n` centres over the devices spanning [lo, hi]: the span (plus half a device each side)
 /// cut into `n` equal slots, one device in the middle of each; never closer than `SPACING`.
-pub(super) fn spread(n: usize, lo: f32, hi: f32) -> Vec<f32> {
+pub(crate) fn spread(n: usize, lo: f32, hi: f32) -> Vec<f32> {
     if n == 0 {
         return Vec::new();
     }
@@ -233,6 +233,6 @@ pub(super) fn num(index: usize, count: usize) -> String {
 }
 
 /// Y of a tier when `switch_rows` rows of switches sit above the nodes: row 0 is the top.
-pub(super) fn row_y(row: usize) -> f32 {
+pub(crate) fn row_y(row: usize) -> f32 {
     row as f32 * ROW_GAP
 }

@@ -10,6 +10,10 @@ mod nvl72;
 mod parts;
 mod small;
 
+/// The templates' layout rules, for placing devices read from a file without positions
+/// (`io::import`) the way a generated design is placed.
+pub(crate) use builder::{SPACING, row_y, spread};
+
 use crate::model::{Catalog, Design, PartId, Transport};
 
 /// Which template to run.

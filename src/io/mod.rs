@@ -5,6 +5,7 @@ pub mod design_file;
 pub mod export;
 pub mod ib_names;
 pub mod ibnetdiscover;
+pub mod import;
 pub mod link_colors;
 pub mod measured;
 pub mod migrations;

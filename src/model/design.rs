@@ -50,6 +50,10 @@ pub struct Design {
     /// reduce in the network do not until this is on; files without it load with it off.
     #[serde(default, skip_serializing_if = "is_false")]
     pub sharp_enabled: bool,
+    /// The file this design was imported from (draw.io, DOT, an edge list), so the checks
+    /// can say where a placeholder part came from; absent for designs drawn in railyard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_from: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {

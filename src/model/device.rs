@@ -38,6 +38,16 @@ impl DeviceKind {
         }
     }
 
+    /// The catalog part the device is built from, if it names one.
+    pub fn model_part(&self) -> Option<&PartId> {
+        match self {
+            DeviceKind::GpuNode(n) => Some(&n.model),
+            DeviceKind::Switch(s) => Some(&s.model),
+            DeviceKind::NvSwitchDomain(d) => Some(&d.model),
+            DeviceKind::Host(h) => h.model.as_ref(),
+        }
+    }
+
     pub fn as_node(&self) -> Option<&GpuNode> {
         match self {
             DeviceKind::GpuNode(n) => Some(n),

@@ -98,6 +98,25 @@ pub fn port_name(port: Port) -> String {
     }
 }
 
+/// The port a [`port_name`] names (`nic3`, `p12`, `nvl0`...), or `None` for any other text.
+pub fn parse_port_name(name: &str) -> Option<Port> {
+    if name == "nvl0" {
+        return Some(Port::NvLink);
+    }
+    let split = name.find(|c: char| c.is_ascii_digit())?;
+    let (kind, number) = name.split_at(split);
+    let k: u32 = number.parse().ok()?;
+    Some(match kind {
+        "nic" => Port::Nic(k),
+        "tb" => Port::Thunderbolt(k),
+        "eth" => Port::Ethernet(k),
+        "p" => Port::Switch(k),
+        "slot" => Port::Slot(k),
+        "gpu" => Port::Gpu(k),
+        _ => return None,
+    })
+}
+
 /// What kind of port a run of ports is.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PortKind {

@@ -1,7 +1,9 @@
 //! Building test designs: link ends named from the port numbers tests were written with.
 
+use railyard::io::load_design;
 use railyard::model::ports::port_from_v1_number;
 use railyard::model::{Catalog, Design, DeviceId, Endpoint, LinkTech, Port};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The end at port `number` of `device` as version-1 files numbered a device's ports (a
@@ -14,4 +16,36 @@ pub fn v1_end(design: &Design, (device, number): (DeviceId, u32), tech: LinkTech
         port_from_v1_number(catalog, d, number, tech)
     });
     Endpoint::new(device, port)
+}
+
+/// Every preset shipped in `presets/`, by file name, loaded.
+pub fn presets() -> Vec<(String, Design)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the presets folder")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "{files:?}");
+    files
+        .into_iter()
+        .map(|p| {
+            let name = p
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
+            (name, load_design(&p).expect("a preset loads"))
+        })
+        .collect()
+}
+
+/// One preset by file name.
+pub fn preset(name: &str) -> Design {
+    presets()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, d)| d)
+        .expect("the preset")
 }

@@ -132,8 +132,9 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>)
             severity: Severity::Error,
             code: UNKNOWN_PART,
             message: format!(
-                "part `{id}` is not in the catalog (used by {}); its cost, power and specs are unknown",
-                checked.names(&users.devices)
+                "part `{id}` is not in the catalog (used by {}); its cost, power and specs are unknown{}",
+                checked.names(&users.devices),
+                imported_note(checked.design)
             ),
             devices: users.devices,
             links: users.links,
@@ -187,5 +188,16 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>)
             devices: vec![],
             links: vec![],
         });
+    }
+}
+
+/// Where an imported design's placeholders came from, and what to do about them; nothing
+/// for a design drawn in railyard.
+fn imported_note(design: &crate::model::Design) -> String {
+    match &design.imported_from {
+        Some(file) => format!(
+            "; a placeholder imported from {file}: choose its part in the inspector or add it to your catalog"
+        ),
+        None => String::new(),
     }
 }

@@ -12,7 +12,7 @@
 use super::ExportError;
 use super::cabling::{Cable, cable_part, cables, link_label, netbox_cable_type};
 use crate::io::link_colors::tech_color;
-use crate::model::{Catalog, Design, Device, DeviceKind, PartId};
+use crate::model::{Catalog, Design};
 use std::path::Path;
 
 /// The three tables, as CSV bytes.
@@ -74,19 +74,9 @@ fn csv_table<const N: usize>(
         .map_err(|e| ExportError::Csv(csv::Error::from(e.into_error())))
 }
 
-/// The catalog part a device is built from, if it names one.
-fn device_part(device: &Device) -> Option<&PartId> {
-    match &device.kind {
-        DeviceKind::GpuNode(n) => Some(&n.model),
-        DeviceKind::Switch(s) => Some(&s.model),
-        DeviceKind::NvSwitchDomain(d) => Some(&d.model),
-        DeviceKind::Host(h) => h.model.as_ref(),
-    }
-}
-
 fn devices_csv(design: &Design, catalog: &Catalog) -> Result<Vec<u8>, ExportError> {
     let rows = design.devices.iter().map(|d| {
-        let part = device_part(d);
+        let part = d.kind.model_part();
         // A part the catalog lacks keeps its id as the device type and no manufacturer:
         // NetBox then says which type is missing rather than importing a made-up one.
         let (manufacturer, device_type) = match part.and_then(|id| catalog.get(id)) {
