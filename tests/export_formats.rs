@@ -986,3 +986,44 @@ fn astra_sim_refuses_what_is_not_symmetric_with_the_reason() {
     let text = exported_by_extension("hgx-h100-x4-roce.ron", "pod.astra.yml");
     assert_eq!(read_astra(&text).1, [8, 4]);
 }
+
+/// ASTRA-sim's system layer, read back with serde_json: one implementation per dimension of
+/// the network file, from the algorithm railyard chose at 1 GiB. 4 × HGX H100 on RoCE runs
+/// ring all-reduce (two dimensions: ring, ring) and direct all-to-all; the SuperPOD unit's
+/// NVLS-tree gives direct inside the NVSwitch domain and a double binary tree across it.
+/// local-mem-bw is the H100 SXM's 3,350 GB/s of HBM3 (catalog, NVIDIA datasheet).
+#[test]
+fn astra_sim_system_names_the_chosen_implementation_per_dimension() {
+    let text = exported_by_extension("hgx-h100-x4-roce.ron", "pod.astra.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let list = |key: &str| -> Vec<String> {
+        v[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key} in {text}"))
+            .iter()
+            .map(|s| s.as_str().expect("a name").to_string())
+            .collect()
+    };
+    assert_eq!(list("all-reduce-implementation"), ["ring", "ring"]);
+    assert_eq!(list("all-to-all-implementation"), ["direct", "direct"]);
+    assert_eq!(v["local-mem-bw"], 3350.0);
+    assert_eq!(v["scheduling-policy"], "LIFO");
+    let why = v["railyard"]["chosen"]["all-reduce"].as_str().expect("why");
+    assert!(why.starts_with("ring/Simple at 1 GiB"), "{why}");
+
+    let su = exported_by_extension("dgx-h100-superpod-su.ron", "su.astra.json");
+    let v: serde_json::Value = serde_json::from_str(&su).expect("JSON");
+    assert_eq!(
+        v["all-reduce-implementation"],
+        serde_json::json!(["direct", "doubleBinaryTree"])
+    );
+
+    // Refused where the network file is: no switches between the Macs.
+    let design = preset("mac-studio-tb5-x4.ron");
+    let e = railyard::io::export::astra_sim_system::design_to_astra_sim_system(
+        &design,
+        &Catalog::builtin(),
+    )
+    .expect_err("refused");
+    assert!(e.to_string().contains("no switches"), "{e}");
+}

@@ -171,6 +171,7 @@ impl Action {
                 ExportFormat::Simai => "Export SimAI topology…",
                 ExportFormat::Htsim => "Export htsim fat tree…",
                 ExportFormat::AstraSim => "Export ASTRA-sim network…",
+                ExportFormat::AstraSimSystem => "Export ASTRA-sim system layer…",
                 // Not offered as exports for other tools: they have their own actions.
                 ExportFormat::Svg => "Export SVG…",
                 ExportFormat::Png => "Export PNG…",

@@ -64,6 +64,7 @@ impl ExportKind {
             Self::Tool(ExportFormat::Simai) => "topology (SimAI)",
             Self::Tool(ExportFormat::Htsim) => "fat tree (htsim)",
             Self::Tool(ExportFormat::AstraSim) => "network (ASTRA-sim)",
+            Self::Tool(ExportFormat::AstraSimSystem) => "system layer (ASTRA-sim JSON)",
             Self::Tool(ExportFormat::Svg | ExportFormat::Png) => "diagram",
         }
     }
@@ -374,10 +375,11 @@ mod tests {
     fn simulator_exports_write_or_say_why_not() {
         let (design, catalog) = small_fabric();
         let dir = tempfile::tempdir().expect("temp dir");
-        const SIMULATORS: [ExportFormat; 3] = [
+        const SIMULATORS: [ExportFormat; 4] = [
             ExportFormat::Simai,
             ExportFormat::Htsim,
             ExportFormat::AstraSim,
+            ExportFormat::AstraSimSystem,
         ];
         let write = |design: &Design, format: ExportFormat, name: &str| {
             let kind = ExportKind::Tool(format);

@@ -5,6 +5,7 @@
 //! No UI imports: the command line and the designer's File menu call the same writers.
 
 pub mod astra_sim;
+pub mod astra_sim_system;
 pub mod cables;
 pub mod cabling;
 pub mod containerlab;
@@ -37,10 +38,13 @@ pub enum ExportFormat {
     Htsim,
     /// An ASTRA-sim analytical network (`network.yml`): scale-up and scale-out dimensions.
     AstraSim,
+    /// ASTRA-sim's system layer (`system.json`): the collective implementation per dimension
+    /// railyard chose.
+    AstraSimSystem,
 }
 
 impl ExportFormat {
-    pub const ALL: [ExportFormat; 10] = [
+    pub const ALL: [ExportFormat; 11] = [
         ExportFormat::Svg,
         ExportFormat::Png,
         ExportFormat::Cables,
@@ -51,6 +55,7 @@ impl ExportFormat {
         ExportFormat::Simai,
         ExportFormat::Htsim,
         ExportFormat::AstraSim,
+        ExportFormat::AstraSimSystem,
     ];
 
     /// The word `--format` takes.
@@ -66,6 +71,7 @@ impl ExportFormat {
             ExportFormat::Simai => "simai",
             ExportFormat::Htsim => "htsim",
             ExportFormat::AstraSim => "astra-sim",
+            ExportFormat::AstraSimSystem => "astra-sim-system",
         }
     }
 
@@ -83,6 +89,7 @@ impl ExportFormat {
             ExportFormat::Simai => ".simai",
             ExportFormat::Htsim => ".topo",
             ExportFormat::AstraSim => ".astra.yml",
+            ExportFormat::AstraSimSystem => ".astra.json",
         }
     }
 
@@ -94,6 +101,9 @@ impl ExportFormat {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         if name.ends_with(".astra.yml") || name.ends_with(".astra.yaml") {
             return Some(ExportFormat::AstraSim);
+        }
+        if name.ends_with(".astra.json") {
+            return Some(ExportFormat::AstraSimSystem);
         }
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
@@ -148,6 +158,7 @@ impl FromStr for ExportFormat {
             "gv" | "graphviz" => "dot",
             "csv" | "cable-plan" => "cables",
             "astra" | "astrasim" => "astra-sim",
+            "astra-system" | "astra-sim-json" => "astra-sim-system",
             other => other,
         };
         ExportFormat::ALL
@@ -177,6 +188,9 @@ pub fn export_text(
         ExportFormat::Simai => simai::design_to_simai(design),
         ExportFormat::Htsim => htsim::design_to_htsim(design),
         ExportFormat::AstraSim => astra_sim::design_to_astra_sim(design),
+        ExportFormat::AstraSimSystem => {
+            astra_sim_system::design_to_astra_sim_system(design, catalog)
+        }
         ExportFormat::Svg | ExportFormat::Png | ExportFormat::Netbox => {
             Err(ExportError::NotText(format))
         }
@@ -260,6 +274,7 @@ mod tests {
         assert_eq!(of("pod.simai"), Some(ExportFormat::Simai));
         assert_eq!(of("ft.topo"), Some(ExportFormat::Htsim));
         assert_eq!(of("pod.astra.yml"), Some(ExportFormat::AstraSim));
+        assert_eq!(of("pod.astra.json"), Some(ExportFormat::AstraSimSystem));
         assert_eq!(of("netbox-dir"), None);
         assert_eq!(of("a.txt"), None);
     }

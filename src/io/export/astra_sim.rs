@@ -52,7 +52,57 @@ fn same(what: &str, values: &[(String, f64)]) -> Result<f64, ExportError> {
     }
 }
 
+/// One dimension of the analytical network: NPUs, bandwidth (astra-sim's GB/s), latency ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dimension {
+    pub npus: f64,
+    pub bandwidth: f64,
+    pub latency_ns: f64,
+}
+
+/// The design's dimensions and the rates they come from.
+pub struct Dimensions {
+    pub dims: Vec<Dimension>,
+    pub nvlink_gbit_s: f64,
+    pub network_gbit_s: f64,
+}
+
 pub fn design_to_astra_sim(design: &Design) -> Result<String, ExportError> {
+    let Dimensions {
+        dims,
+        nvlink_gbit_s,
+        network_gbit_s,
+    } = dimensions(design)?;
+    let list = |f: &dyn Fn(&Dimension) -> String| dims.iter().map(f).collect::<Vec<_>>().join(", ");
+    let mut out = String::new();
+    // Writing to a String cannot fail; the results are ignored for that reason.
+    let _ = writeln!(
+        out,
+        "# ASTRA-sim analytical network of \"{}\", written by railyard.",
+        design.name.replace(['\n', '\r'], " ")
+    );
+    let _ = writeln!(
+        out,
+        "# Dimension 1: scale-up domain ({nvlink_gbit_s} Gb/s NVLink per GPU); dimension 2: the network ({network_gbit_s} Gb/s per GPU)."
+    );
+    let _ = writeln!(out, "topology: [ {} ]", list(&|_| "Switch".to_string()));
+    let _ = writeln!(out, "npus_count: [ {} ]", list(&|d| format!("{}", d.npus)));
+    let _ = writeln!(
+        out,
+        "bandwidth: [ {} ]  # GB/s of 2^30 bytes",
+        list(&|d| format!("{:.3}", d.bandwidth))
+    );
+    let _ = writeln!(
+        out,
+        "latency: [ {} ]  # ns",
+        list(&|d| format!("{:.1}", d.latency_ns))
+    );
+    Ok(out)
+}
+
+/// The scale-up and (with several domains) scale-out dimensions, or the reason the design
+/// is not the symmetric hierarchy the analytical network describes.
+pub fn dimensions(design: &Design) -> Result<Dimensions, ExportError> {
     if !design.devices.iter().any(|d| d.kind.as_switch().is_some()) {
         return Err(refuse("no switches: no scale-out network"));
     }
@@ -109,44 +159,23 @@ pub fn design_to_astra_sim(design: &Design) -> Result<String, ExportError> {
         return Err(refuse("one GPU per scale-up domain: dimension 1 needs 2"));
     }
 
-    let mut dims = vec![(
-        domain_size,
-        astra_gbyte_s(nvlink_gbit_s),
-        SCALE_UP_LATENCY_NS,
-    )];
+    let mut dims = vec![Dimension {
+        npus: domain_size,
+        bandwidth: astra_gbyte_s(nvlink_gbit_s),
+        latency_ns: SCALE_UP_LATENCY_NS,
+    }];
     if domain_gpus.len() > 1 {
-        dims.push((
-            domain_gpus.len() as f64,
-            astra_gbyte_s(network_gbit_s),
-            SCALE_OUT_LATENCY_NS,
-        ));
+        dims.push(Dimension {
+            npus: domain_gpus.len() as f64,
+            bandwidth: astra_gbyte_s(network_gbit_s),
+            latency_ns: SCALE_OUT_LATENCY_NS,
+        });
     }
-    let list =
-        |f: &dyn Fn(&(f64, f64, f64)) -> String| dims.iter().map(f).collect::<Vec<_>>().join(", ");
-    let mut out = String::new();
-    // Writing to a String cannot fail; the results are ignored for that reason.
-    let _ = writeln!(
-        out,
-        "# ASTRA-sim analytical network of \"{}\", written by railyard.",
-        design.name.replace(['\n', '\r'], " ")
-    );
-    let _ = writeln!(
-        out,
-        "# Dimension 1: scale-up domain ({nvlink_gbit_s} Gb/s NVLink per GPU); dimension 2: the network ({network_gbit_s} Gb/s per GPU)."
-    );
-    let _ = writeln!(out, "topology: [ {} ]", list(&|_| "Switch".to_string()));
-    let _ = writeln!(out, "npus_count: [ {} ]", list(&|d| format!("{}", d.0)));
-    let _ = writeln!(
-        out,
-        "bandwidth: [ {} ]  # GB/s of 2^30 bytes",
-        list(&|d| format!("{:.3}", d.1))
-    );
-    let _ = writeln!(
-        out,
-        "latency: [ {} ]  # ns",
-        list(&|d| format!("{:.1}", d.2))
-    );
-    Ok(out)
+    Ok(Dimensions {
+        dims,
+        nvlink_gbit_s,
+        network_gbit_s,
+    })
 }
 
 #[cfg(test)]
