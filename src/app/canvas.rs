@@ -9,8 +9,8 @@
 //! empty canvas draws a selection box; middle or secondary drag (or primary with Space held)
 //! pans; the mouse wheel zooms (a touchpad scrolls), pinch and Ctrl+wheel zoom too.
 //! Click selects, Shift+click toggles, Escape cancels a gesture. Right-click opens what-ifs
-//! and bulk wiring for the selection; on a switch beside a selection, it keeps the selection
-//! so that the selected devices can be connected to that switch.
+//! and bulk wiring for the selection; on a device outside the selection it selects that
+//! device and offers to connect the devices selected before to it.
 //!
 //! A device's `pos` is its centre, in canvas units (one unit is one screen point at zoom 1).
 
@@ -114,8 +114,10 @@ pub struct Interaction {
     to_global: Option<TSTransform>,
     /// Links drawn in the last frame: decides whether their edges are feathered.
     links_drawn: std::cell::Cell<usize>,
-    /// The device the context menu was opened on: "connect the selection to this one".
+    /// The device the context menu was opened on, and the devices selected before the
+    /// right-click (less that one): "connect those to this one".
     menu_target: Option<DeviceId>,
+    menu_sources: BTreeSet<DeviceId>,
     /// What the context menu's "Connect to…" list is narrowed to.
     connect_filter: String,
 }
@@ -129,6 +131,7 @@ impl Default for Interaction {
             to_global: None,
             links_drawn: std::cell::Cell::new(0),
             menu_target: None,
+            menu_sources: BTreeSet::new(),
             connect_filter: String::new(),
         }
     }
@@ -450,18 +453,21 @@ fn body(
         && let Some(p) = pointer
     {
         let hit = layout.hit(design, p, zoom, handles);
-        state.interaction.menu_target = match hit {
+        let target = match hit {
             Some(Hit::Device(i) | Hit::Port(i)) => Some(design.devices[i].id),
             _ => None,
         };
+        // Remembered before the right-click selects what is under it, so that the menu can
+        // still connect what was selected to the device clicked.
+        let mut sources = state.selection.devices.clone();
+        if let Some(t) = target {
+            sources.remove(&t);
+        }
+        state.interaction.menu_target = target;
+        state.interaction.menu_sources = sources;
         let under = match hit {
             Some(Hit::Device(i) | Hit::Port(i)) => {
-                let device = &design.devices[i];
-                // A switch right-clicked beside selected devices is where they connect to:
-                // the selection stays.
-                let wiring_target =
-                    device.kind.as_switch().is_some() && !state.selection.devices.is_empty();
-                Some(state.selection.devices.contains(&device.id) || wiring_target)
+                Some(state.selection.devices.contains(&design.devices[i].id))
             }
             Some(Hit::Block(_)) => None,
             None => layout
@@ -486,6 +492,7 @@ fn body(
             overlay.catalog,
             &mut state.selection,
             interaction.menu_target,
+            &interaction.menu_sources,
             &mut interaction.connect_filter,
         ));
     });

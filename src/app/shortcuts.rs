@@ -21,8 +21,8 @@ pub const GESTURES: [(&str, &str); 13] = [
         "what-ifs and wiring: Connect to…, NIC i → rail-i leaf, full mesh",
     ),
     (
-        "Right-click a switch with devices selected",
-        "connect the selected devices to it",
+        "Right-click a device outside the selection",
+        "select it; its menu connects the devices selected before to it",
     ),
     ("Middle or right drag, or Space+drag", "pan the view"),
     ("Mouse wheel, pinch or Ctrl+wheel", "zoom"),

@@ -6,6 +6,7 @@ use super::{CanvasEvent, Selection};
 use crate::model::bulk_wiring::{self, LEAF_ORDER, Wiring, WiringRefusal};
 use crate::model::{Catalog, Design, DeviceId, LinkTech};
 use egui::{RichText, Ui};
+use std::collections::BTreeSet;
 
 /// Technologies a mesh can be asked for, in the order the menu lists them.
 const MESH_TECHS: [LinkTech; 5] = [
@@ -21,6 +22,9 @@ const CONNECT_TO_ROWS: usize = 30;
 
 /// What a click in the section asks for.
 enum Wish {
+    /// The devices selected before the right-click, to the device right-clicked.
+    SourcesTo(DeviceId),
+    /// The selection to a device chosen by name.
     ConnectTo(DeviceId),
     Rails,
     Mesh(LinkTech),
@@ -34,24 +38,23 @@ pub(super) fn wiring_menu_ui(
     catalog: &Catalog,
     selection: &mut Selection,
     target: Option<DeviceId>,
+    sources: &BTreeSet<DeviceId>,
     filter: &mut String,
 ) -> Vec<CanvasEvent> {
     let mut wish = None;
     let selected = &selection.devices;
     ui.label(RichText::new("Wiring").strong());
-    let target_device = target.and_then(|t| design.device(t));
-    let others = selected.iter().filter(|&&id| Some(id) != target).count();
-    if let Some(to) = target_device
-        && others > 0
+    if let Some(to) = target.and_then(|t| design.device(t))
+        && !sources.is_empty()
         && ui
-            .button(format!("Connect {others} selected to {}", to.name))
+            .button(format!("Connect {} selected to {}", sources.len(), to.name))
             .on_hover_text(
                 "One link from each selected device, on the first free ports both ends \
                  share; devices already linked to it are skipped",
             )
             .clicked()
     {
-        wish = Some(Wish::ConnectTo(to.id));
+        wish = Some(Wish::SourcesTo(to.id));
     }
     if !selected.is_empty() {
         ui.menu_button("Connect to…", |ui| {
@@ -105,6 +108,7 @@ pub(super) fn wiring_menu_ui(
     };
     ui.close();
     let result: Result<Wiring, WiringRefusal> = match wish {
+        Wish::SourcesTo(to) => bulk_wiring::connect_to(design, catalog, sources, to),
         Wish::ConnectTo(to) => bulk_wiring::connect_to(design, catalog, selected, to),
         Wish::Rails => bulk_wiring::rails(design, catalog, selected),
         Wish::Mesh(tech) => bulk_wiring::full_mesh(design, catalog, selected, tech),
