@@ -1040,21 +1040,7 @@ fn bulk_wiring_of_4_dgx_nodes_produces_32_rail_links() {
         Some("qm9700-11")
     );
 
-    let at = harness
-        .state()
-        .canvas_state()
-        .to_screen(design.devices[0].pos)
-        .expect("the canvas has drawn");
-    for pressed in [true, false] {
-        harness.event(egui::Event::PointerButton {
-            pos: at,
-            button: egui::PointerButton::Secondary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-        harness.step();
-    }
-    harness.run();
+    right_click_first_device(&mut harness);
     harness.get_by_label("NIC i → rail-i leaf").click();
     harness.run();
 
@@ -1080,4 +1066,77 @@ fn bulk_wiring_of_4_dgx_nodes_produces_32_rail_links() {
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
     harness.run();
     assert_eq!(*harness.state().document().design(), design);
+}
+
+/// Right-clicks the first device of the design.
+fn right_click_first_device(harness: &mut Harness<'_, RailyardApp>) {
+    let at = harness
+        .state()
+        .canvas_state()
+        .to_screen(harness.state().document().design().devices[0].pos)
+        .expect("the canvas has drawn");
+    for pressed in [true, false] {
+        harness.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Secondary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+        harness.step();
+    }
+    harness.run();
+}
+
+/// The Mac preset is a full Thunderbolt 5 mesh of 4 (6 links). With one link taken out,
+/// Full mesh of selected with… > Thunderbolt 5 adds that one back and skips the 5 others;
+/// asked again, it adds nothing and says so.
+#[test]
+fn full_mesh_from_the_submenu_adds_only_the_missing_pair() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    let full = harness.state().document().design().clone();
+    assert_eq!(full.links.len(), 6);
+    let missing = full.links[0].clone();
+    assert!(harness.state_mut().apply(Command::Remove {
+        devices: vec![],
+        links: vec![missing.id],
+        groups: vec![],
+    }));
+    harness.run();
+    for expected in [
+        "1 link added: full mesh with Thunderbolt 5 (5 already wired, skipped)",
+        "Not wired: everything selected is wired already (6 skipped)",
+    ] {
+        harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+        harness.run();
+        right_click_first_device(&mut harness);
+        harness
+            .get_by_label_contains("Full mesh of selected with")
+            .click();
+        harness.run();
+        harness
+            .query_all_by_label("Thunderbolt 5")
+            .find(|n| n.accesskit_node().role() == Role::Button)
+            .expect("the submenu's Thunderbolt 5")
+            .click();
+        harness.run();
+        assert_eq!(harness.state().status(), expected);
+    }
+    let design = harness.state().document().design();
+    assert_eq!(design.links.len(), 6);
+    let added = design.links.last().expect("a link");
+    assert_eq!(
+        (
+            added.a.device,
+            added.b.device,
+            added.tech,
+            added.rate_gbit_s
+        ),
+        (
+            missing.a.device,
+            missing.b.device,
+            missing.tech,
+            missing.rate_gbit_s
+        )
+    );
 }

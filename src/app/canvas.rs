@@ -484,7 +484,6 @@ fn body(
         {
             events.push(CanvasEvent::Command(command));
         }
-        ui.separator();
         let interaction = &mut state.interaction;
         events.extend(wiring_menu::wiring_menu_ui(
             ui,

@@ -43,8 +43,13 @@ pub(super) fn wiring_menu_ui(
 ) -> Vec<CanvasEvent> {
     let mut wish = None;
     let selected = &selection.devices;
+    let target = target.and_then(|t| design.device(t));
+    if selected.is_empty() && (target.is_none() || sources.is_empty()) {
+        return Vec::new();
+    }
+    ui.separator();
     ui.label(RichText::new("Wiring").strong());
-    if let Some(to) = target.and_then(|t| design.device(t))
+    if let Some(to) = target
         && !sources.is_empty()
         && ui
             .button(format!("Connect {} selected to {}", sources.len(), to.name))
