@@ -415,6 +415,31 @@ mod tests {
     }
 
     #[test]
+    fn infiniband_nics_refuse_ethernet_leaves_and_name_both_parts() {
+        // A DGX H100's 8 NDR NICs against 8 MikroTik 10GbE switches: no rail can be cabled.
+        let catalog = Catalog::builtin();
+        let mut design = Design::new("mismatch");
+        let node = add(&mut design, &catalog, "dgx-h100", "dgx-0");
+        let mut selected: BTreeSet<DeviceId> = [node].into();
+        for i in 0..8 {
+            selected.insert(add(
+                &mut design,
+                &catalog,
+                "crs317-16x10g",
+                &format!("leaf-{i}"),
+            ));
+        }
+        assert_eq!(
+            rails(&design, &catalog, &selected).map_err(|r| r.to_string()),
+            Err(
+                "dgx-0's NIC 0 → leaf-0: cx7-ndr-400 speaks InfiniBand, crs317-16x10g only \
+                 Ethernet; nothing added"
+                    .to_string()
+            )
+        );
+    }
+
+    #[test]
     fn a_full_leaf_refuses_the_whole_wiring() {
         // A one-NIC node and one leaf whose 64 ports all go to a spine: rail 0 has no room.
         let catalog = Catalog::builtin();

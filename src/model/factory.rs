@@ -569,10 +569,17 @@ pub fn wished_link(
     }
     if pairs.is_empty() {
         if let Some(port) = wish.port_a {
-            return Err(format!(
-                "{}'s {port} cannot reach {}",
-                dev_a.name, dev_b.name
-            ));
+            // Name the wished port's part, not every family the device speaks.
+            return Err(match groups_a.iter().find(|g| g.contains(port)) {
+                None => format!("{} has no {port}", dev_a.name),
+                Some(group) => format!(
+                    "{} speaks {}, {} only {}",
+                    group.part,
+                    families(std::slice::from_ref(group)),
+                    speaker(dev_b, &groups_b),
+                    families(&groups_b)
+                ),
+            });
         }
         if let Some(tech) = wish.tech {
             return Err(format!(
