@@ -16,7 +16,9 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use railyard::app::{Prefs, RailyardApp};
 use railyard::model::command::Command;
 use railyard::model::factory::default_link;
-use railyard::model::{Bandwidth, Catalog, DeviceId, DeviceKind, LinkId, LinkState, PartId};
+use railyard::model::{
+    Bandwidth, Catalog, DeviceId, DeviceKind, LinkId, LinkState, LinkTech, PartId, Port,
+};
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
@@ -1044,4 +1046,127 @@ fn an_out_of_range_value_is_refused_with_the_reason() {
         .map(|l| l.rate_gbit_s);
     assert_eq!(rate, Some(Bandwidth::from_gbit_s(10.0)));
     harness.get_by_label_contains("-5 Gb/s refused: a lane runs at 0.001 to 100,000 Gb/s");
+}
+
+/// Issue 19's bulk wiring: 4 DGX H100 (8 NDR NICs each) and 8 QM9700 leaves added through the
+/// palette's path, Select All, right-click, "NIC i → rail-i leaf": 4 × 8 = 32 InfiniBand links
+/// at 400 Gb/s, NIC i of every node on the i-th leaf (qm9700-4 … qm9700-11: name order, 11 after 9),
+/// node k on port k of each leaf; one undo step takes all 32 away.
+#[test]
+fn bulk_wiring_of_4_dgx_nodes_produces_32_rail_links() {
+    let mut harness = harness(app());
+    for part in ["dgx-h100"; 4].into_iter().chain(["qm9700"; 8]) {
+        harness.state_mut().add_part(&PartId::new(part));
+        harness.run();
+    }
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    harness.run();
+    let design = harness.state().document().design().clone();
+    assert_eq!(harness.state().canvas_state().selection.devices.len(), 12);
+    let nodes: Vec<DeviceId> = design.devices[..4].iter().map(|d| d.id).collect();
+    let leaves: Vec<DeviceId> = design.devices[4..].iter().map(|d| d.id).collect();
+    assert_eq!(
+        design.device(leaves[7]).map(|d| d.name.as_str()),
+        Some("qm9700-11")
+    );
+
+    right_click_first_device(&mut harness);
+    harness.get_by_label("NIC i → rail-i leaf").click();
+    harness.run();
+
+    let wired = harness.state().document().design();
+    assert_eq!(wired.links.len(), 32);
+    for (k, node) in nodes.iter().enumerate() {
+        for (rail, leaf) in leaves.iter().enumerate() {
+            let link = wired
+                .links
+                .iter()
+                .find(|l| l.a.device == *node && l.a.port == Port::Nic(rail as u32))
+                .unwrap_or_else(|| panic!("node {k} NIC {rail} wired"));
+            assert_eq!(link.b.device, *leaf, "NIC {rail} on leaf {rail}");
+            assert_eq!(link.b.port, Port::Switch(k as u32));
+            assert_eq!(link.tech, LinkTech::InfiniBand);
+            assert_eq!(link.rate_gbit_s, Bandwidth::from_gbit_s(400.0));
+        }
+    }
+    assert_eq!(
+        harness.state().status(),
+        "32 links added: NIC i → rail-i leaf"
+    );
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(*harness.state().document().design(), design);
+}
+
+/// Right-clicks the first device of the design.
+fn right_click_first_device(harness: &mut Harness<'_, RailyardApp>) {
+    let at = harness
+        .state()
+        .canvas_state()
+        .to_screen(harness.state().document().design().devices[0].pos)
+        .expect("the canvas has drawn");
+    for pressed in [true, false] {
+        harness.event(egui::Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Secondary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+        harness.step();
+    }
+    harness.run();
+}
+
+/// The Mac preset is a full Thunderbolt 5 mesh of 4 (6 links). With one link taken out,
+/// Full mesh of selected with… > Thunderbolt 5 adds that one back and skips the 5 others;
+/// asked again, it adds nothing and says so.
+#[test]
+fn full_mesh_from_the_submenu_adds_only_the_missing_pair() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    let full = harness.state().document().design().clone();
+    assert_eq!(full.links.len(), 6);
+    let missing = full.links[0].clone();
+    assert!(harness.state_mut().apply(Command::Remove {
+        devices: vec![],
+        links: vec![missing.id],
+        groups: vec![],
+    }));
+    harness.run();
+    for expected in [
+        "1 link added: full mesh with Thunderbolt 5 (5 already wired, skipped)",
+        "Not wired: everything selected is wired already (6 skipped)",
+    ] {
+        harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+        harness.run();
+        right_click_first_device(&mut harness);
+        harness
+            .get_by_label_contains("Full mesh of selected with")
+            .click();
+        harness.run();
+        harness
+            .query_all_by_label("Thunderbolt 5")
+            .find(|n| n.accesskit_node().role() == Role::Button)
+            .expect("the submenu's Thunderbolt 5")
+            .click();
+        harness.run();
+        assert_eq!(harness.state().status(), expected);
+    }
+    let design = harness.state().document().design();
+    assert_eq!(design.links.len(), 6);
+    let added = design.links.last().expect("a link");
+    assert_eq!(
+        (
+            added.a.device,
+            added.b.device,
+            added.tech,
+            added.rate_gbit_s
+        ),
+        (
+            missing.a.device,
+            missing.b.device,
+            missing.tech,
+            missing.rate_gbit_s
+        )
+    );
 }

@@ -4,12 +4,13 @@
 
 use egui::{Event, Key, Modifiers, MouseWheelUnit, PointerButton, Pos2, Rect, Vec2, pos2, vec2};
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 use railyard::app::canvas::{
     CanvasEvent, CanvasOverlay, CanvasState, PaletteDrop, canvas_ui, zoom_to_fit,
 };
 use railyard::model::command::{Command, History};
 use railyard::model::factory::device_from_part;
-use railyard::model::{Catalog, Design, DeviceId, LinkId, LinkTech, PartId, Pos};
+use railyard::model::{Catalog, Design, DeviceId, Endpoint, LinkId, LinkTech, PartId, Port, Pos};
 use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
@@ -257,6 +258,52 @@ fn a_refused_link_says_why_and_changes_nothing() {
         Some("cx7-ndr-400 speaks InfiniBand, crs317-16x10g only Ethernet")
     );
     assert!(!app.history.can_undo());
+}
+
+/// A right-click on a device outside the selection selects it, and its menu connects the
+/// devices selected before to it: nodes a and b, right-click on the InfiniBand leaf, "Connect
+/// 2 selected to qm9700-1": NIC 0 of each node on leaf ports 0 and 1, InfiniBand at 400 Gb/s,
+/// one undo step.
+#[test]
+fn right_click_connects_the_devices_selected_before_to_the_device_clicked() {
+    let mut h = harness(app());
+    click(&mut h, (0.0, 0.0), Modifiers::NONE);
+    click(&mut h, (0.0, 200.0), Modifiers::SHIFT);
+    let leaf = screen(&h, 300.0, 0.0);
+    h.event(Event::PointerMoved(leaf));
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos: leaf,
+            button: PointerButton::Secondary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    h.run();
+    assert_eq!(h.state().canvas.selection.devices, ids(&[1]));
+    h.get_by_label("Connect 2 selected to qm9700-1").click();
+    h.run();
+    let app = h.state();
+    for l in &app.design.links {
+        assert_eq!(
+            (l.tech, l.rate_gbit_s.gbit_s()),
+            (LinkTech::InfiniBand, 400.0)
+        );
+    }
+    let ends: Vec<_> = app.design.links.iter().map(|l| (l.a, l.b)).collect();
+    let end = |d, port| Endpoint::new(DeviceId(d), port);
+    assert_eq!(
+        ends,
+        [
+            (end(0, Port::Nic(0)), end(1, Port::Switch(0))),
+            (end(2, Port::Nic(0)), end(1, Port::Switch(1))),
+        ]
+    );
+    assert_eq!(
+        app.statuses.last().map(String::as_str),
+        Some("2 links added: selected → qm9700-1")
+    );
+    assert_eq!(app.history.revision(), 1);
 }
 
 #[test]

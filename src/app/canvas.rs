@@ -8,7 +8,9 @@
 //! Gestures: primary drag on a device moves the selection, on a port handle draws a link, on
 //! empty canvas draws a selection box; middle or secondary drag (or primary with Space held)
 //! pans; the mouse wheel zooms (a touchpad scrolls), pinch and Ctrl+wheel zoom too.
-//! Click selects, Shift+click toggles, Escape cancels a gesture.
+//! Click selects, Shift+click toggles, Escape cancels a gesture. Right-click opens what-ifs
+//! and bulk wiring for the selection; on a device outside the selection it selects that
+//! device and offers to connect the devices selected before to it.
 //!
 //! A device's `pos` is its centre, in canvas units (one unit is one screen point at zoom 1).
 
@@ -16,6 +18,7 @@ mod arrange;
 mod geometry;
 mod label_fit;
 mod paint;
+mod wiring_menu;
 
 pub use arrange::arrange_by_tier;
 pub use paint::{heat_color, tech_color};
@@ -111,6 +114,12 @@ pub struct Interaction {
     to_global: Option<TSTransform>,
     /// Links drawn in the last frame: decides whether their edges are feathered.
     links_drawn: std::cell::Cell<usize>,
+    /// The device the context menu was opened on, and the devices selected before the
+    /// right-click (less that one): "connect those to this one".
+    menu_target: Option<DeviceId>,
+    menu_sources: BTreeSet<DeviceId>,
+    /// What the context menu's "Connect to…" list is narrowed to.
+    connect_filter: String,
 }
 
 impl Default for Interaction {
@@ -121,6 +130,9 @@ impl Default for Interaction {
             wheel_is_mouse: true,
             to_global: None,
             links_drawn: std::cell::Cell::new(0),
+            menu_target: None,
+            menu_sources: BTreeSet::new(),
+            connect_filter: String::new(),
         }
     }
 }
@@ -440,7 +452,20 @@ fn body(
     if response.secondary_clicked()
         && let Some(p) = pointer
     {
-        let under = match layout.hit(design, p, zoom, handles) {
+        let hit = layout.hit(design, p, zoom, handles);
+        let target = match hit {
+            Some(Hit::Device(i) | Hit::Port(i)) => Some(design.devices[i].id),
+            _ => None,
+        };
+        // Remembered before the right-click selects what is under it, so that the menu can
+        // still connect what was selected to the device clicked.
+        let mut sources = state.selection.devices.clone();
+        if let Some(t) = target {
+            sources.remove(&t);
+        }
+        state.interaction.menu_target = target;
+        state.interaction.menu_sources = sources;
+        let under = match hit {
             Some(Hit::Device(i) | Hit::Port(i)) => {
                 Some(state.selection.devices.contains(&design.devices[i].id))
             }
@@ -459,6 +484,16 @@ fn body(
         {
             events.push(CanvasEvent::Command(command));
         }
+        let interaction = &mut state.interaction;
+        events.extend(wiring_menu::wiring_menu_ui(
+            ui,
+            design,
+            overlay.catalog,
+            &mut state.selection,
+            interaction.menu_target,
+            &interaction.menu_sources,
+            &mut interaction.connect_filter,
+        ));
     });
 
     // Palette drops.

@@ -5,7 +5,7 @@ use super::actions::Action;
 use egui::{RichText, Ui};
 
 /// The canvas's and palette's pointer gestures (see `canvas.rs`): what to do, what it does.
-pub const GESTURES: [(&str, &str); 11] = [
+pub const GESTURES: [(&str, &str); 13] = [
     ("Drag a part from the palette", "add it where it is dropped"),
     ("Double-click a part", "add it at the middle of the view"),
     ("Click a device or link", "select it"),
@@ -15,6 +15,14 @@ pub const GESTURES: [(&str, &str); 11] = [
     (
         "Drag on empty canvas",
         "box select (with Shift: add to the selection)",
+    ),
+    (
+        "Right-click the selection",
+        "what-ifs and wiring: Connect to…, NIC i → rail-i leaf, full mesh",
+    ),
+    (
+        "Right-click a device outside the selection",
+        "select it; its menu connects the devices selected before to it",
     ),
     ("Middle or right drag, or Space+drag", "pan the view"),
     ("Mouse wheel, pinch or Ctrl+wheel", "zoom"),

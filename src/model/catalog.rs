@@ -193,6 +193,25 @@ pub struct NodeSpec {
     /// Rack units the node takes.
     #[serde(default)]
     pub rack_units: u32,
+    /// GPU slots of a generic chassis (`any_gpu`); a fixed model holds its `gpu_count`.
+    /// None: unknown, and nothing is checked.
+    #[serde(default)]
+    pub gpu_slots: Option<u32>,
+    /// What the power supplies deliver with their redundancy kept (4 of a 4+2 set), from a
+    /// datasheet; None when no source gives it, and then nothing is checked.
+    #[serde(default)]
+    pub power_supply_w: Option<Watts>,
+}
+
+impl NodeSpec {
+    /// The most GPUs the chassis holds: a fixed model's own count, a generic chassis's slots.
+    pub fn max_gpus(&self) -> Option<u32> {
+        if self.any_gpu {
+            self.gpu_slots
+        } else {
+            Some(self.gpu_count)
+        }
+    }
 }
 
 /// A rack-scale NVLink domain such as GB200 NVL72; its price and power cover the rack itself

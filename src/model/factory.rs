@@ -494,6 +494,26 @@ pub fn default_link(
     a: DeviceId,
     b: DeviceId,
 ) -> Result<Link, String> {
+    wished_link(design, catalog, a, b, LinkWish::default())
+}
+
+/// What a bulk wiring asks of a link beyond `default_link`'s choice: a given port on end
+/// `a` (NIC i for rail i), or one technology (a Thunderbolt 5 mesh).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LinkWish {
+    pub port_a: Option<Port>,
+    pub tech: Option<LinkTech>,
+}
+
+/// `default_link` held to `wish`: only port pairs that give the wished technology, and on
+/// end `a` only the wished port (when it is free). Refuses with the reason otherwise.
+pub fn wished_link(
+    design: &Design,
+    catalog: &Catalog,
+    a: DeviceId,
+    b: DeviceId,
+    wish: LinkWish,
+) -> Result<Link, String> {
     if a == b {
         return Err("a link needs two different devices".to_string());
     }
@@ -538,12 +558,37 @@ pub fn default_link(
     let mut pairs: Vec<(usize, usize, Candidate)> = Vec::new();
     for (ia, ga) in groups_a.iter().enumerate() {
         for (ib, gb) in groups_b.iter().enumerate() {
-            if let Some(c) = pair_candidate(ga.kind, gb.kind, habit, nvlink) {
+            let wished_port = wish.port_a.is_none_or(|p| ga.contains(p));
+            if let Some(c) = pair_candidate(ga.kind, gb.kind, habit, nvlink)
+                && wished_port
+                && wish.tech.is_none_or(|t| t == c.tech)
+            {
                 pairs.push((ia, ib, c));
             }
         }
     }
     if pairs.is_empty() {
+        if let Some(port) = wish.port_a {
+            // Name the wished port's part, not every family the device speaks.
+            return Err(match groups_a.iter().find(|g| g.contains(port)) {
+                None => format!("{} has no {port}", dev_a.name),
+                Some(group) => format!(
+                    "{} speaks {}, {} only {}",
+                    group.part,
+                    families(std::slice::from_ref(group)),
+                    speaker(dev_b, &groups_b),
+                    families(&groups_b)
+                ),
+            });
+        }
+        if let Some(tech) = wish.tech {
+            return Err(format!(
+                "{} and {} have no {} ports to join",
+                dev_a.name,
+                dev_b.name,
+                tech.label()
+            ));
+        }
         let is_domain = |d: &Device| matches!(d.kind, DeviceKind::NvSwitchDomain(_));
         if is_domain(dev_a) || is_domain(dev_b) {
             let (domain, other) = if is_domain(dev_a) {
@@ -574,14 +619,15 @@ pub fn default_link(
     let used_b = used_ports(design, b);
     // A rail leaf takes the node's NIC of the same rail, if that one is free.
     let rail_of = |d: &Device| d.kind.as_switch().and_then(|s| s.rail);
-    let prefer_a = rail_of(dev_b).map(Port::Nic);
+    let prefer_a = wish.port_a.or(rail_of(dev_b).map(Port::Nic));
     let prefer_b = rail_of(dev_a).map(Port::Nic);
     for (ia, ib, c) in &pairs {
         let (ga, gb) = (&groups_a[*ia], &groups_b[*ib]);
-        if let (Some(pa), Some(pb)) = (
-            free_port(ga, &used_a, prefer_a),
-            free_port(gb, &used_b, prefer_b),
-        ) {
+        let port_a = match wish.port_a {
+            Some(p) => (!used_a.contains(&p)).then_some(p),
+            None => free_port(ga, &used_a, prefer_a),
+        };
+        if let (Some(pa), Some(pb)) = (port_a, free_port(gb, &used_b, prefer_b)) {
             let mut link = Link::new(Endpoint::new(a, pa), Endpoint::new(b, pb), c.tech, c.rate)
                 .with_lanes(c.lanes);
             link.id = design.next_link_id();
@@ -591,6 +637,11 @@ pub fn default_link(
 
     // Every compatible pair has a full end: name the full end of the best one.
     let (ia, ib, _) = &pairs[0];
+    if let Some(port) = wish.port_a
+        && used_a.contains(&port)
+    {
+        return Err(format!("{}'s {port} is already wired", dev_a.name));
+    }
     let (dev, group, used) = if free_port(&groups_a[*ia], &used_a, None).is_none() {
         (dev_a, &groups_a[*ia], &used_a)
     } else {

@@ -70,6 +70,30 @@ impl LinkTech {
         matches!(self, LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5)
     }
 
+    /// The slowest and fastest rate per direction of one lane or cable that the
+    /// technology's standards define: a link outside this range was mistyped.
+    pub fn plausible_lane_rate(self) -> (Bandwidth, Bandwidth) {
+        let (slowest, fastest) = match self {
+            // One NVLink 1 link (20 GB/s) up to a GPU's whole NVLink 5 (900 GB/s), both per
+            // direction: a lane here is one GPU's share.
+            LinkTech::NvLink | LinkTech::NvLinkBridge => (160.0, 7200.0),
+            // Gen1 ×1 (2.5 GT/s, 8b/10b) up to Gen6 ×16.
+            LinkTech::Pcie => (2.0, super::device::pcie_x16_bandwidth(6).gbit_s()),
+            // Fast Ethernet up to 1.6 TbE (IEEE 802.3dj); RoCE runs on the same ports.
+            LinkTech::Ethernet | LinkTech::RoceV2 => (0.1, 1600.0),
+            // SDR 1× (2.5 Gb/s) up to XDR 4× (800 Gb/s).
+            LinkTech::InfiniBand => (2.5, 800.0),
+            // A USB4 20 Gb/s fallback up to Thunderbolt 4's 40 Gb/s.
+            LinkTech::Thunderbolt4 => (20.0, 40.0),
+            // A Thunderbolt 4 cable's 40 Gb/s up to Bandwidth Boost's 120 Gb/s.
+            LinkTech::Thunderbolt5 => (40.0, 120.0),
+        };
+        (
+            Bandwidth::from_gbit_s(slowest),
+            Bandwidth::from_gbit_s(fastest),
+        )
+    }
+
     /// Ethernet-family links carry IP; the transport field matters for them.
     pub fn is_ethernet_family(self) -> bool {
         matches!(self, LinkTech::Ethernet | LinkTech::RoceV2)

@@ -1,6 +1,7 @@
 //! The design model: devices, links, groups, the parts catalog and typed units.
 //! No UI imports here: the window, the command line and the tests all build on this.
 
+pub mod bulk_wiring;
 pub mod calibration;
 pub mod catalog;
 pub mod command;

@@ -1,6 +1,7 @@
 //! Design checks: wiring that cannot work (ports over capacity, speed mismatches,
 //! incompatible ends, dangling or reused ports), GPUs cut off from the rest, rail
-//! misalignment and parts missing from the catalog.
+//! misalignment, parts missing from the catalog, GPUs beyond a chassis' slots, power beyond
+//! its supply and link rates no technology offers.
 //!
 //! A few passes over devices and links with dense indexes (device and port tables rather
 //! than hash maps), and messages formatted only for the checks that fire, so a design of
@@ -11,17 +12,21 @@
 //! One pass a file: `parts` (catalog ids, kinds, prices), `devices` (breakouts, NVSwitch
 //! domains), `links` (ids, ends, self-loops, reused ports), `link_ends` (what each end
 //! carries: family, speed, rails, port counts), `ports` (what a link end plugs into and how
-//! many ports each device uses) and `isolation` (GPUs cut off). `checked` holds the design
+//! many ports each device uses), `isolation` (GPUs cut off), `chassis` (GPUs and power a
+//! node's chassis holds) and `rates` (link rates outside their technology's range). `checked` holds the design
 //! with its catalog parts looked up once; `reporting` phrases and groups the findings.
 
 use crate::model::{Catalog, Design, DeviceId, LinkId};
+use chassis::check_chassis;
 use checked::CheckedDesign;
 use devices::check_devices;
 use isolation::check_isolation;
 use links::check_links;
 use parts::check_parts;
+use rates::check_rates;
 use serde::Serialize;
 
+mod chassis;
 mod checked;
 mod devices;
 mod isolation;
@@ -29,6 +34,7 @@ mod link_ends;
 mod links;
 mod parts;
 mod ports;
+mod rates;
 mod reporting;
 
 pub use crate::analysis::finding::Severity;
@@ -62,6 +68,9 @@ pub mod codes {
     pub const DANGLING_DOMAIN: &str = "dangling-domain";
     pub const DOMAIN_OVER_CAPACITY: &str = "domain-over-capacity";
     pub const BREAKOUT_UNSUPPORTED: &str = "breakout-unsupported";
+    pub const IMPLAUSIBLE_RATE: &str = "implausible-rate";
+    pub const GPUS_OVER_SLOTS: &str = "gpus-over-slots";
+    pub const POWER_OVER_SUPPLY: &str = "power-over-supply";
 }
 
 /// Runs every check. Sorted by severity (errors first), then code; stable within a code.
@@ -70,7 +79,9 @@ pub fn checks(design: &Design, catalog: &Catalog) -> Vec<Check> {
     let checked = CheckedDesign::new(design, catalog, &mut out);
     check_parts(&checked, &mut out);
     check_devices(&checked, &mut out);
+    check_chassis(&checked, &mut out);
     check_links(&checked, &mut out);
+    check_rates(&checked, &mut out);
     check_isolation(&checked, &mut out);
     out.sort_by(|x, y| x.severity.cmp(&y.severity).then(x.code.cmp(y.code)));
     out

@@ -1,0 +1,170 @@
+//! What a node's chassis holds: GPUs beyond its slots, and power beyond what its supplies
+//! deliver. Both only where the catalog states the limit (`NodeSpec::max_gpus`,
+//! `power_supply_w`); a chassis without them is not guessed at.
+
+use super::checked::{CheckedDesign, DeviceParts, as_node};
+use super::{Check, Severity, codes::*};
+use crate::model::{Device, DeviceKind, Watts};
+
+pub(super) fn check_chassis(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
+    for (device, parts) in checked.design.devices.iter().zip(&checked.device_parts) {
+        let (DeviceKind::GpuNode(_) | DeviceKind::Host(_)) = &device.kind else {
+            continue;
+        };
+        let Some(model) = parts.model else {
+            continue;
+        };
+        let Some(spec) = as_node(model) else {
+            continue;
+        };
+        if let DeviceKind::GpuNode(node) = &device.kind
+            && let Some(slots) = spec.max_gpus()
+            && node.gpu_count > slots
+        {
+            let message = format!(
+                "{} holds {} GPUs; `{}` takes {slots}",
+                checked.name(device.id),
+                node.gpu_count,
+                model.id
+            );
+            out.push(chassis_error(GPUS_OVER_SLOTS, device, message));
+        }
+        if let Some(supply) = spec.power_supply_w {
+            let drawn = drawn_power(checked, device, parts);
+            if drawn.0 > supply.0 {
+                let message = format!(
+                    "{} draws {:.0} W; the power supplies of `{}` deliver {:.0} W",
+                    checked.name(device.id),
+                    drawn.0,
+                    model.id,
+                    supply.0
+                );
+                out.push(chassis_error(POWER_OVER_SUPPLY, device, message));
+            }
+        }
+    }
+}
+
+/// A box that cannot be built as drawn.
+fn chassis_error(code: &'static str, device: &Device, message: String) -> Check {
+    Check {
+        severity: Severity::Error,
+        code,
+        message,
+        devices: vec![device.id],
+        links: vec![],
+    }
+}
+
+/// What a node or host draws as the bill of materials counts it: its model, its GPUs when
+/// the model's figure leaves them out, and its NICs. Parts the catalog lacks add nothing.
+fn drawn_power<'a>(
+    checked: &CheckedDesign<'a>,
+    device: &'a Device,
+    parts: &DeviceParts<'a>,
+) -> Watts {
+    let model = parts.model.map_or(0.0, |p| p.power_w.0);
+    let nics: f64 = parts.nics.iter().flatten().map(|p| p.power_w.0).sum();
+    let gpus = match &device.kind {
+        DeviceKind::GpuNode(node)
+            if parts
+                .model
+                .and_then(as_node)
+                .is_some_and(|spec| !spec.gpus_included_in_price) =>
+        {
+            checked
+                .part(&node.gpu)
+                .map_or(0.0, |gpu| gpu.power_w.0 * f64::from(node.gpu_count))
+        }
+        _ => 0.0,
+    };
+    Watts(model + nics + gpus)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::checks::checks;
+    use crate::analysis::checks::codes::{GPUS_OVER_SLOTS, POWER_OVER_SUPPLY};
+    use crate::model::factory::device_from_part;
+    use crate::model::{Catalog, Design, DeviceKind, NicSlot, PartId, Pos};
+
+    /// One node of `part` with `gpus` GPUs of `gpu` (its default GPU when None).
+    fn node(part: &str, gpu: Option<&str>, gpus: u32) -> Design {
+        let catalog = Catalog::builtin();
+        let mut design = Design::new("chassis");
+        let id = design.next_device_id();
+        let mut d = device_from_part(
+            &catalog,
+            &PartId::new(part),
+            id,
+            "box".into(),
+            Pos::default(),
+        )
+        .expect("builtin part");
+        if let DeviceKind::GpuNode(n) = &mut d.kind {
+            n.gpu_count = gpus;
+            if let Some(gpu) = gpu {
+                n.gpu = PartId::new(gpu);
+            }
+        }
+        design.insert_device(d);
+        design
+    }
+
+    fn findings(design: &Design, code: &str) -> Vec<String> {
+        checks(design, &Catalog::builtin())
+            .into_iter()
+            .filter(|c| c.code == code)
+            .map(|c| c.message)
+            .collect()
+    }
+
+    #[test]
+    fn a_workstation_holds_four_gpus_and_a_dgx_eight() {
+        assert!(findings(&node("workstation", None, 4), GPUS_OVER_SLOTS).is_empty());
+        assert_eq!(
+            findings(&node("workstation", None, 5), GPUS_OVER_SLOTS),
+            ["box holds 5 GPUs; `workstation` takes 4"]
+        );
+        assert!(findings(&node("dgx-h100", None, 8), GPUS_OVER_SLOTS).is_empty());
+        assert_eq!(
+            findings(&node("dgx-h100", None, 16), GPUS_OVER_SLOTS),
+            ["box holds 16 GPUs; `dgx-h100` takes 8"]
+        );
+        // The catalog gives no slot count for a Mac beyond its one SoC... which is its count.
+        assert!(findings(&node("mac-studio-m3-ultra", None, 1), GPUS_OVER_SLOTS).is_empty());
+    }
+
+    #[test]
+    fn four_rtx_4090_fit_the_workstation_supply_and_four_b200_do_not() {
+        // Host 550 W + 4 × 450 W (RTX 4090) = 2,350 W ≤ 3,200 W (2 × 1600 W PSUs).
+        assert!(findings(&node("workstation", None, 4), POWER_OVER_SUPPLY).is_empty());
+        // Host 550 W + 4 × 1,000 W (B200) = 4,550 W > 3,200 W.
+        assert_eq!(
+            findings(&node("workstation", Some("b200"), 4), POWER_OVER_SUPPLY),
+            ["box draws 4550 W; the power supplies of `workstation` deliver 3200 W"]
+        );
+    }
+
+    #[test]
+    fn nics_count_toward_a_dgx_supply() {
+        // 10,000 W (DGX H100 less its NICs) + 8 × 25 W (cx7-ndr-400) = 10,200 W ≤ 13,200 W.
+        let design = node("dgx-h100", None, 8);
+        assert!(findings(&design, POWER_OVER_SUPPLY).is_empty());
+        // 129 NICs: 10,000 + 129 × 25 = 13,225 W > 13,200 W.
+        let mut crowded = design.clone();
+        if let DeviceKind::GpuNode(n) = &mut crowded.devices[0].kind {
+            n.nics = vec![
+                NicSlot {
+                    part: PartId::new("cx7-ndr-400"),
+                    gpudirect: true
+                };
+                129
+            ];
+        }
+        assert_eq!(
+            findings(&crowded, POWER_OVER_SUPPLY),
+            ["box draws 13225 W; the power supplies of `dgx-h100` deliver 13200 W"]
+        );
+    }
+}
