@@ -360,3 +360,29 @@ fn a_dot_pos_is_kept_and_a_chain_makes_one_link_per_pair() {
             .all(|l| l.tech == LinkTech::Ethernet && l.rate_gbit_s.gbit_s() == 10.0)
     );
 }
+
+/// Four Macs in a Thunderbolt 5 ring from a CSV, none a catalog part: each placeholder's two
+/// cables take its Thunderbolt ports 0 and 1, not NICs.
+#[test]
+fn thunderbolt_cables_of_placeholders_take_thunderbolt_ports() {
+    let text =
+        "mac-a,mac-b,tb5,80G\nmac-b,mac-c,tb5,80G\nmac-c,mac-d,tb5,80G\nmac-d,mac-a,tb5,80G\n";
+    let design = import(text, ImportFormat::Csv, "macs.csv").expect("imports");
+    assert_eq!(design.links.len(), 4);
+    let a = device(&design, "mac-a").id;
+    let mut ports: Vec<Port> = design
+        .links
+        .iter()
+        .flat_map(|l| [l.a, l.b])
+        .filter(|end| end.device == a)
+        .map(|end| end.port)
+        .collect();
+    ports.sort();
+    assert_eq!(ports, [Port::Thunderbolt(0), Port::Thunderbolt(1)]);
+    assert!(
+        design
+            .links
+            .iter()
+            .all(|l| l.tech == LinkTech::Thunderbolt5 && l.rate_gbit_s.gbit_s() == 80.0)
+    );
+}

@@ -402,7 +402,8 @@ fn carries(kind: PortKind, tech: LinkTech) -> bool {
 }
 
 /// The first free port of `device` that carries `tech`. A placeholder, whose part the
-/// catalog lacks, takes the next port of its kind (the checks name the part); a known
+/// catalog lacks, takes the next port of its kind (Thunderbolt for Thunderbolt links, a NIC
+/// for other network links; the checks name the part); a known
 /// part without a free port of the technology refuses the link with the reason.
 fn free_port(
     catalog: &Catalog,
@@ -435,6 +436,12 @@ fn free_port(
         return Ok(match device.kind {
             DeviceKind::Switch(_) => next(Port::Switch),
             DeviceKind::NvSwitchDomain(_) => next(Port::Slot),
+            // A Mac's Thunderbolt cable goes to a Thunderbolt port, not to a NIC.
+            DeviceKind::GpuNode(_) | DeviceKind::Host(_)
+                if matches!(tech, LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5) =>
+            {
+                next(Port::Thunderbolt)
+            }
             DeviceKind::GpuNode(_) | DeviceKind::Host(_) => next(Port::Nic),
         });
     }
