@@ -740,6 +740,21 @@ fn an_a100_sweep_fits_each_protocol_its_own_hop_latency() {
         assert!((row.predicted_time_us - measured).abs() < 0.05, "{row:?}");
     }
     assert!(worst_between(&fit, 4 << 20, u64::MAX) < 0.10);
+
+    // A refit of the calibrated design on the log's small sizes alone (≤ 512 KiB, all ring
+    // LL) keeps no LL128 or Simple figure from the first fit: nothing here measured them.
+    let mut calibrated = design.clone();
+    calibrated.calibration = Some(fit.calibration.clone());
+    let mut small = log.clone();
+    small.rows.retain(|r| r.bytes.0 <= 512 << 10);
+    let refit = fit_calibration(&calibrated, &catalog, &small, &FitOptions::default()).unwrap();
+    assert!(refit.protocol_latencies_us.is_empty());
+    for q in [CalibratedProtocol::Ll128, CalibratedProtocol::Simple] {
+        assert_eq!(
+            refit.calibration.protocol_latency_us(LinkTech::NvLink, q),
+            None
+        );
+    }
 }
 
 /// NCCL's tuner ranks by its own constants: a calibrated hop latency slows ring LL's steps

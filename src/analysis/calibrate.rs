@@ -20,6 +20,13 @@
 //! by one place at most, and unlike Huber or Tukey weights it needs no tuning constant. On
 //! a noise-free log every row gives the same latency and the median is exact.
 //!
+//! One hop latency moves every protocol's steps alike, but the mid sizes' LL128 and the
+//! large sizes' Simple steps can cost more or less than that: the public 8×A100 sweeps take
+//! several times NCCL's constants there. With an intra-node hop fitted, each of those
+//! protocols then gets a hop latency of its own, the weighted median of the ring and tree
+//! rows that chose it (at least two, outside the small rows LL's fit uses), and the
+//! efficiency comes from the rows still bandwidth-bound against their measured time.
+//!
 //! In a multi-node log the intra-node steps are not fitted: NCCL charges each of them at
 //! least its network overhead there, which hides their hop latency from small sizes, and
 //! the network hop is what the log pins down.
@@ -343,6 +350,14 @@ pub fn fit_calibration(
 
     let fits_protocols =
         matches!(lat_target, Some(LatencyTarget::Intra(_))) && latency_bound.iter().any(|&b| b);
+    if let (true, Some(LatencyTarget::Intra(tech))) = (fits_protocols, lat_target) {
+        // A refit describes this log alone: protocol figures an earlier fit left are cleared,
+        // and set again only where this log's rows give them.
+        for q in CalibratedProtocol::ALL {
+            calibration.set_protocol_latency(tech, q, None);
+        }
+        trial.calibration = Some(calibration.clone());
+    }
     for _ in 0..ROUNDS {
         let mut moved = false;
         if let (Some(tech), Some(e)) = (bw_tech, eff)
