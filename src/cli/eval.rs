@@ -5,7 +5,7 @@ use super::args::{QueryArgs, parse_bytes};
 use super::{count_of, load, write_stdout};
 use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
 use crate::analysis::{Metrics, Question, assess};
-use crate::model::units::{group_thousands, trim_number};
+use crate::model::units::{group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design};
 use clap::Args;
 use serde::Serialize;
@@ -301,7 +301,7 @@ impl EvalReport {
                 ));
                 rows.push(("  library".into(), c.library.label().to_string()));
                 rows.push(("  why".into(), c.why.clone()));
-                rows.push(("  time".into(), format!("{} µs", fixed(c.time_us))));
+                rows.push(("  time".into(), time_text(c.time_us)));
                 rows.push(("  algbw".into(), format!("{} GB/s", fixed(c.algbw_gbyte_s))));
                 rows.push(("  busbw".into(), format!("{} GB/s", fixed(c.busbw_gbyte_s))));
                 if let Some(top) = c.bottleneck.first() {
