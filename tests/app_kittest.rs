@@ -954,6 +954,77 @@ fn nic_edits_in_the_inspector_keep_links_on_their_ports() {
     assert_eq!(*harness.state().document().design(), before);
 }
 
+/// Changing a node's model to one without the NICs its links are plugged into asks first,
+/// naming the links; "Keep as it was" leaves the design alone, and applying removes them
+/// with the change in one undo step. Two DGX H100 joined NIC 0–0 and 1–1; the first becomes
+/// a Mac Studio, which has no NIC slots.
+#[test]
+fn a_model_change_that_strands_links_asks_first() {
+    let mut harness = harness_with_two_dgx_links();
+    let dgx = harness.state().document().design().devices[0].id;
+    let before = harness.state().document().design().clone();
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.insert(dgx);
+    }
+    harness.run();
+    let choose_mac = |harness: &mut Harness<'_, RailyardApp>| {
+        // The combo's entry reads "vendor model"; the palette names the part too, so the
+        // entry is the node opening the combo added.
+        let entry = "Apple Mac Studio M3 Ultra (2025), 80-core GPU, 512GB";
+        let rects = |h: &Harness<'_, RailyardApp>| -> Vec<egui::Rect> {
+            h.query_all_by_label(entry).map(|n| n.rect()).collect()
+        };
+        let before = rects(harness);
+        // The sidebar may be scrolled (to the question) with the combo under its top edge.
+        harness
+            .get_by_role_and_label(Role::ComboBox, "Model")
+            .scroll_to_me();
+        harness.run();
+        harness
+            .get_by_role_and_label(Role::ComboBox, "Model")
+            .click();
+        harness.run();
+        harness
+            .query_all_by_label(entry)
+            .find(|n| !before.contains(&n.rect()))
+            .expect("the Mac in the model menu")
+            .click();
+        harness.run();
+    };
+    choose_mac(&mut harness);
+    // Nothing changed yet: the inspector names both links and asks.
+    assert_eq!(*harness.state().document().design(), before);
+    harness.get_by_label_contains("leaves 2 link(s) on ports");
+    harness.get_by_label("Keep as it was").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Keep as it was").click();
+    harness.run();
+    assert_eq!(*harness.state().document().design(), before);
+    assert!(harness.query_by_label("Keep as it was").is_none());
+
+    choose_mac(&mut harness);
+    harness
+        .get_by_label("Change and remove links")
+        .scroll_to_me();
+    harness.run();
+    harness.get_by_label("Change and remove links").click();
+    harness.run();
+    let after = harness.state().document().design().clone();
+    assert!(after.links.is_empty());
+    assert_eq!(
+        after
+            .device(dgx)
+            .and_then(|d| d.kind.as_node())
+            .map(|n| n.model.as_str().to_string()),
+        Some("mac-studio-m3-ultra".to_string())
+    );
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(*harness.state().document().design(), before);
+}
+
 fn harness_with_two_dgx_links() -> Harness<'static, RailyardApp> {
     let mut harness = harness(app());
     for _ in 0..2 {

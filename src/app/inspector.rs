@@ -10,7 +10,7 @@ use crate::model::Port;
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
 use crate::model::factory::device_from_part;
-use crate::model::port_edits::remove_nic;
+use crate::model::port_edits::{remove_nic, stranded_links, update_dropping};
 use crate::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, HostRole, LengthClass, Link, LinkId,
     LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole, Transport,
@@ -28,6 +28,9 @@ pub struct InspectorState {
     live: bool,
     /// A NIC the user asked to remove that carries links: (device, slot), until they confirm.
     nic_to_remove: Option<(DeviceId, u32)>,
+    /// An edit that takes away ports links are plugged into (another model, fewer GPUs): the
+    /// device as edited and the links it would strand, until the user confirms or keeps it.
+    port_change: Option<(Device, Vec<LinkId>)>,
 }
 
 /// Tracks whether any widget of this frame is mid-gesture.
@@ -299,10 +302,79 @@ fn device_ui(
     ));
 
     state.live = gesture.live;
+    let mut just_asked = false;
     if !gesture.live && draft != *source {
-        out.push(Command::UpdateDevice(Box::new(draft.clone())));
+        let stranded = stranded_links(design, catalog, &draft);
+        if stranded.is_empty() {
+            out.push(Command::UpdateDevice(Box::new(draft.clone())));
+        } else {
+            // Nothing is dropped silently: the device stays as it is until the user answers.
+            state.port_change = Some((draft, stranded));
+            draft = source.clone();
+            just_asked = true;
+        }
+    }
+    if let Some(change) = port_change_ui(ui, design, source, state, just_asked) {
+        out.push(change);
+        state.device_draft = None;
+        state.live = false;
+        return;
     }
     state.device_draft = Some(draft);
+}
+
+/// Links of `device` as a question names them: "l3 to leaf-7".
+fn links_named(design: &Design, device: DeviceId, links: &[LinkId]) -> Vec<String> {
+    links
+        .iter()
+        .filter_map(|id| design.link(*id))
+        .map(|l| {
+            let far = l.other_end(device).map_or(l.b.device, |e| e.device);
+            let name = design.device(far).map_or("?", |d| d.name.as_str());
+            format!("{} to {name}", l.id)
+        })
+        .collect()
+}
+
+/// The question about an edit that would strand links: it names them, and either applies
+/// the edit with the links removed (one undo step) or keeps the device as it was.
+fn port_change_ui(
+    ui: &mut Ui,
+    design: &Design,
+    source: &Device,
+    state: &mut InspectorState,
+    just_asked: bool,
+) -> Option<Command> {
+    let (changed, stranded) = state.port_change.as_ref()?;
+    if changed.id != source.id {
+        state.port_change = None;
+        return None;
+    }
+    let links = links_named(design, source.id, stranded);
+    let (mut apply, mut keep) = (false, false);
+    let question = ui.group(|ui| {
+        ui.label(format!(
+            "This change leaves {} link(s) on ports {} would no longer have: {}. Applying it \
+             removes them.",
+            links.len(),
+            source.name,
+            links.join(", ")
+        ));
+        ui.horizontal(|ui| {
+            apply = ui.button("Change and remove links").clicked();
+            keep = ui.button("Keep as it was").clicked();
+        });
+    });
+    if just_asked {
+        question.response.scroll_to_me(None);
+    }
+    if keep {
+        state.port_change = None;
+    }
+    if apply && let Some((changed, stranded)) = state.port_change.take() {
+        return Some(update_dropping(changed, &stranded));
+    }
+    None
 }
 
 /// The removal of the NIC the user asked to remove: at once when no link is plugged into
@@ -327,16 +399,7 @@ fn nic_removal_ui(
         state.nic_to_remove = None;
         return Some(removal.command);
     }
-    let links: Vec<String> = removal
-        .dropped
-        .iter()
-        .filter_map(|id| design.link(*id))
-        .map(|l| {
-            let far = l.other_end(device).map_or(l.b.device, |e| e.device);
-            let name = design.device(far).map_or("?", |d| d.name.as_str());
-            format!("{} to {name}", l.id)
-        })
-        .collect();
+    let links = links_named(design, device, &removal.dropped);
     let mut confirmed = false;
     let question = ui.group(|ui| {
         ui.label(format!(

@@ -1,10 +1,11 @@
 //! Edits to a device's ports that keep every link on the port it was drawn to: the commands
 //! the inspector emits when NICs come and go, and what they would drop, so it can ask first.
 
+use super::catalog::Catalog;
 use super::command::Command;
 use super::design::{Design, DeviceId, LinkId};
-use super::device::DeviceKind;
-use super::ports::Port;
+use super::device::{Device, DeviceKind};
+use super::ports::{Port, has_port};
 
 /// Taking NIC `slot` out of a node or host, as one undo step.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +68,41 @@ pub fn remove_nic(design: &Design, device: DeviceId, slot: u32) -> Option<NicRem
         command: Command::Batch(steps),
         dropped,
     })
+}
+
+/// The links of the device `changed` replaces (same id) that are plugged into a port it has
+/// now and would not have after the change: another model with fewer NICs or ports, fewer
+/// GPUs under a bridge. Links already on a missing port are the checks' business, not this
+/// change's.
+pub fn stranded_links(design: &Design, catalog: &Catalog, changed: &Device) -> Vec<LinkId> {
+    let Some(source) = design.device(changed.id) else {
+        return Vec::new();
+    };
+    design
+        .links_of(changed.id)
+        .filter(|link| {
+            [link.a, link.b].into_iter().any(|end| {
+                end.device == changed.id
+                    && has_port(catalog, source, end.port)
+                    && !has_port(catalog, changed, end.port)
+            })
+        })
+        .map(|link| link.id)
+        .collect()
+}
+
+/// `changed` in place of its device with the links it strands removed, as one undo step.
+pub fn update_dropping(changed: Device, stranded: &[LinkId]) -> Command {
+    let mut steps = Vec::with_capacity(2);
+    if !stranded.is_empty() {
+        steps.push(Command::Remove {
+            devices: Vec::new(),
+            links: stranded.to_vec(),
+            groups: Vec::new(),
+        });
+    }
+    steps.push(Command::UpdateDevice(Box::new(changed)));
+    Command::Batch(steps)
 }
 
 #[cfg(test)]
@@ -167,5 +203,29 @@ mod tests {
             None,
             "a switch has no NICs"
         );
+    }
+
+    #[test]
+    fn a_change_that_takes_ports_away_names_the_links_it_strands() {
+        let catalog = Catalog::builtin();
+        let (design, node, leaves) = dgx_on_eight_leaves();
+        let mut changed = design.device(node).expect("node").clone();
+        assert!(stranded_links(&design, &catalog, &changed).is_empty());
+        // Six NIC cards instead of eight: the links on NICs 6 and 7 have no port left.
+        if let DeviceKind::GpuNode(n) = &mut changed.kind {
+            n.nics.truncate(6);
+        }
+        let stranded = stranded_links(&design, &catalog, &changed);
+        let on = |leaf: DeviceId| design.links_of(node).find(|l| l.touches(leaf)).unwrap().id;
+        assert_eq!(stranded, [on(leaves[6]), on(leaves[7])]);
+        // One undo step: both links gone and the node changed; undone, all is back.
+        let mut after = design.clone();
+        let undo = update_dropping(changed.clone(), &stranded)
+            .apply(&mut after)
+            .expect("valid");
+        assert_eq!(after.links.len(), 6);
+        assert_eq!(after.device(node), Some(&changed));
+        undo.apply(&mut after).expect("undoes");
+        assert_eq!(after, design);
     }
 }

@@ -217,6 +217,18 @@ impl PortGroup {
     }
 }
 
+/// Whether `device` has `port`: a GPU connector below its GPU count, the NVLink uplink of a
+/// node in a domain, or a port of one of its groups. Parts the catalog lacks have none.
+pub fn has_port(catalog: &Catalog, device: &Device, port: Port) -> bool {
+    match (port, &device.kind) {
+        (Port::Gpu(k), DeviceKind::GpuNode(node)) => k < node.gpu_count,
+        (Port::Gpu(_), _) => false,
+        _ => port_groups(catalog, device)
+            .iter()
+            .any(|g| g.contains(port)),
+    }
+}
+
 /// The ports of a device, from its parts in the catalog, in the order the device lists
 /// them: NIC slots, Thunderbolt ports, on-board Ethernet ports, the NVLink uplink; a
 /// switch's ports; a domain's tray slots. Parts the catalog lacks give no ports.
