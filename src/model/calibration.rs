@@ -23,10 +23,11 @@ pub struct TechCalibration {
     ///
     /// For NVLink, NVLink bridge and PCIe: the per-step latency of one intra-node hop with
     /// the LL protocol, in place of NCCL's constant (0.6 µs over NVLink, 1.0 µs over PCIe).
-    /// NCCL's constants for LL128 and Simple and for every algorithm on that hop move by the
-    /// same difference (floored at 0): a slower or faster hop adds to or takes from each
-    /// protocol's own synchronisation cost alike. Multi-node plans still charge at least
-    /// NCCL's network overhead per intra-node step, as NCCL does.
+    /// NCCL's ring and tree constants for LL128 and Simple on that hop move by the same
+    /// difference (floored at 0) unless the protocol has a figure of its own below; NVLS and
+    /// CollNet keep NCCL's. Multi-node plans still charge at least NCCL's network overhead
+    /// per intra-node step, as NCCL does. NCCL's choice of algorithm and protocol is still
+    /// made with its own constants: a calibration changes step times, not the choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<f64>,
     /// For NVLink, NVLink bridge and PCIe only: the per-step latency of one intra-node hop
