@@ -3,11 +3,14 @@
 //! (table and busbw plot), and apply the calibration as one undoable command.
 //!
 //! The fit is `analysis::calibrate::fit_calibration`, the call behind `railyard calibrate`.
-//! It runs on a background thread (seconds on a large design) with a spinner meanwhile; the
-//! thread wakes the UI once when done, so an idle window still asks for no repaints. A
+//! It runs on the designer's background-job type (`jobs::Jobs`, which catches a panic in a
+//! fit) with a spinner meanwhile (seconds on a large design); the thread wakes the UI once
+//! when done, so an idle window still asks for no repaints. A newer fit waits for one still
+//! computing to finish, whose result is then dropped. A
 //! result for a design that changed meanwhile, for a log edited or reloaded meanwhile, or
 //! after the window closed, is dropped.
 
+use super::jobs::Jobs;
 use crate::analysis::calibrate::{CalibrationFit, FitOptions, fit_calibration};
 use crate::analysis::collective::Op;
 use crate::io::nccl_log::parse_nccl_log;
@@ -17,16 +20,17 @@ use crate::model::{Catalog, Design};
 use egui::{Color32, ComboBox, RichText, ScrollArea, TextEdit, Ui};
 use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints, Points};
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 type FitResult = Result<CalibrationFit, String>;
+/// What a fit reads: the log text, the collective, its source, the design and the catalog.
+type FitQuery = (String, Option<Op>, String, Arc<Design>, Catalog);
 
-/// A fit running on its own thread.
+/// The fit running in the background.
 #[derive(Debug)]
 struct Pending {
+    ticket: u64,
     /// The design being fitted: a result only counts if the window's design still equals it.
     design: Arc<Design>,
-    result: Receiver<FitResult>,
 }
 
 /// Logs larger than this are not read into the window.
@@ -48,6 +52,18 @@ pub struct CalibrateWindow {
     result: Option<FitResult>,
     /// The fit in progress, if any.
     pending: Option<Pending>,
+    /// The fitting thread (started by the first fit) and the last ticket handed out.
+    jobs: Option<FitJobs>,
+    tickets: u64,
+}
+
+/// The designer's one background-job type (`Jobs`), running fits.
+struct FitJobs(Jobs<u64, FitQuery, FitResult>);
+
+impl std::fmt::Debug for FitJobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FitJobs")
+    }
 }
 
 impl CalibrateWindow {
@@ -86,7 +102,7 @@ impl CalibrateWindow {
                 );
                 self.result = None;
                 // A fit of the previous text is no longer wanted.
-                self.pending = None;
+                self.drop_pending();
                 Ok(())
             }
             Err(e) => {
@@ -105,53 +121,68 @@ impl CalibrateWindow {
             self.source.clone()
         };
         let design = Arc::new(design.clone());
-        let job = {
-            let (design, catalog) = (Arc::clone(&design), catalog.clone());
-            let (text, op) = (self.text.clone(), self.op);
-            move || fit_text(&text, op, source, &design, &catalog)
-        };
-        let (tx, rx) = mpsc::channel();
-        let wake = ctx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("railyard-calibrate".into())
-            .spawn(move || {
-                // The window may be gone (closed, or a newer fit): then nobody listens.
-                if tx.send(job()).is_ok() {
-                    wake.request_repaint();
+        if self.jobs.is_none() {
+            match Jobs::spawn(
+                "railyard-calibrate",
+                ctx.clone(),
+                |(text, op, source, design, catalog): FitQuery| {
+                    fit_text(&text, op, source, &design, &catalog)
+                },
+            ) {
+                Ok(jobs) => self.jobs = Some(FitJobs(jobs)),
+                Err(e) => {
+                    self.drop_pending();
+                    self.result = Some(Err(format!("could not start the fitting thread ({e})")));
+                    return;
                 }
-            });
-        match spawned {
-            Ok(_) => {
-                self.pending = Some(Pending { design, result: rx });
             }
-            Err(e) => {
-                self.pending = None;
-                self.result = Some(Err(format!("could not start the fitting thread ({e})")));
-            }
+        }
+        self.drop_pending();
+        let Some(FitJobs(jobs)) = &mut self.jobs else {
+            return;
+        };
+        self.tickets += 1;
+        let ticket = self.tickets;
+        let query = (
+            self.text.clone(),
+            self.op,
+            source,
+            Arc::clone(&design),
+            catalog.clone(),
+        );
+        jobs.request(ticket, move || query);
+        self.pending = Some(Pending { ticket, design });
+    }
+
+    /// Forgets the fit in progress: its result, when it comes, is dropped.
+    fn drop_pending(&mut self) {
+        self.pending = None;
+        if let Some(FitJobs(jobs)) = &mut self.jobs {
+            jobs.retain(|_| false);
         }
     }
 
     /// Takes a finished fit, without waiting. A fit of a design other than `design` (edited
     /// or another tab meanwhile) is stale: it is dropped with a note to fit again.
     pub fn poll(&mut self, design: &Design) {
-        let Some(pending) = &self.pending else {
+        let (Some(pending), Some(FitJobs(jobs))) = (&self.pending, &mut self.jobs) else {
             return;
         };
-        match pending.result.try_recv() {
-            Err(TryRecvError::Empty) => {}
-            Ok(fit) => {
-                self.result = Some(if *pending.design == *design {
-                    fit
-                } else {
-                    Err("The design changed while fitting; press Fit again.".into())
-                });
-                self.pending = None;
-            }
-            Err(TryRecvError::Disconnected) => {
-                self.result = Some(Err("the fit stopped unexpectedly".into()));
-                self.pending = None;
-            }
+        jobs.poll();
+        if jobs.is_pending(&pending.ticket) {
+            return;
         }
+        // No result for a key no longer pending: the fit panicked (`Jobs` catches it).
+        let fit = jobs.get(&pending.ticket).map_or_else(
+            || Err("the fit stopped unexpectedly".to_string()),
+            |fit| (**fit).clone(),
+        );
+        self.result = Some(if *pending.design == *design {
+            fit
+        } else {
+            Err("The design changed while fitting; press Fit again.".into())
+        });
+        self.drop_pending();
     }
 
     /// The window, when open; returns a command to apply (set or clear the calibration).
@@ -163,7 +194,7 @@ impl CalibrateWindow {
     ) -> Option<Command> {
         if !self.open {
             // Closed: a fit still running is no longer wanted; its thread's result is dropped.
-            self.pending = None;
+            self.drop_pending();
             return None;
         }
         let mut open = self.open;
@@ -175,7 +206,7 @@ impl CalibrateWindow {
             .show(ctx, |ui| command = self.ui(ui, design, catalog));
         self.open = open;
         if !open {
-            self.pending = None;
+            self.drop_pending();
         }
         command
     }
@@ -212,7 +243,7 @@ impl CalibrateWindow {
                 if edit.changed() {
                     self.source.clear();
                     // A fit of the previous text is no longer wanted.
-                    self.pending = None;
+                    self.drop_pending();
                 }
             });
         ui.horizontal(|ui| {

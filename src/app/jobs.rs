@@ -1,7 +1,8 @@
 //! The one kind of background work in the designer: computations `Q -> R` on a thread of
 //! their own, cached by key, each woken UI frame polling for what finished. A panic in a
 //! computation ends that job with no result, never the thread or the window. The sidebar's
-//! `Worker` (newest revision only), Compare and Plots all run on it.
+//! `Worker` (newest revision only), Compare, Plots, the layout search and Calibrate all run
+//! on it.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
