@@ -29,8 +29,8 @@ pub struct InspectorState {
     /// A NIC the user asked to remove that carries links: (device, slot), until they confirm.
     nic_to_remove: Option<(DeviceId, u32)>,
     /// An edit that takes away ports links are plugged into (another model, fewer GPUs): the
-    /// device as edited and the links it would strand, until the user confirms or keeps it.
-    port_change: Option<(Device, Vec<LinkId>)>,
+    /// device as edited, until the user confirms or keeps it.
+    port_change: Option<Device>,
 }
 
 /// Tracks whether any widget of this frame is mid-gesture.
@@ -309,12 +309,12 @@ fn device_ui(
             out.push(Command::UpdateDevice(Box::new(draft.clone())));
         } else {
             // Nothing is dropped silently: the device stays as it is until the user answers.
-            state.port_change = Some((draft, stranded));
+            state.port_change = Some(draft);
             draft = source.clone();
             just_asked = true;
         }
     }
-    if let Some(change) = port_change_ui(ui, design, source, state, just_asked) {
+    if let Some(change) = port_change_ui(ui, design, catalog, source, state, just_asked) {
         out.push(change);
         state.device_draft = None;
         state.live = false;
@@ -341,16 +341,19 @@ fn links_named(design: &Design, device: DeviceId, links: &[LinkId]) -> Vec<Strin
 fn port_change_ui(
     ui: &mut Ui,
     design: &Design,
+    catalog: &Catalog,
     source: &Device,
     state: &mut InspectorState,
     just_asked: bool,
 ) -> Option<Command> {
-    let (changed, stranded) = state.port_change.as_ref()?;
+    let changed = state.port_change.as_ref()?;
     if changed.id != source.id {
         state.port_change = None;
         return None;
     }
-    let links = links_named(design, source.id, stranded);
+    // Worked out each frame: links may have gone meanwhile (undo, a delete on the canvas).
+    let stranded = stranded_links(design, catalog, changed);
+    let links = links_named(design, source.id, &stranded);
     let (mut apply, mut keep) = (false, false);
     let question = ui.group(|ui| {
         ui.label(format!(
@@ -371,7 +374,7 @@ fn port_change_ui(
     if keep {
         state.port_change = None;
     }
-    if apply && let Some((changed, stranded)) = state.port_change.take() {
+    if apply && let Some(changed) = state.port_change.take() {
         return Some(update_dropping(changed, &stranded));
     }
     None
