@@ -32,10 +32,10 @@
 //! the network hop is what the log pins down.
 
 use super::collective::efficiency::{self, link_efficiency, stack_latency_us};
-use super::collective::latency::{HopKind, TableAlgo, builtin_intra_hop_latency_us, hop_latency};
+use super::collective::latency::builtin_intra_hop_latency_us;
 use super::collective::{
     Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
-    sweep_at,
+    calibrated_ring_step_us, sweep_at,
 };
 use crate::analysis::nccl_tests::{NcclLog, test_of_op};
 use crate::model::{
@@ -573,21 +573,12 @@ fn latency_estimates(
 /// The hop latency a protocol's steps take on an intra-node technology now: its own
 /// calibrated figure, or NCCL's ring figure moved as far as the LL figure moved.
 fn protocol_latency(cal: &Calibration, tech: LinkTech, q: CalibratedProtocol) -> f64 {
-    if let Some(own) = cal.protocol_latency_us(tech, q) {
-        return own;
-    }
-    let hop_kind = match tech {
-        LinkTech::Pcie => HopKind::Pci,
-        _ => HopKind::NvLink,
-    };
     let protocol = match q {
         CalibratedProtocol::Ll128 => Protocol::Ll128,
         CalibratedProtocol::Simple => Protocol::Simple,
     };
-    let builtin = hop_latency(hop_kind, TableAlgo::Ring, protocol);
-    let ll_builtin = builtin_intra_hop_latency_us(tech).unwrap_or(0.0);
-    let shift = cal.latency_us(tech).map_or(0.0, |l| l - ll_builtin);
-    (builtin + shift).max(0.0)
+    // Only intra-node technologies are fitted per protocol (`LatencyTarget::Intra`).
+    calibrated_ring_step_us(cal, tech, protocol).unwrap_or(0.0)
 }
 
 /// The calibration's name of a protocol that has a hop latency of its own.

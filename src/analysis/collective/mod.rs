@@ -12,6 +12,7 @@
 pub mod advice;
 pub mod efficiency;
 mod evaluate;
+pub(crate) use evaluate::calibrated_ring_step_us;
 mod fabric;
 mod helpers;
 pub mod latency;

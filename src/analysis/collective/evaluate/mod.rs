@@ -26,6 +26,7 @@ use crate::model::{Bytes, Catalog, Design};
 use bottleneck::{bottleneck, resource_label};
 use bounds::busbw_bounds;
 use schedule::{SideJob, make_plans};
+pub(crate) use step_latency::calibrated_ring_step_us;
 use step_latency::{IntraHops, latency_us};
 
 /// A plan with its bandwidth cost.

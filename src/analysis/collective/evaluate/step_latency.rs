@@ -108,6 +108,42 @@ impl IntraHops {
     }
 }
 
+/// The per-step latency of a ring step of `p` over the intra-node technology `tech` under
+/// `cal`: the protocol's own calibrated figure, or NCCL's moved as far as LL's moved (what
+/// `IntraHops::hop_latency` charges a plan crossing only that technology). None for network
+/// technologies.
+pub(crate) fn calibrated_ring_step_us(
+    cal: &Calibration,
+    tech: LinkTech,
+    p: Protocol,
+) -> Option<f64> {
+    let figures = Protocol::ALL.map(|q| calibrated(cal, tech, q));
+    let (hop_kind, hops) = match tech {
+        // A protocol's own figure is a ring step's, exactly.
+        LinkTech::NvLink | LinkTech::NvLinkBridge | LinkTech::Pcie
+            if figures[p.index()].is_some() =>
+        {
+            return figures[p.index()];
+        }
+        LinkTech::NvLink | LinkTech::NvLinkBridge => (
+            HopKind::NvLink,
+            IntraHops {
+                nvlink: figures,
+                pci: [None; 3],
+            },
+        ),
+        LinkTech::Pcie => (
+            HopKind::Pci,
+            IntraHops {
+                nvlink: [None; 3],
+                pci: figures,
+            },
+        ),
+        _ => return None,
+    };
+    Some(hops.hop_latency(hop_kind, TableAlgo::Ring, p))
+}
+
 /// NCCL's per-step figure of a ring step of `p` over `hop_kind`: what a calibrated figure
 /// of that protocol replaces.
 fn builtin_hop(hop_kind: HopKind, p: Protocol) -> f64 {
