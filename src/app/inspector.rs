@@ -31,6 +31,8 @@ pub struct InspectorState {
     /// An edit that takes away ports links are plugged into (another model, fewer GPUs): the
     /// device as edited, until the user confirms or keeps it.
     port_change: Option<Device>,
+    /// The question about `port_change` has not been scrolled into view yet.
+    port_question_new: bool,
 }
 
 /// Tracks whether any widget of this frame is mid-gesture.
@@ -255,6 +257,13 @@ fn device_ui(
             ui.end_row();
             device_kind_rows(ui, design, catalog, source, &mut draft, &mut gesture);
         });
+    // The question about an edit that would strand links sits right under the rows edited.
+    if let Some(change) = port_change_ui(ui, design, catalog, source, state) {
+        out.push(change);
+        state.device_draft = None;
+        state.live = false;
+        return;
+    }
     let mut remove_nic = None;
     if let DeviceKind::GpuNode(node) = &mut draft.kind {
         remove_nic = nics_ui(ui, catalog, &mut node.nics);
@@ -302,23 +311,18 @@ fn device_ui(
     ));
 
     state.live = gesture.live;
-    let mut just_asked = false;
     if !gesture.live && draft != *source {
         let stranded = stranded_links(design, catalog, &draft);
         if stranded.is_empty() {
             out.push(Command::UpdateDevice(Box::new(draft.clone())));
         } else {
-            // Nothing is dropped silently: the device stays as it is until the user answers.
+            // Nothing is dropped silently: the device stays as it is until the user answers,
+            // asked right under the rows they changed from the next frame on.
             state.port_change = Some(draft);
+            state.port_question_new = true;
             draft = source.clone();
-            just_asked = true;
+            ui.ctx().request_repaint();
         }
-    }
-    if let Some(change) = port_change_ui(ui, design, catalog, source, state, just_asked) {
-        out.push(change);
-        state.device_draft = None;
-        state.live = false;
-        return;
     }
     state.device_draft = Some(draft);
 }
@@ -344,7 +348,6 @@ fn port_change_ui(
     catalog: &Catalog,
     source: &Device,
     state: &mut InspectorState,
-    just_asked: bool,
 ) -> Option<Command> {
     let changed = state.port_change.as_ref()?;
     if changed.id != source.id {
@@ -368,7 +371,7 @@ fn port_change_ui(
             keep = ui.button("Keep as it was").clicked();
         });
     });
-    if just_asked {
+    if std::mem::take(&mut state.port_question_new) {
         question.response.scroll_to_me(None);
     }
     if keep {
