@@ -1,7 +1,7 @@
 //! Each design check fires on a small design built to trigger it, names the devices, and
 //! stays quiet on a clean design.
 
-use railyard::analysis::checks::{Check, Severity, checks, codes};
+use railyard::analysis::checks::{Finding, Severity, checks, codes};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, LengthClass, Link,
     LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp, Switch,
@@ -133,12 +133,12 @@ fn clean() -> (Design, DeviceId, DeviceId, DeviceId) {
     (d, n0, n1, leaf)
 }
 
-fn with_code<'a>(all: &'a [Check], code: &str) -> Vec<&'a Check> {
+fn with_code<'a>(all: &'a [Finding], code: &str) -> Vec<&'a Finding> {
     all.iter().filter(|c| c.code == code).collect()
 }
 
 /// Exactly one check with this code; returns it.
-fn single<'a>(all: &'a [Check], code: &str) -> &'a Check {
+fn single<'a>(all: &'a [Finding], code: &str) -> &'a Finding {
     let found = with_code(all, code);
     assert_eq!(found.len(), 1, "want one `{code}` in {all:#?}");
     found[0]

@@ -804,7 +804,7 @@ fn advice_names_devices_and_fixes() {
         }
     }
     let items = advice(&d, &catalog, None);
-    let codes: Vec<&str> = items.iter().map(|a| a.code.as_str()).collect();
+    let codes: Vec<&str> = items.iter().map(|a| a.code).collect();
     for code in [
         "roce-not-lossless",
         "gpudirect-off",
@@ -828,7 +828,7 @@ fn advice_names_devices_and_fixes() {
     let mut w = Workload::llama(70).unwrap();
     w.tp = 4;
     let items = advice(&macs, &catalog, Some(&w));
-    let codes: Vec<&str> = items.iter().map(|a| a.code.as_str()).collect();
+    let codes: Vec<&str> = items.iter().map(|a| a.code).collect();
     assert!(
         codes.contains(&"thunderbolt") && codes.contains(&"tp-across-slow-network"),
         "{codes:?}"

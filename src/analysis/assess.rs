@@ -5,9 +5,10 @@
 //! they cannot string the parts together differently.
 
 use super::collective::{
-    self, Advice, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing, Workload,
+    self, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing, Workload,
     WorkloadResult, Workspace, add_workload_advice, advice_reusing, workload_step_comm_in,
 };
+use super::finding::Finding;
 use super::job::{JobError, JobOutcome, job_of_workload};
 use super::whatif::{CollectiveFigures, Figures, HealthyCache, WhatIfDelta, default_query, delta};
 use super::{Metrics, evaluate};
@@ -66,7 +67,7 @@ pub struct Assessment {
     /// Utilisation of each drawn link during the collective (1.0 = the bottleneck).
     pub heat: HashMap<LinkId, f64>,
     /// The architect's findings (for the workload, if any), most severe first.
-    pub advice: Vec<Advice>,
+    pub advice: Vec<Finding>,
     /// None when no workload was asked for.
     pub workload: Option<Result<WorkloadResult, CollectiveError>>,
     /// The workload as a job (step time, MFU, cost per token, or serving rates); None when

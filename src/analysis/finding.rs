@@ -1,7 +1,25 @@
-//! How serious a finding is: one scale for the design checks (`checks`) and the architect's
-//! advice (`collective::advice`), most severe first, so both sort the same way.
+//! A finding about a design: one type and one severity scale for the design checks
+//! (`checks`: wiring that cannot work) and the architect's advice (`collective::advice`:
+//! changes that would make it faster or safer), so the sidebar, `eval`, `workload` and the
+//! report list, sort and select both the same way.
 
+use crate::model::{DeviceId, LinkId};
 use serde::Serialize;
+
+/// One check result or advice item, naming what it is about so a click can select it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Stable kebab-case name of the check or rule (`checks::codes` lists the checks').
+    pub code: &'static str,
+    /// Names the devices by name.
+    pub message: String,
+    pub devices: Vec<DeviceId>,
+    pub links: Vec<LinkId>,
+    /// The change advised; empty for a check, whose message says what is wrong.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub suggestion: String,
+}
 
 /// Ordered most severe first: sorting ascending puts errors at the top.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -1,8 +1,9 @@
 //! Everything the sidebar, the command line and the tests show about a design, in one call.
 
 use crate::analysis::bisection::{Bisection, bisection};
-use crate::analysis::checks::{Check, checks};
+use crate::analysis::checks::checks;
 use crate::analysis::cost::{CostSummary, bom_lines, cost_summary};
+use crate::analysis::finding::Finding;
 use crate::model::{Catalog, Design, Watts};
 use serde::Serialize;
 
@@ -19,7 +20,7 @@ pub struct Metrics {
     /// (Switches + NICs + cables and optics) / total cost; None when it costs nothing.
     pub network_cost_share: Option<f64>,
     pub power: Watts,
-    pub checks: Vec<Check>,
+    pub checks: Vec<Finding>,
 }
 
 /// Structural metrics of a design: counts, bisection, cost and power (from the same BOM

@@ -8,12 +8,12 @@ use super::layout_search::{LayoutSearch, SearchKey};
 #[cfg(test)]
 use crate::analysis::assess;
 use crate::analysis::collective::{
-    Advice, AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
-    Workload, WorkloadResult, model_label, sweep_sizes,
+    AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing, Workload,
+    WorkloadResult, model_label, sweep_sizes,
 };
-use crate::analysis::finding::Severity;
+use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
-use crate::analysis::{Assessment, Assessor, Metrics, Question};
+use crate::analysis::{Assessment, Assessor, Question};
 use crate::model::units::{Usd, group_thousands, time_text};
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
@@ -345,9 +345,14 @@ pub fn sidebar_ui(
     ui.label(format!("Power {}", m.power));
     ui.separator();
 
-    checks_ui(ui, m, &mut events);
+    findings_ui(ui, ("Checks: all clear", "Checks"), &m.checks, &mut events);
     ui.separator();
-    advice_ui(ui, &analysis.advice, &mut events);
+    findings_ui(
+        ui,
+        ("Advice: nothing to change", "Advice"),
+        &analysis.advice,
+        &mut events,
+    );
     ui.separator();
     collective_ui(ui, analysis, settings, &mut events);
     ui.separator();
@@ -360,33 +365,6 @@ pub fn sidebar_ui(
         &mut events,
     );
     events
-}
-
-/// The architect's rules: each finding names what it is about (hover to see it on the
-/// canvas, click to select it) and what to change.
-fn advice_ui(ui: &mut Ui, advice: &[Advice], events: &mut Vec<SidebarEvent>) {
-    let title = if advice.is_empty() {
-        "Advice: nothing to change".to_string()
-    } else {
-        format!("Advice ({})", advice.len())
-    };
-    egui::CollapsingHeader::new(title)
-        .id_salt("advice")
-        .default_open(true)
-        .show(ui, |ui| {
-            for (i, item) in advice.iter().enumerate() {
-                ui.push_id(i, |ui| {
-                    finding_ui(
-                        ui,
-                        severity_mark(item.severity),
-                        &item.message,
-                        &format!("Suggestion: {}\n{}", item.suggestion, item.code),
-                        (&item.devices, &item.links),
-                        events,
-                    );
-                });
-            }
-        });
 }
 
 /// A training job mapped onto the drawn GPUs: its communication per step against an ideal
@@ -626,22 +604,48 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
     ui.weak("assumes …").on_hover_text(assumes.join("\n"));
 }
 
-const MAX_CHECKS_SHOWN: usize = 200;
+const MAX_FINDINGS_SHOWN: usize = 200;
 
 /// One finding (a check or an advice item): its mark and message; hovering shows `about`
 /// and highlights its links on the canvas, clicking selects its devices and links.
-fn finding_ui(
+/// The checks (wiring that cannot work) or the architect's advice (what to change): each
+/// finding names what it is about (hover to see it on the canvas, click to select it).
+fn findings_ui(
     ui: &mut Ui,
-    mark: RichText,
-    message: &str,
-    about: &str,
-    (devices, links): (&[DeviceId], &[LinkId]),
+    (empty_title, title): (&str, &str),
+    findings: &[Finding],
     events: &mut Vec<SidebarEvent>,
 ) {
+    let header = if findings.is_empty() {
+        empty_title.to_string()
+    } else {
+        format!("{title} ({})", findings.len())
+    };
+    egui::CollapsingHeader::new(header)
+        .id_salt(title)
+        .default_open(true)
+        .show(ui, |ui| {
+            // A broken 100,000-link design can have thousands; the first ones tell the story.
+            for (i, finding) in findings.iter().take(MAX_FINDINGS_SHOWN).enumerate() {
+                ui.push_id(i, |ui| finding_ui(ui, finding, events));
+            }
+            if findings.len() > MAX_FINDINGS_SHOWN {
+                ui.weak(format!("and {} more", findings.len() - MAX_FINDINGS_SHOWN));
+            }
+        });
+}
+
+fn finding_ui(ui: &mut Ui, finding: &Finding, events: &mut Vec<SidebarEvent>) {
+    let about = if finding.suggestion.is_empty() {
+        finding.code.to_string()
+    } else {
+        format!("Suggestion: {}\n{}", finding.suggestion, finding.code)
+    };
+    let (devices, links) = (&finding.devices, &finding.links);
     ui.horizontal_wrapped(|ui| {
-        ui.label(mark);
+        ui.label(severity_mark(finding.severity));
         let r = ui
-            .add(egui::Label::new(message).sense(egui::Sense::click()))
+            .add(egui::Label::new(&finding.message).sense(egui::Sense::click()))
             .on_hover_text(format!(
                 "{about} — click to select the {} devices and {} links concerned",
                 devices.len(),
@@ -652,40 +656,11 @@ fn finding_ui(
         }
         if r.clicked() {
             events.push(SidebarEvent::Select {
-                devices: devices.to_vec(),
-                links: links.to_vec(),
+                devices: devices.clone(),
+                links: links.clone(),
             });
         }
     });
-}
-
-fn checks_ui(ui: &mut Ui, m: &Metrics, events: &mut Vec<SidebarEvent>) {
-    let title = if m.checks.is_empty() {
-        "Checks: all clear".to_string()
-    } else {
-        format!("Checks ({})", m.checks.len())
-    };
-    egui::CollapsingHeader::new(title)
-        .id_salt("checks")
-        .default_open(true)
-        .show(ui, |ui| {
-            // A broken 100,000-link design can have thousands; the first ones tell the story.
-            for (i, check) in m.checks.iter().take(MAX_CHECKS_SHOWN).enumerate() {
-                ui.push_id(i, |ui| {
-                    finding_ui(
-                        ui,
-                        severity_mark(check.severity),
-                        &check.message,
-                        check.code,
-                        (&check.devices, &check.links),
-                        events,
-                    );
-                });
-            }
-            if m.checks.len() > MAX_CHECKS_SHOWN {
-                ui.weak(format!("and {} more", m.checks.len() - MAX_CHECKS_SHOWN));
-            }
-        });
 }
 
 fn collective_ui(

@@ -4,6 +4,7 @@
 use super::args::{QueryArgs, parse_bytes};
 use super::{count_of, load, write_stdout};
 use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
+use crate::analysis::finding::Finding;
 use crate::analysis::{Metrics, Question, assess};
 use crate::model::units::{group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design};
@@ -131,7 +132,7 @@ impl BottleneckReport {
 pub struct AdviceReport {
     /// `critical`, `warning` or `info`.
     pub severity: &'static str,
-    pub code: String,
+    pub code: &'static str,
     pub message: String,
     /// Ids of the devices concerned (`d3`).
     pub devices: Vec<String>,
@@ -141,10 +142,10 @@ pub struct AdviceReport {
 }
 
 impl AdviceReport {
-    pub fn new(a: &collective::Advice) -> Self {
+    pub fn new(a: &Finding) -> Self {
         AdviceReport {
             severity: a.severity.advice_label(),
-            code: a.code.clone(),
+            code: a.code,
             message: a.message.replace(['\n', '\r'], " "),
             devices: a.devices.iter().map(ToString::to_string).collect(),
             links: a.links.iter().map(ToString::to_string).collect(),
@@ -191,7 +192,7 @@ impl EvalReport {
         design: &Design,
         m: &Metrics,
         collective: &Result<CollectiveResult, CollectiveError>,
-        advice: &[collective::Advice],
+        advice: &[Finding],
     ) -> Self {
         use crate::analysis::bisection::BisectionStatus;
         EvalReport {

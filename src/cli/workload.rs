@@ -5,6 +5,7 @@ use super::args::{parse_model, parse_routing};
 use super::eval::{AdviceReport, BottleneckReport, advice_lines};
 use super::{count_of, job, load, write_stdout};
 use crate::analysis::collective::{self, Routing};
+use crate::analysis::finding::Finding;
 use crate::analysis::{Question, assess};
 use crate::model::units::{time_text, trim_number};
 use crate::model::{Bytes, Catalog};
@@ -105,7 +106,7 @@ impl WorkloadReport {
         w: &collective::Workload,
         routing: Routing,
         r: collective::WorkloadResult,
-        advice: &[collective::Advice],
+        advice: &[Finding],
     ) -> Self {
         WorkloadReport {
             file: file.display().to_string(),

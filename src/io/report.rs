@@ -2,12 +2,10 @@
 //! report in Markdown. No UI imports.
 
 use crate::analysis::Metrics;
-use crate::analysis::collective::{
-    Advice, CollectiveResult, Workload, WorkloadResult, model_label,
-};
+use crate::analysis::collective::{CollectiveResult, Workload, WorkloadResult, model_label};
 use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
-use crate::analysis::finding::Severity;
+use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
 use crate::model::units::{group_thousands, time_text};
 use crate::model::{Bytes, Catalog, Design, Usd, Watts};
@@ -132,7 +130,7 @@ pub struct ReportInput<'a> {
     pub metrics: &'a Metrics,
     /// The modelled collective, or why it cannot run.
     pub collective: Result<&'a CollectiveResult, &'a str>,
-    pub advice: &'a [Advice],
+    pub advice: &'a [Finding],
     /// The workload weighed against the design, and its step or why it cannot run.
     pub workload: Option<(&'a Workload, Result<&'a WorkloadResult, &'a str>)>,
     /// The workload as a job (step time, MFU, cost per token, or serving rates), or why not.

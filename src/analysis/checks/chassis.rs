@@ -3,10 +3,10 @@
 //! `power_supply_w`); a chassis without them is not guessed at.
 
 use super::checked::{CheckedDesign, DeviceParts, as_node};
-use super::{Check, Severity, codes::*};
+use super::{Finding, Severity, codes::*};
 use crate::model::{Device, DeviceKind, Watts};
 
-pub(super) fn check_chassis(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
+pub(super) fn check_chassis(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     for (device, parts) in checked.design.devices.iter().zip(&checked.device_parts) {
         let (DeviceKind::GpuNode(_) | DeviceKind::Host(_)) = &device.kind else {
             continue;
@@ -46,13 +46,14 @@ pub(super) fn check_chassis(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
 }
 
 /// A box that cannot be built as drawn.
-fn chassis_error(code: &'static str, device: &Device, message: String) -> Check {
-    Check {
+fn chassis_error(code: &'static str, device: &Device, message: String) -> Finding {
+    Finding {
         severity: Severity::Error,
         code,
         message,
         devices: vec![device.id],
         links: vec![],
+        suggestion: String::new(),
     }
 }
 

@@ -2,7 +2,7 @@
 //! remembered) and a device index, so every pass names devices and finds parts cheaply.
 
 use super::reporting::list_with_more;
-use super::{Check, Severity, codes::*};
+use super::{Finding, Severity, codes::*};
 use crate::analysis::cost::FastMap;
 use crate::analysis::graph::DeviceIndex;
 use crate::model::catalog::{NicSpec, NodeSpec, SwitchSpec};
@@ -51,10 +51,10 @@ pub(super) fn as_switch(part: &Part) -> Option<&SwitchSpec> {
 }
 
 impl<'a> CheckedDesign<'a> {
-    pub(super) fn new(design: &'a Design, catalog: &'a Catalog, out: &mut Vec<Check>) -> Self {
+    pub(super) fn new(design: &'a Design, catalog: &'a Catalog, out: &mut Vec<Finding>) -> Self {
         let index = DeviceIndex::with_repeats(design, |i| {
             let device = &design.devices[i];
-            out.push(Check {
+            out.push(Finding {
                 severity: Severity::Error,
                 code: DUPLICATE_ID,
                 message: format!(
@@ -63,6 +63,7 @@ impl<'a> CheckedDesign<'a> {
                 ),
                 devices: vec![device.id],
                 links: vec![],
+                suggestion: String::new(),
             });
         });
         let mut checked = CheckedDesign {

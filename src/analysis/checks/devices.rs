@@ -1,12 +1,12 @@
 //! Devices: switch breakouts and NVSwitch domain membership and capacity.
 
 use super::checked::CheckedDesign;
-use super::{Check, Severity, codes::*};
+use super::{Finding, Severity, codes::*};
 use crate::analysis::cost::FastMap;
 use crate::model::{DeviceId, DeviceKind};
 
 /// Switch breakouts and NVSwitch domain membership.
-pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
+pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     let mut members: FastMap<DeviceId, Vec<DeviceId>> = FastMap::default();
     for device in &checked.design.devices {
         match &device.kind {
@@ -17,7 +17,7 @@ pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
                     .map(|s| s.max_breakout);
                 let bad = switch.breakout == 0 || max.is_some_and(|m| switch.breakout > m);
                 if bad {
-                    out.push(Check {
+                    out.push(Finding {
                         severity: Severity::Error,
                         code: BREAKOUT_UNSUPPORTED,
                         message: format!(
@@ -29,6 +29,7 @@ pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
                         ),
                         devices: vec![device.id],
                         links: vec![],
+                        suggestion: String::new(),
                     });
                 }
             }
@@ -40,7 +41,7 @@ pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
                     Some(DeviceKind::NvSwitchDomain(_)) => {
                         members.entry(domain_id).or_default().push(device.id);
                     }
-                    _ => out.push(Check {
+                    _ => out.push(Finding {
                         severity: Severity::Error,
                         code: DANGLING_DOMAIN,
                         message: format!(
@@ -49,6 +50,7 @@ pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
                         ),
                         devices: vec![device.id],
                         links: vec![],
+                        suggestion: String::new(),
                     }),
                 }
             }
@@ -68,7 +70,7 @@ pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
         if trays.len() > spec.members as usize {
             let mut devices = vec![domain_id];
             devices.extend(&trays);
-            out.push(Check {
+            out.push(Finding {
                 severity: Severity::Error,
                 code: DOMAIN_OVER_CAPACITY,
                 message: format!(
@@ -80,6 +82,7 @@ pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
                 ),
                 devices,
                 links: vec![],
+                suggestion: String::new(),
             });
         }
     }

@@ -1,7 +1,7 @@
 //! Connectivity: GPU nodes that cannot reach the rest of the GPUs over working links.
 
 use super::checked::CheckedDesign;
-use super::{Check, Severity, codes::*};
+use super::{Finding, Severity, codes::*};
 use crate::model::{DeviceId, DeviceKind, LinkState};
 
 /// Union-find over device indexes, with path halving and union by size.
@@ -42,7 +42,7 @@ impl Components {
 /// GPU nodes that cannot reach the rest of the GPUs over working links. The largest island
 /// of GPUs counts as the cluster; every other island is reported (all of them when no
 /// island is the largest outright).
-pub(super) fn check_isolation(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
+pub(super) fn check_isolation(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     let design = checked.design;
     let mut components = Components::new(design.devices.len());
     for link in &design.links {
@@ -110,12 +110,13 @@ pub(super) fn check_isolation(checked: &CheckedDesign<'_>, out: &mut Vec<Check>)
                 total - gpus
             )
         };
-        out.push(Check {
+        out.push(Finding {
             severity: Severity::Error,
             code: GPU_ISOLATED,
             message,
             devices: nodes,
             links: vec![],
+            suggestion: String::new(),
         });
     }
 }

@@ -5,10 +5,10 @@ use super::checked::CheckedDesign;
 use super::link_ends::check_end;
 use super::ports::{PortOwners, Usage, port_of, report_usage};
 use super::reporting::Grouped;
-use super::{Check, Severity, codes::*};
+use super::{Finding, Severity, codes::*};
 use crate::model::{DeviceId, LinkId, LinkState, LinkTech};
 
-pub(super) fn check_links(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
+pub(super) fn check_links(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     let design = checked.design;
     let mut grouped = Grouped::default();
     let mut usage: Vec<Usage> = vec![Usage::default(); design.devices.len()];
@@ -104,7 +104,7 @@ pub(super) fn check_links(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
         if cabled {
             for (end, at) in [(link.a, ia), (link.b, ib)] {
                 if let Some(first) = port_owner.claim(at, end, link.id) {
-                    out.push(Check {
+                    out.push(Finding {
                         severity: Severity::Error,
                         code: PORT_REUSED,
                         message: format!(
@@ -115,6 +115,7 @@ pub(super) fn check_links(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
                         ),
                         devices: vec![end.device],
                         links: vec![first, link.id],
+                        suggestion: String::new(),
                     });
                 }
             }
@@ -149,18 +150,19 @@ pub(super) fn link_check(
     devices: &[DeviceId],
     code: &'static str,
     message: String,
-) -> Check {
+) -> Finding {
     let mut devices: Vec<DeviceId> = devices
         .iter()
         .copied()
         .filter(|d| checked.device(*d).is_some())
         .collect();
     devices.dedup();
-    Check {
+    Finding {
         severity: Severity::Error,
         code,
         message,
         devices,
         links: vec![link],
+        suggestion: String::new(),
     }
 }

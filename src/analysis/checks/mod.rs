@@ -16,7 +16,7 @@
 //! node's chassis holds) and `rates` (link rates outside their technology's range). `checked` holds the design
 //! with its catalog parts looked up once; `reporting` phrases and groups the findings.
 
-use crate::model::{Catalog, Design, DeviceId, LinkId};
+use crate::model::{Catalog, Design};
 use chassis::check_chassis;
 use checked::CheckedDesign;
 use devices::check_devices;
@@ -24,7 +24,6 @@ use isolation::check_isolation;
 use links::check_links;
 use parts::check_parts;
 use rates::check_rates;
-use serde::Serialize;
 
 mod chassis;
 mod checked;
@@ -37,18 +36,7 @@ mod ports;
 mod rates;
 mod reporting;
 
-pub use crate::analysis::finding::Severity;
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Check {
-    pub severity: Severity,
-    /// Stable kebab-case code (see [`codes`]).
-    pub code: &'static str,
-    /// Names the devices by name.
-    pub message: String,
-    pub devices: Vec<DeviceId>,
-    pub links: Vec<LinkId>,
-}
+pub use crate::analysis::finding::{Finding, Severity};
 
 /// The stable check codes.
 pub mod codes {
@@ -74,7 +62,7 @@ pub mod codes {
 }
 
 /// Runs every check. Sorted by severity (errors first), then code; stable within a code.
-pub fn checks(design: &Design, catalog: &Catalog) -> Vec<Check> {
+pub fn checks(design: &Design, catalog: &Catalog) -> Vec<Finding> {
     let mut out = Vec::new();
     let checked = CheckedDesign::new(design, catalog, &mut out);
     check_parts(&checked, &mut out);

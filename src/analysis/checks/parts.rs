@@ -2,7 +2,7 @@
 
 use super::checked::CheckedDesign;
 use super::reporting::list_with_more;
-use super::{Check, Severity, codes::*};
+use super::{Finding, Severity, codes::*};
 use crate::analysis::cost::{CableChoice, FastMap, LinkCables};
 use crate::model::{DeviceId, DeviceKind, LinkId, PartCategory, PartId};
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,7 +14,7 @@ struct Missing {
 }
 
 /// Unknown ids, ids of the wrong kind, and parts without a price.
-pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>) {
+pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding>) {
     let catalog = checked.catalog;
     let mut missing: BTreeMap<PartId, Missing> = BTreeMap::new();
     let mut missing_cables: BTreeMap<PartId, Missing> = BTreeMap::new();
@@ -128,7 +128,7 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>)
     }
 
     for (id, users) in missing {
-        out.push(Check {
+        out.push(Finding {
             severity: Severity::Error,
             code: UNKNOWN_PART,
             message: format!(
@@ -138,6 +138,7 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>)
             ),
             devices: users.devices,
             links: users.links,
+            suggestion: String::new(),
         });
     }
     for (id, users) in missing_cables {
@@ -148,7 +149,7 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>)
             ),
             None => format!("no cable or optic `{id}` in the catalog"),
         };
-        out.push(Check {
+        out.push(Finding {
             severity: Severity::Warning,
             code: UNKNOWN_PART,
             message: format!(
@@ -161,6 +162,7 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>)
             ),
             devices: vec![],
             links: users.links,
+            suggestion: String::new(),
         });
     }
     for ((id, expected), devices) in wrong_kind {
@@ -168,7 +170,7 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>)
             .catalog
             .get(&id)
             .map_or("unknown part", |p| p.category().label());
-        out.push(Check {
+        out.push(Finding {
             severity: Severity::Error,
             code: WRONG_PART_KIND,
             message: format!(
@@ -178,15 +180,17 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Check>)
             ),
             devices,
             links: vec![],
+            suggestion: String::new(),
         });
     }
     for id in unpriced {
-        out.push(Check {
+        out.push(Finding {
             severity: Severity::Info,
             code: UNPRICED_PART,
             message: format!("part `{id}` has no price in the catalog; the cost counts it at $0"),
             devices: vec![],
             links: vec![],
+            suggestion: String::new(),
         });
     }
 }

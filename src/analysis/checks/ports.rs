@@ -2,7 +2,7 @@
 //! how many switch, Thunderbolt and built-in Ethernet ports each device uses against what it has.
 
 use super::checked::{CheckedDesign, as_nic, as_node, as_switch};
-use super::{Check, Severity, codes::*};
+use super::{Finding, Severity, codes::*};
 use crate::analysis::cost::FastMap;
 use crate::model::catalog::{NicSpec, NodeSpec, SwitchSpec};
 use crate::model::{DeviceId, DeviceKind, Endpoint, LinkId, PartId, Port, Switch};
@@ -185,7 +185,7 @@ pub(super) fn port_exists(
     exists
 }
 
-pub(super) fn report_usage(checked: &CheckedDesign<'_>, usage: &[Usage], out: &mut Vec<Check>) {
+pub(super) fn report_usage(checked: &CheckedDesign<'_>, usage: &[Usage], out: &mut Vec<Finding>) {
     let mut over: BTreeMap<DeviceId, Vec<String>> = BTreeMap::new();
     for ((device, used), resolved) in checked
         .design
@@ -260,12 +260,13 @@ pub(super) fn report_usage(checked: &CheckedDesign<'_>, usage: &[Usage], out: &m
     for (device, problems) in over {
         let links = links_of.remove(&device).unwrap_or_default();
         for problem in problems {
-            out.push(Check {
+            out.push(Finding {
                 severity: Severity::Error,
                 code: PORTS_OVER_CAPACITY,
                 message: format!("{}: {problem}", checked.name(device)),
                 devices: vec![device],
                 links: links.clone(),
+                suggestion: String::new(),
             });
         }
     }

@@ -3,13 +3,13 @@
 
 use super::checked::CheckedDesign;
 use super::reporting::list_with_more;
-use super::{Check, Severity, codes::*};
+use super::{Finding, Severity, codes::*};
 use crate::model::{Bandwidth, DeviceId, LinkId, LinkTech};
 use std::collections::BTreeMap;
 
 /// One finding per technology and rate, listing its links, so a mistyped template of
 /// thousands of links reads as one line.
-pub(super) fn check_rates(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
+pub(super) fn check_rates(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     // Keyed by the rate's bits so that equal rates group; f64 is not Ord.
     let mut odd: BTreeMap<(LinkTech, u64), (Vec<LinkId>, Vec<DeviceId>)> = BTreeMap::new();
     for link in &checked.design.links {
@@ -31,7 +31,7 @@ pub(super) fn check_rates(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
         let (slowest, fastest) = tech.plausible_lane_rate();
         let rate = Bandwidth::from_gbit_s(f64::from_bits(bits));
         let count = links.len();
-        out.push(Check {
+        out.push(Finding {
             severity: Severity::Warning,
             code: IMPLAUSIBLE_RATE,
             message: format!(
@@ -44,6 +44,7 @@ pub(super) fn check_rates(checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
             ),
             devices,
             links,
+            suggestion: String::new(),
         });
     }
 }

@@ -2,7 +2,7 @@
 //! links of one device grouped into one finding for that device.
 
 use super::checked::CheckedDesign;
-use super::{Check, Severity};
+use super::{Finding, Severity};
 use crate::model::{DeviceId, LinkId};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -45,7 +45,7 @@ impl Grouped {
             .push((link, far));
     }
 
-    pub(super) fn finish(self, checked: &CheckedDesign<'_>, out: &mut Vec<Check>) {
+    pub(super) fn finish(self, checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
         for ((at, code, reason), (severity, links)) in self.map {
             let described = list_with_more(
                 links
@@ -58,12 +58,13 @@ impl Grouped {
             devices.dedup();
             devices.retain(|&d| d != at);
             devices.insert(0, at);
-            out.push(Check {
+            out.push(Finding {
                 severity,
                 code,
                 message: format!("{}: {reason} ({described})", checked.name(at)),
                 devices,
                 links: links.into_iter().map(|(link, _)| link).collect(),
+                suggestion: String::new(),
             });
         }
     }

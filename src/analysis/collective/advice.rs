@@ -9,34 +9,22 @@ use crate::model::{
     Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech,
     SwitchRole, Transport,
 };
-use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-pub use crate::analysis::finding::Severity;
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Advice {
-    pub severity: Severity,
-    /// Stable machine-readable name of the rule.
-    pub code: String,
-    pub message: String,
-    pub devices: Vec<DeviceId>,
-    pub links: Vec<LinkId>,
-    pub suggestion: String,
-}
+pub use crate::analysis::finding::{Finding, Severity};
 
 fn item(
     severity: Severity,
-    code: &str,
+    code: &'static str,
     message: String,
     devices: Vec<DeviceId>,
     links: Vec<LinkId>,
     suggestion: &str,
-) -> Advice {
-    Advice {
+) -> Finding {
+    Finding {
         severity,
-        code: code.into(),
+        code,
         message,
         devices,
         links,
@@ -49,7 +37,7 @@ fn working(l: &crate::model::Link) -> bool {
 }
 
 /// Findings for a design, optionally for a workload it is meant to run; most severe first.
-pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -> Vec<Advice> {
+pub fn advice(design: &Design, catalog: &Catalog, workload: Option<&Workload>) -> Vec<Finding> {
     advice_reusing(design, catalog, workload, None, &Workspace::default())
 }
 
@@ -62,7 +50,7 @@ pub fn advice_reusing(
     workload: Option<&Workload>,
     known: Option<(&CollectiveQuery, &CollectiveResult)>,
     workspace: &Workspace,
-) -> Vec<Advice> {
+) -> Vec<Finding> {
     let run = |q: &CollectiveQuery| match known {
         Some((kq, kr)) if kq == q => Ok(Cow::Borrowed(kr)),
         _ => collective_in(design, catalog, q, workspace).map(Cow::Owned),
@@ -411,7 +399,7 @@ pub fn advice_reusing(
         }
     }
 
-    out.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
+    out.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(b.code)));
     out
 }
 
@@ -421,7 +409,7 @@ const CONGESTED: f64 = 1.2;
 /// Adds to `advice` the findings of a computed workload: each part that takes markedly longer
 /// than on an ideal network, with the drawn links it loads most (and their switches), then
 /// sorts as `advice` does.
-pub fn add_workload_advice(advice: &mut Vec<Advice>, design: &Design, result: &WorkloadResult) {
+pub fn add_workload_advice(advice: &mut Vec<Finding>, design: &Design, result: &WorkloadResult) {
     for part in &result.components {
         if part.time_us_per_step <= part.ideal_us_per_step * CONGESTED {
             continue;
@@ -467,7 +455,7 @@ pub fn add_workload_advice(advice: &mut Vec<Advice>, design: &Design, result: &W
             "spread this traffic: adaptive routing or packet spraying, more uplinks, or a placement that keeps these groups under fewer switches",
         ));
     }
-    advice.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
+    advice.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(b.code)));
 }
 
 fn lossless_ends(design: &Design, a: DeviceId, b: DeviceId) -> bool {
@@ -499,7 +487,7 @@ fn links_by_device(design: &Design) -> Vec<Vec<&crate::model::Link>> {
 }
 
 /// Spines and cores whose loss disconnects GPU nodes, and planes likewise.
-fn single_points(design: &Design, links_of: &[Vec<&crate::model::Link>]) -> Vec<Advice> {
+fn single_points(design: &Design, links_of: &[Vec<&crate::model::Link>]) -> Vec<Finding> {
     let index: HashMap<DeviceId, usize> = design
         .devices
         .iter()

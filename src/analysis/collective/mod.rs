@@ -40,7 +40,7 @@ mod test_designs {
     }
 }
 
-pub use advice::{Advice, Severity, add_workload_advice, advice, advice_reusing};
+pub use advice::{Finding, Severity, add_workload_advice, advice, advice_reusing};
 pub use latency::Protocol;
 pub use library::Library;
 pub use ops::{Op, SizeError, parse_size};
