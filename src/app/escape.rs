@@ -13,8 +13,6 @@ impl RailyardApp {
         // From the most modal (answering it blocks everything) to plain tool windows.
         let closed = self.close_prompt.take().is_some()
             || self.path_prompt.take().is_some()
-            || self.exports.dismiss()
-            || self.png.dismiss()
             || std::mem::take(&mut self.generate.open)
             || std::mem::take(&mut self.about)
             || std::mem::take(&mut self.shortcuts)

@@ -7,7 +7,8 @@ use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
 use super::RailyardApp;
-use super::files::{self, DialogAnswer, PathField};
+use super::files;
+use super::path_prompt::PathPurpose;
 use crate::analysis::collective::Workload;
 use crate::analysis::cost::bom_lines;
 use crate::io::bom::{BomOptions, bom_total, write_bom_csv};
@@ -30,7 +31,7 @@ pub enum ExportKind {
 }
 
 impl ExportKind {
-    fn extension(self) -> &'static str {
+    pub(super) fn extension(self) -> &'static str {
         match self {
             Self::Bom => "csv",
             Self::Svg => "svg",
@@ -43,7 +44,7 @@ impl ExportKind {
 
     /// What follows the design file's stem in the proposed name, as `railyard export`
     /// names it: `pod.csv`, `pod.cables.csv`, `pod.clab.yml`, `pod-netbox`.
-    fn suffix(self) -> String {
+    pub(super) fn suffix(self) -> String {
         match self {
             Self::Tool(format) => format.suffix().to_string(),
             other => format!(".{}", other.extension()),
@@ -51,7 +52,7 @@ impl ExportKind {
     }
 
     /// The dialog's filter name, and what the path field asks for.
-    fn what(self) -> &'static str {
+    pub(super) fn what(self) -> &'static str {
         match self {
             Self::Bom => "bill of materials (CSV)",
             Self::Svg => "diagram (SVG)",
@@ -70,20 +71,7 @@ impl ExportKind {
     }
 }
 
-/// The in-app path field, when no dialog is available.
-#[derive(Debug, Default)]
-pub struct ExportPrompt {
-    prompt: Option<(ExportKind, String)>,
-}
-
-impl ExportPrompt {
-    /// Closes the path field; true if it was open.
-    pub fn dismiss(&mut self) -> bool {
-        self.prompt.take().is_some()
-    }
-}
-
-fn with_extension(path: PathBuf, kind: ExportKind) -> PathBuf {
+pub(super) fn with_extension(path: PathBuf, kind: ExportKind) -> PathBuf {
     if path.extension().is_some() || kind.extension().is_empty() {
         path
     } else {
@@ -98,7 +86,11 @@ pub fn export_file_name(design_file: Option<&Path>, design_name: &str, extension
 }
 
 /// `export_file_name` with what follows the stem given whole (`.clab.yml`, `-netbox`).
-fn export_name_with_suffix(design_file: Option<&Path>, design_name: &str, suffix: &str) -> String {
+pub(super) fn export_name_with_suffix(
+    design_file: Option<&Path>,
+    design_name: &str,
+    suffix: &str,
+) -> String {
     let stem = design_file
         .and_then(Path::file_stem)
         .map(|s| s.to_string_lossy().into_owned())
@@ -179,26 +171,11 @@ pub fn write_export(
 
 impl RailyardApp {
     /// File > Export …: asks where, then writes.
-    pub(super) fn export(&mut self, kind: ExportKind) {
-        let start = self.start_dir();
-        let doc = self.document();
-        let name = export_name_with_suffix(doc.path(), &doc.design().name, &kind.suffix());
-        match self
-            .dialogs
-            .pick_export(start.as_deref(), &name, kind.what(), kind.extension())
-        {
-            DialogAnswer::Picked(path) => self.export_to(kind, &with_extension(path, kind)),
-            DialogAnswer::Cancelled => {}
-            DialogAnswer::Unavailable => {
-                let dir = start
-                    .or_else(|| std::env::current_dir().ok())
-                    .unwrap_or_default();
-                self.exports.prompt = Some((kind, dir.join(name).display().to_string()));
-            }
-        }
+    pub(super) fn ask_export(&mut self, kind: ExportKind, ctx: &egui::Context) {
+        self.ask_path(PathPurpose::Export(kind), ctx);
     }
 
-    fn export_to(&mut self, kind: ExportKind, path: &Path) {
+    pub(super) fn export_to(&mut self, kind: ExportKind, path: &Path) {
         let doc = self.document();
         let label = doc
             .path()
@@ -229,23 +206,6 @@ impl RailyardApp {
             Ok(line) => line,
             Err(e) => format!("Not exported: {e:#}"),
         };
-    }
-
-    /// Each frame: the path field, if open.
-    pub(super) fn export_prompt_window(&mut self, ctx: &egui::Context) {
-        let Some((kind, text)) = &mut self.exports.prompt else {
-            return;
-        };
-        let kind = *kind;
-        let label = format!("Path of the {}:", kind.what());
-        match files::path_field_window(ctx, "Export", &label, "Export", text) {
-            PathField::Editing => {}
-            PathField::Closed => self.exports.prompt = None,
-            PathField::Accepted(path) => {
-                self.exports.prompt = None;
-                self.export_to(kind, &with_extension(path, kind));
-            }
-        }
     }
 }
 

@@ -152,14 +152,6 @@ pub fn with_design_extension(path: PathBuf) -> PathBuf {
     }
 }
 
-/// What the user did with an in-app path field this frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PathField {
-    Editing,
-    Accepted(PathBuf),
-    Closed,
-}
-
 /// A small window centred on the screen, neither collapsible nor resizable: the app's
 /// dialogs (path fields, Generate) all look alike.
 pub fn dialog_window<'o>(ctx: &egui::Context, title: &str, open: &'o mut bool) -> egui::Window<'o> {
@@ -169,46 +161,6 @@ pub fn dialog_window<'o>(ctx: &egui::Context, title: &str, open: &'o mut bool) -
         .default_pos(ctx.content_rect().center())
         .collapsible(false)
         .resizable(false)
-}
-
-/// A small centred window asking for a file path: the fallback wherever no file dialog can
-/// appear. The caller keeps `text` across frames and drops it on `Accepted` or `Closed`.
-pub fn path_field_window(
-    ctx: &egui::Context,
-    title: &str,
-    label: &str,
-    button: &str,
-    text: &mut String,
-) -> PathField {
-    let mut open = true;
-    let mut done = false;
-    // The field takes the keyboard in the first few passes after the window appears (a
-    // new window's first pass only measures it); after that a click elsewhere is respected.
-    let shown_since = egui::Id::new(("railyard-path-field", title));
-    let pass = ctx.cumulative_pass_nr();
-    let (first, last) = ctx
-        .data(|d| d.get_temp::<(u64, u64)>(shown_since))
-        .unwrap_or((pass, pass));
-    let first = if last + 1 < pass { pass } else { first };
-    ctx.data_mut(|d| d.insert_temp(shown_since, (first, pass)));
-    let appeared = pass - first < 3;
-    dialog_window(ctx, title, &mut open).show(ctx, |ui| {
-        ui.label(label);
-        let r = ui.add(egui::TextEdit::singleline(text).desired_width(420.0));
-        if appeared {
-            r.request_focus();
-        }
-        let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-        done = ui.button(button).clicked() || entered;
-    });
-    let path = PathBuf::from(text.trim());
-    if done && !path.as_os_str().is_empty() {
-        PathField::Accepted(path)
-    } else if open {
-        PathField::Editing
-    } else {
-        PathField::Closed
-    }
 }
 
 #[cfg(test)]

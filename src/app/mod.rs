@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod layout_search;
 pub mod menu;
 pub mod palette;
+mod path_prompt;
 pub mod plots;
 pub mod png;
 pub mod presentation;
@@ -35,11 +36,13 @@ use crate::model::{Catalog, DeviceId, LinkId, PartId, Pos};
 use actions::{Action, ActionState};
 use canvas::{CanvasEvent, CanvasOverlay, CanvasState};
 use document::{Clip, Document, copy_selection, delete_command, nudge_command, paste_command};
-use files::{DialogAnswer, FileDialogs, NativeDialogs};
+use exports::ExportKind;
+use files::{FileDialogs, NativeDialogs};
 use inspector::InspectorState;
 use layout_search::{LayoutSearch, SearchKey};
 use menu::{MenuContext, MenuEvent, Theme};
 use palette::{GenerateDialog, PaletteEvent, PaletteState};
+use path_prompt::{PathPrompt, PathPurpose};
 use presets::PRESETS;
 use sidebar::{
     Analysis, AnalysisKey, AnalysisWorker, CollectiveSettings, SidebarEvent, SidebarView,
@@ -139,19 +142,6 @@ struct Tab {
     layout_search: LayoutSearch,
 }
 
-/// A path typed into the window, for when no native dialog can appear.
-struct PathPrompt {
-    purpose: PathPurpose,
-    text: String,
-    focus: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PathPurpose {
-    Open,
-    SaveAs,
-}
-
 /// Unsaved changes to confirm before closing a tab or the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ClosePrompt {
@@ -215,7 +205,6 @@ pub struct RailyardApp {
     compare: compare::CompareView,
     plots: plots::PlotsView,
     png: png::PngExport,
-    exports: exports::ExportPrompt,
     frames: u64,
     /// Recovery files for crash safety; None in tests unless they turn it on.
     autosave: Option<autosave::Autosave>,
@@ -256,7 +245,6 @@ impl RailyardApp {
             compare: compare::CompareView::default(),
             plots: plots::PlotsView::default(),
             png: png::PngExport::default(),
-            exports: exports::ExportPrompt::default(),
             frames: 0,
             autosave: None,
             recovery: None,
@@ -542,16 +530,7 @@ impl RailyardApp {
                 self.new_tab();
                 self.status = "New design".to_string();
             }
-            Action::Open => {
-                let start = self.start_dir();
-                match self.dialogs.pick_open(start.as_deref()) {
-                    DialogAnswer::Picked(path) => {
-                        self.open_path(&path);
-                    }
-                    DialogAnswer::Cancelled => {}
-                    DialogAnswer::Unavailable => self.prompt_path(PathPurpose::Open),
-                }
-            }
+            Action::Open => self.ask_path(PathPurpose::Open, ctx),
             Action::OpenPath => self.prompt_path(PathPurpose::Open),
             Action::Save => {
                 if let Some(path) = self.document().path().map(Path::to_path_buf) {
@@ -560,17 +539,7 @@ impl RailyardApp {
                     self.run_action(Action::SaveAs, false, ctx);
                 }
             }
-            Action::SaveAs => {
-                let start = self.start_dir();
-                let name = files::suggested_file_name(&self.document().design().name);
-                match self.dialogs.pick_save(start.as_deref(), &name) {
-                    DialogAnswer::Picked(path) => {
-                        self.save_active_to(&files::with_design_extension(path));
-                    }
-                    DialogAnswer::Cancelled => {}
-                    DialogAnswer::Unavailable => self.prompt_path(PathPurpose::SaveAs),
-                }
-            }
+            Action::SaveAs => self.ask_path(PathPurpose::SaveAs, ctx),
             Action::CloseTab => self.request_close_tab(self.active),
             Action::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
             Action::Undo => {
@@ -691,11 +660,11 @@ impl RailyardApp {
             Action::Shortcuts => self.shortcuts = true,
             Action::Compare => self.compare.open = true,
             Action::Plots => self.plots.open = true,
-            Action::ExportPng => self.export_png(ctx),
-            Action::ExportSvg => self.export(exports::ExportKind::Svg),
-            Action::ExportBom => self.export(exports::ExportKind::Bom),
-            Action::ExportReport => self.export(exports::ExportKind::Report),
-            Action::ExportFor(format) => self.export(exports::ExportKind::Tool(format)),
+            Action::ExportPng => self.ask_path(PathPurpose::Png, ctx),
+            Action::ExportSvg => self.ask_export(ExportKind::Svg, ctx),
+            Action::ExportBom => self.ask_export(ExportKind::Bom, ctx),
+            Action::ExportReport => self.ask_export(ExportKind::Report, ctx),
+            Action::ExportFor(format) => self.ask_export(ExportKind::Tool(format), ctx),
         }
     }
 
@@ -705,29 +674,6 @@ impl RailyardApp {
             .or(self.prefs.recent.first().map(PathBuf::as_path))
             .and_then(Path::parent)
             .map(Path::to_path_buf)
-    }
-
-    fn prompt_path(&mut self, purpose: PathPurpose) {
-        let dir = self
-            .start_dir()
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_default();
-        let text = match purpose {
-            PathPurpose::Open => format!("{}/", dir.display()),
-            PathPurpose::SaveAs => self.document().path().map_or_else(
-                || {
-                    dir.join(files::suggested_file_name(&self.document().design().name))
-                        .display()
-                        .to_string()
-                },
-                |p| p.display().to_string(),
-            ),
-        };
-        self.path_prompt = Some(PathPrompt {
-            purpose,
-            text,
-            focus: true,
-        });
     }
 
     fn save_active_to(&mut self, path: &Path) {
@@ -944,7 +890,6 @@ impl RailyardApp {
             self.windows(&ctx, &mut events);
         }
         self.drive_png(&ctx);
-        self.export_prompt_window(&ctx);
 
         for event in events {
             self.handle(event, &ctx);
@@ -1263,93 +1208,6 @@ impl RailyardApp {
                     ui.label(env!("CARGO_PKG_DESCRIPTION"));
                     ui.label(format!("{} parts in the catalog", self.catalog.len()));
                 });
-        }
-    }
-
-    fn path_prompt_window(&mut self, ctx: &egui::Context, events: &mut Vec<AppEvent>) {
-        let Some(prompt) = &mut self.path_prompt else {
-            return;
-        };
-        let title = match prompt.purpose {
-            PathPurpose::Open => "Open a design",
-            PathPurpose::SaveAs => "Save design as",
-        };
-        let mut open = true;
-        let mut done = false;
-        let mut browse = false;
-        files::dialog_window(ctx, title, &mut open).show(ctx, |ui| {
-            ui.label("Path of the design file:");
-            let r = ui.add(
-                egui::TextEdit::singleline(&mut prompt.text)
-                    .desired_width(420.0)
-                    .hint_text("/path/to/cluster.ron"),
-            );
-            if prompt.focus {
-                r.request_focus();
-                prompt.focus = false;
-            }
-            let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            ui.horizontal(|ui| {
-                let verb = match prompt.purpose {
-                    PathPurpose::Open => "Open",
-                    PathPurpose::SaveAs => "Save",
-                };
-                if ui.button(verb).clicked() || entered {
-                    done = true;
-                }
-                if ui
-                    .button("Browse…")
-                    .on_hover_text("Use the system file dialog")
-                    .clicked()
-                {
-                    browse = true;
-                }
-            });
-            if prompt.purpose == PathPurpose::Open && !self.prefs.recent.is_empty() {
-                ui.separator();
-                ui.label("Recent:");
-                for path in &self.prefs.recent {
-                    if ui.link(path.display().to_string()).clicked() {
-                        prompt.text = path.display().to_string();
-                        done = true;
-                    }
-                }
-            }
-        });
-        let purpose = prompt.purpose;
-        let path = PathBuf::from(prompt.text.trim());
-        if done && !path.as_os_str().is_empty() {
-            events.push(match purpose {
-                PathPurpose::Open => AppEvent::OpenPath(path),
-                PathPurpose::SaveAs => AppEvent::SaveAsPath(path),
-            });
-            open = false;
-        }
-        if browse {
-            let start = self.start_dir();
-            let answer = match purpose {
-                PathPurpose::Open => self.dialogs.pick_open(start.as_deref()),
-                PathPurpose::SaveAs => {
-                    let name = files::suggested_file_name(&self.document().design().name);
-                    self.dialogs.pick_save(start.as_deref(), &name)
-                }
-            };
-            match answer {
-                DialogAnswer::Picked(path) => {
-                    events.push(match purpose {
-                        PathPurpose::Open => AppEvent::OpenPath(path),
-                        PathPurpose::SaveAs => AppEvent::SaveAsPath(path),
-                    });
-                    open = false;
-                }
-                DialogAnswer::Cancelled => {}
-                DialogAnswer::Unavailable => {
-                    self.status = "No system file dialog is available here; type the path.".into();
-                }
-            }
-        }
-        if !open {
-            self.path_prompt = None;
         }
     }
 

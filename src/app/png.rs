@@ -10,7 +10,6 @@ use egui::{ColorImage, Rect};
 use std::path::{Path, PathBuf};
 
 use super::RailyardApp;
-use super::files::{self, DialogAnswer, PathField};
 
 /// What the screenshot carries back to us.
 #[derive(Debug, Clone)]
@@ -22,8 +21,6 @@ struct ScreenshotFor {
 pub struct PngExport {
     /// Where the canvas was on screen on the last frame: the part of the screenshot kept.
     pub canvas_rect: Option<Rect>,
-    /// The in-app path field, when no dialog is available.
-    prompt: Option<String>,
     /// Chosen path, asked for on the next frame, once that frame draws the clean canvas.
     requested: Option<PathBuf>,
     /// A screenshot is on its way.
@@ -31,11 +28,6 @@ pub struct PngExport {
 }
 
 impl PngExport {
-    /// Closes the path field; true if it was open.
-    pub fn dismiss(&mut self) -> bool {
-        self.prompt.take().is_some()
-    }
-
     /// This frame draws the canvas as the PNG shows it.
     pub fn clean_view(&self) -> bool {
         self.requested.is_some() || self.awaiting
@@ -97,7 +89,7 @@ pub fn save_png(path: &Path, image: &ColorImage) -> anyhow::Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("could not write {}", path.display()))
 }
 
-fn with_png_extension(path: PathBuf) -> PathBuf {
+pub(super) fn with_png_extension(path: PathBuf) -> PathBuf {
     if path.extension().is_some() {
         path
     } else {
@@ -106,28 +98,8 @@ fn with_png_extension(path: PathBuf) -> PathBuf {
 }
 
 impl RailyardApp {
-    /// File > Export PNG: asks where, then asks egui for a screenshot.
-    pub(super) fn export_png(&mut self, ctx: &egui::Context) {
-        let start = self.start_dir();
-        let doc = self.document();
-        let name = super::exports::export_file_name(doc.path(), &doc.design().name, "png");
-        match self
-            .dialogs
-            .pick_export(start.as_deref(), &name, "PNG image", "png")
-        {
-            DialogAnswer::Picked(path) => self.request_screenshot(ctx, with_png_extension(path)),
-            DialogAnswer::Cancelled => {}
-            DialogAnswer::Unavailable => {
-                let dir = start
-                    .or_else(|| std::env::current_dir().ok())
-                    .unwrap_or_default();
-                self.png.prompt = Some(dir.join(name).display().to_string());
-            }
-        }
-    }
-
     /// Asks for the screenshot on the next frame, which draws the clean canvas first.
-    fn request_screenshot(&mut self, ctx: &egui::Context, path: PathBuf) {
+    pub(super) fn request_screenshot(&mut self, ctx: &egui::Context, path: PathBuf) {
         self.status = format!("Exporting {}…", path.display());
         self.png.requested = Some(path);
         ctx.request_repaint();
@@ -170,21 +142,6 @@ impl RailyardApp {
                 ),
                 Err(e) => format!("PNG not written: {e:#}"),
             };
-        }
-        self.png_prompt_window(ctx);
-    }
-
-    fn png_prompt_window(&mut self, ctx: &egui::Context) {
-        let Some(text) = &mut self.png.prompt else {
-            return;
-        };
-        match files::path_field_window(ctx, "Export PNG", "Path of the PNG file:", "Export", text) {
-            PathField::Editing => {}
-            PathField::Closed => self.png.prompt = None,
-            PathField::Accepted(path) => {
-                self.png.prompt = None;
-                self.request_screenshot(ctx, with_png_extension(path));
-            }
         }
     }
 }

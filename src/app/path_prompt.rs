@@ -1,0 +1,223 @@
+//! The one way the designer asks for a file path: Open, Save as, every export and PNG first
+//! ask the system file dialog and, where none can appear (no desktop portal or zenity: rfd
+//! answers at once), open the in-app path field instead. The field proposes a path, takes
+//! the keyboard when it appears, offers Browse… to try the system dialog again and, for Open,
+//! the recent files.
+
+use std::path::PathBuf;
+
+use super::exports::{ExportKind, export_file_name, export_name_with_suffix, with_extension};
+use super::files::{self, DialogAnswer};
+use super::png::with_png_extension;
+use super::{AppEvent, RailyardApp};
+
+/// What a path is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PathPurpose {
+    Open,
+    SaveAs,
+    Export(ExportKind),
+    Png,
+}
+
+impl PathPurpose {
+    fn title(self) -> &'static str {
+        match self {
+            Self::Open => "Open a design",
+            Self::SaveAs => "Save design as",
+            Self::Export(_) => "Export",
+            Self::Png => "Export PNG",
+        }
+    }
+
+    fn label(self) -> String {
+        match self {
+            Self::Open | Self::SaveAs => "Path of the design file:".to_string(),
+            Self::Export(kind) => format!("Path of the {}:", kind.what()),
+            Self::Png => "Path of the PNG file:".to_string(),
+        }
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            Self::Open => "Open",
+            Self::SaveAs => "Save",
+            Self::Export(_) | Self::Png => "Export",
+        }
+    }
+}
+
+/// The in-app path field while it is open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct PathPrompt {
+    purpose: PathPurpose,
+    text: String,
+}
+
+impl RailyardApp {
+    /// Asks for the path `purpose` needs and uses it: the system dialog first, the path field
+    /// where no dialog can appear, nothing if the user cancels.
+    pub(super) fn ask_path(&mut self, purpose: PathPurpose, ctx: &egui::Context) {
+        match self.pick_path(purpose) {
+            DialogAnswer::Picked(path) => self.use_path(purpose, path, ctx, None),
+            DialogAnswer::Cancelled => {}
+            DialogAnswer::Unavailable => self.prompt_path(purpose),
+        }
+    }
+
+    /// Opens the path field for `purpose` with a proposed path.
+    pub(super) fn prompt_path(&mut self, purpose: PathPurpose) {
+        let dir = self
+            .start_dir()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default();
+        let doc = self.document();
+        let text = match purpose {
+            PathPurpose::Open => return self.open_prompt(purpose, format!("{}/", dir.display())),
+            PathPurpose::SaveAs => doc.path().map_or_else(
+                || dir.join(files::suggested_file_name(&doc.design().name)),
+                PathBuf::from,
+            ),
+            PathPurpose::Export(kind) => dir.join(export_name_with_suffix(
+                doc.path(),
+                &doc.design().name,
+                &kind.suffix(),
+            )),
+            PathPurpose::Png => dir.join(export_file_name(doc.path(), &doc.design().name, "png")),
+        }
+        .to_string_lossy()
+        .into_owned();
+        self.open_prompt(purpose, text);
+    }
+
+    fn open_prompt(&mut self, purpose: PathPurpose, text: String) {
+        self.path_prompt = Some(PathPrompt { purpose, text });
+    }
+
+    /// The system dialog for `purpose`, proposing a name made from the design's.
+    fn pick_path(&mut self, purpose: PathPurpose) -> DialogAnswer {
+        let start = self.start_dir();
+        let doc = self.document();
+        let design_name = doc.design().name.clone();
+        let design_file = doc.path().map(PathBuf::from);
+        let design_file = design_file.as_deref();
+        match purpose {
+            PathPurpose::Open => self.dialogs.pick_open(start.as_deref()),
+            PathPurpose::SaveAs => {
+                let name = files::suggested_file_name(&design_name);
+                self.dialogs.pick_save(start.as_deref(), &name)
+            }
+            PathPurpose::Export(kind) => {
+                let name = export_name_with_suffix(design_file, &design_name, &kind.suffix());
+                self.dialogs
+                    .pick_export(start.as_deref(), &name, kind.what(), kind.extension())
+            }
+            PathPurpose::Png => {
+                let name = export_file_name(design_file, &design_name, "png");
+                self.dialogs
+                    .pick_export(start.as_deref(), &name, "PNG image", "png")
+            }
+        }
+    }
+
+    /// Does what the path was asked for. Opening and saving go through `events` when the
+    /// caller is in the middle of drawing the window, as the menus' choices do.
+    fn use_path(
+        &mut self,
+        purpose: PathPurpose,
+        path: PathBuf,
+        ctx: &egui::Context,
+        events: Option<&mut Vec<AppEvent>>,
+    ) {
+        match (purpose, events) {
+            (PathPurpose::Open, Some(events)) => events.push(AppEvent::OpenPath(path)),
+            (PathPurpose::Open, None) => {
+                self.open_path(&path);
+            }
+            (PathPurpose::SaveAs, Some(events)) => events.push(AppEvent::SaveAsPath(path)),
+            (PathPurpose::SaveAs, None) => {
+                self.save_active_to(&files::with_design_extension(path));
+            }
+            (PathPurpose::Export(kind), _) => self.export_to(kind, &with_extension(path, kind)),
+            (PathPurpose::Png, _) => self.request_screenshot(ctx, with_png_extension(path)),
+        }
+    }
+
+    /// Each frame: the path field, if open.
+    pub(super) fn path_prompt_window(&mut self, ctx: &egui::Context, events: &mut Vec<AppEvent>) {
+        let Some(prompt) = &mut self.path_prompt else {
+            return;
+        };
+        let purpose = prompt.purpose;
+        let mut open = true;
+        let mut done = false;
+        let mut browse = false;
+        let appeared = just_appeared(ctx);
+        let recent = &self.prefs.recent;
+        files::dialog_window(ctx, purpose.title(), &mut open).show(ctx, |ui| {
+            ui.label(purpose.label());
+            let mut field = egui::TextEdit::singleline(&mut prompt.text).desired_width(420.0);
+            if matches!(purpose, PathPurpose::Open | PathPurpose::SaveAs) {
+                field = field.hint_text("/path/to/cluster.ron");
+            }
+            let r = ui.add(field);
+            if appeared {
+                r.request_focus();
+            }
+            let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            ui.horizontal(|ui| {
+                done = ui.button(purpose.verb()).clicked() || entered;
+                browse = ui
+                    .button("Browse…")
+                    .on_hover_text("Use the system file dialog")
+                    .clicked();
+            });
+            if purpose == PathPurpose::Open && !recent.is_empty() {
+                ui.separator();
+                ui.label("Recent:");
+                for path in recent {
+                    if ui.link(path.display().to_string()).clicked() {
+                        prompt.text = path.display().to_string();
+                        done = true;
+                    }
+                }
+            }
+        });
+        let path = PathBuf::from(prompt.text.trim());
+        if done && !path.as_os_str().is_empty() {
+            self.path_prompt = None;
+            self.use_path(purpose, path, ctx, Some(events));
+            return;
+        }
+        if !open {
+            self.path_prompt = None;
+            return;
+        }
+        if browse {
+            match self.pick_path(purpose) {
+                DialogAnswer::Picked(path) => {
+                    self.path_prompt = None;
+                    self.use_path(purpose, path, ctx, Some(events));
+                }
+                DialogAnswer::Cancelled => {}
+                DialogAnswer::Unavailable => {
+                    self.status = "No system file dialog is available here; type the path.".into();
+                }
+            }
+        }
+    }
+}
+
+/// True in the first few passes after the path field appears: the field takes the keyboard
+/// then (a new window's first pass only measures it); after that a click elsewhere is
+/// respected.
+fn just_appeared(ctx: &egui::Context) -> bool {
+    let shown_since = egui::Id::new("railyard-path-field");
+    let pass = ctx.cumulative_pass_nr();
+    let (first, last) = ctx
+        .data(|d| d.get_temp::<(u64, u64)>(shown_since))
+        .unwrap_or((pass, pass));
+    let first = if last + 1 < pass { pass } else { first };
+    ctx.data_mut(|d| d.insert_temp(shown_since, (first, pass)));
+    pass - first < 3
+}
