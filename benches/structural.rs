@@ -288,5 +288,21 @@ fn structural(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, structural);
+/// Building 131,072 GPUs rail-optimized (q3400 switches, three tiers): what Design >
+/// Generate costs before the first frame of the largest designs.
+fn generating(c: &mut Criterion) {
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(16_384);
+    spec.switch = Some(PartId::new("q3400"));
+    spec.tiers = 3;
+    let mut group = c.benchmark_group("generate");
+    group.sample_size(10);
+    group.bench_function(BenchmarkId::new("rail-optimized", 131_072), |bench| {
+        bench.iter(|| generate(black_box(&spec), &catalog))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, structural, generating);
 criterion_main!(benches);

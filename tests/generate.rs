@@ -647,28 +647,6 @@ mod props {
     }
 }
 
-/// Time to build 131,072 GPUs rail-optimized (q3400, three tiers). A figure to read, not a
-/// pass/fail: `cargo test --release --test generate -- --ignored --nocapture time_`.
-#[test]
-#[ignore]
-fn time_131072_gpus_rail_optimized() {
-    let mut s = spec(Template::RailOptimized, 16_384);
-    s.switch = Some(PartId::new("q3400"));
-    s.tiers = 3;
-    let cat = catalog();
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let start = std::time::Instant::now();
-        let d = generate(&s, &cat).expect("generates");
-        best = best.min(start.elapsed().as_secs_f64());
-        assert_eq!(d.gpu_count(), 131_072);
-    }
-    println!(
-        "131,072 GPUs rail-optimized: best of 5 = {:.1} ms",
-        best * 1e3
-    );
-}
-
 #[test]
 fn a_request_over_the_gpu_limit_is_refused_before_building() {
     // 262,144 eight-GPU nodes are 2,097,152 GPUs, just over the 2,000,000 limit; the node

@@ -1,6 +1,6 @@
 //! The shipped presets: each parses, round-trips through the file format, and is exactly
 //! what the generator makes from its recipe below (so presets are reproducible:
-//! `cargo test --test presets -- --ignored regenerate_presets` rewrites them).
+//! `RAILYARD_BLESS=1 cargo test --test presets presets_match` rewrites them).
 
 use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::io::design_file::design_to_string;
@@ -133,18 +133,6 @@ fn presets_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("presets")
 }
 
-/// Rewrites presets/*.ron from the recipes.
-#[test]
-#[ignore]
-fn regenerate_presets() {
-    let catalog = Catalog::builtin();
-    for p in recipes() {
-        let text = design_to_string(&build(&p, &catalog)).expect("encodes");
-        railyard::io::design_file::write_atomically(&presets_dir().join(p.file), text.as_bytes())
-            .expect("writes");
-    }
-}
-
 #[test]
 fn every_preset_parses_and_round_trips() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(presets_dir())
@@ -169,18 +157,25 @@ fn every_preset_parses_and_round_trips() {
     }
 }
 
+/// With `RAILYARD_BLESS=1` set, rewrites the presets from their recipes instead.
 #[test]
 fn presets_match_their_recipes() {
     let catalog = Catalog::builtin();
+    let bless = std::env::var_os("RAILYARD_BLESS").is_some_and(|v| v == "1");
     for p in recipes() {
         let path = presets_dir().join(p.file);
+        if bless {
+            let text = design_to_string(&build(&p, &catalog)).expect("encodes");
+            railyard::io::design_file::write_atomically(&path, text.as_bytes()).expect("writes");
+            continue;
+        }
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let on_disk = parse_design(&text, p.file).expect("parses");
         assert_eq!(
             on_disk,
             build(&p, &catalog),
-            "{} is stale: run `cargo test --test presets -- --ignored regenerate_presets`",
+            "{} is stale: rewrite it with `RAILYARD_BLESS=1 cargo test --test presets presets_match`",
             p.file
         );
     }
