@@ -20,8 +20,9 @@ use egui_plot::{Bar, BarChart, Plot};
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
+use super::RailyardApp;
 pub use super::jobs::Jobs;
-use super::{RailyardApp, Tab};
+use super::tabs::Tab;
 
 /// One column's cache key: the tab, its design's revision, the collective size and the
 /// sidebar's workload (`workload_key`).

@@ -2,6 +2,7 @@
 //! events; the app applies them after drawing, so the design never changes mid-frame, and
 //! every edit goes through `Document::apply` (one undo step each).
 
+mod action_runner;
 pub mod actions;
 pub mod autosave;
 pub mod cabling;
@@ -20,11 +21,13 @@ pub mod palette;
 mod path_prompt;
 pub mod plots;
 pub mod png;
+pub mod prefs;
 pub mod presentation;
 pub mod presets;
 pub mod row_units;
 pub mod shortcuts;
 pub mod sidebar;
+mod tabs;
 pub mod whatif;
 pub mod worker;
 
@@ -35,64 +38,20 @@ use crate::model::factory::{default_name, devices_from_part};
 use crate::model::{Catalog, DeviceId, LinkId, PartId, Pos};
 use actions::{Action, ActionState};
 use canvas::{CanvasEvent, CanvasOverlay, CanvasState};
-use document::{Clip, Document, copy_selection, delete_command, nudge_command, paste_command};
-use exports::ExportKind;
+use document::{Clip, Document};
 use files::{FileDialogs, NativeDialogs};
-use inspector::InspectorState;
-use layout_search::{LayoutSearch, SearchKey};
+use layout_search::SearchKey;
 use menu::{MenuContext, MenuEvent, Theme};
 use palette::{GenerateDialog, PaletteEvent, PaletteState};
-use path_prompt::{PathPrompt, PathPurpose};
+use path_prompt::PathPrompt;
+use prefs::PREFS_KEY;
+pub use prefs::Prefs;
 use presets::PRESETS;
-use sidebar::{
-    Analysis, AnalysisKey, AnalysisWorker, CollectiveSettings, SidebarEvent, SidebarView,
-    WorkloadSettings,
-};
+use sidebar::{Analysis, AnalysisKey, SidebarEvent};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Key of the preferences in eframe's storage.
-const PREFS_KEY: &str = "railyard-prefs";
-
-/// UI preferences, persisted by eframe between runs. The design itself lives only in its file.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Prefs {
-    pub recent: Vec<PathBuf>,
-    pub theme: Theme,
-    pub palette_width: f32,
-    pub sidebar_width: f32,
-    pub inspector_height: f32,
-    /// Inspector, metrics or both in the sidebar.
-    pub sidebar_view: SidebarView,
-    pub show_grid: bool,
-    pub snap: bool,
-    pub heatmap: bool,
-    /// What link colours show while the heatmap is off.
-    pub link_colors: ColorMode,
-    pub collective: CollectiveSettings,
-    pub workload: WorkloadSettings,
-}
-
-impl Default for Prefs {
-    fn default() -> Self {
-        Self {
-            recent: Vec::new(),
-            theme: Theme::System,
-            palette_width: 230.0,
-            sidebar_width: 320.0,
-            inspector_height: 330.0,
-            sidebar_view: SidebarView::Both,
-            show_grid: true,
-            snap: true,
-            heatmap: false,
-            link_colors: ColorMode::Technology,
-            collective: CollectiveSettings::default(),
-            workload: WorkloadSettings::default(),
-        }
-    }
-}
+use tabs::{ClosePrompt, Tab};
 
 /// Opens the designer window, optionally with a design file.
 pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
@@ -129,24 +88,6 @@ pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
         }),
     )
     .map_err(|e| anyhow::anyhow!("could not open the designer window: {e}"))
-}
-
-/// One open design and the view state that goes with it.
-struct Tab {
-    /// Stable for the tab's life (indices shift when a tab closes): keys cached results.
-    id: u64,
-    doc: Document,
-    canvas: CanvasState,
-    inspector: InspectorState,
-    worker: Option<AnalysisWorker>,
-    layout_search: LayoutSearch,
-}
-
-/// Unsaved changes to confirm before closing a tab or the window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ClosePrompt {
-    Tab(usize),
-    Window,
 }
 
 /// Everything panels and keys can ask for; applied after the frame's drawing.
@@ -341,41 +282,6 @@ impl RailyardApp {
         }
     }
 
-    fn new_tab(&mut self) {
-        let doc = Document::untitled(self.next_untitled);
-        self.next_untitled += 1;
-        self.push_tab(doc);
-    }
-
-    fn push_tab(&mut self, doc: Document) {
-        let mut canvas = CanvasState {
-            show_grid: self.prefs.show_grid,
-            snap: self.prefs.snap,
-            link_colors: self.prefs.link_colors,
-            ..CanvasState::default()
-        };
-        canvas::zoom_to_fit(doc.design(), &mut canvas);
-        self.next_tab_id += 1;
-        let tab = Tab {
-            id: self.next_tab_id,
-            doc,
-            canvas,
-            inspector: InspectorState::default(),
-            worker: None,
-            layout_search: LayoutSearch::default(),
-        };
-        // An untouched empty tab gives way to the design being opened.
-        if let Some(current) = self.tabs.get(self.active)
-            && current.doc.is_pristine()
-            && !tab.doc.is_pristine()
-        {
-            self.tabs[self.active] = tab;
-        } else {
-            self.tabs.push(tab);
-            self.active = self.tabs.len() - 1;
-        }
-    }
-
     /// Opens a design file in a tab (or switches to it if already open). A file that does
     /// not load leaves every open design as it was and shows why in a banner (false).
     pub fn open_path(&mut self, path: &Path) -> bool {
@@ -506,168 +412,6 @@ impl RailyardApp {
 
     /// Where a paste goes: centred on the pointer when it is over the canvas, else 40 units
     /// below and right of the copied devices, so the copy never hides the original.
-    fn paste_offset(&self, clip: &Clip, ctx: &egui::Context) -> (f32, f32) {
-        let canvas = &self.tabs[self.active].canvas;
-        let pointer = ctx
-            .input(|i| i.pointer.latest_pos())
-            .and_then(|p| canvas.to_canvas(p))
-            .filter(|p| canvas.scene_rect.contains(egui::pos2(p.x, p.y)));
-        let (Some(at), Some(first)) = (pointer, clip.devices.first()) else {
-            return (40.0, 40.0);
-        };
-        let (mut lo, mut hi) = (first.pos, first.pos);
-        for d in &clip.devices {
-            lo = Pos::new(lo.x.min(d.pos.x), lo.y.min(d.pos.y));
-            hi = Pos::new(hi.x.max(d.pos.x), hi.y.max(d.pos.y));
-        }
-        (at.x - (lo.x + hi.x) / 2.0, at.y - (lo.y + hi.y) / 2.0)
-    }
-
-    fn run_action(&mut self, action: Action, shift: bool, ctx: &egui::Context) {
-        let catalog = Arc::clone(&self.catalog);
-        match action {
-            Action::New => {
-                self.new_tab();
-                self.status = "New design".to_string();
-            }
-            Action::Open => self.ask_path(PathPurpose::Open, ctx),
-            Action::OpenPath => self.prompt_path(PathPurpose::Open),
-            Action::Save => {
-                if let Some(path) = self.document().path().map(Path::to_path_buf) {
-                    self.save_active_to(&path);
-                } else {
-                    self.run_action(Action::SaveAs, false, ctx);
-                }
-            }
-            Action::SaveAs => self.ask_path(PathPurpose::SaveAs, ctx),
-            Action::CloseTab => self.request_close_tab(self.active),
-            Action::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
-            Action::Undo => {
-                let label = self.tabs[self.active].doc.undo();
-                self.prune_selection();
-                self.status =
-                    label.map_or_else(|| "Nothing to undo".into(), |l| format!("Undid {l}"));
-            }
-            Action::Redo => {
-                let label = self.tabs[self.active].doc.redo();
-                self.prune_selection();
-                self.status =
-                    label.map_or_else(|| "Nothing to redo".into(), |l| format!("Redid {l}"));
-            }
-            Action::Copy | Action::Cut => {
-                let tab = &self.tabs[self.active];
-                let clip = copy_selection(tab.doc.design(), &tab.canvas.selection.devices);
-                if let Some(text) = clip.to_text() {
-                    ctx.copy_text(text);
-                }
-                self.status = format!(
-                    "Copied {} devices, {} links",
-                    clip.devices.len(),
-                    clip.links.len()
-                );
-                self.clipboard = Some(clip);
-                if action == Action::Cut {
-                    self.run_action(Action::Delete, false, ctx);
-                }
-            }
-            Action::Paste => {
-                let Some(clip) = self.clipboard.clone() else {
-                    return;
-                };
-                let offset = self.paste_offset(&clip, ctx);
-                let (command, devices, links) =
-                    paste_command(self.document().design(), &clip, offset);
-                if self.apply(command) {
-                    let selection = &mut self.tabs[self.active].canvas.selection;
-                    selection.devices = devices.into_iter().collect();
-                    selection.links = links.into_iter().collect();
-                    self.status = format!("Pasted {} devices", clip.devices.len());
-                    // The next paste lands beside this one rather than on top of it.
-                    if let Some(c) = &mut self.clipboard {
-                        for d in &mut c.devices {
-                            d.pos = Pos::new(d.pos.x + 40.0, d.pos.y + 40.0);
-                        }
-                    }
-                }
-            }
-            Action::Delete => {
-                let tab = &self.tabs[self.active];
-                let sel = &tab.canvas.selection;
-                if let Some(command) = delete_command(tab.doc.design(), &sel.devices, &sel.links) {
-                    self.apply(command);
-                }
-            }
-            Action::SelectAll => {
-                let tab = &mut self.tabs[self.active];
-                let design = tab.doc.design();
-                tab.canvas.selection.devices = design.devices.iter().map(|d| d.id).collect();
-                tab.canvas.selection.links = design.links.iter().map(|l| l.id).collect();
-            }
-            Action::ZoomToFit => {
-                let tab = &mut self.tabs[self.active];
-                canvas::zoom_to_fit(tab.doc.design(), &mut tab.canvas);
-            }
-            Action::NudgeLeft | Action::NudgeRight | Action::NudgeUp | Action::NudgeDown => {
-                let Some(delta) = action.nudge_delta(shift) else {
-                    return;
-                };
-                let tab = &self.tabs[self.active];
-                if let Some(command) =
-                    nudge_command(tab.doc.design(), &tab.canvas.selection.devices, delta)
-                {
-                    self.apply(command);
-                }
-            }
-            Action::ToggleGrid => {
-                self.prefs.show_grid = !self.prefs.show_grid;
-                for tab in &mut self.tabs {
-                    tab.canvas.show_grid = self.prefs.show_grid;
-                }
-            }
-            Action::ToggleSnap => {
-                self.prefs.snap = !self.prefs.snap;
-                for tab in &mut self.tabs {
-                    tab.canvas.snap = self.prefs.snap;
-                }
-            }
-            Action::ToggleHeatmap => {
-                self.prefs.heatmap = !self.prefs.heatmap;
-                if self.prefs.heatmap && !self.prefs.collective.enabled {
-                    // The heat comes from the collective; switch it on too.
-                    self.prefs.collective.enabled = true;
-                }
-            }
-            Action::ArrangeByTier => {
-                let command = canvas::arrange_by_tier(self.document().design(), &catalog);
-                if self.apply(command) {
-                    let tab = &mut self.tabs[self.active];
-                    canvas::zoom_to_fit(tab.doc.design(), &mut tab.canvas);
-                }
-            }
-            Action::Generate => self.generate.open = true,
-            Action::Presentation => {
-                self.presentation = !self.presentation;
-                ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.presentation));
-                presentation::set_large_fonts(ctx, self.presentation);
-                // The audience sees the whole design first.
-                if self.presentation {
-                    let tab = &mut self.tabs[self.active];
-                    canvas::zoom_to_fit(tab.doc.design(), &mut tab.canvas);
-                }
-            }
-            Action::Calibrate => self.calibrate.open = true,
-            Action::CheckCabling => self.cabling.open = true,
-            Action::Shortcuts => self.shortcuts = true,
-            Action::Compare => self.compare.open = true,
-            Action::Plots => self.plots.open = true,
-            Action::ExportPng => self.ask_path(PathPurpose::Png, ctx),
-            Action::ExportSvg => self.ask_export(ExportKind::Svg, ctx),
-            Action::ExportBom => self.ask_export(ExportKind::Bom, ctx),
-            Action::ExportReport => self.ask_export(ExportKind::Report, ctx),
-            Action::ExportFor(format) => self.ask_export(ExportKind::Tool(format), ctx),
-        }
-    }
-
     fn start_dir(&self) -> Option<PathBuf> {
         self.document()
             .path()
@@ -688,28 +432,6 @@ impl RailyardApp {
                 self.status = "Not saved; the banner says why.".to_string();
                 tab.doc.banner = Some(e.to_string());
             }
-        }
-    }
-
-    fn request_close_tab(&mut self, index: usize) {
-        if self.tabs.get(index).is_some_and(|t| t.doc.is_dirty()) {
-            self.active = index;
-            self.close_prompt = Some(ClosePrompt::Tab(index));
-        } else {
-            self.close_tab(index);
-        }
-    }
-
-    fn close_tab(&mut self, index: usize) {
-        if index >= self.tabs.len() {
-            return;
-        }
-        self.tabs.remove(index);
-        if self.tabs.is_empty() {
-            self.new_tab();
-        }
-        if self.active >= self.tabs.len() || self.active > index {
-            self.active = self.active.saturating_sub(1).min(self.tabs.len() - 1);
         }
     }
 
@@ -946,40 +668,6 @@ impl RailyardApp {
         }
     }
 
-    fn tab_bar(&mut self, ui: &mut egui::Ui, events: &mut Vec<AppEvent>) {
-        egui::Panel::top("tab-bar").show(ui, |ui| {
-            egui::ScrollArea::horizontal().show(ui, |ui| {
-                ui.horizontal(|ui| {
-                    for (i, tab) in self.tabs.iter().enumerate() {
-                        let dirty = if tab.doc.is_dirty() { " •" } else { "" };
-                        let label = format!("{}{dirty}", tab.doc.title());
-                        let r = ui.selectable_label(i == self.active, label);
-                        if r.clicked() {
-                            events.push(AppEvent::SwitchTab(i));
-                        }
-                        if let Some(path) = tab.doc.path() {
-                            r.on_hover_text(path.display().to_string());
-                        }
-                        if ui
-                            .small_button("×")
-                            .on_hover_text("Close this design")
-                            .clicked()
-                        {
-                            events.push(AppEvent::CloseTab(i));
-                        }
-                        ui.separator();
-                    }
-                    if ui.small_button("+").on_hover_text("New design").clicked() {
-                        events.push(AppEvent::Action {
-                            action: Action::New,
-                            shift: false,
-                        });
-                    }
-                });
-            });
-        });
-    }
-
     fn status_bar(&mut self, ui: &mut egui::Ui) {
         let tab = &self.tabs[self.active];
         let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
@@ -1208,73 +896,6 @@ impl RailyardApp {
                     ui.label(env!("CARGO_PKG_DESCRIPTION"));
                     ui.label(format!("{} parts in the catalog", self.catalog.len()));
                 });
-        }
-    }
-
-    fn close_prompt_window(&mut self, ctx: &egui::Context, events: &mut Vec<AppEvent>) {
-        let Some(prompt) = self.close_prompt else {
-            return;
-        };
-        let dirty: Vec<usize> = match prompt {
-            ClosePrompt::Tab(i) => vec![i],
-            ClosePrompt::Window => (0..self.tabs.len())
-                .filter(|&i| self.tabs[i].doc.is_dirty())
-                .collect(),
-        };
-        let mut choice = None;
-        let modal = egui::Modal::new(egui::Id::new("close-prompt")).show(ctx, |ui| {
-            ui.heading("Unsaved changes");
-            for &i in &dirty {
-                if let Some(tab) = self.tabs.get(i) {
-                    ui.label(format!("• {}", tab.doc.title()));
-                }
-            }
-            ui.label("Save them before closing?");
-            ui.horizontal(|ui| {
-                if ui.button("Save").clicked() {
-                    choice = Some(true);
-                }
-                if ui.button("Discard").clicked() {
-                    choice = Some(false);
-                }
-                if ui.button("Cancel").clicked() {
-                    ui.close();
-                }
-            });
-        });
-        if modal.should_close() && choice.is_none() {
-            self.close_prompt = None;
-            return;
-        }
-        let Some(save) = choice else {
-            return;
-        };
-        self.close_prompt = None;
-        if save {
-            for &i in &dirty {
-                self.active = i;
-                match self.tabs[i].doc.path().map(Path::to_path_buf) {
-                    Some(path) => self.save_active_to(&path),
-                    None => {
-                        // Needs a name first; closing waits for the user to save and retry.
-                        events.push(AppEvent::Action {
-                            action: Action::SaveAs,
-                            shift: false,
-                        });
-                        return;
-                    }
-                }
-                if self.tabs[i].doc.is_dirty() {
-                    return; // The save failed; the banner says why.
-                }
-            }
-        }
-        match prompt {
-            ClosePrompt::Tab(i) => events.push(AppEvent::ForceCloseTab(i)),
-            ClosePrompt::Window => {
-                self.allow_close = true;
-                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-            }
         }
     }
 }

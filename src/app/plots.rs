@@ -14,8 +14,9 @@ use egui_plot::{Bar, BarChart, GridInput, GridMark, Line, Plot, PlotPoints};
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::RailyardApp;
 use super::compare::{CompareView, Jobs, colour_swatch, design_colour};
-use super::{RailyardApp, Tab};
+use super::tabs::Tab;
 
 /// Link utilisation in tenths: `bins[i]` counts links busy from i×10 % to (i+1)×10 %
 /// (the last bin includes 100 %, the bottleneck).
