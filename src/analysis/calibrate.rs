@@ -169,13 +169,13 @@ enum LatencyTarget {
     /// The stack latency of hops over drawn links of a network or Thunderbolt technology.
     Network(LinkTech, Transport),
     /// The per-step latency of intra-node hops of NVLink, NVLink bridge or PCIe.
-    Intra(LinkTech),
+    IntraNode(LinkTech),
 }
 
 impl LatencyTarget {
     fn tech(self) -> LinkTech {
         match self {
-            LatencyTarget::Network(t, _) | LatencyTarget::Intra(t) => t,
+            LatencyTarget::Network(t, _) | LatencyTarget::IntraNode(t) => t,
         }
     }
 
@@ -183,7 +183,7 @@ impl LatencyTarget {
     fn builtin(self) -> f64 {
         match self {
             LatencyTarget::Network(t, transport) => stack_latency_us(t, transport),
-            LatencyTarget::Intra(t) => builtin_intra_hop_latency_us(t).unwrap_or(0.0),
+            LatencyTarget::IntraNode(t) => builtin_intra_hop_latency_us(t).unwrap_or(0.0),
         }
     }
 }
@@ -293,7 +293,7 @@ pub fn fit_calibration(
         None if latency_bound.iter().any(|&b| b) => {
             let mut best: Option<(LatencyTarget, f64)> = None;
             for tech in INTRA_TECHS {
-                let target = LatencyTarget::Intra(tech);
+                let target = LatencyTarget::IntraNode(tech);
                 let mut probe = design.clone();
                 let mut probe_cal = calibration.clone();
                 set(
@@ -340,7 +340,7 @@ pub fn fit_calibration(
              the time of small sizes: latency not fitted"
                 .into(),
         );
-    } else if let Some(LatencyTarget::Intra(tech)) = lat_target {
+    } else if let Some(LatencyTarget::IntraNode(tech)) = lat_target {
         notes.push(format!(
             "no network link on the measured path: the {} hop latency (LL per step, in place \
              of NCCL's constant) is fitted",
@@ -349,8 +349,8 @@ pub fn fit_calibration(
     }
 
     let fits_protocols =
-        matches!(lat_target, Some(LatencyTarget::Intra(_))) && latency_bound.iter().any(|&b| b);
-    if let (true, Some(LatencyTarget::Intra(tech))) = (fits_protocols, lat_target) {
+        matches!(lat_target, Some(LatencyTarget::IntraNode(_))) && latency_bound.iter().any(|&b| b);
+    if let (true, Some(LatencyTarget::IntraNode(tech))) = (fits_protocols, lat_target) {
         // A refit describes this log alone: protocol figures an earlier fit left are cleared,
         // and set again only where this log's rows give them.
         for q in CalibratedProtocol::ALL {
@@ -412,7 +412,7 @@ pub fn fit_calibration(
         // (LL128, Simple) can cost more or less than LL's: the curve bends there. Each
         // protocol's intra-node hop latency is fitted on its own from the ring and tree rows
         // that chose it, outside the small sizes LL's fit uses (at least two rows).
-        if let (true, Some(LatencyTarget::Intra(tech))) = (fits_protocols, lat_target) {
+        if let (true, Some(LatencyTarget::IntraNode(tech))) = (fits_protocols, lat_target) {
             for q in CalibratedProtocol::ALL {
                 let l_q = protocol_latency(&calibration, tech, q);
                 let now = predict(&trial)?;
@@ -479,7 +479,7 @@ pub fn fit_calibration(
         notes.extend(latency_outliers(&rows));
     }
     let protocol_latencies_us: Vec<ProtocolFit> = match lat_target {
-        Some(LatencyTarget::Intra(tech)) => CalibratedProtocol::ALL
+        Some(LatencyTarget::IntraNode(tech)) => CalibratedProtocol::ALL
             .into_iter()
             .filter_map(|q| {
                 let after = calibration.protocol_latency_us(tech, q)?;
@@ -577,7 +577,7 @@ fn protocol_latency(cal: &Calibration, tech: LinkTech, q: CalibratedProtocol) ->
         CalibratedProtocol::Ll128 => Protocol::Ll128,
         CalibratedProtocol::Simple => Protocol::Simple,
     };
-    // Only intra-node technologies are fitted per protocol (`LatencyTarget::Intra`).
+    // Only intra-node technologies are fitted per protocol (`LatencyTarget::IntraNode`).
     calibrated_ring_step_us(cal, tech, protocol).unwrap_or(0.0)
 }
 
