@@ -1,11 +1,13 @@
 //! Each design check fires on a small design built to trigger it, names the devices, and
 //! stays quiet on a clean design.
 
+mod common;
+
+use common::design::{link, switch};
 use railyard::analysis::checks::{Finding, Severity, checks, codes};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, LengthClass, Link,
-    LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp, Switch,
-    SwitchFeatures, SwitchRole,
+    LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp,
 };
 
 const CATALOG: &str = r#"(
@@ -91,31 +93,6 @@ fn server(name: &str) -> Device {
 
 fn mac(name: &str) -> Device {
     node(name, "mac4", "mac-gpu", 1, &[])
-}
-
-fn switch(name: &str, model: &str, rail: Option<u32>) -> Device {
-    Device {
-        id: DeviceId(0),
-        name: name.to_string(),
-        pos: Pos::default(),
-        group: None,
-        kind: DeviceKind::Switch(Switch {
-            model: PartId::new(model),
-            role: SwitchRole::Leaf,
-            breakout: 1,
-            rail,
-            features: SwitchFeatures::default(),
-        }),
-    }
-}
-
-fn link(a: DeviceId, pa: Port, b: DeviceId, pb: Port, tech: LinkTech, gbit_s: f64) -> Link {
-    Link::new(
-        Endpoint::new(a, pa),
-        Endpoint::new(b, pb),
-        tech,
-        Bandwidth::from_gbit_s(gbit_s),
-    )
 }
 
 fn ib(a: DeviceId, pa: Port, b: DeviceId, pb: Port) -> Link {

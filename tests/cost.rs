@@ -1,12 +1,14 @@
 //! Bill of materials, cost summary, shares and the CSV export, against totals worked out by
 //! hand from a small test catalog (independent of the shipped catalog's figures).
 
+mod common;
+
+use common::design::{link, switch};
 use railyard::analysis::cost::{BomCategory, BomLine, bom_lines, cost_summary};
 use railyard::io::bom::{BomOptions, bom_total, write_bom_csv};
 use railyard::model::{
-    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, Host, HostRole,
-    LengthClass, Link, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp, Switch,
-    SwitchFeatures, SwitchRole,
+    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, GpuNode, Host, HostRole, LengthClass,
+    LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp,
 };
 
 const CATALOG: &str = r#"(
@@ -90,38 +92,13 @@ fn server(name: &str) -> Device {
     node(name, "server", "gpu-a", 8, &["nic-ib"], nvswitch())
 }
 
-fn switch(name: &str, model: &str) -> Device {
-    Device {
-        id: DeviceId(0),
-        name: name.to_string(),
-        pos: Pos::default(),
-        group: None,
-        kind: DeviceKind::Switch(Switch {
-            model: PartId::new(model),
-            role: SwitchRole::Leaf,
-            breakout: 1,
-            rail: None,
-            features: SwitchFeatures::default(),
-        }),
-    }
-}
-
-fn link(a: DeviceId, pa: Port, b: DeviceId, pb: Port, tech: LinkTech, gbit_s: f64) -> Link {
-    Link::new(
-        Endpoint::new(a, pa),
-        Endpoint::new(b, pb),
-        tech,
-        Bandwidth::from_gbit_s(gbit_s),
-    )
-}
-
 /// Two servers with one 400G InfiniBand NIC each, on one switch, by in-rack DAC.
 /// Servers 2 × $100,000 + NICs 2 × $1,000 + switch $20,000 + DACs 2 × $100 = $222,200.
 fn two_servers() -> (Design, DeviceId) {
     let mut d = Design::new("two servers");
     let n0 = d.add_device(server("node-0"));
     let n1 = d.add_device(server("node-1"));
-    let leaf = d.add_device(switch("leaf-0", "ib-switch"));
+    let leaf = d.add_device(switch("leaf-0", "ib-switch", None));
     d.add_link(link(
         n0,
         Port::Nic(0),
@@ -145,7 +122,7 @@ fn two_servers() -> (Design, DeviceId) {
 /// + switch $20,000 + 2 lanes × 2 optics × $500 = $244,200.
 fn with_spine() -> Design {
     let (mut d, leaf) = two_servers();
-    let spine = d.add_device(switch("spine-0", "ib-switch"));
+    let spine = d.add_device(switch("spine-0", "ib-switch", None));
     d.add_link(
         link(
             leaf,
@@ -231,7 +208,7 @@ fn cross_rack_lanes_take_two_optics_each() {
 #[test]
 fn named_cable_overrides_the_derived_one() {
     let (mut d, leaf) = two_servers();
-    let spine = d.add_device(switch("spine-0", "ib-switch"));
+    let spine = d.add_device(switch("spine-0", "ib-switch", None));
     let mut aoc = link(
         leaf,
         Port::Switch(2),
@@ -283,7 +260,7 @@ fn lane_rate_picks_the_next_cable_grade_up() {
         &["nic-eth"],
         nvswitch(),
     ));
-    let esw = d.add_device(switch("eth-0", "free-switch"));
+    let esw = d.add_device(switch("eth-0", "free-switch", None));
     d.add_link(link(
         n3,
         Port::Nic(0),
@@ -497,7 +474,7 @@ fn empty_and_unpriced_designs_have_no_share() {
     assert_eq!(empty.network_cost_share(), None);
 
     let mut d = Design::new("free");
-    d.add_device(switch("sw", "free-switch"));
+    d.add_device(switch("sw", "free-switch", None));
     let lines = bom_lines(&d, &catalog());
     assert!(
         lines[0].estimate,

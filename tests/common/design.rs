@@ -2,7 +2,10 @@
 
 use railyard::io::load_design;
 use railyard::model::ports::port_from_v1_number;
-use railyard::model::{Catalog, Design, DeviceId, Endpoint, LinkTech, Port};
+use railyard::model::{
+    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, Link, LinkTech, PartId,
+    Port, Pos, Switch, SwitchFeatures, SwitchRole,
+};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -48,4 +51,32 @@ pub fn preset(name: &str) -> Design {
         .find(|(n, _)| n == name)
         .map(|(_, d)| d)
         .expect("the preset")
+}
+
+/// A leaf switch of catalog part `model`, on `rail` if any, at the origin (its id is given
+/// when it is added to a design).
+pub fn switch(name: &str, model: &str, rail: Option<u32>) -> Device {
+    Device {
+        id: DeviceId(0),
+        name: name.to_string(),
+        pos: Pos::default(),
+        group: None,
+        kind: DeviceKind::Switch(Switch {
+            model: PartId::new(model),
+            role: SwitchRole::Leaf,
+            breakout: 1,
+            rail,
+            features: SwitchFeatures::default(),
+        }),
+    }
+}
+
+/// A link of `tech` at `gbit_s` from port `pa` of `a` to port `pb` of `b`.
+pub fn link(a: DeviceId, pa: Port, b: DeviceId, pb: Port, tech: LinkTech, gbit_s: f64) -> Link {
+    Link::new(
+        Endpoint::new(a, pa),
+        Endpoint::new(b, pb),
+        tech,
+        Bandwidth::from_gbit_s(gbit_s),
+    )
 }
