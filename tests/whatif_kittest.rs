@@ -175,3 +175,26 @@ fn restore_all_is_one_undo_step_after_failing_a_switch() {
     harness.run();
     assert_eq!(failed(&harness), 0);
 }
+
+#[test]
+fn an_unwired_switch_says_it_has_nothing_to_fail() {
+    let mut harness = harness();
+    harness
+        .state_mut()
+        .add_part(&railyard::model::PartId::new("qm9700"));
+    harness.run();
+    let switch = harness.state().document().design().devices[0].id;
+    harness
+        .state_mut()
+        .canvas_state_mut()
+        .selection
+        .devices
+        .insert(switch);
+    harness.run();
+    // Not a lone "What-if" heading over nothing: the section says why it offers no action.
+    assert!(
+        harness
+            .query_by_label_contains("Nothing to fail here")
+            .is_some()
+    );
+}

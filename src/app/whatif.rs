@@ -209,6 +209,8 @@ fn whatif_buttons(
         }
     }
     let all_rails = rails(design);
+    let all_planes = planes(design);
+    let offered = !selected.is_empty() || !all_rails.is_empty() || !all_planes.is_empty();
     if !all_rails.is_empty() {
         ui.horizontal_wrapped(|ui| {
             ui.label("Fail rail");
@@ -226,7 +228,6 @@ fn whatif_buttons(
             }
         });
     }
-    let all_planes = planes(design);
     if !all_planes.is_empty() {
         ui.horizontal_wrapped(|ui| {
             ui.label("Fail plane");
@@ -255,6 +256,9 @@ fn whatif_buttons(
         }
     } else if selected_is_empty(devices, links) {
         ui.weak("Select a link or switch, or pick a rail or plane, to see what its loss costs.");
+    } else if !offered {
+        // Without this line the heading would stand alone (an unwired switch, say).
+        ui.weak("Nothing to fail here: the selection has no links yet.");
     }
     out
 }
