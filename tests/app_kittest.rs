@@ -8,7 +8,7 @@ mod common;
 
 use railyard::analysis::job::JobOutcome;
 
-use common::app::{WINDOW, app, app_picking, harness, open_preset, wait_for_analysis};
+use common::app::{WINDOW, app, app_picking, click_menu, harness, open_preset, wait_for_analysis};
 use egui::accesskit::Role;
 use egui::{Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
 use egui_kittest::Harness;
@@ -1239,5 +1239,28 @@ fn full_mesh_from_the_submenu_adds_only_the_missing_pair() {
             missing.tech,
             missing.rate_gbit_s
         )
+    );
+}
+
+#[test]
+fn view_ring_order_shows_the_ring_over_the_drawn_gpus_and_escape_closes_it() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    click_menu(&mut harness, "View", "Ring order…");
+    harness.run();
+    // 4 nodes × 8 GPUs; 8 NICs each, so 8 rail rings; 28 NVSwitch hops and 4 RoCE hops.
+    assert!(
+        harness
+            .query_by_label_contains("32 GPUs on 4 nodes; 8 rings side by side")
+            .is_some()
+    );
+    assert!(harness.query_by_label("28 × NVLink (NVSwitch)").is_some());
+    assert!(harness.query_by_label("4 × RoCEv2").is_some());
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains("32 GPUs on 4 nodes")
+            .is_none()
     );
 }

@@ -938,3 +938,61 @@ fn algorithm_choices_keep_their_stored_names() {
         assert_eq!(AlgoChoice::from_cli_name(choice.cli_name()), Some(choice));
     }
 }
+
+/// The logical view's ring: 2 DGX H100 nodes rail-optimized are 16 GPUs, each node's 8 in a
+/// row over NVSwitch, one InfiniBand hop out of each node, and 8 rail rings side by side
+/// (one per NIC).
+#[test]
+fn the_ring_order_runs_through_each_node_then_crosses_on_a_rail() {
+    use railyard::analysis::collective::logical::{RingHop, ScaleUpPath, ring_order};
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(2);
+    let design = generate(&spec, &catalog).expect("generates");
+    let ring = ring_order(&design, &catalog).expect("a ring");
+    assert_eq!((ring.stops.len(), ring.hops.len(), ring.rings), (16, 16, 8));
+    let nodes: Vec<_> = design
+        .devices
+        .iter()
+        .filter(|d| d.kind.as_node().is_some())
+        .map(|d| d.id)
+        .collect();
+    for (i, stop) in ring.stops.iter().enumerate() {
+        assert_eq!(
+            (stop.node, stop.gpu),
+            (nodes[i / 8], (i % 8) as u32),
+            "stop {i}"
+        );
+    }
+    for (i, hop) in ring.hops.iter().enumerate() {
+        let expected = if i % 8 == 7 {
+            RingHop::Network(Some(LinkTech::InfiniBand))
+        } else {
+            RingHop::ScaleUp(ScaleUpPath::NvSwitch)
+        };
+        assert_eq!(*hop, expected, "hop {i}");
+    }
+}
+
+/// Four Macs in a Thunderbolt 5 mesh: one GPU each, so every hop of the one ring crosses a
+/// Thunderbolt cable.
+#[test]
+fn a_mac_ring_crosses_thunderbolt_at_every_hop() {
+    use railyard::analysis::collective::logical::{RingHop, ring_order};
+    let catalog = Catalog::builtin();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/mac-studio-tb5-x4.ron"),
+    )
+    .expect("preset");
+    let design = railyard::io::parse_design(&text, "mac preset").expect("parses");
+    let ring = ring_order(&design, &catalog).expect("a ring");
+    assert_eq!((ring.stops.len(), ring.rings), (4, 1));
+    assert!(
+        ring.hops
+            .iter()
+            .all(|h| *h == RingHop::Network(Some(LinkTech::Thunderbolt5))),
+        "{:?}",
+        ring.hops
+    );
+}

@@ -34,6 +34,8 @@ pub enum Action {
     Presentation,
     Compare,
     Plots,
+    /// View > Ring order: the logical view of the ring collective.
+    RingOrder,
     Calibrate,
     CheckCabling,
     /// Help > Keyboard shortcuts.
@@ -82,7 +84,7 @@ const fn plain(key: Key) -> KeyboardShortcut {
 
 impl Action {
     /// The actions without a format.
-    const FIXED: [Action; 34] = [
+    const FIXED: [Action; 35] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -110,6 +112,7 @@ impl Action {
         Action::Presentation,
         Action::Compare,
         Action::Plots,
+        Action::RingOrder,
         Action::ExportPng,
         Action::ExportSvg,
         Action::ExportBom,
@@ -155,6 +158,7 @@ impl Action {
             Action::Presentation => "Presentation mode",
             Action::Compare => "Compare designs…",
             Action::Plots => "Plots…",
+            Action::RingOrder => "Ring order…",
             Action::Calibrate => "Calibrate…",
             Action::CheckCabling => "Check cabling…",
             Action::Shortcuts => "Keyboard shortcuts",
@@ -233,6 +237,7 @@ impl Action {
             | Action::ArrangeByTier
             | Action::Compare
             | Action::Plots
+            | Action::RingOrder
             | Action::ExportPng
             | Action::ExportSvg
             | Action::ExportBom
@@ -253,6 +258,7 @@ impl Action {
             | Action::Presentation
             | Action::Compare
             | Action::Plots
+            | Action::RingOrder
             | Action::Shortcuts => true,
             Action::Save
             | Action::SaveAs

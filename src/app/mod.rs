@@ -16,6 +16,7 @@ pub mod files;
 pub mod inspector;
 pub mod jobs;
 pub mod layout_search;
+pub mod logical_view;
 pub mod menu;
 pub mod palette;
 mod path_prompt;
@@ -145,6 +146,7 @@ pub struct RailyardApp {
     cabling: cabling::CablingWindow,
     compare: compare::CompareView,
     plots: plots::PlotsView,
+    ring_order: logical_view::LogicalView,
     png: png::PngExport,
     frames: u64,
     /// Recovery files for crash safety; None in tests unless they turn it on.
@@ -185,6 +187,7 @@ impl RailyardApp {
             cabling: cabling::CablingWindow::default(),
             compare: compare::CompareView::default(),
             plots: plots::PlotsView::default(),
+            ring_order: logical_view::LogicalView::default(),
             png: png::PngExport::default(),
             frames: 0,
             autosave: None,
@@ -883,6 +886,13 @@ impl RailyardApp {
             .window(ctx, &self.tabs, &self.catalog, workload.as_ref());
         self.plots
             .window(ctx, &self.tabs, self.active, &self.compare, &self.catalog);
+        let tab = &self.tabs[self.active];
+        self.ring_order.window(
+            ctx,
+            (tab.id, tab.doc.revision()),
+            tab.doc.design(),
+            &self.catalog,
+        );
         if self.shortcuts {
             shortcuts::shortcuts_window(ctx, &mut self.shortcuts);
         }

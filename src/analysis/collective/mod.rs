@@ -18,6 +18,7 @@ mod helpers;
 pub mod latency;
 pub mod library;
 mod load_ratio;
+pub mod logical;
 pub mod ops;
 mod plan;
 mod routing;

@@ -21,6 +21,7 @@ use super::{Algorithm, CollectiveError, Op, Routing};
 use all_to_all::{all_to_all, pxn_send};
 use loads::PhaseLoads;
 use nvls::{all_nvls, nvls_gpu_rate, nvls_loads};
+pub(crate) use ring::nic_rings;
 use ring::rings;
 use sharp::sharp_trees;
 use std::sync::Arc;

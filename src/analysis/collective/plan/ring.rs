@@ -98,7 +98,7 @@ pub(super) fn all_nvswitch(fab: &Fabric, gpus: &[u32]) -> bool {
 }
 
 /// Rings across domains: one per NIC of the node with fewest NICs (at least one).
-pub(super) fn nic_rings(fab: &Fabric, group: &[u32]) -> u32 {
+pub(crate) fn nic_rings(fab: &Fabric, group: &[u32]) -> u32 {
     let mut k = u32::MAX;
     let mut last = u32::MAX;
     for &g in group {
