@@ -512,6 +512,39 @@ fn idle_canvas_requests_no_repaint() {
     assert_eq!(delay, Duration::MAX);
 }
 
+/// The texts painted in the last frame.
+fn painted_texts(h: &Harness<'_, App>) -> Vec<String> {
+    h.output()
+        .shapes
+        .iter()
+        .filter_map(|c| match &c.shape {
+            egui::Shape::Text(t) => Some(t.galley.text().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn parallel_links_draw_as_one_bundle_with_their_count() {
+    use railyard::model::factory::default_link;
+    let mut a = app();
+    for _ in 0..3 {
+        let link = default_link(&a.design, &a.catalog, DeviceId(0), DeviceId(1)).unwrap();
+        a.design.insert_link(link);
+    }
+    let mut h = harness(a);
+    h.run();
+    assert!(
+        painted_texts(&h).contains(&"×3".to_string()),
+        "{:?}",
+        painted_texts(&h)
+    );
+    // Zoomed far out the count would be unreadable: it is left out.
+    h.state_mut().canvas.scene_rect = Rect::from_center_size(Pos2::ZERO, vec2(40_000.0, 28_000.0));
+    h.run();
+    assert!(!painted_texts(&h).iter().any(|t| t.starts_with('×')));
+}
+
 #[test]
 fn zoom_to_fit_frames_every_device() {
     let mut a = app();

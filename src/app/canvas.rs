@@ -569,7 +569,7 @@ fn body(
         frame.grid();
     }
     frame.domains();
-    let tally = frame.links();
+    let links = frame.links();
     frame.devices();
     match &state.interaction.gesture {
         Gesture::Box { origin, current } => {
@@ -586,7 +586,8 @@ fn body(
         frame.drop_ghost(snap_point(p, state.snap), &payload.part);
     }
     frame.labels();
-    frame.legend(&tally);
+    frame.bundle_counts(&links.parallel);
+    frame.legend(&links.tally);
 }
 
 fn snap_point(p: Pos2, snap: bool) -> Pos2 {

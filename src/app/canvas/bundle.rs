@@ -70,6 +70,28 @@ impl Bundles {
     }
 }
 
+/// How many links join each pair of devices (in either direction), for the count shown on
+/// a bundle of parallel links.
+#[derive(Default)]
+pub(super) struct ParallelLinks {
+    counts: HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
+}
+
+impl ParallelLinks {
+    pub fn add(&mut self, i: usize, j: usize) {
+        let (a, b) = (i.min(j) as u64, i.max(j) as u64);
+        *self.counts.entry((a << 32) | b).or_insert(0) += 1;
+    }
+
+    /// The device pairs joined by more than one link, with their counts.
+    pub fn bundles(&self) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
+        self.counts
+            .iter()
+            .filter(|(_, n)| **n > 1)
+            .map(|(key, n)| ((key >> 32) as usize, (key & 0xffff_ffff) as usize, *n))
+    }
+}
+
 /// A fast hasher for the integer keys above (SipHash, the default, cost a third of a frame
 /// at 200,000 links); no defence against chosen keys is needed for canvas cells.
 #[derive(Default)]
@@ -133,6 +155,16 @@ mod tests {
         let mut far = Bundles::new(&layout, 3, 0.005);
         assert!(far.first(0, 1));
         assert!(!far.first(2, 1));
+    }
+
+    #[test]
+    fn parallel_links_are_counted_per_device_pair_either_way_round() {
+        let mut parallel = ParallelLinks::default();
+        for (i, j) in [(0, 1), (1, 0), (0, 1), (2, 1), (0, 2)] {
+            parallel.add(i, j);
+        }
+        let bundles: Vec<_> = parallel.bundles().collect();
+        assert_eq!(bundles, [(0, 1, 3)]);
     }
 
     #[test]
