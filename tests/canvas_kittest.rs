@@ -129,15 +129,44 @@ fn click(h: &mut Harness<'_, App>, (x, y): (f32, f32), modifiers: Modifiers) {
 
 /// Press at canvas point `from`, move to `to` in steps, release.
 fn drag(h: &mut Harness<'_, App>, from: (f32, f32), to: (f32, f32)) {
+    drag_with(h, from, to, Modifiers::NONE);
+}
+
+/// Press at canvas point `from` with `modifiers` held, move to `to` in steps, release.
+fn drag_with(h: &mut Harness<'_, App>, from: (f32, f32), to: (f32, f32), modifiers: Modifiers) {
     let (from, to) = (screen(h, from.0, from.1), screen(h, to.0, to.1));
-    press(h, from, Modifiers::NONE);
+    drag_on_screen(h, from, to, PointerButton::Primary, modifiers);
+}
+
+/// Press `button` at screen point `from`, move to `to` in steps, release.
+fn drag_on_screen(
+    h: &mut Harness<'_, App>,
+    from: Pos2,
+    to: Pos2,
+    button: PointerButton,
+    modifiers: Modifiers,
+) {
+    h.event(Event::ModifiersChanged(modifiers));
+    h.event(Event::PointerMoved(from));
+    h.event(Event::PointerButton {
+        pos: from,
+        button,
+        pressed: true,
+        modifiers,
+    });
     h.run();
     for k in 1..=5 {
         let t = k as f32 / 5.0;
         h.event(Event::PointerMoved(from + (to - from) * t));
         h.run();
     }
-    release(h, to, Modifiers::NONE);
+    h.event(Event::PointerButton {
+        pos: to,
+        button,
+        pressed: false,
+        modifiers,
+    });
+    h.event(Event::ModifiersChanged(Modifiers::NONE));
     h.run();
 }
 
@@ -217,12 +246,102 @@ fn dragging_a_selection_moves_all_of_it_together() {
 }
 
 #[test]
-fn box_selection_takes_the_devices_inside() {
+fn shift_drag_on_empty_canvas_selects_the_devices_in_the_box() {
     let mut h = harness(app());
+    let view = h.state().canvas.scene_rect;
     // From empty canvas at (-100, -60) to (120, 260): nodes a and b, not the switches.
-    drag(&mut h, (-100.0, -60.0), (120.0, 260.0));
+    drag_with(&mut h, (-100.0, -60.0), (120.0, 260.0), Modifiers::SHIFT);
     assert_eq!(h.state().canvas.selection.devices, ids(&[0, 2]));
+    // A box selects; it neither edits nor pans.
     assert!(!h.state().history.can_undo());
+    assert_eq!(h.state().canvas.scene_rect, view);
+}
+
+#[test]
+fn a_shift_drag_box_adds_to_the_selection() {
+    let mut h = harness(app());
+    click(&mut h, (300.0, 0.0), Modifiers::NONE);
+    // Around node b only: the leaf selected before stays selected.
+    drag_with(&mut h, (-100.0, 140.0), (120.0, 260.0), Modifiers::SHIFT);
+    assert_eq!(h.state().canvas.selection.devices, ids(&[1, 2]));
+}
+
+#[test]
+fn dragging_empty_canvas_pans_without_selecting_or_editing() {
+    let mut h = harness(app());
+    click(&mut h, (0.0, 200.0), Modifiers::NONE);
+    let grabbed = (-300.0, -250.0);
+    let from = screen(&h, grabbed.0, grabbed.1);
+    let to = from + vec2(150.0, 100.0);
+    drag_on_screen(&mut h, from, to, PointerButton::Primary, Modifiers::NONE);
+    // The canvas point grabbed followed the pointer: the view moved by the drag.
+    let now = screen(&h, grabbed.0, grabbed.1);
+    assert!((now - to).length() < 0.5, "{now:?}, expected {to:?}");
+    let centre = screen(&h, 0.0, 0.0);
+    assert!((centre - pos2(650.0, 450.0)).length() < 0.5, "{centre:?}");
+    // Nothing moved, nothing was selected or deselected, and no undo step was made.
+    let app = h.state();
+    assert_eq!(
+        app.design.device(DeviceId(0)).unwrap().pos,
+        Pos::new(0.0, 0.0)
+    );
+    assert_eq!(app.canvas.selection.devices, ids(&[2]));
+    assert!(app.canvas.selection.links.is_empty());
+    assert_eq!(app.history.revision(), 0);
+    assert!(!app.canvas.is_busy());
+    // Once the pan is over, the canvas idles.
+    h.step();
+    let delay = h.output().viewport_output[&egui::ViewportId::ROOT].repaint_delay;
+    assert_eq!(delay, Duration::MAX);
+}
+
+#[test]
+fn middle_drag_and_space_drag_pan_even_over_a_device() {
+    let mut h = harness(app());
+    // Middle drag starting on node a: the view moves, node a does not.
+    let from = screen(&h, -20.0, 0.0);
+    drag_on_screen(
+        &mut h,
+        from,
+        from + vec2(-80.0, 60.0),
+        PointerButton::Middle,
+        Modifiers::NONE,
+    );
+    let centre = screen(&h, 0.0, 0.0);
+    assert!((centre - pos2(420.0, 410.0)).length() < 0.5, "{centre:?}");
+    // Space held, primary drag starting on node a: a pan too, not a move.
+    h.event(Event::Key {
+        key: Key::Space,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: Modifiers::NONE,
+    });
+    let from = screen(&h, -20.0, 0.0);
+    drag_on_screen(
+        &mut h,
+        from,
+        from + vec2(80.0, -60.0),
+        PointerButton::Primary,
+        Modifiers::NONE,
+    );
+    h.event(Event::Key {
+        key: Key::Space,
+        physical_key: None,
+        pressed: false,
+        repeat: false,
+        modifiers: Modifiers::NONE,
+    });
+    h.run();
+    let centre = screen(&h, 0.0, 0.0);
+    assert!((centre - pos2(500.0, 350.0)).length() < 0.5, "{centre:?}");
+    let app = h.state();
+    assert_eq!(
+        app.design.device(DeviceId(0)).unwrap().pos,
+        Pos::new(0.0, 0.0)
+    );
+    assert!(app.canvas.selection.is_empty());
+    assert_eq!(app.history.revision(), 0);
 }
 
 #[test]
@@ -391,6 +510,39 @@ fn idle_canvas_requests_no_repaint() {
     h.step();
     let delay = h.output().viewport_output[&egui::ViewportId::ROOT].repaint_delay;
     assert_eq!(delay, Duration::MAX);
+}
+
+/// The texts painted in the last frame.
+fn painted_texts(h: &Harness<'_, App>) -> Vec<String> {
+    h.output()
+        .shapes
+        .iter()
+        .filter_map(|c| match &c.shape {
+            egui::Shape::Text(t) => Some(t.galley.text().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn parallel_links_draw_as_one_bundle_with_their_count() {
+    use railyard::model::factory::default_link;
+    let mut a = app();
+    for _ in 0..3 {
+        let link = default_link(&a.design, &a.catalog, DeviceId(0), DeviceId(1)).unwrap();
+        a.design.insert_link(link);
+    }
+    let mut h = harness(a);
+    h.run();
+    assert!(
+        painted_texts(&h).contains(&"×3".to_string()),
+        "{:?}",
+        painted_texts(&h)
+    );
+    // Zoomed far out the count would be unreadable: it is left out.
+    h.state_mut().canvas.scene_rect = Rect::from_center_size(Pos2::ZERO, vec2(40_000.0, 28_000.0));
+    h.run();
+    assert!(!painted_texts(&h).iter().any(|t| t.starts_with('×')));
 }
 
 #[test]

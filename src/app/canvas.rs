@@ -6,15 +6,18 @@
 //! `MoveDevices` on release). Nothing here asks for a repaint unless an edit was just emitted.
 //!
 //! Gestures: primary drag on a device moves the selection, on a port handle draws a link, on
-//! empty canvas draws a selection box; middle or secondary drag (or primary with Space held)
-//! pans; the mouse wheel zooms (a touchpad scrolls), pinch and Ctrl+wheel zoom too.
-//! Click selects, Shift+click toggles, Escape cancels a gesture. Right-click opens what-ifs
+//! empty canvas pans (as do middle and secondary drags, and any primary drag with Space held);
+//! Shift+drag on empty canvas draws a box whose devices join the selection. The mouse wheel
+//! zooms (a touchpad scrolls), pinch and Ctrl+wheel zoom too. Click selects, Shift+click
+//! toggles, a click on empty canvas clears the selection, Escape cancels a gesture.
+//! Panning only moves the view: it is no edit, so it leaves the history and the file alone. Right-click opens what-ifs
 //! and bulk wiring for the selection; on a device outside the selection it selects that
 //! device and offers to connect the devices selected before to it.
 //!
 //! A device's `pos` is its centre, in canvas units (one unit is one screen point at zoom 1).
 
 mod arrange;
+mod bundle;
 mod geometry;
 mod label_fit;
 mod paint;
@@ -36,8 +39,9 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Grid pitch and snap step, in canvas units.
 pub const GRID: f32 = 20.0;
-/// Zoom limits (screen points per canvas unit).
-pub const MIN_ZOOM: f32 = 0.005;
+/// Zoom limits (screen points per canvas unit). The lower one lets zoom to fit frame a
+/// generated row of 16,384 nodes (two million units) on a laptop screen.
+pub const MIN_ZOOM: f32 = 0.0005;
 pub const MAX_ZOOM: f32 = 4.0;
 /// Zoom to fit never frames less than this much canvas, so one device does not fill the screen.
 const MIN_FIT_SIZE: Vec2 = Vec2::new(1200.0, 700.0);
@@ -182,8 +186,11 @@ impl CanvasState {
 #[derive(Debug, Clone)]
 enum Gesture {
     Idle,
-    /// Primary drag with Space held: the scene pans, the canvas keeps out of it.
-    Pan,
+    /// Primary drag on empty canvas or with Space held: the view follows the pointer so that
+    /// the canvas point grabbed stays under it.
+    Pan {
+        grabbed: Pos2,
+    },
     Move {
         /// Sorted; includes the members of selected domains.
         ids: Vec<DeviceId>,
@@ -192,10 +199,10 @@ enum Gesture {
         origin: Pos2,
         current: Pos2,
     },
+    /// Shift+drag on empty canvas: the devices inside join the selection.
     Box {
         origin: Pos2,
         current: Pos2,
-        additive: bool,
     },
     Link {
         from: DeviceId,
@@ -269,10 +276,10 @@ pub fn canvas_ui(
     wheel_zoom(ui, outer, state);
 
     let space = ui.input(|i| i.key_down(Key::Space)) && !ui.ctx().egui_wants_keyboard_input();
-    let mut pan_buttons = DragPanButtons::MIDDLE | DragPanButtons::SECONDARY;
-    if space && matches!(state.interaction.gesture, Gesture::Idle | Gesture::Pan) {
-        pan_buttons |= DragPanButtons::PRIMARY;
-    }
+    // Primary-button pans are the canvas's own (they start on empty canvas, which only the
+    // hit test knows); the Scene pans on the other buttons.
+    let pan_buttons = DragPanButtons::MIDDLE | DragPanButtons::SECONDARY;
+    follow_pan(ui, outer, state);
     let labels_layer = LayerId::new(ui.layer_id().order, ui.id().with("railyard_canvas_labels"));
     let parent_layer = ui.layer_id();
 
@@ -284,6 +291,12 @@ pub fn canvas_ui(
             body(ui, design, state, overlay, space, labels_layer, &mut events);
         });
     state.scene_rect = scene_rect;
+    // A pan that began this frame catches up with the pointer now; show it with one more frame.
+    let before = state.scene_rect;
+    follow_pan(ui, outer, state);
+    if state.scene_rect.min.distance(before.min) > 1e-3 {
+        ui.ctx().request_repaint();
+    }
     // After the Scene's own layer, so the labels stack above the drawing.
     ui.ctx().set_sublayer(parent_layer, labels_layer);
     if !events.is_empty() {
@@ -291,6 +304,32 @@ pub fn canvas_ui(
         ui.ctx().request_repaint();
     }
     events
+}
+
+/// The visible canvas region when `scene_rect` is shown in `outer` (as `Scene` fits it: the
+/// whole rect in view, centred, at the zoom limits), and its zoom.
+fn visible_region(outer: Rect, scene_rect: Rect) -> (Rect, f32) {
+    let scale = (outer.size() / scene_rect.size())
+        .min_elem()
+        .clamp(MIN_ZOOM, MAX_ZOOM);
+    (
+        Rect::from_center_size(scene_rect.center(), outer.size() / scale),
+        scale,
+    )
+}
+
+/// During a primary-button pan, moves the view so that the grabbed canvas point lies under the
+/// pointer again. Only the view moves: no command, so no undo step and no unsaved change.
+fn follow_pan(ui: &Ui, outer: Rect, state: &mut CanvasState) {
+    let Gesture::Pan { grabbed } = state.interaction.gesture else {
+        return;
+    };
+    let Some(pointer) = ui.input(|i| i.pointer.latest_pos()) else {
+        return;
+    };
+    let (visible, scale) = visible_region(outer, state.scene_rect);
+    let under_pointer = visible.min + (pointer - outer.min) / scale;
+    state.scene_rect = state.scene_rect.translate(grabbed - under_pointer);
 }
 
 /// Mouse-wheel notches zoom about the pointer; touchpad scrolling is left to the Scene (pan).
@@ -318,11 +357,7 @@ fn wheel_zoom(ui: &mut Ui, outer: Rect, state: &mut CanvasState) {
     {
         return;
     }
-    let s = state.scene_rect;
-    let scale = (outer.size() / s.size())
-        .min_elem()
-        .clamp(MIN_ZOOM, MAX_ZOOM);
-    let visible = Rect::from_center_size(s.center(), outer.size() / scale);
+    let (visible, scale) = visible_region(outer, state.scene_rect);
     let q = visible.min + (pointer - outer.min) / scale;
     let factor = (scroll.y / 200.0).exp();
     let factor = (scale * factor).clamp(MIN_ZOOM, MAX_ZOOM) / scale;
@@ -370,7 +405,7 @@ fn body(
             Gesture::Move { current, .. }
             | Gesture::Box { current, .. }
             | Gesture::Link { current, .. } => *current = p,
-            Gesture::Idle | Gesture::Pan => {}
+            Gesture::Idle | Gesture::Pan { .. } => {}
         }
     }
     if escape && state.is_busy() {
@@ -420,11 +455,12 @@ fn body(
     // Gestures start, end, and clicks.
     if response.drag_started_by(PointerButton::Primary) {
         let origin = press_origin.map(|p| from_global * p).or(pointer);
-        if space {
-            state.interaction.gesture = Gesture::Pan;
-        } else if let Some(origin) = origin {
-            state.interaction.gesture =
-                start_gesture(design, state, &layout, origin, zoom, handles, shift);
+        if let Some(origin) = origin {
+            state.interaction.gesture = if space {
+                Gesture::Pan { grabbed: origin }
+            } else {
+                start_gesture(design, state, &layout, origin, zoom, handles, shift)
+            };
         }
     }
     if response.drag_stopped() {
@@ -533,12 +569,12 @@ fn body(
         frame.grid();
     }
     frame.domains();
-    let tally = frame.links();
+    let links = frame.links();
     frame.devices();
     match &state.interaction.gesture {
-        Gesture::Box {
-            origin, current, ..
-        } => frame.selection_box(Rect::from_two_pos(*origin, *current)),
+        Gesture::Box { origin, current } => {
+            frame.selection_box(Rect::from_two_pos(*origin, *current))
+        }
         Gesture::Link { from, current } => {
             if let Some(i) = index_of(&design.devices, *from) {
                 frame.link_band(i, *current);
@@ -550,7 +586,8 @@ fn body(
         frame.drop_ghost(snap_point(p, state.snap), &payload.part);
     }
     frame.labels();
-    frame.legend(&tally);
+    frame.bundle_counts(&links.parallel);
+    frame.legend(&links.tally);
 }
 
 fn snap_point(p: Pos2, snap: bool) -> Pos2 {
@@ -637,11 +674,11 @@ fn start_gesture(
                 None => Gesture::Idle,
             }
         }
-        None => Gesture::Box {
+        None if shift => Gesture::Box {
             origin,
             current: origin,
-            additive: shift,
         },
+        None => Gesture::Pan { grabbed: origin },
     }
 }
 
@@ -655,7 +692,7 @@ fn finish_gesture(
     events: &mut Vec<CanvasEvent>,
 ) {
     match gesture {
-        Gesture::Idle | Gesture::Pan => {}
+        Gesture::Idle | Gesture::Pan { .. } => {}
         Gesture::Move {
             ids,
             anchor,
@@ -677,15 +714,10 @@ fn finish_gesture(
                 events.push(CanvasEvent::Command(Command::MoveDevices { moves }));
             }
         }
-        Gesture::Box {
-            origin,
-            current,
-            additive,
-        } => {
+        Gesture::Box { origin, current } => {
+            // Shift means "add to the selection", as Shift+click does; a click on empty
+            // canvas clears it first.
             let area = Rect::from_two_pos(origin, current);
-            if !additive {
-                state.selection.clear();
-            }
             for (i, d) in design.devices.iter().enumerate() {
                 if area.contains(layout.rects[i].center()) {
                     state.selection.devices.insert(d.id);

@@ -5,16 +5,20 @@ use super::actions::Action;
 use egui::{RichText, Ui};
 
 /// The canvas's and palette's pointer gestures (see `canvas.rs`): what to do, what it does.
-pub const GESTURES: [(&str, &str); 13] = [
+pub const GESTURES: [(&str, &str); 14] = [
     ("Drag a part from the palette", "add it where it is dropped"),
     ("Double-click a part", "add it at the middle of the view"),
-    ("Click a device or link", "select it"),
+    (
+        "Click a device or link",
+        "select it (a click on empty canvas clears)",
+    ),
     ("Shift+click", "add to or take from the selection"),
     ("Drag a device", "move the selection"),
     ("Drag from a port handle to a device", "draw a link"),
+    ("Drag on empty canvas", "pan the view"),
     (
-        "Drag on empty canvas",
-        "box select (with Shift: add to the selection)",
+        "Shift+drag on empty canvas",
+        "box select: add the devices inside to the selection",
     ),
     (
         "Right-click the selection",
@@ -24,7 +28,10 @@ pub const GESTURES: [(&str, &str); 13] = [
         "Right-click a device outside the selection",
         "select it; its menu connects the devices selected before to it",
     ),
-    ("Middle or right drag, or Space+drag", "pan the view"),
+    (
+        "Middle or right drag, or Space+drag anywhere",
+        "pan the view too",
+    ),
     ("Mouse wheel, pinch or Ctrl+wheel", "zoom"),
     ("Escape during a drag", "cancel it"),
     (

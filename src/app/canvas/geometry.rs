@@ -86,6 +86,11 @@ pub(super) struct Layout {
     pub blocks: Vec<Block>,
     /// Per device, its block or `NO_BLOCK`; empty when nothing is collapsed.
     block_of: Vec<u32>,
+    /// Per device, whether it is an NVSwitch domain (read per link, so kept apart from the
+    /// devices themselves).
+    domain: Vec<bool>,
+    /// Every device's id is its index: a link's ends need no look-up.
+    dense_ids: bool,
 }
 
 impl Layout {
@@ -191,6 +196,11 @@ impl Layout {
             rects,
             blocks,
             block_of,
+            domain: devices.iter().map(is_domain).collect(),
+            dense_ids: devices
+                .iter()
+                .enumerate()
+                .all(|(i, d)| d.id.0 as usize == i),
         }
     }
 
@@ -214,8 +224,17 @@ impl Layout {
         }
     }
 
+    /// Whether device i is an NVSwitch domain.
+    pub fn is_domain(&self, i: usize) -> bool {
+        self.domain[i]
+    }
+
     /// The two ends of a link, or None if an end is missing.
     pub fn link_ends(&self, devices: &[Device], link: &Link) -> Option<(usize, usize)> {
+        if self.dense_ids {
+            let (a, b) = (link.a.device.0 as usize, link.b.device.0 as usize);
+            return (a < devices.len() && b < devices.len()).then_some((a, b));
+        }
         Some((
             index_of(devices, link.a.device)?,
             index_of(devices, link.b.device)?,

@@ -1,6 +1,7 @@
 //! Drawing the canvas: grid, links, devices and labels. Shapes go out in a few batches
 //! (`Painter::extend`), off-screen items are skipped, and detail drops with the zoom.
 
+use super::bundle::{Bundles, ParallelLinks};
 use super::geometry::{HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_center, is_domain};
 use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
@@ -15,7 +16,6 @@ use egui::emath::TSTransform;
 use egui::epaint::text::{LayoutJob, TextFormat, TextWrapping};
 use egui::epaint::{Mesh, Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Shape, Stroke, StrokeKind, pos2, vec2};
-use std::collections::HashSet;
 
 /// Zoom (screen points per canvas unit) below which groups collapse into blocks.
 pub(super) const COLLAPSE_ZOOM: f32 = 0.1;
@@ -94,6 +94,12 @@ fn link_width_px_scaled(link: &Link, scale: f32) -> f32 {
     let gbit = link.nominal_capacity().gbit_s().max(1.0);
     let w = (1.0 + 1.1 * ((gbit / 10.0).log2().max(0.0) as f32)).min(9.0);
     (w * scale).max(0.75)
+}
+
+/// What the links drawn showed: the legend's tally and the bundles of parallel links.
+pub(super) struct LinksDrawn {
+    pub tally: LegendTally,
+    pub parallel: ParallelLinks,
 }
 
 /// Everything one frame's painting needs.
@@ -228,8 +234,9 @@ impl Frame<'_> {
         }
     }
 
-    /// Draws the links in view and returns what they showed, for the legend.
-    pub fn links(&self) -> LegendTally {
+    /// Draws the links in view and returns what they showed, for the legend and the counts
+    /// on bundles of parallel links.
+    pub fn links(&self) -> LinksDrawn {
         let design = self.design;
         let heat = self.overlay.heat;
         let mode = self.color_mode();
@@ -242,7 +249,10 @@ impl Frame<'_> {
         let highlight = self.overlay.highlight_links;
         let selected = &self.state.selection.links;
         let collapsed = self.layout.is_collapsed();
-        let mut seen_block_pairs: HashSet<(usize, usize)> = HashSet::new();
+        let mut bundles = Bundles::new(self.layout, design.devices.len(), self.zoom);
+        // Counted only where labels show: further out, a count could not be read.
+        let count_parallel = self.visible.len() <= LABELS_MAX && !collapsed;
+        let mut parallel = ParallelLinks::default();
         let width_scale = link_width_scale(self.zoom);
         // Feathered edges only when few links were drawn last frame: with many, plain quads
         // halve the vertices and nobody can tell.
@@ -261,25 +271,37 @@ impl Frame<'_> {
             if !Rect::from_two_pos(a, b).intersects(self.view) {
                 continue;
             }
+            let is_selected = !selected.is_empty() && selected.contains(&link.id);
             // A tray's NVLink into its own domain is what the container already shows:
             // drawn only when something is to be seen on it.
             if link.state == LinkState::Up
                 && heat.is_none()
-                && (selected.is_empty() || !selected.contains(&link.id))
+                && !is_selected
+                && (self.layout.is_domain(ia) || self.layout.is_domain(ib))
                 && joins_own_domain(&design.devices, ia, ib)
             {
                 continue;
             }
-            if collapsed {
-                // Links inside a block vanish; parallel links between blocks draw once.
-                let key = |i: usize| match self.layout.block_of(i) {
-                    Some(blk) => blk | (1 << 40),
-                    None => i,
-                };
-                let (ka, kb) = (key(ia), key(ib));
-                if ka == kb || !seen_block_pairs.insert((ka.min(kb), ka.max(kb))) {
-                    continue;
-                }
+            // Links inside a collapsed group vanish with it.
+            if collapsed
+                && let Some(block) = self.layout.block_of(ia)
+                && self.layout.block_of(ib) == Some(block)
+            {
+                continue;
+            }
+            if count_parallel {
+                parallel.add(ia, ib);
+            }
+            let is_highlighted = !highlight.is_empty() && highlight.contains(&link.id);
+            // A healthy, unmarked link is drawn only as the first of its bundle (the links
+            // that would cover one another on screen); failed, degraded, selected and
+            // highlighted links always show.
+            if link.state == LinkState::Up
+                && !is_selected
+                && !is_highlighted
+                && !bundles.first(ia, ib)
+            {
+                continue;
             }
             let capacity = link.nominal_capacity().gbit_s();
             if capacity != last_width.0 {
@@ -287,10 +309,10 @@ impl Frame<'_> {
             }
             let width_px = last_width.1;
             drawn += 1;
-            if !highlight.is_empty() && highlight.contains(&link.id) {
+            if is_highlighted {
                 under.add(a, b, width_px + 8.0, HIGHLIGHT);
             }
-            if !selected.is_empty() && selected.contains(&link.id) {
+            if is_selected {
                 under.add(a, b, width_px + 4.0, SELECTED);
             }
             let (dev_a, dev_b) = (&design.devices[ia], &design.devices[ib]);
@@ -315,7 +337,35 @@ impl Frame<'_> {
         self.scene.add(under.into_shape());
         self.scene.add(lines.into_shape());
         self.scene.extend(dashes);
-        tally
+        LinksDrawn { tally, parallel }
+    }
+
+    /// "×n" at the middle of each bundle of parallel links long enough on screen to carry it.
+    pub fn bundle_counts(&self, parallel: &ParallelLinks) {
+        let mut shapes = Vec::new();
+        for (i, j, count) in parallel.bundles() {
+            let (a, b) = (
+                self.to_global * self.layout.anchor(i),
+                self.to_global * self.layout.anchor(j),
+            );
+            let g = self.labels.layout_no_wrap(
+                format!("×{count}"),
+                FontId::proportional(TAG_PX),
+                LABEL,
+            );
+            let mid = a + (b - a) / 2.0;
+            let rect = Rect::from_center_size(mid, g.size()).expand2(vec2(4.0, 1.0));
+            if a.distance(b) < 3.0 * rect.width() || !self.labels.clip_rect().contains(mid) {
+                continue;
+            }
+            shapes.push(Shape::rect_filled(
+                rect,
+                3.0,
+                Color32::from_black_alpha(200),
+            ));
+            shapes.push(Shape::galley(mid - g.size() / 2.0, g, LABEL));
+        }
+        self.labels.extend(shapes);
     }
 
     /// The legend of what `tally` saw, in the canvas's bottom-left corner, in screen space.

@@ -1,0 +1,182 @@
+//! Link level of detail. Links whose two ends fall in the same two screen cells (a couple of
+//! points square) would be drawn on top of one another, so each such bundle is drawn once:
+//! parallel links between two devices at any zoom, and far out whole sheaves of links between
+//! neighbouring devices or collapsed groups. At 8,192 DGX nodes (about 200,000 links) this
+//! keeps a zoomed-out frame to a few thousand lines.
+
+use super::geometry::Layout;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Side of a cell, in screen points: ends closer than this are one end on screen.
+const CELL_PX: f32 = 2.0;
+/// Up to this many cell pairs, bundles are remembered in a bit set rather than a hash set.
+const BIT_SET_MAX: u64 = 1 << 24;
+
+/// Which bundles have been drawn this frame.
+pub(super) struct Bundles {
+    /// Per device (indexed like `design.devices`), the cell its link anchor lies in.
+    cell_of: Vec<u32>,
+    cells: u64,
+    drawn: Drawn,
+}
+
+enum Drawn {
+    Bits(Vec<u64>),
+    Set(HashSet<u64, BuildHasherDefault<MixHasher>>),
+}
+
+impl Bundles {
+    pub fn new(layout: &Layout, devices: usize, zoom: f32) -> Self {
+        let cell = CELL_PX / zoom;
+        let mut numbers: HashMap<u64, u32, BuildHasherDefault<MixHasher>> =
+            HashMap::with_capacity_and_hasher(devices, Default::default());
+        let cell_of = (0..devices)
+            .map(|i| {
+                let a = layout.anchor(i);
+                let (x, y) = ((a.x / cell).floor() as i32, (a.y / cell).floor() as i32);
+                let key = (u64::from(x as u32) << 32) | u64::from(y as u32);
+                let next = numbers.len() as u32;
+                *numbers.entry(key).or_insert(next)
+            })
+            .collect();
+        let cells = numbers.len() as u64;
+        let drawn = if cells * cells <= BIT_SET_MAX {
+            Drawn::Bits(vec![0; (cells * cells).div_ceil(64) as usize])
+        } else {
+            Drawn::Set(HashSet::default())
+        };
+        Self {
+            cell_of,
+            cells,
+            drawn,
+        }
+    }
+
+    /// Whether a link between devices `i` and `j` is the first of its bundle (and so is
+    /// drawn); the bundle is marked drawn.
+    pub fn first(&mut self, i: usize, j: usize) -> bool {
+        let (a, b) = (u64::from(self.cell_of[i]), u64::from(self.cell_of[j]));
+        let key = a.min(b) * self.cells + a.max(b);
+        match &mut self.drawn {
+            Drawn::Bits(bits) => {
+                let (word, bit) = ((key / 64) as usize, 1u64 << (key % 64));
+                let first = bits[word] & bit == 0;
+                bits[word] |= bit;
+                first
+            }
+            Drawn::Set(set) => set.insert(key),
+        }
+    }
+}
+
+/// How many links join each pair of devices (in either direction), for the count shown on
+/// a bundle of parallel links.
+#[derive(Default)]
+pub(super) struct ParallelLinks {
+    counts: HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
+}
+
+impl ParallelLinks {
+    pub fn add(&mut self, i: usize, j: usize) {
+        let (a, b) = (i.min(j) as u64, i.max(j) as u64);
+        *self.counts.entry((a << 32) | b).or_insert(0) += 1;
+    }
+
+    /// The device pairs joined by more than one link, with their counts.
+    pub fn bundles(&self) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
+        self.counts
+            .iter()
+            .filter(|(_, n)| **n > 1)
+            .map(|(key, n)| ((key >> 32) as usize, (key & 0xffff_ffff) as usize, *n))
+    }
+}
+
+/// A fast hasher for the integer keys above (SipHash, the default, cost a third of a frame
+/// at 200,000 links); no defence against chosen keys is needed for canvas cells.
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        // splitmix64's finaliser over the running state.
+        let mut z = (self.0 ^ x).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = z ^ (z >> 31);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::factory::device_from_part;
+    use crate::model::{Catalog, Design, DeviceId, PartId, Pos};
+
+    fn design(positions: &[(f32, f32)]) -> Design {
+        let catalog = Catalog::builtin();
+        let mut d = Design::new("t");
+        for (k, &(x, y)) in positions.iter().enumerate() {
+            let dev = device_from_part(
+                &catalog,
+                &PartId::new("qm9700"),
+                DeviceId(k as u32),
+                format!("s{k}"),
+                Pos::new(x, y),
+            )
+            .unwrap();
+            d.insert_device(dev);
+        }
+        d
+    }
+
+    #[test]
+    fn parallel_links_are_one_bundle_and_near_ends_merge_only_far_out() {
+        // Switches 0 and 1 far apart, switch 2 120 units right of switch 0.
+        let d = design(&[(0.0, 0.0), (0.0, 1000.0), (120.0, 0.0)]);
+        let layout = Layout::build(&d, None, false);
+        // At zoom 1 (cells of 2 units): a second link 0–1 (either way round) is the same
+        // bundle, 2–1 is another.
+        let mut near = Bundles::new(&layout, 3, 1.0);
+        assert!(near.first(0, 1));
+        assert!(!near.first(1, 0));
+        assert!(near.first(2, 1));
+        // At zoom 0.005 (cells of 400 units) switches 0 and 2 share a cell: 2–1 joins 0–1.
+        let mut far = Bundles::new(&layout, 3, 0.005);
+        assert!(far.first(0, 1));
+        assert!(!far.first(2, 1));
+    }
+
+    #[test]
+    fn parallel_links_are_counted_per_device_pair_either_way_round() {
+        let mut parallel = ParallelLinks::default();
+        for (i, j) in [(0, 1), (1, 0), (0, 1), (2, 1), (0, 2)] {
+            parallel.add(i, j);
+        }
+        let bundles: Vec<_> = parallel.bundles().collect();
+        assert_eq!(bundles, [(0, 1, 3)]);
+    }
+
+    #[test]
+    fn many_cells_fall_back_to_a_hash_set() {
+        // 5,000 devices 120 apart at zoom 1: 25 million cell pairs, over the bit set's limit.
+        let positions: Vec<(f32, f32)> = (0..5000).map(|k| (k as f32 * 120.0, 0.0)).collect();
+        let d = design(&positions);
+        let layout = Layout::build(&d, None, false);
+        let mut bundles = Bundles::new(&layout, positions.len(), 1.0);
+        assert!(matches!(bundles.drawn, Drawn::Set(_)));
+        assert!(bundles.first(4999, 0));
+        assert!(!bundles.first(0, 4999));
+        assert!(bundles.first(4998, 0));
+    }
+}
