@@ -3,8 +3,9 @@
 //! panic, and undoing everything must give back the preset design exactly: every edit the
 //! UI makes is a `Command` whose inverse is on the undo stack, so the stack is the whole story.
 //!
-//! Replay a failure with the seed it prints: `MONKEY_SEED=0x… cargo test --test monkey_kittest`
-//! (`MONKEY_EVENTS=n` changes how many actions each run makes).
+//! Replay a failure with the seed it prints: `MONKEY_SEED=0x… cargo test --test monkey_kittest`.
+//! `MONKEY_EVENTS=n` sets how many actions a run makes, `MONKEY_PRESET=<title>` another
+//! preset, `MONKEY_VERBOSE=1` prints progress (and any slow action).
 //!
 //! Left out, because they leave the document or the process, or change the design other than
 //! through its undo stack:
@@ -15,6 +16,11 @@
 //! - Design > Generate and Ctrl+G, and the Generate dialog whenever a click opens it (the
 //!   palette has a Generate… button): its Generate puts the new design in a new tab. The
 //!   dialog is closed with Escape as soon as it shows.
+//!
+//! Preferences (theme, grid, snap, link colours, sidebar settings) and windows (Compare,
+//! Plots, Calibrate, shortcuts, About, presentation mode) are not the design, so they stay in.
+//! Past `MAX_DEVICES` the monkey undoes instead of acting: select all, copy and paste double
+//! the design each time, and tens of thousands of devices take seconds a frame.
 //!
 //! The injected `ScriptedDialogs` has no answers, so a file dialog reached anyway would not
 //! block; `tab_count() == 1` is checked after every action, so a way out of the document that
