@@ -436,6 +436,71 @@ impl Monkey {
         }
     }
 
+    /// Design > Calibrate, a real nccl-tests log pasted in, Fit, and Apply to design once the
+    /// fit is in: a sequence random clicks all but never hit, and the one way to a
+    /// `SetCalibration` edit. Any step that is not there (a window in the way) ends it.
+    fn calibrate(&mut self) {
+        const LOG: &str = include_str!("data/nccl/dgx-h100-all-reduce.txt");
+        self.note("calibrate from a pasted log".into());
+        let Some(design) = self
+            .harness
+            .query_all_by_role_and_label(Role::Button, "Design")
+            .map(|n| n.rect().center())
+            .find(|p| p.y < self.top)
+        else {
+            return;
+        };
+        self.click(design, PointerButton::Primary, Modifiers::NONE, 1);
+        let Some(item) = self.widget_at("Calibrate", Role::Button) else {
+            self.send_key(Key::Escape, Modifiers::NONE);
+            return;
+        };
+        self.click(item, PointerButton::Primary, Modifiers::NONE, 1);
+        let Some(text) = self.widget_at("", Role::MultilineTextInput) else {
+            return;
+        };
+        self.click(text, PointerButton::Primary, Modifiers::NONE, 1);
+        self.send_key(Key::A, Modifiers::COMMAND);
+        self.send(Event::Paste(LOG.to_string()));
+        let Some(fit) = self.widget_at("Fit", Role::Button) else {
+            return;
+        };
+        self.click(fit, PointerButton::Primary, Modifiers::NONE, 1);
+        // The fit runs on a background job; give it a few seconds at most. It shows
+        // "Fitting…" until it is in (or failed: then there is nothing to apply).
+        let start = Instant::now();
+        while start.elapsed().as_secs_f32() < 5.0 {
+            if let Some(apply) = self.widget_at("Apply to design", Role::Button) {
+                self.click(apply, PointerButton::Primary, Modifiers::NONE, 1);
+                return;
+            }
+            let fitting = self
+                .harness
+                .query_all_by_label_contains("Fitting")
+                .next()
+                .is_some();
+            if !fitting {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            self.frame();
+        }
+    }
+
+    /// The centre of the first enabled widget of `role` whose label contains `label`.
+    fn widget_at(&self, label: &str, role: Role) -> Option<Pos2> {
+        self.harness
+            .query_all_by(|n| n.role() == role && !n.is_disabled())
+            .filter(|n| {
+                n.accesskit_node()
+                    .label()
+                    .is_some_and(|l| l.contains(label))
+                    || label.is_empty()
+            })
+            .map(|n| n.rect().center())
+            .find(|p| p.y > 0.0 && p.y < WINDOW.y)
+    }
+
     /// A menu entry, by label, through the menu bar as a user picks it.
     fn menu(&mut self) {
         const CHOICES: [(&str, &[&str]); 27] = [
@@ -557,7 +622,8 @@ impl Monkey {
             65..=68 => self.clipboard(),
             69..=74 => self.type_text(),
             75..=82 => self.menu(),
-            83..=90 => self.on_canvas_items(),
+            83..=89 => self.on_canvas_items(),
+            90 => self.calibrate(),
             _ => self.click_widget(),
         }
         self.changed |= *self.harness.state().document().design() != self.original;
