@@ -752,13 +752,23 @@ fn monkey_on(preset: &str, default_seed: u64) {
     let original = harness.state().document().design().clone();
     assert!(!original.devices.is_empty(), "the preset opened");
     assert!(!harness.state().document().history().can_undo());
+    // The tab bar's `+` and `×`, the lowest of the small buttons at the top of the window
+    // (a design may show other `+` buttons, on the canvas, higher up).
     let top = harness
-        .query_all_by_role_and_label(Role::Button, "+")
-        .map(|n| n.rect().max.y)
-        .next()
-        .expect("the tab bar's + button")
-        + 4.0;
+        .query_all_by(|n| {
+            n.role() == Role::Button && matches!(n.label().as_deref(), Some("+" | "×"))
+        })
+        .map(|n| n.rect())
+        .filter(|r| r.min.y < 80.0)
+        .map(|r| r.max.y)
+        .fold(f32::NAN, f32::max)
+        // egui gives a click to a widget within `interact_radius` (5 points) of it.
+        + 10.0;
+    assert!(top > 40.0, "the tab bar's buttons, found at {top}");
 
+    if std::env::var_os("MONKEY_VERBOSE").is_some() {
+        eprintln!("clicks land below y = {top}");
+    }
     let mut monkey = Monkey {
         harness,
         rng: Rng(seed),
