@@ -12,7 +12,8 @@
 //! - the whole File menu and its shortcuts (Ctrl+N/O/S/Shift+S/W/Q): new, open, presets and
 //!   recent files open another tab; save and the exports write files; close tab and quit end
 //!   the document or the window; Check cabling sits there too;
-//! - the tab bar (its `+` opens a tab, its `×` closes one): no click lands above the tab bar;
+//! - the tab bar (its `+` opens a tab, its `×` closes one): no click lands above the tab bar,
+//!   and no Tab key is pressed, which walks the keyboard focus onto `+` for an Enter to press;
 //! - Design > Generate and Ctrl+G, and the Generate dialog whenever a click opens it (the
 //!   palette has a Generate… button): its Generate puts the new design in a new tab. The
 //!   dialog is closed with Escape as soon as it shows.
@@ -228,7 +229,7 @@ impl Monkey {
             Key::Delete,
             Key::Backspace,
             Key::Escape,
-            Key::Tab,
+            Key::Num2,
             Key::Enter,
             Key::Space,
             Key::Home,
