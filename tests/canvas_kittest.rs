@@ -60,8 +60,15 @@ fn app() -> App {
 }
 
 fn harness(app: App) -> Harness<'static, App> {
+    harness_stepping(app, 0.25)
+}
+
+/// `harness` with frames `step_dt` seconds apart (a double-click needs them under 0.3 s
+/// apart over its four events).
+fn harness_stepping(app: App, step_dt: f32) -> Harness<'static, App> {
     let mut h = Harness::builder()
         .with_size(vec2(1000.0, 700.0))
+        .with_step_dt(step_dt)
         .build_ui_state(
             |ui, app: &mut App| {
                 let overlay = CanvasOverlay {
@@ -717,4 +724,43 @@ fn render_canvas_to_png() {
         image.save(&path).unwrap();
         eprintln!("wrote {path}");
     }
+}
+
+/// Far out, each scalable unit of a 128-node fabric is one block; a double-click on one
+/// zooms in until devices are drawn one by one (groups unfold from zoom 0.1).
+#[test]
+fn double_clicking_a_folded_group_opens_it() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut a = app();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(128);
+    a.design = generate(&spec, &a.catalog).expect("generates");
+    let grouped = a
+        .design
+        .devices
+        .iter()
+        .find(|d| d.group.is_some())
+        .expect("the template groups its nodes")
+        .pos;
+    zoom_to_fit(&a.design, &mut a.canvas);
+    let mut h = harness_stepping(a, 1.0 / 60.0);
+    let zoom = h.state().canvas.zoom().unwrap();
+    assert!(zoom < 0.1, "fit zoom {zoom}: groups should be folded");
+    let at = screen(&h, grouped.x, grouped.y);
+    for _ in 0..2 {
+        press(&h, at, Modifiers::NONE);
+        release(&h, at, Modifiers::NONE);
+    }
+    h.run();
+    let opened = h.state().canvas.zoom().unwrap();
+    assert!(
+        opened >= 0.1,
+        "zoom after the double-click {opened} (fit {zoom})"
+    );
+    assert!(
+        h.state().statuses.iter().any(|s| s.starts_with("Opened ")),
+        "{:?}",
+        h.state().statuses
+    );
+    assert!(!h.state().history.can_undo(), "opening is no edit");
 }

@@ -10,8 +10,9 @@
 //! Shift+drag on empty canvas draws a box whose devices join the selection. The mouse wheel
 //! zooms (a touchpad scrolls), pinch and Ctrl+wheel zoom too. Click selects, Shift+click
 //! toggles, a click on empty canvas clears the selection, Escape cancels a gesture.
-//! Panning only moves the view: it is no edit, so it leaves the history and the file alone. Right-click opens what-ifs
-//! and bulk wiring for the selection; on a device outside the selection it selects that
+//! Panning only moves the view: it is no edit, so it leaves the history and the file alone.
+//! Far out, groups fold into one block each; a double-click on a block zooms in until its
+//! devices show. Right-click opens what-ifs and bulk wiring for the selection; on a device outside the selection it selects that
 //! device and offers to connect the devices selected before to it.
 //!
 //! A device's `pos` is its centre, in canvas units (one unit is one screen point at zoom 1).
@@ -124,6 +125,9 @@ pub struct Interaction {
     menu_sources: BTreeSet<DeviceId>,
     /// What the context menu's "Connect to…" list is narrowed to.
     connect_filter: String,
+    /// A view asked for inside the scene (opening a folded group), taken up after it: the
+    /// scene writes back its own rect when it ends.
+    next_view: Option<Rect>,
 }
 
 impl Default for Interaction {
@@ -137,6 +141,7 @@ impl Default for Interaction {
             menu_target: None,
             menu_sources: BTreeSet::new(),
             connect_filter: String::new(),
+            next_view: None,
         }
     }
 }
@@ -245,6 +250,14 @@ pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
     state.scene_rect = Rect::from_center_size(r.center(), r.size().max(MIN_FIT_SIZE));
 }
 
+/// The view that shows a collapsed block's members: the block with the fit margin, no larger
+/// than what a `viewport` of screen points shows at the zoom groups open at, about its centre.
+fn opening_view(block: Rect, viewport: Vec2) -> Rect {
+    let open_size = viewport / (COLLAPSE_ZOOM * 1.25);
+    let wanted = block.expand(FIT_MARGIN).size();
+    Rect::from_center_size(block.center(), wanted.min(open_size))
+}
+
 /// Snaps the moving set so that the grabbed device lands on the grid.
 fn move_offset(design: &Design, anchor: DeviceId, delta: Vec2, snap: bool) -> Vec2 {
     if !snap {
@@ -291,6 +304,10 @@ pub fn canvas_ui(
             body(ui, design, state, overlay, space, labels_layer, &mut events);
         });
     state.scene_rect = scene_rect;
+    if let Some(view) = state.interaction.next_view.take() {
+        state.scene_rect = view;
+        ui.ctx().request_repaint();
+    }
     // A pan that began this frame catches up with the pointer now; show it with one more frame.
     let before = state.scene_rect;
     follow_pan(ui, outer, state);
@@ -482,6 +499,25 @@ fn body(
         && let Some(p) = pointer
     {
         click(design, state, &layout, p, zoom, handles, shift);
+    }
+    // Double-click on a collapsed pod or scalable unit opens it: the view closes in on its
+    // members until they are drawn one by one again.
+    if response.double_clicked_by(PointerButton::Primary)
+        && let Some(p) = pointer
+        && let Some(Hit::Block(b)) = layout.hit(design, p, zoom, handles)
+    {
+        let block = &layout.blocks[b];
+        // The response lives in canvas units inside the scene: times the zoom, screen points.
+        state.interaction.next_view = Some(opening_view(block.rect, response.rect.size() * zoom));
+        let name = design
+            .groups
+            .iter()
+            .find(|g| g.id == block.group)
+            .map_or("the group", |g| g.name.as_str());
+        events.push(CanvasEvent::Status(format!(
+            "Opened {name}: {} devices, {} GPUs (zoom out to fold it again)",
+            block.devices, block.gpus
+        )));
     }
     // Right-click: what-if actions for what is under the pointer (selected first, unless it
     // already is) or, on empty canvas, for the selection, rails and planes.

@@ -5,7 +5,7 @@ use super::actions::Action;
 use egui::{RichText, Ui};
 
 /// The canvas's and palette's pointer gestures (see `canvas.rs`): what to do, what it does.
-pub const GESTURES: [(&str, &str); 14] = [
+pub const GESTURES: [(&str, &str); 15] = [
     ("Drag a part from the palette", "add it where it is dropped"),
     ("Double-click a part", "add it at the middle of the view"),
     (
@@ -33,6 +33,10 @@ pub const GESTURES: [(&str, &str); 14] = [
         "pan the view too",
     ),
     ("Mouse wheel, pinch or Ctrl+wheel", "zoom"),
+    (
+        "Double-click a collapsed pod or scalable unit",
+        "open it: zoom in until its devices show",
+    ),
     ("Escape during a drag", "cancel it"),
     (
         "Escape",
