@@ -764,3 +764,48 @@ fn double_clicking_a_folded_group_opens_it() {
     );
     assert!(!h.state().history.can_undo(), "opening is no edit");
 }
+
+/// Zoomed in on one device, the overview in the bottom-right corner moves the view where it
+/// is clicked: its middle is the middle of the design. With everything in view there is no
+/// overview, and the same click leaves the view alone.
+#[test]
+fn the_minimap_moves_the_view_while_part_of_the_design_is_out_of_view() {
+    let mut a = app();
+    a.canvas.scene_rect = Rect::from_center_size(Pos2::ZERO, vec2(200.0, 140.0));
+    let mut h = harness(a);
+    let map_middle = pos2(1000.0 - 12.0 - 100.0, 700.0 - 12.0 - 65.0);
+    h.event(Event::PointerMoved(map_middle));
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos: map_middle,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    h.run();
+    // The four devices span (-50, -40) to (350, 240) with their boxes: the middle is near
+    // (150, 100); the map's scale (about 0.4 point per unit) puts the harness's margin within
+    // 40 units.
+    let centre = h.state().canvas.scene_rect.center();
+    assert!(
+        centre.distance(pos2(150.0, 100.0)) < 40.0,
+        "view centred on {centre:?}"
+    );
+    assert!(h.state().canvas.selection.is_empty());
+    assert!(!h.state().history.can_undo(), "moving the view is no edit");
+
+    let mut h = harness(app());
+    let before = h.state().canvas.scene_rect;
+    h.event(Event::PointerMoved(map_middle));
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos: map_middle,
+            button: PointerButton::Primary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    h.run();
+    assert_eq!(h.state().canvas.scene_rect, before, "no overview, no move");
+}

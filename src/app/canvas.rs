@@ -21,6 +21,7 @@ mod arrange;
 mod bundle;
 mod geometry;
 mod label_fit;
+mod minimap;
 mod paint;
 mod wiring_menu;
 
@@ -99,6 +100,8 @@ pub struct CanvasState {
     pub selection: Selection,
     pub scene_rect: Rect,
     pub show_grid: bool,
+    /// The overview in the corner while part of the design is out of view (off for a PNG).
+    pub show_minimap: bool,
     pub snap: bool,
     /// What link colours show when no heatmap is given in the overlay.
     pub link_colors: ColorMode,
@@ -128,6 +131,8 @@ pub struct Interaction {
     /// A view asked for inside the scene (opening a folded group), taken up after it: the
     /// scene writes back its own rect when it ends.
     next_view: Option<Rect>,
+    /// The design's extent and a sample of its devices, while some are out of view.
+    overview: Option<minimap::Overview>,
 }
 
 impl Default for Interaction {
@@ -142,6 +147,7 @@ impl Default for Interaction {
             menu_sources: BTreeSet::new(),
             connect_filter: String::new(),
             next_view: None,
+            overview: None,
         }
     }
 }
@@ -152,6 +158,7 @@ impl Default for CanvasState {
             selection: Selection::default(),
             scene_rect: Rect::NOTHING,
             show_grid: true,
+            show_minimap: true,
             snap: true,
             link_colors: ColorMode::Technology,
             interaction: Interaction::default(),
@@ -307,6 +314,15 @@ pub fn canvas_ui(
     if let Some(view) = state.interaction.next_view.take() {
         state.scene_rect = view;
         ui.ctx().request_repaint();
+    }
+    if state.show_minimap
+        && let Some(overview) = &state.interaction.overview
+    {
+        let (visible, _) = visible_region(outer, state.scene_rect);
+        if let Some(centre) = minimap::minimap_ui(ui, outer, overview, visible) {
+            state.scene_rect = Rect::from_center_size(centre, state.scene_rect.size());
+            ui.ctx().request_repaint();
+        }
     }
     // A pan that began this frame catches up with the pointer now; show it with one more frame.
     let before = state.scene_rect;
@@ -624,6 +640,7 @@ fn body(
     frame.labels();
     frame.bundle_counts(&links.parallel);
     frame.legend(&links.tally);
+    state.interaction.overview = minimap::Overview::of(&layout, view);
 }
 
 fn snap_point(p: Pos2, snap: bool) -> Pos2 {

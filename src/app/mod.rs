@@ -809,7 +809,8 @@ impl RailyardApp {
         // For the PNG: no grid and no selection, put back after this frame's canvas.
         let kept = clean.then(|| {
             let grid = std::mem::replace(&mut tab.canvas.show_grid, false);
-            (grid, std::mem::take(&mut tab.canvas.selection))
+            let minimap = std::mem::replace(&mut tab.canvas.show_minimap, false);
+            (grid, minimap, std::mem::take(&mut tab.canvas.selection))
         });
         let panel = egui::CentralPanel::default().show(ui, |ui| {
             if let Some(message) = &tab.doc.banner {
@@ -849,8 +850,9 @@ impl RailyardApp {
                 png::paint_title(ui, ui.max_rect(), &tab.doc.design().name);
             }
         });
-        if let Some((grid, selection)) = kept {
+        if let Some((grid, minimap, selection)) = kept {
             tab.canvas.show_grid = grid;
+            tab.canvas.show_minimap = minimap;
             tab.canvas.selection = selection;
         }
         self.png.canvas_rect = Some(panel.response.rect);
