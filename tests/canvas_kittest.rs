@@ -124,6 +124,13 @@ fn release(h: &Harness<'_, App>, at: Pos2, modifiers: Modifiers) {
     });
 }
 
+/// Click at a screen point.
+fn click_on_screen(h: &mut Harness<'_, App>, at: Pos2) {
+    press(h, at, Modifiers::NONE);
+    release(h, at, Modifiers::NONE);
+    h.run();
+}
+
 /// Click at canvas point (x, y).
 fn click(h: &mut Harness<'_, App>, (x, y): (f32, f32), modifiers: Modifiers) {
     let at = screen(h, x, y);
@@ -774,16 +781,7 @@ fn the_minimap_moves_the_view_while_part_of_the_design_is_out_of_view() {
     a.canvas.scene_rect = Rect::from_center_size(Pos2::ZERO, vec2(200.0, 140.0));
     let mut h = harness(a);
     let map_middle = pos2(1000.0 - 12.0 - 100.0, 700.0 - 12.0 - 65.0);
-    h.event(Event::PointerMoved(map_middle));
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos: map_middle,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
-    h.run();
+    click_on_screen(&mut h, map_middle);
     // The four devices span (-50, -40) to (350, 240) with their boxes: the middle is near
     // (150, 100); the map's scale (about 0.4 point per unit) puts the harness's margin within
     // 40 units.
@@ -797,15 +795,6 @@ fn the_minimap_moves_the_view_while_part_of_the_design_is_out_of_view() {
 
     let mut h = harness(app());
     let before = h.state().canvas.scene_rect;
-    h.event(Event::PointerMoved(map_middle));
-    for pressed in [true, false] {
-        h.event(Event::PointerButton {
-            pos: map_middle,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::NONE,
-        });
-    }
-    h.run();
+    click_on_screen(&mut h, map_middle);
     assert_eq!(h.state().canvas.scene_rect, before, "no overview, no move");
 }
