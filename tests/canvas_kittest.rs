@@ -11,7 +11,7 @@ use railyard::app::canvas::{
 use railyard::model::command::{Command, History};
 use railyard::model::factory::device_from_part;
 use railyard::model::{Catalog, Design, DeviceId, Endpoint, LinkId, LinkTech, PartId, Port, Pos};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 struct App {
@@ -21,6 +21,8 @@ struct App {
     catalog: Catalog,
     statuses: Vec<String>,
     no_highlight: HashSet<LinkId>,
+    /// Link loads for the heatmap, if on.
+    heat: Option<HashMap<LinkId, f64>>,
 }
 
 /// Node a at (0, 0), an InfiniBand leaf at (300, 0), node b at (0, 200), an Ethernet switch
@@ -56,6 +58,7 @@ fn app() -> App {
         catalog,
         statuses: Vec::new(),
         no_highlight: HashSet::new(),
+        heat: None,
     }
 }
 
@@ -73,7 +76,7 @@ fn harness_stepping(app: App, step_dt: f32) -> Harness<'static, App> {
             |ui, app: &mut App| {
                 let overlay = CanvasOverlay {
                     catalog: &app.catalog,
-                    heat: None,
+                    heat: app.heat.as_ref(),
                     highlight_links: &app.no_highlight,
                 };
                 let events = canvas_ui(ui, &app.design, &mut app.canvas, &overlay);
@@ -559,6 +562,32 @@ fn parallel_links_draw_as_one_bundle_with_their_count() {
     assert!(!painted_texts(&h).iter().any(|t| t.starts_with('×')));
 }
 
+/// Under the heatmap a bundle shows its first link's colour, so a hot link in it is drawn
+/// too: three parallel links, the last one 100 % busy, are two lines, where a cool bundle is
+/// one.
+#[test]
+fn a_hot_link_is_not_hidden_in_its_bundle() {
+    use railyard::model::factory::default_link;
+    let mut a = app();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let link = default_link(&a.design, &a.catalog, DeviceId(0), DeviceId(1)).unwrap();
+        ids.push(link.id);
+        a.design.insert_link(link);
+    }
+    a.heat = Some(ids.iter().map(|&id| (id, 0.2)).collect());
+    let mut h = harness(a);
+    h.run();
+    assert_eq!(
+        h.state().canvas.links_drawn(),
+        1,
+        "a cool bundle is one line"
+    );
+    h.state_mut().heat.as_mut().unwrap().insert(ids[2], 1.0);
+    h.run();
+    assert_eq!(h.state().canvas.links_drawn(), 2, "the hot link shows");
+}
+
 #[test]
 fn zoom_to_fit_frames_every_device() {
     let mut a = app();
@@ -666,6 +695,7 @@ fn render_canvas_to_png() {
         catalog: catalog.clone(),
         statuses: vec![],
         no_highlight: HashSet::new(),
+        heat: None,
     };
     zoom_to_fit(&mixed.design, &mut mixed.canvas);
     mixed.canvas.selection.devices.insert(nodes[1]);
@@ -681,6 +711,7 @@ fn render_canvas_to_png() {
         catalog,
         statuses: vec![],
         no_highlight: HashSet::new(),
+        heat: None,
     };
     zoom_to_fit(&rail_app.design, &mut rail_app.canvas);
 
@@ -694,6 +725,7 @@ fn render_canvas_to_png() {
         catalog: rail_app.catalog.clone(),
         statuses: vec![],
         no_highlight: HashSet::new(),
+        heat: None,
     };
     zoom_to_fit(&big_app.design, &mut big_app.canvas);
 
@@ -705,6 +737,7 @@ fn render_canvas_to_png() {
         catalog: mixed.catalog.clone(),
         statuses: vec![],
         no_highlight: HashSet::new(),
+        heat: None,
     };
     let focus = close.design.device(nodes[0]).unwrap().pos;
     close.canvas.scene_rect = Rect::from_center_size(

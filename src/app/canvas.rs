@@ -12,8 +12,9 @@
 //! toggles, a click on empty canvas clears the selection, Escape cancels a gesture.
 //! Panning only moves the view: it is no edit, so it leaves the history and the file alone.
 //! Far out, groups fold into one block each; a double-click on a block zooms in until its
-//! devices show. Right-click opens what-ifs and bulk wiring for the selection; on a device outside the selection it selects that
-//! device and offers to connect the devices selected before to it.
+//! devices show. Right-click opens what-ifs and bulk wiring for the selection; on a device
+//! outside the selection it selects that device and offers to connect the devices selected
+//! before to it.
 //!
 //! A device's `pos` is its centre, in canvas units (one unit is one screen point at zoom 1).
 
@@ -169,6 +170,11 @@ impl Default for CanvasState {
 impl CanvasState {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// How many link lines the last frame drew (bundles of parallel links count once).
+    pub fn links_drawn(&self) -> usize {
+        self.interaction.links_drawn.get()
     }
 
     /// Screen position of a canvas point as of the last frame drawn.

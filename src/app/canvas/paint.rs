@@ -17,6 +17,9 @@ use egui::epaint::text::{LayoutJob, TextFormat, TextWrapping};
 use egui::epaint::{Mesh, Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Shape, Stroke, StrokeKind, pos2, vec2};
 
+/// Utilisation from which a link shows under the heatmap even inside a bundle.
+const HOT: f64 = 0.9;
+
 /// Zoom (screen points per canvas unit) below which groups collapse into blocks.
 pub(super) const COLLAPSE_ZOOM: f32 = 0.1;
 /// Below this, devices are plain rectangles without borders or rounded corners.
@@ -293,12 +296,16 @@ impl Frame<'_> {
                 parallel.add(ia, ib);
             }
             let is_highlighted = !highlight.is_empty() && highlight.contains(&link.id);
+            // A bundle takes its first link's colour: under the heatmap a hot link must not
+            // hide behind a cooler one, so hot links are drawn (over it) too.
+            let is_hot = heat.is_some_and(|h| h.get(&link.id).is_some_and(|&u| u >= HOT));
             // A healthy, unmarked link is drawn only as the first of its bundle (the links
-            // that would cover one another on screen); failed, degraded, selected and
-            // highlighted links always show.
+            // that would cover one another on screen); failed, degraded, selected,
+            // highlighted and hot links always show.
             if link.state == LinkState::Up
                 && !is_selected
                 && !is_highlighted
+                && !is_hot
                 && !bundles.first(ia, ib)
             {
                 continue;
