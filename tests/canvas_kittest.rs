@@ -825,6 +825,10 @@ fn the_minimap_moves_the_view_while_part_of_the_design_is_out_of_view() {
     );
     assert!(h.state().canvas.selection.is_empty());
     assert!(!h.state().history.can_undo(), "moving the view is no edit");
+    // Shown, the overview asks for no frames of its own: the canvas idles.
+    h.step();
+    let delay = h.output().viewport_output[&egui::ViewportId::ROOT].repaint_delay;
+    assert_eq!(delay, Duration::MAX);
 
     let mut h = harness(app());
     let before = h.state().canvas.scene_rect;

@@ -76,6 +76,8 @@ pub(super) fn minimap_ui(ui: &Ui, outer: Rect, overview: &Overview, view: Rect) 
         .order(egui::Order::Foreground)
         .fixed_pos(rect.min)
         .movable(false)
+        // No fade: an animation would keep asking for frames, and the canvas idles at none.
+        .fade_in(false)
         .show(ui.ctx(), |ui| {
             let (_, response) = ui.allocate_exact_size(rect.size(), Sense::click_and_drag());
             let painter = ui.painter().with_clip_rect(rect);
