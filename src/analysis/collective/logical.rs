@@ -8,6 +8,7 @@ use super::fabric::{Fabric, GpuInterconnect};
 use super::plan::segments;
 use super::workspace::Workspace;
 use crate::model::{Catalog, Design, DeviceId, LinkTech};
+use std::collections::HashMap;
 
 /// One GPU on the ring: its node and its index inside the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +97,7 @@ fn ring_of(fab: &Fabric, design: &Design) -> RingOrder {
         }
     };
     let stops: Vec<RingStop> = seq.iter().map(|&g| stop(g)).collect();
+    let node_links = NodeLinks::of(design);
     let hops = (0..seq.len())
         .map(|i| {
             let (a, b) = (seq[i], seq[(i + 1) % seq.len()]);
@@ -110,34 +112,43 @@ fn ring_of(fab: &Fabric, design: &Design) -> RingOrder {
                 })
             } else {
                 let nic = fab.gpus[a as usize].nic.unwrap_or(0);
-                RingHop::Network(nic_link_tech(design, node_a.device, nic))
+                RingHop::Network(node_links.tech(node_a.device, nic))
             }
         })
         .collect();
     RingOrder { stops, hops, rings }
 }
 
-/// The technology of the link on NIC `nic` of `node`, or of any network link of the node
-/// when that NIC has none (a node wired by its built-in ports).
-fn nic_link_tech(design: &Design, node: DeviceId, nic: u32) -> Option<LinkTech> {
-    let ends = |l: &&crate::model::Link| {
-        [(l.a, l.b), (l.b, l.a)]
-            .into_iter()
-            .find(|(own, _)| own.device == node)
-            .map(|(own, _)| own.port)
-    };
-    let on_node: Vec<_> = design
-        .links
-        .iter()
-        .filter_map(|l| ends(&l).map(|port| (port, l.tech)))
-        .collect();
-    on_node
-        .iter()
-        .find(|(port, _)| port.nic() == Some(nic))
-        .or_else(|| {
-            on_node
-                .iter()
-                .find(|(_, tech)| tech.is_network() || tech.is_thunderbolt())
-        })
-        .map(|&(_, tech)| tech)
+/// What each node's network links are, found in one pass over the links: per (node, NIC)
+/// the technology of the link on that NIC, and per node that of any network or Thunderbolt
+/// link (for a node wired by its built-in ports).
+#[derive(Default)]
+struct NodeLinks {
+    on_nic: HashMap<(DeviceId, u32), LinkTech>,
+    any: HashMap<DeviceId, LinkTech>,
+}
+
+impl NodeLinks {
+    fn of(design: &Design) -> NodeLinks {
+        let mut out = NodeLinks::default();
+        for l in &design.links {
+            for end in [l.a, l.b] {
+                if let Some(nic) = end.port.nic() {
+                    out.on_nic.entry((end.device, nic)).or_insert(l.tech);
+                }
+                if l.tech.is_network() || l.tech.is_thunderbolt() {
+                    out.any.entry(end.device).or_insert(l.tech);
+                }
+            }
+        }
+        out
+    }
+
+    /// The technology of the link on NIC `nic` of `node`, else of any of its network links.
+    fn tech(&self, node: DeviceId, nic: u32) -> Option<LinkTech> {
+        self.on_nic
+            .get(&(node, nic))
+            .or_else(|| self.any.get(&node))
+            .copied()
+    }
 }
