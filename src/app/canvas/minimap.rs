@@ -3,6 +3,7 @@
 //! moves the view there. Its dots are a sample of at most `MAX_DOTS` devices, so it costs the
 //! same at 65,536 GPUs as at 16.
 
+use egui::epaint::Mesh;
 use egui::{Color32, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Ui, Vec2, pos2, vec2};
 
 use super::geometry::Layout;
@@ -81,11 +82,15 @@ pub(super) fn minimap_ui(ui: &Ui, outer: Rect, overview: &Overview, view: Rect) 
         .show(ui.ctx(), |ui| {
             let (_, response) = ui.allocate_exact_size(rect.size(), Sense::click_and_drag());
             let painter = ui.painter().with_clip_rect(rect);
-            let mut shapes = Vec::with_capacity(overview.dots.len() + 3);
+            let mut shapes = Vec::with_capacity(4);
             shapes.push(Shape::rect_filled(rect, 4.0, fill));
-            shapes.extend(overview.dots.iter().map(|&p| {
-                Shape::rect_filled(Rect::from_center_size(to_map(p), vec2(2.0, 2.0)), 0.0, dot)
-            }));
+            // The dots as one mesh of quads: a shape each would cost more to tessellate
+            // than the rest of the map.
+            let mut dots = Mesh::default();
+            for &p in &overview.dots {
+                dots.add_colored_rect(Rect::from_center_size(to_map(p), vec2(2.0, 2.0)), dot);
+            }
+            shapes.push(Shape::mesh(dots));
             let seen = Rect::from_min_max(to_map(view.min), to_map(view.max)).intersect(rect);
             shapes.push(Shape::rect_stroke(
                 seen,
