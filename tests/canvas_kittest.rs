@@ -562,9 +562,9 @@ fn parallel_links_draw_as_one_bundle_with_their_count() {
     assert!(!painted_texts(&h).iter().any(|t| t.starts_with('×')));
 }
 
-/// Under the heatmap a bundle shows its first link's colour, so a hot link in it is drawn
-/// too: three parallel links, the last one 100 % busy, are two lines, where a cool bundle is
-/// one.
+/// Under the heatmap a bundle shows its first link's colour, so its first hot link is drawn
+/// too: three parallel links, the last one 100 % busy, are two lines, where a cool bundle and
+/// an all-hot one are one.
 #[test]
 fn a_hot_link_is_not_hidden_in_its_bundle() {
     use railyard::model::factory::default_link;
@@ -586,6 +586,16 @@ fn a_hot_link_is_not_hidden_in_its_bundle() {
     h.state_mut().heat.as_mut().unwrap().insert(ids[2], 1.0);
     h.run();
     assert_eq!(h.state().canvas.links_drawn(), 2, "the hot link shows");
+    // All hot: the first link already shows the bundle's colour, one line again.
+    for id in &ids {
+        h.state_mut().heat.as_mut().unwrap().insert(*id, 1.0);
+    }
+    h.run();
+    assert_eq!(
+        h.state().canvas.links_drawn(),
+        1,
+        "a hot bundle is one line"
+    );
 }
 
 #[test]

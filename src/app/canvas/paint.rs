@@ -17,7 +17,8 @@ use egui::epaint::text::{LayoutJob, TextFormat, TextWrapping};
 use egui::epaint::{Mesh, Vertex, WHITE_UV};
 use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Shape, Stroke, StrokeKind, pos2, vec2};
 
-/// Utilisation from which a link shows under the heatmap even inside a bundle.
+/// Utilisation from which a link shows under the heatmap even inside a bundle (the first
+/// such link of each bundle).
 const HOT: f64 = 0.9;
 
 /// Zoom (screen points per canvas unit) below which groups collapse into blocks.
@@ -253,6 +254,10 @@ impl Frame<'_> {
         let selected = &self.state.selection.links;
         let collapsed = self.layout.is_collapsed();
         let mut bundles = Bundles::new(self.layout, design.devices.len(), self.zoom);
+        // Under the heatmap, each bundle's first hot link too: a bundle takes its first
+        // link's colour, and a hot link must not hide behind a cooler one.
+        let mut hot_bundles =
+            heat.map(|_| Bundles::new(self.layout, design.devices.len(), self.zoom));
         // Counted only where labels show: further out, a count could not be read.
         let count_parallel = self.visible.len() <= LABELS_MAX && !collapsed;
         let mut parallel = ParallelLinks::default();
@@ -296,19 +301,19 @@ impl Frame<'_> {
                 parallel.add(ia, ib);
             }
             let is_highlighted = !highlight.is_empty() && highlight.contains(&link.id);
-            // A bundle takes its first link's colour: under the heatmap a hot link must not
-            // hide behind a cooler one, so hot links are drawn (over it) too.
             let is_hot = heat.is_some_and(|h| h.get(&link.id).is_some_and(|&u| u >= HOT));
             // A healthy, unmarked link is drawn only as the first of its bundle (the links
-            // that would cover one another on screen); failed, degraded, selected,
-            // highlighted and hot links always show.
-            if link.state == LinkState::Up
-                && !is_selected
-                && !is_highlighted
-                && !is_hot
-                && !bundles.first(ia, ib)
-            {
-                continue;
+            // that would cover one another on screen) or as its first hot one; failed,
+            // degraded, selected and highlighted links always show, and leave the bundle to
+            // its healthy links.
+            if link.state == LinkState::Up && !is_selected && !is_highlighted {
+                // Both marked whatever the other says: a bundle shows at most one cool and
+                // one hot line.
+                let first = bundles.first(ia, ib);
+                let first_hot = is_hot && hot_bundles.as_mut().is_some_and(|b| b.first(ia, ib));
+                if !first && !first_hot {
+                    continue;
+                }
             }
             let capacity = link.nominal_capacity().gbit_s();
             if capacity != last_width.0 {
