@@ -802,6 +802,16 @@ fn double_clicking_a_folded_group_opens_it() {
         release(&h, at, Modifiers::NONE);
     }
     h.run();
+    // The click of the double-click selected the whole block: its racks' nodes too, not only
+    // the devices directly in the scalable unit's group.
+    let selected = h.state().canvas.selection.devices.len();
+    let statuses = &h.state().statuses;
+    assert!(
+        statuses
+            .iter()
+            .any(|s| s.contains(&format!(": {selected} devices"))),
+        "{selected} selected; {statuses:?}"
+    );
     let opened = h.state().canvas.zoom().unwrap();
     assert!(
         opened >= 0.1,

@@ -678,13 +678,15 @@ fn moving_set(design: &Design, selection: &BTreeSet<DeviceId>) -> Vec<DeviceId> 
     ids.into_iter().collect()
 }
 
+/// Every device folded into block `b`: the members of its group and of the groups inside
+/// it (a scalable unit's racks), as the layout folded them.
 fn block_members(design: &Design, layout: &Layout, b: usize) -> Vec<DeviceId> {
-    let group = layout.blocks[b].group;
     design
         .devices
         .iter()
-        .filter(|d| d.group == Some(group))
-        .map(|d| d.id)
+        .enumerate()
+        .filter(|&(i, _)| layout.block_of(i) == Some(b))
+        .map(|(_, d)| d.id)
         .collect()
 }
 
