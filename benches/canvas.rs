@@ -229,6 +229,23 @@ impl Bench {
         };
     }
 
+    /// The two halves of a frame in CPU time, ms per frame over `frames` frames, each after
+    /// `before(self, k)` (k from 1).
+    fn split_ms(&mut self, frames: u64, mut before: impl FnMut(&mut Bench, u64)) -> (f64, f64) {
+        let (mut ui_ns, mut tessellate_ns) = (0, 0);
+        for k in 1..=frames {
+            before(self, k);
+            let t0 = thread_cpu_ns();
+            let output = self.run();
+            let t1 = thread_cpu_ns();
+            let _ = black_box(self.ctx.tessellate(output.shapes, output.pixels_per_point));
+            ui_ns += t1 - t0;
+            tessellate_ns += thread_cpu_ns() - t1;
+        }
+        let per_frame_ms = |ns: u64| ns as f64 / (frames as f64 * 1e6);
+        (per_frame_ms(ui_ns), per_frame_ms(tessellate_ns))
+    }
+
     /// One frame: UI pass and tessellation; returns the triangle count.
     fn frame(&mut self) -> usize {
         let output = self.run();
@@ -263,20 +280,8 @@ fn canvas_frames(c: &mut Criterion<ThreadCpu>) {
         let mut bench = Bench::new(grid_design(&catalog, nodes, links), catalog.clone(), fit);
         let triangles = bench.frame();
         // The two halves of a frame, in CPU time.
-        let (mut ui_ns, mut tessellate_ns) = (0, 0);
-        for _ in 0..20 {
-            let t0 = thread_cpu_ns();
-            let output = bench.run();
-            let t1 = thread_cpu_ns();
-            let _ = black_box(bench.ctx.tessellate(output.shapes, output.pixels_per_point));
-            ui_ns += t1 - t0;
-            tessellate_ns += thread_cpu_ns() - t1;
-        }
-        println!(
-            "{name}: ui {:.2} ms, tessellate {:.2} ms",
-            ui_ns as f64 / 20e6,
-            tessellate_ns as f64 / 20e6
-        );
+        let (ui_ms, tessellate_ms) = bench.split_ms(20, |_, _| {});
+        println!("{name}: ui {ui_ms:.2} ms, tessellate {tessellate_ms:.2} ms");
         println!(
             "{name}: zoom {:.3}, {triangles} triangles",
             bench.state.zoom().unwrap_or(0.0)
@@ -308,20 +313,9 @@ fn rail_frames(c: &mut Criterion<ThreadCpu>) {
         for (motion_name, motion) in [("pan", Motion::Pan), ("zoom", Motion::Zoom)] {
             let name = format!("{motion_name}, {view}");
             let triangles = bench.moved_frame(motion, 0);
-            let (mut ui_ns, mut tessellate_ns) = (0, 0);
-            for k in 1..=10 {
-                bench.move_view(motion, k);
-                let t0 = thread_cpu_ns();
-                let output = bench.run();
-                let t1 = thread_cpu_ns();
-                let _ = black_box(bench.ctx.tessellate(output.shapes, output.pixels_per_point));
-                ui_ns += t1 - t0;
-                tessellate_ns += thread_cpu_ns() - t1;
-            }
+            let (ui_ms, tessellate_ms) = bench.split_ms(10, |b, k| b.move_view(motion, k));
             println!(
-                "{name}: ui {:.2} ms, tessellate {:.2} ms, zoom {:.4}, {triangles} triangles",
-                ui_ns as f64 / 10e6,
-                tessellate_ns as f64 / 10e6,
+                "{name}: ui {ui_ms:.2} ms, tessellate {tessellate_ms:.2} ms, zoom {:.4}, {triangles} triangles",
                 bench.state.zoom().unwrap_or(0.0)
             );
             let mut k = 0u64;
