@@ -598,6 +598,34 @@ fn a_hot_link_is_not_hidden_in_its_bundle() {
     );
 }
 
+/// Two bundles crossing at their middles: one count shows, not two run together.
+#[test]
+fn crossing_bundles_do_not_print_their_counts_on_top_of_each_other() {
+    use railyard::model::factory::default_link;
+    let mut a = app();
+    let leaf = device_from_part(
+        &a.catalog,
+        &PartId::new("qm9700"),
+        DeviceId(4),
+        "leaf-low".into(),
+        Pos::new(300.0, 220.0),
+    )
+    .unwrap();
+    a.design.insert_device(leaf);
+    // Node a (0, 0) to the new leaf (300, 220), node b (0, 200) to the leaf (300, 0): the
+    // bundles' middles are (150, 110) and (150, 100), ten points apart at zoom 1.
+    for (from, to) in [(0, 4), (0, 4), (2, 1), (2, 1)] {
+        let link = default_link(&a.design, &a.catalog, DeviceId(from), DeviceId(to)).unwrap();
+        a.design.insert_link(link);
+    }
+    let h = harness(a);
+    let counts: Vec<String> = painted_texts(&h)
+        .into_iter()
+        .filter(|t| t.starts_with('×'))
+        .collect();
+    assert_eq!(counts, ["×2"], "{counts:?}");
+}
+
 #[test]
 fn zoom_to_fit_frames_every_device() {
     let mut a = app();

@@ -355,6 +355,7 @@ impl Frame<'_> {
     /// "×n" at the middle of each bundle of parallel links long enough on screen to carry it.
     pub fn bundle_counts(&self, parallel: &ParallelLinks) {
         let mut shapes = Vec::new();
+        let mut placed: Vec<Rect> = Vec::new();
         for (i, j, count) in parallel.bundles() {
             let (a, b) = (
                 self.to_global * self.layout.anchor(i),
@@ -367,9 +368,15 @@ impl Frame<'_> {
             );
             let mid = a + (b - a) / 2.0;
             let rect = Rect::from_center_size(mid, g.size()).expand2(vec2(4.0, 1.0));
-            if a.distance(b) < 3.0 * rect.width() || !self.labels.clip_rect().contains(mid) {
+            // Where bundles cross (leaf-to-spine sheaves), counts overlapping one already
+            // placed would run together into an unreadable row: the first one speaks.
+            if a.distance(b) < 3.0 * rect.width()
+                || !self.labels.clip_rect().contains(mid)
+                || placed.iter().any(|r: &Rect| r.intersects(rect))
+            {
                 continue;
             }
+            placed.push(rect);
             shapes.push(Shape::rect_filled(
                 rect,
                 3.0,
