@@ -1,8 +1,9 @@
 //! Calibration from the user's own nccl-tests output: the parser on real-format logs, the fit
 //! against a log the model wrote with known efficiencies, and `railyard calibrate`.
 
-use railyard::analysis::calibrate::{CalibrationFit, FitOptions, fit_calibration};
+use railyard::analysis::calibrate::{CalibrateError, CalibrationFit, FitOptions, fit_calibration};
 use railyard::analysis::collective::{Algorithm, CollectiveQuery, Op, Protocol, sweep};
+use railyard::analysis::nccl_tests::Harness;
 use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::io::nccl_log::{NcclLogError, format_nccl_log, parse_nccl_log};
 use railyard::io::{load_design, save_design};
@@ -52,6 +53,71 @@ fn dgx_h100_log_field_by_field() {
     assert_eq!(last.out_of_place.algbw_gbyte_s, 274.23);
     assert_eq!(last.out_of_place.busbw_gbyte_s, 479.90);
     assert_eq!(last.in_place.map(|m| m.busbw_gbyte_s), Some(479.90));
+}
+
+#[test]
+fn the_header_says_how_the_test_drove_the_gpus() {
+    // NVIDIA's DGX H100 sweep: eight processes, one GPU each.
+    let log = parse_nccl_log(&data("dgx-h100-all-reduce.txt")).unwrap();
+    assert_eq!(
+        log.harness,
+        Harness {
+            gpus_per_thread: 1,
+            cuda_graph: false
+        }
+    );
+    // One process for eight GPUs, and a CUDA graph (nccl-tests -g 8 -G 10).
+    let text = data("dgx-h100-all-reduce.txt")
+        .replace("# nThread 1 nGpus 1 ", "# nThread 1 nGpus 8 ")
+        .replace("graph: 0", "graph: 10");
+    let log = parse_nccl_log(&text).unwrap();
+    assert_eq!(
+        log.harness,
+        Harness {
+            gpus_per_thread: 8,
+            cuda_graph: true
+        }
+    );
+    assert_eq!(log.harness.launch_floor_us(), 0.0);
+    assert_eq!(log.ranks, Some(8));
+}
+
+/// A synthetic DGX H100 log (NVLink at 0.78, hop 0.9 µs) as one thread driving all 8 GPUs
+/// prints it: nothing under 8 × 4.2 = 33.6 µs.
+#[test]
+fn rows_under_the_launch_floor_are_left_out_of_the_fit() {
+    let catalog = Catalog::builtin();
+    let design = single_dgx(&catalog);
+    let mut truth = Calibration::default();
+    truth.set(LinkTech::NvLink, Some(0.78), Some(0.9));
+    let honest = parse_nccl_log(&log_of(&design, &catalog, truth)).unwrap();
+    let mut floored = honest.clone();
+    for r in &mut floored.rows {
+        for m in std::iter::once(&mut r.out_of_place).chain(r.in_place.as_mut()) {
+            m.time_us = m.time_us.max(33.6);
+        }
+    }
+    // Taken for one process per GPU, the floor drags the fitted hop latency up: the small
+    // rows' 33.6 µs = 6.6 + 14 × 1.93 µs.
+    let naive = fit_calibration(&design, &catalog, &floored, &FitOptions::default()).unwrap();
+    let pulled = naive.latency_us.expect("fitted").after;
+    assert!(pulled > 1.8, "{pulled}");
+    // Read as what it is (-g 8), the rows the model puts under 33.6 µs are left out and
+    // said so; the efficiency still comes out of the large rows exactly.
+    floored.harness.gpus_per_thread = 8;
+    let fit = fit_calibration(&design, &catalog, &floored, &FitOptions::default()).unwrap();
+    let left_out = honest.rows.len() - fit.rows.len();
+    assert!(left_out >= 10, "{left_out}");
+    assert!(
+        fit.notes
+            .iter()
+            .any(|n| n.starts_with(&format!("{left_out} row(s) left out"))),
+        "{:?}",
+        fit.notes
+    );
+    assert!(fit.rows.iter().all(|r| r.measured_time_us > 33.6));
+    let eff = fit.efficiency.expect("an efficiency is fitted");
+    assert!((eff.after - 0.78).abs() < 0.002, "{eff:?}");
 }
 
 #[test]
@@ -640,8 +706,8 @@ fn one_slow_row_does_not_move_the_fitted_latency() {
 
 /// Rows of a public CSV (columns of assets/validation/measured.csv) whose id starts with
 /// `prefix`, as an 8-rank all-reduce nccl-tests log: time where the row gives it, else from
-/// its busbw.
-fn public_log(path: &str, prefix: &str) -> String {
+/// its busbw. `gpus_per_thread` is the run's nccl-tests `-g` (its header's nGpus).
+fn public_log(path: &str, prefix: &str, gpus_per_thread: u32) -> String {
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .from_path(Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
@@ -664,7 +730,10 @@ fn public_log(path: &str, prefix: &str) -> String {
         })
         .collect();
     assert!(rows.len() >= 24, "{prefix}: {} rows", rows.len());
-    format_nccl_log(Op::AllReduce, 8, &rows)
+    format_nccl_log(Op::AllReduce, 8, &rows).replace(
+        "# nThread 1 nGpus 1 ",
+        &format!("# nThread 1 nGpus {gpus_per_thread} "),
+    )
 }
 
 /// The largest |time error| of the fitted model over rows from `from` to below `to` bytes.
@@ -683,8 +752,9 @@ fn worst_between(fit: &CalibrationFit, from: u64, to: u64) -> f64 {
 fn public_h100_sweeps_refit_within_the_targets() {
     let catalog = Catalog::builtin();
     let design = single_dgx(&catalog);
-    for prefix in ["DGXH100-", "AZ-H100-"] {
-        let text = public_log("tests/data/measured-h100-allreduce.csv", prefix);
+    // NVIDIA's sweep ran one process per GPU; Azure's guide runs all_reduce_perf -g 8.
+    for (prefix, g) in [("DGXH100-", 1), ("AZ-H100-", 8)] {
+        let text = public_log("tests/data/measured-h100-allreduce.csv", prefix, g);
         let log = parse_nccl_log(&text).unwrap();
         let fit = fit_calibration(&design, &catalog, &log, &FitOptions::default()).unwrap();
         let large = fit.max_error_from(64 << 20).unwrap();
@@ -706,7 +776,8 @@ fn an_a100_sweep_fits_each_protocol_its_own_hop_latency() {
     let design =
         load_design(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/hgx-a100.ron"))
             .unwrap();
-    let text = public_log("assets/validation/measured.csv", "OCIA100-1N-");
+    // OCI's tutorial runs all_reduce_perf -g 8.
+    let text = public_log("assets/validation/measured.csv", "OCIA100-1N-", 8);
     let log = parse_nccl_log(&text).unwrap();
     let fit = fit_calibration(&design, &catalog, &log, &FitOptions::default()).unwrap();
     let before = fit
@@ -741,11 +812,35 @@ fn an_a100_sweep_fits_each_protocol_its_own_hop_latency() {
     }
     assert!(worst_between(&fit, 4 << 20, u64::MAX) < 0.10);
 
-    // A refit of the calibrated design on the log's small sizes alone (≤ 512 KiB, all ring
-    // LL) keeps no LL128 or Simple figure from the first fit: nothing here measured them.
+    // Up to 512 KiB the model's times are under the launch floor of one thread driving 8
+    // GPUs (8 × 4.2 = 33.6 µs): those 14 rows measure the launches and are left out, and
+    // with them LL's hop latency is not fitted.
+    assert!(fit.latency_us.is_none(), "{:?}", fit.latency_us);
+    assert!(fit.rows.iter().all(|r| r.bytes.0 > 512 << 10));
+    assert!(
+        fit.notes
+            .iter()
+            .any(|n| n.starts_with("14 row(s) left out")),
+        "{:?}",
+        fit.notes
+    );
     let mut calibrated = design.clone();
     calibrated.calibration = Some(fit.calibration.clone());
     let mut small = log.clone();
+    small.rows.retain(|r| r.bytes.0 <= 512 << 10);
+    let err = fit_calibration(&calibrated, &catalog, &small, &FitOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, CalibrateError::AllLaunchBound { floor_us, gpus: 8 } if (floor_us - 33.6).abs() < 1e-9),
+        "{err}"
+    );
+    // The same small rows taken as one process per GPU: a refit keeps no LL128 or Simple
+    // figure from the first fit, since nothing there measured them.
+    let mut small = parse_nccl_log(&public_log(
+        "assets/validation/measured.csv",
+        "OCIA100-1N-",
+        1,
+    ))
+    .unwrap();
     small.rows.retain(|r| r.bytes.0 <= 512 << 10);
     let refit = fit_calibration(&calibrated, &catalog, &small, &FitOptions::default()).unwrap();
     assert!(refit.protocol_latencies_us.is_empty());

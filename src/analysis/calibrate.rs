@@ -159,6 +159,12 @@ pub enum CalibrateError {
     TooManyRanks { log: u32, design: u64 },
     #[error("the log has no row with a positive size")]
     NoRows,
+    #[error(
+        "every row is under {floor_us:.1} µs, the time one host thread takes to launch the \
+         kernels of its {gpus} GPUs (nccl-tests -g {gpus}): the log measures the launches, not \
+         the fabric; run one process per GPU (mpirun or srun with -g 1), or larger sizes"
+    )]
+    AllLaunchBound { floor_us: f64, gpus: u32 },
     #[error("the model cannot run this collective on the design: {0}")]
     Collective(#[from] CollectiveError),
 }
@@ -241,16 +247,26 @@ pub fn fit_calibration(
     if points.is_empty() {
         return Err(CalibrateError::NoRows);
     }
-    let sizes: Vec<Bytes> = points.iter().map(|p| p.bytes).collect();
     let mut query = CollectiveQuery::new(op, Bytes(0));
     query.gpus = ranks.filter(|&r| u64::from(r) < design_gpus);
+    let mut notes = Vec::new();
+    let (points, launch_bound) = without_launch_bound(design, catalog, &query, points, log)?;
+    if launch_bound > 0 {
+        let h = log.harness;
+        notes.push(format!(
+            "{launch_bound} row(s) left out: the model's time there is under {:.1} µs, the time              one host thread takes to launch the kernels of its {} GPUs (nccl-tests -g {}), so              they measure the launches, not the fabric. One process per GPU (mpirun or srun              with -g 1) measures the fabric at every size.",
+            h.launch_floor_us(),
+            h.gpus_per_thread,
+            h.gpus_per_thread
+        ));
+    }
+    let sizes: Vec<Bytes> = points.iter().map(|p| p.bytes).collect();
 
     let mut trial = design.clone();
     let mut calibration = design.calibration.clone().unwrap_or_default();
     let predict = |d: &Design| sweep_at(d, catalog, &query, &sizes);
     let before = predict(design)?;
     let gpus = before[0].gpus;
-    let mut notes = Vec::new();
 
     let largest = before
         .iter()
@@ -285,12 +301,15 @@ pub fn fit_calibration(
             .unwrap_or_else(|| target.builtin())
     };
 
-    // With no network link on the path, the small sizes' steps are intra-node: the hop
-    // technology whose latency moves their time most is the one they cross (a technology
-    // off the path moves nothing, so none is fitted that the log did not measure).
+    // With no network link on the path, the steps are intra-node: the hop technology whose
+    // latency moves the small sizes' time most is the one they cross (a technology off the
+    // path moves nothing, so none is fitted that the log did not measure). A log without
+    // latency-bound rows (it starts large, or its small rows measured the launches) is
+    // probed on every row: the protocols' own hop latencies may still be fitted.
+    let any_latency_bound = latency_bound.iter().any(|&b| b);
     let lat_target = match lat_link {
         Some((tech, transport)) => Some(LatencyTarget::Network(tech, transport)),
-        None if latency_bound.iter().any(|&b| b) => {
+        None => {
             let mut best: Option<(LatencyTarget, f64)> = None;
             for tech in INTRA_TECHS {
                 let target = LatencyTarget::IntraNode(tech);
@@ -308,7 +327,7 @@ pub fn fit_calibration(
                     .iter()
                     .zip(&up)
                     .zip(&latency_bound)
-                    .filter(|(_, b)| **b)
+                    .filter(|(_, b)| **b || !any_latency_bound)
                     .map(|((r, u), _)| (u.time_us - r.time_us) / r.time_us)
                     .sum();
                 if moved > 1e-9 && best.is_none_or(|(_, m)| moved > m) {
@@ -317,7 +336,6 @@ pub fn fit_calibration(
             }
             best.map(|(t, _)| t)
         }
-        None => None,
     };
     let lat_before = lat_target.map(|t| current_latency(&calibration, t));
     let mut lat = lat_before;
@@ -332,7 +350,9 @@ pub fn fit_calibration(
     }
     if !latency_bound.iter().any(|&b| b) {
         notes.push(
-            "no row is latency-bound (the log starts at large sizes): latency not fitted".into(),
+            "no row is latency-bound (the log starts at large sizes, or its small rows measure \
+             the launches): the hop latency of small sizes is not fitted"
+                .into(),
         );
     } else if lat_target.is_none() {
         notes.push(
@@ -348,8 +368,7 @@ pub fn fit_calibration(
         ));
     }
 
-    let fits_protocols =
-        matches!(lat_target, Some(LatencyTarget::IntraNode(_))) && latency_bound.iter().any(|&b| b);
+    let fits_protocols = matches!(lat_target, Some(LatencyTarget::IntraNode(_)));
     if let (true, Some(LatencyTarget::IntraNode(tech))) = (fits_protocols, lat_target) {
         // A refit describes this log alone: protocol figures an earlier fit left are cleared,
         // and set again only where this log's rows give them.
@@ -516,7 +535,9 @@ pub fn fit_calibration(
                 before,
                 after,
             }),
+        // Only a latency the small rows measured is reported as fitted.
         latency_us: lat_target
+            .filter(|_| any_latency_bound)
             .map(LatencyTarget::tech)
             .zip(lat_before.zip(lat))
             .map(|(tech, (before, after))| FittedValue {
@@ -532,6 +553,38 @@ pub fn fit_calibration(
 
 /// Measured bandwidth time over modelled, by least squares in relative error over the rows
 /// `keep` names: the efficiency scales by its inverse. None without such a row.
+/// The points whose time the model says is the fabric's, not the host's: under the launch
+/// floor of the log's harness the test prints the launches (`Harness`). Errors when none is
+/// left. Returns the points kept and how many were left out.
+fn without_launch_bound(
+    design: &Design,
+    catalog: &Catalog,
+    query: &CollectiveQuery,
+    points: Vec<Point>,
+    log: &NcclLog,
+) -> Result<(Vec<Point>, usize), CalibrateError> {
+    if log.harness.launch_floor_us() <= 0.0 {
+        return Ok((points, 0));
+    }
+    let sizes: Vec<Bytes> = points.iter().map(|p| p.bytes).collect();
+    let model = sweep_at(design, catalog, query, &sizes)?;
+    let total = points.len();
+    let kept: Vec<Point> = points
+        .into_iter()
+        .zip(&model)
+        .filter(|(_, r)| !log.harness.launch_bound(r.time_us))
+        .map(|(p, _)| p)
+        .collect();
+    if kept.is_empty() {
+        return Err(CalibrateError::AllLaunchBound {
+            floor_us: log.harness.launch_floor_us(),
+            gpus: log.harness.gpus_per_thread,
+        });
+    }
+    let left_out = total - kept.len();
+    Ok((kept, left_out))
+}
+
 fn bandwidth_ratio(
     now: &[CollectiveResult],
     points: &[Point],

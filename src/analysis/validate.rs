@@ -11,6 +11,7 @@
 use super::collective::{
     AlgoChoice, CollectiveError, CollectiveQuery, Op, Protocol, Routing, collective,
 };
+use super::nccl_tests::Harness;
 use crate::model::{Bytes, Catalog, Design};
 use serde::Serialize;
 
@@ -33,6 +34,8 @@ pub struct MeasuredRow {
     /// Why the row does not count toward the summary (its setup is not known well enough to
     /// draw, or its reporter called the run slow); None when it counts.
     pub excluded: Option<String>,
+    /// How the test drove the GPUs (one thread for several, a CUDA graph).
+    pub harness: Harness,
 }
 
 /// A row with the model's prediction.
@@ -43,6 +46,8 @@ pub struct RowPrediction {
     pub predicted_busbw_gbyte_s: f64,
     pub algorithm: &'static str,
     pub protocol: &'static str,
+    /// The predicted time is the harness's kernel launches, not the collective's.
+    pub launch_bound: bool,
     /// Predicted over measured time, minus one.
     pub error: f64,
 }
@@ -98,18 +103,22 @@ fn predict_row(
     q.protocol = row.protocol;
     q.routing = Routing::Ecmp;
     let r = collective(design, catalog, &q).map_err(|e: CollectiveError| e.to_string())?;
+    let time_us = row.harness.printed_time_us(r.time_us);
+    // busbw is size over time times a factor: it scales inversely with the time.
+    let busbw = r.busbw_gbyte_s * r.time_us / time_us;
     let measured_time = match (row.time_us, row.busbw_gbyte_s) {
         (Some(t), _) if t > 0.0 => t,
-        (_, Some(b)) if b > 0.0 => r.time_us * r.busbw_gbyte_s / b,
+        (_, Some(b)) if b > 0.0 => time_us * busbw / b,
         _ => return Err("the row gives neither a time nor a bus bandwidth".into()),
     };
     Ok(RowPrediction {
         row: row.clone(),
-        predicted_time_us: r.time_us,
-        predicted_busbw_gbyte_s: r.busbw_gbyte_s,
+        predicted_time_us: time_us,
+        predicted_busbw_gbyte_s: busbw,
         algorithm: r.algorithm.label(),
         protocol: r.protocol.label(),
-        error: r.time_us / measured_time - 1.0,
+        launch_bound: row.harness.launch_bound(r.time_us),
+        error: time_us / measured_time - 1.0,
     })
 }
 
@@ -162,11 +171,13 @@ mod tests {
                 algorithm: AlgoChoice::Auto,
                 protocol: None,
                 excluded: excluded.then(|| "uncertain".to_string()),
+                harness: Harness::default(),
             },
             predicted_time_us: 100.0 * (1.0 + error),
             predicted_busbw_gbyte_s: 1.0,
             algorithm: "ring",
             protocol: "LL",
+            launch_bound: false,
             error,
         }
     }

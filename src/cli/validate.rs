@@ -5,6 +5,7 @@
 //! command's `--markdown` output over them).
 
 use super::{load, write_stdout};
+use crate::analysis::nccl_tests::{HOST_LAUNCH_PER_GPU_US, Harness};
 use crate::analysis::validate::{
     ErrorSummary, MeasuredRow, RowFailure, RowPrediction, predict_rows, summarize,
 };
@@ -101,6 +102,7 @@ struct SystemReport {
     prefix: String,
     design: String,
     assumes: String,
+    harness: Harness,
     summary: ErrorSummary,
     rows: Vec<RowPrediction>,
     failed: Vec<RowFailure>,
@@ -163,6 +165,7 @@ fn run_source(source: Source<'_>, format: Format, catalog: &Catalog) -> anyhow::
                         design: design.to_path_buf(),
                         assumes: String::new(),
                         not_counted: None,
+                        harness: Default::default(),
                     }];
                     validate(&text, &one, |s| load(&s.design), catalog)
                 }
@@ -216,6 +219,7 @@ fn validate(
                     if row.excluded.is_none() {
                         row.excluded.clone_from(&s.not_counted);
                     }
+                    row.harness = s.harness;
                     by_system[i].push(row);
                 }
                 None => unmatched.push(row.id),
@@ -236,6 +240,7 @@ fn validate(
             prefix: system.prefix.clone(),
             design: system.design.display().to_string(),
             assumes: system.assumes.clone(),
+            harness: system.harness,
             summary: summarize(&predicted),
             rows: predicted,
             failed,
@@ -272,6 +277,34 @@ fn predicted_text(p: &RowPrediction) -> String {
     }
 }
 
+/// The algorithm and protocol the model chose, or that the harness's launches set the time.
+fn algorithm_text(p: &RowPrediction) -> String {
+    let chosen = format!("{}/{}", p.algorithm, p.protocol);
+    if p.launch_bound {
+        format!("{chosen} under the launch floor")
+    } else {
+        chosen
+    }
+}
+
+/// How the system's tests drove the GPUs, when that changes the times they print.
+fn harness_text(h: &Harness) -> Option<String> {
+    if h.cuda_graph {
+        return Some(
+            "nccl-tests replayed the operations from a CUDA graph (-G): no launch floor".into(),
+        );
+    }
+    (h.gpus_per_thread > 1).then(|| {
+        format!(
+            "nccl-tests -g {g}: one host thread launches the kernels of {g} GPUs in turn, so no \
+             operation takes less than {:.1} µs (the launch floor; {HOST_LAUNCH_PER_GPU_US} µs \
+             per GPU, nccl-tests #123)",
+            h.launch_floor_us(),
+            g = h.gpus_per_thread
+        )
+    })
+}
+
 fn summary_line(s: &ErrorSummary) -> String {
     format!(
         "median |error| {} over {} rows; worst at ≥ 1 MiB {}, below {}",
@@ -290,17 +323,19 @@ fn text_report(r: &ValidationReport) -> String {
             out.push_str(&format!(" ({})", s.assumes));
         }
         out.push('\n');
+        if let Some(h) = harness_text(&s.harness) {
+            out.push_str(&format!("  {h}\n"));
+        }
         for p in &s.rows {
             out.push_str(&format!(
-                "  {:<22} {:<14} {:>9}  measured {:>10}  model {:>10}  {:>6}  {}/{}{}\n",
+                "  {:<22} {:<14} {:>9}  measured {:>10}  model {:>10}  {:>6}  {}{}\n",
                 p.row.id,
                 p.row.op.cli_name(),
                 Bytes(p.row.bytes.0).to_string(),
                 measured_text(&p.row),
                 predicted_text(p),
                 signed_percent(p.error),
-                p.algorithm,
-                p.protocol,
+                algorithm_text(p),
                 p.row
                     .excluded
                     .as_ref()
@@ -377,10 +412,13 @@ fn markdown_report(r: &ValidationReport) -> String {
         if !s.assumes.is_empty() {
             out.push_str(&format!("{}\n\n", s.assumes));
         }
+        if let Some(h) = harness_text(&s.harness) {
+            out.push_str(&format!("{h}\n\n"));
+        }
         out.push_str("| id | collective | size | measured | model | error | algorithm |\n|---|---|---:|---:|---:|---:|---|\n");
         for p in &s.rows {
             out.push_str(&format!(
-                "| {}{} | {} | {} | {} | {} | {} | {} / {} |\n",
+                "| {}{} | {} | {} | {} | {} | {} | {} |\n",
                 p.row.id,
                 if p.row.excluded.is_some() {
                     " (not counted)"
@@ -392,8 +430,7 @@ fn markdown_report(r: &ValidationReport) -> String {
                 measured_text(&p.row),
                 predicted_text(p),
                 signed_percent(p.error),
-                p.algorithm,
-                p.protocol
+                algorithm_text(p)
             ));
         }
         for f in &s.failed {

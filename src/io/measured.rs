@@ -9,6 +9,7 @@
 //! prediction too. A row without one size (a range such as "2-4 GiB") cannot be predicted.
 
 use crate::analysis::collective::{AlgoChoice, Op, Protocol};
+use crate::analysis::nccl_tests::Harness;
 use crate::analysis::validate::MeasuredRow;
 use crate::model::Bytes;
 use std::path::PathBuf;
@@ -93,6 +94,7 @@ pub fn parse_measured_csv(text: &str) -> Result<Vec<ParsedRow>, MeasuredError> {
             algorithm: forced_algorithm(notes),
             protocol: forced_protocol(notes),
             excluded: exclusion(&whole_row),
+            harness: Harness::default(),
         }));
     }
     Ok(out)
@@ -160,10 +162,13 @@ pub struct ValidationSystem {
     pub assumes: String,
     /// Why none of the system's rows count (its setup is not known well enough), if so.
     pub not_counted: Option<String>,
+    /// How its measurements drove the GPUs.
+    pub harness: Harness,
 }
 
 /// Parses the systems list: CSV with columns prefix, design (a path relative to the list),
-/// assumes and, optionally, not_counted (why the system's rows do not count).
+/// assumes and, optionally, not_counted (why the system's rows do not count),
+/// gpus_per_thread (nccl-tests `-g`, 1 when empty) and cuda_graph (`yes` for nccl-tests `-G`).
 pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredError> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
@@ -179,11 +184,36 @@ pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredEr
                 message: "a system needs a prefix and a design".into(),
             });
         }
+        let gpus_per_thread = match field(4) {
+            "" => 1,
+            g => g
+                .parse::<u32>()
+                .ok()
+                .filter(|&g| g > 0)
+                .ok_or_else(|| MeasuredError::Row {
+                    line,
+                    message: format!("gpus_per_thread must be a whole number of GPUs, not {g:?}"),
+                })?,
+        };
+        let cuda_graph = match field(5) {
+            "" | "no" => false,
+            "yes" => true,
+            other => {
+                return Err(MeasuredError::Row {
+                    line,
+                    message: format!("cuda_graph is yes or no, not {other:?}"),
+                });
+            }
+        };
         out.push(ValidationSystem {
             prefix: field(0).to_string(),
             design: PathBuf::from(field(1)),
             assumes: field(2).to_string(),
             not_counted: Some(field(3)).filter(|t| !t.is_empty()).map(str::to_string),
+            harness: Harness {
+                gpus_per_thread,
+                cuda_graph,
+            },
         });
     }
     Ok(out)

@@ -141,6 +141,10 @@ pub fn parse_nccl_log(text: &str) -> Result<NcclLog, NcclLogError> {
                 };
                 if let (Some(t), Some(g)) = (value("nThread"), value("nGpus")) {
                     threads_gpus = Some(t.saturating_mul(g));
+                    log.harness.gpus_per_thread = g.max(1);
+                }
+                if let Some(graph) = value("graph:") {
+                    log.harness.cuda_graph = graph > 0;
                 }
             }
             if comment.contains("test starting")
@@ -292,7 +296,7 @@ fn time_field(us: f64) -> String {
 }
 
 /// Writes a table in nccl-tests' layout (float sum, both halves equal) for sizes and times,
-/// on `ranks` ranks: what a perfect run of the model would print. Used to test the parser
+/// on `ranks` ranks, one process each: what a perfect run of the model would print. Used to test the parser
 /// and the fit against a known answer, and to show a prediction in the user's format.
 pub fn format_nccl_log(op: Op, ranks: u32, rows: &[(Bytes, f64)]) -> String {
     let test = test_of_op(op);
@@ -300,7 +304,7 @@ pub fn format_nccl_log(op: Op, ranks: u32, rows: &[(Bytes, f64)]) -> String {
     let _ = writeln!(s, "# Collective test starting: {test}");
     let _ = writeln!(
         s,
-        "# nThread 1 nGpus {ranks} minBytes {} maxBytes {} step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "# nThread 1 nGpus 1 minBytes {} maxBytes {} step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
         rows.first().map_or(0, |r| r.0.0),
         rows.last().map_or(0, |r| r.0.0)
     );
@@ -308,7 +312,8 @@ pub fn format_nccl_log(op: Op, ranks: u32, rows: &[(Bytes, f64)]) -> String {
     for r in 0..ranks {
         let _ = writeln!(
             s,
-            "#  Rank {r:2} Group  0 Pid   1000 on    model device {r:2} [0x00] synthetic"
+            "#  Rank {r:2} Group  0 Pid {pid:6} on    model device {r:2} [0x00] synthetic",
+            pid = 1000 + r
         );
     }
     let _ = writeln!(s, "#");

@@ -44,6 +44,14 @@ pub const NO_GPUDIRECT_PCIE_SHARE: f64 = 0.5;
 /// (NVIDIA/nccl #384, NCCL 2.4.8; the maintainer: "some CPUs do not handle bidirectional
 /// traffic well"). This is that ratio: the share of the one-way rate each direction keeps.
 pub const SHM_BIDIRECTIONAL_SHARE: f64 = 3.9 / 10.31;
+/// One way, SHM moves less than peer-to-peer over the same link: the bytes land in host
+/// memory and the receiver's kernel pulls them across its PCIe link again. The same
+/// measurement's broadcast, 10.31 GB/s, is this share of PCIe 3.0 x16's 15.75 GB/s per
+/// direction (8 GT/s × 16 lanes × 128/130).
+pub const SHM_ONE_WAY: f64 = 10.31 / 15.754;
+/// Link load of one SHM byte, in peer-to-peer bytes: the links' usable rate is set for
+/// peer-to-peer (`PCIE`), and SHM reaches `SHM_ONE_WAY` of the line rate instead.
+pub const SHM_LOAD_PER_BYTE: f64 = PCIE / SHM_ONE_WAY;
 
 /// Usable share of a link's line rate. `lossless` only matters for RoCE.
 pub fn link_efficiency(tech: LinkTech, transport: Transport, lossless: bool) -> f64 {

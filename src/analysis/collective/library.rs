@@ -36,11 +36,12 @@ impl Library {
         match (self, sharp_enabled) {
             (Library::Nccl, false) => {
                 "NCCL defaults: the tuner's choice of algorithm and protocol, NVLS where \
-                 NVSwitch supports it, no in-network reduction (CollNet off)"
+                 NVSwitch supports it, no in-network reduction (CollNet off); one process per \
+                 GPU"
             }
             (Library::Nccl, true) => {
                 "NCCL defaults with CollNet set up: SHARP in-network reduction where the \
-                 switches support it, NVLS where NVSwitch supports it"
+                 switches support it, NVLS where NVSwitch supports it; one process per GPU"
             }
             (Library::MlxRing, _) => {
                 "MLX ring backend: reduce-scatter and all-gather round one ring over TCP, both \

@@ -250,8 +250,8 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         let (a, b) = (&fab.gpus[g as usize], &fab.gpus[h as usize]);
         let node = &fab.nodes[a.node as usize];
         // NVLink through the switch or a bridge; otherwise PCIe, through host memory without
-        // peer-to-peer (each byte still crosses each GPU's link once; a link used both ways
-        // is charged in `finish`, see `ShmTally::charge`).
+        // peer-to-peer (each byte still crosses each GPU's link once, at SHM's lower one-way
+        // rate; a link used both ways is charged in `finish`, see `ShmTally::charge`).
         match node.interconnect {
             GpuInterconnect::NvSwitch { .. } => {
                 self.note_intra_hop(Some(HopKind::NvLink));
@@ -264,9 +264,13 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             }
             GpuInterconnect::BridgePairs | GpuInterconnect::Pcie => {
                 self.note_intra_hop(Some(HopKind::Pci));
-                if !node.p2p {
-                    self.shm.add(fab, g, h, bytes);
-                }
+                let bytes = if node.p2p {
+                    bytes
+                } else {
+                    let load = bytes * eff::SHM_LOAD_PER_BYTE;
+                    self.shm.add(fab, g, h, load);
+                    load
+                };
                 self.add(a.pcie_up, bytes);
                 self.add(b.pcie_down, bytes);
             }
