@@ -853,6 +853,83 @@ fn double_clicking_a_folded_group_opens_it() {
     assert!(!h.state().history.can_undo(), "opening is no edit");
 }
 
+/// Close up, a right-click on a node offers to fold its rack or scalable unit: the rack is
+/// then one block (a click on it takes all its nodes), with no edit to undo; a double-click
+/// on the block unfolds it where it is.
+#[test]
+fn a_group_folds_from_the_right_click_menu_and_unfolds_on_double_click() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut a = app();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(128);
+    a.design = generate(&spec, &a.catalog).expect("generates");
+    let node = a
+        .design
+        .devices
+        .iter()
+        .find(|d| d.group.is_some() && matches!(d.kind, railyard::model::DeviceKind::GpuNode(_)))
+        .expect("the template groups its nodes")
+        .clone();
+    let group = node.group.unwrap();
+    let members = a
+        .design
+        .devices
+        .iter()
+        .filter(|d| d.group == Some(group))
+        .count();
+    assert!(members > 1);
+    let rack = a
+        .design
+        .groups
+        .iter()
+        .find(|g| g.id == group)
+        .unwrap()
+        .name
+        .clone();
+    // Zoom 0.5, well above the far-out folding (0.1).
+    a.canvas.scene_rect =
+        Rect::from_center_size(Pos2::new(node.pos.x, node.pos.y), vec2(2000.0, 1400.0));
+    let mut h = harness_stepping(a, 1.0 / 60.0);
+    h.run();
+    let at = screen(&h, node.pos.x, node.pos.y);
+    h.event(Event::PointerMoved(at));
+    for pressed in [true, false] {
+        h.event(Event::PointerButton {
+            pos: at,
+            button: PointerButton::Secondary,
+            pressed,
+            modifiers: Modifiers::NONE,
+        });
+    }
+    h.run();
+    h.get_by_label(&format!("Fold {rack}")).click();
+    h.run();
+    assert_eq!(h.state().canvas.folded, BTreeSet::from([group]));
+    assert!(!h.state().history.can_undo(), "folding is no edit");
+    // The node is inside the block now: a click takes the whole rack.
+    click_on_screen(&mut h, at);
+    assert_eq!(h.state().canvas.selection.devices.len(), members);
+    // Half a second on, so that the double-click is not taken for a triple one.
+    for _ in 0..30 {
+        h.step();
+    }
+    for _ in 0..2 {
+        press(&h, at, Modifiers::NONE);
+        release(&h, at, Modifiers::NONE);
+    }
+    h.run();
+    assert!(h.state().canvas.folded.is_empty());
+    assert_eq!(
+        h.state().statuses.last().map(String::as_str),
+        Some(format!("Unfolded {rack}").as_str())
+    );
+    assert!(
+        h.state().canvas.zoom().unwrap() > 0.4,
+        "unfolding leaves the view"
+    );
+    assert!(!h.state().history.can_undo());
+}
+
 /// Zoomed in on one device, the overview in the bottom-right corner moves the view where it
 /// is clicked: its middle is the middle of the design. With everything in view there is no
 /// overview, and the same click leaves the view alone.

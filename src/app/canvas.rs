@@ -20,6 +20,7 @@
 
 mod arrange;
 mod bundle;
+mod fold_menu;
 mod geometry;
 mod label_fit;
 mod minimap;
@@ -32,11 +33,11 @@ pub use paint::{heat_color, tech_color};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_link, default_name, devices_from_part};
-use crate::model::{Catalog, Design, DeviceId, DeviceKind, LinkId, PartId, Pos};
+use crate::model::{Catalog, Design, DeviceId, DeviceKind, GroupId, LinkId, PartId, Pos};
 use egui::containers::DragPanButtons;
 use egui::emath::TSTransform;
 use egui::{Event, Key, LayerId, MouseWheelUnit, PointerButton, Pos2, Rect, Scene, Ui, Vec2};
-use geometry::{Handles, Hit, Layout, index_of, to_pos2};
+use geometry::{Fold, Handles, Hit, Layout, index_of, to_pos2};
 use paint::{ALL_HANDLES_ZOOM, COLLAPSE_ZOOM, MIN_HANDLE_ZOOM, link_width_px};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -106,6 +107,8 @@ pub struct CanvasState {
     pub snap: bool,
     /// What link colours show when no heatmap is given in the overlay.
     pub link_colors: ColorMode,
+    /// Groups the user folded into one block each (a view of the design, not an edit).
+    pub folded: BTreeSet<GroupId>,
     /// Gesture in progress, hover and view transform: the canvas's own business, public
     /// only so that `CanvasState { snap, ..Default::default() }` works outside this module.
     pub interaction: Interaction,
@@ -129,6 +132,8 @@ pub struct Interaction {
     menu_sources: BTreeSet<DeviceId>,
     /// What the context menu's "Connect to…" list is narrowed to.
     connect_filter: String,
+    /// What the context menu's fold and unfold items act on.
+    menu_fold: fold_menu::FoldTarget,
     /// A view asked for inside the scene (opening a folded group), taken up after it: the
     /// scene writes back its own rect when it ends.
     next_view: Option<Rect>,
@@ -147,6 +152,7 @@ impl Default for Interaction {
             menu_target: None,
             menu_sources: BTreeSet::new(),
             connect_filter: String::new(),
+            menu_fold: fold_menu::FoldTarget::Canvas,
             next_view: None,
             overview: None,
         }
@@ -162,6 +168,7 @@ impl Default for CanvasState {
             show_minimap: true,
             snap: true,
             link_colors: ColorMode::Technology,
+            folded: BTreeSet::new(),
             interaction: Interaction::default(),
         }
     }
@@ -256,7 +263,7 @@ fn usable(rect: Rect) -> bool {
 
 /// Frames every device (and domain container) with a margin.
 pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
-    let bounds = Layout::build(design, None, false)
+    let bounds = Layout::build(design, None, Fold::Nothing)
         .bounds()
         .unwrap_or(Rect::from_center_size(Pos2::ZERO, MIN_FIT_SIZE));
     let r = bounds.expand(FIT_MARGIN);
@@ -463,8 +470,13 @@ fn body(
         )),
         _ => None,
     };
-    let collapse = zoom < COLLAPSE_ZOOM && !design.groups.is_empty();
-    let layout = Layout::build(design, moving, collapse);
+    let far_out = zoom < COLLAPSE_ZOOM && !design.groups.is_empty();
+    let fold = if far_out {
+        Fold::Outermost
+    } else {
+        Fold::Chosen(&state.folded)
+    };
+    let layout = Layout::build(design, moving, fold);
 
     let hovered_index = state
         .interaction
@@ -522,9 +534,21 @@ fn body(
     {
         click(design, state, &layout, p, zoom, handles, shift);
     }
-    // Double-click on a collapsed pod or scalable unit opens it: the view closes in on its
-    // members until they are drawn one by one again.
+    // Double-click on a folded group opens it: one the user folded unfolds where it is; far
+    // out, the view closes in on a pod's or scalable unit's members until they are drawn one
+    // by one again.
     if response.double_clicked_by(PointerButton::Primary)
+        && let Some(p) = pointer
+        && let Some(Hit::Block(b)) = layout.hit(design, p, zoom, handles)
+        && !far_out
+    {
+        let group = layout.blocks[b].group;
+        state.folded.remove(&group);
+        events.push(CanvasEvent::Status(format!(
+            "Unfolded {}",
+            fold_menu::group_name(design, group)
+        )));
+    } else if response.double_clicked_by(PointerButton::Primary)
         && let Some(p) = pointer
         && let Some(Hit::Block(b)) = layout.hit(design, p, zoom, handles)
     {
@@ -550,6 +574,13 @@ fn body(
         let target = match hit {
             Some(Hit::Device(i) | Hit::Port(i)) => Some(design.devices[i].id),
             _ => None,
+        };
+        state.interaction.menu_fold = match hit {
+            Some(Hit::Device(i) | Hit::Port(i)) => {
+                fold_menu::FoldTarget::Device(design.devices[i].id)
+            }
+            Some(Hit::Block(b)) if !far_out => fold_menu::FoldTarget::Block(layout.blocks[b].group),
+            _ => fold_menu::FoldTarget::Canvas,
         };
         // Remembered before the right-click selects what is under it, so that the menu can
         // still connect what was selected to the device clicked.
@@ -588,6 +619,10 @@ fn body(
             &interaction.menu_sources,
             &mut interaction.connect_filter,
         ));
+        events.extend(
+            fold_menu::fold_menu_ui(ui, design, &mut state.folded, interaction.menu_fold)
+                .map(CanvasEvent::Status),
+        );
     });
 
     // Palette drops.
@@ -813,7 +848,7 @@ fn finish_gesture(
                 }
             }
             Some(Hit::Block(_)) => events.push(CanvasEvent::Status(
-                "zoom in to link to a single device".to_string(),
+                "zoom in, or unfold the group, to link to a single device".to_string(),
             )),
             None => {}
         },

@@ -5,7 +5,7 @@ use super::actions::Action;
 use egui::{RichText, Ui};
 
 /// The canvas's and palette's pointer gestures (see `canvas.rs`): what to do, what it does.
-pub const GESTURES: [(&str, &str); 15] = [
+pub const GESTURES: [(&str, &str); 16] = [
     ("Drag a part from the palette", "add it where it is dropped"),
     ("Double-click a part", "add it at the middle of the view"),
     (
@@ -34,8 +34,12 @@ pub const GESTURES: [(&str, &str); 15] = [
     ),
     ("Mouse wheel, pinch or Ctrl+wheel", "zoom"),
     (
-        "Double-click a collapsed pod or scalable unit",
-        "open it: zoom in until its devices show",
+        "Right-click a device in a rack, pod or scalable unit",
+        "Fold it: draw the group as one block, its links bundled with counts",
+    ),
+    (
+        "Double-click a folded group",
+        "unfold it; far out, zoom in until its devices show",
     ),
     ("Escape during a drag", "cancel it"),
     (

@@ -70,8 +70,8 @@ impl Bundles {
     }
 }
 
-/// How many links join each pair of devices (in either direction), for the count shown on
-/// a bundle of parallel links.
+/// How many links join each pair of owners (devices, or the folded groups they are drawn in;
+/// `Layout::owner`) in either direction, for the count shown on a bundle of parallel links.
 #[derive(Default)]
 pub(super) struct ParallelLinks {
     counts: HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
@@ -83,7 +83,7 @@ impl ParallelLinks {
         *self.counts.entry((a << 32) | b).or_insert(0) += 1;
     }
 
-    /// The device pairs joined by more than one link, with their counts.
+    /// The owner pairs joined by more than one link, with their counts.
     pub fn bundles(&self) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
         self.counts
             .iter()
@@ -120,6 +120,7 @@ impl Hasher for MixHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::canvas::geometry::Fold;
     use crate::model::factory::device_from_part;
     use crate::model::{Catalog, Design, DeviceId, PartId, Pos};
 
@@ -144,7 +145,7 @@ mod tests {
     fn parallel_links_are_one_bundle_and_near_ends_merge_only_far_out() {
         // Switches 0 and 1 far apart, switch 2 120 units right of switch 0.
         let d = design(&[(0.0, 0.0), (0.0, 1000.0), (120.0, 0.0)]);
-        let layout = Layout::build(&d, None, false);
+        let layout = Layout::build(&d, None, Fold::Nothing);
         // At zoom 1 (cells of 2 units): a second link 0–1 (either way round) is the same
         // bundle, 2–1 is another.
         let mut near = Bundles::new(&layout, 3, 1.0);
@@ -172,7 +173,7 @@ mod tests {
         // 5,000 devices 120 apart at zoom 1: 25 million cell pairs, over the bit set's limit.
         let positions: Vec<(f32, f32)> = (0..5000).map(|k| (k as f32 * 120.0, 0.0)).collect();
         let d = design(&positions);
-        let layout = Layout::build(&d, None, false);
+        let layout = Layout::build(&d, None, Fold::Nothing);
         let mut bundles = Bundles::new(&layout, positions.len(), 1.0);
         assert!(matches!(bundles.drawn, Drawn::Set(_)));
         assert!(bundles.first(4999, 0));

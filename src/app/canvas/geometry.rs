@@ -4,7 +4,7 @@
 
 use crate::model::{Design, Device, DeviceId, DeviceKind, GroupId, Link, Pos};
 use egui::{Pos2, Rect, Vec2, pos2, vec2};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 pub(super) const NODE_SIZE: Vec2 = vec2(100.0, 56.0);
 pub(super) const SWITCH_SIZE: Vec2 = vec2(100.0, 44.0);
@@ -93,10 +93,20 @@ pub(super) struct Layout {
     dense_ids: bool,
 }
 
+/// Which groups are drawn folded, each as one block.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Fold<'a> {
+    Nothing,
+    /// Far out: every outermost group (a pod or scalable unit, its racks inside it).
+    Outermost,
+    /// The groups the user folded; a device folds into the outermost of them it is in.
+    Chosen(&'a BTreeSet<GroupId>),
+}
+
 impl Layout {
     /// `moving`: devices drawn displaced by an offset (a drag in progress).
-    /// `collapse`: draw each group as one block.
-    pub fn build(design: &Design, moving: Option<(&[DeviceId], Vec2)>, collapse: bool) -> Layout {
+    /// `fold`: which groups are drawn as one block each.
+    pub fn build(design: &Design, moving: Option<(&[DeviceId], Vec2)>, fold: Fold) -> Layout {
         let devices = &design.devices;
         let mut rects: Vec<Rect> = devices
             .iter()
@@ -148,29 +158,45 @@ impl Layout {
 
         let mut blocks = Vec::new();
         let mut block_of = Vec::new();
-        if collapse && !design.groups.is_empty() {
+        let folding = match fold {
+            Fold::Nothing => false,
+            Fold::Outermost => true,
+            Fold::Chosen(chosen) => !chosen.is_empty(),
+        };
+        if folding && !design.groups.is_empty() {
             let slot: HashMap<GroupId, usize> = design
                 .groups
                 .iter()
                 .enumerate()
                 .map(|(k, g)| (g.id, k))
                 .collect();
-            // Far out, a rack collapses into its pod or scalable unit: the outermost group.
-            let root: Vec<usize> = (0..design.groups.len())
+            // The group each group folds into: far out the outermost one (a rack into its
+            // pod or scalable unit), else the outermost folded one it is in, if any.
+            let root: Vec<Option<usize>> = (0..design.groups.len())
                 .map(|mut k| {
+                    let folds = |k: usize| match fold {
+                        Fold::Chosen(chosen) => chosen.contains(&design.groups[k].id),
+                        _ => true,
+                    };
+                    let mut folded_into = folds(k).then_some(k);
                     for _ in 0..16 {
                         match design.groups[k].parent.and_then(|p| slot.get(&p)) {
-                            Some(&parent) => k = parent,
+                            Some(&parent) => {
+                                k = parent;
+                                if folds(k) {
+                                    folded_into = Some(k);
+                                }
+                            }
                             None => break,
                         }
                     }
-                    k
+                    folded_into
                 })
                 .collect();
             let mut block_of_group = vec![NO_BLOCK; design.groups.len()];
             block_of = vec![NO_BLOCK; devices.len()];
             for (i, d) in devices.iter().enumerate() {
-                let Some(k) = d.group.and_then(|g| slot.get(&g).map(|&k| root[k])) else {
+                let Some(k) = d.group.and_then(|g| slot.get(&g).and_then(|&k| root[k])) else {
                     continue;
                 };
                 if block_of_group[k] == NO_BLOCK {
@@ -218,9 +244,24 @@ impl Layout {
 
     /// Where links attach to device i: its centre, or its block's.
     pub fn anchor(&self, i: usize) -> Pos2 {
+        self.owner_anchor(self.owner(i))
+    }
+
+    /// What device i is drawn as: itself (its index) or its block (the device count plus
+    /// the block's index). Links between the same two owners are drawn between the same
+    /// two points.
+    pub fn owner(&self, i: usize) -> usize {
         match self.block_of(i) {
+            Some(b) => self.rects.len() + b,
+            None => i,
+        }
+    }
+
+    /// Where links attach to an owner (see `owner`).
+    pub fn owner_anchor(&self, owner: usize) -> Pos2 {
+        match owner.checked_sub(self.rects.len()) {
             Some(b) => self.blocks[b].rect.center(),
-            None => self.rects[i].center(),
+            None => self.rects[owner].center(),
         }
     }
 
@@ -361,5 +402,61 @@ mod tests {
             Some((pos2(2.0, 0.0), pos2(4.0, 0.0)))
         );
         assert_eq!(clip_segment(pos2(0.0, 5.0), pos2(10.0, 5.0), r), None);
+    }
+
+    /// A pod of two racks, a switch in each rack and one outside: what folds into what.
+    #[test]
+    fn a_device_folds_into_the_outermost_folded_group_it_is_in() {
+        use crate::model::factory::device_from_part;
+        use crate::model::{Catalog, Group, GroupKind, PartId};
+        let catalog = Catalog::builtin();
+        let (pod, rack_a, rack_b) = (GroupId(1), GroupId(2), GroupId(3));
+        let mut d = Design::new("t");
+        for (id, name, kind, parent) in [
+            (pod, "pod", GroupKind::Pod, None),
+            (rack_a, "rack-a", GroupKind::Rack, Some(pod)),
+            (rack_b, "rack-b", GroupKind::Rack, Some(pod)),
+        ] {
+            d.groups.push(Group {
+                id,
+                name: name.into(),
+                kind,
+                parent,
+            });
+        }
+        for (k, group) in [Some(rack_a), Some(rack_b), None].into_iter().enumerate() {
+            let mut dev = device_from_part(
+                &catalog,
+                &PartId::new("qm9700"),
+                DeviceId(k as u32),
+                format!("s{k}"),
+                Pos::new(k as f32 * 300.0, 0.0),
+            )
+            .unwrap();
+            dev.group = group;
+            d.insert_device(dev);
+        }
+        let blocks_of = |fold: Fold| {
+            let l = Layout::build(&d, None, fold);
+            let groups: Vec<Option<GroupId>> = (0..3)
+                .map(|i| l.block_of(i).map(|b| l.blocks[b].group))
+                .collect();
+            (groups, (0..3).map(|i| l.owner(i)).collect::<Vec<_>>())
+        };
+        assert_eq!(blocks_of(Fold::Nothing).0, [None, None, None]);
+        let (groups, owners) = blocks_of(Fold::Chosen(&BTreeSet::from([rack_a])));
+        assert_eq!(groups, [Some(rack_a), None, None]);
+        // Three devices and one block: the block's owner number follows the devices'.
+        assert_eq!(owners, [3, 1, 2]);
+        let both = BTreeSet::from([rack_a, pod]);
+        assert_eq!(
+            blocks_of(Fold::Chosen(&both)).0,
+            [Some(pod), Some(pod), None]
+        );
+        assert_eq!(blocks_of(Fold::Outermost).0, [Some(pod), Some(pod), None]);
+        assert_eq!(
+            blocks_of(Fold::Chosen(&BTreeSet::new())).0,
+            [None, None, None]
+        );
     }
 }

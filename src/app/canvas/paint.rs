@@ -252,14 +252,15 @@ impl Frame<'_> {
         let mut tally = LegendTally::default();
         let highlight = self.overlay.highlight_links;
         let selected = &self.state.selection.links;
-        let collapsed = self.layout.is_collapsed();
+        let folded = self.layout.is_collapsed();
         let mut bundles = Bundles::new(self.layout, design.devices.len(), self.zoom);
         // Under the heatmap, each bundle's first hot link too: a bundle takes its first
         // link's colour, and a hot link must not hide behind a cooler one.
         let mut hot_bundles =
             heat.map(|_| Bundles::new(self.layout, design.devices.len(), self.zoom));
-        // Counted only where labels show: further out, a count could not be read.
-        let count_parallel = self.visible.len() <= LABELS_MAX && !collapsed;
+        // Counted only where labels show: further out, a count could not be read. Links into
+        // a folded group count as its block's.
+        let count_parallel = self.visible.len() <= LABELS_MAX;
         let mut parallel = ParallelLinks::default();
         let width_scale = link_width_scale(self.zoom);
         // Feathered edges only when few links were drawn last frame: with many, plain quads
@@ -290,15 +291,15 @@ impl Frame<'_> {
             {
                 continue;
             }
-            // Links inside a collapsed group vanish with it.
-            if collapsed
+            // Links inside a folded group vanish with it.
+            if folded
                 && let Some(block) = self.layout.block_of(ia)
                 && self.layout.block_of(ib) == Some(block)
             {
                 continue;
             }
             if count_parallel {
-                parallel.add(ia, ib);
+                parallel.add(self.layout.owner(ia), self.layout.owner(ib));
             }
             let is_highlighted = !highlight.is_empty() && highlight.contains(&link.id);
             let is_hot = heat.is_some_and(|h| h.get(&link.id).is_some_and(|&u| u >= HOT));
@@ -358,8 +359,8 @@ impl Frame<'_> {
         let mut placed: Vec<Rect> = Vec::new();
         for (i, j, count) in parallel.bundles() {
             let (a, b) = (
-                self.to_global * self.layout.anchor(i),
-                self.to_global * self.layout.anchor(j),
+                self.to_global * self.layout.owner_anchor(i),
+                self.to_global * self.layout.owner_anchor(j),
             );
             let g = self.labels.layout_no_wrap(
                 format!("×{count}"),
