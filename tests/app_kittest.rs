@@ -1243,10 +1243,10 @@ fn full_mesh_from_the_submenu_adds_only_the_missing_pair() {
 }
 
 #[test]
-fn view_ring_order_shows_the_ring_over_the_drawn_gpus_and_escape_closes_it() {
+fn the_logical_view_shows_the_ring_trees_and_in_switch_groups_and_escape_closes_it() {
     let mut harness = harness(app());
     open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
-    click_menu(&mut harness, "View", "Ring order…");
+    click_menu(&mut harness, "View", "Logical view…");
     harness.run();
     // 4 nodes × 8 GPUs; 8 NICs each, so 8 rail rings; 28 NVSwitch hops and 4 RoCE hops.
     assert!(
@@ -1256,11 +1256,35 @@ fn view_ring_order_shows_the_ring_over_the_drawn_gpus_and_escape_closes_it() {
     );
     assert!(harness.query_by_label("28 × NVLink (NVSwitch)").is_some());
     assert!(harness.query_by_label("4 × RoCEv2").is_some());
-    harness.key_press(egui::Key::Escape);
+    // The trees: NCCL's double binary tree over the 4 nodes, one pair per NIC.
+    harness.get_by_label("Trees").click();
     harness.run();
     assert!(
         harness
-            .query_by_label_contains("32 GPUs on 4 nodes")
+            .query_by_label_contains("32 GPUs in 4 domains; 8 pairs of trees side by side")
+            .is_some()
+    );
+    assert!(harness.query_by_label("Tree 0").is_some());
+    assert!(harness.query_by_label("Tree 1").is_some());
+    // The in-switch groups: each HGX's NVSwitch runs NVLS; no Ethernet switch reduces.
+    harness.get_by_label("In-switch reduction").click();
+    harness.run();
+    assert!(
+        harness
+            .query_by_label_contains("4 NVSwitch domains reduce in the switch, 32 GPUs in all")
+            .is_some()
+    );
+    assert!(
+        harness
+            .query_by_label("No switch here reduces in the network.")
+            .is_some()
+    );
+    harness.key_press(egui::Key::Escape);
+    harness.run();
+    assert!(harness.query_by_label("Tree 0").is_none());
+    assert!(
+        harness
+            .query_by_label_contains("4 NVSwitch domains")
             .is_none()
     );
 }

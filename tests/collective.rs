@@ -977,6 +977,52 @@ fn the_ring_order_runs_through_each_node_then_crosses_on_a_rail() {
     }
 }
 
+/// The logical view's trees: 4 DGX H100 nodes rail-optimized are 4 domains of 8 GPUs, each
+/// chained over NVSwitch, and NCCL's double binary tree over them. By hand, in-order
+/// positions 1..4 (domain i at i + 1 in tree 0, at (i + 1) mod 4 + 1 in tree 1): 4 is the
+/// root, 2 its child, 1 and 3 the leaves under 2. Tree 0: 3 → 1 → {0, 2}; tree 1: 2 → 0 →
+/// {1, 3}. A leaf of tree 0 (domain 0) is inner in tree 1. One pair of trees per NIC: 8.
+#[test]
+fn the_double_trees_put_each_leaf_of_one_inside_the_other() {
+    use railyard::analysis::collective::logical::{ScaleUpPath, double_trees, in_switch_groups};
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(4);
+    let design = generate(&spec, &catalog).expect("generates");
+    let trees = double_trees(&design, &catalog).expect("trees");
+    assert_eq!(trees.domains.len(), 4);
+    assert_eq!(trees.channels, 8);
+    for d in &trees.domains {
+        assert_eq!((d.nodes.len(), d.gpus), (1, 8));
+        assert_eq!(d.chain, Some(ScaleUpPath::NvSwitch));
+        assert_eq!(d.network, Some(LinkTech::InfiniBand));
+    }
+    let sorted = |mut e: Vec<(u32, u32)>| {
+        e.sort_unstable();
+        e
+    };
+    assert_eq!(sorted(trees.edges[0].clone()), [(1, 0), (1, 2), (3, 1)]);
+    assert_eq!(sorted(trees.edges[1].clone()), [(0, 1), (0, 3), (2, 0)]);
+    // In-switch reduction: each DGX H100's NVSwitch runs NVLS over its 8 GPUs; the
+    // template's Quantum-2 switches can reduce with SHARP, which the design leaves off.
+    let groups = in_switch_groups(&design, &catalog).expect("groups");
+    assert_eq!(groups.nvls.len(), 4);
+    assert!(
+        groups
+            .nvls
+            .iter()
+            .all(|(nodes, gpus)| nodes.len() == 1 && *gpus == 8)
+    );
+    assert!(!groups.sharp_enabled);
+    let switches = design
+        .devices
+        .iter()
+        .filter(|d| matches!(d.kind, railyard::model::DeviceKind::Switch(_)))
+        .count();
+    assert_eq!(groups.sharp_switches.len(), switches);
+}
+
 /// Four Macs in a Thunderbolt 5 mesh: one GPU each, so every hop of the one ring crosses a
 /// Thunderbolt cable.
 #[test]

@@ -167,7 +167,7 @@ impl RailyardApp {
             Action::Shortcuts => self.shortcuts = true,
             Action::Compare => self.compare.open = true,
             Action::Plots => self.plots.open = true,
-            Action::RingOrder => self.ring_order.open = true,
+            Action::LogicalView => self.logical_view.open = true,
             Action::ExportPng => self.ask_path(PathPurpose::Png, ctx),
             Action::ExportSvg => self.ask_export(ExportKind::Svg, ctx),
             Action::ExportBom => self.ask_export(ExportKind::Bom, ctx),

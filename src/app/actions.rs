@@ -34,8 +34,8 @@ pub enum Action {
     Presentation,
     Compare,
     Plots,
-    /// View > Ring order: the logical view of the ring collective.
-    RingOrder,
+    /// View > Logical view: the ring, trees and in-switch groups of the collective.
+    LogicalView,
     Calibrate,
     CheckCabling,
     /// Help > Keyboard shortcuts.
@@ -112,7 +112,7 @@ impl Action {
         Action::Presentation,
         Action::Compare,
         Action::Plots,
-        Action::RingOrder,
+        Action::LogicalView,
         Action::ExportPng,
         Action::ExportSvg,
         Action::ExportBom,
@@ -158,7 +158,7 @@ impl Action {
             Action::Presentation => "Presentation mode",
             Action::Compare => "Compare designs…",
             Action::Plots => "Plots…",
-            Action::RingOrder => "Ring order…",
+            Action::LogicalView => "Logical view…",
             Action::Calibrate => "Calibrate…",
             Action::CheckCabling => "Check cabling…",
             Action::Shortcuts => "Keyboard shortcuts",
@@ -237,7 +237,7 @@ impl Action {
             | Action::ArrangeByTier
             | Action::Compare
             | Action::Plots
-            | Action::RingOrder
+            | Action::LogicalView
             | Action::ExportPng
             | Action::ExportSvg
             | Action::ExportBom
@@ -258,7 +258,7 @@ impl Action {
             | Action::Presentation
             | Action::Compare
             | Action::Plots
-            | Action::RingOrder
+            | Action::LogicalView
             | Action::Shortcuts => true,
             Action::Save
             | Action::SaveAs

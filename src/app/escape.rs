@@ -19,7 +19,7 @@ impl RailyardApp {
             || std::mem::take(&mut self.calibrate.open)
             || std::mem::take(&mut self.cabling.open)
             || std::mem::take(&mut self.plots.open)
-            || std::mem::take(&mut self.ring_order.open)
+            || std::mem::take(&mut self.logical_view.open)
             || std::mem::take(&mut self.compare.open);
         if closed {
             ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape));

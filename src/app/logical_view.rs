@@ -1,24 +1,59 @@
-//! View > Ring order: the ring a ring collective runs on the drawn GPUs, as a circle of GPUs
-//! in ring order, each hop coloured by what it goes over (the canvas's technology colours),
-//! each node's GPUs in its own colour. Drawn with the painter only while the window is open,
-//! so an idle designer still repaints nothing. Worked out on the UI thread once per design
-//! revision: building the fabric is milliseconds even for large designs.
+//! View > Logical view: how a collective runs on the drawn GPUs, three ways. The ring, as a
+//! circle of GPUs in ring order, each hop coloured by what it goes over (the canvas's
+//! technology colours), each node's GPUs in its own colour. NCCL's double binary trees
+//! between domains, as two layered trees. The in-switch groups: NVSwitch domains that
+//! reduce with NVLS, switches that reduce with SHARP. Drawn with the painter only while the
+//! window is open, so an idle designer still repaints nothing (egui_graphs would ask for a
+//! frame every frame); worked out on the UI thread once per design revision and view:
+//! building the fabric is milliseconds even for large designs.
 
 use egui::{Color32, Pos2, RichText, Sense, Stroke, Ui, Vec2};
 use std::collections::HashMap;
 
-use crate::analysis::collective::logical::{RingHop, RingOrder, ScaleUpPath, ring_order};
+use crate::analysis::collective::CollectiveError;
+use crate::analysis::collective::logical::{
+    DoubleTree, InSwitchGroups, RingHop, RingOrder, ScaleUpPath, double_trees, in_switch_groups,
+    ring_order,
+};
 use crate::io::link_colors::{Background, Rgb, rail_color, tech_color};
 use crate::model::{Catalog, Design, DeviceId, LinkTech};
 
 /// Above this many GPUs the circle shows one dot per node (its GPUs run one after another).
 const MAX_GPU_DOTS: usize = 512;
+/// Up to this many domains the trees carry their names.
+const MAX_TREE_NAMES: usize = 24;
+
+/// Which view the window shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Shape {
+    #[default]
+    Ring,
+    Trees,
+    InSwitch,
+}
+
+/// A view's figures and the design revision (tab id, revision) they were worked out for.
+type Cached<T> = Option<((u64, u64), Result<T, String>)>;
 
 #[derive(Default)]
 pub struct LogicalView {
     pub open: bool,
-    /// The ring of the design revision it was worked out for (tab id, revision).
-    ring: Option<((u64, u64), Result<RingOrder, String>)>,
+    shape: Shape,
+    ring: Cached<RingOrder>,
+    trees: Cached<DoubleTree>,
+    groups: Cached<InSwitchGroups>,
+}
+
+/// The figures of `slot`, worked out again when the design changed.
+fn cached<T>(
+    slot: &mut Cached<T>,
+    key: (u64, u64),
+    work: impl FnOnce() -> Result<T, CollectiveError>,
+) -> &Result<T, String> {
+    if slot.as_ref().is_none_or(|(k, _)| *k != key) {
+        *slot = Some((key, work().map_err(|e| e.to_string())));
+    }
+    &slot.as_ref().expect("just filled").1
 }
 
 impl LogicalView {
@@ -32,26 +67,54 @@ impl LogicalView {
         if !self.open {
             return;
         }
-        if self.ring.as_ref().is_none_or(|(k, _)| *k != key) {
-            let ring = ring_order(design, catalog).map_err(|e| e.to_string());
-            self.ring = Some((key, ring));
-        }
-        let Some((_, ring)) = &self.ring else {
-            return;
-        };
         let dark = ctx.global_style().visuals.dark_mode;
-        egui::Window::new("Ring order")
-            .open(&mut self.open)
-            .default_size([560.0, 640.0])
-            .show(ctx, |ui| match ring {
-                Ok(ring) if !ring.stops.is_empty() => ring_ui(ui, ring, design, dark),
-                Ok(_) => {
-                    ui.label("The design has no GPUs.");
-                }
-                Err(e) => {
-                    ui.label(format!("No ring: {e}"));
+        let mut open = self.open;
+        egui::Window::new("Logical view")
+            .open(&mut open)
+            .default_size([560.0, 680.0])
+            .show(ctx, |ui| {
+                ui.horizontal(|ui| {
+                    ui.selectable_value(&mut self.shape, Shape::Ring, "Ring");
+                    ui.selectable_value(&mut self.shape, Shape::Trees, "Trees");
+                    ui.selectable_value(&mut self.shape, Shape::InSwitch, "In-switch reduction");
+                });
+                ui.separator();
+                match self.shape {
+                    Shape::Ring => {
+                        match cached(&mut self.ring, key, || ring_order(design, catalog)) {
+                            Ok(ring) if !ring.stops.is_empty() => ring_ui(ui, ring, design, dark),
+                            Ok(_) => {
+                                ui.label("The design has no GPUs.");
+                            }
+                            Err(e) => {
+                                ui.label(format!("No ring: {e}"));
+                            }
+                        }
+                    }
+                    Shape::Trees => {
+                        match cached(&mut self.trees, key, || double_trees(design, catalog)) {
+                            Ok(trees) if !trees.domains.is_empty() => {
+                                trees_ui(ui, trees, design, dark);
+                            }
+                            Ok(_) => {
+                                ui.label("The design has no GPUs.");
+                            }
+                            Err(e) => {
+                                ui.label(format!("No trees: {e}"));
+                            }
+                        }
+                    }
+                    Shape::InSwitch => {
+                        match cached(&mut self.groups, key, || in_switch_groups(design, catalog)) {
+                            Ok(groups) => in_switch_ui(ui, groups, design),
+                            Err(e) => {
+                                ui.label(format!("No groups: {e}"));
+                            }
+                        }
+                    }
                 }
             });
+        self.open = open;
     }
 }
 
@@ -116,14 +179,11 @@ fn ring_ui(ui: &mut Ui, ring: &RingOrder, design: &Design, dark: bool) {
         }
     }
     for (hop, count) in &kinds {
-        ui.horizontal(|ui| {
-            let (rect, _) = ui.allocate_exact_size(Vec2::new(24.0, 10.0), Sense::hover());
-            ui.painter().line_segment(
-                [rect.left_center(), rect.right_center()],
-                Stroke::new(3.0, hop_color(*hop)),
-            );
-            ui.label(format!("{} × {}", count, hop_label(*hop)));
-        });
+        legend_row(
+            ui,
+            hop_color(*hop),
+            &format!("{} × {}", count, hop_label(*hop)),
+        );
     }
     ui.separator();
 
@@ -229,4 +289,193 @@ fn ring_ui(ui: &mut Ui, ring: &RingOrder, design: &Design, dark: bool) {
         };
         response.on_hover_text_at_pointer(text);
     }
+}
+
+fn chain_color(path: ScaleUpPath) -> Color32 {
+    hop_color(RingHop::ScaleUp(path))
+}
+
+/// A domain's name: its first node's, with how many more it holds.
+fn domain_name(design: &Design, nodes: &[DeviceId]) -> String {
+    let first = nodes
+        .first()
+        .and_then(|&n| design.device(n))
+        .map_or("?", |d| d.name.as_str());
+    match nodes.len() {
+        0 | 1 => first.to_string(),
+        n => format!("{first} +{}", n - 1),
+    }
+}
+
+fn trees_ui(ui: &mut Ui, trees: &DoubleTree, design: &Design, dark: bool) {
+    let m = trees.domains.len();
+    let gpus: u32 = trees.domains.iter().map(|d| d.gpus).sum();
+    let chain = trees.domains.iter().find_map(|d| d.chain);
+    if m < 2 {
+        ui.label(format!(
+            "{gpus} GPUs in one domain: no tree between domains. NCCL's tree algorithm runs \
+             between nodes; inside one it chains the GPUs{}.",
+            chain.map_or(String::new(), |c| format!(" over {}", c.label()))
+        ));
+        return;
+    }
+    ui.label(format!(
+        "{gpus} GPUs in {m} domains; {} pair{} of trees side by side, one per NIC",
+        trees.channels,
+        if trees.channels == 1 { "" } else { "s" }
+    ));
+    ui.label(
+        RichText::new(
+            "NCCL's double binary tree, as the cost model plans it: tree 1 is tree 0 shifted \
+             by one domain, so a leaf of one is inside the other and every domain sends and \
+             receives in full. Each half of the data goes up one tree and down again; inside \
+             a domain the GPUs form a chain to the one on the tree.",
+        )
+        .weak(),
+    );
+    // Legend: what edges and chains go over.
+    let mut network: Vec<Option<LinkTech>> = Vec::new();
+    for d in &trees.domains {
+        if !network.contains(&d.network) {
+            network.push(d.network);
+        }
+    }
+    for tech in &network {
+        legend_row(
+            ui,
+            hop_color(RingHop::Network(*tech)),
+            &format!("between domains: {}", hop_label(RingHop::Network(*tech))),
+        );
+    }
+    if let Some(c) = chain {
+        legend_row(
+            ui,
+            chain_color(c),
+            &format!("chain inside a domain: {}", c.label()),
+        );
+    }
+    ui.separator();
+
+    let bg = if dark {
+        Background::Dark
+    } else {
+        Background::Light
+    };
+    let width = ui.available_width().max(320.0);
+    let levels = (usize::BITS - m.leading_zeros()) as usize; // ⌊log2 m⌋ + 1
+    let row = 34.0_f32;
+    let panel = row * levels as f32 + 28.0;
+    for (t, edges) in trees.edges.iter().enumerate() {
+        ui.label(RichText::new(format!("Tree {t}")).strong());
+        let (rect, response) = ui.allocate_exact_size(Vec2::new(width, panel), Sense::hover());
+        let painter = ui.painter_at(rect);
+        // In-order position of domain i in tree t, as `plan::tree` numbers it.
+        let position = |i: usize| (i + t) % m + 1;
+        let at = |i: usize| {
+            let p = position(i);
+            let level = p.trailing_zeros() as usize;
+            let depth = levels.saturating_sub(level + 1);
+            Pos2::new(
+                rect.left() + width * p as f32 / (m + 1) as f32,
+                rect.top() + 10.0 + row * depth as f32,
+            )
+        };
+        let thick = if m > 64 { 1.0 } else { 2.5 };
+        for &(parent, child) in edges {
+            let d = &trees.domains[child as usize];
+            painter.line_segment(
+                [at(parent as usize), at(child as usize)],
+                Stroke::new(thick, hop_color(RingHop::Network(d.network))),
+            );
+        }
+        let dot = if m > 64 { 2.5 } else { 5.0 };
+        for i in 0..m {
+            painter.circle_filled(at(i), dot, color32(rail_color(i as u32, bg)));
+            if m <= MAX_TREE_NAMES {
+                painter.text(
+                    at(i) + Vec2::new(0.0, dot + 2.0),
+                    egui::Align2::CENTER_TOP,
+                    domain_name(design, &trees.domains[i].nodes),
+                    egui::FontId::proportional(10.0),
+                    ui.visuals().text_color(),
+                );
+            }
+        }
+        if let Some(p) = response.hover_pos()
+            && let Some(i) = (0..m).min_by(|&a, &b| at(a).distance(p).total_cmp(&at(b).distance(p)))
+            && at(i).distance(p) < 10.0
+        {
+            let d = &trees.domains[i];
+            response.on_hover_text_at_pointer(format!(
+                "{}: {} GPU{}",
+                domain_name(design, &d.nodes),
+                d.gpus,
+                if d.gpus == 1 { "" } else { "s" }
+            ));
+        }
+    }
+}
+
+fn legend_row(ui: &mut Ui, color: Color32, text: &str) {
+    ui.horizontal(|ui| {
+        let (rect, _) = ui.allocate_exact_size(Vec2::new(24.0, 10.0), Sense::hover());
+        ui.painter().line_segment(
+            [rect.left_center(), rect.right_center()],
+            Stroke::new(3.0, color),
+        );
+        ui.label(text);
+    });
+}
+
+fn in_switch_ui(ui: &mut Ui, groups: &InSwitchGroups, design: &Design) {
+    let name = |id: DeviceId| design.device(id).map_or("?", |d| d.name.as_str());
+    ui.label(RichText::new("NVLS (NVLink SHARP)").strong());
+    if groups.nvls.is_empty() {
+        ui.label(
+            "No NVSwitch domain here reduces in the switch: NVLS needs third-generation \
+             NVSwitch and Hopper or later GPUs.",
+        );
+    } else {
+        let gpus: u32 = groups.nvls.iter().map(|(_, g)| g).sum();
+        ui.label(format!(
+            "{} NVSwitch domain{} reduce in the switch, {gpus} GPUs in all. NCCL enables NVLS \
+             by default where it is supported; the tuner picks it by size.",
+            groups.nvls.len(),
+            if groups.nvls.len() == 1 { "" } else { "s" }
+        ));
+        egui::ScrollArea::vertical()
+            .id_salt("nvls groups")
+            .max_height(160.0)
+            .show(ui, |ui| {
+                for (nodes, gpus) in &groups.nvls {
+                    ui.label(format!("{}: {gpus} GPUs", domain_name(design, nodes)));
+                }
+            });
+    }
+    ui.separator();
+    ui.label(RichText::new("SHARP (in-network reduction)").strong());
+    if groups.sharp_switches.is_empty() {
+        ui.label("No switch here reduces in the network.");
+        return;
+    }
+    let n = groups.sharp_switches.len();
+    ui.label(format!(
+        "{n} switch{} can reduce in the network. {}",
+        if n == 1 { "" } else { "es" },
+        if groups.sharp_enabled {
+            "In-network reduction is set up in this design: NCCL's CollNet runs SHARP where it \
+             is fastest."
+        } else {
+            "It is not set up in this design, so NCCL does not use it (CollNet is off by \
+             default): turn it on in the design's inspector to weigh it."
+        }
+    ));
+    egui::ScrollArea::vertical()
+        .id_salt("sharp switches")
+        .max_height(160.0)
+        .show(ui, |ui| {
+            for &id in &groups.sharp_switches {
+                ui.label(name(id));
+            }
+        });
 }

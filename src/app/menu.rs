@@ -177,7 +177,7 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             ui.separator();
             plain(ui, Action::Compare, m, &mut out);
             plain(ui, Action::Plots, m, &mut out);
-            plain(ui, Action::RingOrder, m, &mut out);
+            plain(ui, Action::LogicalView, m, &mut out);
             ui.separator();
             ui.menu_button("Theme", |ui| {
                 for (theme, label) in [

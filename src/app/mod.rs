@@ -146,7 +146,7 @@ pub struct RailyardApp {
     cabling: cabling::CablingWindow,
     compare: compare::CompareView,
     plots: plots::PlotsView,
-    ring_order: logical_view::LogicalView,
+    logical_view: logical_view::LogicalView,
     png: png::PngExport,
     frames: u64,
     /// Recovery files for crash safety; None in tests unless they turn it on.
@@ -187,7 +187,7 @@ impl RailyardApp {
             cabling: cabling::CablingWindow::default(),
             compare: compare::CompareView::default(),
             plots: plots::PlotsView::default(),
-            ring_order: logical_view::LogicalView::default(),
+            logical_view: logical_view::LogicalView::default(),
             png: png::PngExport::default(),
             frames: 0,
             autosave: None,
@@ -889,7 +889,7 @@ impl RailyardApp {
         self.plots
             .window(ctx, &self.tabs, self.active, &self.compare, &self.catalog);
         let tab = &self.tabs[self.active];
-        self.ring_order.window(
+        self.logical_view.window(
             ctx,
             (tab.id, tab.doc.revision()),
             tab.doc.design(),

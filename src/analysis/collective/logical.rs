@@ -1,11 +1,15 @@
-//! The ring a ring collective runs on the drawn GPUs, for the designer's logical view: which
-//! GPU passes to which, and over what. Built by the same rule the cost model's ring plan uses
-//! (`plan::ring`): GPUs in fabric order, a domain's GPUs one after another, and with several
-//! domains, ring r entering each domain at the GPU that NIC r serves (a rail ring).
+//! How a collective runs on the drawn GPUs, for the designer's logical view, built by the
+//! same rules the cost model's plans use:
+//! - the ring (`plan::ring`): which GPU passes to which, and over what. GPUs in fabric order,
+//!   a domain's GPUs one after another, and with several domains, ring r entering each
+//!   domain at the GPU that NIC r serves (a rail ring);
+//! - the double binary trees between domains (`plan::tree`), with a chain inside each;
+//! - the in-switch groups: the NVSwitch domains that reduce with NVLS, and the switches that
+//!   reduce with SHARP.
 
 use super::CollectiveError;
 use super::fabric::{Fabric, GpuInterconnect};
-use super::plan::segments;
+use super::plan::{double_tree, segments};
 use super::workspace::Workspace;
 use crate::model::{Catalog, Design, DeviceId, LinkTech};
 use std::collections::HashMap;
@@ -103,13 +107,7 @@ fn ring_of(fab: &Fabric, design: &Design) -> RingOrder {
             let (a, b) = (seq[i], seq[(i + 1) % seq.len()]);
             let node_a = &fab.nodes[fab.gpus[a as usize].node as usize];
             if fab.domain_of_gpu(a) == fab.domain_of_gpu(b) {
-                RingHop::ScaleUp(match node_a.interconnect {
-                    GpuInterconnect::NvSwitch { .. } => ScaleUpPath::NvSwitch,
-                    GpuInterconnect::BridgePairs => ScaleUpPath::NvLinkBridge,
-                    GpuInterconnect::Pcie if node_a.p2p => ScaleUpPath::PciePeerToPeer,
-                    GpuInterconnect::Pcie => ScaleUpPath::HostMemory,
-                    GpuInterconnect::Unified => ScaleUpPath::SharedMemory,
-                })
+                RingHop::ScaleUp(scale_up_path(node_a.interconnect, node_a.p2p))
             } else {
                 let nic = fab.gpus[a as usize].nic.unwrap_or(0);
                 RingHop::Network(node_links.tech(node_a.device, nic))
@@ -150,5 +148,125 @@ impl NodeLinks {
             .get(&(node, nic))
             .or_else(|| self.any.get(&node))
             .copied()
+    }
+}
+
+/// One domain of the trees: an NVSwitch domain, or a node on its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeDomain {
+    /// Its nodes, in fabric order.
+    pub nodes: Vec<DeviceId>,
+    pub gpus: u32,
+    /// What its chain of GPUs goes over (None with one GPU).
+    pub chain: Option<ScaleUpPath>,
+    /// The technology of its network link (of NIC 0), where one is drawn.
+    pub network: Option<LinkTech>,
+}
+
+/// NCCL's double binary trees over the design's domains: tree 1 is tree 0 shifted by one
+/// domain, so a leaf of one is an inner domain of the other. `edges[t]` are (parent, child)
+/// indices into `domains`; `channels` pairs of trees run side by side, one per NIC.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DoubleTree {
+    pub domains: Vec<TreeDomain>,
+    pub edges: [Vec<(u32, u32)>; 2],
+    pub channels: u32,
+}
+
+/// The double binary trees over every GPU of the design.
+pub fn double_trees(design: &Design, catalog: &Catalog) -> Result<DoubleTree, CollectiveError> {
+    let workspace = Workspace::default();
+    let mut fab = workspace.build_fabric(design, catalog)?;
+    let group: Vec<u32> = (0..fab.gpus.len() as u32).collect();
+    let segs = segments(&fab, &group);
+    let node_links = NodeLinks::of(design);
+    let domains = segs
+        .iter()
+        .map(|s| {
+            let nodes = nodes_of(&fab, s.gpus);
+            let first = &fab.nodes[fab.gpus[s.gpus[0] as usize].node as usize];
+            TreeDomain {
+                gpus: s.gpus.len() as u32,
+                chain: (s.gpus.len() > 1).then(|| scale_up_path(first.interconnect, first.p2p)),
+                network: node_links.tech(first.device, 0),
+                nodes,
+            }
+        })
+        .collect();
+    let channels = if segs.len() > 1 {
+        segs.iter()
+            .map(|s| super::plan::nic_rings(&fab, s.gpus))
+            .min()
+            .unwrap_or(1)
+    } else {
+        1
+    };
+    let edges = double_tree(segs.len() as u32);
+    workspace.keep_fabric(&mut fab);
+    Ok(DoubleTree {
+        domains,
+        edges,
+        channels,
+    })
+}
+
+/// Switches that reduce in the network, and NVSwitch domains that reduce with NVLS.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InSwitchGroups {
+    /// Per NVSwitch domain whose switch and GPUs run NVLS: its nodes and GPUs.
+    pub nvls: Vec<(Vec<DeviceId>, u32)>,
+    /// Switches whose part reduces in the network (SHARP).
+    pub sharp_switches: Vec<DeviceId>,
+    /// Whether the design sets in-network reduction up (NCCL's CollNet is off by default).
+    pub sharp_enabled: bool,
+}
+
+/// The design's in-switch reduction groups.
+pub fn in_switch_groups(
+    design: &Design,
+    catalog: &Catalog,
+) -> Result<InSwitchGroups, CollectiveError> {
+    let workspace = Workspace::default();
+    let mut fab = workspace.build_fabric(design, catalog)?;
+    let group: Vec<u32> = (0..fab.gpus.len() as u32).collect();
+    let nvls = segments(&fab, &group)
+        .iter()
+        .filter(|s| super::plan::all_nvls(&fab, s.gpus))
+        .map(|s| (nodes_of(&fab, s.gpus), s.gpus.len() as u32))
+        .collect();
+    let sharp_switches = fab
+        .in_network
+        .iter()
+        .zip(&fab.device_ids)
+        .filter(|(reduces, _)| **reduces)
+        .map(|(_, &id)| id)
+        .collect();
+    workspace.keep_fabric(&mut fab);
+    Ok(InSwitchGroups {
+        nvls,
+        sharp_switches,
+        sharp_enabled: design.sharp_enabled,
+    })
+}
+
+/// The nodes of a run of GPUs, in order, each once.
+fn nodes_of(fab: &Fabric, gpus: &[u32]) -> Vec<DeviceId> {
+    let mut nodes: Vec<DeviceId> = Vec::new();
+    for &g in gpus {
+        let d = fab.nodes[fab.gpus[g as usize].node as usize].device;
+        if nodes.last() != Some(&d) {
+            nodes.push(d);
+        }
+    }
+    nodes
+}
+
+fn scale_up_path(interconnect: GpuInterconnect, p2p: bool) -> ScaleUpPath {
+    match interconnect {
+        GpuInterconnect::NvSwitch { .. } => ScaleUpPath::NvSwitch,
+        GpuInterconnect::BridgePairs => ScaleUpPath::NvLinkBridge,
+        GpuInterconnect::Pcie if p2p => ScaleUpPath::PciePeerToPeer,
+        GpuInterconnect::Pcie => ScaleUpPath::HostMemory,
+        GpuInterconnect::Unified => ScaleUpPath::SharedMemory,
     }
 }

@@ -20,11 +20,13 @@ use super::routing::{Router, TreeUse};
 use super::{Algorithm, CollectiveError, Op, Routing};
 use all_to_all::{all_to_all, pxn_send};
 use loads::PhaseLoads;
-use nvls::{all_nvls, nvls_gpu_rate, nvls_loads};
+pub(crate) use nvls::all_nvls;
+use nvls::{nvls_gpu_rate, nvls_loads};
 pub(crate) use ring::nic_rings;
 use ring::rings;
 use sharp::sharp_trees;
 use std::sync::Arc;
+pub(crate) use tree::double_tree;
 use tree::trees;
 
 /// NCCL runs two channels per ring or tree on each NIC: two connections to hash.

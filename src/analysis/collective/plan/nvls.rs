@@ -5,7 +5,7 @@ use crate::analysis::collective::Op;
 use crate::analysis::collective::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
 use crate::analysis::collective::latency::HopKind;
 
-pub(super) fn all_nvls(fab: &Fabric, group: &[u32]) -> bool {
+pub(crate) fn all_nvls(fab: &Fabric, group: &[u32]) -> bool {
     group.iter().all(|&g| {
         let n = fab.node_of_gpu(g);
         matches!(n.interconnect, GpuInterconnect::NvSwitch { nvls: true })

@@ -25,7 +25,7 @@ fn tree_parent(p: u32, m: u32) -> Option<u32> {
 
 /// Edges (parent, child) of NCCL-style double binary trees over `m` domains: the second tree
 /// is the first shifted by one, so leaves of one are inner nodes of the other.
-fn double_tree(m: u32) -> [Vec<(u32, u32)>; 2] {
+pub(crate) fn double_tree(m: u32) -> [Vec<(u32, u32)>; 2] {
     let mut trees = [Vec::new(), Vec::new()];
     if m < 2 {
         return trees;
