@@ -662,3 +662,68 @@ fn a_request_over_the_gpu_limit_is_refused_before_building() {
         );
     }
 }
+
+/// 2,048 DGX in 16 pods of 128 (3 tiers of QM9700) used to be one strip 60 times wider than
+/// tall: at zoom to fit a line of pixels. The pods now stand in a grid of about a screen's
+/// proportions, each drawn as before (its tiers level with the other pods'), and the core
+/// switches in rows above them all.
+#[test]
+fn a_fabric_of_many_pods_is_laid_out_in_a_grid() {
+    let mut s = spec(Template::RailOptimized, 2048);
+    s.tiers = 3;
+    let d = run(&s);
+    let pods: HashSet<_> = d
+        .groups
+        .iter()
+        .filter(|g| g.parent.is_none())
+        .map(|g| g.id)
+        .collect();
+    assert_eq!(pods.len(), 16);
+    let root = |mut g| loop {
+        match d.groups.iter().find(|x| x.id == g).and_then(|x| x.parent) {
+            Some(p) => g = p,
+            None => return g,
+        }
+    };
+    let (mut lo, mut hi) = ((f32::MAX, f32::MAX), (f32::MIN, f32::MIN));
+    for dev in &d.devices {
+        lo = (lo.0.min(dev.pos.x), lo.1.min(dev.pos.y));
+        hi = (hi.0.max(dev.pos.x), hi.1.max(dev.pos.y));
+    }
+    let aspect = (hi.0 - lo.0) / (hi.1 - lo.1);
+    assert!((0.5..=4.0).contains(&aspect), "width / height {aspect}");
+    // Each pod's tiers, relative to its grid row: the same for every pod.
+    let mut tiers: HashMap<_, Vec<f32>> = HashMap::new();
+    for dev in d.devices.iter().filter(|x| x.group.is_some()) {
+        tiers
+            .entry(root(dev.group.unwrap()))
+            .or_default()
+            .push(dev.pos.y);
+    }
+    let shape = |ys: &Vec<f32>| {
+        let top = ys.iter().copied().fold(f32::MAX, f32::min);
+        let mut rel: Vec<i64> = ys.iter().map(|y| (y - top) as i64).collect();
+        rel.sort_unstable();
+        rel.dedup();
+        rel
+    };
+    let first = shape(tiers.values().next().unwrap());
+    assert_eq!(first.len(), 3, "spines, leaves, nodes: {first:?}");
+    assert!(tiers.values().all(|ys| shape(ys) == first));
+    // Core switches above every pod; no two devices on one spot.
+    let top_of_pods = d
+        .devices
+        .iter()
+        .filter(|x| x.group.is_some())
+        .map(|x| x.pos.y)
+        .fold(f32::MAX, f32::min);
+    let cores: Vec<_> = d.devices.iter().filter(|x| x.group.is_none()).collect();
+    assert!(!cores.is_empty());
+    assert!(cores.iter().all(|c| c.pos.y < top_of_pods));
+    let spots: HashSet<(i64, i64)> = d
+        .devices
+        .iter()
+        .map(|x| (x.pos.x as i64, x.pos.y as i64))
+        .collect();
+    assert_eq!(spots.len(), d.devices.len());
+}

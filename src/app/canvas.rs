@@ -680,7 +680,7 @@ fn body(
     }
     frame.labels();
     frame.bundle_counts(&links.parallel);
-    frame.legend(&links.tally);
+    frame.legend(&links.tally, links.passing_hidden);
     state.interaction.overview = minimap::Overview::of(&layout, view);
 }
 

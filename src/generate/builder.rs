@@ -168,7 +168,7 @@ impl Builder {
 
     /// Finishes: names each link end's port, pushes apart devices of one row that ended up
     /// closer than `SPACING` (rows are laid out independently, so a crowded row can
-    /// overlap), then returns the design.
+    /// overlap), wraps a wide strip of pods into rows (`wrap`), then returns the design.
     pub fn finish(mut self, notes: String, catalog: &Catalog) -> Design {
         for (link, [pa, pb]) in self.design.links.iter_mut().zip(&self.numbers) {
             for (end, number) in [(&mut link.a, *pa), (&mut link.b, *pb)] {
@@ -195,6 +195,7 @@ impl Builder {
                 last = pos.x;
             }
         }
+        super::wrap::wrap_wide(&mut self.design);
         self.design.notes = notes;
         self.design
     }

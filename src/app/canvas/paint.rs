@@ -6,7 +6,8 @@ use super::geometry::{HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_ce
 use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
 use crate::io::link_colors::{
-    self, Background, ColorMode, Legend, LegendTally, LinkPainter, Pattern, Rgb, heat_stops,
+    self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
+    heat_stops,
 };
 use crate::model::{
     Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,
@@ -104,6 +105,8 @@ fn link_width_px_scaled(link: &Link, scale: f32) -> f32 {
 pub(super) struct LinksDrawn {
     pub tally: LegendTally,
     pub parallel: ParallelLinks,
+    /// Links passing through the view (neither end in it) left out past `PASSING_MAX`.
+    pub passing_hidden: usize,
 }
 
 /// Everything one frame's painting needs.
@@ -270,6 +273,7 @@ impl Frame<'_> {
         let mut lines = Lines::new(self.zoom, design.links.len().min(1 << 16), feather);
         let mut dashes = Vec::new();
         let mut drawn = 0;
+        let (mut passing_drawn, mut passing_hidden) = (0, 0);
         // Most links share a few rates: remember the last width instead of a log per link.
         let mut last_width = (f64::NAN, 0.0);
         for link in &design.links {
@@ -331,7 +335,24 @@ impl Frame<'_> {
             let (dev_a, dev_b) = (&design.devices[ia], &design.devices[ib]);
             tally.add(mode, link, dev_a, dev_b);
             let style = painter.style(link, dev_a, dev_b);
-            let color = color32(style.color);
+            let passing = link.state == LinkState::Up
+                && !is_selected
+                && !is_highlighted
+                && !is_hot
+                && !self.view.contains(a)
+                && !self.view.contains(b);
+            if passing {
+                if passing_drawn >= PASSING_MAX {
+                    passing_hidden += 1;
+                    continue;
+                }
+                passing_drawn += 1;
+            }
+            let color = if passing {
+                color32(style.color).gamma_multiply(PASSING_ALPHA)
+            } else {
+                color32(style.color)
+            };
             match style.pattern.dash_gap() {
                 None => lines.add(a, b, width_px, color),
                 Some((dash, gap)) => {
@@ -350,7 +371,11 @@ impl Frame<'_> {
         self.scene.add(under.into_shape());
         self.scene.add(lines.into_shape());
         self.scene.extend(dashes);
-        LinksDrawn { tally, parallel }
+        LinksDrawn {
+            tally,
+            parallel,
+            passing_hidden,
+        }
     }
 
     /// "×n" at the middle of each bundle of parallel links long enough on screen to carry it.
@@ -388,11 +413,23 @@ impl Frame<'_> {
         self.labels.extend(shapes);
     }
 
-    /// The legend of what `tally` saw, in the canvas's bottom-left corner, in screen space.
-    pub fn legend(&self, tally: &LegendTally) {
-        let legend = tally.legend(self.color_mode(), self.background());
+    /// The legend of what `tally` saw, in the canvas's bottom-left corner, in screen space,
+    /// and how many links passing through the view were left out.
+    pub fn legend(&self, tally: &LegendTally, passing_hidden: usize) {
+        let mut legend = tally.legend(self.color_mode(), self.background());
         if legend.entries.is_empty() {
             return;
+        }
+        if passing_hidden > 0 {
+            let faint = legend.entries[0].color;
+            legend.entries.push(LegendEntry {
+                label: format!(
+                    "faint: passing through; {} more not drawn",
+                    crate::model::units::group_thousands(passing_hidden as i64)
+                ),
+                color: faded(faint, self.dark),
+                pattern: Pattern::Solid,
+            });
         }
         let shapes = legend_shapes(self.labels, &legend, self.to_global * self.view, self.dark);
         self.labels.extend(shapes);
@@ -688,6 +725,13 @@ const LEGEND_PX: f32 = 13.0;
 
 /// A legend box in the bottom-left corner of `screen`: heading, the heatmap's scale if
 /// any, and one line sample per entry.
+/// A colour as a faint line shows it over the legend's background.
+fn faded(Rgb(r, g, b): Rgb, dark: bool) -> Rgb {
+    let to = if dark { 20.0 } else { 245.0 };
+    let mix = |c: u8| (to + (f32::from(c) - to) * PASSING_ALPHA * 2.5).round() as u8;
+    Rgb(mix(r), mix(g), mix(b))
+}
+
 fn legend_shapes(painter: &Painter, legend: &Legend, screen: Rect, dark: bool) -> Vec<Shape> {
     let text_color = if dark { LABEL } else { Color32::from_gray(30) };
     let row = LEGEND_PX * 1.5;
@@ -824,6 +868,13 @@ fn joins_own_domain(devices: &[Device], i: usize, j: usize) -> bool {
 
 /// Up to this many links drawn, their edges are feathered (anti-aliased).
 const FEATHERED_LINKS_MAX: usize = 4000;
+/// Opacity of a healthy link that only passes through the view (neither end in it): the
+/// devices in view and their own links stay readable under the core-to-spine sheaves of a
+/// large fabric, which otherwise cover the view in one colour.
+const PASSING_ALPHA: f32 = 0.12;
+/// Passing links drawn at most; past this many their faint lines only add up to a haze, so
+/// the rest are left out and the legend says how many.
+const PASSING_MAX: usize = 1500;
 
 /// Above this many devices in view, labels are left out: they could not be read anyway.
 const LABELS_MAX: usize = 600;
