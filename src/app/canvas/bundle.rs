@@ -9,7 +9,11 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Side of a cell, in screen points: ends closer than this are one end on screen.
-const CELL_PX: f32 = 2.0;
+pub(super) const CELL_PX: f32 = 2.0;
+/// Far out, where groups fold, a coarser cell: a row of a thousand core switches a few points
+/// apart, each linked to every pod, would still be tens of thousands of lines that draw one
+/// fan.
+pub(super) const FAR_CELL_PX: f32 = 8.0;
 /// Up to this many cell pairs, bundles are remembered in a bit set rather than a hash set.
 const BIT_SET_MAX: u64 = 1 << 24;
 
@@ -27,8 +31,9 @@ enum Drawn {
 }
 
 impl Bundles {
-    pub fn new(layout: &Layout, devices: usize, zoom: f32) -> Self {
-        let cell = CELL_PX / zoom;
+    /// `cell_px`: the side of a cell in screen points (`CELL_PX`, or `FAR_CELL_PX` far out).
+    pub fn new(layout: &Layout, devices: usize, zoom: f32, cell_px: f32) -> Self {
+        let cell = cell_px / zoom;
         let mut numbers: HashMap<u64, u32, BuildHasherDefault<MixHasher>> =
             HashMap::with_capacity_and_hasher(devices, Default::default());
         let cell_of = (0..devices)
@@ -148,12 +153,12 @@ mod tests {
         let layout = Layout::build(&d, None, Fold::Nothing);
         // At zoom 1 (cells of 2 units): a second link 0–1 (either way round) is the same
         // bundle, 2–1 is another.
-        let mut near = Bundles::new(&layout, 3, 1.0);
+        let mut near = Bundles::new(&layout, 3, 1.0, CELL_PX);
         assert!(near.first(0, 1));
         assert!(!near.first(1, 0));
         assert!(near.first(2, 1));
         // At zoom 0.005 (cells of 400 units) switches 0 and 2 share a cell: 2–1 joins 0–1.
-        let mut far = Bundles::new(&layout, 3, 0.005);
+        let mut far = Bundles::new(&layout, 3, 0.005, CELL_PX);
         assert!(far.first(0, 1));
         assert!(!far.first(2, 1));
     }
@@ -174,7 +179,7 @@ mod tests {
         let positions: Vec<(f32, f32)> = (0..5000).map(|k| (k as f32 * 120.0, 0.0)).collect();
         let d = design(&positions);
         let layout = Layout::build(&d, None, Fold::Nothing);
-        let mut bundles = Bundles::new(&layout, positions.len(), 1.0);
+        let mut bundles = Bundles::new(&layout, positions.len(), 1.0, CELL_PX);
         assert!(matches!(bundles.drawn, Drawn::Set(_)));
         assert!(bundles.first(4999, 0));
         assert!(!bundles.first(0, 4999));

@@ -1,7 +1,7 @@
 //! Drawing the canvas: grid, links, devices and labels. Shapes go out in a few batches
 //! (`Painter::extend`), off-screen items are skipped, and detail drops with the zoom.
 
-use super::bundle::{Bundles, ParallelLinks};
+use super::bundle::{Bundles, CELL_PX, FAR_CELL_PX, ParallelLinks};
 use super::geometry::{HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_center, is_domain};
 use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
@@ -256,11 +256,16 @@ impl Frame<'_> {
         let highlight = self.overlay.highlight_links;
         let selected = &self.state.selection.links;
         let folded = self.layout.is_collapsed();
-        let mut bundles = Bundles::new(self.layout, design.devices.len(), self.zoom);
+        let cell_px = if self.zoom < COLLAPSE_ZOOM {
+            FAR_CELL_PX
+        } else {
+            CELL_PX
+        };
+        let mut bundles = Bundles::new(self.layout, design.devices.len(), self.zoom, cell_px);
         // Under the heatmap, each bundle's first hot link too: a bundle takes its first
         // link's colour, and a hot link must not hide behind a cooler one.
         let mut hot_bundles =
-            heat.map(|_| Bundles::new(self.layout, design.devices.len(), self.zoom));
+            heat.map(|_| Bundles::new(self.layout, design.devices.len(), self.zoom, cell_px));
         // Counted only where labels show: further out, a count could not be read. Links into
         // a folded group count as its block's.
         let count_parallel = self.visible.len() <= LABELS_MAX;
