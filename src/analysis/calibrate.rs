@@ -32,14 +32,15 @@
 //! the network hop is what the log pins down.
 
 use super::collective::efficiency::{self, link_efficiency, stack_latency_us};
-use super::collective::latency::builtin_intra_hop_latency_us;
+use super::collective::latency::{ArchRow, builtin_intra_hop_latency_us};
 use super::collective::{
     Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
     calibrated_ring_step_us, sweep_at,
 };
 use crate::analysis::nccl_tests::{NcclLog, test_of_op};
 use crate::model::{
-    Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, Transport,
+    Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, ScaleUp,
+    Transport,
 };
 use serde::Serialize;
 
@@ -286,7 +287,7 @@ pub fn fit_calibration(
         .map(|r| r.latency_us >= DOMINANT_SHARE * r.time_us)
         .collect();
 
-    let eff_before = bw_tech.map(|t| current_efficiency(design, t));
+    let eff_before = bw_tech.map(|t| current_efficiency(design, catalog, t));
     let mut eff = eff_before;
     let set = |cal: &mut Calibration, tech: LinkTech, e: Option<f64>, l: Option<f64>| {
         let old = cal.tech(tech).cloned();
@@ -717,17 +718,29 @@ fn latency_link(design: &Design, r: &CollectiveResult) -> Option<(LinkTech, Tran
 }
 
 /// The efficiency the model uses now for a technology: the calibration's, else the built-in
-/// figure of the design's first link (or port) of that technology.
-fn current_efficiency(design: &Design, tech: LinkTech) -> f64 {
+/// figure: for NVLink that of the first node's GPU generation with NVLink ports (what its
+/// scale-up arcs carry), else that of the design's first link of that technology.
+fn current_efficiency(design: &Design, catalog: &Catalog, tech: LinkTech) -> f64 {
     if let Some(e) = design.calibration.as_ref().and_then(|c| c.efficiency(tech)) {
         return e;
     }
+    if matches!(tech, LinkTech::NvLink | LinkTech::NvLinkBridge) {
+        let arch = design.devices.iter().find_map(|d| match &d.kind {
+            DeviceKind::GpuNode(n)
+                if matches!(
+                    n.scale_up,
+                    ScaleUp::NvSwitch { .. } | ScaleUp::NvLinkBridgePairs { .. }
+                ) =>
+            {
+                catalog.gpu(&n.gpu).map(|g| ArchRow::of(g.arch))
+            }
+            _ => None,
+        });
+        return arch.map_or(efficiency::NVLINK, efficiency::nvlink_efficiency);
+    }
     match design.links.iter().find(|l| l.tech == tech) {
         Some(link) => link_efficiency(link.tech, link.transport, lossless(design, link)),
-        None => match tech {
-            LinkTech::NvLink | LinkTech::NvLinkBridge => efficiency::NVLINK,
-            _ => efficiency::PCIE,
-        },
+        None => efficiency::PCIE,
     }
 }
 

@@ -1,12 +1,26 @@
 //! Usable capacity of a link: line rate × an efficiency per technology. These are properties
 //! of the technology, never of one system, so the model carries to hardware it has not seen.
 
+use super::latency::ArchRow;
 use crate::model::{LinkTech, Transport};
 
-/// Share of the NVLink line rate that data gets: NCCL maintainers report ~370 GB/s of H100's
-/// 450 GB/s per direction for ring algorithms (nccl #1455, nccl-tests #212); the rest is
-/// packet headers and flow control.
-pub const NVLINK: f64 = 0.82;
+/// Share of the NVLink line rate that data gets on Hopper: NCCL's own per-link figure
+/// (`src/graph/topo.h`, SM90: 20.6 GB/s of NVLink 4's 25 GB/s per direction), which agrees
+/// with what NCCL's maintainers report for H100 rings, ~370 of 450 GB/s per direction (nccl
+/// #1455, nccl-tests #212); the rest is packet headers and flow control. Drawn NVLink links
+/// take it; a node's own NVLink ports take their generation's (`nvlink_efficiency`).
+pub const NVLINK: f64 = 20.6 / 25.0;
+
+/// Share of the NVLink line rate that data gets, per GPU generation: NCCL's per-link figures
+/// (`src/graph/topo.h`: SM70 and SM80 20.0 GB/s, SM90 20.6, SM100 40.1) over the link's rate
+/// per direction (NVLink 2, 3 and 4: 25 GB/s; NVLink 5: 50 GB/s).
+pub(crate) fn nvlink_efficiency(arch: ArchRow) -> f64 {
+    match arch {
+        ArchRow::Volta | ArchRow::Ampere => 20.0 / 25.0,
+        ArchRow::Hopper => NVLINK,
+        ArchRow::Blackwell => 40.1 / 50.0,
+    }
+}
 /// PCIe TLP headers, DLLPs and flow-control credits: about 80 % of the x16 rate reaches a peer.
 pub const PCIE: f64 = 0.80;
 /// InfiniBand NDR moves 46–48 GB/s of 50 in practice (nccl-tests #290, #267).

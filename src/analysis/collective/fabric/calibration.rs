@@ -7,11 +7,19 @@ use crate::analysis::collective::efficiency::{
 };
 use crate::model::{Design, LinkTech, Transport};
 
-/// The built-in efficiency of a technology's internal ports (a GPU's NVLink, a PCIe slot),
-/// which the fabric builds from the constants above.
-fn port_efficiency(tech: LinkTech) -> f64 {
+/// The built-in efficiency of an internal port arc (a GPU's NVLink, a PCIe slot): NVLink's
+/// depends on the GPU's generation, so it is read off the arc (usable over line rate); PCIe's
+/// is the constant (its arcs may carry other shares, such as staging without GPUDirect).
+fn port_efficiency(fab: &Fabric, a: usize, tech: LinkTech) -> f64 {
     match tech {
-        LinkTech::NvLink | LinkTech::NvLinkBridge => NVLINK,
+        LinkTech::NvLink | LinkTech::NvLinkBridge => {
+            let line = fab.arc_line(a);
+            if line > 0.0 {
+                fab.arc_usable[a] / line
+            } else {
+                NVLINK
+            }
+        }
         _ => PCIE,
     }
 }
@@ -51,7 +59,7 @@ pub(crate) fn apply_calibration(fab: &mut Fabric, design: &Design) {
                 let lossless = usable_ratio_lossless(fab, a, link.tech, link.transport);
                 link_efficiency(link.tech, link.transport, lossless)
             }
-            _ => port_efficiency(tech),
+            _ => port_efficiency(fab, a, tech),
         };
         fab.arc_usable[a] *= fitted / built;
     }

@@ -164,16 +164,14 @@ impl NodePart {
             };
             let pcie_gen = gpu_pcie_gen.min(node_pcie_gen.max(1));
             let gpu_pcie = usable_bytes_per_s(pcie_x16_bandwidth(pcie_gen).gbit_s(), eff::PCIE);
-            let su = usable_bytes_per_s(su_gbit_s, eff::NVLINK);
+            let su = usable_bytes_per_s(su_gbit_s, eff::nvlink_efficiency(arch));
+            // Every NVLink arc of the node is a GPU's scale-up port: its line rate is this.
+            let su_line = usable_bytes_per_s(su_gbit_s, 1.0);
 
             let first_gpu = gpus.len() as u32;
             let k = n.nics.len() as u32;
             let mut push = |cap: f64, what: Resource, nvl: bool| {
-                let rate = if nvl {
-                    cap / eff::NVLINK
-                } else {
-                    cap / eff::PCIE
-                };
+                let rate = if nvl { su_line } else { cap / eff::PCIE };
                 usable.push(cap);
                 line.push(rate);
                 resource.push(what);
