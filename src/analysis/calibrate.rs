@@ -255,7 +255,10 @@ pub fn fit_calibration(
     if launch_bound > 0 {
         let h = log.harness;
         notes.push(format!(
-            "{launch_bound} row(s) left out: the model's time there is under {:.1} µs, the time              one host thread takes to launch the kernels of its {} GPUs (nccl-tests -g {}), so              they measure the launches, not the fabric. One process per GPU (mpirun or srun              with -g 1) measures the fabric at every size.",
+            "{launch_bound} row(s) left out: the model's time there is under {:.1} µs, the time \
+             one host thread takes to launch the kernels of its {} GPUs (nccl-tests -g {}), so \
+             they measure the launches, not the fabric. One process per GPU (mpirun or srun \
+             with -g 1) measures the fabric at every size.",
             h.launch_floor_us(),
             h.gpus_per_thread,
             h.gpus_per_thread

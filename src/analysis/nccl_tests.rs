@@ -1,6 +1,6 @@
 //! nccl-tests results as data: the rows of a result table, which test ran, on how many ranks
-//! and how it drove them, and which test binary measures which collective. `io::nccl_log` turns the printed
-//! text into these; calibration and the designer read them.
+//! and how it drove them, and which test binary measures which collective. `io::nccl_log`
+//! turns the printed text into these; calibration and the designer read them.
 
 use crate::analysis::collective::Op;
 use crate::model::Bytes;
