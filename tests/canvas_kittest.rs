@@ -562,6 +562,31 @@ fn parallel_links_draw_as_one_bundle_with_their_count() {
     assert!(!painted_texts(&h).iter().any(|t| t.starts_with('×')));
 }
 
+/// A slower link beside faster ones between the same two devices is not hidden in their
+/// bundle: three links, one of them at 200 Gb/s among 400s, are two lines side by side.
+#[test]
+fn a_link_of_another_rate_is_drawn_beside_its_bundle() {
+    use railyard::model::Bandwidth;
+    use railyard::model::factory::default_link;
+    let mut a = app();
+    for k in 0..3 {
+        let mut link = default_link(&a.design, &a.catalog, DeviceId(0), DeviceId(1)).unwrap();
+        if k == 1 {
+            link.rate_gbit_s = Bandwidth::from_gbit_s(200.0);
+        }
+        a.design.insert_link(link);
+    }
+    let mut h = harness(a);
+    h.run();
+    assert_eq!(h.state().canvas.links_drawn(), 2);
+    assert!(painted_texts(&h).contains(&"×3".to_string()));
+    // Taken away, one line again.
+    let slow = h.state().design.links[1].id;
+    h.state_mut().design.link_mut(slow).unwrap().rate_gbit_s = Bandwidth::from_gbit_s(400.0);
+    h.run();
+    assert_eq!(h.state().canvas.links_drawn(), 1);
+}
+
 /// Under the heatmap a bundle shows its first link's colour, so its first hot link is drawn
 /// too: three parallel links, the last one 100 % busy, are two lines, where a cool bundle and
 /// an all-hot one are one.

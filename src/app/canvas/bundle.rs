@@ -17,12 +17,15 @@ pub(super) const FAR_CELL_PX: f32 = 8.0;
 /// Up to this many cell pairs, bundles are remembered in a bit set rather than a hash set.
 const BIT_SET_MAX: u64 = 1 << 24;
 
-/// Which bundles have been drawn this frame.
+/// Which bundles have been drawn this frame. Links that look different (another technology
+/// or rate) are bundles of their own, so a 10 GbE link beside a 100 GbE one between the same
+/// two devices still shows: each look drawn on a cell pair takes the next lane.
 pub(super) struct Bundles {
     /// Per device (indexed like `design.devices`), the cell its link anchor lies in.
     cell_of: Vec<u32>,
     cells: u64,
-    drawn: Drawn,
+    /// Per look seen this frame (in order), the cell pairs drawn in it.
+    looks: Vec<(u64, Drawn)>,
 }
 
 enum Drawn {
@@ -46,24 +49,51 @@ impl Bundles {
             })
             .collect();
         let cells = numbers.len() as u64;
-        let drawn = if cells * cells <= BIT_SET_MAX {
-            Drawn::Bits(vec![0; (cells * cells).div_ceil(64) as usize])
-        } else {
-            Drawn::Set(HashSet::default())
-        };
         Self {
             cell_of,
             cells,
-            drawn,
+            looks: Vec::new(),
         }
     }
 
-    /// Whether a link between devices `i` and `j` is the first of its bundle (and so is
-    /// drawn); the bundle is marked drawn.
-    pub fn first(&mut self, i: usize, j: usize) -> bool {
+    /// If a link between devices `i` and `j` that looks like `look` is the first of its
+    /// bundle (and so is drawn), the lane it takes: how many other looks were drawn between
+    /// the same two cells before it (0 for the first). The bundle is marked drawn.
+    pub fn first(&mut self, i: usize, j: usize, look: u64) -> Option<usize> {
         let (a, b) = (u64::from(self.cell_of[i]), u64::from(self.cell_of[j]));
         let key = a.min(b) * self.cells + a.max(b);
-        match &mut self.drawn {
+        let k = match self.looks.iter().position(|(l, _)| *l == look) {
+            Some(k) => k,
+            None => {
+                self.looks.push((look, Drawn::new(self.cells)));
+                self.looks.len() - 1
+            }
+        };
+        if !self.looks[k].1.mark(key) {
+            return None;
+        }
+        Some(
+            self.looks
+                .iter()
+                .enumerate()
+                .filter(|&(other, (_, drawn))| other != k && drawn.has(key))
+                .count(),
+        )
+    }
+}
+
+impl Drawn {
+    fn new(cells: u64) -> Self {
+        if cells * cells <= BIT_SET_MAX {
+            Drawn::Bits(vec![0; (cells * cells).div_ceil(64) as usize])
+        } else {
+            Drawn::Set(HashSet::default())
+        }
+    }
+
+    /// Marks a cell pair drawn; whether it was not yet.
+    fn mark(&mut self, key: u64) -> bool {
+        match self {
             Drawn::Bits(bits) => {
                 let (word, bit) = ((key / 64) as usize, 1u64 << (key % 64));
                 let first = bits[word] & bit == 0;
@@ -71,6 +101,13 @@ impl Bundles {
                 first
             }
             Drawn::Set(set) => set.insert(key),
+        }
+    }
+
+    fn has(&self, key: u64) -> bool {
+        match self {
+            Drawn::Bits(bits) => bits[(key / 64) as usize] & (1u64 << (key % 64)) != 0,
+            Drawn::Set(set) => set.contains(&key),
         }
     }
 }
@@ -154,13 +191,28 @@ mod tests {
         // At zoom 1 (cells of 2 units): a second link 0–1 (either way round) is the same
         // bundle, 2–1 is another.
         let mut near = Bundles::new(&layout, 3, 1.0, CELL_PX);
-        assert!(near.first(0, 1));
-        assert!(!near.first(1, 0));
-        assert!(near.first(2, 1));
+        assert_eq!(near.first(0, 1, 400), Some(0));
+        assert_eq!(near.first(1, 0, 400), None);
+        assert_eq!(near.first(2, 1, 400), Some(0));
         // At zoom 0.005 (cells of 400 units) switches 0 and 2 share a cell: 2–1 joins 0–1.
         let mut far = Bundles::new(&layout, 3, 0.005, CELL_PX);
-        assert!(far.first(0, 1));
-        assert!(!far.first(2, 1));
+        assert_eq!(far.first(0, 1, 400), Some(0));
+        assert_eq!(far.first(2, 1, 400), None);
+    }
+
+    #[test]
+    fn a_link_that_looks_different_is_a_bundle_of_its_own_in_the_next_lane() {
+        let d = design(&[(0.0, 0.0), (0.0, 1000.0), (120.0, 0.0)]);
+        let layout = Layout::build(&d, None, Fold::Nothing);
+        let mut bundles = Bundles::new(&layout, 3, 1.0, CELL_PX);
+        // A 10G link first between 0 and 1, then a 100G one: lanes 0 and 1; more of either
+        // join their bundle.
+        assert_eq!(bundles.first(0, 1, 10), Some(0));
+        assert_eq!(bundles.first(1, 0, 100), Some(1));
+        assert_eq!(bundles.first(0, 1, 100), None);
+        assert_eq!(bundles.first(0, 1, 10), None);
+        // Between 2 and 1 only 100G: its first lane.
+        assert_eq!(bundles.first(2, 1, 100), Some(0));
     }
 
     #[test]
@@ -180,9 +232,9 @@ mod tests {
         let d = design(&positions);
         let layout = Layout::build(&d, None, Fold::Nothing);
         let mut bundles = Bundles::new(&layout, positions.len(), 1.0, CELL_PX);
-        assert!(matches!(bundles.drawn, Drawn::Set(_)));
-        assert!(bundles.first(4999, 0));
-        assert!(!bundles.first(0, 4999));
-        assert!(bundles.first(4998, 0));
+        assert_eq!(bundles.first(4999, 0, 400), Some(0));
+        assert!(matches!(bundles.looks[0].1, Drawn::Set(_)));
+        assert_eq!(bundles.first(0, 4999, 400), None);
+        assert_eq!(bundles.first(4998, 0, 400), Some(0));
     }
 }

@@ -316,13 +316,22 @@ impl Frame<'_> {
             // that would cover one another on screen) or as its first hot one; failed,
             // degraded, selected and highlighted links always show, and leave the bundle to
             // its healthy links.
+            // Links that look different (another technology or rate) bundle apart, each in
+            // its own lane beside the first.
+            let look = (link.tech as u64) << 48 | link.nominal_capacity().gbit_s() as u64;
+            let mut lane = 0;
             if link.state == LinkState::Up && !is_selected && !is_highlighted {
                 // Both marked whatever the other says: a bundle shows at most one cool and
                 // one hot line.
-                let first = bundles.first(ia, ib);
-                let first_hot = is_hot && hot_bundles.as_mut().is_some_and(|b| b.first(ia, ib));
-                if !first && !first_hot {
-                    continue;
+                let first = bundles.first(ia, ib, look);
+                let first_hot = if is_hot {
+                    hot_bundles.as_mut().and_then(|b| b.first(ia, ib, look))
+                } else {
+                    None
+                };
+                match first.or(first_hot) {
+                    Some(l) => lane = l,
+                    None => continue,
                 }
             }
             let capacity = link.nominal_capacity().gbit_s();
@@ -330,6 +339,15 @@ impl Frame<'_> {
                 last_width = (capacity, link_width_px_scaled(link, width_scale));
             }
             let width_px = last_width.1;
+            // Lanes alternate either side of the line between the anchors, a width apart.
+            let (a, b) = if lane == 0 {
+                (a, b)
+            } else {
+                let side = if lane % 2 == 1 { 1.0 } else { -1.0 };
+                let step = side * lane.div_ceil(2) as f32 * self.px(width_px + LANE_GAP_PX);
+                let normal = (b - a).normalized().rot90();
+                (a + normal * step, b + normal * step)
+            };
             drawn += 1;
             if is_highlighted {
                 under.add(a, b, width_px + 8.0, HIGHLIGHT);
@@ -880,6 +898,8 @@ const PASSING_ALPHA: f32 = 0.12;
 /// Passing links drawn at most; past this many their faint lines only add up to a haze, so
 /// the rest are left out and the legend says how many.
 const PASSING_MAX: usize = 1500;
+/// Screen points between the lanes of links that look different between the same two ends.
+const LANE_GAP_PX: f32 = 3.0;
 
 /// Above this many devices in view, labels are left out: they could not be read anyway.
 const LABELS_MAX: usize = 600;
