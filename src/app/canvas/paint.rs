@@ -318,7 +318,8 @@ impl Frame<'_> {
             // its healthy links.
             // Links that look different (another technology or rate) bundle apart, each in
             // its own lane beside the first.
-            let look = (link.tech as u64) << 48 | link.nominal_capacity().gbit_s() as u64;
+            let capacity = link.nominal_capacity().gbit_s();
+            let look = (link.tech as u64) << 48 | capacity as u64;
             let mut lane = 0;
             if link.state == LinkState::Up && !is_selected && !is_highlighted {
                 // Both marked whatever the other says: a bundle shows at most one cool and
@@ -334,7 +335,6 @@ impl Frame<'_> {
                     None => continue,
                 }
             }
-            let capacity = link.nominal_capacity().gbit_s();
             if capacity != last_width.0 {
                 last_width = (capacity, link_width_px_scaled(link, width_scale));
             }
