@@ -37,7 +37,7 @@ use super::collective::{
     Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
     calibrated_ring_step_us, sweep_at,
 };
-use crate::analysis::nccl_tests::{NcclLog, test_of_op};
+use crate::analysis::nccl_tests::{Harness, NcclLog, test_of_op};
 use crate::model::{
     Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, ScaleUp,
     Transport,
@@ -251,7 +251,9 @@ pub fn fit_calibration(
     let mut query = CollectiveQuery::new(op, Bytes(0));
     query.gpus = ranks.filter(|&r| u64::from(r) < design_gpus);
     let mut notes = Vec::new();
-    let (points, launch_bound) = without_launch_bound(design, catalog, &query, points, log)?;
+    let all_sizes: Vec<Bytes> = points.iter().map(|p| p.bytes).collect();
+    let before = sweep_at(design, catalog, &query, &all_sizes)?;
+    let (points, before, launch_bound) = without_launch_bound(points, before, &log.harness)?;
     if launch_bound > 0 {
         let h = log.harness;
         notes.push(format!(
@@ -269,7 +271,6 @@ pub fn fit_calibration(
     let mut trial = design.clone();
     let mut calibration = design.calibration.clone().unwrap_or_default();
     let predict = |d: &Design| sweep_at(d, catalog, &query, &sizes);
-    let before = predict(design)?;
     let gpus = before[0].gpus;
 
     let largest = before
@@ -557,36 +558,29 @@ pub fn fit_calibration(
 
 /// Measured bandwidth time over modelled, by least squares in relative error over the rows
 /// `keep` names: the efficiency scales by its inverse. None without such a row.
-/// The points whose time the model says is the fabric's, not the host's: under the launch
-/// floor of the log's harness the test prints the launches (`Harness`). Errors when none is
-/// left. Returns the points kept and how many were left out.
+/// The points whose time the model (`before`, one result per point) says is the fabric's,
+/// not the host's: under the launch floor of the log's harness the test prints the launches
+/// (`Harness`). Errors when none is left. Returns the points kept, their results and how
+/// many were left out.
 fn without_launch_bound(
-    design: &Design,
-    catalog: &Catalog,
-    query: &CollectiveQuery,
     points: Vec<Point>,
-    log: &NcclLog,
-) -> Result<(Vec<Point>, usize), CalibrateError> {
-    if log.harness.launch_floor_us() <= 0.0 {
-        return Ok((points, 0));
-    }
-    let sizes: Vec<Bytes> = points.iter().map(|p| p.bytes).collect();
-    let model = sweep_at(design, catalog, query, &sizes)?;
+    before: Vec<CollectiveResult>,
+    harness: &Harness,
+) -> Result<(Vec<Point>, Vec<CollectiveResult>, usize), CalibrateError> {
     let total = points.len();
-    let kept: Vec<Point> = points
+    let (kept, model): (Vec<Point>, Vec<CollectiveResult>) = points
         .into_iter()
-        .zip(&model)
-        .filter(|(_, r)| !log.harness.launch_bound(r.time_us))
-        .map(|(p, _)| p)
-        .collect();
+        .zip(before)
+        .filter(|(_, r)| !harness.launch_bound(r.time_us))
+        .unzip();
     if kept.is_empty() {
         return Err(CalibrateError::AllLaunchBound {
-            floor_us: log.harness.launch_floor_us(),
-            gpus: log.harness.gpus_per_thread,
+            floor_us: harness.launch_floor_us(),
+            gpus: harness.gpus_per_thread,
         });
     }
     let left_out = total - kept.len();
-    Ok((kept, left_out))
+    Ok((kept, model, left_out))
 }
 
 fn bandwidth_ratio(

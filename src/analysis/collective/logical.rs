@@ -65,19 +65,25 @@ pub struct RingOrder {
 
 /// The ring over every GPU of the design.
 pub fn ring_order(design: &Design, catalog: &Catalog) -> Result<RingOrder, CollectiveError> {
-    let workspace = Workspace::default();
-    let mut fab = workspace.build_fabric(design, catalog)?;
-    let order = ring_of(&fab, design);
-    workspace.keep_fabric(&mut fab);
-    Ok(order)
+    with_fabric(design, catalog, |fab, group| ring_of(fab, group, design))
 }
 
-fn ring_of(fab: &Fabric, design: &Design) -> RingOrder {
+/// Builds the design's fabric and hands it to `f` with every GPU, in fabric order.
+fn with_fabric<T>(
+    design: &Design,
+    catalog: &Catalog,
+    f: impl FnOnce(&Fabric, &[u32]) -> T,
+) -> Result<T, CollectiveError> {
+    let fab = Workspace::default().build_fabric(design, catalog)?;
     let group: Vec<u32> = (0..fab.gpus.len() as u32).collect();
-    let segs = segments(fab, &group);
+    Ok(f(&fab, &group))
+}
+
+fn ring_of(fab: &Fabric, group: &[u32], design: &Design) -> RingOrder {
+    let segs = segments(fab, group);
     let crosses = segs.len() > 1;
     let rings = if crosses {
-        super::plan::nic_rings(fab, &group)
+        super::plan::nic_rings(fab, group)
     } else {
         1
     };
@@ -175,15 +181,16 @@ pub struct DoubleTree {
 
 /// The double binary trees over every GPU of the design.
 pub fn double_trees(design: &Design, catalog: &Catalog) -> Result<DoubleTree, CollectiveError> {
-    let workspace = Workspace::default();
-    let mut fab = workspace.build_fabric(design, catalog)?;
-    let group: Vec<u32> = (0..fab.gpus.len() as u32).collect();
-    let segs = segments(&fab, &group);
+    with_fabric(design, catalog, |fab, group| trees_of(fab, group, design))
+}
+
+fn trees_of(fab: &Fabric, group: &[u32], design: &Design) -> DoubleTree {
+    let segs = segments(fab, group);
     let node_links = NodeLinks::of(design);
     let domains = segs
         .iter()
         .map(|s| {
-            let nodes = nodes_of(&fab, s.gpus);
+            let nodes = nodes_of(fab, s.gpus);
             let first = &fab.nodes[fab.gpus[s.gpus[0] as usize].node as usize];
             TreeDomain {
                 gpus: s.gpus.len() as u32,
@@ -195,19 +202,18 @@ pub fn double_trees(design: &Design, catalog: &Catalog) -> Result<DoubleTree, Co
         .collect();
     let channels = if segs.len() > 1 {
         segs.iter()
-            .map(|s| super::plan::nic_rings(&fab, s.gpus))
+            .map(|s| super::plan::nic_rings(fab, s.gpus))
             .min()
             .unwrap_or(1)
     } else {
         1
     };
     let edges = double_tree(segs.len() as u32);
-    workspace.keep_fabric(&mut fab);
-    Ok(DoubleTree {
+    DoubleTree {
         domains,
         edges,
         channels,
-    })
+    }
 }
 
 /// Switches that reduce in the network, and NVSwitch domains that reduce with NVLS.
@@ -226,25 +232,19 @@ pub fn in_switch_groups(
     design: &Design,
     catalog: &Catalog,
 ) -> Result<InSwitchGroups, CollectiveError> {
-    let workspace = Workspace::default();
-    let mut fab = workspace.build_fabric(design, catalog)?;
-    let group: Vec<u32> = (0..fab.gpus.len() as u32).collect();
-    let nvls = segments(&fab, &group)
-        .iter()
-        .filter(|s| super::plan::all_nvls(&fab, s.gpus))
-        .map(|s| (nodes_of(&fab, s.gpus), s.gpus.len() as u32))
-        .collect();
-    let sharp_switches = fab
-        .in_network
-        .iter()
-        .zip(&fab.device_ids)
-        .filter(|(reduces, _)| **reduces)
-        .map(|(_, &id)| id)
-        .collect();
-    workspace.keep_fabric(&mut fab);
-    Ok(InSwitchGroups {
-        nvls,
-        sharp_switches,
+    with_fabric(design, catalog, |fab, group| InSwitchGroups {
+        nvls: segments(fab, group)
+            .iter()
+            .filter(|s| super::plan::all_nvls(fab, s.gpus))
+            .map(|s| (nodes_of(fab, s.gpus), s.gpus.len() as u32))
+            .collect(),
+        sharp_switches: fab
+            .in_network
+            .iter()
+            .zip(&fab.device_ids)
+            .filter(|(reduces, _)| **reduces)
+            .map(|(_, &id)| id)
+            .collect(),
         sharp_enabled: design.sharp_enabled,
     })
 }

@@ -17,11 +17,7 @@ pub(super) enum FoldTarget {
 
 /// A group's name, or a plain word for one that no longer exists.
 pub(super) fn group_name(design: &Design, id: GroupId) -> &str {
-    design
-        .groups
-        .iter()
-        .find(|g| g.id == id)
-        .map_or("the group", |g| g.name.as_str())
+    design.group(id).map_or("the group", |g| g.name.as_str())
 }
 
 /// The groups a device sits in, innermost first (a rack, then its pod).
@@ -33,11 +29,7 @@ fn groups_around(design: &Design, device: DeviceId) -> Vec<GroupId> {
             break;
         }
         chain.push(id);
-        next = design
-            .groups
-            .iter()
-            .find(|g| g.id == id)
-            .and_then(|g| g.parent);
+        next = design.group(id).and_then(|g| g.parent);
     }
     chain
 }
@@ -58,7 +50,7 @@ pub(super) fn fold_menu_ui(
         _ => None,
     };
     // Folded groups of a design whose groups changed since (undo) are no longer there.
-    folded.retain(|g| design.groups.iter().any(|x| x.id == *g));
+    folded.retain(|&g| design.group(g).is_some());
     if foldable.is_empty() && unfoldable.is_none() && folded.is_empty() {
         return None;
     }
