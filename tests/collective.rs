@@ -382,14 +382,11 @@ fn multi_node_algorithms_are_weighed() {
     let design = fx::dgx_rail_leaves(4);
     let r = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
     let algos: Vec<Algorithm> = r.candidates.iter().map(|c| c.algorithm).collect();
-    for a in [
-        Algorithm::Ring,
-        Algorithm::Tree,
-        Algorithm::NvlsTree,
-        Algorithm::Hierarchical,
-    ] {
+    for a in [Algorithm::Ring, Algorithm::Tree, Algorithm::NvlsTree] {
         assert!(algos.contains(&a), "{a} missing");
     }
+    // NCCL has no hierarchical all-reduce: it is costed only when forced.
+    assert!(!algos.contains(&Algorithm::Hierarchical));
     // The chosen one is the fastest candidate.
     let best = r
         .candidates
@@ -1043,4 +1040,31 @@ fn a_mac_ring_crosses_thunderbolt_at_every_hop() {
         "{:?}",
         ring.hops
     );
+}
+
+#[test]
+fn two_nics_per_gpu_each_carry_a_ring() {
+    // OCI's BM.GPU4.8 as drawn in the validation set: 8 A100 and 16 × 100 GbE RoCE NICs per
+    // node, NIC i beside GPU i/2, two nodes rail-optimized. A forced ring runs one ring per
+    // NIC, entering each node at the GPU beside its NIC, so the NICs are the bottleneck and
+    // busbw is theirs: 16 × 12.5 GB/s × 0.92 (lossless RoCE) = 184 GB/s, less the latency
+    // share at 8 GiB. (Every odd NIC's ring had entered at GPU 0, whose PCIe capped busbw
+    // at 45 GB/s.)
+    let catalog = Catalog::builtin();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/validation/hgx-a100-2node-roce.ron");
+    let design = railyard::io::load_design(&path).expect("the OCI validation design");
+    let r = collective(
+        &design,
+        &catalog,
+        &forced(Op::AllReduce, 8 * GIB, AlgoChoice::Ring, Protocol::Simple),
+    )
+    .unwrap();
+    let nic_busbw = 16.0 * 12.5 * 0.92;
+    assert!(
+        r.busbw_gbyte_s <= nic_busbw && r.busbw_gbyte_s >= 0.99 * nic_busbw,
+        "{}",
+        r.busbw_gbyte_s
+    );
+    assert!(r.bottleneck[0].link.is_some(), "{:?}", r.bottleneck[0]);
 }

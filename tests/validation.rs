@@ -67,10 +67,14 @@ fn the_public_sets_stay_within_their_figures() {
     let oci = system("OCIA100-1N-");
     assert_eq!(figure(&oci, "rows"), 28.0);
     assert!(figure(&oci, "median_abs_error") <= 0.10, "{oci}");
-    // Everything that counts: today's median (13 %), not yet the 10 % target.
+    // OCI's two-node run is shown but not counted (its own notes call it noisy).
+    let oci_two = system("OCIA100-2N-");
+    assert_eq!(figure(&oci_two, "rows"), 0.0);
+    // Everything that counts: the median target (8 % today). Not every row is within
+    // its 25 % / 35 % bound yet (A100 at 1–16 MiB, NVLS on two GPUs).
     let all = &report["summary"];
-    assert!(figure(all, "rows") >= 230.0, "{all}");
-    assert!(figure(all, "median_abs_error") <= 0.15, "{all}");
+    assert!(figure(all, "rows") >= 200.0, "{all}");
+    assert!(figure(all, "median_abs_error") <= 0.10, "{all}");
 }
 
 #[test]

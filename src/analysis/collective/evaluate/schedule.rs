@@ -26,6 +26,8 @@ fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) ->
             _ => Vec::new(),
         };
     }
+    // What NCCL's tuner chooses among. The hierarchical scheme (reduce-scatter in the node,
+    // a ring per rail, all-gather) is not an NCCL algorithm: it runs only when forced.
     let auto: &[Algorithm] = match op {
         Op::AllReduce => &[
             Algorithm::Ring,
@@ -33,7 +35,6 @@ fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) ->
             Algorithm::Nvls,
             Algorithm::NvlsTree,
             Algorithm::Sharp,
-            Algorithm::Hierarchical,
         ],
         Op::AllGather | Op::ReduceScatter => &[Algorithm::Ring, Algorithm::Nvls],
         Op::Broadcast | Op::Reduce => &[Algorithm::Ring],

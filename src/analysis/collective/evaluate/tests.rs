@@ -110,9 +110,15 @@ fn threads_change_nothing() {
             }
         }
     }
-    assert!(kept_somewhere > 12);
-    // All-reduce plans several algorithms: the threads had work to share.
-    assert!(summary(1, &[all], Op::AllReduce, Routing::Ecmp, Keep::All).len() >= 4);
+    // Keep::All keeps every plan of every case; 12 of them were hierarchical before it left
+    // NCCL's automatic choice.
+    assert!(kept_somewhere > 8, "{kept_somewhere}");
+    // All-reduce plans several algorithms (ring, tree, NVLS-tree): the threads had work to
+    // share.
+    assert_eq!(
+        summary(1, &[all], Op::AllReduce, Routing::Ecmp, Keep::All).len(),
+        3
+    );
 }
 
 /// Load buffers pass from one evaluation to the next: results do not depend on what ran

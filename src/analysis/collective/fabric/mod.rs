@@ -227,6 +227,21 @@ impl Fabric {
         &self.other_access[node.other_access.start as usize..node.other_access.end as usize]
     }
 
+    /// The local GPU nearest NIC `nic` of `node`: the first GPU it serves, or, when the node
+    /// has more NICs than GPUs (two 100 GbE ports per A100 on OCI's BM.GPU4.8), the GPU
+    /// whose PCIe switch the NIC shares (NIC i sits by GPU i·G/K). A ring or tree channel on
+    /// that NIC enters and leaves the node there.
+    pub fn gpu_on_nic(&self, node: &Node, nic: u32) -> u32 {
+        let span = node.first_gpu..node.first_gpu + node.gpu_count;
+        span.clone()
+            .find(|&g| self.gpus[g as usize].nic == Some(nic))
+            .unwrap_or_else(|| {
+                let k = self.nics_of(node).len().max(1) as u64;
+                let local = u64::from(nic) * u64::from(node.gpu_count) / k;
+                node.first_gpu + (local as u32).min(node.gpu_count.saturating_sub(1))
+            })
+    }
+
     pub fn node_of_gpu(&self, g: u32) -> &Node {
         &self.nodes[self.gpus[g as usize].node as usize]
     }

@@ -162,11 +162,7 @@ pub(super) fn all_to_all(
             if all_pxn {
                 // The GPU of this node on each rail (PXN forwards through it).
                 proxies.clear();
-                proxies.extend(rails_here.iter().map(|&r| {
-                    (node.first_gpu..node.first_gpu + node.gpu_count)
-                        .find(|&p| fab.gpus[p as usize].nic == Some(r as u32))
-                        .unwrap_or(u32::MAX)
-                }));
+                proxies.extend(rails_here.iter().map(|&r| fab.gpu_on_nic(node, r as u32)));
             }
             if all_pxn
                 && b.sweeps()
@@ -234,9 +230,9 @@ fn pxn_proxy(fab: &Fabric, g: u32, rail: Option<u32>) -> u32 {
     let gpu = &fab.gpus[g as usize];
     let node = &fab.nodes[gpu.node as usize];
     match rail {
-        Some(r) if pxn(fab, gpu.node) => (node.first_gpu..node.first_gpu + node.gpu_count)
-            .find(|&p| fab.gpus[p as usize].nic == Some(r))
-            .unwrap_or(g),
+        Some(r) if pxn(fab, gpu.node) && (r as usize) < fab.nics_of(node).len() => {
+            fab.gpu_on_nic(node, r)
+        }
         _ => g,
     }
 }

@@ -34,10 +34,8 @@ pub(crate) fn rings(
         seq.clear();
         for s in segs {
             let start = if segs.len() > 1 {
-                s.gpus
-                    .iter()
-                    .position(|&g| fab.gpus[g as usize].nic == Some(r))
-                    .unwrap_or(0)
+                let entry = fab.gpu_on_nic(fab.node_of_gpu(s.gpus[0]), r);
+                s.gpus.iter().position(|&g| g == entry).unwrap_or(0)
             } else {
                 0
             };

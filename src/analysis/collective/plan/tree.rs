@@ -67,7 +67,7 @@ pub(super) fn trees(
                 .unwrap_or(1);
             let per = total / 2.0 / f64::from(k);
             // Per channel and domain, the position of the channel's head: the first GPU on
-            // the channel's NIC, else the first GPU.
+            // the channel's NIC, else the GPU beside that NIC, else the first GPU.
             let mut head_at = vec![0u32; k as usize * segs.len()];
             for (si, s) in segs.iter().enumerate() {
                 let mut found = 0u64;
@@ -76,6 +76,13 @@ pub(super) fn trees(
                         && found & (1 << c) == 0
                     {
                         found |= 1 << c;
+                        head_at[c as usize * segs.len() + si] = p as u32;
+                    }
+                }
+                let node = fab.node_of_gpu(s.gpus[0]);
+                for c in (0..k).filter(|&c| found & (1 << c) == 0) {
+                    let beside = fab.gpu_on_nic(node, c);
+                    if let Some(p) = s.gpus.iter().position(|&g| g == beside) {
                         head_at[c as usize * segs.len() + si] = p as u32;
                     }
                 }
