@@ -206,6 +206,7 @@ impl Bench {
             catalog: &self.catalog,
             heat: None,
             highlight_links: &no_highlight,
+            loads: None,
         };
         let (design, state) = (&self.design, &mut self.state);
         self.ctx.run_ui(input(), |ui| {

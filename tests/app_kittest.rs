@@ -186,6 +186,10 @@ fn link_undo_redo_and_inspector_speed_change_the_bisection() {
     assert_eq!(bisection_gbit_s(&harness), 200.0);
     // The sidebar shows it.
     harness.get_by_label_contains("Bisection 200 Gb/s");
+    // The inspector says what the link carries: the one cable between the two nodes is the
+    // all-reduce's bottleneck.
+    harness.run();
+    harness.get_by_label_contains("Load: the bottleneck of the all-reduce of 1 GiB");
 
     // Undo the speed change: back to the lane rate, in one step.
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);

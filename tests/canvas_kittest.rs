@@ -8,6 +8,7 @@ use egui_kittest::kittest::Queryable;
 use railyard::app::canvas::{
     CanvasEvent, CanvasOverlay, CanvasState, PaletteDrop, canvas_ui, zoom_to_fit,
 };
+use railyard::app::link_info::LinkLoads;
 use railyard::model::command::{Command, History};
 use railyard::model::factory::device_from_part;
 use railyard::model::{Catalog, Design, DeviceId, Endpoint, LinkId, LinkTech, PartId, Port, Pos};
@@ -74,10 +75,16 @@ fn harness_stepping(app: App, step_dt: f32) -> Harness<'static, App> {
         .with_step_dt(step_dt)
         .build_ui_state(
             |ui, app: &mut App| {
+                // The loads of a made-up collective, when a test gives link heat.
+                let loads = app.heat.as_ref().map(|utilisation| LinkLoads {
+                    utilisation,
+                    collective: "all-reduce of 1 GiB (ring/Simple)".into(),
+                });
                 let overlay = CanvasOverlay {
                     catalog: &app.catalog,
                     heat: app.heat.as_ref(),
                     highlight_links: &app.no_highlight,
+                    loads: loads.as_ref(),
                 };
                 let events = canvas_ui(ui, &app.design, &mut app.canvas, &overlay);
                 for event in events {
@@ -562,10 +569,8 @@ fn parallel_links_draw_as_one_bundle_with_their_count() {
     assert!(!painted_texts(&h).iter().any(|t| t.starts_with('×')));
 }
 
-/// A slower link beside faster ones between the same two devices is not hidden in their
-/// bundle: three links, one of them at 200 Gb/s among 400s, are two lines side by side.
-#[test]
-fn a_link_of_another_rate_is_drawn_beside_its_bundle() {
+/// Three InfiniBand links from node 0 to the leaf, the second at 200 Gb/s, the others 400.
+fn slow_link_among_fast() -> App {
     use railyard::model::Bandwidth;
     use railyard::model::factory::default_link;
     let mut a = app();
@@ -576,6 +581,15 @@ fn a_link_of_another_rate_is_drawn_beside_its_bundle() {
         }
         a.design.insert_link(link);
     }
+    a
+}
+
+/// A slower link beside faster ones between the same two devices is not hidden in their
+/// bundle: three links, one of them at 200 Gb/s among 400s, are two lines side by side.
+#[test]
+fn a_link_of_another_rate_is_drawn_beside_its_bundle() {
+    use railyard::model::Bandwidth;
+    let a = slow_link_among_fast();
     let mut h = harness(a);
     h.run();
     assert_eq!(h.state().canvas.links_drawn(), 2);
@@ -585,6 +599,45 @@ fn a_link_of_another_rate_is_drawn_beside_its_bundle() {
     h.state_mut().design.link_mut(slow).unwrap().rate_gbit_s = Bandwidth::from_gbit_s(400.0);
     h.run();
     assert_eq!(h.state().canvas.links_drawn(), 1);
+}
+
+/// A link drawn in the lane beside its bundle is clicked and hovered where it is drawn: the
+/// 200 Gb/s link among 400s sits a lane's offset above the line (its width, 1 + 1.1·log2(20)
+/// = 5.75 points, and 3 points of gap: 8.75 at zoom 1), outside the 400s' reach (half of
+/// 6.85 and 4 points: 7.4).
+#[test]
+fn a_link_in_a_lane_is_found_where_it_is_drawn() {
+    let mut a = slow_link_among_fast();
+    let ids: Vec<LinkId> = a.design.links.iter().map(|l| l.id).collect();
+    let mut heat = HashMap::new();
+    heat.insert(ids[1], 1.0);
+    heat.insert(ids[0], 0.5);
+    a.heat = Some(heat);
+    let mut h = harness(a);
+    h.run();
+    click(&mut h, (150.0, -8.75), Modifiers::NONE);
+    assert_eq!(
+        h.state().canvas.selection.links,
+        BTreeSet::from([ids[1]]),
+        "the lane's link"
+    );
+    click(&mut h, (150.0, 0.0), Modifiers::NONE);
+    assert_eq!(h.state().canvas.selection.links, BTreeSet::from([ids[0]]));
+    // Resting on the lane shows its card: rate, ends with ports, and its load.
+    let p = screen(&h, 150.0, -8.75);
+    h.hover_at(p);
+    for _ in 0..4 {
+        h.run();
+    }
+    let texts = painted_texts(&h).join("\n");
+    assert!(
+        texts.contains(&format!("Link {}: InfiniBand, 200 Gb/s", ids[1])),
+        "{texts}"
+    );
+    assert!(
+        texts.contains("The bottleneck of the all-reduce of 1 GiB (ring/Simple)"),
+        "{texts}"
+    );
 }
 
 /// Under the heatmap a bundle shows its first link's colour, so its first hot link is drawn

@@ -30,6 +30,7 @@ mod wiring_menu;
 pub use arrange::arrange_by_tier;
 pub use paint::{heat_color, tech_color};
 
+use super::link_info::{self, LinkLoads};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_link, default_name, devices_from_part};
@@ -37,7 +38,7 @@ use crate::model::{Catalog, Design, DeviceId, DeviceKind, GroupId, LinkId, PartI
 use egui::containers::DragPanButtons;
 use egui::emath::TSTransform;
 use egui::{Event, Key, LayerId, MouseWheelUnit, PointerButton, Pos2, Rect, Scene, Ui, Vec2};
-use geometry::{Fold, Handles, Hit, Layout, index_of, to_pos2};
+use geometry::{DrawnLane, Fold, Handles, Hit, Layout, index_of, to_pos2};
 use paint::{ALL_HANDLES_ZOOM, COLLAPSE_ZOOM, MIN_HANDLE_ZOOM, link_width_px};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -139,6 +140,9 @@ pub struct Interaction {
     next_view: Option<Rect>,
     /// The design's extent and a sample of its devices, while some are out of view.
     overview: Option<minimap::Overview>,
+    /// Links the last frame drew in a lane beside their bundle's line: clicks and hovers
+    /// find them there.
+    lanes: Vec<DrawnLane>,
 }
 
 impl Default for Interaction {
@@ -155,6 +159,7 @@ impl Default for Interaction {
             menu_fold: fold_menu::FoldTarget::Canvas,
             next_view: None,
             overview: None,
+            lanes: Vec::new(),
         }
     }
 }
@@ -242,6 +247,8 @@ pub struct CanvasOverlay<'a> {
     pub heat: Option<&'a HashMap<LinkId, f64>>,
     /// Links to emphasise (the bisection cut while its figure is hovered).
     pub highlight_links: &'a HashSet<LinkId>,
+    /// Each link's load under the sidebar's collective, for a hovered link's card.
+    pub loads: Option<&'a LinkLoads<'a>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -497,6 +504,26 @@ fn body(
         Some(Hit::Port(i) | Hit::Device(i)) => Some(i),
         _ => None,
     };
+    // A link under the pointer, and no device: its card (what it is, its ends, its load).
+    // Not while zooming or scrolling, so that a wheel step over a large fabric does not
+    // also search its links.
+    let still = ui.input(|i| i.smooth_scroll_delta == Vec2::ZERO && i.zoom_delta() == 1.0);
+    if pointer_inside
+        && still
+        && hover_hit.is_none()
+        && matches!(state.interaction.gesture, Gesture::Idle)
+        && let Some(p) = pointer
+        && let Some(k) = layout.hit_link(
+            design,
+            p,
+            zoom,
+            |l| link_width_px(l, zoom),
+            &state.interaction.lanes,
+        )
+    {
+        let text = link_info::hover_text(design, &design.links[k], overlay.loads);
+        response.clone().on_hover_text_at_pointer(text);
+    }
     // While moving, the device under the pointer is the one being dragged: keep the handle
     // of what was hovered before, so it does not flicker.
     if !matches!(state.interaction.gesture, Gesture::Move { .. }) {
@@ -596,7 +623,13 @@ fn body(
             }
             Some(Hit::Block(_)) => None,
             None => layout
-                .hit_link(design, p, zoom, |l| link_width_px(l, zoom))
+                .hit_link(
+                    design,
+                    p,
+                    zoom,
+                    |l| link_width_px(l, zoom),
+                    &state.interaction.lanes,
+                )
                 .map(|k| state.selection.links.contains(&design.links[k].id)),
         };
         if under == Some(false) {
@@ -682,6 +715,7 @@ fn body(
     frame.bundle_counts(&links.parallel);
     frame.legend(&links.tally, links.passing_hidden);
     state.interaction.overview = minimap::Overview::of(&layout, view);
+    state.interaction.lanes = links.lanes;
 }
 
 fn snap_point(p: Pos2, snap: bool) -> Pos2 {
@@ -871,6 +905,7 @@ fn click(
     toggle: bool,
 ) {
     let sel = &mut state.selection;
+    let lanes = &state.interaction.lanes;
     match layout.hit(design, p, zoom, handles) {
         Some(Hit::Device(i) | Hit::Port(i)) => {
             let id = design.devices[i].id;
@@ -889,7 +924,7 @@ fn click(
             }
             sel.devices.extend(block_members(design, layout, b));
         }
-        None => match layout.hit_link(design, p, zoom, |l| link_width_px(l, zoom)) {
+        None => match layout.hit_link(design, p, zoom, |l| link_width_px(l, zoom), lanes) {
             Some(k) => {
                 let id = design.links[k].id;
                 if toggle {

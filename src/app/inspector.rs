@@ -6,6 +6,7 @@
 //! drag or a typed name is one undo step. Discrete widgets (combo boxes, checkboxes) commit on
 //! the frame they change.
 
+use super::link_info::LinkLoads;
 use crate::model::Port;
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
@@ -55,6 +56,7 @@ pub fn inspector_ui(
     devices: &BTreeSet<DeviceId>,
     links: &BTreeSet<LinkId>,
     state: &mut InspectorState,
+    loads: Option<&LinkLoads>,
 ) -> Vec<Command> {
     let mut commands = Vec::new();
     let selected_devices: Vec<&Device> = devices.iter().filter_map(|&d| design.device(d)).collect();
@@ -62,7 +64,7 @@ pub fn inspector_ui(
     match (selected_devices.as_slice(), selected_links.as_slice()) {
         ([], []) => design_meta_ui(ui, design, state, &mut commands),
         ([device], []) => device_ui(ui, design, catalog, device, state, &mut commands),
-        ([], [link]) => link_ui(ui, design, catalog, link, state, &mut commands),
+        ([], [link]) => link_ui(ui, design, catalog, link, state, loads, &mut commands),
         (d, l) => {
             state.live = false;
             multi_ui(ui, d, l, &mut commands);
@@ -707,6 +709,7 @@ fn link_ui(
     catalog: &Catalog,
     source: &Link,
     state: &mut InspectorState,
+    loads: Option<&LinkLoads>,
     out: &mut Vec<Command>,
 ) {
     let mut draft = match state.link_draft.take() {
@@ -720,6 +723,10 @@ fn link_ui(
         endpoint_text(design, source.a.device, source.a.port),
         endpoint_text(design, source.b.device, source.b.port)
     ));
+    // What it carries in the sidebar's collective, as the canvas's hover card says.
+    if let Some(loads) = loads {
+        ui.label(format!("Load: {}", loads.line(source.id)));
+    }
     egui::Grid::new(("link", source.id))
         .num_columns(2)
         .spacing([8.0, 6.0])

@@ -16,6 +16,7 @@ pub mod files;
 pub mod inspector;
 pub mod jobs;
 pub mod layout_search;
+pub mod link_info;
 pub mod logical_view;
 pub mod menu;
 pub mod palette;
@@ -724,6 +725,7 @@ impl RailyardApp {
 
     fn right_panel(&mut self, ui: &mut egui::Ui, events: &mut Vec<AppEvent>) {
         let analysis = self.analysis();
+        let loads = analysis.as_ref().and_then(|(_, a)| link_loads(a));
         let tab = &mut self.tabs[self.active];
         let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
         let catalog = &self.catalog;
@@ -744,10 +746,10 @@ impl RailyardApp {
                         .resizable(true)
                         .default_size(inspector_height)
                         .size_range(120.0..=800.0)
-                        .show(ui, |ui| inspector_area(ui, tab, catalog))
+                        .show(ui, |ui| inspector_area(ui, tab, catalog, loads.as_ref()))
                         .inner;
                 } else if view.shows_inspector() {
-                    commands = inspector_area(ui, tab, catalog);
+                    commands = inspector_area(ui, tab, catalog, loads.as_ref());
                 }
                 for command in commands {
                     events.push(AppEvent::Command(command));
@@ -797,6 +799,7 @@ impl RailyardApp {
         } else {
             None
         };
+        let loads = analysis.as_ref().and_then(|(_, a)| link_loads(a));
         let tab = &mut self.tabs[self.active];
         let catalog = &self.catalog;
         let no_highlight = HashSet::new();
@@ -839,6 +842,7 @@ impl RailyardApp {
                 catalog,
                 heat,
                 highlight_links: highlight,
+                loads: loads.as_ref(),
             };
             for event in canvas::canvas_ui(ui, tab.doc.design(), &mut tab.canvas, &overlay) {
                 events.push(match event {
@@ -912,12 +916,21 @@ impl RailyardApp {
     }
 }
 
-/// A panel's size as egui keeps it (outer, what `default_size` takes), so that the saved
-/// preference reopens the panel at exactly the size it had.
+/// Each link's load under the analysis's collective, when it ran.
+fn link_loads(analysis: &sidebar::Analysis) -> Option<link_info::LinkLoads<'_>> {
+    let result = analysis.collective.as_ref()?.as_ref().ok()?;
+    Some(link_info::LinkLoads::of(&analysis.heat, result))
+}
+
 /// The inspector and the what-if buttons of the selection, in a scroll area that fills its
 /// space (so the split keeps the height it was given) and scrolls sideways rather than
 /// widening the sidebar.
-fn inspector_area(ui: &mut egui::Ui, tab: &mut Tab, catalog: &Catalog) -> Vec<Command> {
+fn inspector_area(
+    ui: &mut egui::Ui,
+    tab: &mut Tab,
+    catalog: &Catalog,
+    loads: Option<&link_info::LinkLoads>,
+) -> Vec<Command> {
     egui::ScrollArea::both()
         .id_salt("inspector-scroll")
         .auto_shrink([false, false])
@@ -930,6 +943,7 @@ fn inspector_area(ui: &mut egui::Ui, tab: &mut Tab, catalog: &Catalog) -> Vec<Co
                 &sel.devices,
                 &sel.links,
                 &mut tab.inspector,
+                loads,
             );
             ui.separator();
             commands.extend(whatif::whatif_ui(
@@ -943,6 +957,8 @@ fn inspector_area(ui: &mut egui::Ui, tab: &mut Tab, catalog: &Catalog) -> Vec<Co
         .inner
 }
 
+/// A panel's size as egui keeps it (outer, what `default_size` takes), so that the saved
+/// preference reopens the panel at exactly the size it had.
 fn panel_size(ctx: &egui::Context, id: &str) -> Option<egui::Vec2> {
     egui::PanelState::load(ctx, egui::Id::new(id)).map(|s| s.size())
 }

@@ -5,12 +5,16 @@ use super::actions::Action;
 use egui::{RichText, Ui};
 
 /// The canvas's and palette's pointer gestures (see `canvas.rs`): what to do, what it does.
-pub const GESTURES: [(&str, &str); 16] = [
+pub const GESTURES: [(&str, &str); 17] = [
     ("Drag a part from the palette", "add it where it is dropped"),
     ("Double-click a part", "add it at the middle of the view"),
     (
         "Click a device or link",
         "select it (a click on empty canvas clears)",
+    ),
+    (
+        "Rest the pointer on a link",
+        "its card: technology, rate × lanes, both ends with ports, its load",
     ),
     ("Shift+click", "add to or take from the selection"),
     ("Drag a device", "move the selection"),

@@ -26,6 +26,9 @@ pub(super) struct Bundles {
     cells: u64,
     /// Per look seen this frame (in order), the cell pairs drawn in it.
     looks: Vec<(u64, Drawn)>,
+    /// Lanes other than the first, by look (its place in `looks`) and cell pair: where the
+    /// rest of a bundle drawn in a lane goes when one of them is drawn anyway (selected).
+    lanes: HashMap<(usize, u64), usize, BuildHasherDefault<MixHasher>>,
 }
 
 enum Drawn {
@@ -53,6 +56,7 @@ impl Bundles {
             cell_of,
             cells,
             looks: Vec::new(),
+            lanes: HashMap::default(),
         }
     }
 
@@ -79,13 +83,28 @@ impl Bundles {
         if self.looks.len() == 1 {
             return Some(0);
         }
-        Some(
-            self.looks
-                .iter()
-                .enumerate()
-                .filter(|&(other, (_, drawn))| other != k && drawn.has(key))
-                .count(),
-        )
+        let lane = self
+            .looks
+            .iter()
+            .enumerate()
+            .filter(|&(other, (_, drawn))| other != k && drawn.has(key))
+            .count();
+        if lane > 0 {
+            self.lanes.insert((k, key), lane);
+        }
+        Some(lane)
+    }
+
+    /// The lane of the bundle of links between `i` and `j` that look like `look`, as its
+    /// first link took it (0 when none has).
+    pub fn lane(&self, i: usize, j: usize, look: u64) -> usize {
+        let (a, b) = (u64::from(self.cell_of[i]), u64::from(self.cell_of[j]));
+        let key = a.min(b) * self.cells + a.max(b);
+        self.looks
+            .iter()
+            .position(|(l, _)| *l == look)
+            .and_then(|k| self.lanes.get(&(k, key)).copied())
+            .unwrap_or(0)
     }
 }
 
@@ -220,6 +239,10 @@ mod tests {
         assert_eq!(bundles.first(0, 1, 10), None);
         // Between 2 and 1 only 100G: its first lane.
         assert_eq!(bundles.first(2, 1, 100), Some(0));
+        // The rest of a bundle is in the lane its first link took.
+        assert_eq!(bundles.lane(1, 0, 100), 1);
+        assert_eq!(bundles.lane(0, 1, 10), 0);
+        assert_eq!(bundles.lane(2, 1, 100), 0);
     }
 
     #[test]

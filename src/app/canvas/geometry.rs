@@ -2,7 +2,7 @@
 //! NVSwitch-domain containers, collapsed groups) and hit testing. Everything here is in
 //! canvas units; a device's `pos` is its centre.
 
-use crate::model::{Design, Device, DeviceId, DeviceKind, GroupId, Link, Pos};
+use crate::model::{Design, Device, DeviceId, DeviceKind, GroupId, Link, LinkId, Pos};
 use egui::{Pos2, Rect, Vec2, pos2, vec2};
 use std::collections::{BTreeSet, HashMap};
 
@@ -324,13 +324,27 @@ impl Layout {
         p: Pos2,
         zoom: f32,
         width_px: impl Fn(&Link) -> f32,
+        lanes: &[DrawnLane],
     ) -> Option<usize> {
         let mut best: Option<(usize, f32)> = None;
+        // A link drawn in a lane beside its bundle's line is found where it was drawn.
+        let offset: HashMap<LinkId, (Pos2, Pos2)> =
+            lanes.iter().map(|l| (l.link, (l.a, l.b))).collect();
         for (k, link) in design.links.iter().enumerate() {
-            let Some((ia, ib)) = self.link_ends(&design.devices, link) else {
-                continue;
+            let drawn_beside = if offset.is_empty() {
+                None
+            } else {
+                offset.get(&link.id).copied()
             };
-            let (a, b) = (self.anchor(ia), self.anchor(ib));
+            let (a, b) = match drawn_beside {
+                Some(ends) => ends,
+                None => {
+                    let Some((ia, ib)) = self.link_ends(&design.devices, link) else {
+                        continue;
+                    };
+                    (self.anchor(ia), self.anchor(ib))
+                }
+            };
             let reach = (width_px(link) / 2.0 + LINK_GRAB_PX) / zoom;
             let d = distance_to_segment(p, a, b);
             if d <= reach && best.is_none_or(|(_, bd)| d < bd) {
@@ -348,6 +362,15 @@ impl Layout {
             .fold(Rect::NOTHING, |acc, r| acc.union(*r));
         r.is_positive().then_some(r)
     }
+}
+
+/// A link drawn in a lane beside the line between its ends (another technology or rate
+/// between the same two devices), where it was drawn, in canvas units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct DrawnLane {
+    pub link: LinkId,
+    pub a: Pos2,
+    pub b: Pos2,
 }
 
 pub(super) fn distance_to_segment(p: Pos2, a: Pos2, b: Pos2) -> f32 {

@@ -2,7 +2,9 @@
 //! (`Painter::extend`), off-screen items are skipped, and detail drops with the zoom.
 
 use super::bundle::{Bundles, CELL_PX, FAR_CELL_PX, ParallelLinks};
-use super::geometry::{HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_center, is_domain};
+use super::geometry::{
+    DrawnLane, HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_center, is_domain,
+};
 use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
 use crate::io::link_colors::{
@@ -107,6 +109,8 @@ pub(super) struct LinksDrawn {
     pub parallel: ParallelLinks,
     /// Links passing through the view (neither end in it) left out past `PASSING_MAX`.
     pub passing_hidden: usize,
+    /// Links drawn in a lane beside their bundle's line, where they were drawn.
+    pub lanes: Vec<DrawnLane>,
 }
 
 /// Everything one frame's painting needs.
@@ -278,6 +282,7 @@ impl Frame<'_> {
         let mut lines = Lines::new(self.zoom, design.links.len().min(1 << 16), feather);
         let mut dashes = Vec::new();
         let mut drawn = 0;
+        let mut lanes = Vec::new();
         let (mut passing_drawn, mut passing_hidden) = (0, 0);
         // Most links share a few rates: remember the last width instead of a log per link.
         let mut last_width = (f64::NAN, 0.0);
@@ -312,16 +317,16 @@ impl Frame<'_> {
             }
             let is_highlighted = !highlight.is_empty() && highlight.contains(&link.id);
             let is_hot = heat.is_some_and(|h| h.get(&link.id).is_some_and(|&u| u >= HOT));
-            // A healthy, unmarked link is drawn only as the first of its bundle (the links
-            // that would cover one another on screen) or as its first hot one; failed,
-            // degraded, selected and highlighted links always show, and leave the bundle to
-            // its healthy links.
+            // A healthy link is drawn only as the first of its bundle (the links that would
+            // cover one another on screen) or as its first hot one; failed and degraded
+            // links always show, and leave the bundle to its healthy links. A selected or
+            // highlighted link always shows too, in its bundle's lane.
             // Links that look different (another technology or rate) bundle apart, each in
             // its own lane beside the first.
             let capacity = link.nominal_capacity().gbit_s();
             let look = (link.tech as u64) << 48 | capacity as u64;
             let mut lane = 0;
-            if link.state == LinkState::Up && !is_selected && !is_highlighted {
+            if link.state == LinkState::Up {
                 // Both marked whatever the other says: a bundle shows at most one cool and
                 // one hot line.
                 let first = bundles.first(ia, ib, look);
@@ -332,6 +337,7 @@ impl Frame<'_> {
                 };
                 match first.or(first_hot) {
                     Some(l) => lane = l,
+                    None if is_selected || is_highlighted => lane = bundles.lane(ia, ib, look),
                     None => continue,
                 }
             }
@@ -346,7 +352,13 @@ impl Frame<'_> {
                 let side = if lane % 2 == 1 { 1.0 } else { -1.0 };
                 let step = side * lane.div_ceil(2) as f32 * self.px(width_px + LANE_GAP_PX);
                 let normal = (b - a).normalized().rot90();
-                (a + normal * step, b + normal * step)
+                let ends = (a + normal * step, b + normal * step);
+                lanes.push(DrawnLane {
+                    link: link.id,
+                    a: ends.0,
+                    b: ends.1,
+                });
+                ends
             };
             drawn += 1;
             if is_highlighted {
@@ -398,6 +410,7 @@ impl Frame<'_> {
             tally,
             parallel,
             passing_hidden,
+            lanes,
         }
     }
 

@@ -1,0 +1,158 @@
+//! What one link is and carries, in words: the canvas's hover card and the inspector's load
+//! row say the same thing from here.
+
+use crate::analysis::collective::CollectiveResult;
+use crate::model::{Design, Link, LinkId, LinkState};
+use std::collections::HashMap;
+
+/// Each link's load under the collective the sidebar asks about, and what that collective
+/// was: the analysis's, whether or not the heatmap colours the links.
+pub struct LinkLoads<'a> {
+    /// Busy time over the collective's bandwidth term: 1.0 for its bottleneck.
+    pub utilisation: &'a HashMap<LinkId, f64>,
+    /// "all-reduce of 1 GiB (ring/Simple)".
+    pub collective: String,
+}
+
+impl<'a> LinkLoads<'a> {
+    pub fn of(utilisation: &'a HashMap<LinkId, f64>, result: &CollectiveResult) -> Self {
+        Self {
+            utilisation,
+            collective: format!(
+                "{} of {} ({}/{})",
+                result.op,
+                result.bytes,
+                result.algorithm.label(),
+                result.protocol.label()
+            ),
+        }
+    }
+
+    /// The link's share of the bottleneck's load, in words.
+    pub fn line(&self, link: LinkId) -> String {
+        match self.utilisation.get(&link) {
+            Some(&u) if u >= 0.995 => format!("the bottleneck of the {}", self.collective),
+            Some(&u) => format!(
+                "{:.0} % of the bottleneck's load in the {}",
+                u * 100.0,
+                self.collective
+            ),
+            None => format!("carries nothing in the {}", self.collective),
+        }
+    }
+}
+
+/// "RoCEv2, 400 Gb/s × 2 lanes = 800 Gb/s", with its state when it is not up.
+pub fn rate_line(link: &Link) -> String {
+    let rate = if link.lanes > 1 {
+        format!(
+            "{} × {} lanes = {}",
+            link.rate_gbit_s,
+            link.lanes,
+            link.nominal_capacity()
+        )
+    } else {
+        link.rate_gbit_s.to_string()
+    };
+    let state = match link.state {
+        LinkState::Up => String::new(),
+        LinkState::Degraded { fraction } => format!(
+            "; degraded: runs at {:.0} % ({})",
+            fraction * 100.0,
+            link.capacity()
+        ),
+        LinkState::Failed => "; failed: carries nothing".to_string(),
+    };
+    format!("{}, {rate}{state}", link.tech.label())
+}
+
+/// "node-01 nic0 – leaf-r0 p3": both ends with their ports.
+pub fn ends_line(design: &Design, link: &Link) -> String {
+    let end = |e: &crate::model::Endpoint| {
+        let name = design.device(e.device).map_or("?", |d| d.name.as_str());
+        format!("{name} {}", e.port)
+    };
+    format!("{} – {}", end(&link.a), end(&link.b))
+}
+
+/// The hover card of a link: what it is, its ends, and its load when one is known.
+pub fn hover_text(design: &Design, link: &Link, loads: Option<&LinkLoads>) -> String {
+    let mut text = format!(
+        "Link {}: {}\n{}",
+        link.id,
+        rate_line(link),
+        ends_line(design, link)
+    );
+    if let Some(loads) = loads {
+        text.push('\n');
+        let line = loads.line(link.id);
+        let mut chars = line.chars();
+        if let Some(first) = chars.next() {
+            text.extend(first.to_uppercase());
+            text.push_str(chars.as_str());
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Bandwidth, Endpoint, LinkTech, Port};
+
+    fn link(lanes: u32, state: LinkState) -> Link {
+        let mut l = Link::new(
+            Endpoint {
+                device: crate::model::DeviceId(1),
+                port: Port::Nic(0),
+            },
+            Endpoint {
+                device: crate::model::DeviceId(2),
+                port: Port::Switch(3),
+            },
+            LinkTech::RoceV2,
+            Bandwidth::from_gbit_s(400.0),
+        );
+        l.id = LinkId(7);
+        l.lanes = lanes;
+        l.state = state;
+        l
+    }
+
+    #[test]
+    fn rate_lanes_and_state_in_words() {
+        assert_eq!(
+            rate_line(&link(2, LinkState::Up)),
+            "RoCEv2, 400 Gb/s × 2 lanes = 800 Gb/s"
+        );
+        assert_eq!(
+            rate_line(&link(1, LinkState::Degraded { fraction: 0.25 })),
+            "RoCEv2, 400 Gb/s; degraded: runs at 25 % (100 Gb/s)"
+        );
+        assert_eq!(
+            rate_line(&link(1, LinkState::Failed)),
+            "RoCEv2, 400 Gb/s; failed: carries nothing"
+        );
+    }
+
+    #[test]
+    fn load_is_said_against_the_bottleneck() {
+        let heat: HashMap<LinkId, f64> = [(LinkId(7), 0.634), (LinkId(8), 1.0)].into();
+        let loads = LinkLoads {
+            utilisation: &heat,
+            collective: "all-reduce of 1 GiB (ring/Simple)".into(),
+        };
+        assert_eq!(
+            loads.line(LinkId(7)),
+            "63 % of the bottleneck's load in the all-reduce of 1 GiB (ring/Simple)"
+        );
+        assert_eq!(
+            loads.line(LinkId(8)),
+            "the bottleneck of the all-reduce of 1 GiB (ring/Simple)"
+        );
+        assert_eq!(
+            loads.line(LinkId(9)),
+            "carries nothing in the all-reduce of 1 GiB (ring/Simple)"
+        );
+    }
+}
