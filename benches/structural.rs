@@ -10,6 +10,8 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use railyard::analysis::bisection::{bisection, partition_flow};
 use railyard::analysis::evaluate;
 use railyard::generate::{Template, TemplateSpec, generate};
+use railyard::io::design_file::design_to_string;
+use railyard::io::parse_design;
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, GroupKind, Link,
     LinkTech, NicSlot, PartId, Port, Pos, ScaleUp, Switch, SwitchFeatures, SwitchRole,
@@ -304,5 +306,20 @@ fn generating(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, structural, generating);
+/// Reading a design file (the text already in memory): what File > Open costs. Targets
+/// 150 ms at 16,384 GPUs and 1 s at 131,072 (#19).
+fn opening(c: &mut Criterion) {
+    let catalog = Catalog::builtin();
+    let mut group = c.benchmark_group("open");
+    group.sample_size(10);
+    for gpus in [16_384, 131_072] {
+        let text = design_to_string(&design_for(gpus, &catalog)).expect("written");
+        group.bench_function(BenchmarkId::new("parse", gpus), |bench| {
+            bench.iter(|| parse_design(black_box(&text), "bench").expect("parses"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, structural, generating, opening);
 criterion_main!(benches);

@@ -450,3 +450,38 @@ fn adding_a_nic_keeps_every_link_on_its_port() {
         String::from_utf8(plan_before).expect("utf-8")
     );
 }
+
+/// A large file (read in pieces on several threads) with a mistake deep in its links is
+/// refused with the mistake's own line, as a small file is.
+#[test]
+fn a_mistake_deep_in_a_large_file_is_reported_at_its_line() {
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(1024);
+    spec.tiers = 3;
+    let design = generate(&spec, &Catalog::builtin()).unwrap();
+    let text = design_to_string(&design).unwrap();
+    assert!(text.len() > 4 << 20, "{} bytes", text.len());
+    // The 20,000th link's rate, made unreadable.
+    let line = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("rate_gbit_s:"))
+        .nth(20_000)
+        .map(|(k, _)| k)
+        .expect("that many links");
+    let broken: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(k, l)| {
+            if k == line {
+                "        rate_gbit_s: ?,".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    match parse_design(&broken.join("\n"), "big.ron") {
+        Err(DesignFileError::Syntax { line: at, .. }) => assert_eq!(at, line + 1),
+        other => panic!("{other:?}"),
+    }
+}

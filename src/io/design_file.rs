@@ -194,7 +194,28 @@ fn parse_design_with(
     origin: &str,
     migrations: &[Migration],
 ) -> Result<Design, DesignFileError> {
-    let mut design = match ron_options().from_str::<Envelope>(text) {
+    // A large file in the current layout: its big lists on several threads.
+    let in_pieces =
+        super::parallel_parse::read(text, &ron_options(), |skeleton| {
+            match ron_options().from_str::<Envelope>(skeleton) {
+                Ok(Envelope::Current(design)) => Some(*design),
+                _ => None,
+            }
+        });
+    let design = match in_pieces {
+        Some(design) => design,
+        None => parse_in_one_pass(text, origin, migrations)?,
+    };
+    finish_design(design, origin)
+}
+
+/// Reads the whole text in one pass, through the migrations if it is older.
+fn parse_in_one_pass(
+    text: &str,
+    origin: &str,
+    migrations: &[Migration],
+) -> Result<Design, DesignFileError> {
+    Ok(match ron_options().from_str::<Envelope>(text) {
         Err(e) => return Err(syntax_error(origin, &e)),
         Ok(Envelope::Current(design)) => *design,
         Ok(Envelope::Other(found)) if found > CURRENT_VERSION => {
@@ -211,7 +232,11 @@ fn parse_design_with(
                 .design
         }
         Ok(Envelope::Other(found)) => migrate(text, origin, found, migrations)?,
-    };
+    })
+}
+
+/// Tidies and checks a design as read: ids sorted, then validated.
+fn finish_design(mut design: Design, origin: &str) -> Result<Design, DesignFileError> {
     // Hand-edited files need not keep ids in order; lookups need them sorted.
     design.devices.sort_by_key(|d| d.id);
     design.links.sort_by_key(|l| l.id);
@@ -391,6 +416,51 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file over `parallel_parse::MIN_BYTES` (1,024 DGX, 3-tier rail-optimized, 8 MB) with
+    /// links of every kind of state, lane count, transport and cable: read in pieces, it is
+    /// what one pass reads, and what was saved.
+    #[test]
+    fn a_large_file_read_in_pieces_is_the_file_read_in_one_pass() {
+        use crate::generate::{Template, TemplateSpec, generate};
+        use crate::model::{Catalog, LinkState, PartId, Transport};
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(1024);
+        spec.tiers = 3;
+        let mut design = generate(&spec, &Catalog::builtin()).expect("generated");
+        for (k, link) in design.links.iter_mut().enumerate().step_by(97) {
+            match k % 4 {
+                0 => link.state = LinkState::Degraded { fraction: 0.25 },
+                1 => link.state = LinkState::Failed,
+                2 => link.cable = Some(PartId::new("optic-400g")),
+                _ => {
+                    link.lanes = 2;
+                    link.transport = Transport::Tcp;
+                }
+            }
+        }
+        design.devices[5].name = "node \"five\", [rack] (a)".into();
+        let text = design_to_string(&design).expect("written");
+        assert!(text.len() > super::super::parallel_parse::MIN_BYTES);
+        let one_pass = finish_design(
+            parse_in_one_pass(&text, "big", MIGRATIONS).expect("one pass"),
+            "big",
+        )
+        .expect("valid");
+        let in_pieces =
+            super::super::parallel_parse::read(
+                &text,
+                &ron_options(),
+                |skeleton| match ron_options().from_str::<Envelope>(skeleton) {
+                    Ok(Envelope::Current(d)) => Some(*d),
+                    _ => None,
+                },
+            )
+            .expect("read in pieces");
+        let in_pieces = finish_design(in_pieces, "big").expect("valid");
+        assert_eq!(in_pieces, one_pass);
+        assert_eq!(in_pieces, design);
+    }
 
     /// A made-up history: version 0 called the design's name `title`.
     fn title_to_name(design: &mut Tree) -> Result<(), String> {

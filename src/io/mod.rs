@@ -11,6 +11,7 @@ pub mod measured;
 pub mod migrations;
 pub mod model_file;
 pub mod nccl_log;
+pub(crate) mod parallel_parse;
 pub mod raster;
 pub mod ron_tree;
 
