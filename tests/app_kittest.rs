@@ -1292,3 +1292,53 @@ fn the_logical_view_shows_the_ring_trees_and_in_switch_groups_and_escape_closes_
             .is_none()
     );
 }
+
+/// A large file (over 8 MB: 1,536 DGX, three tiers) is read off the UI thread: the window
+/// keeps drawing with a small window naming it, and it opens in a tab when it is in. A large
+/// file with a mistake deep in its links ends in the banner, at its line.
+#[test]
+fn a_large_file_opens_in_the_background() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(1536);
+    spec.tiers = 3;
+    let design = generate(&spec, &Catalog::builtin()).expect("generated");
+    let path = dir.path().join("big.ron");
+    railyard::io::save_design(&path, &design).expect("writes");
+    assert!(std::fs::metadata(&path).expect("written").len() > 8 << 20);
+    let mut harness = harness(app());
+    assert!(harness.state_mut().open_path(&path));
+    harness.step();
+    assert_eq!(harness.state().document().path(), None, "not in yet");
+    harness.get_by_label_contains("Opening big.ron (");
+    // In, it takes the place of the untouched Untitled tab.
+    common::app::wait_until(&mut harness, "the large file", |app| {
+        app.document().path() == Some(path.as_path())
+    });
+    assert_eq!(harness.state().tab_count(), 1);
+    assert_eq!(harness.state().document().design(), &design);
+
+    // The same file with an unreadable rate deep in its links.
+    let text = std::fs::read_to_string(&path).expect("reads");
+    let (at, _) = text
+        .match_indices("rate_gbit_s: 400.0")
+        .nth(30_000)
+        .expect("that many links");
+    let line = text[..at].lines().count();
+    let broken = format!("{}rate_gbit_s: ?{}", &text[..at], &text[at + 18..]);
+    let bad = dir.path().join("bad.ron");
+    std::fs::write(&bad, broken).expect("writes");
+    assert!(harness.state_mut().open_path(&bad));
+    common::app::wait_until(&mut harness, "the banner", |app| {
+        app.document().banner.is_some()
+    });
+    assert_eq!(harness.state().tab_count(), 1);
+    let banner = harness
+        .state()
+        .document()
+        .banner
+        .clone()
+        .unwrap_or_default();
+    assert!(banner.contains(&format!("bad.ron:{line}:")), "{banner}");
+}

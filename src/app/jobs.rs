@@ -2,7 +2,7 @@
 //! their own, cached by key, each woken UI frame polling for what finished. A panic in a
 //! computation ends that job with no result, never the thread or the window. The sidebar's
 //! `Worker` (newest revision only), Compare, Plots, the layout search and Calibrate all run
-//! on it.
+//! on it. (Reading a large file when it is opened has a thread of its own: `opening`.)
 
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;

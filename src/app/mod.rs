@@ -19,6 +19,7 @@ pub mod layout_search;
 pub mod link_info;
 pub mod logical_view;
 pub mod menu;
+pub mod opening;
 pub mod palette;
 mod path_prompt;
 pub mod plots;
@@ -158,6 +159,8 @@ pub struct RailyardApp {
     was_focused: Option<bool>,
     /// `RAILYARD_EXIT_AFTER_FIRST_FRAME=1`: the smoke test's "the window came up".
     pub exit_after_first_frame: bool,
+    /// Large files being read off the UI thread.
+    opening: opening::Opening,
 }
 
 impl RailyardApp {
@@ -195,6 +198,7 @@ impl RailyardApp {
             recovery: None,
             was_focused: None,
             exit_after_first_frame: false,
+            opening: opening::Opening::default(),
         };
         app.new_tab();
         app
@@ -302,16 +306,32 @@ impl RailyardApp {
             self.status = format!("{} is already open", path.display());
             return true;
         }
-        match Document::open(path) {
+        if self.opening.is_opening(path) {
+            self.status = format!("{} is still being read", path.display());
+            return true;
+        }
+        // A large file is read off the UI thread (see `opening`); it opens when it is in.
+        let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+        if bytes >= opening::BACKGROUND_BYTES && self.opening.start(path, bytes).is_ok() {
+            self.status = format!("Opening {}…", path.display());
+            return true;
+        }
+        let result = Document::open(path).map_err(|e| e.to_string());
+        self.opened(path, result)
+    }
+
+    /// A file read: its tab, or why not in the banner (false).
+    fn opened(&mut self, path: &Path, result: Result<Document, String>) -> bool {
+        match result {
             Ok(doc) => {
                 files::remember_recent(&mut self.prefs.recent, path);
                 self.status = format!("Opened {}", path.display());
                 self.push_tab(doc);
                 true
             }
-            Err(e) => {
+            Err(message) => {
                 self.status = "The file did not open; the banner says why.".to_string();
-                self.tabs[self.active].doc.banner = Some(e.to_string());
+                self.tabs[self.active].doc.banner = Some(message);
                 false
             }
         }
@@ -543,6 +563,9 @@ impl RailyardApp {
             self.applied_theme = Some(self.prefs.theme);
         }
         self.drive_analysis(&ctx);
+        for (path, result) in self.opening.finished() {
+            self.opened(&path, result);
+        }
 
         let mut events: Vec<AppEvent> = Vec::new();
 
@@ -869,6 +892,7 @@ impl RailyardApp {
         }
         self.path_prompt_window(ctx, events);
         self.close_prompt_window(ctx, events);
+        self.opening.ui(ctx);
         self.recovery_window(ctx);
         let cabling = self
             .cabling
