@@ -194,19 +194,22 @@ fn parse_design_with(
     origin: &str,
     migrations: &[Migration],
 ) -> Result<Design, DesignFileError> {
-    // A large file in the current layout: its big lists on several threads.
-    let in_pieces =
-        super::parallel_parse::read(text, &ron_options(), |skeleton| {
-            match ron_options().from_str::<Envelope>(skeleton) {
-                Ok(Envelope::Current(design)) => Some(*design),
-                _ => None,
-            }
-        });
-    let design = match in_pieces {
+    let design = match read_in_pieces(text) {
         Some(design) => design,
         None => parse_in_one_pass(text, origin, migrations)?,
     };
     finish_design(design, origin)
+}
+
+/// A large file in the current layout read with its big lists on several threads; None
+/// when it is not one (or has a mistake: the one-pass reader words it).
+fn read_in_pieces(text: &str) -> Option<Design> {
+    super::parallel_parse::read(text, &ron_options(), |skeleton| {
+        match ron_options().from_str::<Envelope>(skeleton) {
+            Ok(Envelope::Current(design)) => Some(*design),
+            _ => None,
+        }
+    })
 }
 
 /// Reads the whole text in one pass, through the migrations if it is older.
@@ -447,16 +450,7 @@ mod tests {
             "big",
         )
         .expect("valid");
-        let in_pieces =
-            super::super::parallel_parse::read(
-                &text,
-                &ron_options(),
-                |skeleton| match ron_options().from_str::<Envelope>(skeleton) {
-                    Ok(Envelope::Current(d)) => Some(*d),
-                    _ => None,
-                },
-            )
-            .expect("read in pieces");
+        let in_pieces = read_in_pieces(&text).expect("read in pieces");
         let in_pieces = finish_design(in_pieces, "big").expect("valid");
         assert_eq!(in_pieces, one_pass);
         assert_eq!(in_pieces, design);

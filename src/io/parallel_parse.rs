@@ -134,33 +134,55 @@ fn field_before(text: &str) -> Option<&str> {
     Some(&before[start..])
 }
 
-/// Starts reading a list's elements in `parts` pieces, one thread each; the handles in
-/// the list's order.
+/// A piece of a list: being read on its thread, or read already (where no thread could
+/// start).
+enum Piece<'scope, T> {
+    Reading(std::thread::ScopedJoinHandle<'scope, Option<Vec<T>>>),
+    Read(Option<Vec<T>>),
+}
+
+/// Reads the elements in `piece` as RON.
+fn read_piece<T: DeserializeOwned>(
+    text: &str,
+    piece: &[Range<usize>],
+    options: &ron::Options,
+) -> Option<Vec<T>> {
+    let (first, last) = (piece.first()?, piece.last()?);
+    let chunk = format!("[{}]", &text[first.start..last.end]);
+    options.from_str::<Vec<T>>(&chunk).ok()
+}
+
+/// Starts reading a list's elements in `parts` pieces, one thread each, in the list's order.
 fn spawn_pieces<'scope, T: DeserializeOwned + Send + 'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     text: &'scope str,
     list: &'scope List,
     parts: usize,
     options: &'scope ron::Options,
-) -> Vec<std::thread::ScopedJoinHandle<'scope, Option<Vec<T>>>> {
+) -> Vec<Piece<'scope, T>> {
     let per = list.elements.len().div_ceil(parts.max(1)).max(1);
     list.elements
         .chunks(per)
         .map(|piece| {
-            scope.spawn(move || {
-                let (first, last) = (piece.first()?, piece.last()?);
-                let chunk = format!("[{}]", &text[first.start..last.end]);
-                options.from_str::<Vec<T>>(&chunk).ok()
-            })
+            match std::thread::Builder::new()
+                .spawn_scoped(scope, move || read_piece(text, piece, options))
+            {
+                Ok(handle) => Piece::Reading(handle),
+                Err(_) => Piece::Read(read_piece(text, piece, options)),
+            }
         })
         .collect()
 }
 
 /// The pieces read, joined in order; None if any failed.
-fn joined<T>(handles: Vec<std::thread::ScopedJoinHandle<'_, Option<Vec<T>>>>) -> Option<Vec<T>> {
+fn joined<T>(pieces: Vec<Piece<'_, T>>) -> Option<Vec<T>> {
     let mut all = Vec::new();
-    for h in handles {
-        all.extend(h.join().ok()??);
+    for piece in pieces {
+        let read = match piece {
+            Piece::Reading(handle) => handle.join().ok()?,
+            Piece::Read(read) => read,
+        };
+        all.extend(read?);
     }
     Some(all)
 }
