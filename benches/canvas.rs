@@ -201,6 +201,11 @@ impl Bench {
     }
 
     fn run(&mut self) -> egui::FullOutput {
+        self.run_with(input())
+    }
+
+    /// One frame with `raw` as its input.
+    fn run_with(&mut self, raw: RawInput) -> egui::FullOutput {
         let no_highlight = HashSet::new();
         let overlay = CanvasOverlay {
             catalog: &self.catalog,
@@ -209,10 +214,17 @@ impl Bench {
             loads: None,
         };
         let (design, state) = (&self.design, &mut self.state);
-        self.ctx.run_ui(input(), |ui| {
+        self.ctx.run_ui(raw, |ui| {
             let events = canvas_ui(ui, design, state, &overlay);
             assert!(events.is_empty());
         })
+    }
+
+    /// Moves the pointer onto the screen at `at` (one frame); it rests there after.
+    fn rest_pointer(&mut self, at: Pos2) {
+        let mut raw = input();
+        raw.events.push(egui::Event::PointerMoved(at));
+        let _ = self.run_with(raw);
     }
 
     /// Moves the view (the `k`th step of `motion`, alternating direction), then one frame.
@@ -331,9 +343,34 @@ fn rail_frames(c: &mut Criterion<ThreadCpu>) {
     group.finish();
 }
 
+/// Frames of the 8,192-node fabric with nothing moving, the pointer away and then resting
+/// on the canvas between devices: a resting pointer searches the links for the one under
+/// it (the hover card) every frame.
+fn hover_frames(c: &mut Criterion<ThreadCpu>) {
+    let catalog = Catalog::builtin();
+    let design = rail_design(&catalog);
+    let mut group = c.benchmark_group("canvas frame 8192 DGX");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(6));
+    for (view, zoom) in [("fit", None), ("zoom 1", Some(1.0))] {
+        let mut bench = Bench::at_zoom(design.clone(), catalog.clone(), zoom);
+        group.bench_function(format!("still, {view}"), |b| {
+            b.iter(|| black_box(bench.frame()))
+        });
+        // A point a third of the way down the screen: between the tiers' rows of devices.
+        bench.rest_pointer(Pos2::new(SCREEN.x / 2.0 + 7.0, SCREEN.y / 3.0));
+        let (ui_ms, tessellate_ms) = bench.split_ms(10, |_, _| {});
+        println!("pointer resting, {view}: ui {ui_ms:.2} ms, tessellate {tessellate_ms:.2} ms");
+        group.bench_function(format!("pointer resting, {view}"), |b| {
+            b.iter(|| black_box(bench.frame()))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpu(WallTime));
-    targets = canvas_frames, rail_frames
+    targets = canvas_frames, rail_frames, hover_frames
 }
 criterion_main!(benches);

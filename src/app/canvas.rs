@@ -143,6 +143,22 @@ pub struct Interaction {
     /// Links the last frame drew in a lane beside their bundle's line: clicks and hovers
     /// find them there.
     lanes: Vec<DrawnLane>,
+    /// The last search for a link under the resting pointer: where, and what it found (the
+    /// link's index, id and drawn ends).
+    hover_link: Option<(HoverKey, Option<(usize, SeenLink)>)>,
+}
+
+/// A link as a search found it: its id and the two points its line was drawn between.
+type SeenLink = (LinkId, Pos2, Pos2);
+
+/// Where a resting pointer's link search was made: the same point (in canvas units, so a
+/// panned view differs) at the same zoom on a design of the same size finds the same link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HoverKey {
+    at: Pos2,
+    zoom: f32,
+    devices: usize,
+    links: usize,
 }
 
 impl Default for Interaction {
@@ -160,6 +176,7 @@ impl Default for Interaction {
             next_view: None,
             overview: None,
             lanes: Vec::new(),
+            hover_link: None,
         }
     }
 }
@@ -504,25 +521,52 @@ fn body(
         Some(Hit::Port(i) | Hit::Device(i)) => Some(i),
         _ => None,
     };
-    // A link under the pointer, and no device: its card (what it is, its ends, its load).
-    // Not while zooming or scrolling, so that a wheel step over a large fabric does not
-    // also search its links.
-    let still = ui.input(|i| i.smooth_scroll_delta == Vec2::ZERO && i.zoom_delta() == 1.0);
+    // A link under a resting pointer, and no device: its card (what it is, its ends, its
+    // load). The links are searched once each time the pointer comes to rest (a card only
+    // shows then), not while it moves, zooms or scrolls, and not again on later frames
+    // while it rests where it was: on 200,000 links a search takes a few milliseconds.
+    let still = ui.input(|i| {
+        i.pointer.is_still() && i.smooth_scroll_delta == Vec2::ZERO && i.zoom_delta() == 1.0
+    });
     if pointer_inside
         && still
         && hover_hit.is_none()
         && matches!(state.interaction.gesture, Gesture::Idle)
         && let Some(p) = pointer
-        && let Some(k) = layout.hit_link(
-            design,
-            p,
-            zoom,
-            |l| link_width_px(l, zoom),
-            &state.interaction.lanes,
-        )
     {
-        let text = link_info::hover_text(design, &design.links[k], overlay.loads);
-        response.clone().on_hover_text_at_pointer(text);
+        let key = HoverKey {
+            at: p,
+            zoom,
+            devices: design.devices.len(),
+            links: design.links.len(),
+        };
+        // What a found link was then (its id and where its ends were drawn): an edit under
+        // a resting pointer (an undo) that moved or replaced it makes a new search.
+        let seen = |k: usize| {
+            let link = design.links.get(k)?;
+            let (ia, ib) = layout.link_ends(&design.devices, link)?;
+            Some((link.id, layout.anchor(ia), layout.anchor(ib)))
+        };
+        let found = match state.interaction.hover_link {
+            Some((last, None)) if last == key => None,
+            Some((last, Some((k, then)))) if last == key && seen(k) == Some(then) => Some(k),
+            _ => {
+                let found = layout.hit_link(
+                    design,
+                    p,
+                    zoom,
+                    |l| link_width_px(l, zoom),
+                    &state.interaction.lanes,
+                );
+                let remembered = found.and_then(|k| Some((k, seen(k)?)));
+                state.interaction.hover_link = Some((key, remembered));
+                found
+            }
+        };
+        if let Some(link) = found.and_then(|k| design.links.get(k)) {
+            let text = link_info::hover_text(design, link, overlay.loads);
+            response.clone().on_hover_text_at_pointer(text);
+        }
     }
     // While moving, the device under the pointer is the one being dragged: keep the handle
     // of what was hovered before, so it does not flicker.
