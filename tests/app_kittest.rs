@@ -851,6 +851,8 @@ fn on_a_1366_by_768_laptop_the_sidebar_reaches_what_ifs_and_workload_without_wid
     assert!(fail.rect().min.x >= laptop.x - width - 1.0);
     fail.click();
     harness.run_ok();
+    // The sidebar settles on the new analysis before anything in it is clicked again.
+    wait_for_analysis(&mut harness);
     let failed = (harness.state().document().design().links.iter())
         .filter(|l| l.state == LinkState::Failed)
         .count();

@@ -723,10 +723,14 @@ fn link_ui(
         endpoint_text(design, source.a.device, source.a.port),
         endpoint_text(design, source.b.device, source.b.port)
     ));
-    // What it carries in the sidebar's collective, as the canvas's hover card says.
-    if let Some(loads) = loads {
-        ui.label(format!("Load: {}", loads.line(source.id)));
-    }
+    // What it carries in the sidebar's collective, as the canvas's hover card says. Always
+    // one line (cut short, whole on hover), so that the rows below do not move when the
+    // analysis comes in.
+    let load = match loads {
+        Some(loads) => format!("Load: {}", loads.line(source.id)),
+        None => "Load: unknown (no collective evaluated yet)".to_string(),
+    };
+    ui.add(egui::Label::new(load).truncate());
     egui::Grid::new(("link", source.id))
         .num_columns(2)
         .spacing([8.0, 6.0])
