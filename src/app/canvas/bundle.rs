@@ -60,12 +60,17 @@ impl Bundles {
         }
     }
 
+    /// The unordered pair of cells devices `i` and `j` lie in, as one number.
+    fn pair_key(&self, i: usize, j: usize) -> u64 {
+        let (a, b) = (u64::from(self.cell_of[i]), u64::from(self.cell_of[j]));
+        a.min(b) * self.cells + a.max(b)
+    }
+
     /// If a link between devices `i` and `j` that looks like `look` is the first of its
     /// bundle (and so is drawn), the lane it takes: how many other looks were drawn between
     /// the same two cells before it (0 for the first). The bundle is marked drawn.
     pub fn first(&mut self, i: usize, j: usize, look: u64) -> Option<usize> {
-        let (a, b) = (u64::from(self.cell_of[i]), u64::from(self.cell_of[j]));
-        let key = a.min(b) * self.cells + a.max(b);
+        let key = self.pair_key(i, j);
         // Most fabrics have one look: its bundles take lane 0 with no search.
         let k = match self.looks.first() {
             Some((l, _)) if *l == look => 0,
@@ -98,8 +103,7 @@ impl Bundles {
     /// The lane of the bundle of links between `i` and `j` that look like `look`, as its
     /// first link took it (0 when none has).
     pub fn lane(&self, i: usize, j: usize, look: u64) -> usize {
-        let (a, b) = (u64::from(self.cell_of[i]), u64::from(self.cell_of[j]));
-        let key = a.min(b) * self.cells + a.max(b);
+        let key = self.pair_key(i, j);
         self.looks
             .iter()
             .position(|(l, _)| *l == look)

@@ -232,8 +232,7 @@ impl Fabric {
     /// whose PCIe switch the NIC shares (NIC i sits by GPU i·G/K). A ring or tree channel on
     /// that NIC enters and leaves the node there.
     pub fn gpu_on_nic(&self, node: &Node, nic: u32) -> u32 {
-        let span = node.first_gpu..node.first_gpu + node.gpu_count;
-        span.clone()
+        (node.first_gpu..node.first_gpu + node.gpu_count)
             .find(|&g| self.gpus[g as usize].nic == Some(nic))
             .unwrap_or_else(|| {
                 let k = self.nics_of(node).len().max(1) as u64;
