@@ -665,8 +665,8 @@ fn a_request_over_the_gpu_limit_is_refused_before_building() {
 
 /// 2,048 DGX in 16 pods of 128 (3 tiers of QM9700) used to be one strip 60 times wider than
 /// tall: at zoom to fit a line of pixels. The pods now stand in a grid of about a screen's
-/// proportions, each drawn as before (its tiers level with the other pods'), and the core
-/// switches in rows above them all.
+/// proportions, each drawn alike (its tiers level with the other pods', its racks upright),
+/// and the core switches in rows above them all.
 #[test]
 fn a_fabric_of_many_pods_is_laid_out_in_a_grid() {
     let mut s = spec(Template::RailOptimized, 2048);
@@ -679,12 +679,7 @@ fn a_fabric_of_many_pods_is_laid_out_in_a_grid() {
         .map(|g| g.id)
         .collect();
     assert_eq!(pods.len(), 16);
-    let root = |mut g| loop {
-        match d.groups.iter().find(|x| x.id == g).and_then(|x| x.parent) {
-            Some(p) => g = p,
-            None => return g,
-        }
-    };
+    let root = |g| outermost(&d, g);
     let (mut lo, mut hi) = ((f32::MAX, f32::MAX), (f32::MIN, f32::MIN));
     for dev in &d.devices {
         lo = (lo.0.min(dev.pos.x), lo.1.min(dev.pos.y));
@@ -708,7 +703,8 @@ fn a_fabric_of_many_pods_is_laid_out_in_a_grid() {
         rel
     };
     let first = shape(tiers.values().next().unwrap());
-    assert_eq!(first.len(), 3, "spines, leaves, nodes: {first:?}");
+    // Spines, leaves 260 below, and the racks' 4 DGX H100 stacked 72 apart under them.
+    assert_eq!(first, vec![0, 260, 520, 592, 664, 736], "{first:?}");
     assert!(tiers.values().all(|ys| shape(ys) == first));
     // Core switches above every pod; no two devices on one spot.
     let top_of_pods = d
@@ -720,10 +716,116 @@ fn a_fabric_of_many_pods_is_laid_out_in_a_grid() {
     let cores: Vec<_> = d.devices.iter().filter(|x| x.group.is_none()).collect();
     assert!(!cores.is_empty());
     assert!(cores.iter().all(|c| c.pos.y < top_of_pods));
+    assert_no_two_on_one_spot(&d);
+}
+
+/// The outermost group that `g` is in.
+fn outermost(d: &Design, mut g: railyard::model::GroupId) -> railyard::model::GroupId {
+    while let Some(p) = d.group(g).and_then(|x| x.parent) {
+        g = p;
+    }
+    g
+}
+
+fn assert_no_two_on_one_spot(d: &Design) {
     let spots: HashSet<(i64, i64)> = d
         .devices
         .iter()
         .map(|x| (x.pos.x as i64, x.pos.y as i64))
         .collect();
     assert_eq!(spots.len(), d.devices.len());
+}
+
+/// Extent of some devices: (width, height).
+fn size_of<'a>(devices: impl Iterator<Item = &'a railyard::model::Device>) -> (f32, f32) {
+    let (mut lo, mut hi) = ((f32::MAX, f32::MAX), (f32::MIN, f32::MIN));
+    for dev in devices {
+        lo = (lo.0.min(dev.pos.x), lo.1.min(dev.pos.y));
+        hi = (hi.0.max(dev.pos.x), hi.1.max(dev.pos.y));
+    }
+    (hi.0 - lo.0, hi.1 - lo.1)
+}
+
+/// 256 DGX H100 in 2 pods under 32 core switches (3 tiers of QM9700) were a strip 36,060
+/// wide and 780 high: at zoom to fit, 20 pixels. Now each rack of 4 stands as a column and
+/// the pods face each other across the core row, the upper one upside down, so no link
+/// crosses the other pod.
+#[test]
+fn a_fabric_of_two_pods_faces_itself_across_the_core() {
+    let mut s = spec(Template::RailOptimized, 256);
+    s.tiers = 3;
+    let d = run(&s);
+    check_structure(&d, &catalog());
+    let (w, h) = size_of(d.devices.iter());
+    assert!(w / h <= 4.0, "width / height {}", w / h);
+    // Every rack: its 4 nodes in one column, 72 apart.
+    let mut racks: HashMap<_, Vec<(f32, f32)>> = HashMap::new();
+    for dev in d
+        .devices
+        .iter()
+        .filter(|x| matches!(x.kind, DeviceKind::GpuNode(_)))
+    {
+        racks
+            .entry(dev.group.unwrap())
+            .or_default()
+            .push((dev.pos.x, dev.pos.y));
+    }
+    assert_eq!(racks.len(), 64);
+    for column in racks.values_mut() {
+        column.sort_by(|a, b| a.1.total_cmp(&b.1));
+        assert_eq!(column.len(), 4);
+        assert!(column.iter().all(|p| p.0 == column[0].0), "{column:?}");
+        assert!(
+            column.windows(2).all(|p| p[1].1 - p[0].1 == 72.0),
+            "{column:?}"
+        );
+    }
+    // Pod 1 above the core row, its spines nearest it and its nodes on top; pod 2 below.
+    let pod = |name: &str| d.groups.iter().find(|g| g.name == name).unwrap().id;
+    let root = |g| outermost(&d, g);
+    let ys = |p, role: Option<SwitchRole>| -> Vec<f32> {
+        d.devices
+            .iter()
+            .filter(|x| x.group.map(root) == Some(p))
+            .filter(|x| match (&x.kind, role) {
+                (DeviceKind::Switch(sw), Some(r)) => sw.role == r,
+                (DeviceKind::GpuNode(_), None) => true,
+                _ => false,
+            })
+            .map(|x| x.pos.y)
+            .collect()
+    };
+    let core_y = switches(&d, SwitchRole::Core)[0].pos.y;
+    assert!(
+        switches(&d, SwitchRole::Core)
+            .iter()
+            .all(|c| c.pos.y == core_y)
+    );
+    let (p1, p2) = (pod("pod-01"), pod("pod-02"));
+    let max = |v: Vec<f32>| v.into_iter().fold(f32::MIN, f32::max);
+    let min = |v: Vec<f32>| v.into_iter().fold(f32::MAX, f32::min);
+    assert_eq!(
+        max(ys(p1, None)) + 260.0,
+        min(ys(p1, Some(SwitchRole::Leaf)))
+    );
+    assert_eq!(min(ys(p1, Some(SwitchRole::Spine))) + 260.0, core_y);
+    assert_eq!(max(ys(p2, Some(SwitchRole::Spine))) - 260.0, core_y);
+    assert_eq!(
+        max(ys(p2, Some(SwitchRole::Leaf))) + 260.0,
+        min(ys(p2, None))
+    );
+    assert_no_two_on_one_spot(&d);
+}
+
+/// A scalable unit of 32 DGX is not a strip (4,300 by 520): its row of nodes stays a row.
+#[test]
+fn a_fabric_that_is_no_strip_keeps_its_rows() {
+    let d = run(&spec(Template::RailOptimized, 32));
+    let node_rows: HashSet<u32> = d
+        .devices
+        .iter()
+        .filter(|x| matches!(x.kind, DeviceKind::GpuNode(_)))
+        .map(|x| x.pos.y.to_bits())
+        .collect();
+    assert_eq!(node_rows.len(), 1);
 }

@@ -9,6 +9,7 @@ mod fabric;
 mod nvl72;
 mod parts;
 mod small;
+mod upright;
 mod wrap;
 
 /// The templates' layout rules, for placing devices read from a file without positions
