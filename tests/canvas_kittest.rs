@@ -638,6 +638,10 @@ fn a_link_in_a_lane_is_found_where_it_is_drawn() {
         texts.contains("The bottleneck of the all-reduce of 1 GiB (ring/Simple)"),
         "{texts}"
     );
+    assert!(
+        texts.contains("One of 3 links between these two (the bundle's ×3)"),
+        "{texts}"
+    );
 }
 
 /// Under the heatmap a bundle shows its first link's colour, so its first hot link is drawn

@@ -144,12 +144,14 @@ pub struct Interaction {
     /// find them there.
     lanes: Vec<DrawnLane>,
     /// The last search for a link under the resting pointer: where, and what it found (the
-    /// link's index, id and drawn ends).
-    hover_link: Option<(HoverKey, Option<(usize, SeenLink)>)>,
+    /// link's index, id and drawn ends, and how many links its bundle draws).
+    hover_link: Option<(HoverKey, Option<FoundLink>)>,
 }
 
 /// A link as a search found it: its id and the two points its line was drawn between.
 type SeenLink = (LinkId, Pos2, Pos2);
+/// A found link's index, how it was seen, and how many links its bundle draws.
+type FoundLink = (usize, SeenLink, usize);
 
 /// Where a resting pointer's link search was made: the same point (in canvas units, so a
 /// panned view differs) at the same zoom on a design of the same size finds the same link.
@@ -549,7 +551,9 @@ fn body(
         };
         let found = match state.interaction.hover_link {
             Some((last, None)) if last == key => None,
-            Some((last, Some((k, then)))) if last == key && seen(k) == Some(then) => Some(k),
+            Some((last, Some((k, then, parallel)))) if last == key && seen(k) == Some(then) => {
+                Some((k, parallel))
+            }
             _ => {
                 let found = layout.hit_link(
                     design,
@@ -558,13 +562,14 @@ fn body(
                     |l| link_width_px(l, zoom),
                     &state.interaction.lanes,
                 );
-                let remembered = found.and_then(|k| Some((k, seen(k)?)));
+                let remembered =
+                    found.and_then(|k| Some((k, seen(k)?, layout.links_alongside(design, k))));
                 state.interaction.hover_link = Some((key, remembered));
-                found
+                remembered.map(|(k, _, parallel)| (k, parallel))
             }
         };
-        if let Some(link) = found.and_then(|k| design.links.get(k)) {
-            let text = link_info::hover_text(design, link, overlay.loads);
+        if let Some((link, parallel)) = found.and_then(|(k, n)| Some((design.links.get(k)?, n))) {
+            let text = link_info::hover_text(design, link, parallel, overlay.loads);
             response.clone().on_hover_text_at_pointer(text);
         }
     }

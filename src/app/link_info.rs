@@ -76,13 +76,23 @@ pub fn ends_line(design: &Design, link: &Link) -> String {
 }
 
 /// The hover card of a link: what it is, its ends, and its load when one is known.
-pub fn hover_text(design: &Design, link: &Link, loads: Option<&LinkLoads>) -> String {
+pub fn hover_text(
+    design: &Design,
+    link: &Link,
+    alongside: usize,
+    loads: Option<&LinkLoads>,
+) -> String {
     let mut text = format!(
         "Link {}: {}\n{}",
         link.id,
         rate_line(link),
         ends_line(design, link)
     );
+    if alongside > 1 {
+        text.push_str(&format!(
+            "\nOne of {alongside} links between these two (the bundle's ×{alongside})"
+        ));
+    }
     if let Some(loads) = loads {
         text.push('\n');
         let line = loads.line(link.id);

@@ -257,6 +257,24 @@ impl Layout {
         }
     }
 
+    /// How many links join the two owners link `k` is drawn between (itself included): the
+    /// count its bundle shows.
+    pub fn links_alongside(&self, design: &Design, k: usize) -> usize {
+        let pair = |l: &Link| {
+            let (a, b) = self.link_ends(&design.devices, l)?;
+            let (a, b) = (self.owner(a), self.owner(b));
+            Some((a.min(b), a.max(b)))
+        };
+        let Some(mine) = design.links.get(k).and_then(pair) else {
+            return 0;
+        };
+        design
+            .links
+            .iter()
+            .filter(|l| pair(l) == Some(mine))
+            .count()
+    }
+
     /// Where links attach to an owner (see `owner`).
     pub fn owner_anchor(&self, owner: usize) -> Pos2 {
         match owner.checked_sub(self.rects.len()) {
