@@ -35,6 +35,10 @@ const PUBLIC_DESIGNS: &[(&str, &str)] = &[
         include_str!("../../assets/validation/rtx2080ti-pair-no-p2p.ron"),
     ),
     (
+        "rtx2080ti-pair-nvlink.ron",
+        include_str!("../../assets/validation/rtx2080ti-pair-nvlink.ron"),
+    ),
+    (
         "hgx-a100-2node-roce.ron",
         include_str!("../../assets/validation/hgx-a100-2node-roce.ron"),
     ),
