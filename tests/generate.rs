@@ -829,3 +829,28 @@ fn a_fabric_that_is_no_strip_keeps_its_rows() {
         .collect();
     assert_eq!(node_rows.len(), 1);
 }
+
+/// Rail-only at 256 DGX: each rail its own two-tier Clos, its 4 spines grouped by rail. Such
+/// switch-only groups join the shared row rather than count as blocks of their own (which
+/// had made a grid of units and spine groups, spine links across every row): the 8 units
+/// face each other across one row of all 32 spines.
+#[test]
+fn rail_only_units_face_each_other_across_the_rail_spines() {
+    let d = run(&spec(Template::RailOnly, 256));
+    check_structure(&d, &catalog());
+    let (w, h) = size_of(d.devices.iter());
+    assert!(w / h <= 4.0, "width / height {}", w / h);
+    let spines = switches(&d, SwitchRole::Spine);
+    assert_eq!(spines.len(), 32);
+    let row = spines[0].pos.y;
+    assert!(spines.iter().all(|s| s.pos.y == row));
+    let nodes = |above: bool| {
+        d.devices
+            .iter()
+            .filter(|x| matches!(x.kind, DeviceKind::GpuNode(_)))
+            .filter(|x| (x.pos.y < row) == above)
+            .count()
+    };
+    assert_eq!((nodes(true), nodes(false)), (128, 128));
+    assert_no_two_on_one_spot(&d);
+}

@@ -8,8 +8,8 @@
 //! upper row upside down, as three-tier Clos fabrics are often drawn.
 
 use super::builder::{BLOCK_GAP, ROW_GAP, SPACING, spread};
-use crate::model::{Design, GroupId, Pos};
-use std::collections::{BTreeMap, HashMap};
+use crate::model::{Design, DeviceKind, GroupId, Pos};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Fewer outermost groups than this are mirrored about their shared tier, not put in a grid.
 /// A grid of scalable units under shared spines sends every spine's links across the rows
@@ -136,6 +136,37 @@ impl Tree {
     }
 }
 
+/// Where each device sits relative to `scope` (see `Tree::place`), a block that holds no
+/// node or host (a rail's spines grouped on their own) counted as shared: such switches join
+/// the blocks rather than stand for one.
+fn places(design: &Design, scope: Option<GroupId>) -> Vec<Option<Option<GroupId>>> {
+    let tree = Tree::new(design);
+    let mut places: Vec<_> = design
+        .devices
+        .iter()
+        .map(|d| tree.place(scope, d.group))
+        .collect();
+    let with_nodes: HashSet<GroupId> = design
+        .devices
+        .iter()
+        .zip(&places)
+        .filter_map(|(d, place)| match place {
+            Some(Some(b)) if matches!(d.kind, DeviceKind::GpuNode(_) | DeviceKind::Host(_)) => {
+                Some(*b)
+            }
+            _ => None,
+        })
+        .collect();
+    for place in &mut places {
+        if let Some(Some(b)) = place
+            && !with_nodes.contains(b)
+        {
+            *place = Some(None);
+        }
+    }
+    places
+}
+
 fn extent(design: &Design, scope: Option<GroupId>) -> Option<Extent> {
     let tree = Tree::new(design);
     let mut all: Option<Extent> = None;
@@ -153,10 +184,9 @@ fn extent(design: &Design, scope: Option<GroupId>) -> Option<Extent> {
 
 /// The blocks directly inside `scope` with the extent of their devices, left to right.
 fn blocks_in(design: &Design, scope: Option<GroupId>) -> Vec<(GroupId, Extent)> {
-    let tree = Tree::new(design);
     let mut blocks: BTreeMap<GroupId, Extent> = BTreeMap::new();
-    for d in &design.devices {
-        if let Some(Some(b)) = tree.place(scope, d.group) {
+    for (d, place) in design.devices.iter().zip(places(design, scope)) {
+        if let Some(Some(b)) = place {
             blocks
                 .entry(b)
                 .and_modify(|e| e.add(d.pos))
@@ -171,10 +201,9 @@ fn blocks_in(design: &Design, scope: Option<GroupId>) -> Vec<(GroupId, Extent)> 
 /// The devices directly in `scope` (outside all its blocks), by tier (rows by y, top
 /// first), each tier left to right.
 fn shared_tiers(design: &Design, scope: Option<GroupId>) -> Vec<(f32, Vec<usize>)> {
-    let tree = Tree::new(design);
     let mut tiers: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for (i, d) in design.devices.iter().enumerate() {
-        if tree.place(scope, d.group) == Some(None) {
+    for (i, (d, place)) in design.devices.iter().zip(places(design, scope)).enumerate() {
+        if place == Some(None) {
             tiers.entry(d.pos.y.to_bits()).or_default().push(i);
         }
     }
@@ -256,9 +285,9 @@ fn move_blocks(
     cells: &Cells,
     moves: &HashMap<GroupId, Move>,
 ) {
-    let tree = Tree::new(design);
-    for d in &mut design.devices {
-        if let Some(Some(b)) = tree.place(scope, d.group)
+    let places = places(design, scope);
+    for (d, place) in design.devices.iter_mut().zip(places) {
+        if let Some(Some(b)) = place
             && let Some(m) = moves.get(&b)
         {
             let y = if m.flip {
