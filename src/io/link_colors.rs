@@ -143,6 +143,10 @@ pub fn heat_color(utilisation: f64) -> Rgb {
 /// Failed links: grey, dashed. Grey is in no palette, so it cannot be read as a load.
 pub const FAILED: Rgb = Rgb(117, 117, 117);
 
+/// Degraded links under the heatmap: blue, outside its green-yellow-red, so a slowed link is
+/// never read as a hot one (its load is on its card). Other views keep the link's colour.
+pub const DEGRADED_UNDER_HEAT: Rgb = Rgb(30, 136, 229);
+
 /// Links that carry nothing in a heatmap, and links without a rail in the rail view.
 pub fn neutral(bg: Background) -> Rgb {
     match bg {
@@ -290,7 +294,8 @@ impl LinkPainter<'_> {
         }
     }
 
-    /// Colour and pattern: a failed link is grey and dashed, a degraded one dotted.
+    /// Colour and pattern: a failed link is grey and dashed, a degraded one dotted (and
+    /// blue under the heatmap).
     pub fn style(&self, link: &Link, a: &Device, b: &Device) -> LinkStyle {
         match link.state {
             LinkState::Failed => LinkStyle {
@@ -298,7 +303,10 @@ impl LinkPainter<'_> {
                 pattern: Pattern::Dashed,
             },
             LinkState::Degraded { .. } => LinkStyle {
-                color: self.base_color(link, a, b),
+                color: match self.mode {
+                    ColorMode::Heatmap => DEGRADED_UNDER_HEAT,
+                    _ => self.base_color(link, a, b),
+                },
                 pattern: Pattern::Dotted,
             },
             LinkState::Up => LinkStyle {
@@ -420,10 +428,17 @@ impl LegendTally {
             ColorMode::Heatmap => entries.push(solid("idle".to_string(), neutral(bg))),
         }
         if self.degraded {
-            entries.push(LegendEntry {
-                label: "degraded (dotted)".to_string(),
-                color: FAILED,
-                pattern: Pattern::Dotted,
+            entries.push(match mode {
+                ColorMode::Heatmap => LegendEntry {
+                    label: "degraded (its load on hover)".to_string(),
+                    color: DEGRADED_UNDER_HEAT,
+                    pattern: Pattern::Dotted,
+                },
+                _ => LegendEntry {
+                    label: "degraded (dotted)".to_string(),
+                    color: FAILED,
+                    pattern: Pattern::Dotted,
+                },
             });
         }
         if self.failed {
@@ -571,7 +586,7 @@ mod tests {
     }
 
     #[test]
-    fn failed_is_grey_dashed_and_degraded_keeps_its_colour_dotted() {
+    fn failed_is_grey_dashed_and_degraded_dotted_never_in_heat_red() {
         let (n, leaf) = (node(0, 8), switch(1, SwitchRole::Leaf, Some(2)));
         let heat = HashMap::from([(LinkId(0), 1.0)]);
         let painter = LinkPainter {
@@ -591,15 +606,22 @@ mod tests {
         assert_eq!((failed.color, failed.pattern), (FAILED, Pattern::Dashed));
         link.state = LinkState::Degraded { fraction: 0.5 };
         let degraded = painter.style(&link, &n, &leaf);
+        // 100 % busy and degraded: blue and dotted under the heatmap, not its red.
         assert_eq!(
             (degraded.color, degraded.pattern),
-            (Rgb(229, 57, 53), Pattern::Dotted)
+            (DEGRADED_UNDER_HEAT, Pattern::Dotted)
         );
+        // Other views keep the link's own colour: rail 2's green, dotted.
         let rails = LinkPainter {
             mode: ColorMode::Rail,
             ..painter
         };
         assert_eq!(rails.base_color(&link, &n, &leaf), Rgb(0, 158, 115));
+        assert_eq!(
+            rails.style(&link, &n, &leaf).color,
+            Rgb(0, 158, 115),
+            "degraded keeps its rail colour"
+        );
     }
 
     #[test]
