@@ -734,6 +734,38 @@ fn zoom_to_fit_frames_every_device() {
     assert!(zoom <= widest && zoom > 0.95 * widest, "zoom {zoom}");
 }
 
+/// The zoom shows in the canvas's top right corner as a percentage, and a click on it fits
+/// the design again: fitted, 6,220 units across 1,000 points read "16 %"; zoomed in on a
+/// view 500 units wide, about "200 %".
+#[test]
+fn the_zoom_indicator_reads_the_zoom_and_a_click_fits() {
+    let mut a = app();
+    let far = device_from_part(
+        &a.catalog,
+        &PartId::new("sn5600"),
+        DeviceId(4),
+        "far".into(),
+        Pos::new(6000.0, -2500.0),
+    )
+    .unwrap();
+    a.design.insert_device(far);
+    zoom_to_fit(&a.design, &mut a.canvas);
+    let mut h = harness(a);
+    h.run();
+    let fitted = h.state().canvas.zoom().unwrap();
+    h.get_by_label("16 %");
+    h.state_mut().canvas.scene_rect = Rect::from_center_size(Pos2::ZERO, Vec2::new(500.0, 350.0));
+    h.run();
+    let zoomed = h.state().canvas.zoom().unwrap();
+    assert!((zoomed - 2.0).abs() < 0.1, "zoom {zoomed}");
+    h.get_by_label(&format!("{:.0} %", zoomed * 100.0)).click();
+    h.run();
+    h.run();
+    let back = h.state().canvas.zoom().unwrap();
+    assert!((back - fitted).abs() < 1e-3, "zoom {back}, fitted {fitted}");
+    h.get_by_label("16 %");
+}
+
 /// Renders a mixed design and a generated rail-optimized fabric to PNGs for a look by eye:
 /// `cargo test --test canvas_kittest -- --ignored render` (needs a Vulkan driver such as
 /// Mesa's lavapipe). Writes target/canvas-mixed.png and target/canvas-rail.png.

@@ -296,6 +296,42 @@ pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
     state.scene_rect = Rect::from_center_size(r.center(), r.size().max(MIN_FIT_SIZE));
 }
 
+/// The zoom in the canvas's top right corner, as a percentage ("8 %", "100 %"); a click on
+/// it fits the design. Returns whether it was clicked.
+fn zoom_indicator(ui: &mut Ui, outer: Rect, zoom: Option<f32>) -> bool {
+    let Some(zoom) = zoom.filter(|z| z.is_finite() && *z > 0.0) else {
+        return false;
+    };
+    let size = Vec2::new(64.0, 20.0);
+    let at = outer.right_top() + Vec2::new(-size.x - 8.0, 8.0);
+    // An area in front of the canvas (as the minimap), so the click is the button's, not
+    // the canvas's underneath.
+    egui::Area::new(ui.id().with("railyard_zoom"))
+        .order(egui::Order::Foreground)
+        .fixed_pos(at)
+        .movable(false)
+        .fade_in(false)
+        .show(ui.ctx(), |ui| {
+            ui.add_sized(
+                size,
+                egui::Button::new(egui::RichText::new(zoom_percent(zoom)).small()),
+            )
+            .on_hover_text("Zoom. Click (or press F) to fit the whole design")
+            .clicked()
+        })
+        .inner
+}
+
+/// A zoom as people read it: whole percents, one decimal below 10 %.
+fn zoom_percent(zoom: f32) -> String {
+    let percent = zoom * 100.0;
+    if percent < 9.95 {
+        format!("{percent:.1} %")
+    } else {
+        format!("{percent:.0} %")
+    }
+}
+
 /// The view that shows a collapsed block's members: the block with the fit margin, no larger
 /// than what a `viewport` of screen points shows at the zoom groups open at, about its centre.
 fn opening_view(block: Rect, viewport: Vec2) -> Rect {
@@ -362,6 +398,10 @@ pub fn canvas_ui(
             state.scene_rect = Rect::from_center_size(centre, state.scene_rect.size());
             ui.ctx().request_repaint();
         }
+    }
+    if zoom_indicator(ui, outer, state.zoom()) {
+        zoom_to_fit(design, state);
+        ui.ctx().request_repaint();
     }
     // A pan that began this frame catches up with the pointer now; show it with one more frame.
     let before = state.scene_rect;
@@ -1024,6 +1064,14 @@ fn drop_part(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zoom_reads_in_whole_percents_with_a_decimal_below_ten() {
+        assert_eq!(zoom_percent(1.0), "100 %");
+        assert_eq!(zoom_percent(0.158), "16 %");
+        assert_eq!(zoom_percent(0.065), "6.5 %");
+        assert_eq!(zoom_percent(0.0996), "10 %");
+    }
 
     #[test]
     fn presence_walks_sorted_ids() {
