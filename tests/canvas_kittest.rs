@@ -708,8 +708,8 @@ fn crossing_bundles_do_not_print_their_counts_on_top_of_each_other() {
     assert_eq!(counts, ["×2"], "{counts:?}");
 }
 
-#[test]
-fn zoom_to_fit_frames_every_device() {
+/// The test design and a switch far out at (6000, -2500), zoomed to fit.
+fn fitted_with_a_far_switch() -> App {
     let mut a = app();
     let far = device_from_part(
         &a.catalog,
@@ -721,6 +721,12 @@ fn zoom_to_fit_frames_every_device() {
     .unwrap();
     a.design.insert_device(far);
     zoom_to_fit(&a.design, &mut a.canvas);
+    a
+}
+
+#[test]
+fn zoom_to_fit_frames_every_device() {
+    let a = fitted_with_a_far_switch();
     let h = harness(a);
     let window = Rect::from_min_size(Pos2::ZERO, Vec2::new(1000.0, 700.0));
     for d in &h.state().design.devices {
@@ -739,17 +745,7 @@ fn zoom_to_fit_frames_every_device() {
 /// view 500 units wide, about "200 %".
 #[test]
 fn the_zoom_indicator_reads_the_zoom_and_a_click_fits() {
-    let mut a = app();
-    let far = device_from_part(
-        &a.catalog,
-        &PartId::new("sn5600"),
-        DeviceId(4),
-        "far".into(),
-        Pos::new(6000.0, -2500.0),
-    )
-    .unwrap();
-    a.design.insert_device(far);
-    zoom_to_fit(&a.design, &mut a.canvas);
+    let a = fitted_with_a_far_switch();
     let mut h = harness(a);
     h.run();
     let fitted = h.state().canvas.zoom().unwrap();
