@@ -222,6 +222,36 @@ fn a_bad_file_shows_a_banner_and_keeps_the_design() {
     harness.get_by_label_contains("bad.ron:3:");
 }
 
+/// A long error wraps beside its Dismiss button instead of pushing it out of the window: a
+/// file with a 220-character name and a typo'd field gives a message of over 300 characters,
+/// wider than the window on one line. Dismiss stays inside the window and clears it.
+#[test]
+fn a_long_error_wraps_and_its_dismiss_stays_in_the_window() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bad = dir.path().join(format!(
+        "{}.ron",
+        "a-design-file-with-a-long-name-".repeat(7)
+    ));
+    std::fs::write(
+        &bad,
+        "(\n  version: 2,\n  design: (name: \"x\", devices: [(id: 0, n: 1)]),\n)",
+    )
+    .expect("writes");
+    let mut harness = harness(app_picking(bad.clone()));
+    harness.run();
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
+    harness.run();
+    let banner = harness.state().document().banner.clone().expect("a banner");
+    assert!(banner.len() > 300, "{} characters: {banner}", banner.len());
+    assert!(banner.contains("the device has no field `n`"), "{banner}");
+    let window = egui::Rect::from_min_size(egui::Pos2::ZERO, common::app::WINDOW);
+    let dismiss = harness.get_by_label("Dismiss").rect();
+    assert!(window.contains_rect(dismiss), "Dismiss at {dismiss:?}");
+    harness.get_by_label("Dismiss").click();
+    harness.run();
+    assert_eq!(harness.state().document().banner, None);
+}
+
 #[test]
 fn file_open_imports_an_edge_list_into_a_new_tab_and_a_bad_one_shows_its_line() {
     let dir = tempfile::tempdir().expect("temp dir");

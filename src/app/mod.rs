@@ -56,6 +56,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tabs::{ClosePrompt, Tab};
 
+/// The error banner grows to this many points with a long message, then scrolls.
+const BANNER_MAX_HEIGHT: f32 = 96.0;
+
 /// Opens the designer window, optionally with a design file.
 pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
     let catalog = Catalog::builtin();
@@ -846,15 +849,23 @@ impl RailyardApp {
                     .inner_margin(8.0)
                     .corner_radius(4.0)
                     .show(ui, |ui| {
-                        ui.horizontal(|ui| {
+                        // Dismiss is laid first, at the right, so a long message wraps and
+                        // scrolls beside it instead of pushing it out of the window.
+                        ui.horizontal_top(|ui| {
                             ui.colored_label(ui.visuals().error_fg_color, "Error:");
-                            ui.label(message);
-                            ui.with_layout(
-                                egui::Layout::right_to_left(egui::Align::Center),
-                                |ui| {
-                                    dismiss = ui.button("Dismiss").clicked();
-                                },
-                            );
+                            ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), |ui| {
+                                dismiss = ui.button("Dismiss").clicked();
+                                egui::ScrollArea::vertical()
+                                    .id_salt("railyard_banner")
+                                    .max_height(BANNER_MAX_HEIGHT)
+                                    .auto_shrink([false, true])
+                                    .show(ui, |ui| {
+                                        ui.with_layout(
+                                            egui::Layout::top_down(egui::Align::Min),
+                                            |ui| ui.add(egui::Label::new(message.as_str()).wrap()),
+                                        );
+                                    });
+                            });
                         });
                     });
                 if dismiss {

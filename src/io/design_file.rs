@@ -109,7 +109,7 @@ fn syntax_error(origin: &str, e: &ron::error::SpannedError) -> DesignFileError {
         origin: origin.to_string(),
         line: e.span.start.line,
         column: e.span.start.col,
-        message: e.code.to_string(),
+        message: super::plain_error::plain(&e.code),
     }
 }
 
@@ -298,7 +298,10 @@ fn migrate(
     let file: DesignFile = ron_options().from_str(&migrated).map_err(|e| {
         located(text, origin, found).unwrap_or(DesignFileError::Invalid {
             origin: origin.to_string(),
-            message: format!("after migrating from version {found}: {}", e.code),
+            message: format!(
+                "after migrating from version {found}: {}",
+                super::plain_error::plain(&e.code)
+            ),
         })
     })?;
     Ok(file.design)

@@ -26,9 +26,12 @@ fn name_ports(design: &mut Tree) -> Result<(), String> {
                 attributes: Vec::new(),
                 value: tree.clone(),
             });
-            ron_options()
-                .from_str(&text)
-                .map_err(|e| format!("reading its devices: {}", e.code))?
+            ron_options().from_str(&text).map_err(|e| {
+                format!(
+                    "reading its devices: {}",
+                    super::plain_error::plain(&e.code)
+                )
+            })?
         }
         None => Vec::new(),
     };

@@ -12,6 +12,7 @@ pub mod migrations;
 pub mod model_file;
 pub mod nccl_log;
 pub(crate) mod parallel_parse;
+pub(crate) mod plain_error;
 pub mod raster;
 pub mod ron_tree;
 

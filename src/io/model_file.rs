@@ -31,7 +31,7 @@ pub fn parse_model(text: &str, origin: &str) -> Result<ModelSpec, ModelFileError
         origin: origin.to_string(),
         line: e.span.start.line,
         column: e.span.start.col,
-        message: e.code.to_string(),
+        message: super::plain_error::plain(&e.code),
     })?;
     model
         .validate()
