@@ -212,7 +212,7 @@ fn export_png_writes_the_canvas_area_of_a_screenshot() {
     let selection = &mut harness.state_mut().canvas_state_mut().selection;
     selection.devices.insert(device);
     let selected = selection.clone();
-    click_menu(&mut harness, "File", "Export PNG");
+    click_menu(&mut harness, "File", "Export view as PNG");
     // kittest renders the frame for the screenshot (lavapipe) and hands it back as an event.
     let start = Instant::now();
     while !path.exists() {

@@ -97,3 +97,58 @@ fn after_saving_as_pme_the_bom_export_proposes_pme_csv_in_a_focused_field() {
     );
     assert!(!dir.path().join("pme.csv").exists());
 }
+
+/// File > Export PNG draws the whole diagram, title block and legend, as `railyard export
+/// -o F.png --scale K` does, at the scale picked beside its path field: 3× is three times
+/// the 1× image in each direction, and the status line says so.
+#[test]
+fn export_png_draws_the_diagram_at_the_scale_picked() {
+    use railyard::io::raster::svg_to_png;
+    use railyard::io::svg::{LinkColors, design_to_svg};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("fabric.png");
+    let mut harness = harness(app_picking(dir.path().join("fabric.ron")));
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.state_mut().add_part(&PartId::new("dgx-h100"));
+    harness.run();
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+    harness.run();
+    // The scripted dialog is used up: the export asks in its own path field, 2× picked.
+    click_menu(&mut harness, "File", "Export PNG…");
+    harness.run();
+    harness.get_by_label("3×").click();
+    harness.run();
+    // It proposes fabric.png beside fabric.ron.
+    let proposed: Vec<String> = harness
+        .query_all_by_role(Role::TextInput)
+        .filter_map(|n| n.value())
+        .filter(|v| v.ends_with(".png"))
+        .collect();
+    assert_eq!(proposed, [path.display().to_string()]);
+    harness
+        .query_all_by_label("Export")
+        .find(|n| n.accesskit_node().role() == Role::Button)
+        .expect("the Export button")
+        .click();
+    harness.run();
+    let written = image::open(&path).expect("a PNG").to_rgba8();
+    let svg = design_to_svg(harness.state().document().design(), LinkColors::Technology);
+    let one = image::load_from_memory(&svg_to_png(&svg, 1).expect("1×"))
+        .expect("decodes")
+        .to_rgba8();
+    assert_eq!(
+        written.dimensions(),
+        (3 * one.width(), 3 * one.height()),
+        "1× is {:?}",
+        one.dimensions()
+    );
+    let status = harness.state().status().to_string();
+    assert!(
+        status.contains(&format!(
+            "{} × {} pixels (3×)",
+            3 * one.width(),
+            3 * one.height()
+        )),
+        "{status}"
+    );
+}

@@ -41,6 +41,7 @@ pub enum Action {
     /// Help > Keyboard shortcuts.
     Shortcuts,
     ExportPng,
+    ExportViewPng,
     ExportSvg,
     ExportBom,
     ExportReport,
@@ -84,7 +85,7 @@ const fn plain(key: Key) -> KeyboardShortcut {
 
 impl Action {
     /// The actions without a format.
-    const FIXED: [Action; 35] = [
+    const FIXED: [Action; 36] = [
         Action::New,
         Action::Open,
         Action::OpenPath,
@@ -114,6 +115,7 @@ impl Action {
         Action::Plots,
         Action::LogicalView,
         Action::ExportPng,
+        Action::ExportViewPng,
         Action::ExportSvg,
         Action::ExportBom,
         Action::ExportReport,
@@ -163,6 +165,7 @@ impl Action {
             Action::CheckCabling => "Check cabling…",
             Action::Shortcuts => "Keyboard shortcuts",
             Action::ExportPng => "Export PNG…",
+            Action::ExportViewPng => "Export view as PNG…",
             Action::ExportSvg => "Export SVG…",
             Action::ExportBom => "Export BOM CSV…",
             Action::ExportReport => "Export report (Markdown)…",
@@ -239,6 +242,7 @@ impl Action {
             | Action::Plots
             | Action::LogicalView
             | Action::ExportPng
+            | Action::ExportViewPng
             | Action::ExportSvg
             | Action::ExportBom
             | Action::ExportReport
@@ -264,6 +268,7 @@ impl Action {
             | Action::SaveAs
             | Action::CloseTab
             | Action::ExportPng
+            | Action::ExportViewPng
             | Action::ExportSvg
             | Action::ExportBom
             | Action::ExportReport

@@ -15,8 +15,13 @@ use crate::io::bom::{BomOptions, bom_total, write_bom_csv};
 use crate::io::design_file::write_atomically;
 use crate::io::export::{ExportFormat, export_to_path};
 use crate::io::link_colors::ColorMode;
+use crate::io::raster::svg_to_png;
 use crate::io::svg::{LinkColors, design_to_svg};
 use crate::model::{Bytes, Catalog, Design, LinkId};
+
+/// The scale File > Export PNG offers first: sharp on a projector, a few megapixels for most
+/// designs.
+pub(super) const DEFAULT_PNG_SCALE: u32 = 2;
 
 /// The all-reduce size a report states, as `railyard report` does by default.
 const REPORT_BYTES: Bytes = Bytes(1 << 30);
@@ -25,6 +30,9 @@ const REPORT_BYTES: Bytes = Bytes(1 << 30);
 pub enum ExportKind {
     Bom,
     Svg,
+    /// The SVG diagram rendered to PNG at this many pixels per unit (1–4), as
+    /// `railyard export -o F.png --scale K` writes it.
+    Png(u32),
     Report,
     /// One of the formats for other tools (not SVG or PNG, which have their own kinds).
     Tool(ExportFormat),
@@ -35,6 +43,7 @@ impl ExportKind {
         match self {
             Self::Bom => "csv",
             Self::Svg => "svg",
+            Self::Png(_) => "png",
             Self::Report => "md",
             // The last part of the name `railyard export` gives (`.clab.yml` → `yml`); NetBox
             // writes a folder (`-netbox`): no extension.
@@ -56,6 +65,7 @@ impl ExportKind {
         match self {
             Self::Bom => "bill of materials (CSV)",
             Self::Svg => "diagram (SVG)",
+            Self::Png(_) => "diagram (PNG)",
             Self::Report => "report (Markdown)",
             Self::Tool(ExportFormat::Cables) => "cable plan (CSV)",
             Self::Tool(ExportFormat::Netbox) => "NetBox import folder",
@@ -138,6 +148,16 @@ pub fn write_export(
             write(path, design_to_svg(design, colors).as_bytes())?;
             Ok(format!("Exported {}", path.display()))
         }
+        ExportKind::Png(scale) => {
+            let png = svg_to_png(&design_to_svg(design, colors), scale)
+                .context("could not draw the PNG")?;
+            write(path, &png)?;
+            let (w, h) = png_size(&png).unwrap_or_default();
+            Ok(format!(
+                "Exported {}: {w} × {h} pixels ({scale}×)",
+                path.display()
+            ))
+        }
         ExportKind::Tool(format) => {
             let summary = export_to_path(design, catalog, format, path)
                 .with_context(|| format!("no {format} export"))?;
@@ -167,6 +187,12 @@ pub fn write_export(
             ))
         }
     }
+}
+
+/// Width and height from a PNG's header (its IHDR chunk).
+fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    let word = |at: usize| Some(u32::from_be_bytes(png.get(at..at + 4)?.try_into().ok()?));
+    Some((word(16)?, word(20)?))
 }
 
 impl RailyardApp {

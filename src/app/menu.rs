@@ -122,6 +122,7 @@ pub fn menu_ui(ui: &mut Ui, m: &MenuContext) -> Vec<MenuEvent> {
             plain(ui, Action::Save, m, &mut out);
             plain(ui, Action::SaveAs, m, &mut out);
             plain(ui, Action::ExportPng, m, &mut out);
+            plain(ui, Action::ExportViewPng, m, &mut out);
             plain(ui, Action::ExportSvg, m, &mut out);
             plain(ui, Action::ExportBom, m, &mut out);
             plain(ui, Action::ExportReport, m, &mut out);

@@ -148,7 +148,7 @@ impl RailyardApp {
         let Some(prompt) = &mut self.path_prompt else {
             return;
         };
-        let purpose = prompt.purpose;
+        let mut purpose = prompt.purpose;
         let mut open = true;
         let mut done = false;
         let mut browse = false;
@@ -165,6 +165,16 @@ impl RailyardApp {
                 r.request_focus();
             }
             let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if let PathPurpose::Export(ExportKind::Png(scale)) = &mut prompt.purpose {
+                ui.horizontal(|ui| {
+                    ui.label("Scale:");
+                    for k in 1..=crate::io::raster::MAX_SCALE {
+                        ui.selectable_value(scale, k, format!("{k}×"))
+                            .on_hover_text(format!("{k} pixels per unit of the diagram"));
+                    }
+                });
+                purpose = prompt.purpose;
+            }
             ui.horizontal(|ui| {
                 done = ui.button(purpose.verb()).clicked() || entered;
                 browse = ui

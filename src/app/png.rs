@@ -1,5 +1,6 @@
-//! File > Export PNG: the canvas as an image. egui takes a screenshot of the window
-//! (`ViewportCommand::Screenshot`), which arrives as an event a frame or two later; the
+//! File > Export view as PNG: the canvas as it shows now (its zoom, folds and heatmap; File >
+//! Export PNG draws the whole diagram instead, `exports`). egui takes a screenshot of the
+//! window (`ViewportCommand::Screenshot`), which arrives as an event a frame or two later; the
 //! canvas's part of it is cut out and written as PNG. The frames from the request to the
 //! screenshot draw the canvas for a slide (`clean_view`): no grid, selection, highlight or
 //! tool windows, the design's title in the corner, the link legend kept. Where no file dialog can appear, a
