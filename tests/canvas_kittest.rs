@@ -6,7 +6,8 @@ use egui::{Event, Key, Modifiers, MouseWheelUnit, PointerButton, Pos2, Rect, Vec
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use railyard::app::canvas::{
-    CanvasEvent, CanvasOverlay, CanvasState, PaletteDrop, canvas_ui, zoom_to_fit,
+    CanvasEvent, CanvasOverlay, CanvasState, EMPTY_CANVAS_HINT, HANDLE_HINT, PaletteDrop,
+    canvas_ui, zoom_to_fit,
 };
 use railyard::app::link_info::LinkLoads;
 use railyard::model::command::{Command, History};
@@ -706,6 +707,28 @@ fn crossing_bundles_do_not_print_their_counts_on_top_of_each_other() {
         .filter(|t| t.starts_with('×'))
         .collect();
     assert_eq!(counts, ["×2"], "{counts:?}");
+}
+
+/// An empty canvas says how to start; on a drawn design that hint is gone, and resting on
+/// a port handle says what dragging it does.
+#[test]
+fn an_empty_canvas_says_how_to_start_and_a_handle_what_it_does() {
+    let mut empty = app();
+    empty.design = Design::new("empty");
+    let mut h = harness(empty);
+    h.run();
+    assert!(painted_texts(&h).contains(&EMPTY_CANVAS_HINT.to_string()));
+    let mut h = harness(app());
+    h.run();
+    // Node a's handle is on its right edge at (50, 0).
+    let p = screen(&h, 47.0, 0.0);
+    h.hover_at(p);
+    for _ in 0..4 {
+        h.run();
+    }
+    let texts = painted_texts(&h);
+    assert!(texts.contains(&HANDLE_HINT.to_string()), "{texts:?}");
+    assert!(!texts.contains(&EMPTY_CANVAS_HINT.to_string()));
 }
 
 /// The test design and a switch far out at (6000, -2500), zoomed to fit.

@@ -296,6 +296,25 @@ pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
     state.scene_rect = Rect::from_center_size(r.center(), r.size().max(MIN_FIT_SIZE));
 }
 
+/// What the port handle does, on hover.
+pub const HANDLE_HINT: &str =
+    "Drag from here to another device to connect them (or right-click a device: Connect to…)";
+
+/// What an empty canvas says: where designs come from and how the canvas moves.
+pub const EMPTY_CANVAS_HINT: &str = "Drag a part from the palette on the left onto the canvas,\n\
+     or Generate… a whole fabric from a template (above the palette), or open a preset (File).\n\
+     Drag empty canvas to pan, Shift+drag to select, scroll to zoom; press ? for every shortcut.";
+
+fn empty_canvas_hint(ui: &Ui, outer: Rect) {
+    ui.painter().text(
+        outer.center(),
+        egui::Align2::CENTER_CENTER,
+        EMPTY_CANVAS_HINT,
+        egui::FontId::proportional(15.0),
+        ui.visuals().weak_text_color(),
+    );
+}
+
 /// The zoom in the canvas's top right corner, as a percentage ("8 %", "100 %"); a click on
 /// it fits the design. Returns whether it was clicked.
 fn zoom_indicator(ui: &mut Ui, outer: Rect, zoom: Option<f32>) -> bool {
@@ -398,6 +417,9 @@ pub fn canvas_ui(
             state.scene_rect = Rect::from_center_size(centre, state.scene_rect.size());
             ui.ctx().request_repaint();
         }
+    }
+    if design.devices.is_empty() {
+        empty_canvas_hint(ui, outer);
     }
     if zoom_indicator(ui, outer, state.zoom()) {
         zoom_to_fit(design, state);
@@ -563,6 +585,12 @@ fn body(
         Some(Hit::Port(i) | Hit::Device(i)) => Some(i),
         _ => None,
     };
+    // The port handle says what it is for.
+    if let Some(Hit::Port(_)) = hover_hit
+        && matches!(state.interaction.gesture, Gesture::Idle)
+    {
+        response.clone().on_hover_text_at_pointer(HANDLE_HINT);
+    }
     // A link under a resting pointer, and no device: its card (what it is, its ends, its
     // load). The links are searched once each time the pointer comes to rest (a card only
     // shows then), not while it moves, zooms or scrolls, and not again on later frames
