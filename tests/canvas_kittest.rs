@@ -731,6 +731,25 @@ fn an_empty_canvas_says_how_to_start_and_a_handle_what_it_does() {
     assert!(!texts.contains(&EMPTY_CANVAS_HINT.to_string()));
 }
 
+/// A generated fabric's scalable units are framed and captioned on the canvas: 64 DGX H100
+/// rail-optimized are two units of 32 (256 GPUs each).
+#[test]
+fn scalable_units_are_captioned_at_fit() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut a = app();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(64);
+    a.design = generate(&spec, &a.catalog).expect("generates");
+    zoom_to_fit(&a.design, &mut a.canvas);
+    let mut h = harness(a);
+    h.run();
+    let texts = painted_texts(&h);
+    for unit in ["su-01", "su-02"] {
+        let caption = format!("{unit} · 32 nodes, 256 GPUs");
+        assert!(texts.contains(&caption), "{caption} not in {texts:?}");
+    }
+}
+
 /// The test design and a switch far out at (6000, -2500), zoomed to fit.
 fn fitted_with_a_far_switch() -> App {
     let mut a = app();

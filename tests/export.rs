@@ -235,3 +235,40 @@ fn bad_modes_and_scales_are_refused() {
         "--bytes",
     );
 }
+
+/// Pods and scalable units are framed and captioned in the export, as on the canvas: 256
+/// DGX H100 in 3 tiers are 2 pods of 4 units, so 10 frames, pods first.
+#[test]
+fn pods_and_units_are_framed_and_captioned() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let design = dir.path().join("r256.ron");
+    let o = railyard(&[
+        "generate",
+        "rail-optimized",
+        "--nodes",
+        "256",
+        "--tiers",
+        "3",
+        "-o",
+        path_str(&design),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = railyard(&["export", path_str(&design), "-o", "-", "--format", "svg"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = String::from_utf8(o.stdout).expect("UTF-8");
+    let groups = svg
+        .split(r#"<g class="groups">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</g>").next())
+        .expect("a groups layer");
+    assert_eq!(groups.matches("<rect").count(), 10);
+    let captions: Vec<&str> = groups
+        .lines()
+        .filter_map(|l| l.split('>').nth(1)?.strip_suffix("</text"))
+        .collect();
+    assert_eq!(captions[0], "pod-01 · 128 nodes, 1024 GPUs");
+    assert!(
+        captions.contains(&"su-08 · 32 nodes, 256 GPUs"),
+        "{captions:?}"
+    );
+}

@@ -146,6 +146,12 @@ pub struct Interaction {
     /// The last search for a link under the resting pointer: where, and what it found (the
     /// link's index, id and drawn ends, and how many links its bundle draws).
     hover_link: Option<(HoverKey, Option<FoundLink>)>,
+    /// The last frames of pods and units and the fingerprint they were found for
+    /// (`paint::frames_of`).
+    group_frames: Option<(
+        u64,
+        std::sync::Arc<Vec<crate::io::group_frames::GroupFrame>>,
+    )>,
 }
 
 /// A link as a search found it: its id and the two points its line was drawn between.
@@ -179,6 +185,7 @@ impl Default for Interaction {
             overview: None,
             lanes: Vec::new(),
             hover_link: None,
+            group_frames: None,
         }
     }
 }
@@ -792,6 +799,7 @@ fn body(
         _ => None,
     };
     let visible = paint::visible_devices(design, &layout, view);
+    let group_frames = paint::frames_of(design, &layout, &mut state.interaction.group_frames);
     let frame = paint::Frame {
         scene: ui.painter(),
         labels: &labels,
@@ -811,6 +819,7 @@ fn body(
     if state.show_grid {
         frame.grid();
     }
+    frame.group_frames(&group_frames);
     frame.domains();
     let links = frame.links();
     frame.devices();

@@ -3,6 +3,7 @@
 pub mod bom;
 pub mod design_file;
 pub mod export;
+pub mod group_frames;
 pub mod ib_names;
 pub mod ibnetdiscover;
 pub mod import;

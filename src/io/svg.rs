@@ -3,6 +3,7 @@
 //! `data-id`, so the picture can be scripted or matched back to the file. No UI imports; the
 //! sizes and colours follow the canvas's so the export looks like the screen.
 
+use super::group_frames::{GroupFrame, group_frames};
 use super::link_colors::{
     self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
 };
@@ -151,6 +152,8 @@ pub(crate) fn device_rects(design: &Design) -> HashMap<DeviceId, Rect> {
 
 /// Height of the title block above the diagram: the design's name and a line of counts.
 const TITLE_HEIGHT: f32 = 64.0;
+/// Room above a group's frame for its caption.
+const CAPTION_HEIGHT: f32 = 18.0;
 const TITLE_PX: f32 = 22.0;
 /// The legend's column right of the diagram.
 const LEGEND_WIDTH: f32 = 210.0;
@@ -163,12 +166,32 @@ const CHAR_WIDTH: f32 = 0.6;
 /// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
 pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
     let rects = device_rects(design);
-    let bounds = rects.values().copied().reduce(Rect::union).unwrap_or(Rect {
-        x0: 0.0,
-        y0: 0.0,
-        x1: 200.0,
-        y1: 100.0,
+    let frames = group_frames(design, |i| {
+        let r = rects.get(&design.devices.get(i)?.id)?;
+        Some(((r.x0, r.y0), (r.x1, r.y1)))
     });
+    let frame_rect = |f: &GroupFrame| Rect {
+        x0: f.min.0,
+        y0: f.min.1,
+        x1: f.max.0,
+        y1: f.max.1,
+    };
+    // A frame's caption stands above its top edge.
+    let framed = frames.iter().map(|f| Rect {
+        y0: f.min.1 - CAPTION_HEIGHT,
+        ..frame_rect(f)
+    });
+    let bounds = rects
+        .values()
+        .copied()
+        .chain(framed)
+        .reduce(Rect::union)
+        .unwrap_or(Rect {
+            x0: 0.0,
+            y0: 0.0,
+            x1: 200.0,
+            y1: 100.0,
+        });
     let legend = link_colors::legend(design, colors.mode(), Background::Light);
     let legend_height = legend_height(&legend);
     let title_width = design.name.chars().count() as f32 * TITLE_PX * CHAR_WIDTH;
@@ -202,7 +225,29 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
     );
     write_title_block(&mut out, design, colors.mode(), (x + MARGIN, y + MARGIN));
 
-    // Domains first: their trays and links sit on top of them.
+    // Pods' and units' frames under everything, each captioned above its top left.
+    let _ = writeln!(out, r#"<g class="groups">"#);
+    for f in &frames {
+        let r = frame_rect(f);
+        let _ = writeln!(
+            out,
+            r##"<rect x="{}" y="{}" width="{}" height="{}" rx="8" fill="none" stroke="#9e9e9e" stroke-width="1"/>"##,
+            r.x0,
+            r.y0,
+            r.x1 - r.x0,
+            r.y1 - r.y0
+        );
+        let _ = writeln!(
+            out,
+            r##"<text x="{}" y="{}" fill="#616161" font-size="14">{}</text>"##,
+            r.x0 + 6.0,
+            r.y0 - 5.0,
+            xml_escape(&f.caption)
+        );
+    }
+    let _ = writeln!(out, "</g>");
+
+    // Domains next: their trays and links sit on top of them.
     let _ = writeln!(out, r#"<g class="domains">"#);
     for d in design
         .devices

@@ -7,6 +7,7 @@ use super::geometry::{
 };
 use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
+use crate::io::group_frames::GroupFrame;
 use crate::io::link_colors::{
     self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
     heat_stops,
@@ -66,6 +67,12 @@ const DOMAIN_STROKE: Color32 = Color32::from_rgb(118, 185, 0);
 const DOMAIN_FILL: Color32 = Color32::from_rgba_premultiplied(14, 24, 0, 28);
 const DOMAIN_HEADER_FILL: Color32 = Color32::from_rgba_premultiplied(50, 80, 0, 110);
 const BLOCK_FILL: Color32 = Color32::from_rgb(70, 84, 110);
+/// Pods' and units' frames: a grey that reads on the dark and the light canvas.
+const FRAME_STROKE: Color32 = Color32::from_rgba_premultiplied(110, 110, 110, 160);
+const FRAME_CAPTION_DARK: Color32 = Color32::from_gray(170);
+const FRAME_CAPTION_LIGHT: Color32 = Color32::from_gray(80);
+/// Narrower on screen than this, a group gets no frame; twice as wide, a caption too.
+const FRAME_MIN_PX: f32 = 60.0;
 
 fn switch_fill(role: SwitchRole) -> Color32 {
     match role {
@@ -101,6 +108,54 @@ fn link_width_px_scaled(link: &Link, scale: f32) -> f32 {
     let gbit = link.nominal_capacity().gbit_s().max(1.0);
     let w = (1.0 + 1.1 * ((gbit / 10.0).log2().max(0.0) as f32)).min(9.0);
     (w * scale).max(0.75)
+}
+
+/// The frames of pods and units as `layout` draws the design, and a fingerprint of what
+/// they are drawn from (every drawn box, group and GPU count): finding them walks every
+/// device's groups, about 2 ms at 9,000 devices, so a frame reuses the last ones while the
+/// fingerprint holds.
+pub(super) fn frames_of(
+    design: &Design,
+    layout: &Layout,
+    cache: &mut Option<(u64, std::sync::Arc<Vec<GroupFrame>>)>,
+) -> std::sync::Arc<Vec<GroupFrame>> {
+    if design.groups.is_empty() {
+        return std::sync::Arc::default();
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |x: u64| h = (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
+    for r in layout
+        .rects
+        .iter()
+        .chain(layout.blocks.iter().map(|b| &b.rect))
+    {
+        mix(u64::from(r.min.x.to_bits()) << 32 | u64::from(r.min.y.to_bits()));
+    }
+    for (i, d) in design.devices.iter().enumerate() {
+        mix(layout.block_of(i).map_or(u64::MAX, |b| b as u64));
+        if let DeviceKind::GpuNode(n) = &d.kind {
+            mix(u64::from(n.gpu_count));
+        }
+    }
+    for g in &design.groups {
+        mix(u64::from(g.id.0));
+        mix(g.parent.map_or(u64::MAX, |p| u64::from(p.0)));
+        g.name.bytes().for_each(|b| mix(u64::from(b)));
+    }
+    if let Some((key, frames)) = cache
+        && *key == h
+    {
+        return frames.clone();
+    }
+    let frames = std::sync::Arc::new(crate::io::group_frames::group_frames(design, |i| {
+        let r = match layout.block_of(i) {
+            Some(b) => layout.blocks[b].rect,
+            None => *layout.rects.get(i)?,
+        };
+        Some(((r.min.x, r.min.y), (r.max.x, r.max.y)))
+    }));
+    *cache = Some((h, frames.clone()));
+    frames
 }
 
 /// What the links drawn showed: the legend's tally and the bundles of parallel links.
@@ -226,6 +281,50 @@ impl Frame<'_> {
             shapes.push(Shape::rect_stroke(r, radius, stroke, StrokeKind::Inside));
         }
         self.scene.extend(shapes);
+    }
+
+    /// The frames of pods and scalable units, under the links, and their captions above
+    /// each frame's top left (in `labels`) where the frame is wide enough on screen to
+    /// carry one. Far out, groups are drawn folded with their own labels instead.
+    pub fn group_frames(&self, frames: &[GroupFrame]) {
+        if frames.is_empty() || self.zoom < COLLAPSE_ZOOM {
+            return;
+        }
+        let stroke = Stroke::new(self.px(1.0), FRAME_STROKE);
+        let mut outlines = Vec::new();
+        let mut captions = Vec::new();
+        let mut placed: Vec<Rect> = Vec::new();
+        for f in frames {
+            let r = Rect::from_min_max(pos2(f.min.0, f.min.1), pos2(f.max.0, f.max.1));
+            let screen = self.to_global * r;
+            if !r.intersects(self.view) || screen.width() < FRAME_MIN_PX {
+                continue;
+            }
+            outlines.push(Shape::rect_stroke(
+                r,
+                self.px(8.0),
+                stroke,
+                StrokeKind::Inside,
+            ));
+            if screen.width() >= 2.0 * FRAME_MIN_PX {
+                let color = if self.dark {
+                    FRAME_CAPTION_DARK
+                } else {
+                    FRAME_CAPTION_LIGHT
+                };
+                let g = self.galley_in(f.caption.clone(), TAG_PX, screen.width() - 12.0, color);
+                let at = pos2(screen.min.x + 6.0, screen.min.y - g.size().y - 2.0);
+                // A unit's caption that would cover its pod's (zoomed out, their frames'
+                // tops are a few points apart) is left out; pods come first.
+                let room = Rect::from_min_size(at, g.size()).expand(2.0);
+                if placed.iter().all(|p: &Rect| !p.intersects(room)) {
+                    placed.push(room);
+                    captions.push(Shape::galley(at, g, color));
+                }
+            }
+        }
+        self.scene.extend(outlines);
+        self.labels.extend(captions);
     }
 
     /// What link colours show this frame: the heatmap whenever loads are given.
@@ -705,11 +804,21 @@ impl Frame<'_> {
     }
 
     fn galley(&self, text: String, size_px: f32, max_width: f32) -> std::sync::Arc<egui::Galley> {
+        self.galley_in(text, size_px, max_width, LABEL)
+    }
+
+    fn galley_in(
+        &self,
+        text: String,
+        size_px: f32,
+        max_width: f32,
+        color: Color32,
+    ) -> std::sync::Arc<egui::Galley> {
         let mut job = LayoutJob::single_section(
             text,
             TextFormat {
                 font_id: FontId::proportional(size_px),
-                color: LABEL,
+                color,
                 ..Default::default()
             },
         );
