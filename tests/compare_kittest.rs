@@ -233,6 +233,7 @@ fn export_png_writes_the_canvas_area_of_a_screenshot() {
     harness.run();
     assert_eq!(harness.state().canvas_state().selection, selected);
     assert!(harness.state().canvas_state().show_grid);
+    assert!(harness.state().canvas_state().show_zoom);
     // Not a blank image: the drawn design has more than one colour.
     let first = image.get_pixel(0, 0);
     assert!(image.pixels().any(|p| p != first));

@@ -105,6 +105,8 @@ pub struct CanvasState {
     pub show_grid: bool,
     /// The overview in the corner while part of the design is out of view (off for a PNG).
     pub show_minimap: bool,
+    /// The zoom indicator in the top right corner (off for a PNG).
+    pub show_zoom: bool,
     pub snap: bool,
     /// What link colours show when no heatmap is given in the overlay.
     pub link_colors: ColorMode,
@@ -197,6 +199,7 @@ impl Default for CanvasState {
             scene_rect: Rect::NOTHING,
             show_grid: true,
             show_minimap: true,
+            show_zoom: true,
             snap: true,
             link_colors: ColorMode::Technology,
             folded: BTreeSet::new(),
@@ -428,7 +431,7 @@ pub fn canvas_ui(
     if design.devices.is_empty() {
         empty_canvas_hint(ui, outer);
     }
-    if zoom_indicator(ui, outer, state.zoom()) {
+    if state.show_zoom && zoom_indicator(ui, outer, state.zoom()) {
         zoom_to_fit(design, state);
         ui.ctx().request_repaint();
     }

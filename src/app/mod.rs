@@ -839,7 +839,13 @@ impl RailyardApp {
         let kept = clean.then(|| {
             let grid = std::mem::replace(&mut tab.canvas.show_grid, false);
             let minimap = std::mem::replace(&mut tab.canvas.show_minimap, false);
-            (grid, minimap, std::mem::take(&mut tab.canvas.selection))
+            let zoom = std::mem::replace(&mut tab.canvas.show_zoom, false);
+            (
+                grid,
+                minimap,
+                zoom,
+                std::mem::take(&mut tab.canvas.selection),
+            )
         });
         let panel = egui::CentralPanel::default().show(ui, |ui| {
             if let Some(message) = &tab.doc.banner {
@@ -888,9 +894,10 @@ impl RailyardApp {
                 png::paint_title(ui, ui.max_rect(), &tab.doc.design().name);
             }
         });
-        if let Some((grid, minimap, selection)) = kept {
+        if let Some((grid, minimap, zoom, selection)) = kept {
             tab.canvas.show_grid = grid;
             tab.canvas.show_minimap = minimap;
+            tab.canvas.show_zoom = zoom;
             tab.canvas.selection = selection;
         }
         self.png.canvas_rect = Some(panel.response.rect);

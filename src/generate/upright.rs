@@ -7,8 +7,9 @@ use super::builder::SPACING;
 use crate::model::{Design, DeviceKind, GroupId, GroupKind};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// Vertical distance between nodes stacked in one rack: a node box (56 units) and its gap.
-pub(crate) const RACK_PITCH: f32 = 72.0;
+/// Vertical distance between nodes stacked in one rack: a node box (56 units) and its gap,
+/// as the canvas's Arrange by tier stacks them.
+const RACK_PITCH: f32 = 72.0;
 
 /// One column of the node row: a rack's stacked nodes, or a device standing alone. `first`
 /// and `last` are its old leftmost and rightmost x.
@@ -21,8 +22,8 @@ struct Column {
 /// Stacks each rack's nodes into a column and closes the row up, moving every other device
 /// with the part of the row below it. Does nothing unless some rack holds two or more
 /// nodes side by side on one row shared by all such racks (racks with an NVSwitch domain are
-/// already drawn as blocks and stay as they are). Returns whether anything moved.
-pub(super) fn stand_racks_upright(design: &mut Design) -> bool {
+/// already drawn as blocks and stay as they are).
+pub(super) fn stand_racks_upright(design: &mut Design) {
     let racks: HashSet<GroupId> = design
         .groups
         .iter()
@@ -57,13 +58,13 @@ pub(super) fn stand_racks_upright(design: &mut Design) -> bool {
         }
         match row_y {
             None => row_y = Some(y),
-            Some(r) if r != y => return false,
+            Some(r) if r != y => return,
             Some(_) => {}
         }
         nodes.sort_by(|&a, &b| design.devices[a].pos.x.total_cmp(&design.devices[b].pos.x));
         stacks.push(nodes);
     }
-    let Some(row_y) = row_y else { return false };
+    let Some(row_y) = row_y else { return };
     let stacked: HashSet<usize> = stacks.iter().flatten().copied().collect();
     let mut columns: Vec<Column> = stacks
         .into_iter()
@@ -119,7 +120,6 @@ pub(super) fn stand_racks_upright(design: &mut Design) -> bool {
             design.devices[i].pos.x = x.round();
         }
     }
-    true
 }
 
 /// The row's old x to its new x: each column's old span goes to its one new x, the gaps
@@ -154,7 +154,7 @@ impl Remap {
 /// Positions at least `gap` apart, each as near its wanted x as that allows: devices that
 /// would crowd are spread evenly about their wanted positions' mean (in their given order
 /// by wanted x).
-pub(super) fn separate(wanted: &[f32], gap: f32) -> Vec<f32> {
+fn separate(wanted: &[f32], gap: f32) -> Vec<f32> {
     let mut order: Vec<usize> = (0..wanted.len()).collect();
     order.sort_by(|&a, &b| wanted[a].total_cmp(&wanted[b]));
     // Clusters of consecutive devices: (count, sum of wanted x); each is laid about its mean.

@@ -7,6 +7,10 @@ use thiserror::Error;
 
 /// Largest scale a PNG is rendered at; 4× of a big design is already tens of megapixels.
 pub const MAX_SCALE: u32 = 4;
+/// Largest picture rendered: 200 megapixels is 800 MB of pixels while it is drawn. The
+/// 8,192-DGX fabric on Q3400 switches (26,310 × 14,358 units) is 377 at 1×: its SVG is the
+/// export for that size.
+pub const MAX_PIXELS: u64 = 200_000_000;
 
 #[derive(Debug, Error)]
 pub enum RasterError {
@@ -14,7 +18,10 @@ pub enum RasterError {
     Scale(u32),
     #[error("the SVG could not be read: {0}")]
     Svg(String),
-    #[error("a {width} × {height} pixel picture is too large to render")]
+    #[error(
+        "a {width} × {height} pixel picture is too large to render (over {} megapixels); the SVG export has no such limit",
+        MAX_PIXELS / 1_000_000
+    )]
     TooLarge { width: u32, height: u32 },
     #[error("the PNG could not be encoded: {0}")]
     Encode(String),
@@ -57,6 +64,9 @@ pub fn svg_to_png(svg: &str, scale: u32) -> Result<Vec<u8>, RasterError> {
         size.width().saturating_mul(scale),
         size.height().saturating_mul(scale),
     );
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(RasterError::TooLarge { width, height });
+    }
     let mut pixmap = resvg::tiny_skia::Pixmap::new(width, height)
         .ok_or(RasterError::TooLarge { width, height })?;
     let k = scale as f32;
@@ -102,5 +112,14 @@ mod tests {
         assert!(matches!(svg_to_png(SQUARE, 0), Err(RasterError::Scale(0))));
         assert!(matches!(svg_to_png(SQUARE, 5), Err(RasterError::Scale(5))));
         assert!(matches!(svg_to_png("<svg", 1), Err(RasterError::Svg(_))));
+        // 20,000 × 12,000 at 1× is 240 megapixels: refused before a pixel is allocated.
+        let huge = r#"<svg xmlns="http://www.w3.org/2000/svg" width="20000" height="12000"/>"#;
+        assert!(matches!(
+            svg_to_png(huge, 1),
+            Err(RasterError::TooLarge {
+                width: 20000,
+                height: 12000
+            })
+        ));
     }
 }
