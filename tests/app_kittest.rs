@@ -14,6 +14,7 @@ use egui::{Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use railyard::app::{Prefs, RailyardApp};
+use railyard::io::link_colors::ColorMode;
 use railyard::model::command::Command;
 use railyard::model::factory::default_link;
 use railyard::model::{
@@ -626,13 +627,23 @@ fn preferences_survive_a_restart_but_the_design_does_not() {
 
 /// Renders a preset with the window's real panels and compares it with the stored image.
 fn snapshot_preset(title: &str, heatmap: bool, name: &str) {
+    snapshot_preset_with(
+        title,
+        Prefs {
+            heatmap,
+            ..Prefs::default()
+        },
+        false,
+        name,
+    );
+}
+
+/// `snapshot_preset` with these preferences (link colours, heatmap), in presentation mode
+/// (F11) if `present`.
+fn snapshot_preset_with(title: &str, prefs: Prefs, present: bool, name: &str) {
     if !common::vulkan::adapter_or_skip(name) {
         return;
     }
-    let prefs = Prefs {
-        heatmap,
-        ..Prefs::default()
-    };
     let app = RailyardApp::new(Catalog::builtin(), prefs);
     let mut harness = Harness::builder()
         .with_size(WINDOW)
@@ -640,6 +651,10 @@ fn snapshot_preset(title: &str, heatmap: bool, name: &str) {
         .wgpu()
         .build_eframe(move |_cc| app);
     open_preset(&mut harness, title);
+    if present {
+        harness.key_press(Key::F11);
+        harness.run();
+    }
     harness.remove_cursor();
     harness.run();
     harness.snapshot(name);
@@ -657,6 +672,44 @@ fn snapshot_mac_studio_mesh() {
 #[test]
 fn snapshot_hgx_roce_heatmap() {
     snapshot_preset("4 × HGX H100, 400G RoCE", true, "hgx_h100_roce_heatmap");
+}
+
+#[test]
+fn snapshot_superpod_in_rail_colours() {
+    let prefs = Prefs {
+        link_colors: ColorMode::Rail,
+        ..Prefs::default()
+    };
+    snapshot_preset_with(
+        "DGX H100 SuperPOD scalable unit (32 nodes)",
+        prefs,
+        false,
+        "superpod_su_rail",
+    );
+}
+
+#[test]
+fn snapshot_fat_tree_in_tier_colours() {
+    let prefs = Prefs {
+        link_colors: ColorMode::Tier,
+        ..Prefs::default()
+    };
+    snapshot_preset_with(
+        "32 × DGX H100, fat-tree at 3:1",
+        prefs,
+        false,
+        "fat_tree_3to1_tier",
+    );
+}
+
+#[test]
+fn snapshot_gb200_pod_in_presentation_mode() {
+    snapshot_preset_with(
+        "GB200 NVL72 pod: 8 racks, 576 GPUs",
+        Prefs::default(),
+        true,
+        "gb200_pod_presentation",
+    );
 }
 
 /// Picks `label` from the Workload section's model menu, and waits for its analysis.
