@@ -817,10 +817,11 @@ fn a_fabric_of_two_pods_faces_itself_across_the_core() {
     assert_no_two_on_one_spot(&d);
 }
 
-/// A scalable unit of 32 DGX is not a strip (4,300 by 520): its row of nodes stays a row.
+/// 16 DGX under their 8 rail leaves are not a strip (1,980 by 520): their row of nodes
+/// stays a row. 32 (4,140 by 520) stand in 8 rack columns, as the SuperPOD unit is drawn.
 #[test]
 fn a_fabric_that_is_no_strip_keeps_its_rows() {
-    let d = run(&spec(Template::RailOptimized, 32));
+    let d = run(&spec(Template::RailOptimized, 16));
     let node_rows: HashSet<u32> = d
         .devices
         .iter()

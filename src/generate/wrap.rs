@@ -16,15 +16,16 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// above (a 256-node, 8-unit fabric became a stack drowned in them), so only fabrics of
 /// many pods are gridded: there each pod keeps its own spines and only the core links cross.
 const MIN_BLOCKS: usize = 16;
-/// A layout wider than this many times its height is made presentable.
-const MAX_ASPECT: f32 = 12.0;
+/// A layout wider than this many times its height is made presentable: the 32-node SuperPOD
+/// unit (4,140 by 520) stands in rack columns, 16 nodes (1,980 by 520) stay a row.
+const MAX_ASPECT: f32 = 6.0;
 /// After its racks stand upright, a layout still wider than this many times its height has
 /// its blocks rearranged.
 const STRIP_ASPECT: f32 = 2.0 * TARGET_ASPECT;
 /// A mirror wider than this many times its height has the inside of its blocks gridded
 /// first. Gridding sends the lower rows' links across the rows above, so a moderately wide
 /// mirror (a 512-node fat tree, 5.4 : 1) is left clean.
-const MIRROR_MAX_ASPECT: f32 = MAX_ASPECT / 2.0;
+const MIRROR_MAX_ASPECT: f32 = 6.0;
 /// The grid's proportions: a 16:10 screen.
 const TARGET_ASPECT: f32 = 1.6;
 
