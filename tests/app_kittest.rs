@@ -674,30 +674,29 @@ fn snapshot_hgx_roce_heatmap() {
     snapshot_preset("4 × HGX H100, 400G RoCE", true, "hgx_h100_roce_heatmap");
 }
 
-#[test]
-fn snapshot_superpod_in_rail_colours() {
+/// A preset with its links coloured by `mode`, against the stored image `name`.
+fn snapshot_in_colours(title: &str, mode: ColorMode, name: &str) {
     let prefs = Prefs {
-        link_colors: ColorMode::Rail,
+        link_colors: mode,
         ..Prefs::default()
     };
-    snapshot_preset_with(
+    snapshot_preset_with(title, prefs, false, name);
+}
+
+#[test]
+fn snapshot_superpod_in_rail_colours() {
+    snapshot_in_colours(
         "DGX H100 SuperPOD scalable unit (32 nodes)",
-        prefs,
-        false,
+        ColorMode::Rail,
         "superpod_su_rail",
     );
 }
 
 #[test]
 fn snapshot_fat_tree_in_tier_colours() {
-    let prefs = Prefs {
-        link_colors: ColorMode::Tier,
-        ..Prefs::default()
-    };
-    snapshot_preset_with(
+    snapshot_in_colours(
         "32 × DGX H100, fat-tree at 3:1",
-        prefs,
-        false,
+        ColorMode::Tier,
         "fat_tree_3to1_tier",
     );
 }

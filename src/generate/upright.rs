@@ -106,7 +106,10 @@ pub(super) fn stand_racks_upright(design: &mut Design) {
             design.devices[i].pos.y = row_y + j as f32 * RACK_PITCH;
         }
     }
-    let in_row: HashSet<usize> = columns.iter().flat_map(|c| c.members.clone()).collect();
+    let in_row: HashSet<usize> = columns
+        .iter()
+        .flat_map(|c| c.members.iter().copied())
+        .collect();
     let mut rows: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, d) in design.devices.iter_mut().enumerate() {
         if !in_row.contains(&i) {
