@@ -36,6 +36,19 @@ fn repaint_delay(harness: &Harness<'_, RailyardApp>) -> Duration {
         .map_or(Duration::ZERO, |v| v.repaint_delay)
 }
 
+/// Three frames in a row ask for no further frame.
+fn assert_idle(harness: &mut Harness<'_, RailyardApp>) {
+    for _ in 0..3 {
+        harness.step();
+        assert_eq!(
+            repaint_delay(harness),
+            Duration::MAX,
+            "an idle window repaints: {:?}",
+            harness.ctx.repaint_causes()
+        );
+    }
+}
+
 #[test]
 fn menu_opens_a_preset_and_an_idle_window_does_not_repaint() {
     let mut harness = harness(app());
@@ -52,15 +65,7 @@ fn menu_opens_a_preset_and_an_idle_window_does_not_repaint() {
     );
 
     // Idle: no frame asks for another.
-    for _ in 0..3 {
-        harness.step();
-        assert_eq!(
-            repaint_delay(&harness),
-            Duration::MAX,
-            "an idle window repaints: {:?}",
-            harness.ctx.repaint_causes()
-        );
-    }
+    assert_idle(&mut harness);
 }
 
 #[test]
@@ -356,6 +361,42 @@ fn keyboard_nudge_copy_paste_and_delete() {
             .map(|d| d.pos),
         Some(before)
     );
+}
+
+/// With the pointer over the canvas, a paste lands centred on it (not on the original),
+/// under the next free name.
+#[test]
+fn paste_lands_at_the_pointer_with_a_fresh_name() {
+    let mut harness = harness(app());
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.run();
+    let original = harness.state().document().design().devices[0].clone();
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::C);
+    harness.run();
+    // A point in the canvas, well away from the device.
+    let p = egui::pos2(900.0, 300.0);
+    harness.hover_at(p);
+    harness.run();
+    let at = harness
+        .state()
+        .canvas_state()
+        .to_canvas(p)
+        .expect("the canvas was drawn");
+    assert!(
+        (at.x - original.pos.x).abs() > 50.0 || (at.y - original.pos.y).abs() > 50.0,
+        "the pointer is away from the original"
+    );
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::V);
+    harness.run();
+    let design = harness.state().document().design();
+    assert_eq!(design.devices.len(), 2);
+    let copy = &design.devices[1];
+    assert!(
+        (copy.pos.x - at.x).abs() < 0.01 && (copy.pos.y - at.y).abs() < 0.01,
+        "{:?} against the pointer at {at:?}",
+        copy.pos
+    );
+    assert_ne!(copy.name, original.name);
 }
 
 /// Two DGX H100 joined by one default link, the link alone selected.
@@ -1375,6 +1416,8 @@ fn the_logical_view_shows_the_ring_trees_and_in_switch_groups_and_escape_closes_
             .query_by_label_contains("4 NVSwitch domains")
             .is_none()
     );
+    // Closed, it leaves nothing asking for frames: the window is idle again.
+    assert_idle(&mut harness);
 }
 
 /// A large file (over 8 MB: 1,536 DGX, three tiers) is read off the UI thread: the window

@@ -550,24 +550,34 @@ fn painted_texts(h: &Harness<'_, App>) -> Vec<String> {
 }
 
 #[test]
-fn parallel_links_draw_as_one_bundle_with_their_count() {
+fn parallel_links_draw_as_one_bundle_with_their_count_and_rate() {
     use railyard::model::factory::default_link;
     let mut a = app();
     for _ in 0..3 {
         let link = default_link(&a.design, &a.catalog, DeviceId(0), DeviceId(1)).unwrap();
         a.design.insert_link(link);
     }
+    // One cable from node b to the leaf: on a design this small, a single link carries its
+    // rate too.
+    let single = default_link(&a.design, &a.catalog, DeviceId(2), DeviceId(1)).unwrap();
+    assert_eq!(single.rate_gbit_s.gbit_s(), 400.0);
+    a.design.insert_link(single);
     let mut h = harness(a);
     h.run();
     assert!(
-        painted_texts(&h).contains(&"×3".to_string()),
+        painted_texts(&h).contains(&"400G".to_string()),
+        "{:?}",
+        painted_texts(&h)
+    );
+    assert!(
+        painted_texts(&h).contains(&"3 × 400G".to_string()),
         "{:?}",
         painted_texts(&h)
     );
     // Zoomed far out the count would be unreadable: it is left out.
     h.state_mut().canvas.scene_rect = Rect::from_center_size(Pos2::ZERO, vec2(40_000.0, 28_000.0));
     h.run();
-    assert!(!painted_texts(&h).iter().any(|t| t.starts_with('×')));
+    assert!(!painted_texts(&h).iter().any(|t| t.contains(" × ")));
 }
 
 /// Three InfiniBand links from node 0 to the leaf, the second at 200 Gb/s, the others 400.
@@ -681,7 +691,8 @@ fn a_hot_link_is_not_hidden_in_its_bundle() {
     );
 }
 
-/// Two bundles crossing at their middles: one count shows, not two run together.
+/// Two bundles crossing at their middles: their labels do not run together; the second
+/// moves a third of the way along its bundle.
 #[test]
 fn crossing_bundles_do_not_print_their_counts_on_top_of_each_other() {
     use railyard::model::factory::default_link;
@@ -702,11 +713,19 @@ fn crossing_bundles_do_not_print_their_counts_on_top_of_each_other() {
         a.design.insert_link(link);
     }
     let h = harness(a);
-    let counts: Vec<String> = painted_texts(&h)
-        .into_iter()
-        .filter(|t| t.starts_with('×'))
+    let labels: Vec<egui::Rect> = h
+        .output()
+        .shapes
+        .iter()
+        .filter_map(|c| match &c.shape {
+            egui::Shape::Text(t) if t.galley.text() == "2 × 400G" => {
+                Some(egui::Rect::from_min_size(t.pos, t.galley.size()))
+            }
+            _ => None,
+        })
         .collect();
-    assert_eq!(counts, ["×2"], "{counts:?}");
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(!labels[0].intersects(labels[1]), "{labels:?}");
 }
 
 /// An empty canvas says how to start; on a drawn design that hint is gone, and resting on

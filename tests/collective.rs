@@ -924,6 +924,35 @@ fn a_slow_cable_among_fast_ones_is_named_when_it_paces_the_all_reduce() {
         "{}",
         item.message
     );
+    // Both ends have 25 Gb/s ports (the node's ConnectX-4 Lx, the switch's), so the cable
+    // is what to change.
+    assert!(
+        item.suggestion
+            .starts_with("the ports at both ends already run at 25 Gb/s"),
+        "{}",
+        item.suggestion
+    );
+
+    // The same node with a 10 GbE X710 in its slot: the NIC is the slow part, and the
+    // remedy names the 25 GbE card the other nodes carry.
+    let node = cable.a.device;
+    let node = if d.device(node).is_some_and(|x| x.kind.as_node().is_some()) {
+        node
+    } else {
+        cable.b.device
+    };
+    if let Some(railyard::model::DeviceKind::GpuNode(n)) = d.device_mut(node).map(|x| &mut x.kind) {
+        n.nics[0].part = PartId::new("x710-10gbe");
+    }
+    let items = advice(&d, &catalog, None);
+    let item = items
+        .iter()
+        .find(|a| a.code == "slow-links-saturated")
+        .unwrap_or_else(|| panic!("{items:#?}"));
+    assert_eq!(
+        item.suggestion,
+        "replace the `x710-10gbe` NICs (10 Gb/s) with `cx4lx-25gbe` (ConnectX-4 Lx EN 2x 25GbE (MCX4121A-ACAT))"
+    );
 }
 
 /// The designer's preferences store the choice by variant name (as the sidebar's own copy

@@ -41,6 +41,19 @@ fn escape_closes_each_dialog_and_window_one_per_press() {
     harness.run_ok();
     assert!(!shown(&harness, "Compare"));
 
+    // Check cabling, then Calibrate over it: Calibrate closes first (it is the more modal:
+    // it can rewrite the design's calibration), then Check cabling.
+    click_menu(&mut harness, "File", "Check cabling…");
+    click_menu(&mut harness, "Design", "Calibrate…");
+    assert!(shown(&harness, "Calibrate") && shown(&harness, "Check cabling"));
+    harness.key_press(Key::Escape);
+    harness.run_ok();
+    assert!(!shown(&harness, "Calibrate"), "Calibrate goes first");
+    assert!(shown(&harness, "Check cabling"));
+    harness.key_press(Key::Escape);
+    harness.run_ok();
+    assert!(!shown(&harness, "Check cabling"));
+
     // The in-app path field (no file dialog here) closes too, and so does About.
     harness.key_press_modifiers(Modifiers::COMMAND, Key::O);
     harness.run();

@@ -236,26 +236,26 @@ fn bad_modes_and_scales_are_refused() {
     );
 }
 
+/// The SVG export of a rail-optimized design generated with `args`, as the command line
+/// writes them.
+fn generated_svg(args: &[&str]) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let design = dir.path().join("generated.ron");
+    let mut generate = vec!["generate", "rail-optimized"];
+    generate.extend_from_slice(args);
+    generate.extend_from_slice(&["-o", path_str(&design)]);
+    let o = railyard(&generate);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = railyard(&["export", path_str(&design), "-o", "-", "--format", "svg"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).expect("UTF-8")
+}
+
 /// Pods and scalable units are framed and captioned in the export, as on the canvas: 256
 /// DGX H100 in 3 tiers are 2 pods of 4 units, so 10 frames, pods first.
 #[test]
 fn pods_and_units_are_framed_and_captioned() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let design = dir.path().join("r256.ron");
-    let o = railyard(&[
-        "generate",
-        "rail-optimized",
-        "--nodes",
-        "256",
-        "--tiers",
-        "3",
-        "-o",
-        path_str(&design),
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = railyard(&["export", path_str(&design), "-o", "-", "--format", "svg"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let svg = String::from_utf8(o.stdout).expect("UTF-8");
+    let svg = generated_svg(&["--nodes", "256", "--tiers", "3"]);
     let groups = svg
         .split(r#"<g class="groups">"#)
         .nth(1)
@@ -271,4 +271,30 @@ fn pods_and_units_are_framed_and_captioned() {
         captions.contains(&"su-08 · 32 nodes, 256 GPUs"),
         "{captions:?}"
     );
+}
+
+/// Each switch row is captioned with its role and count, and links carry their rates where
+/// there is room: the 32-node SuperPOD unit has a row of 4 spines over 8 rail leaves, each
+/// leaf joined to each spine by 8 cables of 400 Gb/s (its 32 uplinks over 4 spines).
+#[test]
+fn switch_rows_are_captioned_and_bundles_carry_their_rates() {
+    let svg = generated_svg(&["--nodes", "32"]);
+    let layer = |class: &str| -> Vec<String> {
+        svg.split(&format!(r#"<g class="{class}">"#))
+            .nth(1)
+            .and_then(|rest| rest.split("</g>").next())
+            .unwrap_or_else(|| panic!("a {class} layer"))
+            .lines()
+            .filter_map(|l| {
+                let text = l.split("<text").nth(1)?;
+                Some(text.split('>').nth(1)?.strip_suffix("</text")?.to_string())
+            })
+            .collect()
+    };
+    assert_eq!(layer("tiers"), ["spine · 4 × qm9700", "leaf · 8 × qm9700"]);
+    let labels = layer("link-labels");
+    // 32 leaf–spine bundles; node–leaf links are single, and with 288 linked pairs the
+    // single ones go unlabelled.
+    assert!(!labels.is_empty() && labels.len() <= 32, "{labels:?}");
+    assert!(labels.iter().all(|l| l == "8 × 400G"), "{labels:?}");
 }

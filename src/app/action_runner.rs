@@ -13,6 +13,8 @@ use super::{canvas, presentation};
 use crate::model::Pos;
 
 impl RailyardApp {
+    /// Where a paste goes: centred on the pointer when it is over the canvas, else 40 units
+    /// below and right of the copied devices, so the copy never hides the original.
     pub(super) fn paste_offset(&self, clip: &Clip, ctx: &egui::Context) -> (f32, f32) {
         let canvas = &self.tabs[self.active].canvas;
         let pointer = ctx

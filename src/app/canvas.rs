@@ -140,6 +140,11 @@ pub struct Interaction {
     /// A view asked for inside the scene (opening a folded group), taken up after it: the
     /// scene writes back its own rect when it ends.
     next_view: Option<Rect>,
+    /// A fit asked for whose view is made once the frame knows where the legend sits, so
+    /// the design fits beside it rather than under it.
+    fit_pending: bool,
+    /// The legend's place in the last frame, in screen points.
+    legend_rect: Option<Rect>,
     /// The design's extent and a sample of its devices, while some are out of view.
     overview: Option<minimap::Overview>,
     /// Links the last frame drew in a lane beside their bundle's line: clicks and hovers
@@ -150,10 +155,7 @@ pub struct Interaction {
     hover_link: Option<(HoverKey, Option<FoundLink>)>,
     /// The last frames of pods and units and the fingerprint they were found for
     /// (`paint::frames_of`).
-    group_frames: Option<(
-        u64,
-        std::sync::Arc<Vec<crate::io::group_frames::GroupFrame>>,
-    )>,
+    captions: Option<(u64, std::sync::Arc<paint::Captions>)>,
 }
 
 /// A link as a search found it: its id and the two points its line was drawn between.
@@ -184,10 +186,12 @@ impl Default for Interaction {
             connect_filter: String::new(),
             menu_fold: fold_menu::FoldTarget::Canvas,
             next_view: None,
+            fit_pending: false,
+            legend_rect: None,
             overview: None,
             lanes: Vec::new(),
             hover_link: None,
-            group_frames: None,
+            captions: None,
         }
     }
 }
@@ -297,13 +301,46 @@ fn usable(rect: Rect) -> bool {
     rect.is_finite() && rect.width() > 0.0 && rect.height() > 0.0
 }
 
-/// Frames every device (and domain container) with a margin.
+/// Frames every device (and domain container) with a margin. The next frame moves the
+/// view so that the legend covers none of it ([`fit_clear_of`]).
 pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
+    state.scene_rect = fit_content(design);
+    state.interaction.fit_pending = true;
+}
+
+/// The design's bounds with the fit's margin, at least `MIN_FIT_SIZE`.
+fn fit_content(design: &Design) -> Rect {
     let bounds = Layout::build(design, None, Fold::Nothing)
         .bounds()
         .unwrap_or(Rect::from_center_size(Pos2::ZERO, MIN_FIT_SIZE));
     let r = bounds.expand(FIT_MARGIN);
-    state.scene_rect = Rect::from_center_size(r.center(), r.size().max(MIN_FIT_SIZE));
+    Rect::from_center_size(r.center(), r.size().max(MIN_FIT_SIZE))
+}
+
+/// The view (canvas units, `outer`'s shape) that shows `content` as large as it can in
+/// `outer` (screen points) where the `legend` in the corner covers none of it: centred on
+/// the whole canvas if the legend misses it there, else above the legend or to its right,
+/// whichever shows it larger.
+pub fn fit_clear_of(content: Rect, outer: Rect, legend: Rect) -> Rect {
+    let zoom_in =
+        |area: Rect| (area.width() / content.width()).min(area.height() / content.height());
+    let view = |area: Rect, zoom: f32| {
+        let min = content.center() - (area.center() - outer.min) / zoom;
+        Rect::from_min_size(min, outer.size() / zoom)
+    };
+    let whole = zoom_in(outer);
+    let on_screen = Rect::from_center_size(outer.center(), content.size() * whole);
+    if !on_screen.intersects(legend) {
+        return view(outer, whole);
+    }
+    let above = Rect::from_min_max(outer.min, Pos2::new(outer.max.x, legend.min.y));
+    let beside = Rect::from_min_max(Pos2::new(legend.max.x, outer.min.y), outer.max);
+    [above, beside]
+        .into_iter()
+        .filter(|a| a.width() > 0.0 && a.height() > 0.0)
+        .map(|a| (a, zoom_in(a)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .map_or(view(outer, whole), |(a, z)| view(a, z))
 }
 
 /// What the port handle does, on hover.
@@ -415,6 +452,13 @@ pub fn canvas_ui(
             body(ui, design, state, overlay, space, labels_layer, &mut events);
         });
     state.scene_rect = scene_rect;
+    if std::mem::take(&mut state.interaction.fit_pending)
+        && let Some(legend) = state.interaction.legend_rect
+        && usable(outer)
+    {
+        state.scene_rect = fit_clear_of(fit_content(design), outer, legend);
+        ui.ctx().request_repaint();
+    }
     if let Some(view) = state.interaction.next_view.take() {
         state.scene_rect = view;
         ui.ctx().request_repaint();
@@ -802,7 +846,7 @@ fn body(
         _ => None,
     };
     let visible = paint::visible_devices(design, &layout, view);
-    let group_frames = paint::frames_of(design, &layout, &mut state.interaction.group_frames);
+    let captions = paint::captions_of(design, &layout, &mut state.interaction.captions);
     let frame = paint::Frame {
         scene: ui.painter(),
         labels: &labels,
@@ -822,7 +866,7 @@ fn body(
     if state.show_grid {
         frame.grid();
     }
-    frame.group_frames(&group_frames);
+    let frame_captions = frame.group_frames(&captions.frames);
     frame.domains();
     let links = frame.links();
     frame.devices();
@@ -841,8 +885,9 @@ fn body(
         frame.drop_ghost(snap_point(p, state.snap), &payload.part);
     }
     frame.labels();
-    frame.bundle_counts(&links.parallel);
-    frame.legend(&links.tally, links.passing_hidden);
+    let captions_placed = frame.tier_captions(&captions.tiers, frame_captions);
+    frame.bundle_counts(&links.parallel, captions_placed);
+    state.interaction.legend_rect = frame.legend(&links.tally, links.passing_hidden);
     state.interaction.overview = minimap::Overview::of(&layout, view);
     state.interaction.lanes = links.lanes;
 }
@@ -1111,6 +1156,28 @@ mod tests {
         assert_eq!(zoom_percent(0.158), "16 %");
         assert_eq!(zoom_percent(0.065), "6.5 %");
         assert_eq!(zoom_percent(0.0996), "10 %");
+    }
+
+    #[test]
+    fn a_fit_keeps_the_design_clear_of_the_legend() {
+        let outer = Rect::from_min_size(Pos2::ZERO, Vec2::new(1000.0, 600.0));
+        let legend = Rect::from_min_max(Pos2::new(12.0, 480.0), Pos2::new(212.0, 588.0));
+        // A wide design (2000 × 400) fits the whole width at zoom 0.5: 200 points high,
+        // centred at y 200..400, above the legend's top (480). The plain fit stands.
+        let wide = Rect::from_min_size(Pos2::ZERO, Vec2::new(2000.0, 400.0));
+        let view = fit_clear_of(wide, outer, legend);
+        assert_eq!(
+            view,
+            Rect::from_min_size(Pos2::new(0.0, -400.0), Vec2::new(2000.0, 1200.0))
+        );
+        // A square design (600 × 600) at zoom 1 fills the height and runs x 200..800 — the
+        // legend's corner is x 12..212: covered. Above the legend (600 × 480) gives zoom 0.8;
+        // to its right (788 × 600) zoom 1.0, so it moves right: centred at screen x 606.
+        let square = Rect::from_min_size(Pos2::ZERO, Vec2::splat(600.0));
+        let view = fit_clear_of(square, outer, legend);
+        assert!((view.width() - 1000.0).abs() < 1e-3 && (view.height() - 600.0).abs() < 1e-3);
+        assert!((view.min.x - (300.0 - 606.0)).abs() < 1e-3, "{view:?}");
+        assert!(view.min.y.abs() < 1e-3, "{view:?}");
     }
 
     #[test]

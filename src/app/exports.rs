@@ -7,6 +7,7 @@ use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
 use super::RailyardApp;
+use super::exporting::{ExportJob, OwnedColors};
 use super::files;
 use super::path_prompt::PathPurpose;
 use crate::analysis::collective::Workload;
@@ -201,12 +202,12 @@ impl RailyardApp {
         self.ask_path(PathPurpose::Export(kind), ctx);
     }
 
+    /// Writes the export, in the background when the design is large (`exporting`).
     pub(super) fn export_to(&mut self, kind: ExportKind, path: &Path) {
         let doc = self.document();
         let label = doc
             .path()
             .map_or_else(|| doc.design().name.clone(), |p| p.display().to_string());
-        let workload = self.prefs.workload.workload();
         // The heatmap as the canvas shows it, if it is on and computed.
         let heat: Option<Vec<(LinkId, f64)>> = self
             .prefs
@@ -214,24 +215,29 @@ impl RailyardApp {
             .then(|| self.analysis())
             .flatten()
             .map(|(_, a)| a.heat.iter().map(|(&id, &u)| (id, u)).collect());
-        let colors = match (&heat, self.prefs.link_colors) {
-            (Some(loads), _) => LinkColors::Heatmap(loads),
-            (None, ColorMode::Rail) => LinkColors::Rail,
-            (None, ColorMode::Tier) => LinkColors::Tier,
-            (None, _) => LinkColors::Technology,
+        let colors = match (heat, self.prefs.link_colors) {
+            (Some(loads), _) => OwnedColors::Heatmap(loads),
+            (None, ColorMode::Rail) => OwnedColors::Rail,
+            (None, ColorMode::Tier) => OwnedColors::Tier,
+            (None, _) => OwnedColors::Technology,
         };
-        self.status = match write_export(
+        let job = ExportJob {
             kind,
-            doc.design(),
-            &label,
-            workload.as_ref(),
-            &self.catalog,
-            path,
+            design: doc.shared_design(),
+            label,
+            workload: self.prefs.workload.workload(),
+            catalog: std::sync::Arc::clone(&self.catalog),
+            path: path.to_path_buf(),
             colors,
-        ) {
-            Ok(line) => line,
-            Err(e) => format!("Not exported: {e:#}"),
         };
+        if job.is_large() {
+            self.status = match self.exporting.start(job) {
+                Some(line) => line,
+                None => format!("Writing {}…", path.display()),
+            };
+        } else {
+            self.status = job.run();
+        }
     }
 }
 

@@ -5,12 +5,14 @@
 mod action_runner;
 pub mod actions;
 pub mod autosave;
+mod background;
 pub mod cabling;
 pub mod calibrate;
 pub mod canvas;
 pub mod compare;
 pub mod document;
 mod escape;
+pub mod exporting;
 pub mod exports;
 pub mod files;
 pub mod inspector;
@@ -164,6 +166,7 @@ pub struct RailyardApp {
     pub exit_after_first_frame: bool,
     /// Large files being read off the UI thread.
     opening: opening::Opening,
+    exporting: exporting::Exporting,
 }
 
 impl RailyardApp {
@@ -202,6 +205,7 @@ impl RailyardApp {
             was_focused: None,
             exit_after_first_frame: false,
             opening: opening::Opening::default(),
+            exporting: exporting::Exporting::default(),
         };
         app.new_tab();
         app
@@ -437,8 +441,7 @@ impl RailyardApp {
         tab.canvas.selection.retain_existing(tab.doc.design());
     }
 
-    /// Where a paste goes: centred on the pointer when it is over the canvas, else 40 units
-    /// below and right of the copied devices, so the copy never hides the original.
+    /// Where a file dialog starts: beside the open design, else beside the last file opened.
     fn start_dir(&self) -> Option<PathBuf> {
         self.document()
             .path()
@@ -568,6 +571,9 @@ impl RailyardApp {
         self.drive_analysis(&ctx);
         for (path, result) in self.opening.finished() {
             self.opened(&path, result);
+        }
+        for line in self.exporting.finished() {
+            self.status = line;
         }
 
         let mut events: Vec<AppEvent> = Vec::new();
@@ -911,6 +917,7 @@ impl RailyardApp {
         self.path_prompt_window(ctx, events);
         self.close_prompt_window(ctx, events);
         self.opening.ui(ctx);
+        self.exporting.ui(ctx);
         self.recovery_window(ctx);
         let cabling = self
             .cabling

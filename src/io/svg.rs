@@ -7,6 +7,8 @@ use super::group_frames::{GroupFrame, group_frames};
 use super::link_colors::{
     self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
 };
+use super::link_label::{FANNED_BUNDLES_MAX, SINGLE_LINK_LABELS_MAX, link_label};
+use super::tier_captions::{TierCaption, tier_captions};
 use crate::model::{Design, DeviceId, DeviceKind, LinkId, LinkState, Pos};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -155,6 +157,8 @@ const TITLE_HEIGHT: f32 = 64.0;
 /// Room above a group's frame for its caption.
 const CAPTION_HEIGHT: f32 = 18.0;
 const TITLE_PX: f32 = 22.0;
+/// Font size of frame and tier captions.
+const CAPTION_PX: f32 = 14.0;
 /// The legend's column right of the diagram.
 const LEGEND_WIDTH: f32 = 210.0;
 const LEGEND_ROW: f32 = 20.0;
@@ -176,6 +180,16 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         x1: f.max.0,
         y1: f.max.1,
     };
+    let tiers = tier_captions(design, |i| {
+        let r = rects.get(&design.devices.get(i)?.id)?;
+        Some(((r.x0, r.y0), (r.x1, r.y1)))
+    });
+    let tier_rect = |t: &TierCaption| Rect {
+        x0: t.at.0,
+        y0: t.at.1 - CAPTION_HEIGHT - 4.0,
+        x1: t.at.0 + t.text.chars().count() as f32 * CAPTION_PX * CHAR_WIDTH + 8.0,
+        y1: t.at.1 - 4.0,
+    };
     // A frame's caption stands above its top edge.
     let framed = frames.iter().map(|f| Rect {
         y0: f.min.1 - CAPTION_HEIGHT,
@@ -185,6 +199,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         .values()
         .copied()
         .chain(framed)
+        .chain(tiers.iter().map(tier_rect))
         .reduce(Rect::union)
         .unwrap_or(Rect {
             x0: 0.0,
@@ -239,7 +254,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         );
         let _ = writeln!(
             out,
-            r##"<text x="{}" y="{}" fill="#616161" font-size="14">{}</text>"##,
+            r##"<text x="{}" y="{}" fill="#616161" font-size="{CAPTION_PX}">{}</text>"##,
             r.x0 + 6.0,
             r.y0 - 5.0,
             xml_escape(&f.caption)
@@ -305,6 +320,18 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         );
     }
     let _ = writeln!(out, "</g>");
+    // Bundle labels keep clear of the frames' and tiers' captions.
+    let captions: Vec<Rect> = frames
+        .iter()
+        .map(|f| Rect {
+            x0: f.min.0,
+            y0: f.min.1 - CAPTION_HEIGHT,
+            x1: f.min.0 + f.caption.chars().count() as f32 * CAPTION_PX * CHAR_WIDTH + 12.0,
+            y1: f.min.1,
+        })
+        .chain(tiers.iter().map(tier_rect))
+        .collect();
+    write_bundle_labels(&mut out, design, &rects, &captions);
 
     let _ = writeln!(out, r#"<g class="devices">"#);
     for d in design
@@ -315,9 +342,117 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         write_device(&mut out, d, rects[&d.id], false);
     }
     let _ = writeln!(out, "</g>");
+
+    // Each switch row's caption above its leftmost switch, on a light tag over the links.
+    let _ = writeln!(out, r#"<g class="tiers">"#);
+    for t in &tiers {
+        let r = tier_rect(t);
+        let _ = writeln!(
+            out,
+            r##"<rect x="{}" y="{}" width="{}" height="{}" rx="3" fill="#ffffff" fill-opacity="0.85"/><text x="{}" y="{}" fill="#424242" font-size="{CAPTION_PX}">{}</text>"##,
+            r.x0,
+            r.y0,
+            r.x1 - r.x0,
+            r.y1 - r.y0,
+            r.x0 + 4.0,
+            r.y1 - 5.0,
+            xml_escape(&t.text)
+        );
+    }
+    let _ = writeln!(out, "</g>");
     write_legend(&mut out, &legend, (bounds.x1 + MARGIN, bounds.y0));
     out.push_str("</svg>\n");
     out
+}
+
+/// Labels on the links: "8 × 400G" at the middle of each bundle of parallel links (drawn
+/// on one another as one line), and on a small design single links' rates too, each where
+/// its line is long enough to carry it and no other label is.
+fn write_bundle_labels(
+    out: &mut String,
+    design: &Design,
+    rects: &HashMap<DeviceId, Rect>,
+    avoid: &[Rect],
+) {
+    let mut pairs: HashMap<(DeviceId, DeviceId), (u32, f64)> = HashMap::new();
+    for link in &design.links {
+        if !(rects.contains_key(&link.a.device) && rects.contains_key(&link.b.device)) {
+            continue;
+        }
+        let key = (
+            link.a.device.min(link.b.device),
+            link.a.device.max(link.b.device),
+        );
+        let gbit_s = link.nominal_capacity().gbit_s();
+        let entry = pairs.entry(key).or_insert((0, gbit_s));
+        entry.0 += 1;
+        if entry.1 != gbit_s {
+            entry.1 = f64::NAN;
+        }
+    }
+    let min = if pairs.len() <= SINGLE_LINK_LABELS_MAX {
+        1
+    } else {
+        2
+    };
+    let mut labelled: Vec<_> = pairs.into_iter().filter(|(_, (n, _))| *n >= min).collect();
+    // Bundles before single links, then by ids: the same picture every time.
+    labelled.sort_by_key(|&((a, b), (n, _))| (std::cmp::Reverse(n.min(2)), a, b));
+    // Cells of 16 units a label covers: an overlap test that stays linear at 200,000 links.
+    const CELL: f32 = 16.0;
+    let cells_of = |x0: f32, y0: f32, x1: f32, y1: f32| {
+        ((x0 / CELL).floor() as i32..=(x1 / CELL).floor() as i32).flat_map(move |cx| {
+            ((y0 / CELL).floor() as i32..=(y1 / CELL).floor() as i32).map(move |cy| (cx, cy))
+        })
+    };
+    let mut taken: std::collections::HashSet<(i32, i32)> = avoid
+        .iter()
+        .flat_map(|r| cells_of(r.x0, r.y0, r.x1, r.y1))
+        .collect();
+    // As on the canvas: a few bundles fanning out may move a third of the way along; in a
+    // dense sheaf each keeps its middle or goes without.
+    let spots: &[f32] = if labelled.len() <= FANNED_BUNDLES_MAX {
+        &[0.5, 0.3, 0.7]
+    } else {
+        &[0.5]
+    };
+    let _ = writeln!(out, r#"<g class="link-labels">"#);
+    for ((a, b), (n, gbit_s)) in labelled {
+        let (Some(ra), Some(rb)) = (rects.get(&a), rects.get(&b)) else {
+            continue;
+        };
+        let ((x1, y1), (x2, y2)) = (ra.centre(), rb.centre());
+        let text = link_label(n, gbit_s);
+        let width = text.chars().count() as f32 * 12.0 * CHAR_WIDTH + 8.0;
+        let height = 16.0;
+        if (x2 - x1).hypot(y2 - y1) < 3.0 * width {
+            continue;
+        }
+        // At the middle, else a third of the way from either end (bundles fanning into one
+        // switch crowd their middles together).
+        let cells_at = |t: f32| {
+            let (mx, my) = (x1 + (x2 - x1) * t, y1 + (y2 - y1) * t);
+            let (x0, y0) = (mx - width / 2.0, my - height / 2.0);
+            let cells: Vec<(i32, i32)> = cells_of(x0, y0, x0 + width, y0 + height).collect();
+            (mx, my, cells)
+        };
+        let Some((mx, my, cells)) = spots
+            .iter()
+            .map(|&t| cells_at(t))
+            .find(|(_, _, cells)| !cells.iter().any(|c| taken.contains(c)))
+        else {
+            continue;
+        };
+        let (x0, y0) = (mx - width / 2.0, my - height / 2.0);
+        taken.extend(cells);
+        let _ = writeln!(
+            out,
+            r##"<rect x="{x0}" y="{y0}" width="{width}" height="{height}" rx="3" fill="#ffffff" fill-opacity="0.85"/><text x="{mx}" y="{}" text-anchor="middle" fill="#212121">{}</text>"##,
+            my + 4.0,
+            xml_escape(&text)
+        );
+    }
+    let _ = writeln!(out, "</g>");
 }
 
 /// A link's line width: thicker with more lanes, up to eight.

@@ -66,7 +66,12 @@ pub fn wait_for_analysis(harness: &mut Harness<'_, RailyardApp>) {
 }
 
 pub fn click_menu(harness: &mut Harness<'_, RailyardApp>, menu: &str, item: &str) {
-    harness.get_by_label(menu).click();
+    // The menu bar's button: another widget may carry the same word ("Design").
+    harness
+        .query_all_by_label(menu)
+        .find(|n| n.accesskit_node().role() == Role::Button)
+        .unwrap_or_else(|| panic!("menu {menu}"))
+        .click();
     harness.run();
     // A submenu button's label carries its arrow too (and the status bar mentions the menu).
     harness

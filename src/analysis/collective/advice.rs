@@ -361,7 +361,12 @@ pub fn advice_reusing(
                 ),
                 devices,
                 slow.iter().map(|l| l.id).collect(),
-                "give these nodes NICs and switch ports at the faster rate (or move the cables to ports that have it)",
+                &super::upgrade::upgrade_remedy(
+                    design,
+                    catalog,
+                    &slow,
+                    crate::model::Bandwidth::from_gbit_s(fastest_gbit_s),
+                ),
             ));
         }
     }

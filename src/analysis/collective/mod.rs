@@ -22,6 +22,7 @@ pub mod logical;
 pub mod ops;
 mod plan;
 mod routing;
+mod upgrade;
 pub mod workload;
 mod workspace;
 

@@ -146,21 +146,40 @@ impl Drawn {
 /// `Layout::owner`) in either direction, for the count shown on a bundle of parallel links.
 #[derive(Default)]
 pub(super) struct ParallelLinks {
-    counts: HashMap<u64, u32, BuildHasherDefault<MixHasher>>,
+    /// Per owner pair: how many links, and their capacity in Gb/s (NaN when they differ).
+    counts: HashMap<u64, (u32, f64), BuildHasherDefault<MixHasher>>,
 }
 
 impl ParallelLinks {
-    pub fn add(&mut self, i: usize, j: usize) {
+    /// A link of `gbit_s` (rate × lanes) between owners `i` and `j`.
+    pub fn add(&mut self, i: usize, j: usize, gbit_s: f64) {
         let (a, b) = (i.min(j) as u64, i.max(j) as u64);
-        *self.counts.entry((a << 32) | b).or_insert(0) += 1;
+        let entry = self.counts.entry((a << 32) | b).or_insert((0, gbit_s));
+        entry.0 += 1;
+        if entry.1 != gbit_s {
+            entry.1 = f64::NAN;
+        }
     }
 
-    /// The owner pairs joined by more than one link, with their counts.
-    pub fn bundles(&self) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
+    /// How many owner pairs have links.
+    pub fn pairs(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// The owner pairs joined by at least `min` links, with their counts and capacity per
+    /// link in Gb/s (NaN when the links differ).
+    pub fn bundles(&self, min: u32) -> impl Iterator<Item = (usize, usize, u32, f64)> + '_ {
         self.counts
             .iter()
-            .filter(|(_, n)| **n > 1)
-            .map(|(key, n)| ((key >> 32) as usize, (key & 0xffff_ffff) as usize, *n))
+            .filter(move |(_, (n, _))| *n >= min)
+            .map(|(key, &(n, gbit_s))| {
+                (
+                    (key >> 32) as usize,
+                    (key & 0xffff_ffff) as usize,
+                    n,
+                    gbit_s,
+                )
+            })
     }
 }
 
@@ -253,10 +272,16 @@ mod tests {
     fn parallel_links_are_counted_per_device_pair_either_way_round() {
         let mut parallel = ParallelLinks::default();
         for (i, j) in [(0, 1), (1, 0), (0, 1), (2, 1), (0, 2)] {
-            parallel.add(i, j);
+            parallel.add(i, j, 400.0);
         }
-        let bundles: Vec<_> = parallel.bundles().collect();
-        assert_eq!(bundles, [(0, 1, 3)]);
+        let bundles: Vec<_> = parallel.bundles(2).collect();
+        assert_eq!(bundles, [(0, 1, 3, 400.0)]);
+        assert_eq!(parallel.pairs(), 3);
+        // A 100G link beside them makes the bundle mixed.
+        parallel.add(1, 0, 100.0);
+        let (_, _, n, rate) = parallel.bundles(2).next().expect("the bundle");
+        assert_eq!(n, 4);
+        assert!(rate.is_nan());
     }
 
     #[test]

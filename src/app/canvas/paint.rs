@@ -12,6 +12,8 @@ use crate::io::link_colors::{
     self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
     heat_stops,
 };
+use crate::io::link_label::{FANNED_BUNDLES_MAX, SINGLE_LINK_LABELS_MAX, link_label};
+use crate::io::tier_captions::TierCaption;
 use crate::model::{
     Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,
     SwitchRole,
@@ -19,7 +21,10 @@ use crate::model::{
 use egui::emath::TSTransform;
 use egui::epaint::text::{LayoutJob, TextFormat, TextWrapping};
 use egui::epaint::{Mesh, Vertex, WHITE_UV};
-use egui::{Align2, Color32, FontId, Painter, Pos2, Rect, Shape, Stroke, StrokeKind, pos2, vec2};
+use egui::{
+    Align2, Color32, FontId, Galley, Painter, Pos2, Rect, Shape, Stroke, StrokeKind, pos2, vec2,
+};
+use std::sync::Arc;
 
 /// Utilisation from which a link shows under the heatmap even inside a bundle (the first
 /// such link of each bundle).
@@ -110,18 +115,22 @@ fn link_width_px_scaled(link: &Link, scale: f32) -> f32 {
     (w * scale).max(0.75)
 }
 
-/// The frames of pods and units as `layout` draws the design, and a fingerprint of what
-/// they are drawn from (every drawn box, group and GPU count): finding them walks every
-/// device's groups, about 2 ms at 9,000 devices, so a frame reuses the last ones while the
-/// fingerprint holds.
-pub(super) fn frames_of(
+/// The captions a frame draws over the design: pod and unit frames, tier captions.
+#[derive(Debug, Default)]
+pub struct Captions {
+    pub frames: Vec<GroupFrame>,
+    pub tiers: Vec<TierCaption>,
+}
+
+/// The frames of pods and units and the captions of switch tiers as `layout` draws the
+/// design, and a fingerprint of what they are drawn from (every drawn box, group, GPU count
+/// and switch): finding them walks every device's groups, about 2 ms at 9,000 devices, so a
+/// frame reuses the last ones while the fingerprint holds.
+pub(super) fn captions_of(
     design: &Design,
     layout: &Layout,
-    cache: &mut Option<(u64, std::sync::Arc<Vec<GroupFrame>>)>,
-) -> std::sync::Arc<Vec<GroupFrame>> {
-    if design.groups.is_empty() {
-        return std::sync::Arc::default();
-    }
+    cache: &mut Option<(u64, std::sync::Arc<Captions>)>,
+) -> std::sync::Arc<Captions> {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut mix = |x: u64| h = (h ^ x).wrapping_mul(0x0000_0100_0000_01b3);
     for r in layout
@@ -133,8 +142,13 @@ pub(super) fn frames_of(
     }
     for (i, d) in design.devices.iter().enumerate() {
         mix(layout.block_of(i).map_or(u64::MAX, |b| b as u64));
-        if let DeviceKind::GpuNode(n) = &d.kind {
-            mix(u64::from(n.gpu_count));
+        match &d.kind {
+            DeviceKind::GpuNode(n) => mix(u64::from(n.gpu_count)),
+            DeviceKind::Switch(s) => {
+                mix(s.role as u64);
+                s.model.as_str().bytes().for_each(|b| mix(u64::from(b)));
+            }
+            _ => {}
         }
     }
     for g in &design.groups {
@@ -142,20 +156,35 @@ pub(super) fn frames_of(
         mix(g.parent.map_or(u64::MAX, |p| u64::from(p.0)));
         g.name.bytes().for_each(|b| mix(u64::from(b)));
     }
-    if let Some((key, frames)) = cache
+    if let Some((key, captions)) = cache
         && *key == h
     {
-        return frames.clone();
+        return captions.clone();
     }
-    let frames = std::sync::Arc::new(crate::io::group_frames::group_frames(design, |i| {
+    let block_or_box = |i: usize| {
         let r = match layout.block_of(i) {
             Some(b) => layout.blocks[b].rect,
             None => *layout.rects.get(i)?,
         };
         Some(((r.min.x, r.min.y), (r.max.x, r.max.y)))
-    }));
-    *cache = Some((h, frames.clone()));
-    frames
+    };
+    let own_box = |i: usize| {
+        if layout.block_of(i).is_some() {
+            return None;
+        }
+        let r = layout.rects.get(i)?;
+        Some(((r.min.x, r.min.y), (r.max.x, r.max.y)))
+    };
+    let captions = std::sync::Arc::new(Captions {
+        frames: if design.groups.is_empty() {
+            Vec::new()
+        } else {
+            crate::io::group_frames::group_frames(design, block_or_box)
+        },
+        tiers: crate::io::tier_captions::tier_captions(design, own_box),
+    });
+    *cache = Some((h, captions.clone()));
+    captions
 }
 
 /// What the links drawn showed: the legend's tally and the bundles of parallel links.
@@ -286,9 +315,10 @@ impl Frame<'_> {
     /// The frames of pods and scalable units, under the links, and their captions above
     /// each frame's top left (in `labels`) where the frame is wide enough on screen to
     /// carry one. Far out, groups are drawn folded with their own labels instead.
-    pub fn group_frames(&self, frames: &[GroupFrame]) {
+    /// Returns where the captions were drawn (screen points), for other captions to avoid.
+    pub fn group_frames(&self, frames: &[GroupFrame]) -> Vec<Rect> {
         if frames.is_empty() || self.zoom < COLLAPSE_ZOOM {
-            return;
+            return Vec::new();
         }
         let stroke = Stroke::new(self.px(1.0), FRAME_STROKE);
         let mut outlines = Vec::new();
@@ -325,6 +355,43 @@ impl Frame<'_> {
         }
         self.scene.extend(outlines);
         self.labels.extend(captions);
+        placed
+    }
+
+    /// Each switch row's caption ("leaf · 8 × qm9700") just above its leftmost switch,
+    /// on a dark tag as the bundle counts; moved right past captions already drawn there
+    /// (`placed`: a unit's frame caption sits just above its leaf row).
+    /// Returns `placed` with the captions drawn added.
+    pub fn tier_captions(&self, tiers: &[TierCaption], mut placed: Vec<Rect>) -> Vec<Rect> {
+        if tiers.is_empty() || self.zoom < COLLAPSE_ZOOM {
+            return placed;
+        }
+        let clip = self.labels.clip_rect();
+        let mut shapes = Vec::new();
+        for t in tiers {
+            let corner = self.to_global * pos2(t.at.0, t.at.1);
+            let g = self
+                .labels
+                .layout_no_wrap(t.text.clone(), FontId::proportional(TAG_PX), LABEL);
+            let mut at = pos2(corner.x, corner.y - g.size().y - 6.0);
+            let mut rect = Rect::from_min_size(at, g.size()).expand2(vec2(4.0, 1.0));
+            // A few steps right at most: past that the row's own switches are covered.
+            for _ in 0..3 {
+                let Some(over) = placed.iter().find(|r| r.intersects(rect)) else {
+                    break;
+                };
+                let dx = over.max.x + 8.0 - rect.min.x;
+                at.x += dx;
+                rect = rect.translate(vec2(dx, 0.0));
+            }
+            if !clip.intersects(rect) || placed.iter().any(|r| r.intersects(rect)) {
+                continue;
+            }
+            placed.push(rect);
+            push_tag(&mut shapes, rect, at, g);
+        }
+        self.labels.extend(shapes);
+        placed
     }
 
     /// What link colours show this frame: the heatmap whenever loads are given.
@@ -412,7 +479,11 @@ impl Frame<'_> {
                 continue;
             }
             if count_parallel {
-                parallel.add(self.layout.owner(ia), self.layout.owner(ib));
+                parallel.add(
+                    self.layout.owner(ia),
+                    self.layout.owner(ib),
+                    link.nominal_capacity().gbit_s(),
+                );
             }
             let is_highlighted = !highlight.is_empty() && highlight.contains(&link.id);
             let is_hot = heat.is_some_and(|h| h.get(&link.id).is_some_and(|&u| u >= HOT));
@@ -513,47 +584,65 @@ impl Frame<'_> {
         }
     }
 
-    /// "×n" at the middle of each bundle of parallel links long enough on screen to carry it.
-    pub fn bundle_counts(&self, parallel: &ParallelLinks) {
+    /// "8 × 400G" at the middle of each bundle of parallel links long enough on screen to
+    /// carry it, clear of the captions already `placed`; on a small design (few linked pairs
+    /// in view) single links' rates too.
+    pub fn bundle_counts(&self, parallel: &ParallelLinks, mut placed: Vec<Rect>) {
         let mut shapes = Vec::new();
-        let mut placed: Vec<Rect> = Vec::new();
-        for (i, j, count) in parallel.bundles() {
+        let min = if parallel.pairs() <= SINGLE_LINK_LABELS_MAX {
+            1
+        } else {
+            2
+        };
+        let mut bundles: Vec<_> = parallel.bundles(min).collect();
+        // Bundles first (their counts matter more), then a stable order, so labels that
+        // would overlap give way the same way every frame.
+        bundles.sort_by_key(|&(i, j, n, _)| (std::cmp::Reverse(n.min(2)), i, j));
+        // A few bundles fanning into one switch crowd their middles together: they may move
+        // a third of the way along. In a dense sheaf that would only fill the gaps with more
+        // labels, so there each keeps its middle or goes without.
+        let spots: &[f32] = if bundles.len() <= FANNED_BUNDLES_MAX {
+            &[0.5, 0.3, 0.7]
+        } else {
+            &[0.5]
+        };
+        for (i, j, count, gbit_s) in bundles {
             let (a, b) = (
                 self.to_global * self.layout.owner_anchor(i),
                 self.to_global * self.layout.owner_anchor(j),
             );
             let g = self.labels.layout_no_wrap(
-                format!("×{count}"),
+                link_label(count, gbit_s),
                 FontId::proportional(TAG_PX),
                 LABEL,
             );
-            let mid = a + (b - a) / 2.0;
-            let rect = Rect::from_center_size(mid, g.size()).expand2(vec2(4.0, 1.0));
-            // Where bundles cross (leaf-to-spine sheaves), counts overlapping one already
-            // placed would run together into an unreadable row: the first one speaks.
-            if a.distance(b) < 3.0 * rect.width()
-                || !self.labels.clip_rect().contains(mid)
-                || placed.iter().any(|r: &Rect| r.intersects(rect))
-            {
+            if a.distance(b) < 3.0 * (g.size().x + 8.0) {
                 continue;
             }
+            // Labels overlapping would run together into an unreadable row.
+            let clip = self.labels.clip_rect();
+            let Some((mid, rect)) = spots.iter().find_map(|&t| {
+                let at = a + (b - a) * t;
+                let rect = Rect::from_center_size(at, g.size()).expand2(vec2(4.0, 1.0));
+                (clip.contains(at) && !placed.iter().any(|r: &Rect| r.intersects(rect)))
+                    .then_some((at, rect))
+            }) else {
+                continue;
+            };
             placed.push(rect);
-            shapes.push(Shape::rect_filled(
-                rect,
-                3.0,
-                Color32::from_black_alpha(200),
-            ));
-            shapes.push(Shape::galley(mid - g.size() / 2.0, g, LABEL));
+            let at = mid - g.size() / 2.0;
+            push_tag(&mut shapes, rect, at, g);
         }
         self.labels.extend(shapes);
     }
 
     /// The legend of what `tally` saw, in the canvas's bottom-left corner, in screen space,
-    /// and how many links passing through the view were left out.
-    pub fn legend(&self, tally: &LegendTally, passing_hidden: usize) {
+    /// and how many links passing through the view were left out. Returns where it was drawn
+    /// (screen points).
+    pub fn legend(&self, tally: &LegendTally, passing_hidden: usize) -> Option<Rect> {
         let mut legend = tally.legend(self.color_mode(), self.background());
         if legend.entries.is_empty() {
-            return;
+            return None;
         }
         if passing_hidden > 0 {
             let faint = legend.entries[0].color;
@@ -566,8 +655,10 @@ impl Frame<'_> {
                 pattern: Pattern::Solid,
             });
         }
-        let shapes = legend_shapes(self.labels, &legend, self.to_global * self.view, self.dark);
+        let (shapes, rect) =
+            legend_shapes(self.labels, &legend, self.to_global * self.view, self.dark);
         self.labels.extend(shapes);
+        Some(rect)
     }
 
     /// Nodes, switches and hosts, then collapsed blocks and port handles. When few are in
@@ -877,7 +968,12 @@ fn faded(Rgb(r, g, b): Rgb, dark: bool) -> Rgb {
     Rgb(mix(r), mix(g), mix(b))
 }
 
-fn legend_shapes(painter: &Painter, legend: &Legend, screen: Rect, dark: bool) -> Vec<Shape> {
+fn legend_shapes(
+    painter: &Painter,
+    legend: &Legend,
+    screen: Rect,
+    dark: bool,
+) -> (Vec<Shape>, Rect) {
     let text_color = if dark { LABEL } else { Color32::from_gray(30) };
     let row = LEGEND_PX * 1.5;
     let sample = 26.0;
@@ -983,7 +1079,17 @@ fn legend_shapes(painter: &Painter, legend: &Legend, screen: Rect, dark: bool) -
         ));
         y += row;
     }
-    shapes
+    (shapes, rect)
+}
+
+/// A caption on a dark tag (`rect`), its text at `at`: bundle labels and tier captions.
+fn push_tag(shapes: &mut Vec<Shape>, rect: Rect, at: Pos2, text: Arc<Galley>) {
+    shapes.push(Shape::rect_filled(
+        rect,
+        3.0,
+        Color32::from_black_alpha(200),
+    ));
+    shapes.push(Shape::galley(at, text, LABEL));
 }
 
 /// Indices of the nodes, switches and hosts that are in view and drawn on their own.

@@ -1,0 +1,123 @@
+//! Captions for the tiers of a switched fabric ("spine · 4 × qm9700"), one per row of
+//! switches of one role, so a picture shows which row is which and how many switches it
+//! holds where their own names are too small to read. The canvas and the SVG export draw
+//! the same captions.
+
+use crate::model::{Design, DeviceKind, PartId, SwitchRole};
+use std::collections::BTreeMap;
+
+/// A box as its (min, max) corners, design units.
+pub type Corners = ((f32, f32), (f32, f32));
+
+/// One row's caption and where it goes: above the row's leftmost box (`at` is that box's
+/// top left corner, design units).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TierCaption {
+    pub text: String,
+    pub at: (f32, f32),
+}
+
+/// A row being read: its role, leftmost box's top left corner, count and model (`None`
+/// once models differ).
+struct Row {
+    role: SwitchRole,
+    at: (f32, f32),
+    count: u32,
+    model: Option<PartId>,
+}
+
+/// The captions of the rows of switches that `bounds` gives a box for (`None`: not drawn
+/// on its own), in order from the top. A row is the switches of one role whose boxes share
+/// a centre line. Only designs with two tiers or more have them: a single switch needs none.
+pub fn tier_captions(
+    design: &Design,
+    bounds: impl Fn(usize) -> Option<Corners>,
+) -> Vec<TierCaption> {
+    // Keyed by centre line (whole design units, so float noise does not split a row) and role.
+    let mut rows: BTreeMap<(i64, u8), Row> = BTreeMap::new();
+    for (i, d) in design.devices.iter().enumerate() {
+        let DeviceKind::Switch(s) = &d.kind else {
+            continue;
+        };
+        let Some(((x0, y0), (_, y1))) = bounds(i) else {
+            continue;
+        };
+        let centre = (f64::from(y0 + y1) / 2.0).round() as i64;
+        let row = rows.entry((centre, s.role as u8)).or_insert(Row {
+            role: s.role,
+            at: (x0, y0),
+            count: 0,
+            model: Some(s.model.clone()),
+        });
+        row.count += 1;
+        if x0 < row.at.0 {
+            row.at = (x0, y0);
+        }
+        if row.model.as_ref() != Some(&s.model) {
+            row.model = None;
+        }
+    }
+    let mut roles: Vec<u8> = rows.keys().map(|&(_, r)| r).collect();
+    roles.sort_unstable();
+    roles.dedup();
+    if roles.len() < 2 {
+        return Vec::new();
+    }
+    rows.into_values()
+        .map(|r| TierCaption {
+            text: match &r.model {
+                Some(m) => format!("{} · {} × {m}", r.role.label(), r.count),
+                None => format!("{} · {} switches", r.role.label(), r.count),
+            },
+            at: r.at,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::Catalog;
+
+    fn boxes(design: &Design) -> impl Fn(usize) -> Option<Corners> + '_ {
+        |i| {
+            let p = design.devices[i].pos;
+            Some(((p.x - 50.0, p.y - 20.0), (p.x + 50.0, p.y + 20.0)))
+        }
+    }
+
+    #[test]
+    fn a_superpod_unit_has_a_spine_row_and_a_leaf_row() {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(32);
+        let design = generate(&spec, &catalog).expect("generates");
+        let captions = tier_captions(&design, boxes(&design));
+        // One unit of 32 DGX H100: 8 rail leaves under 4 spines, all QM9700 (the
+        // template's default switch), spines on top.
+        let texts: Vec<&str> = captions.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["spine · 4 × qm9700", "leaf · 8 × qm9700"]);
+        // Each caption sits at its row's leftmost box.
+        let leftmost_leaf = design
+            .devices
+            .iter()
+            .filter(|d| matches!(&d.kind, DeviceKind::Switch(s) if s.role == SwitchRole::Leaf))
+            .map(|d| d.pos.x - 50.0)
+            .fold(f32::INFINITY, f32::min);
+        assert_eq!(captions[1].at.0, leftmost_leaf);
+    }
+
+    #[test]
+    fn one_tier_or_nothing_drawn_has_no_captions() {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::Star);
+        spec.nodes = Some(4);
+        let star = generate(&spec, &catalog).expect("a star");
+        assert!(tier_captions(&star, boxes(&star)).is_empty());
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(32);
+        let unit = generate(&spec, &catalog).expect("generates");
+        assert!(tier_captions(&unit, |_| None).is_empty());
+    }
+}
