@@ -1469,3 +1469,71 @@ fn a_large_file_opens_in_the_background() {
         .unwrap_or_default();
     assert!(banner.contains(&format!("bad.ron:{line}:")), "{banner}");
 }
+
+/// The screen rectangle of the canvas legend, from its texts: from its heading's top left
+/// to the right end of its widest line, down to the canvas bottom.
+fn legend_rect(harness: &Harness<'_, RailyardApp>, heading: &str) -> egui::Rect {
+    let texts: Vec<(String, egui::Rect)> = harness
+        .output()
+        .shapes
+        .iter()
+        .filter_map(|c| match &c.shape {
+            egui::Shape::Text(t) => Some((
+                t.galley.text().to_string(),
+                egui::Rect::from_min_size(t.pos, t.galley.size()),
+            )),
+            _ => None,
+        })
+        .collect();
+    let (_, top) = texts
+        .iter()
+        .find(|(t, _)| t == heading)
+        .unwrap_or_else(|| panic!("no legend {heading}"));
+    let right = texts
+        .iter()
+        .filter(|(_, r)| r.min.y >= top.min.y && (r.min.x - top.min.x).abs() < 40.0)
+        .map(|(_, r)| r.max.x)
+        .fold(top.max.x, f32::max);
+    egui::Rect::from_min_max(top.min, egui::pos2(right, f32::INFINITY))
+}
+
+/// At zoom to fit, the legend covers no device, and a colour mode with a taller legend
+/// (8 rails against 1 technology) refits the view while it is still the fitted one.
+#[test]
+fn a_fitted_design_stays_clear_of_the_legend_when_it_grows() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "DGX H100 SuperPOD scalable unit (32 nodes)");
+    for _ in 0..3 {
+        harness.run();
+    }
+    let clear = |harness: &Harness<'_, RailyardApp>, heading: &str| {
+        let legend = legend_rect(harness, heading);
+        // The legend's top right corner in canvas units: no device box (nodes are 100 × 56,
+        // centred on their position) may reach into the region left of and below it.
+        let canvas = harness.state().canvas_state();
+        let corner = canvas
+            .to_canvas(egui::pos2(legend.max.x, legend.min.y))
+            .expect("drawn");
+        let covered: Vec<String> = harness
+            .state()
+            .document()
+            .design()
+            .devices
+            .iter()
+            .filter(|d| d.pos.x - 50.0 < corner.x && d.pos.y + 28.0 > corner.y)
+            .map(|d| d.name.clone())
+            .collect();
+        assert!(covered.is_empty(), "{heading} covers {covered:?}");
+    };
+    clear(&harness, "Links by technology");
+    click_menu(&mut harness, "View", "Link colours");
+    harness
+        .query_all_by_label("By rail")
+        .next()
+        .expect("By rail")
+        .click();
+    for _ in 0..3 {
+        harness.run();
+    }
+    clear(&harness, "Links by rail");
+}

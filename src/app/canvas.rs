@@ -145,6 +145,9 @@ pub struct Interaction {
     fit_pending: bool,
     /// The legend's place in the last frame, in screen points.
     legend_rect: Option<Rect>,
+    /// The view the last fit made and the legend it kept clear of: while the view stays
+    /// there, a legend that grows or shrinks (another colour mode, the heatmap) refits it.
+    fitted: Option<(Rect, Option<Rect>)>,
     /// The design's extent and a sample of its devices, while some are out of view.
     overview: Option<minimap::Overview>,
     /// Links the last frame drew in a lane beside their bundle's line: clicks and hovers
@@ -188,6 +191,7 @@ impl Default for Interaction {
             next_view: None,
             fit_pending: false,
             legend_rect: None,
+            fitted: None,
             overview: None,
             lanes: Vec::new(),
             hover_link: None,
@@ -306,6 +310,13 @@ fn usable(rect: Rect) -> bool {
 pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
     state.scene_rect = fit_content(design);
     state.interaction.fit_pending = true;
+}
+
+/// Whether two views are the same but for rounding (the scene writes its view back each
+/// frame).
+fn same_view(a: Rect, b: Rect) -> bool {
+    let tolerance = 1e-3 * a.width().max(a.height());
+    (a.min - b.min).length() <= tolerance && (a.max - b.max).length() <= tolerance
 }
 
 /// The design's bounds with the fit's margin, at least `MIN_FIT_SIZE`.
@@ -452,11 +463,20 @@ pub fn canvas_ui(
             body(ui, design, state, overlay, space, labels_layer, &mut events);
         });
     state.scene_rect = scene_rect;
-    if std::mem::take(&mut state.interaction.fit_pending)
-        && let Some(legend) = state.interaction.legend_rect
-        && usable(outer)
-    {
-        state.scene_rect = fit_clear_of(fit_content(design), outer, legend);
+    let legend = state.interaction.legend_rect;
+    let still_fitted = state
+        .interaction
+        .fitted
+        .is_some_and(|(view, fitted_legend)| {
+            same_view(view, state.scene_rect) && fitted_legend != legend
+        });
+    if (std::mem::take(&mut state.interaction.fit_pending) || still_fitted) && usable(outer) {
+        let content = fit_content(design);
+        state.scene_rect = match legend {
+            Some(legend) => fit_clear_of(content, outer, legend),
+            None => content,
+        };
+        state.interaction.fitted = Some((state.scene_rect, legend));
         ui.ctx().request_repaint();
     }
     if let Some(view) = state.interaction.next_view.take() {

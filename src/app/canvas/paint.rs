@@ -349,6 +349,13 @@ impl Frame<'_> {
                 let room = Rect::from_min_size(at, g.size()).expand(2.0);
                 if placed.iter().all(|p: &Rect| !p.intersects(room)) {
                     placed.push(room);
+                    // On the canvas's own colour, so links passing under it do not cross it out.
+                    let ground = if self.dark {
+                        Color32::from_black_alpha(170)
+                    } else {
+                        Color32::from_white_alpha(200)
+                    };
+                    captions.push(Shape::rect_filled(room, 2.0, ground));
                     captions.push(Shape::galley(at, g, color));
                 }
             }
