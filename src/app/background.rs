@@ -1,13 +1,18 @@
 //! File work that runs on a thread of its own while the window keeps drawing (reading a
-//! large design, writing a large export): a small window names each file with a spinner,
-//! and what finished is picked up each frame.
+//! large design, writing a large export): a small window names each file with a progress
+//! bar (a spinner where the work cannot say how far it is), and what finished is picked up
+//! each frame.
 
+use crate::io::read_progress::ReadProgress;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::Duration;
 
 struct Pending<T> {
     path: PathBuf,
+    /// How far it has got, where the work says.
+    progress: Option<Arc<ReadProgress>>,
     /// What the window says while it runs ("Opening big.ron (130 MB)…").
     doing: String,
     result: Receiver<T>,
@@ -28,11 +33,13 @@ impl<T: Send + 'static> FileJobs<T> {
         }
     }
 
-    /// Runs `work` on a thread of its own for `path`; `doing` says what it does.
+    /// Runs `work` on a thread of its own for `path`; `doing` says what it does, and
+    /// `progress` (if any) how far it has got.
     pub fn start(
         &mut self,
         path: &Path,
         doing: String,
+        progress: Option<Arc<ReadProgress>>,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> std::io::Result<()> {
         let (send, result) = mpsc::channel();
@@ -44,6 +51,7 @@ impl<T: Send + 'static> FileJobs<T> {
             })?;
         self.pending.push(Pending {
             path: path.to_path_buf(),
+            progress,
             doing,
             result,
         });
@@ -92,10 +100,22 @@ impl<T: Send + 'static> FileJobs<T> {
             .anchor(egui::Align2::CENTER_TOP, [0.0, offset])
             .show(ctx, |ui| {
                 for p in &self.pending {
-                    ui.horizontal(|ui| {
-                        ui.spinner();
-                        ui.label(&p.doing);
-                    });
+                    match p.progress.as_ref().and_then(|r| r.fraction()) {
+                        Some(done) => {
+                            ui.label(&p.doing);
+                            ui.add(
+                                egui::ProgressBar::new(done)
+                                    .desired_width(280.0)
+                                    .show_percentage(),
+                            );
+                        }
+                        None => {
+                            ui.horizontal(|ui| {
+                                ui.spinner();
+                                ui.label(&p.doing);
+                            });
+                        }
+                    }
                 }
             });
         ctx.request_repaint_after(Duration::from_millis(100));

@@ -4,7 +4,8 @@
 //! Also the pure command builders behind Delete, Copy/Paste and the arrow-key nudge, kept here
 //! (not in the panels) so they are unit-tested without a window.
 
-use crate::io::{DesignFileError, load_design, save_design};
+use crate::io::read_progress::ReadProgress;
+use crate::io::{DesignFileError, load_design_reporting, save_design};
 use crate::model::command::{Command, CommandError, History};
 use crate::model::{Design, Device, DeviceId, Link, LinkId, Pos};
 use serde::{Deserialize, Serialize};
@@ -71,7 +72,12 @@ impl Document {
     }
 
     pub fn open(path: &Path) -> Result<Self, DesignFileError> {
-        let design = load_design(path)?;
+        Self::open_reporting(path, &ReadProgress::default())
+    }
+
+    /// `open`, telling `progress` how far the file has been read.
+    pub fn open_reporting(path: &Path, progress: &ReadProgress) -> Result<Self, DesignFileError> {
+        let design = load_design_reporting(path, progress)?;
         Ok(Self::from_design(design, Some(path.to_path_buf())))
     }
 

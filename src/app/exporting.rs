@@ -87,7 +87,7 @@ impl Exporting {
     pub fn start(&mut self, job: ExportJob) -> Option<String> {
         let path = job.path.clone();
         let doing = format!("Writing the {} to {}…", job.kind.what(), file_name(&path));
-        match self.jobs.start(&path, doing, move || job.run()) {
+        match self.jobs.start(&path, doing, None, move || job.run()) {
             Ok(()) => None,
             Err(e) => Some(format!("Not exported: no thread to write it on ({e})")),
         }

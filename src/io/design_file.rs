@@ -9,6 +9,7 @@
 //! has a position. A save writes a temporary file beside the target and renames it over,
 //! so a failed save never destroys the previous file.
 
+use super::read_progress::ReadProgress;
 use super::ron_tree::{self, Tree};
 use crate::model::Design;
 use crate::model::validate::{ValidationError, validate};
@@ -185,16 +186,18 @@ impl<'de> Deserialize<'de> for Envelope {
 
 /// Parses design text; `origin` names the file in error messages.
 pub fn parse_design(text: &str, origin: &str) -> Result<Design, DesignFileError> {
-    parse_design_with(text, origin, MIGRATIONS)
+    parse_design_with(text, origin, MIGRATIONS, None)
 }
 
-/// `parse_design` with a given migration list (tests use made-up formats).
+/// `parse_design` with a given migration list (tests use made-up formats), telling
+/// `progress` how far it has read.
 fn parse_design_with(
     text: &str,
     origin: &str,
     migrations: &[Migration],
+    progress: Option<&ReadProgress>,
 ) -> Result<Design, DesignFileError> {
-    let design = match read_in_pieces(text) {
+    let design = match read_in_pieces(text, progress) {
         Some(design) => design,
         None => parse_in_one_pass(text, origin, migrations)?,
     };
@@ -203,13 +206,16 @@ fn parse_design_with(
 
 /// A large file in the current layout read with its big lists on several threads; None
 /// when it is not one (or has a mistake: the one-pass reader words it).
-fn read_in_pieces(text: &str) -> Option<Design> {
-    super::parallel_parse::read(text, &ron_options(), |skeleton| {
-        match ron_options().from_str::<Envelope>(skeleton) {
+fn read_in_pieces(text: &str, progress: Option<&ReadProgress>) -> Option<Design> {
+    super::parallel_parse::read(
+        text,
+        &ron_options(),
+        |skeleton| match ron_options().from_str::<Envelope>(skeleton) {
             Ok(Envelope::Current(design)) => Some(*design),
             _ => None,
-        }
-    })
+        },
+        progress,
+    )
 }
 
 /// Reads the whole text in one pass, through the migrations if it is older.
@@ -331,6 +337,20 @@ fn oldest_version(migrations: &[Migration]) -> u32 {
 
 /// Reads and parses a design file.
 pub fn load_design(path: &Path) -> Result<Design, DesignFileError> {
+    load_design_reporting(path, &ReadProgress::default())
+}
+
+/// `load_design`, telling `progress` how far it has read (a large file's window shows it).
+pub fn load_design_reporting(
+    path: &Path,
+    progress: &ReadProgress,
+) -> Result<Design, DesignFileError> {
+    let result = load_with_progress(path, progress);
+    progress.finish();
+    result
+}
+
+fn load_with_progress(path: &Path, progress: &ReadProgress) -> Result<Design, DesignFileError> {
     let origin = path.display().to_string();
     let read_error = |source| DesignFileError::Read {
         path: origin.clone(),
@@ -355,7 +375,8 @@ pub fn load_design(path: &Path) -> Result<Design, DesignFileError> {
             message: "not UTF-8 text (is this a design file?)".into(),
         }
     })?;
-    parse_design(&text, &origin)
+    progress.start(text.len() as u64);
+    parse_design_with(&text, &origin, MIGRATIONS, Some(progress))
 }
 
 /// The file text of a design, pretty and stable for diffs.
@@ -425,7 +446,7 @@ mod tests {
 
     /// A file over `parallel_parse::MIN_BYTES` (1,024 DGX, 3-tier rail-optimized, 8 MB) with
     /// links of every kind of state, lane count, transport and cable: read in pieces, it is
-    /// what one pass reads, and what was saved.
+    /// what one pass reads, and what was saved; its progress moves as the pieces are read.
     #[test]
     fn a_large_file_read_in_pieces_is_the_file_read_in_one_pass() {
         use crate::generate::{Template, TemplateSpec, generate};
@@ -453,10 +474,19 @@ mod tests {
             "big",
         )
         .expect("valid");
-        let in_pieces = read_in_pieces(&text).expect("read in pieces");
+        let progress = ReadProgress::default();
+        progress.start(text.len() as u64);
+        let in_pieces = read_in_pieces(&text, Some(&progress)).expect("read in pieces");
         let in_pieces = finish_design(in_pieces, "big").expect("valid");
         assert_eq!(in_pieces, one_pass);
         assert_eq!(in_pieces, design);
+        // The window's bar moved in steps (16 parts per piece, a piece per list at least),
+        // and the pieces are nearly the whole file: all but the skeleton.
+        assert!(progress.steps() >= 32, "{} steps", progress.steps());
+        let read = progress.fraction().expect("started");
+        assert!(read > 0.95 && read <= 1.0, "{read}");
+        progress.finish();
+        assert_eq!(progress.fraction(), Some(1.0));
     }
 
     /// A made-up history: version 0 called the design's name `title`.
@@ -495,7 +525,7 @@ mod tests {
 
     #[test]
     fn version_0_is_migrated_with_names_and_enums_intact() {
-        let design = parse_design_with(V0_FILE, "old.ron", V0_TO_CURRENT).unwrap();
+        let design = parse_design_with(V0_FILE, "old.ron", V0_TO_CURRENT, None).unwrap();
         assert_eq!(design.name, "lab");
         // Sorted on load: the file lists device 1 first.
         assert_eq!(design.devices[0].name, "mac");
@@ -528,7 +558,7 @@ mod tests {
     #[test]
     fn a_failing_migration_says_which_step() {
         let no_title = V0_FILE.replace("title", "label");
-        let e = parse_design_with(&no_title, "old.ron", V0_TO_CURRENT).unwrap_err();
+        let e = parse_design_with(&no_title, "old.ron", V0_TO_CURRENT, None).unwrap_err();
         assert_eq!(
             e.to_string(),
             "old.ron: migrating from version 0 to 1: version 0 designs have a `title`"

@@ -16,9 +16,12 @@ pub mod nccl_log;
 pub(crate) mod parallel_parse;
 pub(crate) mod plain_error;
 pub mod raster;
+pub mod read_progress;
 pub mod ron_tree;
 
-pub use design_file::{DesignFileError, load_design, parse_design, save_design};
+pub use design_file::{
+    DesignFileError, load_design, load_design_reporting, parse_design, save_design,
+};
 pub mod report;
 pub mod svg;
 pub mod tier_captions;

@@ -6,6 +6,7 @@
 //! to the one-pass reader, which reports errors with their line and column; so this path
 //! only ever returns what that reader would have.
 
+use super::read_progress::ReadProgress;
 use crate::model::{Design, Device, Link};
 use serde::de::DeserializeOwned;
 use std::ops::Range;
@@ -141,15 +142,26 @@ enum Piece<'scope, T> {
     Read(Option<Vec<T>>),
 }
 
-/// Reads the elements in `piece` as RON.
+/// A piece is read in this many parts, each reported to the progress when done.
+const PROGRESS_STEPS: usize = 16;
+
+/// Reads the elements in `piece` as RON, a part at a time, telling `progress` of each.
 fn read_piece<T: DeserializeOwned>(
     text: &str,
     piece: &[Range<usize>],
     options: &ron::Options,
+    progress: Option<&ReadProgress>,
 ) -> Option<Vec<T>> {
-    let (first, last) = (piece.first()?, piece.last()?);
-    let chunk = format!("[{}]", &text[first.start..last.end]);
-    options.from_str::<Vec<T>>(&chunk).ok()
+    let mut all = Vec::with_capacity(piece.len());
+    for part in piece.chunks(piece.len().div_ceil(PROGRESS_STEPS).max(1)) {
+        let (first, last) = (part.first()?, part.last()?);
+        let chunk = format!("[{}]", &text[first.start..last.end]);
+        all.extend(options.from_str::<Vec<T>>(&chunk).ok()?);
+        if let Some(progress) = progress {
+            progress.advance((last.end - first.start) as u64);
+        }
+    }
+    Some(all)
 }
 
 /// Starts reading a list's elements in `parts` pieces, one thread each, in the list's order.
@@ -159,16 +171,17 @@ fn spawn_pieces<'scope, T: DeserializeOwned + Send + 'scope>(
     list: &'scope List,
     parts: usize,
     options: &'scope ron::Options,
+    progress: Option<&'scope ReadProgress>,
 ) -> Vec<Piece<'scope, T>> {
     let per = list.elements.len().div_ceil(parts.max(1)).max(1);
     list.elements
         .chunks(per)
         .map(|piece| {
             match std::thread::Builder::new()
-                .spawn_scoped(scope, move || read_piece(text, piece, options))
+                .spawn_scoped(scope, move || read_piece(text, piece, options, progress))
             {
                 Ok(handle) => Piece::Reading(handle),
-                Err(_) => Piece::Read(read_piece(text, piece, options)),
+                Err(_) => Piece::Read(read_piece(text, piece, options, progress)),
             }
         })
         .collect()
@@ -194,6 +207,7 @@ pub fn read(
     text: &str,
     options: &ron::Options,
     read_skeleton: impl FnOnce(&str) -> Option<Design>,
+    progress: Option<&ReadProgress>,
 ) -> Option<Design> {
     if text.len() < MIN_BYTES {
         return None;
@@ -221,14 +235,13 @@ pub fn read(
     let total = (size(&lists.devices) + size(&lists.links)).max(1);
     let share = |l: &Option<List>| (parts * size(l)).div_ceil(total).max(1);
     let (devices, links) = std::thread::scope(|scope| {
-        let devices = lists
-            .devices
-            .as_ref()
-            .map(|l| spawn_pieces::<Device>(scope, text, l, share(&lists.devices), options));
+        let devices = lists.devices.as_ref().map(|l| {
+            spawn_pieces::<Device>(scope, text, l, share(&lists.devices), options, progress)
+        });
         let links = lists
             .links
             .as_ref()
-            .map(|l| spawn_pieces::<Link>(scope, text, l, share(&lists.links), options));
+            .map(|l| spawn_pieces::<Link>(scope, text, l, share(&lists.links), options, progress));
         (devices.map(joined), links.map(joined))
     });
     if let Some(devices) = devices {
