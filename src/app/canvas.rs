@@ -145,9 +145,10 @@ pub struct Interaction {
     fit_pending: bool,
     /// The legend's place in the last frame, in screen points.
     legend_rect: Option<Rect>,
-    /// The view the last fit made and the legend it kept clear of: while the view stays
-    /// there, a legend that grows or shrinks (another colour mode, the heatmap) refits it.
-    fitted: Option<(Rect, Option<Rect>)>,
+    /// The view the last fit made, the legend it kept clear of and the design's extent it
+    /// fitted: while the view stays there and the design does not change, a legend that grows
+    /// or shrinks (another colour mode, the heatmap) refits it.
+    fitted: Option<Fitted>,
     /// The design's extent and a sample of its devices, while some are out of view.
     overview: Option<minimap::Overview>,
     /// Links the last frame drew in a lane beside their bundle's line: clicks and hovers
@@ -156,9 +157,17 @@ pub struct Interaction {
     /// The last search for a link under the resting pointer: where, and what it found (the
     /// link's index, id and drawn ends, and how many links its bundle draws).
     hover_link: Option<(HoverKey, Option<FoundLink>)>,
-    /// The last frames of pods and units and the fingerprint they were found for
-    /// (`paint::frames_of`).
+    /// The last frames of pods and units, tier captions, and the fingerprint they were found
+    /// for (`paint::captions_of`).
     captions: Option<(u64, std::sync::Arc<paint::Captions>)>,
+}
+
+/// What the last fit made: see `Interaction::fitted`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fitted {
+    view: Rect,
+    legend: Option<Rect>,
+    content: Rect,
 }
 
 /// A link as a search found it: its id and the two points its line was drawn between.
@@ -464,20 +473,29 @@ pub fn canvas_ui(
         });
     state.scene_rect = scene_rect;
     let legend = state.interaction.legend_rect;
-    let still_fitted = state
+    let asked = std::mem::take(&mut state.interaction.fit_pending);
+    let legend_changed = state
         .interaction
         .fitted
-        .is_some_and(|(view, fitted_legend)| {
-            same_view(view, state.scene_rect) && fitted_legend != legend
-        });
-    if (std::mem::take(&mut state.interaction.fit_pending) || still_fitted) && usable(outer) {
+        .filter(|f| same_view(f.view, state.scene_rect) && f.legend != legend);
+    if (asked || legend_changed.is_some()) && usable(outer) {
+        // Laid out only now, not every frame: a layout walks every device.
         let content = fit_content(design);
-        state.scene_rect = match legend {
-            Some(legend) => fit_clear_of(content, outer, legend),
-            None => content,
-        };
-        state.interaction.fitted = Some((state.scene_rect, legend));
-        ui.ctx().request_repaint();
+        if asked || legend_changed.is_some_and(|f| f.content == content) {
+            state.scene_rect = match legend {
+                Some(legend) => fit_clear_of(content, outer, legend),
+                None => content,
+            };
+            state.interaction.fitted = Some(Fitted {
+                view: state.scene_rect,
+                legend,
+                content,
+            });
+            ui.ctx().request_repaint();
+        } else {
+            // The design changed since the fit: its view is the user's now.
+            state.interaction.fitted = None;
+        }
     }
     if let Some(view) = state.interaction.next_view.take() {
         state.scene_rect = view;

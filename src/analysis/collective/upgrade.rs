@@ -27,31 +27,38 @@ pub fn upgrade_remedy(
     fastest: Bandwidth,
 ) -> String {
     let mut slow_parts: BTreeMap<(EndKind, PartId), (Bandwidth, NetFamily)> = BTreeMap::new();
+    // An end whose port rate is not known (a part the catalog lacks) might be the slow one.
+    let mut unknown = false;
     for link in slow {
         let family = match link.tech {
             LinkTech::InfiniBand => NetFamily::InfiniBand,
             _ => NetFamily::Ethernet,
         };
         for end in [link.a, link.b] {
-            let Some(device) = design.device(end.device) else {
-                continue;
+            let group = design.device(end.device).and_then(|device| {
+                port_groups(catalog, device)
+                    .into_iter()
+                    .find(|g| g.contains(end.port))
+            });
+            let (kind, rate) = match group.as_ref().map(|g| g.kind) {
+                Some(PortKind::Nic { rate, .. }) => (EndKind::Nic, rate),
+                Some(PortKind::BuiltinEthernet { rate }) => (EndKind::BuiltinEthernet, rate),
+                Some(PortKind::SwitchPort { rate, .. }) => (EndKind::Switch, rate),
+                _ => {
+                    unknown = true;
+                    continue;
+                }
             };
-            let Some(group) = port_groups(catalog, device)
-                .into_iter()
-                .find(|g| g.contains(end.port))
-            else {
-                continue;
-            };
-            let (kind, rate) = match group.kind {
-                PortKind::Nic { rate, .. } => (EndKind::Nic, rate),
-                PortKind::BuiltinEthernet { rate } => (EndKind::BuiltinEthernet, rate),
-                PortKind::SwitchPort { rate, .. } => (EndKind::Switch, rate),
-                _ => continue,
-            };
+            let Some(group) = group else { continue };
             if rate.gbit_s() < fastest.gbit_s() {
                 slow_parts.insert((kind, group.part), (rate, family));
             }
         }
+    }
+    if slow_parts.is_empty() && unknown {
+        return format!(
+            "give both ends of these links ports at {fastest} (a part at one end is not in the catalog, so which end is slower is not known)"
+        );
     }
     if slow_parts.is_empty() {
         return format!(
