@@ -9,6 +9,7 @@ mod common;
 use railyard::analysis::job::JobOutcome;
 
 use common::app::{WINDOW, app, app_picking, click_menu, harness, open_preset, wait_for_analysis};
+use common::painted::{painted_text_rects, painted_texts};
 use egui::accesskit::Role;
 use egui::{Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
 use egui_kittest::Harness;
@@ -1473,18 +1474,7 @@ fn a_large_file_opens_in_the_background() {
 /// The screen rectangle of the canvas legend, from its texts: from its heading's top left
 /// to the right end of its widest line, down to the canvas bottom.
 fn legend_rect(harness: &Harness<'_, RailyardApp>, heading: &str) -> egui::Rect {
-    let texts: Vec<(String, egui::Rect)> = harness
-        .output()
-        .shapes
-        .iter()
-        .filter_map(|c| match &c.shape {
-            egui::Shape::Text(t) => Some((
-                t.galley.text().to_string(),
-                egui::Rect::from_min_size(t.pos, t.galley.size()),
-            )),
-            _ => None,
-        })
-        .collect();
+    let texts = painted_text_rects(harness);
     let (_, top) = texts
         .iter()
         .find(|(t, _)| t == heading)
@@ -1536,4 +1526,70 @@ fn a_fitted_design_stays_clear_of_the_legend_when_it_grows() {
         harness.run();
     }
     clear(&harness, "Links by rail");
+}
+
+/// Labels give way in stages and are never cut inside a word ("mac-studio-m…"). The GB200
+/// pod at fit in the window (18 %): its 144 trays' names are too small to read, so none is
+/// drawn, and the counts speak instead (each unit's frame, each switch row). In
+/// presentation mode (30 %) the trays show shorter forms that keep whole words from the end
+/// ("…10").
+#[test]
+fn labels_give_way_to_counts_and_are_never_cut_inside_a_word() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "GB200 NVL72 pod: 8 racks, 576 GPUs");
+    for _ in 0..3 {
+        harness.run();
+    }
+    let names: Vec<String> = harness
+        .state()
+        .document()
+        .design()
+        .devices
+        .iter()
+        .map(|d| d.name.clone())
+        .collect();
+    let cut_inside_a_word = |texts: &[String]| -> Vec<String> {
+        texts
+            .iter()
+            .filter(|t| {
+                t.strip_suffix('…')
+                    .is_some_and(|head| names.iter().any(|n| n.starts_with(head)))
+            })
+            .cloned()
+            .collect()
+    };
+    let texts = painted_texts(&harness);
+    assert!(cut_inside_a_word(&texts).is_empty(), "{texts:?}");
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.starts_with("…") || names.contains(t)),
+        "no tray name at 18 %: {texts:?}"
+    );
+    for count in [
+        "su-01 · 18 nodes, 72 GPUs",
+        "leaf · 16 × qm9700",
+        "spine · 9 × qm9700",
+    ] {
+        assert!(texts.iter().any(|t| t == count), "{count} in {texts:?}");
+    }
+
+    harness.key_press(Key::F11);
+    for _ in 0..3 {
+        harness.run();
+    }
+    let texts = painted_texts(&harness);
+    assert!(cut_inside_a_word(&texts).is_empty(), "{texts:?}");
+    let shortened: Vec<&String> = texts.iter().filter(|t| t.starts_with('…')).collect();
+    assert!(!shortened.is_empty(), "{texts:?}");
+    for t in shortened {
+        let tail = t.trim_start_matches('…');
+        assert!(
+            names
+                .iter()
+                .any(|n| n.ends_with(tail)
+                    && n[..n.len() - tail.len()].ends_with(['-', '_', '.', ' '])),
+            "{t} is no whole-word tail of a name"
+        );
+    }
 }

@@ -2,6 +2,9 @@
 //! canvas state, applies the commands the canvas returns, and deletes the selection on the
 //! Delete key (as the window shell does). No rendering: these run the UI only.
 
+mod common;
+
+use common::painted::painted_texts;
 use egui::{Event, Key, Modifiers, MouseWheelUnit, PointerButton, Pos2, Rect, Vec2, pos2, vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -535,18 +538,6 @@ fn idle_canvas_requests_no_repaint() {
     h.step();
     let delay = h.output().viewport_output[&egui::ViewportId::ROOT].repaint_delay;
     assert_eq!(delay, Duration::MAX);
-}
-
-/// The texts painted in the last frame.
-fn painted_texts(h: &Harness<'_, App>) -> Vec<String> {
-    h.output()
-        .shapes
-        .iter()
-        .filter_map(|c| match &c.shape {
-            egui::Shape::Text(t) => Some(t.galley.text().to_string()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

@@ -24,6 +24,8 @@ struct Row {
     at: (f32, f32),
     count: u32,
     model: Option<PartId>,
+    /// Rows of the same role next to each other (a long core wrapped) read as one.
+    rows: u32,
 }
 
 /// The captions of the rows of switches that `bounds` gives a box for (`None`: not drawn
@@ -48,6 +50,7 @@ pub fn tier_captions(
             at: (x0, y0),
             count: 0,
             model: Some(s.model.clone()),
+            rows: 1,
         });
         row.count += 1;
         if x0 < row.at.0 {
@@ -63,13 +66,38 @@ pub fn tier_captions(
     if roles.len() < 2 {
         return Vec::new();
     }
-    rows.into_values()
-        .map(|r| TierCaption {
-            text: match &r.model {
-                Some(m) => format!("{} · {} × {m}", r.role.label(), r.count),
-                None => format!("{} · {} switches", r.role.label(), r.count),
-            },
-            at: r.at,
+    // Rows of one role with no other row between them (a core too long for one row, wrapped)
+    // are one tier: one caption at the top row, counting them all.
+    let mut tiers: Vec<Row> = Vec::new();
+    for row in rows.into_values() {
+        match tiers.last_mut() {
+            Some(last) if last.role == row.role => {
+                last.count += row.count;
+                last.rows += 1;
+                last.at.0 = last.at.0.min(row.at.0);
+                if last.model != row.model {
+                    last.model = None;
+                }
+            }
+            _ => tiers.push(row),
+        }
+    }
+    tiers
+        .into_iter()
+        .map(|r| {
+            let what = match &r.model {
+                Some(m) => format!("{} × {m}", r.count),
+                None => format!("{} switches", r.count),
+            };
+            let rows = if r.rows > 1 {
+                format!(" in {} rows", r.rows)
+            } else {
+                String::new()
+            };
+            TierCaption {
+                text: format!("{} · {what}{rows}", r.role.label()),
+                at: r.at,
+            }
         })
         .collect()
 }
@@ -106,6 +134,42 @@ mod tests {
             .map(|d| d.pos.x - 50.0)
             .fold(f32::INFINITY, f32::min);
         assert_eq!(captions[1].at.0, leftmost_leaf);
+    }
+
+    /// 1,024 core switches of an 8,192-node fabric do not fit one row: the rows they wrap
+    /// into read as one tier. Here: 3 core rows of 2, 2 and 1 over a row of 2 spines.
+    #[test]
+    fn a_wrapped_tier_is_one_caption() {
+        let catalog = Catalog::builtin();
+        let mut design = Design::new("wrapped");
+        let places = [
+            (SwitchRole::Core, 0.0, 0.0),
+            (SwitchRole::Core, 120.0, 0.0),
+            (SwitchRole::Core, -120.0, 100.0),
+            (SwitchRole::Core, 0.0, 100.0),
+            (SwitchRole::Core, 0.0, 200.0),
+            (SwitchRole::Spine, 0.0, 400.0),
+            (SwitchRole::Spine, 120.0, 400.0),
+        ];
+        for (k, &(role, x, y)) in places.iter().enumerate() {
+            let mut d = crate::model::factory::device_from_part(
+                &catalog,
+                &PartId::new("qm9700"),
+                crate::model::DeviceId(k as u32),
+                format!("s{k}"),
+                crate::model::Pos::new(x, y),
+            )
+            .expect("a switch");
+            if let DeviceKind::Switch(s) = &mut d.kind {
+                s.role = role;
+            }
+            design.insert_device(d);
+        }
+        let captions = tier_captions(&design, boxes(&design));
+        let texts: Vec<&str> = captions.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["core · 5 × qm9700 in 3 rows", "spine · 2 × qm9700"]);
+        // At the top row, as far left as any of the rows reaches.
+        assert_eq!(captions[0].at, (-170.0, -20.0));
     }
 
     #[test]

@@ -6,5 +6,7 @@
 pub mod app;
 pub mod cli;
 pub mod design;
+#[cfg(feature = "gui")]
+pub mod painted;
 pub mod vulkan;
 pub mod xvfb;
