@@ -100,14 +100,16 @@ impl<T: Send + 'static> FileJobs<T> {
             .anchor(egui::Align2::CENTER_TOP, [0.0, offset])
             .show(ctx, |ui| {
                 for p in &self.pending {
-                    match p.progress.as_ref().and_then(|r| r.fraction()) {
+                    let progress = p.progress.as_ref();
+                    match progress.and_then(|r| r.fraction()) {
                         Some(done) => {
                             ui.label(&p.doing);
-                            ui.add(
-                                egui::ProgressBar::new(done)
-                                    .desired_width(280.0)
-                                    .show_percentage(),
-                            );
+                            let text = if progress.is_some_and(|r| r.is_checking()) {
+                                "checking the design…".to_string()
+                            } else {
+                                format!("{:.0} %", done * 100.0)
+                            };
+                            ui.add(egui::ProgressBar::new(done).desired_width(280.0).text(text));
                         }
                         None => {
                             ui.horizontal(|ui| {

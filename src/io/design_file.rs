@@ -201,6 +201,9 @@ fn parse_design_with(
         Some(design) => design,
         None => parse_in_one_pass(text, origin, migrations)?,
     };
+    if let Some(progress) = progress {
+        progress.checking();
+    }
     finish_design(design, origin)
 }
 
@@ -487,6 +490,10 @@ mod tests {
         assert!(read > 0.95 && read <= 1.0, "{read}");
         progress.finish();
         assert_eq!(progress.fraction(), Some(1.0));
+        assert!(
+            !progress.is_checking(),
+            "read_in_pieces leaves checking to its caller"
+        );
     }
 
     /// A made-up history: version 0 called the design's name `title`.

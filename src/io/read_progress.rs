@@ -1,7 +1,7 @@
 //! How far the reading of a large design file has got, shared between the thread reading it
 //! and the window showing it: bytes of the file read so far out of its size.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 #[derive(Debug, Default)]
 pub struct ReadProgress {
@@ -9,6 +9,9 @@ pub struct ReadProgress {
     done: AtomicU64,
     /// How many times it moved: a test's proof that it moves in steps, not at the end only.
     steps: AtomicU64,
+    /// The text is read and the design is being sorted and checked (the last second of a
+    /// 65,536-GPU file).
+    checking: AtomicBool,
 }
 
 impl ReadProgress {
@@ -22,6 +25,15 @@ impl ReadProgress {
     pub fn advance(&self, bytes: u64) {
         self.done.fetch_add(bytes, Ordering::Relaxed);
         self.steps.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The text is read; what is left is sorting and checking the design.
+    pub fn checking(&self) {
+        self.checking.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_checking(&self) -> bool {
+        self.checking.load(Ordering::Relaxed)
     }
 
     /// The read is over, whatever its outcome.
