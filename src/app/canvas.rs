@@ -140,9 +140,9 @@ pub struct Interaction {
     /// A view asked for inside the scene (opening a folded group), taken up after it: the
     /// scene writes back its own rect when it ends.
     next_view: Option<Rect>,
-    /// A fit asked for whose view is made once the frame knows where the legend sits, so
-    /// the design fits beside it rather than under it.
-    fit_pending: bool,
+    /// A fit asked for (the design's extent it fits) whose view is made once the frame
+    /// knows where the legend sits, so the design fits beside it rather than under it.
+    fit_pending: Option<Rect>,
     /// The legend's place in the last frame, in screen points.
     legend_rect: Option<Rect>,
     /// The view the last fit made, the legend it kept clear of and the design's extent it
@@ -198,7 +198,7 @@ impl Default for Interaction {
             connect_filter: String::new(),
             menu_fold: fold_menu::FoldTarget::Canvas,
             next_view: None,
-            fit_pending: false,
+            fit_pending: None,
             legend_rect: None,
             fitted: None,
             overview: None,
@@ -317,8 +317,9 @@ fn usable(rect: Rect) -> bool {
 /// Frames every device (and domain container) with a margin. The next frame moves the
 /// view so that the legend covers none of it ([`fit_clear_of`]).
 pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
-    state.scene_rect = fit_content(design);
-    state.interaction.fit_pending = true;
+    let content = fit_content(design);
+    state.scene_rect = content;
+    state.interaction.fit_pending = Some(content);
 }
 
 /// Whether two views are the same but for rounding (the scene writes its view back each
@@ -473,15 +474,15 @@ pub fn canvas_ui(
         });
     state.scene_rect = scene_rect;
     let legend = state.interaction.legend_rect;
-    let asked = std::mem::take(&mut state.interaction.fit_pending);
+    let asked = state.interaction.fit_pending.take();
     let legend_changed = state
         .interaction
         .fitted
         .filter(|f| same_view(f.view, state.scene_rect) && f.legend != legend);
-    if (asked || legend_changed.is_some()) && usable(outer) {
+    if (asked.is_some() || legend_changed.is_some()) && usable(outer) {
         // Laid out only now, not every frame: a layout walks every device.
-        let content = fit_content(design);
-        if asked || legend_changed.is_some_and(|f| f.content == content) {
+        let content = asked.unwrap_or_else(|| fit_content(design));
+        if asked.is_some() || legend_changed.is_some_and(|f| f.content == content) {
             state.scene_rect = match legend {
                 Some(legend) => fit_clear_of(content, outer, legend),
                 None => content,

@@ -4,12 +4,50 @@
 /// Up to this many linked pairs in a picture, single links carry their rate as well as
 /// bundles (a homelab's or a node's few cables); beyond it only bundles do, or the labels
 /// would cover the links.
-pub const SINGLE_LINK_LABELS_MAX: usize = 48;
+const SINGLE_LINK_LABELS_MAX: usize = 48;
 
 /// Up to this many labelled bundles, a label whose middle is taken may sit a third of the
 /// way along its bundle instead (a few bundles fanning into one switch); in a denser sheaf
 /// that would only fill the gaps with more labels.
-pub const FANNED_BUNDLES_MAX: usize = 16;
+const FANNED_BUNDLES_MAX: usize = 16;
+
+/// Counts one link of `gbit_s` (rate × lanes) into a pair's tally of (links, capacity per
+/// link in Gb/s, NaN once they differ).
+pub fn tally_link(tally: &mut (u32, f64), gbit_s: f64) {
+    if tally.0 == 0 {
+        tally.1 = gbit_s;
+    } else if tally.1 != gbit_s {
+        tally.1 = f64::NAN;
+    }
+    tally.0 += 1;
+}
+
+/// The fewest links a pair needs to be labelled in a picture of `pairs` linked pairs: one on
+/// a small design, else two (a bundle).
+pub fn min_labelled(pairs: usize) -> u32 {
+    if pairs <= SINGLE_LINK_LABELS_MAX {
+        1
+    } else {
+        2
+    }
+}
+
+/// Sorts the pairs to label into the order they claim room: bundles before single links
+/// (their counts matter more), then by the pair, so labels that would overlap give way the
+/// same way every time.
+pub fn sort_for_labels<K: Ord + Copy, T>(labelled: &mut [(K, K, u32, T)]) {
+    labelled.sort_by_key(|&(a, b, n, _)| (std::cmp::Reverse(n.min(2)), a, b));
+}
+
+/// Where along its line (0 at one end, 1 at the other) a label may sit, first choice first,
+/// when `labelled` labels are placed.
+pub fn label_spots(labelled: usize) -> &'static [f32] {
+    if labelled <= FANNED_BUNDLES_MAX {
+        &[0.5, 0.3, 0.7]
+    } else {
+        &[0.5]
+    }
+}
 
 /// A link's label: "8 × 400G" for a bundle of one capacity, "×3" when they differ, "400G"
 /// for one link: how network people write cables (G for Gb/s, T for Tb/s).

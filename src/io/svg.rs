@@ -7,7 +7,7 @@ use super::group_frames::{GroupFrame, group_frames};
 use super::link_colors::{
     self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
 };
-use super::link_label::{FANNED_BUNDLES_MAX, SINGLE_LINK_LABELS_MAX, link_label};
+use super::link_label::{label_spots, link_label, min_labelled, sort_for_labels, tally_link};
 use super::tier_captions::{TierCaption, tier_captions};
 use crate::model::{Design, DeviceId, DeviceKind, LinkId, LinkState, Pos};
 use std::collections::HashMap;
@@ -383,21 +383,18 @@ fn write_bundle_labels(
             link.a.device.min(link.b.device),
             link.a.device.max(link.b.device),
         );
-        let gbit_s = link.nominal_capacity().gbit_s();
-        let entry = pairs.entry(key).or_insert((0, gbit_s));
-        entry.0 += 1;
-        if entry.1 != gbit_s {
-            entry.1 = f64::NAN;
-        }
+        tally_link(
+            pairs.entry(key).or_default(),
+            link.nominal_capacity().gbit_s(),
+        );
     }
-    let min = if pairs.len() <= SINGLE_LINK_LABELS_MAX {
-        1
-    } else {
-        2
-    };
-    let mut labelled: Vec<_> = pairs.into_iter().filter(|(_, (n, _))| *n >= min).collect();
-    // Bundles before single links, then by ids: the same picture every time.
-    labelled.sort_by_key(|&((a, b), (n, _))| (std::cmp::Reverse(n.min(2)), a, b));
+    let min = min_labelled(pairs.len());
+    let mut labelled: Vec<_> = pairs
+        .into_iter()
+        .filter(|(_, (n, _))| *n >= min)
+        .map(|((a, b), (n, gbit_s))| (a, b, n, gbit_s))
+        .collect();
+    sort_for_labels(&mut labelled);
     // Cells of 16 units a label covers: an overlap test that stays linear at 200,000 links.
     const CELL: f32 = 16.0;
     let cells_of = |x0: f32, y0: f32, x1: f32, y1: f32| {
@@ -409,15 +406,9 @@ fn write_bundle_labels(
         .iter()
         .flat_map(|r| cells_of(r.x0, r.y0, r.x1, r.y1))
         .collect();
-    // As on the canvas: a few bundles fanning out may move a third of the way along; in a
-    // dense sheaf each keeps its middle or goes without.
-    let spots: &[f32] = if labelled.len() <= FANNED_BUNDLES_MAX {
-        &[0.5, 0.3, 0.7]
-    } else {
-        &[0.5]
-    };
+    let spots = label_spots(labelled.len());
     let _ = writeln!(out, r#"<g class="link-labels">"#);
-    for ((a, b), (n, gbit_s)) in labelled {
+    for (a, b, n, gbit_s) in labelled {
         let (Some(ra), Some(rb)) = (rects.get(&a), rects.get(&b)) else {
             continue;
         };

@@ -5,6 +5,7 @@
 //! keeps a zoomed-out frame to a few thousand lines.
 
 use super::geometry::Layout;
+use crate::io::link_label::tally_link;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -154,11 +155,7 @@ impl ParallelLinks {
     /// A link of `gbit_s` (rate × lanes) between owners `i` and `j`.
     pub fn add(&mut self, i: usize, j: usize, gbit_s: f64) {
         let (a, b) = (i.min(j) as u64, i.max(j) as u64);
-        let entry = self.counts.entry((a << 32) | b).or_insert((0, gbit_s));
-        entry.0 += 1;
-        if entry.1 != gbit_s {
-            entry.1 = f64::NAN;
-        }
+        tally_link(self.counts.entry((a << 32) | b).or_default(), gbit_s);
     }
 
     /// How many owner pairs have links.

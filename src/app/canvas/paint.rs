@@ -12,7 +12,7 @@ use crate::io::link_colors::{
     self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
     heat_stops,
 };
-use crate::io::link_label::{FANNED_BUNDLES_MAX, SINGLE_LINK_LABELS_MAX, link_label};
+use crate::io::link_label::{label_spots, link_label, min_labelled, sort_for_labels};
 use crate::io::tier_captions::TierCaption;
 use crate::model::{
     Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,
@@ -596,23 +596,9 @@ impl Frame<'_> {
     /// in view) single links' rates too.
     pub fn bundle_counts(&self, parallel: &ParallelLinks, mut placed: Vec<Rect>) {
         let mut shapes = Vec::new();
-        let min = if parallel.pairs() <= SINGLE_LINK_LABELS_MAX {
-            1
-        } else {
-            2
-        };
-        let mut bundles: Vec<_> = parallel.bundles(min).collect();
-        // Bundles first (their counts matter more), then a stable order, so labels that
-        // would overlap give way the same way every frame.
-        bundles.sort_by_key(|&(i, j, n, _)| (std::cmp::Reverse(n.min(2)), i, j));
-        // A few bundles fanning into one switch crowd their middles together: they may move
-        // a third of the way along. In a dense sheaf that would only fill the gaps with more
-        // labels, so there each keeps its middle or goes without.
-        let spots: &[f32] = if bundles.len() <= FANNED_BUNDLES_MAX {
-            &[0.5, 0.3, 0.7]
-        } else {
-            &[0.5]
-        };
+        let mut bundles: Vec<_> = parallel.bundles(min_labelled(parallel.pairs())).collect();
+        sort_for_labels(&mut bundles);
+        let spots = label_spots(bundles.len());
         for (i, j, count, gbit_s) in bundles {
             let (a, b) = (
                 self.to_global * self.layout.owner_anchor(i),
