@@ -8,10 +8,13 @@ mod common;
 
 use railyard::analysis::job::JobOutcome;
 
-use common::app::{WINDOW, app, app_picking, click_menu, harness, open_preset, wait_for_analysis};
+use common::app::{
+    WINDOW, app, app_picking, click_menu, harness, open_preset, request_close, root_commands,
+    wait_for_analysis,
+};
 use common::painted::{painted_text_rects, painted_texts};
 use egui::accesskit::Role;
-use egui::{Key, Modifiers, ViewportCommand, ViewportEvent, ViewportId};
+use egui::{Key, Modifiers, ViewportCommand, ViewportId};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use railyard::app::{Prefs, RailyardApp};
@@ -484,15 +487,6 @@ fn a_slider_drag_is_one_undo_step() {
     );
 }
 
-fn root_commands(harness: &Harness<'_, RailyardApp>) -> Vec<ViewportCommand> {
-    harness
-        .output()
-        .viewport_output
-        .get(&ViewportId::ROOT)
-        .map(|v| v.commands.clone())
-        .unwrap_or_default()
-}
-
 #[test]
 fn closing_with_unsaved_changes_asks_first() {
     let mut harness = harness(app());
@@ -508,13 +502,7 @@ fn closing_with_unsaved_changes_asks_first() {
     );
     harness.run();
 
-    harness
-        .input_mut()
-        .viewports
-        .entry(ViewportId::ROOT)
-        .or_default()
-        .events
-        .push(ViewportEvent::Close);
+    request_close(&mut harness);
     harness.step();
     assert!(root_commands(&harness).contains(&ViewportCommand::CancelClose));
     harness.run();

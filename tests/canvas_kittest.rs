@@ -641,7 +641,7 @@ fn a_link_in_a_lane_is_found_where_it_is_drawn() {
         "{texts}"
     );
     assert!(
-        texts.contains("One of 3 links between these two (the bundle's ×3)"),
+        texts.contains("One of 3 links drawn as this one line"),
         "{texts}"
     );
 }

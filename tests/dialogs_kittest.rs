@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::app::{app, app_picking, click_menu, harness};
+use common::app::{
+    app, app_picking, click_button, click_menu, harness, open_preset, request_close, root_commands,
+};
 use egui::accesskit::Role;
 use egui::{Key, Modifiers};
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -138,11 +140,7 @@ fn export_png_draws_the_diagram_at_the_scale_picked() {
         .filter(|v| v.ends_with(".png"))
         .collect();
     assert_eq!(proposed, [path.display().to_string()]);
-    harness
-        .query_all_by_label("Export")
-        .find(|n| n.accesskit_node().role() == Role::Button)
-        .expect("the Export button")
-        .click();
+    click_button(&mut harness, "Export");
     harness.run();
     let written = image::open(&path).expect("a PNG").to_rgba8();
     let svg = design_to_svg(harness.state().document().design(), LinkColors::Technology);
@@ -164,4 +162,86 @@ fn export_png_draws_the_diagram_at_the_scale_picked() {
         )),
         "{status}"
     );
+}
+
+/// The PNG export's Overview box draws pods and rows as blocks, as `railyard export
+/// --overview` does: a design of a few hundred devices proposes the full diagram, and
+/// ticking the box writes the overview instead (the SuperPOD unit: its unit as one block).
+#[test]
+fn export_png_overview_box_writes_the_overview() {
+    use railyard::io::raster::svg_to_png;
+    use railyard::io::svg::{Detail, LinkColors, diagram_svg};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("fabric.png");
+    let mut harness = harness(app_picking(dir.path().join("fabric.ron")));
+    open_preset(&mut harness, "DGX H100 SuperPOD scalable unit (32 nodes)");
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+    harness.run();
+    click_menu(&mut harness, "File", "Export PNG…");
+    harness.run();
+    let overview = harness.get_by_label("Overview: pods and rows as blocks");
+    assert_eq!(
+        overview.accesskit_node().toggled(),
+        Some(egui::accesskit::Toggled::False),
+        "a small design proposes the full diagram"
+    );
+    overview.click();
+    harness.run();
+    click_button(&mut harness, "Export");
+    harness.run();
+    let written = image::open(&path).expect("a PNG").to_rgba8();
+    let design = harness.state().document().design();
+    let expected = |detail| {
+        let svg = diagram_svg(design, LinkColors::Technology, detail);
+        image::load_from_memory(&svg_to_png(&svg, 2).expect("2×"))
+            .expect("decodes")
+            .to_rgba8()
+    };
+    let (overview, full) = (expected(Detail::Overview), expected(Detail::Full));
+    assert_ne!(overview.dimensions(), full.dimensions());
+    assert_eq!(written.dimensions(), overview.dimensions());
+    assert!(
+        written.as_raw() == overview.as_raw(),
+        "the overview, pixel for pixel"
+    );
+}
+
+/// Closing the window while a large export is still being written (in the background)
+/// waits for the file and then closes: cut off, the export would be lost without a word.
+#[test]
+fn closing_while_an_export_is_written_waits_for_the_file() {
+    use egui::ViewportCommand;
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ron = dir.path().join("fabric.ron");
+    let png = dir.path().join("fabric.png");
+    let catalog = railyard::model::Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(256);
+    let design = generate(&spec, &catalog).expect("256 nodes");
+    railyard::io::save_design(&ron, &design).expect("writes");
+    let mut harness = harness(app());
+    assert!(harness.state_mut().open_path(&ron));
+    common::app::wait_until(&mut harness, "the design", |app| {
+        app.document().design().devices.len() == design.devices.len()
+    });
+    // A PNG of 556 devices and 6,560 links at 2× takes seconds: it runs in the background.
+    click_menu(&mut harness, "File", "Export PNG…");
+    click_button(&mut harness, "Export");
+    harness.step();
+    assert!(!png.exists(), "written in the background");
+    request_close(&mut harness);
+    harness.step();
+    assert!(root_commands(&harness).contains(&ViewportCommand::CancelClose));
+    assert_eq!(
+        harness.state().status(),
+        "Closing once the export is written…"
+    );
+    let start = std::time::Instant::now();
+    while !root_commands(&harness).contains(&ViewportCommand::Close) {
+        assert!(start.elapsed().as_secs() < 120, "the window never closed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        harness.step();
+    }
+    assert!(image::open(&png).is_ok(), "the PNG was written whole");
 }

@@ -298,3 +298,65 @@ fn switch_rows_are_captioned_and_bundles_carry_their_rates() {
     assert!(!labels.is_empty() && labels.len() <= 32, "{labels:?}");
     assert!(labels.iter().all(|l| l == "8 × 400G"), "{labels:?}");
 }
+
+/// A fabric too large for a full PNG (2,048 DGX in 3 tiers: the full diagram is refused above
+/// 200 megapixels, and the refusal names the overview) draws as an overview: 16 pod blocks
+/// and the core, at about a slide's width, with pixels to spare.
+#[test]
+fn a_large_fabric_draws_as_an_overview_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let design = dir.path().join("big.ron");
+    let o = railyard(&[
+        "generate",
+        "rail-optimized",
+        "--nodes",
+        "2048",
+        "--tiers",
+        "3",
+        "-o",
+        path_str(&design),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let full = dir.path().join("full.png");
+    let o = railyard(&[
+        "export",
+        path_str(&design),
+        "-o",
+        path_str(&full),
+        "--scale",
+        "4",
+    ]);
+    assert_refused(&o, "--overview");
+    let png = dir.path().join("overview.png");
+    let o = railyard(&[
+        "export",
+        path_str(&design),
+        "--overview",
+        "-o",
+        path_str(&png),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (w, _) = image::open(&png).expect("a PNG").to_rgba8().dimensions();
+    assert!((2400..2800).contains(&w), "{w}");
+    let o = railyard(&["export", path_str(&design), "--overview", "-o", "-"]);
+    let svg = String::from_utf8(o.stdout).expect("UTF-8");
+    let pods = (1..=16)
+        .filter(|k| svg.contains(&format!("<title>pod-{k:02}: ")))
+        .count();
+    assert_eq!(pods, 16);
+    assert!(svg.contains("<title>core · "), "a core block");
+    // Pods are joined only through the core: one line per pod.
+    assert_eq!(svg.matches(r#"class="bundle""#).count(), 16);
+    assert_refused(
+        &railyard(&[
+            "export",
+            path_str(&design),
+            "--overview",
+            "--format",
+            "dot",
+            "-o",
+            "-",
+        ]),
+        "--overview are for SVG and PNG",
+    );
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::RailyardApp;
 use super::actions::Action;
 use super::document::{Clip, copy_selection, delete_command, nudge_command, paste_command};
-use super::exports::{DEFAULT_PNG_SCALE, ExportKind};
+use super::exports::{DEFAULT_PNG_SCALE, ExportKind, proposed_detail};
 use super::path_prompt::PathPurpose;
 use super::{canvas, presentation};
 use crate::model::Pos;
@@ -170,9 +170,15 @@ impl RailyardApp {
             Action::Compare => self.compare.open = true,
             Action::Plots => self.plots.open = true,
             Action::LogicalView => self.logical_view.open = true,
-            Action::ExportPng => self.ask_export(ExportKind::Png(DEFAULT_PNG_SCALE), ctx),
+            Action::ExportPng => {
+                let detail = proposed_detail(self.document().design());
+                self.ask_export(ExportKind::Png(DEFAULT_PNG_SCALE, detail), ctx)
+            }
             Action::ExportViewPng => self.ask_path(PathPurpose::Png, ctx),
-            Action::ExportSvg => self.ask_export(ExportKind::Svg, ctx),
+            Action::ExportSvg => {
+                let detail = proposed_detail(self.document().design());
+                self.ask_export(ExportKind::Svg(detail), ctx)
+            }
             Action::ExportBom => self.ask_export(ExportKind::Bom, ctx),
             Action::ExportReport => self.ask_export(ExportKind::Report, ctx),
             Action::ExportFor(format) => self.ask_export(ExportKind::Tool(format), ctx),

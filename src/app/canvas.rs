@@ -31,6 +31,7 @@ pub use arrange::arrange_by_tier;
 pub use paint::{heat_color, tech_color};
 
 use super::link_info::{self, LinkLoads};
+use crate::io::folding::FoldedAs;
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_link, default_name, devices_from_part};
@@ -651,7 +652,7 @@ fn body(
         )),
         _ => None,
     };
-    let far_out = zoom < COLLAPSE_ZOOM && !design.groups.is_empty();
+    let far_out = zoom < COLLAPSE_ZOOM;
     let fold = if far_out {
         Fold::Outermost
     } else {
@@ -778,8 +779,8 @@ fn body(
         && let Some(p) = pointer
         && let Some(Hit::Block(b)) = layout.hit(design, p, zoom, handles)
         && !far_out
+        && let Some(group) = layout.blocks[b].what.group()
     {
-        let group = layout.blocks[b].group;
         state.folded.remove(&group);
         events.push(CanvasEvent::Status(format!(
             "Unfolded {}",
@@ -792,11 +793,10 @@ fn body(
         let block = &layout.blocks[b];
         // The response lives in canvas units inside the scene: times the zoom, screen points.
         state.interaction.next_view = Some(opening_view(block.rect, response.rect.size() * zoom));
-        let name = design
-            .groups
-            .iter()
-            .find(|g| g.id == block.group)
-            .map_or("the group", |g| g.name.as_str());
+        let name = match &block.what {
+            FoldedAs::Group(g) => fold_menu::group_name(design, *g).to_string(),
+            FoldedAs::Row(caption) => caption.clone(),
+        };
         events.push(CanvasEvent::Status(format!(
             "Opened {name}: {} devices, {} GPUs (zoom out to fold it again)",
             block.devices, block.gpus
@@ -816,7 +816,10 @@ fn body(
             Some(Hit::Device(i) | Hit::Port(i)) => {
                 fold_menu::FoldTarget::Device(design.devices[i].id)
             }
-            Some(Hit::Block(b)) if !far_out => fold_menu::FoldTarget::Block(layout.blocks[b].group),
+            Some(Hit::Block(b)) if !far_out => match layout.blocks[b].what.group() {
+                Some(g) => fold_menu::FoldTarget::Block(g),
+                None => fold_menu::FoldTarget::Canvas,
+            },
             _ => fold_menu::FoldTarget::Canvas,
         };
         // Remembered before the right-click selects what is under it, so that the menu can

@@ -139,7 +139,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let path = dir.path().join("fabric.svg");
         let job = ExportJob {
-            kind: ExportKind::Svg,
+            kind: ExportKind::Svg(crate::io::svg::Detail::Full),
             design: Arc::new(design.clone()),
             label: "fabric".into(),
             workload: None,

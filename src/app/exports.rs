@@ -17,12 +17,26 @@ use crate::io::design_file::write_atomically;
 use crate::io::export::{ExportFormat, export_to_path};
 use crate::io::link_colors::ColorMode;
 use crate::io::raster::svg_to_png;
-use crate::io::svg::{LinkColors, design_to_svg};
+use crate::io::svg::{Detail, LinkColors, design_to_svg, diagram_svg};
 use crate::model::{Bytes, Catalog, Design, LinkId};
 
 /// The scale File > Export PNG offers first: sharp on a projector, a few megapixels for most
 /// designs.
 pub(super) const DEFAULT_PNG_SCALE: u32 = 2;
+
+/// Devices from which a diagram export proposes the overview (`Detail::Overview`): the
+/// 256-node fabric (556 devices) still reads in full on a slide; at 1,024 nodes (1,664) a
+/// box is a few pixels, and the 8,192-node PNG is too large to draw at all.
+const OVERVIEW_FROM_DEVICES: usize = 1_500;
+
+/// The detail a diagram export of `design` proposes.
+pub(super) fn proposed_detail(design: &Design) -> Detail {
+    if design.devices.len() >= OVERVIEW_FROM_DEVICES {
+        Detail::Overview
+    } else {
+        Detail::Full
+    }
+}
 
 /// The all-reduce size a report states, as `railyard report` does by default.
 const REPORT_BYTES: Bytes = Bytes(1 << 30);
@@ -30,10 +44,10 @@ const REPORT_BYTES: Bytes = Bytes(1 << 30);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportKind {
     Bom,
-    Svg,
+    Svg(Detail),
     /// The SVG diagram rendered to PNG at this many pixels per unit (1–4), as
     /// `railyard export -o F.png --scale K` writes it.
-    Png(u32),
+    Png(u32, Detail),
     Report,
     /// One of the formats for other tools (not SVG or PNG, which have their own kinds).
     Tool(ExportFormat),
@@ -43,8 +57,8 @@ impl ExportKind {
     pub(super) fn extension(self) -> &'static str {
         match self {
             Self::Bom => "csv",
-            Self::Svg => "svg",
-            Self::Png(_) => "png",
+            Self::Svg(_) => "svg",
+            Self::Png(..) => "png",
             Self::Report => "md",
             // The last part of the name `railyard export` gives (`.clab.yml` → `yml`); NetBox
             // writes a folder (`-netbox`): no extension.
@@ -65,8 +79,8 @@ impl ExportKind {
     pub(super) fn what(self) -> &'static str {
         match self {
             Self::Bom => "bill of materials (CSV)",
-            Self::Svg => "diagram (SVG)",
-            Self::Png(_) => "diagram (PNG)",
+            Self::Svg(_) => "diagram (SVG)",
+            Self::Png(..) => "diagram (PNG)",
             Self::Report => "report (Markdown)",
             Self::Tool(ExportFormat::Cables) => "cable plan (CSV)",
             Self::Tool(ExportFormat::Netbox) => "NetBox import folder",
@@ -145,12 +159,12 @@ pub fn write_export(
                 options.currency_label
             ))
         }
-        ExportKind::Svg => {
-            write(path, design_to_svg(design, colors).as_bytes())?;
+        ExportKind::Svg(detail) => {
+            write(path, diagram_svg(design, colors, detail).as_bytes())?;
             Ok(format!("Exported {}", path.display()))
         }
-        ExportKind::Png(scale) => {
-            let png = svg_to_png(&design_to_svg(design, colors), scale)
+        ExportKind::Png(scale, detail) => {
+            let png = svg_to_png(&diagram_svg(design, colors, detail), scale)
                 .context("could not draw the PNG")?;
             write(path, &png)?;
             let (w, h) = png_size(&png).unwrap_or_default();
@@ -302,7 +316,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let svg = dir.path().join("d.svg");
         write_export(
-            ExportKind::Svg,
+            ExportKind::Svg(Detail::Full),
             &design,
             "x",
             None,

@@ -90,7 +90,7 @@ pub fn hover_text(
     );
     if alongside > 1 {
         text.push_str(&format!(
-            "\nOne of {alongside} links between these two (the bundle's ×{alongside})"
+            "\nOne of {alongside} links drawn as this one line"
         ));
     }
     if let Some(loads) = loads {

@@ -147,6 +147,9 @@ pub struct RailyardApp {
     applied_theme: Option<Theme>,
     /// The user confirmed closing with unsaved changes (or nothing was unsaved).
     allow_close: bool,
+    /// The window was asked to close while an export was being written: it closes once
+    /// the file is written.
+    close_when_exported: bool,
     next_untitled: u32,
     next_tab_id: u64,
     calibrate: calibrate::CalibrateWindow,
@@ -191,6 +194,7 @@ impl RailyardApp {
             sent_title: None,
             applied_theme: None,
             allow_close: false,
+            close_when_exported: false,
             next_untitled: 1,
             next_tab_id: 0,
             calibrate: calibrate::CalibrateWindow::default(),
@@ -596,7 +600,17 @@ impl RailyardApp {
             });
         }
 
-        if ctx.input(|i| i.viewport().close_requested()) && !self.allow_close {
+        // A close while an export is written waits for the file: cut off, it would be lost.
+        if ctx.input(|i| i.viewport().close_requested()) && self.exporting.is_busy() {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+            if !self.close_when_exported {
+                self.close_when_exported = true;
+                self.status = "Closing once the export is written…".into();
+            }
+        } else if self.close_when_exported && !self.exporting.is_busy() {
+            self.close_when_exported = false;
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        } else if ctx.input(|i| i.viewport().close_requested()) && !self.allow_close {
             if self.tabs.iter().any(|t| t.doc.is_dirty()) {
                 ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
                 self.close_prompt = Some(ClosePrompt::Window);

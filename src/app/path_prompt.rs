@@ -10,6 +10,7 @@ use super::exports::{ExportKind, export_file_name, export_name_with_suffix, with
 use super::files::{self, DialogAnswer};
 use super::png::with_png_extension;
 use super::{AppEvent, RailyardApp};
+use crate::io::svg::Detail;
 
 /// What a path is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,7 +166,7 @@ impl RailyardApp {
                 r.request_focus();
             }
             let entered = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            if let PathPurpose::Export(ExportKind::Png(scale)) = &mut prompt.purpose {
+            if let PathPurpose::Export(ExportKind::Png(scale, _)) = &mut prompt.purpose {
                 ui.horizontal(|ui| {
                     ui.label("Scale:");
                     for k in 1..=crate::io::raster::MAX_SCALE {
@@ -173,8 +174,25 @@ impl RailyardApp {
                             .on_hover_text(format!("{k} pixels per unit of the diagram"));
                     }
                 });
-                purpose = prompt.purpose;
             }
+            if let PathPurpose::Export(ExportKind::Png(_, detail) | ExportKind::Svg(detail)) =
+                &mut prompt.purpose
+            {
+                let mut overview = *detail == Detail::Overview;
+                ui.checkbox(&mut overview, "Overview: pods and rows as blocks")
+                    .on_hover_text(
+                        "Each pod and scalable unit, and each row outside them (a core tier), \
+                         drawn as one block with its counts; links between two blocks as one \
+                         line with theirs. Text keeps its size, so a fabric of thousands of \
+                         nodes fits a slide.",
+                    );
+                *detail = if overview {
+                    Detail::Overview
+                } else {
+                    Detail::Full
+                };
+            }
+            purpose = prompt.purpose;
             ui.horizontal(|ui| {
                 done = ui.button(purpose.verb()).clicked() || entered;
                 browse = ui

@@ -16,19 +16,33 @@ pub(super) fn design_svg(
     heatmap_bytes: Option<Bytes>,
     catalog: &Catalog,
 ) -> anyhow::Result<String> {
-    design_svg_in(file, design, ColorMode::Technology, heatmap_bytes, catalog)
+    design_svg_in(
+        file,
+        design,
+        ColorMode::Technology,
+        heatmap_bytes,
+        false,
+        catalog,
+    )
 }
 
 /// The design's SVG with links coloured by `mode`; a heatmap runs an all-reduce of
-/// `heatmap_bytes` (1 GiB if not given).
+/// `heatmap_bytes` (1 GiB if not given). `overview`: pods and rows folded into blocks.
 fn design_svg_in(
     file: &Path,
     design: &Design,
     mode: ColorMode,
     heatmap_bytes: Option<Bytes>,
+    overview: bool,
     catalog: &Catalog,
 ) -> anyhow::Result<String> {
-    use crate::io::svg::{LinkColors, design_to_svg};
+    use crate::io::svg::{Detail, LinkColors, diagram_svg};
+    let detail = if overview {
+        Detail::Overview
+    } else {
+        Detail::Full
+    };
+    let draw = |design: &Design, colors: LinkColors<'_>| diagram_svg(design, colors, detail);
     let heatmap_bytes = match (mode, heatmap_bytes) {
         (ColorMode::Heatmap, bytes) => Some(bytes.unwrap_or(Bytes(1 << 30))),
         (_, None) => None,
@@ -37,7 +51,7 @@ fn design_svg_in(
         }
     };
     Ok(match heatmap_bytes {
-        None => design_to_svg(
+        None => draw(
             design,
             match mode {
                 ColorMode::Rail => LinkColors::Rail,
@@ -50,7 +64,7 @@ fn design_svg_in(
             let result = collective::collective(design, catalog, &q).with_context(|| {
                 format!("{}: no heatmap, the all-reduce cannot run", file.display())
             })?;
-            design_to_svg(design, LinkColors::Heatmap(&result.link_utilization))
+            draw(design, LinkColors::Heatmap(&result.link_utilization))
         }
     })
 }
@@ -62,6 +76,7 @@ pub(super) fn run(
     mode: ColorMode,
     heatmap_bytes: Option<Bytes>,
     scale: Option<u32>,
+    overview: bool,
     catalog: &Catalog,
 ) -> anyhow::Result<()> {
     let png = output
@@ -71,13 +86,21 @@ pub(super) fn run(
         bail!("--scale is for a PNG: give -o FILE.png");
     }
     let design = load(file)?;
-    let svg = design_svg_in(file, &design, mode, heatmap_bytes, catalog)?;
+    let svg = design_svg_in(file, &design, mode, heatmap_bytes, overview, catalog)?;
     if output.as_os_str() == "-" {
         return write_stdout(&svg);
     }
     let bytes = if png {
-        crate::io::raster::svg_to_png(&svg, scale.unwrap_or(1))
-            .with_context(|| format!("could not draw {}", output.display()))?
+        crate::io::raster::svg_to_png(&svg, scale.unwrap_or(1)).with_context(|| {
+            if overview {
+                format!("could not draw {}", output.display())
+            } else {
+                format!(
+                    "could not draw {} (--overview draws pods and rows as blocks, sized for a slide)",
+                    output.display()
+                )
+            }
+        })?
     } else {
         svg.into_bytes()
     };

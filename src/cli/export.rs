@@ -38,6 +38,12 @@ pub(super) struct ExportArgs {
     /// Pixels per diagram unit of a PNG, 1 to 4.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=4))]
     scale: Option<u32>,
+    /// An overview for a slide: each pod and scalable unit, and each row of devices outside
+    /// them (a core tier), folded into one block with its counts, and the links between two
+    /// blocks drawn as one line with their count. Text keeps its size however large the
+    /// fabric, so 8,192 nodes fit a screen's width.
+    #[arg(long)]
+    overview: bool,
 }
 
 /// Draws the diagram, or writes a format for other tools.
@@ -50,13 +56,14 @@ pub(super) fn run(args: ExportArgs, catalog: &Catalog) -> anyhow::Result<()> {
         heatmap,
         bytes,
         scale,
+        overview,
     } = args;
     let mode = if heatmap { ColorMode::Heatmap } else { color };
     let (format, output) = resolve(&file, output, format)?;
     if matches!(format, ExportFormat::Svg | ExportFormat::Png) {
-        diagram::run(&file, &output, mode, bytes, scale, catalog)
-    } else if mode != ColorMode::Technology || bytes.is_some() || scale.is_some() {
-        bail!("--color, --heatmap, --bytes and --scale are for SVG and PNG")
+        diagram::run(&file, &output, mode, bytes, scale, overview, catalog)
+    } else if mode != ColorMode::Technology || bytes.is_some() || scale.is_some() || overview {
+        bail!("--color, --heatmap, --bytes, --scale and --overview are for SVG and PNG")
     } else {
         run_for_tools(&file, &output, format, catalog)
     }

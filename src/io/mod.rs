@@ -2,7 +2,9 @@
 
 pub mod bom;
 pub mod design_file;
+pub mod device_rows;
 pub mod export;
+pub mod folding;
 pub mod group_frames;
 pub mod ib_names;
 pub mod ibnetdiscover;
@@ -24,4 +26,5 @@ pub use design_file::{
 };
 pub mod report;
 pub mod svg;
+pub mod svg_overview;
 pub mod tier_captions;

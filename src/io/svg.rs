@@ -9,6 +9,7 @@ use super::link_colors::{
 };
 use super::link_label::{label_spots, link_label, min_labelled, sort_for_labels, tally_link};
 use super::tier_captions::{TierCaption, tier_captions};
+use crate::model::units::group_thousands;
 use crate::model::{Design, DeviceId, DeviceKind, LinkId, LinkState, Pos};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -26,7 +27,7 @@ fn device_size(kind: &DeviceKind) -> (f32, f32) {
 /// Room around an NVSwitch domain's trays, and the band on top that carries its name.
 const DOMAIN_PAD: f32 = 14.0;
 const DOMAIN_HEADER: f32 = 26.0;
-const MARGIN: f32 = 40.0;
+pub(crate) const MARGIN: f32 = 40.0;
 
 /// How links are coloured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,6 +44,14 @@ pub enum LinkColors<'a> {
 }
 
 impl LinkColors<'_> {
+    /// Each link's load under the heatmap; empty otherwise.
+    pub(crate) fn loads(&self) -> HashMap<LinkId, f64> {
+        match self {
+            LinkColors::Heatmap(loads) => loads.iter().copied().collect(),
+            _ => HashMap::new(),
+        }
+    }
+
     pub fn mode(&self) -> ColorMode {
         match self {
             LinkColors::Technology => ColorMode::Technology,
@@ -50,6 +59,25 @@ impl LinkColors<'_> {
             LinkColors::Tier => ColorMode::Tier,
             LinkColors::Heatmap(_) => ColorMode::Heatmap,
         }
+    }
+}
+
+/// How much of a design a diagram draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Every device and link.
+    #[default]
+    Full,
+    /// Pods, scalable units and the rows outside them folded into blocks, sized for a
+    /// slide (`svg_overview`).
+    Overview,
+}
+
+/// The design's diagram at `detail`.
+pub fn diagram_svg(design: &Design, colors: LinkColors<'_>, detail: Detail) -> String {
+    match detail {
+        Detail::Full => design_to_svg(design, colors),
+        Detail::Overview => super::svg_overview::design_overview_svg(design, colors),
     }
 }
 
@@ -99,7 +127,7 @@ impl Rect {
         }
     }
 
-    fn union(self, o: Rect) -> Rect {
+    pub(crate) fn union(self, o: Rect) -> Rect {
         Rect {
             x0: self.x0.min(o.x0),
             y0: self.y0.min(o.y0),
@@ -153,14 +181,14 @@ pub(crate) fn device_rects(design: &Design) -> HashMap<DeviceId, Rect> {
 }
 
 /// Height of the title block above the diagram: the design's name and a line of counts.
-const TITLE_HEIGHT: f32 = 64.0;
+pub(crate) const TITLE_HEIGHT: f32 = 64.0;
 /// Room above a group's frame for its caption.
 const CAPTION_HEIGHT: f32 = 18.0;
 const TITLE_PX: f32 = 22.0;
 /// Font size of frame and tier captions.
 const CAPTION_PX: f32 = 14.0;
 /// The legend's column right of the diagram.
-const LEGEND_WIDTH: f32 = 210.0;
+pub(crate) const LEGEND_WIDTH: f32 = 210.0;
 const LEGEND_ROW: f32 = 20.0;
 /// Rough width of a character of the sans-serif font, per pixel of font size, to keep a
 /// long title inside the picture.
@@ -216,10 +244,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         .max(title_width + 2.0 * MARGIN)
         .ceil();
     let h = (TITLE_HEIGHT + 2.0 * MARGIN + (bounds.y1 - bounds.y0).max(legend_height)).ceil();
-    let heat: HashMap<LinkId, f64> = match colors {
-        LinkColors::Heatmap(loads) => loads.iter().copied().collect(),
-        _ => HashMap::new(),
-    };
+    let heat = colors.loads();
     let painter = LinkPainter {
         mode: colors.mode(),
         background: Background::Light,
@@ -451,7 +476,7 @@ pub(crate) fn link_width(lanes: u32) -> f32 {
     1.5 + (lanes.min(8) as f32 - 1.0) * 0.5
 }
 
-fn dash_attribute(pattern: Pattern) -> String {
+pub(crate) fn dash_attribute(pattern: Pattern) -> String {
     match pattern.dash_gap() {
         Some((dash, gap)) => format!(r#" stroke-dasharray="{dash} {gap}""#),
         None => String::new(),
@@ -459,7 +484,12 @@ fn dash_attribute(pattern: Pattern) -> String {
 }
 
 /// The design's name, large, and a line of what it holds and how links are coloured.
-fn write_title_block(out: &mut String, design: &Design, mode: ColorMode, (x, y): (f32, f32)) {
+pub(crate) fn write_title_block(
+    out: &mut String,
+    design: &Design,
+    mode: ColorMode,
+    (x, y): (f32, f32),
+) {
     let gpus: u64 = design
         .devices
         .iter()
@@ -467,9 +497,10 @@ fn write_title_block(out: &mut String, design: &Design, mode: ColorMode, (x, y):
         .map(|n| u64::from(n.gpu_count))
         .sum();
     let counts = format!(
-        "{gpus} GPUs · {} devices · {} links · links coloured by {}",
-        design.devices.len(),
-        design.links.len(),
+        "{} GPUs · {} devices · {} links · links coloured by {}",
+        group_thousands(gpus as i64),
+        group_thousands(design.devices.len() as i64),
+        group_thousands(design.links.len() as i64),
         match mode {
             ColorMode::Heatmap => "load",
             other => other.name(),
@@ -485,13 +516,13 @@ fn write_title_block(out: &mut String, design: &Design, mode: ColorMode, (x, y):
     );
 }
 
-fn legend_height(legend: &Legend) -> f32 {
+pub(crate) fn legend_height(legend: &Legend) -> f32 {
     let scale = if legend.heat_scale { 2.0 } else { 0.0 };
     LEGEND_ROW * (1.5 + scale + legend.entries.len() as f32)
 }
 
 /// The legend's heading, the heatmap's scale if any, then one line sample per entry.
-fn write_legend(out: &mut String, legend: &Legend, (x, y): (f32, f32)) {
+pub(crate) fn write_legend(out: &mut String, legend: &Legend, (x, y): (f32, f32)) {
     let _ = writeln!(
         out,
         r##"<g class="legend"><rect x="{}" y="{}" width="{}" height="{}" rx="4" fill="#fafafa" stroke="#bdbdbd"/>"##,
@@ -541,7 +572,7 @@ fn write_legend(out: &mut String, legend: &Legend, (x, y): (f32, f32)) {
     let _ = writeln!(out, "</g>");
 }
 
-fn write_device(out: &mut String, d: &crate::model::Device, r: Rect, domain: bool) {
+pub(crate) fn write_device(out: &mut String, d: &crate::model::Device, r: Rect, domain: bool) {
     let (cx, cy) = r.centre();
     // A domain's name sits in its header band; other devices' in their middle.
     let text_y = if domain { r.y0 + 18.0 } else { cy + 4.0 };

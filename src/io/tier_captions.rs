@@ -3,11 +3,10 @@
 //! holds where their own names are too small to read. The canvas and the SVG export draw
 //! the same captions.
 
-use crate::model::{Design, DeviceKind, PartId, SwitchRole};
-use std::collections::BTreeMap;
+use super::device_rows::{DeviceRow, RowKind, device_rows};
+use crate::model::{Design, DeviceKind};
 
-/// A box as its (min, max) corners, design units.
-pub type Corners = ((f32, f32), (f32, f32));
+pub use super::device_rows::Corners;
 
 /// One row's caption and where it goes: above the row's leftmost box (`at` is that box's
 /// top left corner, design units).
@@ -17,87 +16,27 @@ pub struct TierCaption {
     pub at: (f32, f32),
 }
 
-/// A row being read: its role, leftmost box's top left corner, count and model (`None`
-/// once models differ).
-struct Row {
-    role: SwitchRole,
-    at: (f32, f32),
-    count: u32,
-    model: Option<PartId>,
-    /// Rows of the same role next to each other (a long core wrapped) read as one.
-    rows: u32,
-}
-
 /// The captions of the rows of switches that `bounds` gives a box for (`None`: not drawn
 /// on its own), in order from the top. A row is the switches of one role whose boxes share
-/// a centre line. Only designs with two tiers or more have them: a single switch needs none.
+/// a centre line; rows of one role with no other row between them (a core too long for one
+/// row, wrapped) are one tier. Only designs with two tiers or more have them: a single
+/// switch needs none.
 pub fn tier_captions(
     design: &Design,
     bounds: impl Fn(usize) -> Option<Corners>,
 ) -> Vec<TierCaption> {
-    // Keyed by centre line (whole design units, so float noise does not split a row) and role.
-    let mut rows: BTreeMap<(i64, u8), Row> = BTreeMap::new();
-    for (i, d) in design.devices.iter().enumerate() {
-        let DeviceKind::Switch(s) = &d.kind else {
-            continue;
-        };
-        let Some(((x0, y0), (_, y1))) = bounds(i) else {
-            continue;
-        };
-        let centre = (f64::from(y0 + y1) / 2.0).round() as i64;
-        let row = rows.entry((centre, s.role as u8)).or_insert(Row {
-            role: s.role,
-            at: (x0, y0),
-            count: 0,
-            model: Some(s.model.clone()),
-            rows: 1,
-        });
-        row.count += 1;
-        if x0 < row.at.0 {
-            row.at = (x0, y0);
-        }
-        if row.model.as_ref() != Some(&s.model) {
-            row.model = None;
-        }
-    }
-    let mut roles: Vec<u8> = rows.keys().map(|&(_, r)| r).collect();
+    let tiers = device_rows(design, bounds, |d| matches!(d.kind, DeviceKind::Switch(_)));
+    let mut roles: Vec<RowKind> = tiers.iter().map(|t| t.kind).collect();
     roles.sort_unstable();
     roles.dedup();
     if roles.len() < 2 {
         return Vec::new();
     }
-    // Rows of one role with no other row between them (a core too long for one row, wrapped)
-    // are one tier: one caption at the top row, counting them all.
-    let mut tiers: Vec<Row> = Vec::new();
-    for row in rows.into_values() {
-        match tiers.last_mut() {
-            Some(last) if last.role == row.role => {
-                last.count += row.count;
-                last.rows += 1;
-                last.at.0 = last.at.0.min(row.at.0);
-                if last.model != row.model {
-                    last.model = None;
-                }
-            }
-            _ => tiers.push(row),
-        }
-    }
     tiers
-        .into_iter()
-        .map(|r| {
-            let what = match &r.model {
-                Some(m) => format!("{} × {m}", r.count),
-                None => format!("{} switches", r.count),
-            };
-            let rows = if r.rows > 1 {
-                format!(" in {} rows", r.rows)
-            } else {
-                String::new()
-            };
-            TierCaption {
-                text: format!("{} · {what}{rows}", r.role.label()),
-                at: r.at,
-            }
+        .iter()
+        .map(|t: &DeviceRow| TierCaption {
+            text: t.caption(),
+            at: t.at,
         })
         .collect()
 }
@@ -106,13 +45,10 @@ pub fn tier_captions(
 mod tests {
     use super::*;
     use crate::generate::{Template, TemplateSpec, generate};
-    use crate::model::Catalog;
+    use crate::model::{Catalog, PartId, SwitchRole};
 
     fn boxes(design: &Design) -> impl Fn(usize) -> Option<Corners> + '_ {
-        |i| {
-            let p = design.devices[i].pos;
-            Some(((p.x - 50.0, p.y - 20.0), (p.x + 50.0, p.y + 20.0)))
-        }
+        crate::io::device_rows::boxes_at_positions(design)
     }
 
     #[test]

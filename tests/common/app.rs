@@ -90,3 +90,33 @@ pub fn open_preset(harness: &mut Harness<'_, RailyardApp>, title: &str) {
     harness.run_ok();
     wait_for_analysis(harness);
 }
+
+/// The window's close button, as the window system sends it.
+pub fn request_close(harness: &mut Harness<'_, RailyardApp>) {
+    harness
+        .input_mut()
+        .viewports
+        .entry(egui::ViewportId::ROOT)
+        .or_default()
+        .events
+        .push(egui::ViewportEvent::Close);
+}
+
+/// What the last frame asked of the main window (close, cancel close, title...).
+pub fn root_commands(harness: &Harness<'_, RailyardApp>) -> Vec<egui::ViewportCommand> {
+    harness
+        .output()
+        .viewport_output
+        .get(&egui::ViewportId::ROOT)
+        .map(|v| v.commands.clone())
+        .unwrap_or_default()
+}
+
+/// Clicks the button labelled `label` (another widget may carry the same text).
+pub fn click_button(harness: &mut Harness<'_, RailyardApp>, label: &str) {
+    harness
+        .query_all_by_label(label)
+        .find(|n| n.accesskit_node().role() == Role::Button)
+        .unwrap_or_else(|| panic!("the {label} button"))
+        .click();
+}

@@ -2,6 +2,7 @@
 //! NVSwitch-domain containers, collapsed groups) and hit testing. Everything here is in
 //! canvas units; a device's `pos` is its centre.
 
+use crate::io::folding::{self, FoldScope, FoldedAs, Folding, NOT_FOLDED};
 use crate::model::{Design, Device, DeviceId, DeviceKind, GroupId, Link, LinkId, Pos};
 use egui::{Pos2, Rect, Vec2, pos2, vec2};
 use std::collections::{BTreeSet, HashMap};
@@ -19,8 +20,6 @@ pub(super) const HANDLE_RADIUS_PX: f32 = 5.0;
 pub(super) const HANDLE_GRAB_PX: f32 = 9.0;
 /// How close (beyond its half width) a click must be to pick a link, in screen points.
 pub(super) const LINK_GRAB_PX: f32 = 4.0;
-/// Marks a device that is drawn on its own rather than inside a collapsed group.
-const NO_BLOCK: u32 = u32::MAX;
 
 pub(super) fn to_pos2(p: Pos) -> Pos2 {
     pos2(p.x, p.y)
@@ -54,10 +53,10 @@ pub(super) fn handle_center(rect: Rect) -> Pos2 {
     pos2(rect.right(), rect.center().y)
 }
 
-/// A group drawn as one block when zoomed far out.
+/// A group, or far out a row of devices outside any group, drawn as one block.
 #[derive(Debug, Clone)]
 pub(super) struct Block {
-    pub group: GroupId,
+    pub what: FoldedAs,
     pub rect: Rect,
     pub devices: u32,
     pub gpus: u64,
@@ -84,7 +83,7 @@ pub(super) enum Handles {
 pub(super) struct Layout {
     pub rects: Vec<Rect>,
     pub blocks: Vec<Block>,
-    /// Per device, its block or `NO_BLOCK`; empty when nothing is collapsed.
+    /// Per device, its block or `NOT_FOLDED`; empty when nothing is collapsed.
     block_of: Vec<u32>,
     /// Per device, whether it is an NVSwitch domain (read per link, so kept apart from the
     /// devices themselves).
@@ -156,68 +155,36 @@ impl Layout {
             };
         }
 
-        let mut blocks = Vec::new();
-        let mut block_of = Vec::new();
-        let folding = match fold {
-            Fold::Nothing => false,
-            Fold::Outermost => true,
-            Fold::Chosen(chosen) => !chosen.is_empty(),
+        let scope = match fold {
+            Fold::Nothing => None,
+            Fold::Outermost => Some(FoldScope::Overview),
+            Fold::Chosen(chosen) => Some(FoldScope::Groups(chosen)),
         };
-        if folding && !design.groups.is_empty() {
-            let slot: HashMap<GroupId, usize> = design
-                .groups
-                .iter()
-                .enumerate()
-                .map(|(k, g)| (g.id, k))
-                .collect();
-            // The group each group folds into: far out the outermost one (a rack into its
-            // pod or scalable unit), else the outermost folded one it is in, if any.
-            let root: Vec<Option<usize>> = (0..design.groups.len())
-                .map(|mut k| {
-                    let folds = |k: usize| match fold {
-                        Fold::Chosen(chosen) => chosen.contains(&design.groups[k].id),
-                        _ => true,
-                    };
-                    let mut folded_into = folds(k).then_some(k);
-                    for _ in 0..16 {
-                        match design.groups[k].parent.and_then(|p| slot.get(&p)) {
-                            Some(&parent) => {
-                                k = parent;
-                                if folds(k) {
-                                    folded_into = Some(k);
-                                }
-                            }
-                            None => break,
-                        }
-                    }
-                    folded_into
-                })
-                .collect();
-            let mut block_of_group = vec![NO_BLOCK; design.groups.len()];
-            block_of = vec![NO_BLOCK; devices.len()];
-            for (i, d) in devices.iter().enumerate() {
-                let Some(k) = d.group.and_then(|g| slot.get(&g).and_then(|&k| root[k])) else {
-                    continue;
-                };
-                if block_of_group[k] == NO_BLOCK {
-                    block_of_group[k] = blocks.len() as u32;
-                    blocks.push(Block {
-                        group: design.groups[k].id,
-                        rect: Rect::NOTHING,
-                        devices: 0,
-                        gpus: 0,
-                    });
-                }
-                let b = block_of_group[k];
-                let block = &mut blocks[b as usize];
-                block.rect = block.rect.union(rects[i]);
-                block.devices += 1;
-                if let DeviceKind::GpuNode(n) = &d.kind {
-                    block.gpus += u64::from(n.gpu_count);
-                }
-                block_of[i] = b;
-            }
-        }
+        let folding = scope.map_or_else(Folding::default, |scope| {
+            folding::fold(
+                design,
+                |i| {
+                    let r = rects[i];
+                    r.is_positive()
+                        .then_some(((r.min.x, r.min.y), (r.max.x, r.max.y)))
+                },
+                scope,
+            )
+        });
+        let blocks = folding
+            .blocks
+            .into_iter()
+            .map(|b| Block {
+                what: b.what,
+                rect: Rect::from_min_max(
+                    pos2(b.bounds.0.0, b.bounds.0.1),
+                    pos2(b.bounds.1.0, b.bounds.1.1),
+                ),
+                devices: b.devices,
+                gpus: b.gpus,
+            })
+            .collect();
+        let block_of = folding.block_of;
         Layout {
             rects,
             blocks,
@@ -237,7 +204,7 @@ impl Layout {
     /// The block device i is drawn in, if it is collapsed into one.
     pub fn block_of(&self, i: usize) -> Option<usize> {
         match self.block_of.get(i) {
-            Some(&b) if b != NO_BLOCK => Some(b as usize),
+            Some(&b) if b != NOT_FOLDED => Some(b as usize),
             _ => None,
         }
     }
@@ -480,7 +447,7 @@ mod tests {
         let blocks_of = |fold: Fold| {
             let l = Layout::build(&d, None, fold);
             let groups: Vec<Option<GroupId>> = (0..3)
-                .map(|i| l.block_of(i).map(|b| l.blocks[b].group))
+                .map(|i| l.block_of(i).and_then(|b| l.blocks[b].what.group()))
                 .collect();
             (groups, (0..3).map(|i| l.owner(i)).collect::<Vec<_>>())
         };
@@ -499,5 +466,51 @@ mod tests {
             blocks_of(Fold::Chosen(&BTreeSet::new())).0,
             [None, None, None]
         );
+    }
+
+    /// Far out, switches outside every pod fold by rows: two core switches side by side are
+    /// one block with their count; a leaf alone in its row stays itself; nothing folds
+    /// nearer in.
+    #[test]
+    fn far_out_a_row_outside_pods_is_one_block() {
+        use crate::model::factory::device_from_part;
+        use crate::model::{Catalog, PartId, SwitchRole};
+        let catalog = Catalog::builtin();
+        let mut d = Design::new("t");
+        let places = [
+            (0.0, 0.0, SwitchRole::Core),
+            (300.0, 0.0, SwitchRole::Core),
+            (0.0, 600.0, SwitchRole::Leaf),
+        ];
+        for (k, (x, y, role)) in places.into_iter().enumerate() {
+            let mut dev = device_from_part(
+                &catalog,
+                &PartId::new("qm9700"),
+                DeviceId(k as u32),
+                format!("core-{k}"),
+                Pos::new(x, y),
+            )
+            .unwrap();
+            if let DeviceKind::Switch(s) = &mut dev.kind {
+                s.role = role;
+            }
+            d.insert_device(dev);
+        }
+        let far = Layout::build(&d, None, Fold::Outermost);
+        assert_eq!(far.blocks.len(), 1);
+        let block = &far.blocks[0];
+        assert_eq!(block.what, FoldedAs::Row("core · 2 × qm9700".into()));
+        assert_eq!(block.devices, 2);
+        // The block spans both switches' boxes (100 × 44 each, centred at x = 0 and 300).
+        assert_eq!(
+            block.rect,
+            Rect::from_min_max(pos2(-50.0, -22.0), pos2(350.0, 22.0))
+        );
+        assert_eq!(
+            (0..3).map(|i| far.block_of(i)).collect::<Vec<_>>(),
+            [Some(0), Some(0), None]
+        );
+        let near = Layout::build(&d, None, Fold::Chosen(&BTreeSet::new()));
+        assert!(near.blocks.is_empty() && !near.is_collapsed());
     }
 }

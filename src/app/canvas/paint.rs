@@ -7,6 +7,7 @@ use super::geometry::{
 };
 use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
+use crate::io::folding::FoldedAs;
 use crate::io::group_frames::GroupFrame;
 use crate::io::link_colors::{
     self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
@@ -595,6 +596,15 @@ impl Frame<'_> {
     /// carry it, clear of the captions already `placed`; on a small design (few linked pairs
     /// in view) single links' rates too.
     pub fn bundle_counts(&self, parallel: &ParallelLinks, mut placed: Vec<Rect>) {
+        // A folded block hides the links under it and carries its own caption: a count on
+        // it would name a line nobody can see.
+        placed.extend(
+            self.layout
+                .blocks
+                .iter()
+                .filter(|b| b.rect.intersects(self.view))
+                .map(|b| self.to_global * b.rect),
+        );
         let mut shapes = Vec::new();
         let mut bundles: Vec<_> = parallel.bundles(min_labelled(parallel.pairs())).collect();
         sort_for_labels(&mut bundles);
@@ -854,14 +864,19 @@ impl Frame<'_> {
             if screen.width() < 50.0 || !block.rect.intersects(self.view) {
                 continue;
             }
-            let name = self
-                .design
-                .group(block.group)
-                .map_or("group", |g| g.name.as_str());
-            let text = if block.gpus > 0 {
-                format!("{name}: {} devices, {} GPUs", block.devices, block.gpus)
-            } else {
-                format!("{name}: {} devices", block.devices)
+            let text = match &block.what {
+                FoldedAs::Group(g) => {
+                    let name = self.design.group(*g).map_or("group", |g| g.name.as_str());
+                    if block.gpus > 0 {
+                        format!("{name}: {} devices, {} GPUs", block.devices, block.gpus)
+                    } else {
+                        format!("{name}: {} devices", block.devices)
+                    }
+                }
+                FoldedAs::Row(caption) if block.gpus > 0 => {
+                    format!("{caption}, {} GPUs", block.gpus)
+                }
+                FoldedAs::Row(caption) => caption.clone(),
             };
             let g = self.galley(text, TAG_PX, screen.width() - 8.0);
             shapes.push(Shape::galley(screen.center() - g.size() / 2.0, g, LABEL));

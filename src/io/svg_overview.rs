@@ -1,0 +1,455 @@
+//! The overview diagram of a large fabric: every pod and scalable unit folded into one block
+//! with its counts, every row left outside them (a core tier) into one block too, and the
+//! links between two blocks drawn once with their count ("2048 × 400G"). The picture is
+//! sized for a slide: its text and lines keep their size in pixels however large the fabric
+//! is, so 8,192 nodes come out about as wide as a screen rather than 26,000 pixels.
+
+use super::device_rows::Corners;
+use super::folding::{FoldScope, FoldedAs, fold};
+use super::link_colors::{
+    Background, LegendEntry, LegendTally, LinkPainter, LinkStyle, Pattern, Rgb,
+};
+use super::link_label::{link_label, min_labelled, tally_link};
+use super::svg::{
+    LEGEND_WIDTH, LinkColors, MARGIN, Rect, TITLE_HEIGHT, dash_attribute, device_rects,
+    legend_height, write_device, write_legend, write_title_block, xml_escape,
+};
+use crate::model::units::group_thousands;
+use crate::model::{Design, DeviceKind};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// The width the overview aims at, in pixels: a wide slide or screen.
+const TARGET_WIDTH_PX: f32 = 2400.0;
+/// Block captions: a name line and a tally line, in pixels.
+const BLOCK_NAME_PX: f32 = 16.0;
+const BLOCK_TALLY_PX: f32 = 13.0;
+/// Bundle labels, in pixels.
+const LABEL_PX: f32 = 12.0;
+/// Rough width of a character of the sans-serif font, per pixel of font size.
+const CHAR_WIDTH: f32 = 0.6;
+/// Most bundle labels tried: the overlap test is quadratic in them.
+const MAX_LABELS: usize = 500;
+/// A bundle whose links look different (several technologies, rails or loads).
+const MIXED: Rgb = Rgb(0x75, 0x75, 0x75);
+
+/// Links between two drawn things (blocks or devices): how many, their rate, their look.
+struct Bundle {
+    tally: (u32, f64),
+    /// The look of its links, `None` once they differ.
+    style: Option<LinkStyle>,
+    /// Under the heatmap, the busiest link's load.
+    hottest: f64,
+    /// The link whose look the bundle takes (under the heatmap, the busiest), and its ends.
+    shown: (usize, usize, usize),
+}
+
+/// The design's overview as a standalone SVG document, with a title block and a legend for
+/// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
+pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
+    let devices = &design.devices;
+    let rects = device_rects(design);
+    let corners = |i: usize| {
+        let r = rects.get(&devices.get(i)?.id)?;
+        Some(((r.x0, r.y0), (r.x1, r.y1)))
+    };
+    let folding = fold(design, corners, FoldScope::Overview);
+    let block_of = |i: usize| match folding.block_of.get(i) {
+        Some(&b) if b != super::folding::NOT_FOLDED => Some(b as usize),
+        _ => None,
+    };
+    let block_rect = |c: Corners| Rect {
+        x0: c.0.0,
+        y0: c.0.1,
+        x1: c.1.0,
+        y1: c.1.1,
+    };
+    // What is drawn: blocks, then the devices left on their own.
+    let index: HashMap<crate::model::DeviceId, usize> =
+        devices.iter().enumerate().map(|(i, d)| (d.id, i)).collect();
+    // Domains whose trays folded go with them.
+    let folded_domains: std::collections::HashSet<crate::model::DeviceId> = devices
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| block_of(j).is_some())
+        .filter_map(|(_, d)| d.kind.as_node().and_then(|n| n.domain))
+        .collect();
+    let domain_folded = |i: usize| folded_domains.contains(&devices[i].id);
+    let loose: Vec<usize> = (0..devices.len())
+        .filter(|&i| block_of(i).is_none() && !domain_folded(i))
+        .collect();
+    let owner_rect = |owner: usize| match owner.checked_sub(devices.len()) {
+        Some(b) => block_rect(folding.blocks[b].bounds),
+        None => rects[&devices[owner].id],
+    };
+    let bounds = folding
+        .blocks
+        .iter()
+        .map(|b| block_rect(b.bounds))
+        .chain(loose.iter().map(|&i| rects[&devices[i].id]))
+        .reduce(Rect::union)
+        .unwrap_or(Rect {
+            x0: 0.0,
+            y0: 0.0,
+            x1: 200.0,
+            y1: 100.0,
+        });
+
+    let heat = colors.loads();
+    let painter = LinkPainter {
+        mode: colors.mode(),
+        background: Background::Light,
+        heat: Some(&heat),
+    };
+    let mut bundles: HashMap<(usize, usize), Bundle> = HashMap::new();
+    for (k, link) in design.links.iter().enumerate() {
+        let (Some(&ia), Some(&ib)) = (index.get(&link.a.device), index.get(&link.b.device)) else {
+            continue;
+        };
+        let owner = |i: usize| block_of(i).map_or(i, |b| devices.len() + b);
+        let (oa, ob) = (owner(ia), owner(ib));
+        if oa == ob {
+            continue;
+        }
+        let style = painter.style(link, &devices[ia], &devices[ib]);
+        let load = heat.get(&link.id).copied().unwrap_or(0.0);
+        let bundle = bundles.entry((oa.min(ob), oa.max(ob))).or_insert(Bundle {
+            tally: (0, 0.0),
+            style: Some(style),
+            hottest: load,
+            shown: (k, ia, ib),
+        });
+        tally_link(&mut bundle.tally, link.nominal_capacity().gbit_s());
+        if matches!(colors, LinkColors::Heatmap(_)) {
+            if load > bundle.hottest {
+                bundle.hottest = load;
+                bundle.style = Some(style);
+                bundle.shown = (k, ia, ib);
+            }
+        } else if bundle.style != Some(style) {
+            bundle.style = None;
+        }
+    }
+    // The legend lists what the lines show: a bundle of several rails is not a rail.
+    let mut tally = LegendTally::default();
+    for bundle in bundles.values().filter(|b| b.style.is_some()) {
+        let (k, ia, ib) = bundle.shown;
+        tally.add(colors.mode(), &design.links[k], &devices[ia], &devices[ib]);
+    }
+    let mut legend = tally.legend(colors.mode(), Background::Light);
+    if bundles.values().any(|b| b.style.is_none()) {
+        legend.entries.push(LegendEntry {
+            label: "bundle of several kinds".into(),
+            color: MIXED,
+            pattern: Pattern::Solid,
+        });
+    }
+
+    // Design units per pixel: text, lines and margins are this many units, so that the
+    // picture, shown `TARGET_WIDTH_PX` wide, keeps them at their size in pixels.
+    let u = ((bounds.x1 - bounds.x0 + 2.0 * MARGIN + LEGEND_WIDTH) / TARGET_WIDTH_PX).max(1.0);
+    let title_width = design.name.chars().count() as f32 * 22.0 * CHAR_WIDTH;
+    let (x, y) = (
+        bounds.x0 - MARGIN * u,
+        bounds.y0 - (MARGIN + TITLE_HEIGHT) * u,
+    );
+    let w = ((bounds.x1 - bounds.x0) + (2.0 * MARGIN + LEGEND_WIDTH) * u)
+        .max((title_width + 2.0 * MARGIN) * u);
+    let h =
+        (TITLE_HEIGHT + 2.0 * MARGIN) * u + (bounds.y1 - bounds.y0).max(legend_height(&legend) * u);
+    let (px_w, px_h) = ((w / u).ceil(), (h / u).ceil());
+
+    let mut out = String::new();
+    // Writing to a String cannot fail; the results are ignored for that reason.
+    let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="{x} {y} {w} {h}" width="{px_w}" height="{px_h}" font-family="sans-serif" font-size="{}">"#,
+        12.0 * u
+    );
+    let _ = writeln!(
+        out,
+        "<title>{} (overview)</title>",
+        xml_escape(&design.name)
+    );
+    let _ = writeln!(
+        out,
+        r##"<rect x="{x}" y="{y}" width="{w}" height="{h}" fill="#ffffff"/>"##
+    );
+    let _ = writeln!(
+        out,
+        r#"<g transform="translate({} {}) scale({u})" font-size="12">"#,
+        x + MARGIN * u,
+        y + MARGIN * u
+    );
+    write_title_block(&mut out, design, colors.mode(), (0.0, 0.0));
+    let _ = writeln!(out, "</g>");
+
+    // Bundles under the blocks: a line into a block ends at its edge.
+    let mut ordered: Vec<((usize, usize), &Bundle)> =
+        bundles.iter().map(|(k, b)| (*k, b)).collect();
+    ordered.sort_unstable_by_key(|(k, _)| *k);
+    let _ = writeln!(out, r#"<g class="bundles">"#);
+    for &((a, b), bundle) in &ordered {
+        let ((x1, y1), (x2, y2)) = (owner_rect(a).centre(), owner_rect(b).centre());
+        let style = bundle.style.unwrap_or(LinkStyle {
+            color: MIXED,
+            pattern: Pattern::Solid,
+        });
+        let n = bundle.tally.0;
+        let width = (1.5 + 0.35 * (n as f32).log2()).min(5.0) * u;
+        let _ = writeln!(
+            out,
+            r#"<line class="bundle" data-links="{n}" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{}" stroke-width="{width}"{}><title>{}</title></line>"#,
+            style.color.hex(),
+            dash_attribute(style.pattern),
+            xml_escape(&link_label(n, bundle.tally.1))
+        );
+    }
+    let _ = writeln!(out, "</g>");
+
+    let _ = writeln!(out, r#"<g class="blocks">"#);
+    for block in &folding.blocks {
+        let r = block_rect(block.bounds);
+        let (name, tally) = match &block.what {
+            FoldedAs::Group(g) => (
+                design
+                    .group(*g)
+                    .map_or("group", |g| g.name.as_str())
+                    .to_string(),
+                tally_text(block.devices, block.gpus),
+            ),
+            FoldedAs::Row(caption) => (
+                caption.clone(),
+                if block.gpus > 0 {
+                    format!("{} GPUs", group_thousands(block.gpus as i64))
+                } else {
+                    String::new()
+                },
+            ),
+        };
+        let group_attr = block
+            .what
+            .group()
+            .map_or(String::new(), |g| format!(r#" data-group="{}""#, g.0));
+        let (cx, cy) = r.centre();
+        // The caption's size shrinks to fit a narrow block, down to 0.6 of its pixels.
+        let fit = |px: f32, text: &str| {
+            let wide = text.chars().count().max(1) as f32 * CHAR_WIDTH;
+            (px * u).min((r.x1 - r.x0) * 0.9 / wide).max(px * u * 0.6)
+        };
+        let (name_size, tally_size) = (fit(BLOCK_NAME_PX, &name), fit(BLOCK_TALLY_PX, &tally));
+        let two_lines = !tally.is_empty() && (r.y1 - r.y0) >= 2.6 * name_size;
+        let name_y = if two_lines {
+            cy - 0.15 * name_size
+        } else {
+            cy + 0.35 * name_size
+        };
+        let _ = write!(
+            out,
+            r##"<g class="block"{group_attr}><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" rx="{}" fill="#cfd8dc" stroke="#607d8b" stroke-width="{}"/><text x="{cx}" y="{name_y}" text-anchor="middle" font-size="{name_size}" font-weight="bold" fill="#263238">{}</text>"##,
+            xml_escape(&if tally.is_empty() {
+                name.clone()
+            } else {
+                format!("{name}: {tally}")
+            }),
+            r.x0,
+            r.y0,
+            r.x1 - r.x0,
+            r.y1 - r.y0,
+            6.0 * u,
+            u,
+            xml_escape(&name)
+        );
+        if two_lines {
+            let _ = write!(
+                out,
+                r##"<text x="{cx}" y="{}" text-anchor="middle" font-size="{tally_size}" fill="#37474f">{}</text>"##,
+                cy + 1.1 * tally_size,
+                xml_escape(&tally)
+            );
+        }
+        let _ = writeln!(out, "</g>");
+    }
+    let _ = writeln!(out, "</g>");
+
+    let _ = writeln!(out, r#"<g class="devices">"#);
+    for &i in &loose {
+        let d = &devices[i];
+        let domain = matches!(d.kind, DeviceKind::NvSwitchDomain(_));
+        write_device(&mut out, d, rects[&d.id], domain);
+    }
+    let _ = writeln!(out, "</g>");
+
+    write_bundle_labels(&mut out, &ordered, &owner_rect, &folding_boxes(&folding), u);
+
+    let _ = writeln!(
+        out,
+        r#"<g transform="translate({} {}) scale({u})" font-size="12">"#,
+        bounds.x1 + MARGIN * u,
+        bounds.y0
+    );
+    write_legend(&mut out, &legend, (0.0, 0.0));
+    let _ = writeln!(out, "</g>");
+    out.push_str("</svg>\n");
+    out
+}
+
+/// "1,024 devices · 8,192 GPUs", or without GPUs "64 devices".
+fn tally_text(devices: u32, gpus: u64) -> String {
+    let devices = format!("{} devices", group_thousands(i64::from(devices)));
+    if gpus > 0 {
+        format!("{devices} · {} GPUs", group_thousands(gpus as i64))
+    } else {
+        devices
+    }
+}
+
+fn folding_boxes(folding: &super::folding::Folding) -> Vec<Rect> {
+    folding
+        .blocks
+        .iter()
+        .map(|b| Rect {
+            x0: b.bounds.0.0,
+            y0: b.bounds.0.1,
+            x1: b.bounds.1.0,
+            y1: b.bounds.1.1,
+        })
+        .collect()
+}
+
+/// Each bundle's count and rate ("2048 × 400G") on a white tag where its line is seen: in
+/// the open between blocks (a line under a block is hidden), and clear of other labels.
+fn write_bundle_labels(
+    out: &mut String,
+    bundles: &[((usize, usize), &Bundle)],
+    owner_rect: &dyn Fn(usize) -> Rect,
+    blocks: &[Rect],
+    u: f32,
+) {
+    let overlaps = |a: &Rect, b: &Rect| a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+    let mut placed: Vec<Rect> = blocks.to_vec();
+    // Single links are labelled only on a small picture (as in the full diagram); past a
+    // few hundred labels the picture holds no room for more anyway.
+    let min = min_labelled(bundles.len());
+    let _ = writeln!(out, r#"<g class="link-labels">"#);
+    for &((a, b), bundle) in bundles
+        .iter()
+        .filter(|(_, b)| b.tally.0 >= min)
+        .take(MAX_LABELS)
+    {
+        let text = link_label(bundle.tally.0, bundle.tally.1);
+        let (width, height) = (
+            (text.chars().count() as f32 * LABEL_PX * CHAR_WIDTH + 8.0) * u,
+            16.0 * u,
+        );
+        let ((x1, y1), (x2, y2)) = (owner_rect(a).centre(), owner_rect(b).centre());
+        // Tried from the middle outwards, in tenths of the line.
+        let spot = [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8].iter().find_map(|&t| {
+            let (mx, my) = (x1 + (x2 - x1) * t, y1 + (y2 - y1) * t);
+            let tag = Rect {
+                x0: mx - width / 2.0,
+                y0: my - height / 2.0,
+                x1: mx + width / 2.0,
+                y1: my + height / 2.0,
+            };
+            (!placed.iter().any(|p| overlaps(p, &tag))).then_some((mx, my, tag))
+        });
+        let Some((mx, my, tag)) = spot else {
+            continue;
+        };
+        placed.push(tag);
+        let _ = writeln!(
+            out,
+            r##"<rect x="{}" y="{}" width="{width}" height="{height}" rx="{}" fill="#ffffff" fill-opacity="0.9"/><text x="{mx}" y="{}" text-anchor="middle" font-size="{}" fill="#212121">{}</text>"##,
+            tag.x0,
+            tag.y0,
+            3.0 * u,
+            my + 4.0 * u,
+            LABEL_PX * u,
+            xml_escape(&text)
+        );
+    }
+    let _ = writeln!(out, "</g>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::Catalog;
+
+    fn attribute(svg: &str, name: &str) -> f32 {
+        let head = &svg[svg.find("<svg").expect("an svg element")..];
+        let at = head.find(&format!(" {name}=\"")).expect("the attribute") + name.len() + 3;
+        head[at..]
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .expect("a number")
+    }
+
+    /// 256 DGX in two pods of four 32-node units under 32 core switches: the overview is two
+    /// pod blocks and a core block, each pod joined to the core by one line of 1,024 links
+    /// (32 spines × 32 uplinks), on a picture of slide width.
+    #[test]
+    fn two_pods_and_a_core_are_three_blocks_and_two_bundles() {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(256);
+        spec.tiers = 3;
+        let design = generate(&spec, &catalog).expect("generates");
+        let svg = design_overview_svg(&design, LinkColors::Technology);
+        let titles: Vec<&str> = svg
+            .split(r#"<g class="block""#)
+            .skip(1)
+            .map(|b| {
+                b.split("<title>")
+                    .nth(1)
+                    .unwrap()
+                    .split('<')
+                    .next()
+                    .unwrap()
+            })
+            .collect();
+        // A pod: 128 nodes, their 32 rail leaves and 32 spines.
+        assert_eq!(
+            titles,
+            [
+                "pod-01: 192 devices · 1,024 GPUs",
+                "pod-02: 192 devices · 1,024 GPUs",
+                "core · 32 × qm9700"
+            ]
+        );
+        assert_eq!(svg.matches(r#"class="bundle""#).count(), 2);
+        assert_eq!(svg.matches(r#"data-links="1024""#).count(), 2);
+        // Nothing is left drawn on its own, and each bundle says what it holds.
+        assert!(!svg.contains(r#"class="device""#));
+        assert!(svg.contains("<title>1024 × 400G</title>"));
+        // The full diagram is 6,802 pixels wide; the overview about a slide's width, its
+        // text the same size in pixels.
+        let full = crate::io::svg::design_to_svg(&design, LinkColors::Technology);
+        assert_eq!(attribute(&full, "width"), 6802.0);
+        let width = attribute(&svg, "width");
+        assert!((2400.0..2700.0).contains(&width), "{width}");
+    }
+
+    /// The ring template puts its three Macs in one group ("desk"): one block, a GPU per
+    /// Mac, its links all inside it.
+    #[test]
+    fn a_ring_on_one_desk_is_one_block() {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::Ring);
+        spec.nodes = Some(3);
+        let design = generate(&spec, &catalog).expect("a ring");
+        let svg = design_overview_svg(&design, LinkColors::Technology);
+        assert_eq!(svg.matches(r#"<g class="block""#).count(), 1);
+        assert!(
+            svg.contains("<title>desk: 3 devices · 3 GPUs</title>"),
+            "{svg}"
+        );
+        assert!(!svg.contains(r#"class="device""#));
+        assert!(!svg.contains(r#"class="bundle""#));
+    }
+}
