@@ -156,6 +156,21 @@ pub(crate) fn boxes_at_positions(design: &Design) -> impl Fn(usize) -> Option<Co
     }
 }
 
+/// For tests: a two-tier fat tree of `nodes` DGX as an imported edge list would give it,
+/// without racks or pods.
+#[cfg(test)]
+pub(crate) fn ungrouped_fat_tree(nodes: u32) -> Design {
+    use crate::generate::{Template, TemplateSpec, generate};
+    let mut spec = TemplateSpec::new(Template::FatTree);
+    spec.nodes = Some(nodes);
+    let mut design = generate(&spec, &crate::model::Catalog::builtin()).expect("a fat tree");
+    design.groups.clear();
+    for d in &mut design.devices {
+        d.group = None;
+    }
+    design
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,15 +185,7 @@ mod tests {
     /// is one block with its count.
     #[test]
     fn an_ungrouped_fat_tree_folds_into_its_rows() {
-        let catalog = Catalog::builtin();
-        let mut spec = TemplateSpec::new(Template::FatTree);
-        spec.nodes = Some(64);
-        let mut design = generate(&spec, &catalog).expect("a fat tree");
-        // As an imported edge list would be: no racks or pods.
-        design.groups.clear();
-        for d in &mut design.devices {
-            d.group = None;
-        }
+        let design = ungrouped_fat_tree(64);
         let rows = foldable_rows(&design, boxes(&design));
         let captions: Vec<String> = rows.iter().map(DeviceRow::caption).collect();
         // 64 nodes of 8 NICs are 512 downlinks: 16 leaves of 64 ports (32 down, 32 up) and

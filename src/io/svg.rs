@@ -118,6 +118,14 @@ pub(crate) struct Rect {
 }
 
 impl Rect {
+    /// The diagram area of a design with nothing to draw.
+    pub(crate) const EMPTY_DIAGRAM: Rect = Rect {
+        x0: 0.0,
+        y0: 0.0,
+        x1: 200.0,
+        y1: 100.0,
+    };
+
     fn around(p: Pos, (w, h): (f32, f32)) -> Rect {
         Rect {
             x0: p.x - w / 2.0,
@@ -229,12 +237,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         .chain(framed)
         .chain(tiers.iter().map(tier_rect))
         .reduce(Rect::union)
-        .unwrap_or(Rect {
-            x0: 0.0,
-            y0: 0.0,
-            x1: 200.0,
-            y1: 100.0,
-        });
+        .unwrap_or(Rect::EMPTY_DIAGRAM);
     let legend = link_colors::legend(design, colors.mode(), Background::Light);
     let legend_height = legend_height(&legend);
     let title_width = design.name.chars().count() as f32 * TITLE_PX * CHAR_WIDTH;

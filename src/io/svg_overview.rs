@@ -88,12 +88,7 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
         .map(|b| block_rect(b.bounds))
         .chain(loose.iter().map(|&i| rects[&devices[i].id]))
         .reduce(Rect::union)
-        .unwrap_or(Rect {
-            x0: 0.0,
-            y0: 0.0,
-            x1: 200.0,
-            y1: 100.0,
-        });
+        .unwrap_or(Rect::EMPTY_DIAGRAM);
 
     let heat = colors.loads();
     let painter = LinkPainter {

@@ -4,7 +4,7 @@
 //! the same captions.
 
 use super::device_rows::{DeviceRow, RowKind, device_rows};
-use crate::model::{Design, DeviceKind};
+use crate::model::{Design, Device, DeviceKind};
 
 pub use super::device_rows::Corners;
 
@@ -20,20 +20,28 @@ pub struct TierCaption {
 /// on its own), in order from the top. A row is the switches of one role whose boxes share
 /// a centre line; rows of one role with no other row between them (a core too long for one
 /// row, wrapped) are one tier. Only designs with two tiers or more have them: a single
-/// switch needs none.
+/// switch needs none. GPU nodes outside any pod, unit or rack (no frame counts them) are
+/// captioned by rows too, between the tiers they hang from.
 pub fn tier_captions(
     design: &Design,
     bounds: impl Fn(usize) -> Option<Corners>,
 ) -> Vec<TierCaption> {
-    let tiers = device_rows(design, bounds, |d| matches!(d.kind, DeviceKind::Switch(_)));
-    let mut roles: Vec<RowKind> = tiers.iter().map(|t| t.kind).collect();
+    let unframed_node =
+        |d: &Device| d.group.is_none() && d.kind.as_node().is_some_and(|n| n.domain.is_none());
+    let rows = device_rows(design, bounds, |d| {
+        matches!(d.kind, DeviceKind::Switch(_)) || unframed_node(d)
+    });
+    let mut roles: Vec<RowKind> = rows
+        .iter()
+        .map(|t| t.kind)
+        .filter(|k| matches!(k, RowKind::Switches(_)))
+        .collect();
     roles.sort_unstable();
     roles.dedup();
     if roles.len() < 2 {
         return Vec::new();
     }
-    tiers
-        .iter()
+    rows.iter()
         .map(|t: &DeviceRow| TierCaption {
             text: t.caption(),
             at: t.at,
@@ -106,6 +114,26 @@ mod tests {
         assert_eq!(texts, ["core · 5 × qm9700 in 3 rows", "spine · 2 × qm9700"]);
         // At the top row, as far left as any of the rows reaches.
         assert_eq!(captions[0].at, (-170.0, -20.0));
+    }
+
+    /// Nodes no frame counts (a fat tree imported without racks) are captioned by bands
+    /// between the leaf rows they hang from; the leaf rows are counted band by band.
+    #[test]
+    fn unframed_nodes_are_captioned_by_rows() {
+        let design = crate::io::device_rows::ungrouped_fat_tree(64);
+        let captions = tier_captions(&design, boxes(&design));
+        let texts: Vec<&str> = captions.iter().map(|c| c.text.as_str()).collect();
+        // 16 leaves, 9 to a row, each over a stack of 4 nodes: 36 and 28 nodes.
+        assert_eq!(
+            texts,
+            [
+                "spine · 8 × qm9700",
+                "leaf · 9 × qm9700",
+                "nodes · 36 × dgx-h100 in 4 rows",
+                "leaf · 7 × qm9700",
+                "nodes · 28 × dgx-h100 in 4 rows"
+            ]
+        );
     }
 
     #[test]
