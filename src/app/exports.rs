@@ -168,8 +168,12 @@ pub fn write_export(
                 .context("could not draw the PNG")?;
             write(path, &png)?;
             let (w, h) = png_size(&png).unwrap_or_default();
+            let overview = match detail {
+                Detail::Overview => ", overview",
+                Detail::Full => "",
+            };
             Ok(format!(
-                "Exported {}: {w} × {h} pixels ({scale}×)",
+                "Exported {}: {w} × {h} pixels ({scale}×{overview})",
                 path.display()
             ))
         }
