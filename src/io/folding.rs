@@ -69,18 +69,24 @@ pub fn fold(
         FoldScope::Groups(set) if set.is_empty() => return folding,
         FoldScope::Groups(set) => Some(set),
     };
-    let grow = |folding: &mut Folding, b: u32, i: usize| {
+    // Per block, whether a member with a box has been seen (its bounds are real).
+    let mut boxed: Vec<bool> = Vec::new();
+    let mut grow = |folding: &mut Folding, b: u32, i: usize| {
         if folding.block_of.is_empty() {
             folding.block_of = vec![NOT_FOLDED; devices.len()];
         }
         folding.block_of[i] = b;
         let block = &mut folding.blocks[b as usize];
+        if boxed.len() <= b as usize {
+            boxed.resize(b as usize + 1, false);
+        }
         if let Some(r) = bounds(i) {
-            block.bounds = if block.devices == 0 {
-                r
-            } else {
+            block.bounds = if boxed[b as usize] {
                 union(block.bounds, r)
+            } else {
+                r
             };
+            boxed[b as usize] = true;
         }
         block.devices += 1;
         if let Some(n) = devices[i].kind.as_node() {
@@ -148,4 +154,78 @@ pub fn fold(
         }
     }
     folding
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{Template, TemplateSpec, generate};
+    use crate::model::Catalog;
+
+    /// A block's box is its drawn members' boxes only: a member drawn nowhere (here the
+    /// first one) neither counts towards it nor drags it to the origin.
+    #[test]
+    fn a_block_spans_only_the_members_that_are_drawn() {
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(32);
+        let design = generate(&spec, &Catalog::builtin()).expect("a unit");
+        let first_in_unit = design
+            .devices
+            .iter()
+            .position(|d| d.group.is_some())
+            .expect("a grouped device");
+        let box_of = |i: usize| {
+            let p = design.devices[i].pos;
+            ((p.x - 50.0, p.y - 20.0), (p.x + 50.0, p.y + 20.0))
+        };
+        let folding = fold(
+            &design,
+            |i| (i != first_in_unit).then(|| box_of(i)),
+            FoldScope::Overview,
+        );
+        let unit = folding
+            .blocks
+            .iter()
+            .find(|b| b.what.group().is_some())
+            .expect("the unit's block");
+        let members: Vec<usize> = (0..design.devices.len())
+            .filter(|&i| {
+                i != first_in_unit && folding.block_of[i] == folding.block_of[first_in_unit]
+            })
+            .collect();
+        let expected = members
+            .iter()
+            .map(|&i| box_of(i))
+            .reduce(union)
+            .expect("members");
+        // The unit lies below the origin (y from 240): a box grown from (0, 0) would not.
+        assert_eq!(unit.bounds, expected);
+        // Every device of the unit is in it, the one drawn nowhere too.
+        assert_eq!(unit.devices as usize, members.len() + 1);
+    }
+
+    /// Folding chosen groups folds nothing else: no rows, and no groups when none is chosen.
+    #[test]
+    fn chosen_groups_fold_alone() {
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(256);
+        spec.tiers = 3;
+        let design = generate(&spec, &Catalog::builtin()).expect("two pods");
+        let boxes = crate::io::device_rows::boxes_at_positions(&design);
+        let none = fold(&design, &boxes, FoldScope::Groups(&Default::default()));
+        assert!(none.blocks.is_empty() && none.block_of.is_empty());
+        let pod = design.groups[0].id;
+        let one = fold(&design, &boxes, FoldScope::Groups(&[pod].into()));
+        assert_eq!(one.blocks.len(), 1);
+        assert_eq!(one.blocks[0].what, FoldedAs::Group(pod));
+        // A pod of 128 DGX: their 32 leaves and 32 spines with them, 1,024 GPUs.
+        assert_eq!((one.blocks[0].devices, one.blocks[0].gpus), (192, 1024));
+        let all = fold(&design, &boxes, FoldScope::Overview);
+        // Both pods, and the 32 core switches as a row.
+        assert_eq!(all.blocks.len(), 3);
+        assert_eq!(
+            all.blocks[2].what,
+            FoldedAs::Row("core · 32 × qm9700".into())
+        );
+    }
 }
