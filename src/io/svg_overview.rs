@@ -269,10 +269,14 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
     let _ = writeln!(out, "</g>");
 
     let _ = writeln!(out, r#"<g class="devices">"#);
-    for &i in &loose {
-        let d = &devices[i];
-        let domain = matches!(d.kind, DeviceKind::NvSwitchDomain(_));
-        write_device(&mut out, d, rects[&d.id], domain);
+    // Domains first: their trays sit on top of them.
+    for domains in [true, false] {
+        for &i in &loose {
+            let d = &devices[i];
+            if matches!(d.kind, DeviceKind::NvSwitchDomain(_)) == domains {
+                write_device(&mut out, d, rects[&d.id], domains);
+            }
+        }
     }
     let _ = writeln!(out, "</g>");
 
