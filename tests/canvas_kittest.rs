@@ -1017,6 +1017,47 @@ fn double_clicking_a_folded_group_opens_it() {
     assert!(!h.state().history.can_undo(), "opening is no edit");
 }
 
+/// Far out, the 32 core switches outside the two pods of a 256-node fabric are one block
+/// with their count; a double-click opens it as it opens a pod, and says what it opened.
+#[test]
+fn far_out_the_core_row_is_one_block_that_opens() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    use railyard::model::{DeviceKind, SwitchRole};
+    let mut a = app();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(256);
+    spec.tiers = 3;
+    a.design = generate(&spec, &a.catalog).expect("generates");
+    let core = a
+        .design
+        .devices
+        .iter()
+        .find(|d| matches!(&d.kind, DeviceKind::Switch(s) if s.role == SwitchRole::Core))
+        .expect("a core switch")
+        .pos;
+    a.canvas.scene_rect =
+        Rect::from_center_size(Pos2::new(core.x, core.y), vec2(20_000.0, 14_000.0));
+    let mut h = harness_stepping(a, 1.0 / 60.0);
+    assert!(h.state().canvas.zoom().unwrap() < 0.1);
+    let at = screen(&h, core.x, core.y);
+    for _ in 0..2 {
+        press(&h, at, Modifiers::NONE);
+        release(&h, at, Modifiers::NONE);
+    }
+    h.run();
+    // The click took the whole row: all 32 core switches.
+    assert_eq!(h.state().canvas.selection.devices.len(), 32);
+    assert!(
+        h.state()
+            .statuses
+            .iter()
+            .any(|s| s == "Opened core · 32 × qm9700 (zoom out to fold it again)"),
+        "{:?}",
+        h.state().statuses
+    );
+    assert!(h.state().canvas.zoom().unwrap() >= 0.1);
+}
+
 /// Close up, a right-click on a node offers to fold its rack or scalable unit: the rack is
 /// then one block (a click on it takes all its nodes), with no edit to undo; a double-click
 /// on the block unfolds it where it is.

@@ -31,7 +31,6 @@ pub use arrange::arrange_by_tier;
 pub use paint::{heat_color, tech_color};
 
 use super::link_info::{self, LinkLoads};
-use crate::io::folding::FoldedAs;
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_link, default_name, devices_from_part};
@@ -793,13 +792,9 @@ fn body(
         let block = &layout.blocks[b];
         // The response lives in canvas units inside the scene: times the zoom, screen points.
         state.interaction.next_view = Some(opening_view(block.rect, response.rect.size() * zoom));
-        let name = match &block.what {
-            FoldedAs::Group(g) => fold_menu::group_name(design, *g).to_string(),
-            FoldedAs::Row(caption) => caption.clone(),
-        };
         events.push(CanvasEvent::Status(format!(
-            "Opened {name}: {} devices, {} GPUs (zoom out to fold it again)",
-            block.devices, block.gpus
+            "Opened {} (zoom out to fold it again)",
+            block.caption(design)
         )));
     }
     // Right-click: what-if actions for what is under the pointer (selected first, unless it

@@ -62,6 +62,25 @@ pub(super) struct Block {
     pub gpus: u64,
 }
 
+impl Block {
+    /// What the block says of itself: "pod-01: 192 devices, 1024 GPUs", or a row's caption
+    /// with its GPUs if it has any ("core · 1024 × qm9700 in 5 rows").
+    pub fn caption(&self, design: &Design) -> String {
+        let gpus = if self.gpus > 0 {
+            format!(", {} GPUs", self.gpus)
+        } else {
+            String::new()
+        };
+        match &self.what {
+            FoldedAs::Group(g) => {
+                let name = design.group(*g).map_or("group", |g| g.name.as_str());
+                format!("{name}: {} devices{gpus}", self.devices)
+            }
+            FoldedAs::Row(caption) => format!("{caption}{gpus}"),
+        }
+    }
+}
+
 /// What the pointer is over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Hit {

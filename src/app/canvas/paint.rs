@@ -7,7 +7,6 @@ use super::geometry::{
 };
 use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
-use crate::io::folding::FoldedAs;
 use crate::io::group_frames::GroupFrame;
 use crate::io::link_colors::{
     self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
@@ -864,20 +863,7 @@ impl Frame<'_> {
             if screen.width() < 50.0 || !block.rect.intersects(self.view) {
                 continue;
             }
-            let text = match &block.what {
-                FoldedAs::Group(g) => {
-                    let name = self.design.group(*g).map_or("group", |g| g.name.as_str());
-                    if block.gpus > 0 {
-                        format!("{name}: {} devices, {} GPUs", block.devices, block.gpus)
-                    } else {
-                        format!("{name}: {} devices", block.devices)
-                    }
-                }
-                FoldedAs::Row(caption) if block.gpus > 0 => {
-                    format!("{caption}, {} GPUs", block.gpus)
-                }
-                FoldedAs::Row(caption) => caption.clone(),
-            };
+            let text = block.caption(self.design);
             let g = self.galley(text, TAG_PX, screen.width() - 8.0);
             shapes.push(Shape::galley(screen.center() - g.size() / 2.0, g, LABEL));
         }
