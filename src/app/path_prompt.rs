@@ -48,6 +48,26 @@ impl PathPurpose {
     }
 }
 
+/// The path a field's text names. The field comes with a folder or a name in it, and a
+/// whole path typed after that proposal still means itself, as in Emacs's minibuffer: after
+/// "//" a path starts again at the root, and after "/~/" at the home folder ("/tmp//data/x.ron"
+/// is "/data/x.ron"). A leading "~/" is the home folder.
+fn typed_path(text: &str) -> PathBuf {
+    let text = text.trim();
+    let restart = [
+        text.rfind("//").map(|i| i + 1),
+        text.rfind("/~/").map(|i| i + 1),
+    ]
+    .into_iter()
+    .flatten()
+    .max();
+    let text = restart.map_or(text, |i| &text[i..]);
+    match (text.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) if !home.is_empty() => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(text),
+    }
+}
+
 /// The in-app path field while it is open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct PathPrompt {
@@ -211,7 +231,7 @@ impl RailyardApp {
                 }
             }
         });
-        let path = PathBuf::from(prompt.text.trim());
+        let path = typed_path(&prompt.text);
         if done && !path.as_os_str().is_empty() {
             self.path_prompt = None;
             self.use_path(purpose, path, ctx, Some(events));
@@ -248,4 +268,31 @@ fn just_appeared(ctx: &egui::Context) -> bool {
     let first = if last + 1 < pass { pass } else { first };
     ctx.data_mut(|d| d.insert_temp(shown_since, (first, pass)));
     pass - first < 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_path_typed_after_the_proposal_means_itself() {
+        assert_eq!(typed_path(" /tmp/pod.ron "), PathBuf::from("/tmp/pod.ron"));
+        assert_eq!(
+            typed_path("/tmp//data/pod.ron"),
+            PathBuf::from("/data/pod.ron")
+        );
+        assert_eq!(
+            typed_path("/home/me/designs/"),
+            PathBuf::from("/home/me/designs/")
+        );
+        // Without a home folder "~" is taken as written.
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map_or_else(|| PathBuf::from("~"), PathBuf::from);
+        assert_eq!(typed_path("/tmp/~/pod.ron"), home.join("pod.ron"));
+        assert_eq!(typed_path("~/x/pod.ron"), home.join("x/pod.ron"));
+        // A later restart wins: what was typed last.
+        assert_eq!(typed_path("/a//b/~/c//d.ron"), PathBuf::from("/d.ron"));
+        assert_eq!(typed_path(""), PathBuf::new());
+    }
 }
