@@ -392,9 +392,10 @@ fn zoom_indicator(ui: &mut Ui, outer: Rect, zoom: Option<f32>) -> bool {
     let size = Vec2::new(64.0, 20.0);
     let at = outer.right_top() + Vec2::new(-size.x - 8.0, 8.0);
     // An area in front of the canvas (as the minimap), so the click is the button's, not
-    // the canvas's underneath.
+    // the canvas's underneath; in the windows' order, not in front of them, so an open
+    // window (Plots, Compare) covers it.
     egui::Area::new(ui.id().with("railyard_zoom"))
-        .order(egui::Order::Foreground)
+        .order(egui::Order::Middle)
         .fixed_pos(at)
         .movable(false)
         .fade_in(false)

@@ -226,7 +226,10 @@ fn number_row<T: egui::emath::Numeric>(
     }
     if let Some(refusal) = ui.data(|d| d.get_temp::<String>(refusal_id)) {
         ui.label("");
-        ui.colored_label(ui.visuals().error_fg_color, refusal);
+        // Wrapped: a grid lays its cells out unwrapped, and the reason would run off the
+        // sidebar's edge.
+        let color = ui.visuals().error_fg_color;
+        ui.add(egui::Label::new(egui::RichText::new(refusal).color(color)).wrap());
         ui.end_row();
     }
     r

@@ -368,6 +368,28 @@ pub fn size_tick_label(exponent: f64) -> String {
     }
 }
 
+/// Four to ten marks at a round step (1, 2 or 5 × 10^k) over a linear axis.
+fn linear_marks(input: GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    let raw = (hi - lo) / 4.0;
+    if !(raw.is_finite() && raw > 0.0) {
+        return Vec::new();
+    }
+    let magnitude = 10f64.powf(raw.log10().floor());
+    // The largest round step that still gives four intervals or more.
+    let step = [5.0, 2.0, 1.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|&s| s <= raw)
+        .unwrap_or(magnitude);
+    ((lo / step).ceil() as i64..=(hi / step).floor() as i64)
+        .map(|k| GridMark {
+            value: k as f64 * step,
+            step_size: step,
+        })
+        .collect()
+}
+
 /// Integer grid marks on a log-scaled axis (decades for time).
 fn integer_marks(input: GridInput, major: i64) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
@@ -380,6 +402,16 @@ fn integer_marks(input: GridInput, major: i64) -> Vec<GridMark> {
             step_size: if v % major == 0 { major as f64 } else { 1.0 },
         })
         .collect()
+}
+
+/// A mark on a linear axis with as many decimals as the marks' spacing needs.
+fn linear_tick_label(value: f64, step: f64) -> String {
+    let decimals = if step > 0.0 && step.is_finite() {
+        (-step.log10().floor()).clamp(0.0, 6.0) as usize
+    } else {
+        0
+    };
+    format!("{value:.decimals$}")
 }
 
 /// A time in µs as a person reads it.
@@ -413,7 +445,12 @@ fn sweep_plot(
             .y_grid_spacer(|input| integer_marks(input, 3))
             .y_axis_formatter(|mark, _| time_label(10f64.powf(mark.value.round())));
     } else {
-        plot = plot.include_y(0.0);
+        // A few marks at a round step, each labelled with the decimals it needs: 0.2, 0.4 …
+        // for a homelab's 0.9 GB/s, where the default marks were too dense to label but "0".
+        plot = plot
+            .include_y(0.0)
+            .y_grid_spacer(linear_marks)
+            .y_axis_formatter(|mark, _| linear_tick_label(mark.value, mark.step_size));
     }
     plot.show(ui, |plot| {
         for s in series {
@@ -493,6 +530,32 @@ impl RailyardApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_linear_axis_has_about_four_round_marks() {
+        let marks = |lo: f64, hi: f64| -> Vec<String> {
+            linear_marks(GridInput {
+                bounds: (lo, hi),
+                base_step_size: 0.0,
+            })
+            .iter()
+            .map(|m| linear_tick_label(m.value, m.step_size))
+            .collect()
+        };
+        // A 10 GbE homelab's busbw, 0 to 0.95 GB/s: a quarter is 0.24, so steps of 0.2.
+        assert_eq!(marks(0.0, 0.95), ["0.0", "0.2", "0.4", "0.6", "0.8"]);
+        // An H100 node's 0 to 410 GB/s: a quarter is 102.5, so steps of 100.
+        assert_eq!(marks(-10.0, 410.0), ["0", "100", "200", "300", "400"]);
+        assert!(marks(0.0, 0.0).is_empty());
+    }
+
+    #[test]
+    fn linear_ticks_carry_the_decimals_their_spacing_needs() {
+        assert_eq!(linear_tick_label(0.4, 0.2), "0.4");
+        assert_eq!(linear_tick_label(0.05, 0.05), "0.05");
+        assert_eq!(linear_tick_label(150.0, 50.0), "150");
+        assert_eq!(linear_tick_label(0.0, 0.0), "0");
+    }
 
     #[test]
     fn size_ticks_read_8_b_to_8_gib() {

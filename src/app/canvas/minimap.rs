@@ -72,9 +72,9 @@ pub(super) fn minimap_ui(ui: &Ui, outer: Rect, overview: &Overview, view: Rect) 
         )
     };
     // An area in front of the canvas, so a click on the map moves the view rather than
-    // selecting or panning underneath.
+    // selecting or panning underneath; in the windows' order, so a window covers it.
     let area = egui::Area::new(ui.id().with("railyard_minimap"))
-        .order(egui::Order::Foreground)
+        .order(egui::Order::Middle)
         .fixed_pos(rect.min)
         .movable(false)
         // No fade: an animation would keep asking for frames, and the canvas idles at none.
