@@ -360,3 +360,33 @@ fn a_large_fabric_draws_as_an_overview_png() {
         "--overview are for SVG and PNG",
     );
 }
+
+/// A name too long for its box is shortened as on the canvas, by whole words from the front
+/// ("…rack-unit-1" in a 100-unit box), never cut inside a word or run over the box; the
+/// device's title keeps the full name.
+#[test]
+fn long_names_shorten_by_whole_words_in_the_diagram() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(preset("mac-studio-tb5-x4.ron")).expect("the preset");
+    let long = "mac-studio-m3-ultra-living-room-rack-unit-1";
+    let file = dir.path().join("long.ron");
+    std::fs::write(
+        &file,
+        text.replace(r#"name: "node-01""#, &format!(r#"name: "{long}""#)),
+    )
+    .unwrap();
+    let o = railyard(&["export", path_str(&file), "-o", "-"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = String::from_utf8(o.stdout).unwrap();
+    let device = svg
+        .split(r#"<g class="device""#)
+        .find(|g| g.contains(long))
+        .expect("the renamed device");
+    assert!(device.contains(&format!("<title>{long}</title>")));
+    assert!(
+        device.contains(r##"fill="#ffffff">…rack-unit-1</text>"##),
+        "{device}"
+    );
+    // node-02 fits as it is.
+    assert!(svg.contains(r##"fill="#ffffff">node-02</text>"##));
+}

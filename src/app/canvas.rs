@@ -22,7 +22,6 @@ mod arrange;
 mod bundle;
 mod fold_menu;
 mod geometry;
-mod label_fit;
 mod minimap;
 mod paint;
 mod wiring_menu;

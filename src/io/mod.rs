@@ -14,6 +14,7 @@ pub mod link_label;
 pub mod measured;
 pub mod migrations;
 pub mod model_file;
+pub mod name_forms;
 pub mod nccl_log;
 pub(crate) mod parallel_parse;
 pub(crate) mod plain_error;

@@ -8,6 +8,7 @@ use super::link_colors::{
     self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
 };
 use super::link_label::{label_spots, link_label, min_labelled, sort_for_labels, tally_link};
+use super::name_forms::{fitting_form, name_forms};
 use super::tier_captions::{TierCaption, tier_captions};
 use crate::model::units::group_thousands;
 use crate::model::{Design, DeviceId, DeviceKind, LinkId, LinkState, Pos};
@@ -579,10 +580,20 @@ pub(crate) fn write_device(out: &mut String, d: &crate::model::Device, r: Rect, 
     let (cx, cy) = r.centre();
     // A domain's name sits in its header band; other devices' in their middle.
     let text_y = if domain { r.y0 + 18.0 } else { cy + 4.0 };
+    // The longest form of the name that fits the box (whole words dropped from the front,
+    // as on the canvas); the title keeps the full name.
+    let room = r.x1 - r.x0 - 8.0;
+    let forms = name_forms(&d.name);
+    let shown = xml_escape(
+        fitting_form(&forms, |f| {
+            f.chars().count() as f32 * 12.0 * CHAR_WIDTH <= room
+        })
+        .unwrap_or(""),
+    );
     let name = xml_escape(&d.name);
     let _ = writeln!(
         out,
-        r##"<g class="device" data-id="{}" data-kind="{}"><title>{name}</title><rect x="{}" y="{}" width="{}" height="{}" rx="6" fill="{}" stroke="#263238"/><text x="{cx}" y="{text_y}" text-anchor="middle" fill="#ffffff">{name}</text></g>"##,
+        r##"<g class="device" data-id="{}" data-kind="{}"><title>{name}</title><rect x="{}" y="{}" width="{}" height="{}" rx="6" fill="{}" stroke="#263238"/><text x="{cx}" y="{text_y}" text-anchor="middle" fill="#ffffff">{shown}</text></g>"##,
         d.id,
         xml_escape(d.kind.label()),
         r.x0,

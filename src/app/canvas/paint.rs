@@ -5,7 +5,6 @@ use super::bundle::{Bundles, CELL_PX, FAR_CELL_PX, ParallelLinks};
 use super::geometry::{
     DrawnLane, HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_center, is_domain,
 };
-use super::label_fit;
 use super::{CanvasOverlay, CanvasState};
 use crate::io::group_frames::GroupFrame;
 use crate::io::link_colors::{
@@ -13,6 +12,7 @@ use crate::io::link_colors::{
     heat_stops,
 };
 use crate::io::link_label::{label_spots, link_label, min_labelled, sort_for_labels};
+use crate::io::name_forms as label_fit;
 use crate::io::tier_captions::TierCaption;
 use crate::model::{
     Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,

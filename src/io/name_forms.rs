@@ -1,6 +1,7 @@
 //! Which form of a device's name fits its box: the full name, then shorter forms that keep
 //! whole words from the end (where names differ: "…studio-3", "…3"), then nothing. A name is
-//! never cut inside a word; the hover tag always has the full name.
+//! never cut inside a word; the canvas's hover tag and the SVG's title always have the full
+//! name. The canvas and the SVG export shorten alike.
 
 /// The name and its shorter forms, longest first: each drops the leading word (words end at
 /// `-`, `_`, `.` or a space) and marks the cut with "…".
