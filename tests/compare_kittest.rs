@@ -14,7 +14,7 @@ use railyard::analysis::cost::{bom_lines, cost_summary};
 use railyard::app::RailyardApp;
 use railyard::app::files::{DialogAnswer, ScriptedDialogs};
 use railyard::app::presets::PRESETS;
-use railyard::app::row_units::row_texts;
+use railyard::io::row_units::row_texts;
 use railyard::model::{Bytes, Catalog, Design, Usd};
 use std::time::{Duration, Instant};
 

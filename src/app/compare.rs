@@ -9,11 +9,11 @@
 //! ticking a column or changing the baseline costs nothing, and no frame waits for an
 //! evaluation.
 
-use super::row_units::{axis_text, row_texts};
 use crate::analysis::collective::{Workload, sweep_sizes};
 use crate::analysis::compare::{
     Comparison, ComparisonRow, Quantity, compare_with, relative_deltas,
 };
+use crate::io::row_units::{axis_text, row_texts};
 use crate::model::{Bytes, Catalog, Design};
 use egui::{Color32, ComboBox, RichText, Ui};
 use egui_plot::{Bar, BarChart, Plot};

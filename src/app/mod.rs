@@ -29,7 +29,6 @@ pub mod png;
 pub mod prefs;
 pub mod presentation;
 pub mod presets;
-pub mod row_units;
 pub mod shortcuts;
 pub mod sidebar;
 mod tabs;

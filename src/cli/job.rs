@@ -10,7 +10,7 @@ use crate::analysis::job::{
     ServingResult, TrainingJob, TrainingStep, economics, named_model, search_layouts, serving,
     training_step,
 };
-use crate::model::units::time_text;
+use crate::model::units::{group_thousands, significant, time_text};
 use crate::model::{Catalog, Design};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -326,7 +326,7 @@ fn step_lines(s: &TrainingStep, out: &mut String) {
     out.push_str(&format!(
         "throughput {} tokens/s, MFU {}, HFU {} of {:.0} TFLOP/s per {}\n",
         s.tokens_per_s
-            .map_or_else(|| "unknown".into(), |t| format!("{t:.0}")),
+            .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
         pct_text(s.mfu),
         pct_text(s.hfu),
         s.peak_tflops,
@@ -354,8 +354,8 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
             if let Some(e) = economics {
                 if let Some(days) = e.train_days {
                     out.push_str(&format!(
-                        "training   {days:.1} days, {:.0} MWh at PUE {}\n",
-                        e.energy_mwh.unwrap_or(0.0),
+                        "training   {days:.1} days, {} at PUE {}\n",
+                        energy_text(e.energy_mwh.unwrap_or(0.0)),
                         e.pue
                     ));
                 }
@@ -398,7 +398,7 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                 r.layout,
                 r.gpus_per_replica,
                 r.decode_tokens_per_s
-                    .map_or_else(|| "unknown".into(), |t| format!("{t:.0}")),
+                    .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
                 r.decode_tokens_per_s_per_replica
                     .map_or_else(|| "unknown".into(), |t| format!("{t:.1}")),
             ));
@@ -419,4 +419,26 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
         out.push_str(&format!("  assumes: {a}\n"));
     }
     out
+}
+
+/// Energy as a person reads it: "41.7 MWh", "940 GWh".
+fn energy_text(mwh: f64) -> String {
+    if mwh >= 1000.0 {
+        format!("{} GWh", significant(mwh / 1000.0, 3))
+    } else {
+        format!("{} MWh", significant(mwh, 3))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::energy_text;
+
+    #[test]
+    fn energy_reads_in_mwh_then_gwh() {
+        // 1e12 tokens at 1e6/s on 150 kW: 277.8 h × 150 kW = 41.67 MWh.
+        assert_eq!(energy_text(41.667), "41.7 MWh");
+        // 65,536 H100s for 274.7 days at PUE 1.58: 940,492 MWh.
+        assert_eq!(energy_text(940_492.0), "940 GWh");
+    }
 }

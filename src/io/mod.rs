@@ -21,6 +21,7 @@ pub(crate) mod plain_error;
 pub mod raster;
 pub mod read_progress;
 pub mod ron_tree;
+pub mod row_units;
 
 pub use design_file::{
     DesignFileError, load_design, load_design_reporting, parse_design, save_design,

@@ -1,6 +1,7 @@
 //! Written reports: the comparison table as Markdown, CSV or aligned text, and the design
 //! report in Markdown. No UI imports.
 
+use super::row_units::row_texts;
 use crate::analysis::Metrics;
 use crate::analysis::collective::{CollectiveResult, Workload, WorkloadResult, model_label};
 use crate::analysis::compare::Comparison;
@@ -25,15 +26,22 @@ fn heading(c: &Comparison, col: usize) -> String {
     }
 }
 
-/// A cell: the value, and its change against the baseline in brackets.
-fn cell(c: &Comparison, row: usize, col: usize) -> String {
+/// A row's cells: each value, in the one unit of its row (as the designer's Compare shows
+/// it), and its change against the baseline in brackets.
+fn cells(c: &Comparison, row: usize) -> Vec<String> {
     let r = &c.rows[row];
-    let delta = r.delta_text(col);
-    if delta.is_empty() {
-        r.value_text(col)
-    } else {
-        format!("{} ({delta})", r.value_text(col))
-    }
+    row_texts(r, c.baseline)
+        .into_iter()
+        .enumerate()
+        .map(|(col, value)| {
+            let delta = r.delta_text(col);
+            if delta.is_empty() {
+                value
+            } else {
+                format!("{value} ({delta})")
+            }
+        })
+        .collect()
 }
 
 /// A GitHub-flavoured Markdown table: figures down, scenarios across, numbers right-aligned.
@@ -47,8 +55,8 @@ pub fn render_markdown(c: &Comparison) -> String {
     out.push('\n');
     for (i, row) in c.rows.iter().enumerate() {
         out.push_str(&format!("| {} |", md_cell(&row.label)));
-        for col in 0..c.scenarios.len() {
-            out.push_str(&format!(" {} |", md_cell(&cell(c, i, col))));
+        for text in cells(c, i) {
+            out.push_str(&format!(" {} |", md_cell(&text)));
         }
         out.push('\n');
     }
@@ -87,7 +95,7 @@ pub fn render_text(c: &Comparison) -> String {
     table.push(head);
     for (i, row) in c.rows.iter().enumerate() {
         let mut line = vec![row.label.clone()];
-        line.extend((0..c.scenarios.len()).map(|col| cell(c, i, col)));
+        line.extend(cells(c, i));
         table.push(line);
     }
     let columns = c.scenarios.len() + 1;

@@ -99,10 +99,12 @@ impl std::iter::Sum for Bandwidth {
 }
 
 impl fmt::Display for Bandwidth {
-    /// Network people speak bits: "400 Gb/s", "1.6 Tb/s".
+    /// Network people speak bits: "400 Gb/s", "1.6 Tb/s", "13.1 Pb/s".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let g = self.gbit_s;
-        if g >= 1000.0 {
+        if g >= 1e6 {
+            write!(f, "{} Pb/s", trim_number(g / 1e6))
+        } else if g >= 1000.0 {
             write!(f, "{} Tb/s", trim_number(g / 1000.0))
         } else if g >= 1.0 {
             write!(f, "{} Gb/s", trim_number(g))
@@ -295,6 +297,11 @@ mod tests {
     fn display_is_readable() {
         assert_eq!(Bandwidth::from_gbit_s(400.0).to_string(), "400 Gb/s");
         assert_eq!(Bandwidth::from_gbit_s(25.6e3).to_string(), "25.6 Tb/s");
+        // The bisection of 8,192 DGX at 400 Gb/s a GPU: 65,536 × 400 / 2 Gb/s.
+        assert_eq!(
+            Bandwidth::from_gbit_s(13_107_200.0).to_string(),
+            "13.11 Pb/s"
+        );
         assert_eq!(Usd(1_234_567.4).to_string(), "$1,234,567");
         assert_eq!(Watts(10_200.0).to_string(), "10.2 kW");
         assert_eq!(Bytes(8 << 30).to_string(), "8 GiB");

@@ -48,10 +48,11 @@ fn units(quantity: Quantity) -> &'static [RowUnit] {
         unit(60e6, 60e6, "", " min"),
         unit(3600e6, 3600e6, "", " h"),
     ];
-    const GBIT_S: [RowUnit; 3] = [
+    const GBIT_S: [RowUnit; 4] = [
         unit(0.0, 1e-3, "", " Mb/s"),
         unit(1.0, 1.0, "", " Gb/s"),
         unit(1e3, 1e3, "", " Tb/s"),
+        unit(1e6, 1e6, "", " Pb/s"),
     ];
     match quantity {
         Quantity::Usd => &USD,
