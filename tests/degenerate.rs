@@ -241,10 +241,21 @@ fn two_islands_are_not_connected() {
     assert_eq!(m.bisection.full.gbit_s(), 800.0);
     assert_eq!(m.bisection.ratio, Some(0.0));
     assert!(m.checks.iter().any(|c| c.code == codes::GPU_ISOLATED));
-    assert!(matches!(
-        all_reduce(&design),
-        Err(CollectiveError::NotConnected { .. })
-    ));
+    let err = all_reduce(&design).expect_err("two islands");
+    assert!(matches!(err, CollectiveError::NotConnected { .. }));
+    // It names the devices as the design does, not by their ids (d0 … d3).
+    let text = err.to_string();
+    assert!(
+        text.starts_with("not connected: no working path from "),
+        "{text}"
+    );
+    let named =
+        |n: &str| text.contains(&format!(" {n} to ")) || text.ends_with(&format!(" to {n}"));
+    assert!(
+        ["a", "b", "c", "d"].iter().filter(|n| named(n)).count() == 2,
+        "{text}"
+    );
+    assert!(!text.contains(" d0") && !text.contains(" d1"), "{text}");
 }
 
 #[test]

@@ -90,7 +90,10 @@ impl RailyardApp {
                     let selection = &mut self.tabs[self.active].canvas.selection;
                     selection.devices = devices.into_iter().collect();
                     selection.links = links.into_iter().collect();
-                    self.status = format!("Pasted {} devices", clip.devices.len());
+                    self.status = format!(
+                        "Pasted {}",
+                        crate::model::units::count_of(clip.devices.len(), "device", "devices")
+                    );
                     // The next paste lands beside this one rather than on top of it.
                     if let Some(c) = &mut self.clipboard {
                         for d in &mut c.devices {

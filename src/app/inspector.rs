@@ -309,8 +309,8 @@ fn device_ui(
     }
     ui.separator();
     ui.weak(format!(
-        "{} links · at ({:.0}, {:.0})",
-        design.links_of(source.id).count(),
+        "{} · at ({:.0}, {:.0})",
+        crate::model::units::count_of(design.links_of(source.id).count(), "link", "links"),
         source.pos.x,
         source.pos.y
     ));

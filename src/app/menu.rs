@@ -56,7 +56,7 @@ pub struct MenuContext<'a> {
 fn item(ui: &mut Ui, action: Action, label: &str, m: &MenuContext, out: &mut Vec<MenuEvent>) {
     let mut button = Button::new(label);
     if let Some(shortcut) = action.shortcuts().first() {
-        button = button.shortcut_text(ui.ctx().format_shortcut(shortcut));
+        button = button.shortcut_text(super::shortcuts::shortcut_text(ui.ctx(), shortcut));
     }
     if ui.add_enabled(action.enabled(&m.state), button).clicked() {
         out.push(MenuEvent::Action(action));
@@ -70,7 +70,7 @@ fn plain(ui: &mut Ui, action: Action, m: &MenuContext, out: &mut Vec<MenuEvent>)
 fn toggle(ui: &mut Ui, action: Action, on: bool, m: &MenuContext, out: &mut Vec<MenuEvent>) {
     let mut button = Button::selectable(on, action.label());
     if let Some(shortcut) = action.shortcuts().first() {
-        button = button.shortcut_text(ui.ctx().format_shortcut(shortcut));
+        button = button.shortcut_text(super::shortcuts::shortcut_text(ui.ctx(), shortcut));
     }
     if ui.add_enabled(action.enabled(&m.state), button).clicked() {
         out.push(MenuEvent::Action(action));

@@ -15,6 +15,7 @@ mod escape;
 pub mod exporting;
 pub mod exports;
 pub mod files;
+mod fonts;
 pub mod inspector;
 pub mod jobs;
 pub mod layout_search;
@@ -39,6 +40,7 @@ use crate::io::import::{ImportFormat, import_file, placeholders};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
 use crate::model::factory::{default_name, devices_from_part};
+use crate::model::units::count_of;
 use crate::model::{Catalog, DeviceId, LinkId, PartId, Pos};
 use actions::{Action, ActionState};
 use canvas::{CanvasEvent, CanvasOverlay, CanvasState};
@@ -144,6 +146,8 @@ pub struct RailyardApp {
     presentation: bool,
     sent_title: Option<String>,
     applied_theme: Option<Theme>,
+    /// The symbol fallback is installed in the window's fonts (`fonts`).
+    fonts_installed: bool,
     /// The user confirmed closing with unsaved changes (or nothing was unsaved).
     allow_close: bool,
     /// The window was asked to close while an export was being written: it closes once
@@ -192,6 +196,7 @@ impl RailyardApp {
             presentation: false,
             sent_title: None,
             applied_theme: None,
+            fonts_installed: false,
             allow_close: false,
             close_when_exported: false,
             next_untitled: 1,
@@ -567,6 +572,10 @@ impl RailyardApp {
     pub fn show(&mut self, ui: &mut egui::Ui) {
         let ctx = ui.ctx().clone();
         self.frames += 1;
+        if !self.fonts_installed {
+            ctx.set_fonts(fonts::with_symbol_fallback());
+            self.fonts_installed = true;
+        }
         if self.applied_theme != Some(self.prefs.theme) {
             ctx.set_theme(self.prefs.theme.preference());
             self.applied_theme = Some(self.prefs.theme);
@@ -736,9 +745,9 @@ impl RailyardApp {
                     let sel = &tab.canvas.selection;
                     if !sel.is_empty() {
                         ui.weak(format!(
-                            "{} devices, {} links selected",
-                            sel.devices.len(),
-                            sel.links.len()
+                            "{}, {} selected",
+                            count_of(sel.devices.len(), "device", "devices"),
+                            count_of(sel.links.len(), "link", "links")
                         ));
                     }
                 });

@@ -52,6 +52,16 @@ pub const GESTURES: [(&str, &str); 17] = [
     ),
 ];
 
+/// A shortcut as this platform writes it, with its key as printed on the keyboard: egui
+/// names the question mark key "Questionmark".
+pub fn shortcut_text(ctx: &egui::Context, shortcut: &egui::KeyboardShortcut) -> String {
+    let text = ctx.format_shortcut(shortcut);
+    match shortcut.logical_key {
+        egui::Key::Questionmark => text.replace(egui::Key::Questionmark.name(), "?"),
+        _ => text,
+    }
+}
+
 /// Every action that has a shortcut, with all its shortcuts as this platform writes them.
 pub fn shortcut_rows(ctx: &egui::Context) -> Vec<(&'static str, String)> {
     Action::all()
@@ -60,7 +70,7 @@ pub fn shortcut_rows(ctx: &egui::Context) -> Vec<(&'static str, String)> {
             let keys: Vec<String> = a
                 .shortcuts()
                 .iter()
-                .map(|s| ctx.format_shortcut(s))
+                .map(|s| shortcut_text(ctx, s))
                 .collect();
             (a.label().trim_end_matches('…'), keys.join(" or "))
         })
@@ -103,4 +113,21 @@ fn two_columns<A: Into<egui::WidgetText>, B: Into<egui::WidgetText>>(
                 ui.end_row();
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The list names keys as printed on them: "?" opens it, not "Questionmark".
+    #[test]
+    fn the_question_mark_reads_as_printed() {
+        let rows = shortcut_rows(&egui::Context::default());
+        let (_, keys) = rows
+            .iter()
+            .find(|(label, _)| *label == "Keyboard shortcuts")
+            .expect("the shortcuts list has a shortcut");
+        assert_eq!(keys, "?");
+        assert!(rows.iter().all(|(_, k)| !k.contains("Questionmark")));
+    }
 }

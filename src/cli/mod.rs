@@ -39,7 +39,6 @@
 //! with its `…Args` and `run`, one `Command` variant and one arm of `run` below.
 
 use crate::io::load_design;
-use crate::model::units::group_thousands;
 use crate::model::{Catalog, Design};
 use anyhow::{Context, bail};
 use args::{Cli, Command};
@@ -179,14 +178,7 @@ fn one_line(e: &anyhow::Error) -> String {
     text.replace(['\n', '\r'], " ")
 }
 
-/// "1 switch", "24 switches".
-fn count_of(n: usize, one: &str, many: &str) -> String {
-    format!(
-        "{} {}",
-        group_thousands(n as i64),
-        if n == 1 { one } else { many }
-    )
-}
+use crate::model::units::count_of;
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|cause| {

@@ -268,6 +268,15 @@ pub fn trim_number(x: f64) -> String {
     s.to_string()
 }
 
+/// "1 switch", "24 switches", "1,024 links".
+pub fn count_of(n: usize, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        group_thousands(n as i64),
+        if n == 1 { one } else { many }
+    )
+}
+
 /// 1234567 -> "1,234,567".
 pub fn group_thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();

@@ -291,8 +291,14 @@ pub enum CollectiveError {
     TooFewGpus { available: u64, requested: u64 },
     #[error("{requested} GPUs requested but the design has {available}")]
     NotEnoughGpus { available: u64, requested: u64 },
-    #[error("not connected: no working path from {from} to {to}")]
-    NotConnected { from: DeviceId, to: DeviceId },
+    #[error("not connected: no working path from {}", path_ends(*from, *to, names.as_ref()))]
+    NotConnected {
+        from: DeviceId,
+        to: DeviceId,
+        /// The two devices' names, once the design they are in has named them
+        /// (`with_names`); their ids until then.
+        names: Option<(String, String)>,
+    },
     #[error("device {device} uses unknown GPU part `{part}`")]
     UnknownPart { part: String, device: DeviceId },
     #[error("{algorithm} is not available for {op}: {reason}")]
@@ -314,6 +320,36 @@ pub enum CollectiveError {
     },
 }
 
+/// "node-03 to node-07", or by ids where the names are not known.
+fn path_ends(from: DeviceId, to: DeviceId, names: Option<&(String, String)>) -> String {
+    match names {
+        Some((a, b)) => format!("{a} to {b}"),
+        None => format!("{from} to {to}"),
+    }
+}
+
+impl CollectiveError {
+    /// The error with the devices it mentions named as in `design`: people read "node-03",
+    /// not the id "d3".
+    pub fn with_names(self, design: &Design) -> Self {
+        match self {
+            CollectiveError::NotConnected { from, to, .. } => {
+                let name = |id: DeviceId| {
+                    design
+                        .device(id)
+                        .map_or_else(|| id.to_string(), |d| d.name.clone())
+                };
+                CollectiveError::NotConnected {
+                    from,
+                    to,
+                    names: Some((name(from), name(to))),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
 /// Time, bandwidth and bottleneck of one collective on the design.
 pub fn collective(
     design: &Design,
@@ -332,7 +368,8 @@ pub fn collective_in(
     workspace: &Workspace,
 ) -> Result<CollectiveResult, CollectiveError> {
     let keep = evaluate::Keep::BestAt(q.bytes.0 as f64);
-    let ev = evaluate::Evaluator::new(design, catalog, q, keep, workspace)?;
+    let ev = evaluate::Evaluator::new(design, catalog, q, keep, workspace)
+        .map_err(|e| e.with_names(design))?;
     Ok(ev.result_at(q.bytes))
 }
 
@@ -349,7 +386,8 @@ pub fn sweep(
     q: &CollectiveQuery,
 ) -> Result<Vec<CollectiveResult>, CollectiveError> {
     let workspace = Workspace::default();
-    let ev = evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::All, &workspace)?;
+    let ev = evaluate::Evaluator::new(design, catalog, q, evaluate::Keep::All, &workspace)
+        .map_err(|e| e.with_names(design))?;
     Ok(sweep_sizes().into_iter().map(|s| ev.result_at(s)).collect())
 }
 
@@ -365,6 +403,7 @@ pub fn sweep_at(
         _ => evaluate::Keep::All,
     };
     let workspace = Workspace::default();
-    let ev = evaluate::Evaluator::new(design, catalog, q, keep, &workspace)?;
+    let ev = evaluate::Evaluator::new(design, catalog, q, keep, &workspace)
+        .map_err(|e| e.with_names(design))?;
     Ok(sizes.iter().map(|&s| ev.result_at(s)).collect())
 }

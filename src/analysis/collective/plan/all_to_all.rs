@@ -133,6 +133,7 @@ pub(super) fn all_to_all(
                             .map_or(nd, |(o, _)| *o)
                             as usize]
                             .device,
+                        names: None,
                     });
                 };
                 let send_gpus = if all_pxn {

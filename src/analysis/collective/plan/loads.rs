@@ -322,6 +322,7 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         let not_connected = || CollectiveError::NotConnected {
             from: na.device,
             to: nb.device,
+            names: None,
         };
         // Source side.
         let src_access = nic_a
@@ -521,5 +522,6 @@ pub(super) fn unreachable_error(fab: &Fabric, u: Unreachable) -> CollectiveError
     CollectiveError::NotConnected {
         from: fab.device_ids[u.from as usize],
         to: fab.device_ids[u.to as usize],
+        names: None,
     }
 }
