@@ -119,10 +119,13 @@ pub fn device_rows(
                 }
                 last.bounds = union(last.bounds, row.bounds);
                 last.members.extend(row.members);
-                last.members.sort_unstable();
             }
             _ => merged.push(row),
         }
+    }
+    // Once per row, not per merge: a grid of a hundred rows of nodes is one row far out.
+    for row in &mut merged {
+        row.members.sort_unstable();
     }
     merged
 }

@@ -268,7 +268,9 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
     }
     let _ = writeln!(out, "</g>");
 
-    let _ = writeln!(out, r#"<g class="devices">"#);
+    // Devices left on their own keep their names at the design's scale, as their boxes do
+    // (the picture's text size is for blocks, labels and the legend).
+    let _ = writeln!(out, r#"<g class="devices" font-size="12">"#);
     // Domains first: their trays sit on top of them.
     for domains in [true, false] {
         for &i in &loose {
@@ -280,7 +282,12 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
     }
     let _ = writeln!(out, "</g>");
 
-    write_bundle_labels(&mut out, &ordered, &owner_rect, &folding_boxes(&folding), u);
+    let block_boxes: Vec<Rect> = folding
+        .blocks
+        .iter()
+        .map(|b| block_rect(b.bounds))
+        .collect();
+    write_bundle_labels(&mut out, &ordered, &owner_rect, &block_boxes, u);
 
     let _ = writeln!(
         out,
@@ -302,19 +309,6 @@ fn tally_text(devices: u32, gpus: u64) -> String {
     } else {
         devices
     }
-}
-
-fn folding_boxes(folding: &super::folding::Folding) -> Vec<Rect> {
-    folding
-        .blocks
-        .iter()
-        .map(|b| Rect {
-            x0: b.bounds.0.0,
-            y0: b.bounds.0.1,
-            x1: b.bounds.1.0,
-            y1: b.bounds.1.1,
-        })
-        .collect()
 }
 
 /// Each bundle's count and rate ("2048 × 400G") on a white tag where its line is seen: in

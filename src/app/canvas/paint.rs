@@ -12,7 +12,7 @@ use crate::io::link_colors::{
     heat_stops,
 };
 use crate::io::link_label::{label_spots, link_label, min_labelled, sort_for_labels};
-use crate::io::name_forms as label_fit;
+use crate::io::name_forms::{fitting_form, name_forms};
 use crate::io::tier_captions::TierCaption;
 use crate::model::{
     Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,
@@ -816,8 +816,8 @@ impl Frame<'_> {
                 if screen.height() < line || max_width <= 0.0 {
                     continue;
                 }
-                let forms = label_fit::name_forms(&d.name);
-                let Some(name) = label_fit::fitting_form(&forms, |f| {
+                let forms = name_forms(&d.name);
+                let Some(name) = fitting_form(&forms, |f| {
                     self.labels
                         .layout_no_wrap(f.to_string(), font.clone(), LABEL)
                         .size()
