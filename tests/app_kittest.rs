@@ -1582,3 +1582,12 @@ fn labels_give_way_to_counts_and_are_never_cut_inside_a_word() {
         );
     }
 }
+
+/// An advice item shows the change it advises under its message, not only on hover: the
+/// Thunderbolt mesh's advice says what to move to.
+#[test]
+fn advice_shows_its_suggestion() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    harness.get_by_label_contains("→ use Thunderbolt for prototypes or pipeline stages");
+}

@@ -636,11 +636,7 @@ fn findings_ui(
 }
 
 fn finding_ui(ui: &mut Ui, finding: &Finding, events: &mut Vec<SidebarEvent>) {
-    let about = if finding.suggestion.is_empty() {
-        finding.code.to_string()
-    } else {
-        format!("Suggestion: {}\n{}", finding.suggestion, finding.code)
-    };
+    let about = finding.code;
     let (devices, links) = (&finding.devices, &finding.links);
     ui.horizontal_wrapped(|ui| {
         ui.label(severity_mark(finding.severity));
@@ -661,6 +657,14 @@ fn finding_ui(ui: &mut Ui, finding: &Finding, events: &mut Vec<SidebarEvent>) {
             });
         }
     });
+    // The change advised is the point of an advice item: shown, not left to a hover.
+    if !finding.suggestion.is_empty() {
+        ui.indent(("suggestion", finding.code), |ui| {
+            ui.add(
+                egui::Label::new(RichText::new(format!("→ {}", finding.suggestion)).weak()).wrap(),
+            );
+        });
+    }
 }
 
 fn collective_ui(
