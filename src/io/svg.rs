@@ -3,6 +3,7 @@
 //! `data-id`, so the picture can be scripted or matched back to the file. No UI imports; the
 //! sizes and colours follow the canvas's so the export looks like the screen.
 
+use super::device_rows::Corners;
 use super::group_frames::{GroupFrame, group_frames};
 use super::link_colors::{
     self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
@@ -127,6 +128,15 @@ impl Rect {
         y1: 100.0,
     };
 
+    /// The rectangle of (min, max) corners, as the shared captions and folding take boxes.
+    pub(crate) fn from_corners(((x0, y0), (x1, y1)): Corners) -> Rect {
+        Rect { x0, y0, x1, y1 }
+    }
+
+    pub(crate) fn corners(self) -> Corners {
+        ((self.x0, self.y0), (self.x1, self.y1))
+    }
+
     fn around(p: Pos, (w, h): (f32, f32)) -> Rect {
         Rect {
             x0: p.x - w / 2.0,
@@ -209,17 +219,12 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
     let rects = device_rects(design);
     let frames = group_frames(design, |i| {
         let r = rects.get(&design.devices.get(i)?.id)?;
-        Some(((r.x0, r.y0), (r.x1, r.y1)))
+        Some(r.corners())
     });
-    let frame_rect = |f: &GroupFrame| Rect {
-        x0: f.min.0,
-        y0: f.min.1,
-        x1: f.max.0,
-        y1: f.max.1,
-    };
+    let frame_rect = |f: &GroupFrame| Rect::from_corners((f.min, f.max));
     let tiers = tier_captions(design, |i| {
         let r = rects.get(&design.devices.get(i)?.id)?;
-        Some(((r.x0, r.y0), (r.x1, r.y1)))
+        Some(r.corners())
     });
     let tier_rect = |t: &TierCaption| Rect {
         x0: t.at.0,

@@ -4,7 +4,6 @@
 //! sized for a slide: its text and lines keep their size in pixels however large the fabric
 //! is, so 8,192 nodes come out about as wide as a screen rather than 26,000 pixels.
 
-use super::device_rows::Corners;
 use super::folding::{FoldScope, FoldedAs, fold};
 use super::link_colors::{
     Background, LegendEntry, LegendTally, LinkPainter, LinkStyle, Pattern, Rgb,
@@ -51,18 +50,12 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
     let rects = device_rects(design);
     let corners = |i: usize| {
         let r = rects.get(&devices.get(i)?.id)?;
-        Some(((r.x0, r.y0), (r.x1, r.y1)))
+        Some(r.corners())
     };
     let folding = fold(design, corners, FoldScope::Overview);
     let block_of = |i: usize| match folding.block_of.get(i) {
         Some(&b) if b != super::folding::NOT_FOLDED => Some(b as usize),
         _ => None,
-    };
-    let block_rect = |c: Corners| Rect {
-        x0: c.0.0,
-        y0: c.0.1,
-        x1: c.1.0,
-        y1: c.1.1,
     };
     // What is drawn: blocks, then the devices left on their own.
     let index: HashMap<crate::model::DeviceId, usize> =
@@ -79,13 +72,13 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
         .filter(|&i| block_of(i).is_none() && !domain_folded(i))
         .collect();
     let owner_rect = |owner: usize| match owner.checked_sub(devices.len()) {
-        Some(b) => block_rect(folding.blocks[b].bounds),
+        Some(b) => Rect::from_corners(folding.blocks[b].bounds),
         None => rects[&devices[owner].id],
     };
     let bounds = folding
         .blocks
         .iter()
-        .map(|b| block_rect(b.bounds))
+        .map(|b| Rect::from_corners(b.bounds))
         .chain(loose.iter().map(|&i| rects[&devices[i].id]))
         .reduce(Rect::union)
         .unwrap_or(Rect::EMPTY_DIAGRAM);
@@ -205,7 +198,7 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
 
     let _ = writeln!(out, r#"<g class="blocks">"#);
     for block in &folding.blocks {
-        let r = block_rect(block.bounds);
+        let r = Rect::from_corners(block.bounds);
         let (name, tally) = match &block.what {
             FoldedAs::Group(g) => (
                 design
@@ -285,7 +278,7 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
     let block_boxes: Vec<Rect> = folding
         .blocks
         .iter()
-        .map(|b| block_rect(b.bounds))
+        .map(|b| Rect::from_corners(b.bounds))
         .collect();
     write_bundle_labels(&mut out, &ordered, &owner_rect, &block_boxes, u);
 
