@@ -1178,7 +1178,7 @@ fn harness_with_two_dgx_links() -> Harness<'static, RailyardApp> {
 }
 
 /// A typed value outside a field's range is refused with the reason beside the field, not
-/// clamped: 99999 GPUs stay 4 (it once became 16) and −5 Gb/s stays 10 (it once became
+/// clamped: 99999 GPUs in a 4-slot chassis stay 4 (it once became 16) and −5 Gb/s stays 10 (it once became
 /// 0.001); a valid value then goes through and the reason goes away.
 #[test]
 fn an_out_of_range_value_is_refused_with_the_reason() {
@@ -1214,9 +1214,14 @@ fn an_out_of_range_value_is_refused_with_the_reason() {
     };
     type_into(&mut harness, "GPUs", "99999");
     assert_eq!(gpus(&harness), Some(4));
-    harness.get_by_label_contains("99999 refused: a node holds 1 to 16 GPUs");
+    // The workstation chassis has 4 GPU slots (catalog): the reason names them, and 8 is
+    // refused as well.
+    harness.get_by_label_contains("99999 refused: this chassis has 4 GPU slots");
     type_into(&mut harness, "GPUs", "8");
-    assert_eq!(gpus(&harness), Some(8));
+    assert_eq!(gpus(&harness), Some(4));
+    harness.get_by_label_contains("8 refused: this chassis has 4 GPU slots");
+    type_into(&mut harness, "GPUs", "2");
+    assert_eq!(gpus(&harness), Some(2));
     assert!(harness.query_by_label_contains("refused").is_none());
 
     // A link's rate: −5 Gb/s is refused too.
@@ -1476,6 +1481,19 @@ fn legend_rect(harness: &Harness<'_, RailyardApp>, heading: &str) -> egui::Rect 
     egui::Rect::from_min_max(top.min, egui::pos2(right, f32::INFINITY))
 }
 
+/// View > Link colours > By rail, and the frames that refit the view to the taller legend.
+fn colour_links_by_rail(harness: &mut Harness<'_, RailyardApp>) {
+    click_menu(harness, "View", "Link colours");
+    harness
+        .query_all_by_label("By rail")
+        .next()
+        .expect("By rail")
+        .click();
+    for _ in 0..3 {
+        harness.run();
+    }
+}
+
 /// At zoom to fit, the legend covers no device, and a colour mode with a taller legend
 /// (8 rails against 1 technology) refits the view while it is still the fitted one.
 #[test]
@@ -1505,16 +1523,55 @@ fn a_fitted_design_stays_clear_of_the_legend_when_it_grows() {
         assert!(covered.is_empty(), "{heading} covers {covered:?}");
     };
     clear(&harness, "Links by technology");
-    click_menu(&mut harness, "View", "Link colours");
-    harness
-        .query_all_by_label("By rail")
-        .next()
-        .expect("By rail")
-        .click();
-    for _ in 0..3 {
-        harness.run();
-    }
+    colour_links_by_rail(&mut harness);
     clear(&harness, "Links by rail");
+}
+
+/// A click on the legend folds it to its heading, so zoomed in it covers no device; the
+/// next click opens it again with its 8 rails.
+#[test]
+fn a_click_folds_the_legend_and_another_opens_it() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "DGX H100 SuperPOD scalable unit (32 nodes)");
+    colour_links_by_rail(&mut harness);
+    let rails_listed = |harness: &Harness<'_, RailyardApp>| {
+        painted_text_rects(harness)
+            .iter()
+            .filter(|(t, _)| t.starts_with("rail "))
+            .count()
+    };
+    assert_eq!(rails_listed(&harness), 8);
+    let click_on = |harness: &mut Harness<'_, RailyardApp>, heading: &str| {
+        let at = legend_rect(harness, heading).min + egui::vec2(20.0, 6.0);
+        for pressed in [true, false] {
+            harness.event(egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: Modifiers::NONE,
+            });
+            harness.step();
+        }
+        harness.run();
+    };
+    // A device selected: a click on empty canvas would clear it.
+    let first = harness.state().document().design().devices[0].id;
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.insert(first);
+    }
+    harness.run();
+    let selection_before = harness.state().canvas_state().selection.clone();
+    click_on(&mut harness, "Links by rail");
+    assert!(harness.state().canvas_state().legend_folded);
+    assert_eq!(rails_listed(&harness), 0);
+    legend_rect(&harness, "Links by rail · click to show");
+    // The click was the legend's, not the canvas's: the selection stands.
+    assert_eq!(harness.state().canvas_state().selection, selection_before);
+    click_on(&mut harness, "Links by rail · click to show");
+    assert!(!harness.state().canvas_state().legend_folded);
+    assert_eq!(rails_listed(&harness), 8);
 }
 
 /// Labels give way in stages and are never cut inside a word ("mac-studio-m…"). The GB200

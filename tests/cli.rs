@@ -354,7 +354,7 @@ fn a_missing_file_exits_2() {
     let line = assert_refused(&o);
     assert_eq!(
         line,
-        "railyard: /nonexistent/design.ron: No such file or directory (os error 2)"
+        "railyard: /nonexistent/design.ron: no such file or folder"
     );
     let o = railyard(&["bom", "/nonexistent/design.ron"]);
     assert_refused(&o);

@@ -38,12 +38,12 @@ pub struct CablingOutcome {
 fn read(path: &str) -> Result<String, String> {
     let path = std::path::Path::new(path.trim());
     let size = std::fs::metadata(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
+        .map_err(|e| crate::io::path_error(path, &e))?
         .len();
     if size > MAX_LISTING_BYTES {
         return Err(format!("{}: {size} bytes, over the limit", path.display()));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| crate::io::path_error(path, &e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

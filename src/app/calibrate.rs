@@ -82,7 +82,7 @@ impl CalibrateWindow {
         let path = std::path::Path::new(self.path.trim());
         let read = || -> Result<String, String> {
             let size = std::fs::metadata(path)
-                .map_err(|e| format!("{}: {e}", path.display()))?
+                .map_err(|e| crate::io::path_error(path, &e))?
                 .len();
             if size > MAX_LOG_BYTES {
                 return Err(format!(
@@ -90,7 +90,7 @@ impl CalibrateWindow {
                     path.display()
                 ));
             }
-            let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes = std::fs::read(path).map_err(|e| crate::io::path_error(path, &e))?;
             Ok(String::from_utf8_lossy(&bytes).into_owned())
         };
         match read() {

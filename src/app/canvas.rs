@@ -47,8 +47,11 @@ pub const GRID: f32 = 20.0;
 /// generated row of 16,384 nodes (two million units) on a laptop screen.
 pub const MIN_ZOOM: f32 = 0.0005;
 pub const MAX_ZOOM: f32 = 4.0;
-/// Zoom to fit never frames less than this much canvas, so one device does not fill the screen.
-const MIN_FIT_SIZE: Vec2 = Vec2::new(1200.0, 700.0);
+/// Zoom to fit magnifies no further than this, so a small homelab fills the canvas with
+/// labels at a size people read from across a room, but one device does not fill the screen.
+const MAX_FIT_ZOOM: f32 = 1.5;
+/// What zoom to fit frames when there is nothing to frame.
+const EMPTY_FIT_SIZE: Vec2 = Vec2::new(1200.0, 700.0);
 const FIT_MARGIN: f32 = 60.0;
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -109,6 +112,8 @@ pub struct CanvasState {
     pub snap: bool,
     /// What link colours show when no heatmap is given in the overlay.
     pub link_colors: ColorMode,
+    /// The legend folded to its heading (a click on it), so it covers nothing zoomed in.
+    pub legend_folded: bool,
     /// Groups the user folded into one block each (a view of the design, not an edit).
     pub folded: BTreeSet<GroupId>,
     /// Gesture in progress, hover and view transform: the canvas's own business, public
@@ -218,6 +223,7 @@ impl Default for CanvasState {
             show_zoom: true,
             snap: true,
             link_colors: ColorMode::Technology,
+            legend_folded: false,
             folded: BTreeSet::new(),
             interaction: Interaction::default(),
         }
@@ -328,31 +334,34 @@ fn same_view(a: Rect, b: Rect) -> bool {
     (a.min - b.min).length() <= tolerance && (a.max - b.max).length() <= tolerance
 }
 
-/// The design's bounds with the fit's margin, at least `MIN_FIT_SIZE`.
+/// The design's bounds with the fit's margin.
 fn fit_content(design: &Design) -> Rect {
-    let bounds = Layout::build(design, None, Fold::Nothing)
+    Layout::build(design, None, Fold::Nothing)
         .bounds()
-        .unwrap_or(Rect::from_center_size(Pos2::ZERO, MIN_FIT_SIZE));
-    let r = bounds.expand(FIT_MARGIN);
-    Rect::from_center_size(r.center(), r.size().max(MIN_FIT_SIZE))
+        .map_or(Rect::from_center_size(Pos2::ZERO, EMPTY_FIT_SIZE), |b| {
+            b.expand(FIT_MARGIN)
+        })
 }
 
 /// The view (canvas units, `outer`'s shape) that shows `content` as large as it can in
-/// `outer` (screen points) where the `legend` in the corner covers none of it: centred on
-/// the whole canvas if the legend misses it there, else above the legend or to its right,
-/// whichever shows it larger.
-pub fn fit_clear_of(content: Rect, outer: Rect, legend: Rect) -> Rect {
-    let zoom_in =
-        |area: Rect| (area.width() / content.width()).min(area.height() / content.height());
+/// `outer` (screen points), up to [`MAX_FIT_ZOOM`], where the `legend` in the corner covers
+/// none of it: centred on the whole canvas if the legend misses it there, else above the
+/// legend or to its right, whichever shows it larger.
+pub fn fit_clear_of(content: Rect, outer: Rect, legend: Option<Rect>) -> Rect {
+    let zoom_in = |area: Rect| {
+        (area.width() / content.width())
+            .min(area.height() / content.height())
+            .min(MAX_FIT_ZOOM)
+    };
     let view = |area: Rect, zoom: f32| {
         let min = content.center() - (area.center() - outer.min) / zoom;
         Rect::from_min_size(min, outer.size() / zoom)
     };
     let whole = zoom_in(outer);
     let on_screen = Rect::from_center_size(outer.center(), content.size() * whole);
-    if !on_screen.intersects(legend) {
+    let Some(legend) = legend.filter(|l| on_screen.intersects(*l)) else {
         return view(outer, whole);
-    }
+    };
     let above = Rect::from_min_max(outer.min, Pos2::new(outer.max.x, legend.min.y));
     let beside = Rect::from_min_max(Pos2::new(legend.max.x, outer.min.y), outer.max);
     [above, beside]
@@ -405,6 +414,28 @@ fn zoom_indicator(ui: &mut Ui, outer: Rect, zoom: Option<f32>) -> bool {
             )
             .on_hover_text("Zoom. Click (or press F) to fit the whole design")
             .clicked()
+        })
+        .inner
+}
+
+/// A click target over the legend (drawn with the labels, where it was last frame): a
+/// click folds it to its heading or opens it again. Returns whether it was clicked.
+fn legend_toggle(ui: &mut Ui, legend: Rect, folded: bool) -> bool {
+    // In front of the canvas, as the zoom indicator, so the click is the legend's.
+    egui::Area::new(ui.id().with("railyard_legend"))
+        .order(egui::Order::Middle)
+        .fixed_pos(legend.min)
+        .movable(false)
+        .fade_in(false)
+        .show(ui.ctx(), |ui| {
+            let (_, response) = ui.allocate_exact_size(legend.size(), egui::Sense::click());
+            response
+                .on_hover_text(if folded {
+                    "Click to show the legend"
+                } else {
+                    "Click to fold the legend to its heading"
+                })
+                .clicked()
         })
         .inner
 }
@@ -483,10 +514,7 @@ pub fn canvas_ui(
         // Laid out only now, not every frame: a layout walks every device.
         let content = asked.unwrap_or_else(|| fit_content(design));
         if asked.is_some() || legend_changed.is_some_and(|f| f.content == content) {
-            state.scene_rect = match legend {
-                Some(legend) => fit_clear_of(content, outer, legend),
-                None => content,
-            };
+            state.scene_rect = fit_clear_of(content, outer, legend);
             state.interaction.fitted = Some(Fitted {
                 view: state.scene_rect,
                 legend,
@@ -516,6 +544,12 @@ pub fn canvas_ui(
     }
     if state.show_zoom && zoom_indicator(ui, outer, state.zoom()) {
         zoom_to_fit(design, state);
+        ui.ctx().request_repaint();
+    }
+    if let Some(legend) = state.interaction.legend_rect
+        && legend_toggle(ui, legend, state.legend_folded)
+    {
+        state.legend_folded = !state.legend_folded;
         ui.ctx().request_repaint();
     }
     // A pan that began this frame catches up with the pointer now; show it with one more frame.
@@ -899,6 +933,7 @@ fn body(
         visible: &visible,
         hovered: link_target.or(hovered_now).or(hovered_index),
         dark: ui.visuals().dark_mode,
+        drawn_colors: crate::io::link_colors::drawn_mode(state.link_colors, design),
     };
     if state.show_grid {
         frame.grid();
@@ -1202,7 +1237,7 @@ mod tests {
         // A wide design (2000 × 400) fits the whole width at zoom 0.5: 200 points high,
         // centred at y 200..400, above the legend's top (480). The plain fit stands.
         let wide = Rect::from_min_size(Pos2::ZERO, Vec2::new(2000.0, 400.0));
-        let view = fit_clear_of(wide, outer, legend);
+        let view = fit_clear_of(wide, outer, Some(legend));
         assert_eq!(
             view,
             Rect::from_min_size(Pos2::new(0.0, -400.0), Vec2::new(2000.0, 1200.0))
@@ -1211,10 +1246,25 @@ mod tests {
         // legend's corner is x 12..212: covered. Above the legend (600 × 480) gives zoom 0.8;
         // to its right (788 × 600) zoom 1.0, so it moves right: centred at screen x 606.
         let square = Rect::from_min_size(Pos2::ZERO, Vec2::splat(600.0));
-        let view = fit_clear_of(square, outer, legend);
+        let view = fit_clear_of(square, outer, Some(legend));
         assert!((view.width() - 1000.0).abs() < 1e-3 && (view.height() - 600.0).abs() < 1e-3);
         assert!((view.min.x - (300.0 - 606.0)).abs() < 1e-3, "{view:?}");
         assert!(view.min.y.abs() < 1e-3, "{view:?}");
+    }
+
+    #[test]
+    fn a_fit_magnifies_a_small_design_up_to_its_limit() {
+        let outer = Rect::from_min_size(Pos2::ZERO, Vec2::new(1000.0, 600.0));
+        // A homelab 400 × 200 units would fill the canvas at zoom 2.5 (width) or 3 (height);
+        // the fit stops at 1.5: 1000 / 1.5 × 600 / 1.5 units, centred on the design.
+        let small = Rect::from_center_size(Pos2::new(100.0, 50.0), Vec2::new(400.0, 200.0));
+        let view = fit_clear_of(small, outer, None);
+        let expected = Rect::from_center_size(small.center(), Vec2::new(1000.0, 600.0) / 1.5);
+        assert!((view.min - expected.min).length() < 1e-3, "{view:?}");
+        assert!((view.max - expected.max).length() < 1e-3, "{view:?}");
+        // A large one fits as before: 4000 units across 1000 points, zoom 0.25.
+        let large = Rect::from_min_size(Pos2::ZERO, Vec2::new(4000.0, 1000.0));
+        assert!((fit_clear_of(large, outer, None).width() - 4000.0).abs() < 1e-2);
     }
 
     #[test]

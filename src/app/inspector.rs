@@ -12,6 +12,7 @@ use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
 use crate::model::factory::device_from_part;
 use crate::model::port_edits::{remove_nic, stranded_links, update_dropping};
+use crate::model::units::count_of;
 use crate::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, HostRole, LengthClass, Link, LinkId,
     LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole, Transport,
@@ -310,7 +311,7 @@ fn device_ui(
     ui.separator();
     ui.weak(format!(
         "{} · at ({:.0}, {:.0})",
-        crate::model::units::count_of(design.links_of(source.id).count(), "link", "links"),
+        count_of(design.links_of(source.id).count(), "link", "links"),
         source.pos.x,
         source.pos.y
     ));
@@ -444,6 +445,21 @@ fn kind_text(kind: &DeviceKind) -> String {
     }
 }
 
+/// The most GPUs a node can be given, and the reason shown when more are typed: the chassis'
+/// slots where the catalog states them, else the 16 the largest servers hold.
+fn gpu_limit(slots: Option<u32>) -> (u32, String) {
+    match slots {
+        Some(slots) => (
+            slots.max(1),
+            format!(
+                "this chassis has {}",
+                count_of(slots as usize, "GPU slot", "GPU slots")
+            ),
+        ),
+        None => (16, "a node holds 1 to 16 GPUs".to_string()),
+    }
+}
+
 /// The grid rows particular to each kind of device.
 fn device_kind_rows(
     ui: &mut Ui,
@@ -488,15 +504,12 @@ fn device_kind_rows(
                         _ => node.gpu = gpu,
                     }
                 }
-                number_row(
-                    ui,
-                    "GPUs",
-                    &mut node.gpu_count,
-                    1..=16,
-                    "",
-                    "a node holds 1 to 16 GPUs",
-                    gesture,
+                let (most, why) = gpu_limit(
+                    catalog
+                        .node(&node.model)
+                        .and_then(crate::model::catalog::NodeSpec::max_gpus),
                 );
+                number_row(ui, "GPUs", &mut node.gpu_count, 1..=most, "", &why, gesture);
             } else {
                 ui.label("GPUs");
                 ui.label(format!(

@@ -318,7 +318,8 @@ pub fn sidebar_ui(
 
     // Cost and power.
     let c = &m.cost;
-    ui.label(RichText::new(format!("Cost {}", c.total)).strong());
+    ui.label(RichText::new(format!("Cost {}", c.total.compact())).strong())
+        .on_hover_text(format!("{} exactly", c.total));
     egui::Grid::new("cost-lines").num_columns(2).show(ui, |ui| {
         for (label, value) in [
             ("nodes & GPUs", c.nodes),

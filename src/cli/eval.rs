@@ -269,7 +269,7 @@ impl EvalReport {
             (status, _) => format!("— ({})", status.replace('-', " ")),
         };
         rows.push(("bisection".into(), bisection));
-        rows.push(("cost".into(), usd(self.cost_usd.total)));
+        rows.push(("cost".into(), Usd(self.cost_usd.total).headline()));
         let c = &self.cost_usd;
         for (label, value, always) in [
             ("  nodes & GPUs", c.nodes, true),

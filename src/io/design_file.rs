@@ -47,10 +47,11 @@ pub struct DesignFile {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DesignFileError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {}", super::plain_error::plain_io(.error))]
     Read {
         path: String,
-        source: std::io::Error,
+        /// Not a `source`: the message gives it in plain words, once.
+        error: std::io::Error,
     },
     #[error("{origin}:{line}:{column}: {message}")]
     Syntax {
@@ -87,11 +88,8 @@ pub enum DesignFileError {
         from: u32,
         message: String,
     },
-    #[error("could not save {path}: {source}")]
-    Write {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("could not save {path}: {}", super::plain_error::plain_io(.error))]
+    Write { path: String, error: std::io::Error },
     #[error("could not encode the design: {0}")]
     Encode(String),
 }
@@ -355,9 +353,9 @@ pub fn load_design_reporting(
 
 fn load_with_progress(path: &Path, progress: &ReadProgress) -> Result<Design, DesignFileError> {
     let origin = path.display().to_string();
-    let read_error = |source| DesignFileError::Read {
+    let read_error = |error| DesignFileError::Read {
         path: origin.clone(),
-        source,
+        error,
     };
     let meta = std::fs::metadata(path).map_err(read_error)?;
     if meta.len() > MAX_FILE_BYTES {
@@ -404,9 +402,9 @@ pub fn save_design(path: &Path, design: &Design) -> Result<(), DesignFileError> 
         errors,
     })?;
     let text = design_to_string(design)?;
-    write_atomically(path, text.as_bytes()).map_err(|source| DesignFileError::Write {
+    write_atomically(path, text.as_bytes()).map_err(|error| DesignFileError::Write {
         path: origin,
-        source,
+        error,
     })
 }
 

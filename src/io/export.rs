@@ -214,10 +214,10 @@ pub fn export_to_path(
         ));
     }
     let text = export_text(design, catalog, format)?;
-    crate::io::design_file::write_atomically(path, text.as_bytes()).map_err(|source| {
+    crate::io::design_file::write_atomically(path, text.as_bytes()).map_err(|error| {
         ExportError::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         }
     })?;
     Ok(format!("{devices} devices, {} links", design.links.len()))
@@ -251,11 +251,11 @@ pub enum ExportError {
     NotText(ExportFormat),
     #[error("could not write the CSV: {0}")]
     Csv(#[from] csv::Error),
-    #[error("could not write {}: {source}", path.display())]
+    #[error("could not write {}: {}", path.display(), super::plain_error::plain_io(.error))]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        /// Not a `source`: the message gives it in plain words, once.
+        error: std::io::Error,
     },
 }
 

@@ -462,6 +462,38 @@ impl LegendTally {
     }
 }
 
+/// Whether any link of `design` is on a rail (see [`rail_of`]); stops at the first.
+pub fn design_has_rails(design: &Design) -> bool {
+    design.links.iter().any(|link| {
+        match (design.device(link.a.device), design.device(link.b.device)) {
+            (Some(a), Some(b)) => rail_of(a, link.a.port, b, link.b.port, link.tech).is_some(),
+            _ => false,
+        }
+    })
+}
+
+/// The mode a drawing of `design` uses when `asked` is chosen: rail colours on a design with
+/// no rails (a Thunderbolt mesh, a fabric of direct cables) would be one grey, so it is drawn
+/// by technology, and its legend says why ([`Legend::drawn_for`]).
+pub fn drawn_mode(asked: ColorMode, design: &Design) -> ColorMode {
+    if asked == ColorMode::Rail && !design_has_rails(design) {
+        ColorMode::Technology
+    } else {
+        asked
+    }
+}
+
+impl Legend {
+    /// The legend of a drawing in `drawn` mode when `asked` was chosen: its heading says
+    /// that the design has no rails to colour.
+    pub fn drawn_for(mut self, asked: ColorMode, drawn: ColorMode) -> Legend {
+        if asked == ColorMode::Rail && drawn == ColorMode::Technology {
+            self.heading = "Links by technology (this design has no rails)".to_string();
+        }
+        self
+    }
+}
+
 /// The legend of all of `design` drawn in `mode`.
 pub fn legend(design: &Design, mode: ColorMode, bg: Background) -> Legend {
     let mut tally = LegendTally::default();
@@ -669,5 +701,20 @@ mod tests {
         assert_eq!(labels, ["rails 0, 8", "rail 9", "no rail", "failed"]);
         assert_eq!(legend.entries[1].color, rail_color(1, Background::Light));
         assert!(!legend.heat_scale);
+        assert_eq!(drawn_mode(ColorMode::Rail, &design), ColorMode::Rail);
+
+        // Without the NIC links only the spine uplink is left: no rails, so rail colours
+        // are drawn by technology, and the legend says so.
+        design.links.drain(..3);
+        assert_eq!(drawn_mode(ColorMode::Rail, &design), ColorMode::Technology);
+        assert_eq!(drawn_mode(ColorMode::Tier, &design), ColorMode::Tier);
+        let legend = super::legend(&design, ColorMode::Technology, Background::Light)
+            .drawn_for(ColorMode::Rail, ColorMode::Technology);
+        assert_eq!(
+            legend.heading,
+            "Links by technology (this design has no rails)"
+        );
+        let labels: Vec<&str> = legend.entries.iter().map(|e| e.label.as_str()).collect();
+        assert_eq!(labels, [LinkTech::InfiniBand.label(), "failed"]);
     }
 }

@@ -18,6 +18,7 @@ pub mod name_forms;
 pub mod nccl_log;
 pub(crate) mod parallel_parse;
 pub(crate) mod plain_error;
+pub use plain_error::{path_error, plain_io};
 pub mod raster;
 pub mod read_progress;
 pub mod ron_tree;

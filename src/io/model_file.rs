@@ -6,11 +6,8 @@ use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelFileError {
-    #[error("could not read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("could not read {path}: {}", super::plain_error::plain_io(.error))]
+    Read { path: String, error: std::io::Error },
     #[error("{origin}:{line}:{column}: {message}")]
     Syntax {
         origin: String,
@@ -43,9 +40,9 @@ pub fn parse_model(text: &str, origin: &str) -> Result<ModelSpec, ModelFileError
 }
 
 pub fn load_model(path: &Path) -> Result<ModelSpec, ModelFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ModelFileError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| ModelFileError::Read {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     parse_model(&text, &path.display().to_string())
 }

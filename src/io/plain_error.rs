@@ -1,4 +1,4 @@
-//! RON's parse errors in plain words. RON names the Rust types behind a file ("Unexpected
+//! RON's parse errors, and the operating system's file errors, in plain words. RON names the Rust types behind a file ("Unexpected
 //! field named `n` in `Device`", "Expected opening `(` for struct `DesignFile`") and gives
 //! advice meant for programmers (its recursion limit and `serde_stacker`); a person reading
 //! the banner wants the part of the design and what belongs there.
@@ -63,6 +63,36 @@ pub(crate) fn plain(code: &Error) -> String {
         Error::UnexpectedChar(c) => format!("unexpected `{c}`"),
         other => other.to_string(),
     }
+}
+
+/// A file error without the system's error number ("File name too long (os error 36)" reads
+/// "the name is too long for a file name"): the words people see in a banner.
+pub fn plain_io(error: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    let words = match error.kind() {
+        ErrorKind::NotFound => "no such file or folder",
+        ErrorKind::PermissionDenied => "permission denied",
+        ErrorKind::IsADirectory => "this is a folder, not a file",
+        ErrorKind::NotADirectory => "a part of the path is a file, not a folder",
+        ErrorKind::InvalidFilename => "the name is too long for a file name, or not valid",
+        ErrorKind::StorageFull => "the disk is full",
+        ErrorKind::ReadOnlyFilesystem => "the disk is read-only",
+        ErrorKind::FileTooLarge => "the file is too large for this disk",
+        _ => "",
+    };
+    if !words.is_empty() {
+        return words.to_string();
+    }
+    let text = error.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_string(),
+        _ => text,
+    }
+}
+
+/// "path: what went wrong", in plain words.
+pub fn path_error(path: &std::path::Path, error: &std::io::Error) -> String {
+    format!("{}: {}", path.display(), plain_io(error))
 }
 
 /// A type's name as the part of a design it stands for: `Device` → "device",
@@ -147,5 +177,26 @@ mod tests {
         );
         assert_eq!(part("SomeNewThing"), "some new thing");
         assert!(!plain(&Error::ExceededRecursionLimit).contains("serde"));
+    }
+
+    #[test]
+    fn file_errors_lose_their_error_numbers() {
+        use std::io::Error as IoError;
+        // ENAMETOOLONG is 36 on Linux: what the Open banner once ended with.
+        assert_eq!(
+            plain_io(&IoError::from_raw_os_error(36)),
+            "the name is too long for a file name, or not valid"
+        );
+        let missing = std::fs::read("/nonexistent-railyard-dir/x.ron").unwrap_err();
+        assert_eq!(plain_io(&missing), "no such file or folder");
+        // A kind without words of its own keeps the system's text, less the number.
+        assert_eq!(
+            plain_io(&IoError::from_raw_os_error(5)),
+            IoError::from_raw_os_error(5)
+                .to_string()
+                .replace(" (os error 5)", "")
+        );
+        assert!(!plain_io(&IoError::from_raw_os_error(5)).contains("os error"));
+        assert_eq!(plain_io(&IoError::other("cut short")), "cut short");
     }
 }

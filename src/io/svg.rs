@@ -54,6 +54,19 @@ impl LinkColors<'_> {
         }
     }
 
+    /// The colours a drawing of `design` uses: rail colours fall back to technology on a
+    /// design without rails ([`link_colors::drawn_mode`]).
+    pub(crate) fn drawn_on(self, design: &Design) -> Self {
+        match self {
+            LinkColors::Rail
+                if link_colors::drawn_mode(ColorMode::Rail, design) != ColorMode::Rail =>
+            {
+                LinkColors::Technology
+            }
+            other => other,
+        }
+    }
+
     pub fn mode(&self) -> ColorMode {
         match self {
             LinkColors::Technology => ColorMode::Technology,
@@ -216,6 +229,8 @@ const CHAR_WIDTH: f32 = 0.6;
 /// The design as a standalone SVG document: a title block, the diagram and a legend for
 /// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
 pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
+    let asked = colors.mode();
+    let colors = colors.drawn_on(design);
     let rects = device_rects(design);
     let frames = group_frames(design, |i| {
         let r = rects.get(&design.devices.get(i)?.id)?;
@@ -244,7 +259,8 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         .chain(tiers.iter().map(tier_rect))
         .reduce(Rect::union)
         .unwrap_or(Rect::EMPTY_DIAGRAM);
-    let legend = link_colors::legend(design, colors.mode(), Background::Light);
+    let legend = link_colors::legend(design, colors.mode(), Background::Light)
+        .drawn_for(asked, colors.mode());
     let legend_height = legend_height(&legend);
     let title_width = design.name.chars().count() as f32 * TITLE_PX * CHAR_WIDTH;
     let (x, y) = (bounds.x0 - MARGIN, bounds.y0 - MARGIN - TITLE_HEIGHT);

@@ -46,6 +46,8 @@ struct Bundle {
 /// The design's overview as a standalone SVG document, with a title block and a legend for
 /// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
 pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
+    let asked = colors.mode();
+    let colors = colors.drawn_on(design);
     let devices = &design.devices;
     let rects = device_rects(design);
     let corners = |i: usize| {
@@ -124,7 +126,9 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
         let (k, ia, ib) = bundle.shown;
         tally.add(colors.mode(), &design.links[k], &devices[ia], &devices[ib]);
     }
-    let mut legend = tally.legend(colors.mode(), Background::Light);
+    let mut legend = tally
+        .legend(colors.mode(), Background::Light)
+        .drawn_for(asked, colors.mode());
     if bundles.values().any(|b| b.style.is_none()) {
         legend.entries.push(LegendEntry {
             label: "bundle of several kinds".into(),

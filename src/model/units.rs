@@ -165,6 +165,17 @@ impl Usd {
         };
         format!("{sign}${}{suffix}", significant(value, 3))
     }
+
+    /// A total as a headline: the slide's figure, then the exact one where they differ
+    /// ("$11.8M ($11,802,752)"; "$9,999").
+    pub fn headline(self) -> String {
+        let (compact, exact) = (self.compact(), self.to_string());
+        if compact == exact {
+            exact
+        } else {
+            format!("{compact} ({exact})")
+        }
+    }
 }
 
 /// Electrical power in watts.
@@ -332,6 +343,8 @@ mod tests {
         assert_eq!(Usd(950_400.0).compact(), "$950K");
         assert_eq!(Usd(1_234_000_000.0).compact(), "$1.23B");
         assert_eq!(Usd(9_999.0).compact(), "$9,999");
+        assert_eq!(Usd(11_802_752.0).headline(), "$11.8M ($11,802,752)");
+        assert_eq!(Usd(9_999.0).headline(), "$9,999");
         assert_eq!(Usd(-25_000.0).compact(), "-$25K");
         assert_eq!(significant(1234.6, 3), "1235");
         assert_eq!(significant(0.0, 3), "0");

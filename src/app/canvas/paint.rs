@@ -217,6 +217,9 @@ pub(super) struct Frame<'a> {
     /// Devices outlined as hovered (the pointer, or a link's prospective end).
     pub hovered: Option<usize>,
     pub dark: bool,
+    /// The link colours chosen, as this design can show them
+    /// ([`crate::io::link_colors::drawn_mode`]).
+    pub drawn_colors: ColorMode,
 }
 
 impl Frame<'_> {
@@ -401,12 +404,13 @@ impl Frame<'_> {
         placed
     }
 
-    /// What link colours show this frame: the heatmap whenever loads are given.
+    /// What link colours show this frame: the heatmap whenever loads are given; rail
+    /// colours fall back to technology on a design without rails.
     fn color_mode(&self) -> ColorMode {
         if self.overlay.heat.is_some() {
             ColorMode::Heatmap
         } else {
-            self.state.link_colors
+            self.drawn_colors
         }
     }
 
@@ -642,11 +646,17 @@ impl Frame<'_> {
     /// and how many links passing through the view were left out. Returns where it was drawn
     /// (screen points).
     pub fn legend(&self, tally: &LegendTally, passing_hidden: usize) -> Option<Rect> {
-        let mut legend = tally.legend(self.color_mode(), self.background());
+        let mut legend = tally
+            .legend(self.color_mode(), self.background())
+            .drawn_for(self.state.link_colors, self.color_mode());
         if legend.entries.is_empty() {
             return None;
         }
-        if passing_hidden > 0 {
+        if self.state.legend_folded {
+            legend.heading.push_str(" · click to show");
+            legend.entries.clear();
+            legend.heat_scale = false;
+        } else if passing_hidden > 0 {
             let faint = legend.entries[0].color;
             legend.entries.push(LegendEntry {
                 label: format!(

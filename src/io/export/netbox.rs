@@ -47,7 +47,7 @@ pub fn write_netbox_folder(
     let tables = netbox_tables(design, catalog)?;
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| ExportError::Io { path, source }
+        move |error| ExportError::Io { path, error }
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     for (name, bytes) in FILES
