@@ -760,6 +760,48 @@ fn scalable_units_are_captioned_at_fit() {
     }
 }
 
+/// At fit, a 256-node 3-tier fabric shows every pod's and unit's caption, none covering
+/// another or a row's caption: pod-01's stands a line above su-01's (their frames' tops are
+/// a few points apart), pod-02's beside the spine row's caption at its frame's top.
+#[test]
+fn pod_unit_and_row_captions_all_show_apart_at_fit() {
+    use common::painted::painted_text_rects;
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut a = app();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(256);
+    spec.tiers = 3;
+    a.design = generate(&spec, &a.catalog).expect("generates");
+    zoom_to_fit(&a.design, &mut a.canvas);
+    let mut h = harness(a);
+    h.run();
+    let captions: Vec<(String, Rect)> = painted_text_rects(&h)
+        .into_iter()
+        .filter(|(t, _)| t.contains(" · "))
+        .collect();
+    let names: Vec<&str> = captions.iter().map(|(t, _)| t.as_str()).collect();
+    for frame in ["pod-01", "pod-02", "su-01", "su-05", "su-08"] {
+        assert!(
+            names.iter().any(|t| t.starts_with(&format!("{frame} · "))),
+            "{frame} not in {names:?}"
+        );
+    }
+    for (i, (a, ra)) in captions.iter().enumerate() {
+        for (b, rb) in &captions[i + 1..] {
+            assert!(!ra.intersects(*rb), "{a} at {ra:?} covers {b} at {rb:?}");
+        }
+    }
+    // pod-01's caption above su-01's, not left out.
+    let at = |name: &str| {
+        captions
+            .iter()
+            .find(|(t, _)| t.starts_with(name))
+            .map(|(_, r)| *r)
+            .expect("painted")
+    };
+    assert!(at("pod-01 · ").max.y <= at("su-01 · ").min.y);
+}
+
 /// The test design and a switch far out at (6000, -2500), zoomed to fit.
 fn fitted_with_a_far_switch() -> App {
     let mut a = app();

@@ -958,6 +958,7 @@ fn body(
     }
     frame.labels();
     let captions_placed = frame.tier_captions(&captions.tiers, frame_captions);
+    let captions_placed = frame.pod_captions(&captions.frames, captions_placed);
     frame.bundle_counts(&links.parallel, captions_placed);
     state.interaction.legend_rect = frame.legend(&links.tally, links.passing_hidden);
     state.interaction.overview = minimap::Overview::of(&layout, view);

@@ -14,6 +14,8 @@ const POD_MARGIN: f32 = 56.0;
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupFrame {
     pub group: GroupId,
+    /// A pod's frame (else a scalable unit's).
+    pub pod: bool,
     pub caption: String,
     pub min: (f32, f32),
     pub max: (f32, f32),
@@ -92,6 +94,7 @@ pub fn group_frames(
                 g.kind == GroupKind::Pod,
                 GroupFrame {
                     group: g.id,
+                    pod: g.kind == GroupKind::Pod,
                     caption: format!("{} · {what}", g.name),
                     min: (t.min.0 - margin, t.min.1 - margin),
                     max: (t.max.0 + margin, t.max.1 + margin),

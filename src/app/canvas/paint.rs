@@ -315,17 +315,15 @@ impl Frame<'_> {
         self.scene.extend(shapes);
     }
 
-    /// The frames of pods and scalable units, under the links, and their captions above
-    /// each frame's top left (in `labels`) where the frame is wide enough on screen to
-    /// carry one. Far out, groups are drawn folded with their own labels instead.
-    /// Returns where the captions were drawn (screen points), for other captions to avoid.
+    /// Frames around pods and scalable units, and the units' captions above their top
+    /// left corners; returns where the captions were drawn (screen points). Pods are
+    /// captioned last ([`Frame::pod_captions`]), above what is already there.
     pub fn group_frames(&self, frames: &[GroupFrame]) -> Vec<Rect> {
         if frames.is_empty() || self.zoom < COLLAPSE_ZOOM {
             return Vec::new();
         }
         let stroke = Stroke::new(self.px(1.0), FRAME_STROKE);
         let mut outlines = Vec::new();
-        let mut captions = Vec::new();
         let mut placed: Vec<Rect> = Vec::new();
         for f in frames {
             let r = Rect::from_min_max(pos2(f.min.0, f.min.1), pos2(f.max.0, f.max.1));
@@ -339,33 +337,81 @@ impl Frame<'_> {
                 stroke,
                 StrokeKind::Inside,
             ));
-            if screen.width() >= 2.0 * FRAME_MIN_PX {
-                let color = if self.dark {
-                    FRAME_CAPTION_DARK
-                } else {
-                    FRAME_CAPTION_LIGHT
-                };
-                let g = self.galley_in(f.caption.clone(), TAG_PX, screen.width() - 12.0, color);
-                let at = pos2(screen.min.x + 6.0, screen.min.y - g.size().y - 2.0);
-                // A unit's caption that would cover its pod's (zoomed out, their frames'
-                // tops are a few points apart) is left out; pods come first.
-                let room = Rect::from_min_size(at, g.size()).expand(2.0);
-                if placed.iter().all(|p: &Rect| !p.intersects(room)) {
-                    placed.push(room);
-                    // On the canvas's own colour, so links passing under it do not cross it out.
-                    let ground = if self.dark {
-                        Color32::from_black_alpha(170)
-                    } else {
-                        Color32::from_white_alpha(200)
-                    };
-                    captions.push(Shape::rect_filled(room, 2.0, ground));
-                    captions.push(Shape::galley(at, g, color));
-                }
+            if !f.pod {
+                self.frame_caption(f, screen, false, &mut placed);
             }
         }
         self.scene.extend(outlines);
-        self.labels.extend(captions);
         placed
+    }
+
+    /// Each pod's caption above its frame's top left corner; where a unit's or a row's
+    /// caption already stands there (zoomed out, the frames' tops are a few points apart),
+    /// a line higher, or else moved right along its line; left out if still covered.
+    /// Returns `placed` with them added.
+    pub fn pod_captions(&self, frames: &[GroupFrame], mut placed: Vec<Rect>) -> Vec<Rect> {
+        if self.zoom < COLLAPSE_ZOOM {
+            return placed;
+        }
+        for f in frames.iter().filter(|f| f.pod) {
+            let r = Rect::from_min_max(pos2(f.min.0, f.min.1), pos2(f.max.0, f.max.1));
+            let screen = self.to_global * r;
+            if r.intersects(self.view) && screen.width() >= FRAME_MIN_PX {
+                self.frame_caption(f, screen, true, &mut placed);
+            }
+        }
+        placed
+    }
+
+    /// A frame's caption above `screen` (its frame on screen), on the canvas's colour, if
+    /// the frame is wide enough to read it and it covers no caption in `placed`; one that
+    /// may `make_room` tries a line higher, then a few steps right within its frame.
+    fn frame_caption(&self, f: &GroupFrame, screen: Rect, make_room: bool, placed: &mut Vec<Rect>) {
+        if screen.width() < 2.0 * FRAME_MIN_PX {
+            return;
+        }
+        let color = if self.dark {
+            FRAME_CAPTION_DARK
+        } else {
+            FRAME_CAPTION_LIGHT
+        };
+        let g = self.galley_in(f.caption.clone(), TAG_PX, screen.width() - 12.0, color);
+        let at = pos2(screen.min.x + 6.0, screen.min.y - g.size().y - 2.0);
+        let natural = Rect::from_min_size(at, g.size()).expand(2.0);
+        let clear = |room: &Rect| placed.iter().all(|p| !p.intersects(*room));
+        let mut room = natural;
+        if make_room && !clear(&room) {
+            let lifted = room.translate(vec2(0.0, -(room.height() + 1.0)));
+            if clear(&lifted) {
+                room = lifted;
+            } else {
+                // Right past what covers it, a clear gap after, while it stays in its frame.
+                for _ in 0..3 {
+                    let Some(over) = placed.iter().find(|p| p.intersects(room)) else {
+                        break;
+                    };
+                    room = room.translate(vec2(over.max.x + 16.0 - room.min.x, 0.0));
+                }
+                if room.max.x > screen.max.x {
+                    return;
+                }
+            }
+        }
+        if !clear(&room) {
+            return;
+        }
+        let at = at + (room.min - natural.min);
+        placed.push(room);
+        // On the canvas's own colour, so links passing under it do not cross it out.
+        let ground = if self.dark {
+            Color32::from_black_alpha(170)
+        } else {
+            Color32::from_white_alpha(200)
+        };
+        self.labels.extend([
+            Shape::rect_filled(room, 2.0, ground),
+            Shape::galley(at, g, color),
+        ]);
     }
 
     /// Each switch row's caption ("leaf · 8 × qm9700") just above its leftmost switch,
