@@ -802,6 +802,83 @@ fn pod_unit_and_row_captions_all_show_apart_at_fit() {
     assert!(at("pod-01 · ").max.y <= at("su-01 · ").min.y);
 }
 
+/// 70 switches in view, each cabled to 30 far beyond it (x = 100,000): 2,100 links leading
+/// out of view.
+fn many_links_leaving_the_view() -> App {
+    use railyard::model::Bandwidth;
+    let mut a = app();
+    let mut design = Design::new("leaving");
+    let add = |design: &mut Design, x: f32, y: f32| {
+        let id = design.next_device_id();
+        let d = device_from_part(
+            &a.catalog,
+            &PartId::new("sn5600"),
+            id,
+            format!("sw-{}", id.0),
+            Pos::new(x, y),
+        )
+        .unwrap();
+        design.insert_device(d);
+        id
+    };
+    let near: Vec<DeviceId> = (0..70)
+        .map(|i| add(&mut design, -480.0 + 10.0 * i as f32, 0.0))
+        .collect();
+    let far: Vec<DeviceId> = (0..30)
+        .map(|j| add(&mut design, 100_000.0, 200.0 * j as f32))
+        .collect();
+    for (i, &n) in near.iter().enumerate() {
+        for (j, &f) in far.iter().enumerate() {
+            design.add_link(railyard::model::Link::new(
+                Endpoint::new(n, Port::Switch(j as u32)),
+                Endpoint::new(f, Port::Switch(i as u32)),
+                LinkTech::Ethernet,
+                Bandwidth::from_gbit_s(400.0),
+            ));
+        }
+    }
+    a.design = design;
+    a
+}
+
+/// Past 2,000 links leading out of the view (a spine row's uplinks to a far core row, which
+/// laid a solid sheet over a huge fabric at middle zoom), each is drawn as a 28-point stub
+/// towards its far end, the legend says how many, and a link is found only where its stub
+/// is; with fewer, they are drawn whole again.
+#[test]
+fn crowded_links_leaving_the_view_are_stubs() {
+    let mut h = harness(many_links_leaving_the_view());
+    h.run();
+    let texts = painted_texts(&h);
+    assert!(
+        texts.contains(&"short: 2,100 links leading out of view".to_string()),
+        "{texts:?}"
+    );
+    // The last near switch's link to the first far one runs right along y = 0 (the far
+    // switch at y = 0): on its stub, 20 points past the switch's box (100 wide), it is
+    // found; 200 points out (still in view), where a whole line would run, nothing is.
+    let right_of_last = -480.0 + 10.0 * 69.0 + 50.0;
+    click(&mut h, (right_of_last + 20.0, 0.0), Modifiers::NONE);
+    assert_eq!(h.state().canvas.selection.links.len(), 1);
+    click(&mut h, (right_of_last + 200.0, 0.0), Modifiers::NONE);
+    assert!(h.state().canvas.selection.links.is_empty());
+
+    // 1,900 left: drawn whole, and found far from their ends.
+    let keep: Vec<LinkId> = h.state().design.links[..1900]
+        .iter()
+        .map(|l| l.id)
+        .collect();
+    h.state_mut().design.links.retain(|l| keep.contains(&l.id));
+    h.run();
+    h.run();
+    assert!(
+        !painted_texts(&h).iter().any(|t| t.starts_with("short:")),
+        "no stubs"
+    );
+    click(&mut h, (right_of_last + 200.0, 0.0), Modifiers::NONE);
+    assert_eq!(h.state().canvas.selection.links.len(), 1);
+}
+
 /// The test design and a switch far out at (6000, -2500), zoomed to fit.
 fn fitted_with_a_far_switch() -> App {
     let mut a = app();

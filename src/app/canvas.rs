@@ -37,7 +37,7 @@ use crate::model::{Catalog, Design, DeviceId, DeviceKind, GroupId, LinkId, PartI
 use egui::containers::DragPanButtons;
 use egui::emath::TSTransform;
 use egui::{Event, Key, LayerId, MouseWheelUnit, PointerButton, Pos2, Rect, Scene, Ui, Vec2};
-use geometry::{DrawnLane, Fold, Handles, Hit, Layout, index_of, to_pos2};
+use geometry::{DrawnLane, Fold, Handles, Hit, Layout, Stubs, index_of, to_pos2};
 use paint::{ALL_HANDLES_ZOOM, COLLAPSE_ZOOM, MIN_HANDLE_ZOOM, link_width_px};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -133,6 +133,9 @@ pub struct Interaction {
     to_global: Option<TSTransform>,
     /// Links drawn in the last frame: decides whether their edges are feathered.
     links_drawn: std::cell::Cell<usize>,
+    /// Links leading out of the last frame's view drawn as stubs: a link is found only
+    /// where it was drawn.
+    stubs: Option<Stubs>,
     /// The device the context menu was opened on, and the devices selected before the
     /// right-click (less that one): "connect those to this one".
     menu_target: Option<DeviceId>,
@@ -197,6 +200,7 @@ impl Default for Interaction {
             wheel_is_mouse: true,
             to_global: None,
             links_drawn: std::cell::Cell::new(0),
+            stubs: None,
             menu_target: None,
             menu_sources: BTreeSet::new(),
             connect_filter: String::new(),
@@ -756,6 +760,7 @@ fn body(
                     zoom,
                     |l| link_width_px(l, zoom),
                     &state.interaction.lanes,
+                    state.interaction.stubs,
                 );
                 let remembered =
                     found.and_then(|k| Some((k, seen(k)?, layout.links_alongside(design, k))));
@@ -871,6 +876,7 @@ fn body(
                     zoom,
                     |l| link_width_px(l, zoom),
                     &state.interaction.lanes,
+                    state.interaction.stubs,
                 )
                 .map(|k| state.selection.links.contains(&design.links[k].id)),
         };
@@ -960,7 +966,8 @@ fn body(
     let captions_placed = frame.tier_captions(&captions.tiers, frame_captions);
     let captions_placed = frame.pod_captions(&captions.frames, captions_placed);
     frame.bundle_counts(&links.parallel, captions_placed);
-    state.interaction.legend_rect = frame.legend(&links.tally, links.passing_hidden);
+    state.interaction.legend_rect = frame.legend(&links);
+    state.interaction.stubs = links.stub_length.map(|length| Stubs { view, length });
     state.interaction.overview = minimap::Overview::of(&layout, view);
     state.interaction.lanes = links.lanes;
 }
@@ -1152,7 +1159,7 @@ fn click(
     toggle: bool,
 ) {
     let sel = &mut state.selection;
-    let lanes = &state.interaction.lanes;
+    let (lanes, stubs) = (&state.interaction.lanes, state.interaction.stubs);
     match layout.hit(design, p, zoom, handles) {
         Some(Hit::Device(i) | Hit::Port(i)) => {
             let id = design.devices[i].id;
@@ -1171,7 +1178,7 @@ fn click(
             }
             sel.devices.extend(block_members(design, layout, b));
         }
-        None => match layout.hit_link(design, p, zoom, |l| link_width_px(l, zoom), lanes) {
+        None => match layout.hit_link(design, p, zoom, |l| link_width_px(l, zoom), lanes, stubs) {
             Some(k) => {
                 let id = design.links[k].id;
                 if toggle {

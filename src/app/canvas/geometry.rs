@@ -263,9 +263,18 @@ impl Layout {
 
     /// Where links attach to an owner (see `owner`).
     pub fn owner_anchor(&self, owner: usize) -> Pos2 {
+        self.owner_rect(owner).center()
+    }
+
+    /// The box links to device i attach to: its own, or its block's.
+    pub fn drawn_rect(&self, i: usize) -> Rect {
+        self.owner_rect(self.owner(i))
+    }
+
+    fn owner_rect(&self, owner: usize) -> Rect {
         match owner.checked_sub(self.rects.len()) {
-            Some(b) => self.blocks[b].rect.center(),
-            None => self.rects[owner].center(),
+            Some(b) => self.blocks[b].rect,
+            None => self.rects[owner],
         }
     }
 
@@ -321,7 +330,8 @@ impl Layout {
         None
     }
 
-    /// The link nearest to `p` within grabbing distance.
+    /// The link nearest to `p` within grabbing distance, where it was drawn: in its lane, or
+    /// as a stub if it left a crowded view.
     pub fn hit_link(
         &self,
         design: &Design,
@@ -329,6 +339,7 @@ impl Layout {
         zoom: f32,
         width_px: impl Fn(&Link) -> f32,
         lanes: &[DrawnLane],
+        stubs: Option<Stubs>,
     ) -> Option<usize> {
         let mut best: Option<(usize, f32)> = None;
         // A link drawn in a lane beside its bundle's line is found where it was drawn.
@@ -346,7 +357,10 @@ impl Layout {
                     let Some((ia, ib)) = self.link_ends(&design.devices, link) else {
                         continue;
                     };
-                    (self.anchor(ia), self.anchor(ib))
+                    match stubs {
+                        Some(s) => s.drawn(self.drawn_rect(ia), self.drawn_rect(ib)),
+                        None => (self.anchor(ia), self.anchor(ib)),
+                    }
                 }
             };
             let reach = (width_px(link) / 2.0 + LINK_GRAB_PX) / zoom;
@@ -366,6 +380,40 @@ impl Layout {
             .fold(Rect::NOTHING, |acc, r| acc.union(*r));
         r.is_positive().then_some(r)
     }
+}
+
+/// Links leading out of `view` drawn as stubs `length` long (canvas units).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Stubs {
+    pub view: Rect,
+    pub length: f32,
+}
+
+impl Stubs {
+    /// Where the line between the centres of boxes `a` and `b` was drawn: whole, unless
+    /// exactly one end is in the view, then its stub from that end.
+    pub fn drawn(self, a: Rect, b: Rect) -> (Pos2, Pos2) {
+        match (
+            self.view.contains(a.center()),
+            self.view.contains(b.center()),
+        ) {
+            (true, false) => (a.center(), stub_end(a, b.center(), self.length)),
+            (false, true) => (b.center(), stub_end(b, a.center(), self.length)),
+            _ => (a.center(), b.center()),
+        }
+    }
+}
+
+/// The end of a stub from the centre of box `inside` towards `outside`, reaching `length`
+/// past the box's edge (the whole line if shorter): a stub hidden under its own device
+/// would say nothing.
+pub(super) fn stub_end(inside: Rect, outside: Pos2, length: f32) -> Pos2 {
+    let from = inside.center();
+    let along = outside - from;
+    let half = inside.size() / 2.0;
+    let to_edge = (half.x / along.x.abs()).min(half.y / along.y.abs()) * along.length();
+    let reach = if to_edge.is_finite() { to_edge } else { 0.0 } + length;
+    from + along * (reach / along.length().max(reach))
 }
 
 /// A link drawn in a lane beside the line between its ends (another technology or rate

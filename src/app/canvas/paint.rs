@@ -195,6 +195,19 @@ pub(super) struct LinksDrawn {
     pub passing_hidden: usize,
     /// Links drawn in a lane beside their bundle's line, where they were drawn.
     pub lanes: Vec<DrawnLane>,
+    /// Links leading out of the view drawn as short stubs (a crowded view), else 0.
+    pub stubbed: usize,
+    /// The stubs' length in canvas units, when any were drawn.
+    pub stub_length: Option<f32>,
+}
+
+/// A link with one end in view, drawn once the frame knows how many there are.
+struct Leaving {
+    /// The box of the end in view, and where the other end is.
+    inside: Rect,
+    outside: Pos2,
+    width_px: f32,
+    color: Color32,
 }
 
 /// Everything one frame's painting needs.
@@ -507,6 +520,7 @@ impl Frame<'_> {
         let mut drawn = 0;
         let mut lanes = Vec::new();
         let (mut passing_drawn, mut passing_hidden) = (0, 0);
+        let mut leaving = Vec::new();
         // Most links share a few rates: remember the last width instead of a log per link.
         let mut last_width = (f64::NAN, 0.0);
         for link in &design.links {
@@ -597,12 +611,22 @@ impl Frame<'_> {
             let (dev_a, dev_b) = (&design.devices[ia], &design.devices[ib]);
             tally.add(mode, link, dev_a, dev_b);
             let style = painter.style(link, dev_a, dev_b);
-            let passing = link.state == LinkState::Up
-                && !is_selected
-                && !is_highlighted
-                && !is_hot
-                && !self.view.contains(a)
-                && !self.view.contains(b);
+            let plain = link.state == LinkState::Up && !is_selected && !is_highlighted && !is_hot;
+            let (a_in, b_in) = (self.view.contains(a), self.view.contains(b));
+            if plain && a_in != b_in {
+                let (inside, outside) = if a_in { (ia, b) } else { (ib, a) };
+                // In a lane, the box moves with the line.
+                let anchor = if a_in { a } else { b };
+                let inside = self.layout.drawn_rect(inside);
+                leaving.push(Leaving {
+                    inside: Rect::from_center_size(anchor, inside.size()),
+                    outside,
+                    width_px,
+                    color: color32(style.color),
+                });
+                continue;
+            }
+            let passing = plain && !a_in && !b_in;
             if passing {
                 if passing_drawn >= PASSING_MAX {
                     passing_hidden += 1;
@@ -629,6 +653,16 @@ impl Frame<'_> {
                 }
             }
         }
+        // Many links leading out of the view (a spine row's uplinks to a core row far
+        // away) would lay a solid sheet over everything between: each is then a stub
+        // pointing where it goes, and the legend says so.
+        let stub_length = (leaving.len() > LEAVING_FULL_MAX).then(|| self.px(STUB_PX));
+        for l in &leaving {
+            let outside = stub_length.map_or(l.outside, |length| {
+                super::geometry::stub_end(l.inside, l.outside, length)
+            });
+            lines.add(l.inside.center(), outside, l.width_px, l.color);
+        }
         self.state.interaction.links_drawn.set(drawn);
         self.scene.add(under.into_shape());
         self.scene.add(lines.into_shape());
@@ -638,6 +672,12 @@ impl Frame<'_> {
             parallel,
             passing_hidden,
             lanes,
+            stubbed: if stub_length.is_some() {
+                leaving.len()
+            } else {
+                0
+            },
+            stub_length,
         }
     }
 
@@ -688,11 +728,12 @@ impl Frame<'_> {
         self.labels.extend(shapes);
     }
 
-    /// The legend of what `tally` saw, in the canvas's bottom-left corner, in screen space,
-    /// and how many links passing through the view were left out. Returns where it was drawn
-    /// (screen points).
-    pub fn legend(&self, tally: &LegendTally, passing_hidden: usize) -> Option<Rect> {
-        let mut legend = tally
+    /// The legend of the links `drawn` showed, in the canvas's bottom-left corner, in screen
+    /// space, with how many leaving the view were drawn short or left out. Returns where it
+    /// was drawn (screen points).
+    pub fn legend(&self, drawn: &LinksDrawn) -> Option<Rect> {
+        let mut legend = drawn
+            .tally
             .legend(self.color_mode(), self.background())
             .drawn_for(self.state.link_colors, self.color_mode());
         if legend.entries.is_empty() {
@@ -702,8 +743,32 @@ impl Frame<'_> {
             legend.heading.push_str(" · click to show");
             legend.entries.clear();
             legend.heat_scale = false;
-        } else if passing_hidden > 0 {
-            let faint = legend.entries[0].color;
+        } else {
+            self.out_of_view_entries(&mut legend, drawn.passing_hidden, drawn.stubbed);
+        }
+        let (shapes, rect) =
+            legend_shapes(self.labels, &legend, self.to_global * self.view, self.dark);
+        self.labels.extend(shapes);
+        Some(rect)
+    }
+
+    /// The legend's lines for links drawn short or faint because they leave the view.
+    fn out_of_view_entries(&self, legend: &mut Legend, passing_hidden: usize, stubbed: usize) {
+        let Some(first) = legend.entries.first().map(|e| e.color) else {
+            return;
+        };
+        if stubbed > 0 {
+            legend.entries.push(LegendEntry {
+                label: format!(
+                    "short: {} leading out of view",
+                    crate::model::units::count_of(stubbed, "link", "links")
+                ),
+                color: first,
+                pattern: Pattern::Solid,
+            });
+        }
+        if passing_hidden > 0 {
+            let faint = first;
             legend.entries.push(LegendEntry {
                 label: format!(
                     "faint: passing through; {} more not drawn",
@@ -713,10 +778,6 @@ impl Frame<'_> {
                 pattern: Pattern::Solid,
             });
         }
-        let (shapes, rect) =
-            legend_shapes(self.labels, &legend, self.to_global * self.view, self.dark);
-        self.labels.extend(shapes);
-        Some(rect)
     }
 
     /// Nodes, switches and hosts, then collapsed blocks and port handles. When few are in
@@ -1176,6 +1237,10 @@ const PASSING_ALPHA: f32 = 0.12;
 /// Passing links drawn at most; past this many their faint lines only add up to a haze, so
 /// the rest are left out and the legend says how many.
 const PASSING_MAX: usize = 1500;
+/// Links leading out of the view drawn whole at most; past this many each is a stub.
+const LEAVING_FULL_MAX: usize = 2000;
+/// A stub's length on screen, in points.
+const STUB_PX: f32 = 28.0;
 /// Screen points between the lanes of links that look different between the same two ends.
 const LANE_GAP_PX: f32 = 3.0;
 
