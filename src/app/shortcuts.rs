@@ -5,7 +5,7 @@ use super::actions::Action;
 use egui::{RichText, Ui};
 
 /// The canvas's and palette's pointer gestures (see `canvas.rs`): what to do, what it does.
-pub const GESTURES: [(&str, &str); 17] = [
+pub const GESTURES: [(&str, &str); 18] = [
     ("Drag a part from the palette", "add it where it is dropped"),
     ("Double-click a part", "add it at the middle of the view"),
     (
@@ -44,6 +44,10 @@ pub const GESTURES: [(&str, &str); 17] = [
     (
         "Double-click a folded group",
         "unfold it; far out, zoom in until its devices show",
+    ),
+    (
+        "Click the legend",
+        "fold it to its heading (so it covers nothing), or open it again",
     ),
     ("Escape during a drag", "cancel it"),
     (
