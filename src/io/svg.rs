@@ -225,6 +225,8 @@ const LEGEND_ROW: f32 = 20.0;
 /// Rough width of a character of the sans-serif font, per pixel of font size, to keep a
 /// long title inside the picture.
 const CHAR_WIDTH: f32 = 0.6;
+/// The same, on average over a legend's words.
+const LEGEND_CHAR_WIDTH: f32 = 0.52;
 
 /// The design as a standalone SVG document: a title block, the diagram and a legend for
 /// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
@@ -265,7 +267,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
     let title_width = design.name.chars().count() as f32 * TITLE_PX * CHAR_WIDTH;
     let (x, y) = (bounds.x0 - MARGIN, bounds.y0 - MARGIN - TITLE_HEIGHT);
     let diagram_width = bounds.x1 - bounds.x0 + 2.0 * MARGIN;
-    let w = (diagram_width + LEGEND_WIDTH)
+    let w = (diagram_width + legend_width(&legend))
         .max(title_width + 2.0 * MARGIN)
         .ceil();
     let h = (TITLE_HEIGHT + 2.0 * MARGIN + (bounds.y1 - bounds.y0).max(legend_height)).ceil();
@@ -547,13 +549,26 @@ pub(crate) fn legend_height(legend: &Legend) -> f32 {
 }
 
 /// The legend's heading, the heatmap's scale if any, then one line sample per entry.
+/// The room a legend takes beside the diagram, its margin included: at least
+/// `LEGEND_WIDTH`, wider for a long heading or label (12-point text, about half an em a
+/// character in the sans-serif faces that draw it).
+pub(crate) fn legend_width(legend: &Legend) -> f32 {
+    let text = |s: &str| s.chars().count() as f32 * 12.0 * LEGEND_CHAR_WIDTH;
+    let content = legend
+        .entries
+        .iter()
+        .map(|e| 36.0 + text(&e.label))
+        .fold(text(&legend.heading), f32::max);
+    (content + 40.0).max(LEGEND_WIDTH).ceil()
+}
+
 pub(crate) fn write_legend(out: &mut String, legend: &Legend, (x, y): (f32, f32)) {
     let _ = writeln!(
         out,
         r##"<g class="legend"><rect x="{}" y="{}" width="{}" height="{}" rx="4" fill="#fafafa" stroke="#bdbdbd"/>"##,
         x - 8.0,
         y - 8.0,
-        LEGEND_WIDTH - 24.0,
+        legend_width(legend) - 24.0,
         legend_height(legend) + 8.0
     );
     let _ = writeln!(
@@ -636,5 +651,23 @@ mod tests {
             "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
         );
         assert_eq!(xml_escape("bell\u{7}"), "bell ");
+    }
+
+    /// A legend is as wide as its longest line: 210 units at least; the 46-character "no
+    /// rails" heading takes 46 × 12 × 0.52 = 287.04 units and 40 of margin: 328.
+    #[test]
+    fn a_legend_is_as_wide_as_its_longest_line() {
+        let short = Legend {
+            heading: "Links by rail".into(),
+            entries: vec![],
+            heat_scale: false,
+        };
+        assert_eq!(legend_width(&short), LEGEND_WIDTH);
+        let long = Legend {
+            heading: "Links by technology (this design has no rails)".into(),
+            ..short
+        };
+        assert_eq!(long.heading.chars().count(), 46);
+        assert_eq!(legend_width(&long), 328.0);
     }
 }

@@ -10,8 +10,8 @@ use super::link_colors::{
 };
 use super::link_label::{link_label, min_labelled, tally_link};
 use super::svg::{
-    LEGEND_WIDTH, LinkColors, MARGIN, Rect, TITLE_HEIGHT, dash_attribute, device_rects,
-    legend_height, write_device, write_legend, write_title_block, xml_escape,
+    LinkColors, MARGIN, Rect, TITLE_HEIGHT, dash_attribute, device_rects, legend_height,
+    legend_width, write_device, write_legend, write_title_block, xml_escape,
 };
 use crate::model::units::group_thousands;
 use crate::model::{Design, DeviceKind};
@@ -139,13 +139,14 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
 
     // Design units per pixel: text, lines and margins are this many units, so that the
     // picture, shown `TARGET_WIDTH_PX` wide, keeps them at their size in pixels.
-    let u = ((bounds.x1 - bounds.x0 + 2.0 * MARGIN + LEGEND_WIDTH) / TARGET_WIDTH_PX).max(1.0);
+    let legend_room = legend_width(&legend);
+    let u = ((bounds.x1 - bounds.x0 + 2.0 * MARGIN + legend_room) / TARGET_WIDTH_PX).max(1.0);
     let title_width = design.name.chars().count() as f32 * 22.0 * CHAR_WIDTH;
     let (x, y) = (
         bounds.x0 - MARGIN * u,
         bounds.y0 - (MARGIN + TITLE_HEIGHT) * u,
     );
-    let w = ((bounds.x1 - bounds.x0) + (2.0 * MARGIN + LEGEND_WIDTH) * u)
+    let w = ((bounds.x1 - bounds.x0) + (2.0 * MARGIN + legend_room) * u)
         .max((title_width + 2.0 * MARGIN) * u);
     let h =
         (TITLE_HEIGHT + 2.0 * MARGIN) * u + (bounds.y1 - bounds.y0).max(legend_height(&legend) * u);
@@ -231,6 +232,17 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
             (px * u).min((r.x1 - r.x0) * 0.9 / wide).max(px * u * 0.6)
         };
         let (name_size, tally_size) = (fit(BLOCK_NAME_PX, &name), fit(BLOCK_TALLY_PX, &tally));
+        // A row of switches far thinner than its caption (the core under 32 pods) is drawn
+        // tall enough to hold it.
+        let r = if r.y1 - r.y0 < 1.8 * name_size {
+            Rect {
+                y0: cy - 0.9 * name_size,
+                y1: cy + 0.9 * name_size,
+                ..r
+            }
+        } else {
+            r
+        };
         let two_lines = !tally.is_empty() && (r.y1 - r.y0) >= 2.6 * name_size;
         let name_y = if two_lines {
             cy - 0.15 * name_size
@@ -423,6 +435,25 @@ mod tests {
         assert_eq!(attribute(&full, "width"), 6802.0);
         let width = attribute(&svg, "width");
         assert!((2400.0..2700.0).contains(&width), "{width}");
+        // The core row (switches 44 units high, a thin strip at this scale) is drawn tall
+        // enough for its caption.
+        let core = svg
+            .split(r#"<g class="block""#)
+            .find(|b| b.contains("<title>core"))
+            .expect("the core block");
+        let number = |name: &str| {
+            let at = core.find(&format!(" {name}=\"")).expect(name) + name.len() + 3;
+            core[at..]
+                .split('"')
+                .next()
+                .unwrap()
+                .parse::<f32>()
+                .unwrap()
+        };
+        assert!(
+            number("height") >= 1.8 * number("font-size") - 1e-3,
+            "{core}"
+        );
     }
 
     /// The ring template puts its three Macs in one group ("desk"): one block, a GPU per
