@@ -1049,7 +1049,12 @@ fn nic_edits_in_the_inspector_keep_links_on_their_ports() {
     harness.run();
     // Nothing changed yet: the inspector names the link and asks.
     assert_eq!(*harness.state().document().design(), before);
-    harness.get_by_label_contains("NIC 0 carries 1 link(s)");
+    harness.get_by_label_contains("NIC 0 carries 1 link: ");
+    // The link on NIC 1 moves down with its card, and the question says so.
+    harness.get_by_label_contains(
+        "The NICs after it move down a slot with their cables (1 link in all: NIC 1 becomes \
+         NIC 0)",
+    );
     harness.get_by_label("Remove NIC and links").scroll_to_me();
     harness.run();
     harness.get_by_label("Remove NIC and links").click();

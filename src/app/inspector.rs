@@ -392,6 +392,35 @@ fn port_change_ui(
 /// The removal of the NIC the user asked to remove: at once when no link is plugged into
 /// it, else after they confirm, naming the links that go with it. Links on the NICs after it
 /// follow their cards down one slot (`port_edits::remove_nic`).
+/// What taking NIC `slot` out does besides: the links that go with it, and the cards after
+/// it moving down a slot with their cables (a rail follows its NIC's number).
+fn removal_question(
+    design: &Design,
+    device: DeviceId,
+    slot: u32,
+    removal: &crate::model::port_edits::NicRemoval,
+) -> String {
+    let mut words = Vec::new();
+    if !removal.dropped.is_empty() {
+        let links = links_named(design, device, &removal.dropped);
+        words.push(format!(
+            "NIC {slot} carries {}: {}. Removing the NIC removes {} too.",
+            count_of(links.len(), "link", "links"),
+            links.join(", "),
+            if links.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    if !removal.renumbered.is_empty() {
+        words.push(format!(
+            "The NICs after it move down a slot with their cables ({} in all: NIC {} becomes \
+             NIC {slot}); a rail follows its NIC's number, so their rails go down by one too.",
+            count_of(removal.renumbered.len(), "link", "links"),
+            slot + 1
+        ));
+    }
+    words.join(" ")
+}
+
 fn nic_removal_ui(
     ui: &mut Ui,
     design: &Design,
@@ -407,20 +436,20 @@ fn nic_removal_ui(
         state.nic_to_remove = None;
         return None;
     };
-    if removal.dropped.is_empty() {
+    if removal.dropped.is_empty() && removal.renumbered.is_empty() {
         state.nic_to_remove = None;
         return Some(removal.command);
     }
-    let links = links_named(design, device, &removal.dropped);
     let mut confirmed = false;
     let question = ui.group(|ui| {
-        ui.label(format!(
-            "NIC {slot} carries {} link(s): {}. Removing the NIC removes them too.",
-            links.len(),
-            links.join(", ")
-        ));
+        ui.label(removal_question(design, device, slot, &removal));
         ui.horizontal(|ui| {
-            if ui.button("Remove NIC and links").clicked() {
+            let remove = if removal.dropped.is_empty() {
+                "Remove NIC"
+            } else {
+                "Remove NIC and links"
+            };
+            if ui.button(remove).clicked() {
                 confirmed = true;
             }
             if ui.button("Keep NIC").clicked() {

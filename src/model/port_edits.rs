@@ -15,6 +15,8 @@ pub struct NicRemoval {
     pub command: Command,
     /// The links plugged into the NIC itself, which go with it.
     pub dropped: Vec<LinkId>,
+    /// The links on the NICs after it, whose slot numbers (and so rails) go down by one.
+    pub renumbered: Vec<LinkId>,
 }
 
 /// The removal of NIC `slot` of `device`, or None when the device has no such NIC.
@@ -33,6 +35,7 @@ pub fn remove_nic(design: &Design, device: DeviceId, slot: u32) -> Option<NicRem
 
     let mut dropped = Vec::new();
     let mut moved = Vec::new();
+    let mut renumbered_ids = Vec::new();
     let on_device = |end: &super::link::Endpoint| end.device == device;
     for link in design.links_of(device) {
         let nics = [link.a, link.b]
@@ -50,6 +53,7 @@ pub fn remove_nic(design: &Design, device: DeviceId, slot: u32) -> Option<NicRem
                     end.port = Port::Nic(k - 1);
                 }
             }
+            renumbered_ids.push(link.id);
             moved.push(Command::UpdateLink(Box::new(renumbered)));
         }
     }
@@ -67,6 +71,7 @@ pub fn remove_nic(design: &Design, device: DeviceId, slot: u32) -> Option<NicRem
     Some(NicRemoval {
         command: Command::Batch(steps),
         dropped,
+        renumbered: renumbered_ids,
     })
 }
 
@@ -153,6 +158,8 @@ mod tests {
             .find(|l| l.touches(leaves[3]))
             .map(|l| l.id);
         assert_eq!(removal.dropped, on_nic_3.into_iter().collect::<Vec<_>>());
+        // The links of leaves 4–7 move down a slot with their cards: the question names 4.
+        assert_eq!(removal.renumbered.len(), 4);
         let undo = removal.command.apply(&mut design).expect("applies");
 
         assert_eq!(design.links.len(), 7);
@@ -193,6 +200,7 @@ mod tests {
         .expect("removes");
         let removal = remove_nic(&design, node, 7).expect("NIC 7 exists");
         assert!(removal.dropped.is_empty());
+        assert!(removal.renumbered.is_empty(), "the last NIC: nothing moves");
         removal.command.apply(&mut design).expect("applies");
         assert_eq!(design.links.len(), 7);
         assert_eq!(nic_of_leaf(&design, node, leaves[6]), Some(Port::Nic(6)));
