@@ -1097,3 +1097,47 @@ fn two_nics_per_gpu_each_carry_a_ring() {
     );
     assert!(r.bottleneck[0].link.is_some(), "{:?}", r.bottleneck[0]);
 }
+
+/// A workstation star (on-board 10 GbE to one switch) where two of the workstations also
+/// get a 100 GbE NIC cabled straight to each other: the NICs' cable leads to a server that
+/// does not forward, so traffic to the others leaves by the on-board port. It once said
+/// "not connected: no working path from node-02 to node-03" while the checks were clear.
+#[test]
+fn a_nic_cabled_to_one_server_leaves_the_rest_to_the_onboard_port() {
+    use railyard::model::{Endpoint, Link, NicSlot, Port};
+    let catalog = Catalog::builtin();
+    let star = railyard::io::design_file::load_design(std::path::Path::new(
+        "presets/workstation-star-10gbe.ron",
+    ))
+    .expect("the preset loads");
+    let q = query(Op::AllReduce, GIB);
+    let alone = collective(&star, &catalog, &q).expect("the star is connected");
+
+    let mut mixed = star.clone();
+    let (a, b) = (mixed.devices[0].id, mixed.devices[1].id);
+    for id in [a, b] {
+        let Some(railyard::model::DeviceKind::GpuNode(node)) =
+            mixed.device_mut(id).map(|d| &mut d.kind)
+        else {
+            panic!("a workstation");
+        };
+        node.nics.push(NicSlot {
+            part: PartId::new("e810-100gbe"),
+            gpudirect: false,
+        });
+    }
+    mixed.add_link(Link::new(
+        Endpoint::new(a, Port::Nic(0)),
+        Endpoint::new(b, Port::Nic(0)),
+        LinkTech::Ethernet,
+        Bandwidth::from_gbit_s(100.0),
+    ));
+    let with_nics = collective(&mixed, &catalog, &q).expect("still connected");
+    // A cable more cannot slow it down: the 10 GbE ports to the switch still bound it.
+    assert!(
+        with_nics.time_us <= alone.time_us * (1.0 + 1e-9),
+        "{} µs against {} µs",
+        with_nics.time_us,
+        alone.time_us
+    );
+}

@@ -309,8 +309,20 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         self.uses_net = true;
         let (ga, gb) = (&fab.gpus[g as usize], &fab.gpus[h as usize]);
         let (na, nb) = (&fab.nodes[ga.node as usize], &fab.nodes[gb.node as usize]);
-        let nic_a = nic_g.filter(|&i| (i as usize) < fab.nics_of(na).len());
-        let nic_b = nic_h.filter(|&i| (i as usize) < fab.nics_of(nb).len());
+        // A NIC is used when its cable leads somewhere: to the peer, or into the network. One
+        // cabled only to another server (which does not forward) leaves the traffic to the
+        // node's other ports (a workstation's on-board Ethernet to its switch).
+        let useful = |far: Vertex, peer: Vertex| far == peer || fab.transit[far as usize];
+        let nic_a = nic_g.filter(|&i| {
+            fab.nics_of(na)
+                .get(i as usize)
+                .is_some_and(|n| n.access.is_none_or(|(_, _, far)| useful(far, nb.vertex)))
+        });
+        let nic_b = nic_h.filter(|&i| {
+            fab.nics_of(nb)
+                .get(i as usize)
+                .is_some_and(|n| n.access.is_none_or(|(_, _, far)| useful(far, na.vertex)))
+        });
         self.add(ga.pcie_up, bytes);
         self.add(gb.pcie_down, bytes);
         if let Some(i) = nic_a {
