@@ -879,6 +879,32 @@ fn crowded_links_leaving_the_view_are_stubs() {
     assert_eq!(h.state().canvas.selection.links.len(), 1);
 }
 
+/// A name too long for its box's width is shown whole on two lines where the box is tall
+/// enough (zoomed in), broken after a word; further out it gives way to a shorter form
+/// that keeps whole words from the end.
+#[test]
+fn a_long_name_wraps_onto_two_lines_before_it_is_shortened() {
+    let mut a = app();
+    a.design.devices[0].name = "mac-studio-m3-ultra-512gb-living-room".into();
+    // Zoom 4 on the node at (0, 0).
+    a.canvas.scene_rect = Rect::from_center_size(Pos2::ZERO, vec2(250.0, 175.0));
+    let mut h = harness(a);
+    h.run();
+    let texts = painted_texts(&h);
+    for line in ["mac-studio-m3-ultra-", "512gb-living-room"] {
+        assert!(texts.contains(&line.to_string()), "{line} not in {texts:?}");
+    }
+    // At zoom 1 the halves do not fit the box's width: a shorter form instead.
+    h.state_mut().canvas.scene_rect = Rect::from_center_size(Pos2::ZERO, vec2(1000.0, 700.0));
+    h.run();
+    let texts = painted_texts(&h);
+    assert!(
+        texts.iter().any(|t| t.starts_with('…') && t.ends_with("living-room")),
+        "{texts:?}"
+    );
+    assert!(!texts.contains(&"512gb-living-room".to_string()));
+}
+
 /// The test design and a switch far out at (6000, -2500), zoomed to fit.
 fn fitted_with_a_far_switch() -> App {
     let mut a = app();

@@ -19,6 +19,21 @@ pub fn name_forms(name: &str) -> Vec<String> {
     forms
 }
 
+/// The whole name on two lines, broken after the word separator that evens them out best
+/// ("mac-studio-m3-ultra-" / "512gb-living-room"): what a box tall enough for two lines
+/// shows before it shortens the name. None for a name of one word.
+pub fn two_lines(name: &str) -> Option<(&str, &str)> {
+    let name = name.trim();
+    let total = name.chars().count();
+    name.char_indices()
+        .enumerate()
+        .filter(|(_, (_, c))| matches!(c, '-' | '_' | '.' | ' '))
+        .map(|(k, (i, c))| (k + 1, i + c.len_utf8()))
+        .filter(|&(_, at)| at < name.len())
+        .min_by_key(|&(left, _)| left.max(total - left))
+        .map(|(_, at)| (name[..at].trim_end(), &name[at..]))
+}
+
 /// The first of `forms` that `fits`, or none.
 pub fn fitting_form(forms: &[String], fits: impl Fn(&str) -> bool) -> Option<&str> {
     forms.iter().map(String::as_str).find(|f| fits(f))
@@ -44,6 +59,19 @@ mod tests {
         // Separators in a row or at the end make no empty or separator-led forms.
         assert_eq!(name_forms("a--b-"), ["a--b-", "…b-"]);
         assert_eq!(name_forms("node"), ["node"]);
+    }
+
+    #[test]
+    fn two_lines_break_after_the_most_even_separator() {
+        // 37 characters: after "ultra-" (20 | 17) is the most even break.
+        assert_eq!(
+            two_lines("mac-studio-m3-ultra-512gb-living-room"),
+            Some(("mac-studio-m3-ultra-", "512gb-living-room"))
+        );
+        // A space at the break is not kept at the end of the first line.
+        assert_eq!(two_lines("rack 12 node 7"), Some(("rack 12", "node 7")));
+        assert_eq!(two_lines("node"), None);
+        assert_eq!(two_lines("node-"), None);
     }
 
     #[test]

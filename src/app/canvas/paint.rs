@@ -12,7 +12,7 @@ use crate::io::link_colors::{
     heat_stops,
 };
 use crate::io::link_label::{label_spots, link_label, min_labelled, sort_for_labels};
-use crate::io::name_forms::{fitting_form, name_forms};
+use crate::io::name_forms::{fitting_form, name_forms, two_lines};
 use crate::io::tier_captions::TierCaption;
 use crate::model::{
     Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,
@@ -934,45 +934,58 @@ impl Frame<'_> {
                     continue;
                 }
                 let forms = name_forms(&d.name);
-                let Some(name) = fitting_form(&forms, |f| {
+                let fits = |f: &str| {
                     self.labels
                         .layout_no_wrap(f.to_string(), font.clone(), LABEL)
                         .size()
                         .x
                         <= max_width
-                }) else {
-                    continue;
                 };
-                let second = self
-                    .labels
-                    .layout_no_wrap(name.to_string(), font.clone(), LABEL);
-                // The model line ("8× H100") only when both lines fit whole.
-                let first = Some(self.labels.layout_no_wrap(
+                // A long name on two lines where the box is tall enough, before it is
+                // shortened.
+                let wrapped = two_lines(&d.name).filter(|&(a, b)| {
+                    screen.height() >= 2.2 * line && !fits(&forms[0]) && fits(a) && fits(b)
+                });
+                let name_lines: Vec<String> = match wrapped {
+                    Some((a, b)) => vec![a.to_string(), b.to_string()],
+                    None => match fitting_form(&forms, fits) {
+                        Some(form) => vec![form.to_string()],
+                        None => continue,
+                    },
+                };
+                let in_full = name_lines.concat() == forms[0];
+                let room_for_model = (name_lines.len() as f32 + 1.2) * line;
+                // The model line ("8× H100") only when it fits whole too.
+                let model = Some(self.labels.layout_no_wrap(
                     device_title(self.catalog, d),
                     font.clone(),
                     LABEL,
                 ))
-                .filter(|g| g.size().x <= max_width && screen.height() >= 2.2 * line);
-                if self.hovered == Some(i) && name == forms[0] && first.is_some() {
+                .filter(|g| g.size().x <= max_width && screen.height() >= room_for_model);
+                if self.hovered == Some(i) && in_full && model.is_some() {
                     hovered_in_full = true;
                 }
+                let lines: Vec<_> = model
+                    .into_iter()
+                    .chain(
+                        name_lines
+                            .into_iter()
+                            .map(|l| self.labels.layout_no_wrap(l, font.clone(), LABEL)),
+                    )
+                    .collect();
                 let gap = device_px * 0.15;
-                let total = first.as_ref().map_or(0.0, |g| g.size().y + gap) + second.size().y;
+                let total = lines.iter().map(|g| g.size().y).sum::<f32>()
+                    + gap * (lines.len() as f32 - 1.0);
                 let mut top = screen.center().y - total / 2.0;
-                if let Some(first) = first {
-                    let height = first.size().y;
+                for g in lines {
+                    let height = g.size().y;
                     shapes.push(Shape::galley(
-                        pos2(screen.center().x - first.size().x / 2.0, top),
-                        first,
+                        pos2(screen.center().x - g.size().x / 2.0, top),
+                        g,
                         LABEL,
                     ));
                     top += height + gap;
                 }
-                shapes.push(Shape::galley(
-                    pos2(screen.center().x - second.size().x / 2.0, top),
-                    second,
-                    LABEL,
-                ));
             }
         }
         for block in &self.layout.blocks {
