@@ -86,11 +86,20 @@ impl ComparisonRow {
     }
 }
 
-/// `+12.5 %`, `−3.0 %`, `±0 %`.
+/// `+12.5 %`, `−3.0 %`, `±0 %`; from ten times the baseline up, the ratio: `×251`,
+/// `×2,560` (not "+255900.0 %").
 pub fn delta_text(delta: f64) -> String {
     let percent = delta * 100.0;
+    let ratio = 1.0 + delta;
     if percent.abs() < 0.05 {
         "±0 %".to_string()
+    } else if ratio >= 10.0 {
+        let shown = if ratio >= 100.0 {
+            crate::model::units::group_thousands(ratio.round() as i64)
+        } else {
+            format!("{ratio:.1}")
+        };
+        format!("×{shown}")
     } else if percent > 0.0 {
         format!("+{percent:.1} %")
     } else {
@@ -336,6 +345,10 @@ pub(crate) mod tests {
         assert_eq!(delta_text(0.125), "+12.5 %");
         assert_eq!(delta_text(-0.03), "−3.0 %");
         assert_eq!(delta_text(0.0001), "±0 %");
+        // 51,200 Gb/s against 20 Gb/s: 2,560 times, not +255900.0 %.
+        assert_eq!(delta_text(51_200.0 / 20.0 - 1.0), "×2,560");
+        assert_eq!(delta_text(9.0), "×10.0");
+        assert_eq!(delta_text(8.99), "+899.0 %");
     }
 
     #[test]
