@@ -1259,6 +1259,26 @@ fn bulk_wiring_of_4_dgx_nodes_produces_32_rail_links() {
         harness.state_mut().add_part(&PartId::new(part));
         harness.run();
     }
+    // With only the nodes selected the wiring shows, greyed, and says to select the leaves.
+    let node_ids: Vec<DeviceId> = harness.state().document().design().devices[..4]
+        .iter()
+        .map(|d| d.id)
+        .collect();
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.extend(node_ids);
+    }
+    harness.run();
+    right_click_first_device(&mut harness);
+    assert!(
+        harness
+            .get_by_label("NIC i → rail-i leaf")
+            .accesskit_node()
+            .is_disabled()
+    );
+    harness.key_press(Key::Escape);
+    harness.run();
     harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
     harness.run();
     let design = harness.state().document().design().clone();

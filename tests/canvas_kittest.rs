@@ -899,7 +899,9 @@ fn a_long_name_wraps_onto_two_lines_before_it_is_shortened() {
     h.run();
     let texts = painted_texts(&h);
     assert!(
-        texts.iter().any(|t| t.starts_with('…') && t.ends_with("living-room")),
+        texts
+            .iter()
+            .any(|t| t.starts_with('…') && t.ends_with("living-room")),
         "{texts:?}"
     );
     assert!(!texts.contains(&"512gb-living-room".to_string()));

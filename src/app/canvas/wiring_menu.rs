@@ -87,6 +87,14 @@ pub(super) fn wiring_menu_ui(
             .device(id)
             .is_some_and(|d| d.kind.as_switch().is_some())
     });
+    if has_nics && !has_switches {
+        // Shown greyed, so the wiring is found and says what it needs.
+        ui.add_enabled(false, egui::Button::new("NIC i → rail-i leaf"))
+            .on_disabled_hover_text(format!(
+                "Select the rail leaves too (Shift+click or Shift+drag): NIC i of every \
+                 selected node goes to the i-th selected switch, {LEAF_ORDER}"
+            ));
+    }
     if has_nics
         && has_switches
         && ui
