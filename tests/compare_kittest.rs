@@ -76,6 +76,16 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
     for text in cost_texts.iter().chain(&time_texts) {
         harness.get_by_label(text);
     }
+    // The chart (cost by default) carries each bar's figure above it, as the table has it:
+    // each figure is painted twice.
+    let painted = common::painted::painted_texts(&harness);
+    for text in &cost_texts {
+        let times = painted.iter().filter(|t| *t == text).count();
+        assert_eq!(
+            times, 2,
+            "{text} in the table and on the chart: {painted:?}"
+        );
+    }
 
     // Pick the workstation star as the baseline from the combo box: its entry is the one
     // node with the star's name that opening the menu added (the tab, the column tick box

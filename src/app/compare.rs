@@ -257,7 +257,7 @@ impl CompareView {
         let mut open = true;
         egui::Window::new("Compare")
             .open(&mut open)
-            .default_size([720.0, 560.0])
+            .default_size([760.0, 700.0])
             .vscroll(true)
             .show(ctx, |ui| self.contents(ui, tabs, workload));
         self.open = open;
@@ -357,12 +357,27 @@ impl CompareView {
                 })
             })
             .collect();
+        // Each bar's figure above it, in the row's unit: a design a hundred times smaller
+        // than another is a sliver of a bar, but its figure still reads.
+        let figures: Vec<(f64, f64, String)> = row
+            .values
+            .iter()
+            .zip(row_texts(row, c.baseline))
+            .enumerate()
+            .filter_map(|(i, (v, text))| v.map(|v| (i as f64, chart_value(quantity, v), text)))
+            .collect();
+        let top = figures.iter().map(|f| f.1).fold(0.0, f64::max);
         let names = c.scenarios.clone();
         Plot::new("compare-chart")
+            .include_y(0.0)
+            // Room above the tallest bar for its figure.
+            .include_y(top * 1.15)
             .height(220.0)
             .allow_drag(false)
             .allow_zoom(false)
             .allow_scroll(false)
+            // A mark under every bar, so each is named (egui_plot's own spacing skipped some).
+            .x_grid_spacer(egui_plot::uniform_grid_spacer(|_| [1.0, 1.0, 1.0]))
             .y_axis_formatter(move |mark, _| axis_text(quantity, mark.value))
             .x_axis_formatter(move |mark, _| {
                 let i = mark.value.round();
@@ -373,7 +388,17 @@ impl CompareView {
                 }
             })
             .show(ui, |plot| {
-                plot.bar_chart(BarChart::new(row.label.clone(), bars))
+                plot.bar_chart(BarChart::new(row.label.clone(), bars));
+                for (x, y, text) in figures {
+                    plot.text(
+                        egui_plot::Text::new(
+                            "figure",
+                            egui_plot::PlotPoint::new(x, y),
+                            RichText::new(text).strong().size(13.0),
+                        )
+                        .anchor(egui::Align2::CENTER_BOTTOM),
+                    );
+                }
             });
     }
 }
