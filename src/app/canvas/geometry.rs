@@ -351,17 +351,17 @@ impl Layout {
             } else {
                 offset.get(&link.id).copied()
             };
-            let (a, b) = match drawn_beside {
-                Some(ends) => ends,
-                None => {
-                    let Some((ia, ib)) = self.link_ends(&design.devices, link) else {
-                        continue;
-                    };
-                    match stubs {
-                        Some(s) => s.drawn(self.drawn_rect(ia), self.drawn_rect(ib)),
-                        None => (self.anchor(ia), self.anchor(ib)),
-                    }
-                }
+            let Some((ia, ib)) = self.link_ends(&design.devices, link) else {
+                continue;
+            };
+            let (a, b) = drawn_beside.unwrap_or_else(|| (self.anchor(ia), self.anchor(ib)));
+            // A stub starts where its line does, in its lane if it has one.
+            let (a, b) = match stubs {
+                Some(s) => s.drawn(
+                    Rect::from_center_size(a, self.drawn_rect(ia).size()),
+                    Rect::from_center_size(b, self.drawn_rect(ib).size()),
+                ),
+                None => (a, b),
             };
             let reach = (width_px(link) / 2.0 + LINK_GRAB_PX) / zoom;
             let d = distance_to_segment(p, a, b);
