@@ -99,6 +99,32 @@ fn bubble_is_stages_less_one_over_micro_batches_of_the_compute() {
     );
 }
 
+/// One micro-batch per replica through 8 stages: 1F1B idles 7/1 of the compute, 7/8 of the
+/// step at most, and the step says why and what shrinks it (4 × 8 stages × 32 replicas =
+/// 1,024 sequences); with 32 micro-batches the bubble is 7/32 of the compute and no note.
+#[test]
+fn a_step_mostly_bubble_says_why() {
+    let design = preset("dgx-h100-superpod-su.ron");
+    let catalog = Catalog::builtin();
+    let gpus = design.gpu_count() as u32;
+    let eight_layers = railyard::analysis::job::gpt("gpt-small", 8, 1024, 1024);
+    let mut job = TrainingJob::new(eight_layers, 1, 8, gpus / 8);
+    job.dp = Some(gpus / 8);
+    let step = training_step(&design, &catalog, &job, Routing::Ecmp).expect("runs");
+    assert_eq!(step.micro_batches, 1);
+    let note = step.bubble_note().expect("mostly bubble");
+    assert!(
+        note.contains("1 micro-batch per replica through 8 stages"),
+        "{note}"
+    );
+    assert!(note.contains("(p − 1)/m = 7/1"), "{note}");
+    assert!(note.contains("a global batch of 1,024 sequences"), "{note}");
+    job.global_batch = gpus / 8 * 32;
+    let step = training_step(&design, &catalog, &job, Routing::Ecmp).expect("runs");
+    assert_eq!(step.micro_batches, 32);
+    assert_eq!(step.bubble_note(), None);
+}
+
 #[test]
 fn mfu_counts_model_flops_and_hfu_the_recomputation() {
     let design = preset("dgx-h100-superpod-su.ron");

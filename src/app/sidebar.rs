@@ -554,6 +554,9 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                 ms(step.bubble_ms),
                 ms(step.exposed_comm_ms)
             ));
+            if let Some(note) = step.bubble_note() {
+                ui.label(RichText::new(format!("Note: {note}")).small());
+            }
             ui.label(format!(
                 "MFU {} · {} tokens/s · network share {}",
                 or_unknown(step.mfu, percent),

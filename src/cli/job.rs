@@ -10,7 +10,7 @@ use crate::analysis::job::{
     ServingResult, TrainingJob, TrainingStep, economics, named_model, search_layouts, serving,
     training_step,
 };
-use crate::model::units::{group_thousands, significant, time_text};
+use crate::model::units::{count_of, group_thousands, significant, time_text};
 use crate::model::{Catalog, Design};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -306,17 +306,20 @@ fn pct_text(f: Option<f64>) -> String {
 
 fn step_lines(s: &TrainingStep, out: &mut String) {
     out.push_str(&format!(
-        "step       {} ({} on {} GPUs, {} micro-batches): compute {}, bubble {}, exposed communication {}\n",
+        "step       {} ({} on {} GPUs, {}): compute {}, bubble {}, exposed communication {}\n",
         ms_text(s.step_ms),
         s.layout,
         s.gpus_used,
-        s.micro_batches,
+        count_of(s.micro_batches as usize, "micro-batch", "micro-batches"),
         ms_text(s.compute_ms),
         ms_text(s.bubble_ms),
         ms_text(s.exposed_comm_ms),
     ));
     for p in &s.exposed {
         out.push_str(&format!("  {:<30} {}\n", p.name, time_text(p.ms * 1e3)));
+    }
+    if let Some(note) = s.bubble_note() {
+        out.push_str(&format!("  note: {note}\n"));
     }
     out.push_str(&format!(
         "ideal      {} on a network that never queues (network share of the step {})\n",

@@ -152,6 +152,30 @@ pub struct TrainingStep {
     pub assumes: Vec<String>,
 }
 
+impl TrainingStep {
+    /// Why the step is mostly waiting, when the 1F1B pipeline's bubble is over half of it:
+    /// each stage idles (p − 1)/m of the compute (Narayanan et al., SC21), so with few
+    /// micro-batches per replica the GPUs mostly wait. Says what shrinks it.
+    pub fn bubble_note(&self) -> Option<String> {
+        let (bubble, step) = (self.bubble_ms?, self.step_ms?);
+        if step <= 0.0 || bubble / step <= 0.5 {
+            return None;
+        }
+        let m = self.micro_batches.max(1);
+        let enough = 4 * self.pp * self.dp * self.micro_batch.max(1);
+        Some(format!(
+            "the pipeline bubble is {:.0} % of the step: {} per replica through {} stages, and \
+             1F1B idles (p − 1)/m = {}/{m} of the compute; a global batch of {} sequences \
+             (4 micro-batches per stage) or fewer data-parallel replicas shrinks it",
+            bubble / step * 100.0,
+            crate::model::units::count_of(m as usize, "micro-batch", "micro-batches"),
+            self.pp,
+            self.pp - 1,
+            crate::model::units::group_thousands(i64::from(enough)),
+        ))
+    }
+}
+
 /// The step time of `job` on the design. Refuses layouts that do not divide or do not fit.
 pub fn training_step(
     design: &Design,
