@@ -1594,8 +1594,16 @@ fn a_click_folds_the_legend_and_another_opens_it() {
     legend_rect(&harness, "Links by rail · click to show");
     // The click was the legend's, not the canvas's: the selection stands.
     assert_eq!(harness.state().canvas_state().selection, selection_before);
+    // Kept for the next start, and a tab opened now starts folded too.
+    assert!(harness.state().prefs().legend_folded);
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    assert!(harness.state().canvas_state().legend_folded);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::W);
+    harness.run();
+    assert_eq!(harness.state().tab_count(), 1);
     click_on(&mut harness, "Links by rail · click to show");
     assert!(!harness.state().canvas_state().legend_folded);
+    assert!(!harness.state().prefs().legend_folded);
     assert_eq!(rails_listed(&harness), 8);
 }
 

@@ -122,6 +122,8 @@ enum AppEvent {
     Theme(Theme),
     /// View > Link colours.
     LinkColors(ColorMode),
+    /// The legend folded or opened on a canvas: every tab, and the next start, follow.
+    LegendFolded(bool),
     ClearRecent,
     About,
 }
@@ -507,6 +509,12 @@ impl RailyardApp {
                 self.prefs.link_colors = mode;
                 for tab in &mut self.tabs {
                     tab.canvas.link_colors = mode;
+                }
+            }
+            AppEvent::LegendFolded(folded) => {
+                self.prefs.legend_folded = folded;
+                for tab in &mut self.tabs {
+                    tab.canvas.legend_folded = folded;
                 }
             }
             AppEvent::ClearRecent => self.prefs.recent.clear(),
@@ -912,11 +920,15 @@ impl RailyardApp {
                 highlight_links: highlight,
                 loads: loads.as_ref(),
             };
+            let folded = tab.canvas.legend_folded;
             for event in canvas::canvas_ui(ui, tab.doc.design(), &mut tab.canvas, &overlay) {
                 events.push(match event {
                     CanvasEvent::Command(command) => AppEvent::Command(command),
                     CanvasEvent::Status(message) => AppEvent::Status(message),
                 });
+            }
+            if tab.canvas.legend_folded != folded {
+                events.push(AppEvent::LegendFolded(tab.canvas.legend_folded));
             }
             if clean {
                 png::paint_title(ui, ui.max_rect(), &tab.doc.design().name);

@@ -27,6 +27,8 @@ pub struct Prefs {
     pub heatmap: bool,
     /// What link colours show while the heatmap is off.
     pub link_colors: ColorMode,
+    /// The canvas's legend folded to its heading.
+    pub legend_folded: bool,
     pub collective: CollectiveSettings,
     pub workload: WorkloadSettings,
 }
@@ -44,6 +46,7 @@ impl Default for Prefs {
             snap: true,
             heatmap: false,
             link_colors: ColorMode::Technology,
+            legend_folded: false,
             collective: CollectiveSettings::default(),
             workload: WorkloadSettings::default(),
         }

@@ -41,6 +41,7 @@ impl RailyardApp {
             show_grid: self.prefs.show_grid,
             snap: self.prefs.snap,
             link_colors: self.prefs.link_colors,
+            legend_folded: self.prefs.legend_folded,
             ..CanvasState::default()
         };
         canvas::zoom_to_fit(doc.design(), &mut canvas);
