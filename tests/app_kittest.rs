@@ -1325,10 +1325,15 @@ fn right_click_first_device(harness: &mut Harness<'_, RailyardApp>) {
         .canvas_state()
         .to_screen(harness.state().document().design().devices[0].pos)
         .expect("the canvas has drawn");
+    click_at(harness, at, egui::PointerButton::Secondary);
+}
+
+/// Presses and releases `button` at screen point `at`, a frame each, then settles.
+fn click_at(harness: &mut Harness<'_, RailyardApp>, at: egui::Pos2, button: egui::PointerButton) {
     for pressed in [true, false] {
         harness.event(egui::Event::PointerButton {
             pos: at,
-            button: egui::PointerButton::Secondary,
+            button,
             pressed,
             modifiers: Modifiers::NONE,
         });
@@ -1568,16 +1573,7 @@ fn a_click_folds_the_legend_and_another_opens_it() {
     assert_eq!(rails_listed(&harness), 8);
     let click_on = |harness: &mut Harness<'_, RailyardApp>, heading: &str| {
         let at = legend_rect(harness, heading).min + egui::vec2(20.0, 6.0);
-        for pressed in [true, false] {
-            harness.event(egui::Event::PointerButton {
-                pos: at,
-                button: egui::PointerButton::Primary,
-                pressed,
-                modifiers: Modifiers::NONE,
-            });
-            harness.step();
-        }
-        harness.run();
+        click_at(harness, at, egui::PointerButton::Primary);
     };
     // A device selected: a click on empty canvas would clear it.
     let first = harness.state().document().design().devices[0].id;

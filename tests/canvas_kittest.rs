@@ -760,18 +760,23 @@ fn scalable_units_are_captioned_at_fit() {
     }
 }
 
+/// The rail-optimized template's fabric of `nodes` DGX H100 in `tiers` switch tiers.
+fn rail_optimized(catalog: &Catalog, nodes: u32, tiers: u8) -> Design {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(nodes);
+    spec.tiers = tiers;
+    generate(&spec, catalog).expect("generates")
+}
+
 /// At fit, a 256-node 3-tier fabric shows every pod's and unit's caption, none covering
 /// another or a row's caption: pod-01's stands a line above su-01's (their frames' tops are
 /// a few points apart), pod-02's beside the spine row's caption at its frame's top.
 #[test]
 fn pod_unit_and_row_captions_all_show_apart_at_fit() {
     use common::painted::painted_text_rects;
-    use railyard::generate::{Template, TemplateSpec, generate};
     let mut a = app();
-    let mut spec = TemplateSpec::new(Template::RailOptimized);
-    spec.nodes = Some(256);
-    spec.tiers = 3;
-    a.design = generate(&spec, &a.catalog).expect("generates");
+    a.design = rail_optimized(&a.catalog, 256, 3);
     zoom_to_fit(&a.design, &mut a.canvas);
     let mut h = harness(a);
     h.run();
@@ -1168,13 +1173,9 @@ fn double_clicking_a_folded_group_opens_it() {
 /// with their count; a double-click opens it as it opens a pod, and says what it opened.
 #[test]
 fn far_out_the_core_row_is_one_block_that_opens() {
-    use railyard::generate::{Template, TemplateSpec, generate};
     use railyard::model::{DeviceKind, SwitchRole};
     let mut a = app();
-    let mut spec = TemplateSpec::new(Template::RailOptimized);
-    spec.nodes = Some(256);
-    spec.tiers = 3;
-    a.design = generate(&spec, &a.catalog).expect("generates");
+    a.design = rail_optimized(&a.catalog, 256, 3);
     let core = a
         .design
         .devices

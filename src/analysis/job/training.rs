@@ -155,7 +155,9 @@ pub struct TrainingStep {
 impl TrainingStep {
     /// Why the step is mostly waiting, when the 1F1B pipeline's bubble is over half of it:
     /// each stage idles (p − 1)/m of the compute (Narayanan et al., SC21), so with few
-    /// micro-batches per replica the GPUs mostly wait. Says what shrinks it.
+    /// micro-batches per replica the GPUs mostly wait. Says what shrinks it: the batch that
+    /// gives 4 micro-batches per stage is our suggestion (the bubble is then (p − 1)/4p,
+    /// under a quarter of the compute), not a figure from a source.
     pub fn bubble_note(&self) -> Option<String> {
         let (bubble, step) = (self.bubble_ms?, self.step_ms?);
         if step <= 0.0 || bubble / step <= 0.5 {

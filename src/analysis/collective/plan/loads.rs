@@ -2,7 +2,9 @@
 //! and routed at the end.
 
 use crate::analysis::collective::efficiency as eff;
-use crate::analysis::collective::fabric::{ABSENT_ARC, ArcId, Fabric, GpuInterconnect, Vertex};
+use crate::analysis::collective::fabric::{
+    ABSENT_ARC, ArcId, Fabric, GpuInterconnect, Node, Vertex,
+};
 use crate::analysis::collective::latency::HopKind;
 use crate::analysis::collective::routing::{NetFlow, Router, Unreachable};
 use crate::analysis::collective::{Algorithm, CollectiveError, Op, Routing};
@@ -312,17 +314,15 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
         // A NIC is used when its cable leads somewhere: to the peer, or into the network. One
         // cabled only to another server (which does not forward) leaves the traffic to the
         // node's other ports (a workstation's on-board Ethernet to its switch).
-        let useful = |far: Vertex, peer: Vertex| far == peer || fab.transit[far as usize];
-        let nic_a = nic_g.filter(|&i| {
-            fab.nics_of(na)
-                .get(i as usize)
-                .is_some_and(|n| n.access.is_none_or(|(_, _, far)| useful(far, nb.vertex)))
-        });
-        let nic_b = nic_h.filter(|&i| {
-            fab.nics_of(nb)
-                .get(i as usize)
-                .is_some_and(|n| n.access.is_none_or(|(_, _, far)| useful(far, na.vertex)))
-        });
+        let usable = |nic: Option<u32>, node: &Node, peer: Vertex| {
+            nic.filter(|&i| {
+                fab.nics_of(node).get(i as usize).is_some_and(|n| {
+                    n.access
+                        .is_none_or(|(_, _, far)| far == peer || fab.transit[far as usize])
+                })
+            })
+        };
+        let (nic_a, nic_b) = (usable(nic_g, na, nb.vertex), usable(nic_h, nb, na.vertex));
         self.add(ga.pcie_up, bytes);
         self.add(gb.pcie_down, bytes);
         if let Some(i) = nic_a {
