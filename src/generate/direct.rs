@@ -5,6 +5,7 @@ use super::builder::{Builder, SPACING};
 use super::parts::{
     NodeProfile, check_gpu_total, default_direct_cable, infeasible, node_count, plan_direct,
 };
+use super::plural::plural;
 use super::{GenerateError, Template, TemplateSpec};
 use crate::model::{Catalog, Design, DeviceId, GroupKind, LengthClass, PartId, Pos};
 
@@ -92,7 +93,7 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         node.part,
         plan.wire.tech.label(),
         plan.wire.rate,
-        plural(pairs.len(), "cable"),
+        plural(pairs.len(), "cable", "cables"),
         plan.ports,
         plan.port_kind,
         if plan.ports == 1 { "port" } else { "ports" }
@@ -111,14 +112,6 @@ fn circle(n: u32) -> Vec<Pos> {
             Pos::new(radius * angle.cos(), radius * angle.sin())
         })
         .collect()
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }
 
 fn capitalize(s: &str) -> String {

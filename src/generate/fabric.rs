@@ -9,6 +9,7 @@ use super::parts::{
     NodeProfile, SwitchPlan, SwitchUse, Wire, check_gpu_total, choose_switch, infeasible,
     node_count,
 };
+use super::plural::plural;
 use super::{GenerateError, TemplateSpec};
 use crate::model::{
     Catalog, Design, DeviceId, GroupId, GroupKind, LengthClass, PartId, Pos, SwitchRole,
@@ -294,11 +295,18 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
 
 fn sizing_note(leaves: usize, split: Split, ratio: &str, upper: Upper, pods: usize) -> String {
     let mut s = format!(
-        "{leaves} leaves ({} ports down, {} up: {ratio}), {} spines",
-        split.down, split.up, upper.spines
+        "{} ({} ports down, {} up: {ratio}), {}",
+        plural(leaves, "leaf", "leaves"),
+        split.down,
+        split.up,
+        plural(upper.spines, "spine", "spines")
     );
     if pods > 0 {
-        s.push_str(&format!(" in {pods} pods, {} core switches", upper.cores));
+        s.push_str(&format!(
+            " in {}, {}",
+            plural(pods, "pod", "pods"),
+            plural(upper.cores, "core switch", "core switches")
+        ));
     }
     s.push('.');
     s

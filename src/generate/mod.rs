@@ -8,6 +8,7 @@ mod direct;
 mod fabric;
 mod nvl72;
 mod parts;
+mod plural;
 mod small;
 mod upright;
 mod wrap;

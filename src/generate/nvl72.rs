@@ -7,6 +7,7 @@ use super::fabric::{RailBlocks, chunks, fabric_summary, switch_model};
 use super::parts::{
     NodeProfile, SwitchUse, check_gpu_total, choose_switch, infeasible, node_count,
 };
+use super::plural::plural;
 use super::{GenerateError, TemplateSpec};
 use crate::model::catalog::DomainSpec;
 use crate::model::{
@@ -234,13 +235,13 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
                 )
             };
             notes.push(format!(
-                "{sets} rack sets of up to {block} trays, {} rail leaves ({} ports down, {} up), {} spines{}.",
-                leaves.len(),
+                "{sets} rack sets of up to {block} trays, {} ({} ports down, {} up), {}{}.",
+                plural(leaves.len(), "rail leaf", "rail leaves"),
                 split.down,
                 split.up,
-                upper.spines,
+                plural(upper.spines, "spine", "spines"),
                 if upper.cores > 0 {
-                    format!(", {} core switches", upper.cores)
+                    format!(", {}", plural(upper.cores, "core switch", "core switches"))
                 } else {
                     String::new()
                 }
