@@ -6,12 +6,13 @@ use railyard::model::catalog::{
 };
 use railyard::model::{Bandwidth, Catalog, PartCategory, PartId};
 
-const GPUS: [&str; 15] = [
+const GPUS: [&str; 16] = [
     "a100-sxm",
     "a100-pcie",
     "h100-sxm",
     "h100-pcie",
     "h200-sxm",
+    "h20",
     "b200",
     "v100-sxm2",
     "rtx-2080ti",
@@ -24,10 +25,11 @@ const GPUS: [&str; 15] = [
     "m3-ultra",
 ];
 
-const NODES: [&str; 8] = [
+const NODES: [&str; 9] = [
     "dgx-a100",
     "dgx-h100",
     "hgx-h200",
+    "hgx-h20",
     "dgx-b200",
     "gb200-compute-tray",
     "workstation",
@@ -147,6 +149,7 @@ fn nvlink_figures_per_direction() {
     // NVLink per GPU per direction: 18 links x 25 GB/s on H100, half of the 900 GB/s bidirectional.
     assert_eq!(gpu_nvlink_gbyte_s(&c, "h100-sxm"), Some(450.0));
     assert_eq!(gpu_nvlink_gbyte_s(&c, "h200-sxm"), Some(450.0));
+    assert_eq!(gpu_nvlink_gbyte_s(&c, "h20"), Some(450.0));
     assert_eq!(gpu_nvlink_gbyte_s(&c, "a100-sxm"), Some(300.0));
     assert_eq!(gpu_nvlink_gbyte_s(&c, "v100-sxm2"), Some(150.0));
     assert_eq!(gpu_nvlink_gbyte_s(&c, "b200"), Some(900.0));
@@ -313,6 +316,7 @@ fn nodes_reference_real_gpus_and_nics() {
     expect("dgx-a100", "a100-sxm", 8, "cx6-hdr-200", 8, 2);
     expect("dgx-h100", "h100-sxm", 8, "cx7-ndr-400", 8, 3);
     expect("hgx-h200", "h200-sxm", 8, "cx7-ndr-400", 8, 3);
+    expect("hgx-h20", "h20", 8, "cx7-ndr-400", 8, 3);
     expect("dgx-b200", "b200", 8, "cx7-ndr-400", 8, 4);
     expect("gb200-compute-tray", "gb200", 4, "cx7-ndr-400", 4, 4);
 }
@@ -559,4 +563,23 @@ fn negative_power_is_refused() {
         Catalog::parse(text, "user.ron"),
         Err(CatalogError::Invalid { .. })
     ));
+}
+
+#[test]
+fn h20_carries_its_published_figures() {
+    // The H20 keeps the H100's NVLink and gains memory, but its compute is cut to 148 TFLOPS
+    // FP16/BF16 dense (willitrunai.com/gpus/h20-96gb); Reuters (Jan 2024) reported $12,000-15,000
+    // per card and 1.4 million yuan for an 8-card server (at 7.19 CNY/USD: $194,715).
+    let c = builtin();
+    let h20 = c.gpu(&PartId::new("h20")).unwrap();
+    assert_eq!(h20.arch, GpuArch::Hopper);
+    assert_eq!(h20.memory_gb, 96.0);
+    assert_eq!(h20.bf16_tflops, 148.0);
+    assert_eq!(h20.memory_gbyte_s, Some(4000.0));
+    assert_eq!(power(&c, "h20"), 400.0);
+    assert_eq!(price(&c, "h20"), 12_000.0);
+    assert!((price(&c, "hgx-h20") - 1_400_000.0 / 7.19).abs() < 1.0);
+    // 9.8 kW for the HGX H100 server, less 8 × (700 − 400) W.
+    assert_eq!(power(&c, "hgx-h20"), power(&c, "hgx-h100") - 8.0 * 300.0);
+    assert!(c.get_str("hgx-h20").unwrap().estimate);
 }

@@ -58,6 +58,10 @@ const PUBLIC_DESIGNS: &[(&str, &str)] = &[
         "mac-studio-m2-ultra-x4-ring.ron",
         include_str!("../../assets/validation/mac-studio-m2-ultra-x4-ring.ron"),
     ),
+    (
+        "hgx-h20-2node-ib.ron",
+        include_str!("../../assets/validation/hgx-h20-2node-ib.ron"),
+    ),
 ];
 
 #[derive(Debug, Args)]
