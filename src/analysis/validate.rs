@@ -23,6 +23,8 @@ pub struct MeasuredRow {
     pub op: Op,
     /// nccl-tests' size column.
     pub bytes: Bytes,
+    /// The sizes the figure was quoted for, when a range (`bytes` is its top): "2-4 GiB".
+    pub size_range: Option<String>,
     /// GPUs the measurement ran on; None = every GPU of the design.
     pub gpus: Option<u32>,
     pub time_us: Option<f64>,
@@ -165,6 +167,7 @@ mod tests {
                 id: format!("r{bytes}"),
                 op: Op::AllReduce,
                 bytes: Bytes(bytes),
+                size_range: None,
                 gpus: None,
                 time_us: Some(100.0),
                 busbw_gbyte_s: None,

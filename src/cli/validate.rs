@@ -285,14 +285,17 @@ fn predicted_text(p: &RowPrediction) -> String {
     }
 }
 
-/// The algorithm and protocol the model chose, or that the harness's launches set the time.
+/// The algorithm and protocol the model chose, whether the harness's launches set the time,
+/// and the range of sizes a figure was quoted for.
 fn algorithm_text(p: &RowPrediction) -> String {
-    let chosen = format!("{}/{}", p.algorithm, p.protocol);
+    let mut text = format!("{}/{}", p.algorithm, p.protocol);
     if p.launch_bound {
-        format!("{chosen} under the launch floor")
-    } else {
-        chosen
+        text.push_str(" under the launch floor");
     }
+    if let Some(range) = &p.row.size_range {
+        text.push_str(&format!(" (quoted for {range}: predicted at the top)"));
+    }
+    text
 }
 
 /// How the system's tests drove the GPUs, when that changes the times they print.

@@ -6,7 +6,10 @@
 //! state the network, the GPU count was inferred) or SLOW (its reporter called the run slow)
 //! is predicted and shown but does not count toward the summary, since no design can be drawn
 //! for it with confidence. A forced `NCCL_ALGO` or `NCCL_PROTO` in the notes is forced in the
-//! prediction too. A row without one size (a range such as "2-4 GiB") cannot be predicted.
+//! prediction too. A figure quoted for a range of sizes (`bytes='2-4 GiB'` in the notes, the
+//! plateau of a sweep) is predicted at the range's largest size, where a sweep's busbw is
+//! nearest its plateau; a busbw quoted as a range (`busbw_GBps='365-370'`) is taken at its
+//! middle. A row with neither one size nor such a range cannot be predicted.
 
 use crate::analysis::collective::{AlgoChoice, Op, Protocol};
 use crate::analysis::nccl_tests::Harness;
@@ -63,9 +66,15 @@ pub fn parse_measured_csv(text: &str) -> Result<Vec<ParsedRow>, MeasuredError> {
             line,
             message: format!("`{}` is not a collective", get("collective")),
         })?;
-        let Ok(bytes) = get("bytes").parse::<u64>() else {
-            out.push(Err((id, "no single size".to_string())));
-            continue;
+        let (bytes, size_range) = match get("bytes").parse::<u64>() {
+            Ok(bytes) => (bytes, None),
+            Err(_) => match quoted_range(notes, "bytes=") {
+                Some((_, top, text)) if top >= 1.0 => (top as u64, Some(text)),
+                _ => {
+                    out.push(Err((id, "no single size".to_string())));
+                    continue;
+                }
+            },
         };
         let number = |name: &str| -> Result<Option<f64>, MeasuredError> {
             let text = get(name);
@@ -84,13 +93,22 @@ pub fn parse_measured_csv(text: &str) -> Result<Vec<ParsedRow>, MeasuredError> {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .and_then(|t| t.parse::<u32>().ok());
+        let time_us = number("time_us")?;
+        let busbw_gbyte_s = number("busbw_GBps")?.or_else(|| {
+            quoted_range(notes, "busbw_GBps=").map(|(low, high, _)| (low + high) / 2.0)
+        });
+        if size_range.is_some() && time_us.is_none() && busbw_gbyte_s.is_none() {
+            out.push(Err((id, "no measured figure".to_string())));
+            continue;
+        }
         out.push(Ok(MeasuredRow {
             id,
             op,
             bytes: Bytes(bytes),
             gpus,
-            time_us: number("time_us")?,
-            busbw_gbyte_s: number("busbw_GBps")?,
+            time_us,
+            busbw_gbyte_s,
+            size_range,
             algorithm: forced_algorithm(notes),
             protocol: forced_protocol(notes),
             excluded: exclusion(&whole_row),
@@ -114,6 +132,33 @@ fn op_of_name(name: &str) -> Option<Op> {
         "sendrecv" => Op::SendRecv,
         _ => return None,
     })
+}
+
+/// A range quoted in the notes as `KEY='LOW-HIGH UNIT'` (`bytes='2-4 GiB'`,
+/// `busbw_GBps='365-370'`): low and high in the unit's base (bytes for B/KiB/MiB/GiB, the
+/// number itself without a unit) and the quoted text.
+fn quoted_range(notes: &str, key: &str) -> Option<(f64, f64, String)> {
+    let start = notes.find(&format!("{key}'"))? + key.len() + 1;
+    let rest = &notes[start..];
+    let text = &rest[..rest.find('\'')?];
+    let (numbers, unit) = match text.split_once(' ') {
+        Some((numbers, unit)) => (numbers, unit.trim()),
+        None => (text, ""),
+    };
+    let scale = match unit {
+        "" | "B" => 1.0,
+        "K" | "KiB" | "KB" => 1024.0,
+        "M" | "MiB" | "MB" => 1024.0 * 1024.0,
+        "G" | "GiB" | "GB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let (low, high) = numbers.split_once('-')?;
+    let (low, high) = (
+        low.trim().parse::<f64>().ok()?,
+        high.trim().parse::<f64>().ok()?,
+    );
+    (low.is_finite() && high.is_finite() && 0.0 < low && low <= high)
+        .then(|| (low * scale, high * scale, text.to_string()))
 }
 
 /// The value after `KEY=` in the notes, up to a separator.
@@ -256,9 +301,10 @@ mod tests {
             (a.algorithm, a.protocol, &a.excluded),
             (AlgoChoice::Auto, None, &None)
         );
+        // A range of sizes with no figure at all: nothing to compare.
         assert_eq!(
             rows[1],
-            Err(("A-2".to_string(), "no single size".to_string()))
+            Err(("A-2".to_string(), "no measured figure".to_string()))
         );
         let b = rows[2].as_ref().expect("a row");
         assert_eq!(
@@ -272,6 +318,31 @@ mod tests {
             c.excluded.as_deref(),
             Some("its reporter called the run slow")
         );
+    }
+
+    #[test]
+    fn a_figure_quoted_for_a_range_of_sizes_is_taken_at_its_top() {
+        // nccl #1455: NVLS busbw on 5 GPUs "~420" and ring "365-370", both for 2-4 GiB.
+        let text = format!(
+            "{HEADER}\
+             N-5,src,H100,5,1,5,NVLink,none,,all_reduce,,258,420,,\"NCCL_ALGO=NVLS; bytes='2-4 GiB'\"\n\
+             R-8,src,H100,8,1,8,NVLink,none,,all_reduce,,,,,\"NCCL_ALGO=RING; bytes='2-4 GiB'; busbw_GBps='365-370'\"\n\
+             X-1,src,H100,8,1,8,NVLink,none,,all_reduce,,,,,\"bytes='large'\"\n"
+        );
+        let rows = parse_measured_csv(&text).expect("parses");
+        let n = rows[0].as_ref().expect("a row");
+        assert_eq!(n.bytes, Bytes(4 << 30));
+        assert_eq!(n.size_range.as_deref(), Some("2-4 GiB"));
+        assert_eq!((n.busbw_gbyte_s, n.gpus), (Some(420.0), Some(5)));
+        let r = rows[1].as_ref().expect("a row");
+        assert_eq!(r.busbw_gbyte_s, Some(367.5));
+        assert_eq!(r.algorithm, AlgoChoice::Ring);
+        assert_eq!(
+            rows[2],
+            Err(("X-1".to_string(), "no single size".to_string()))
+        );
+        assert_eq!(quoted_range("bytes='4-2 GiB'", "bytes="), None);
+        assert_eq!(quoted_range("bytes='1-2 PiB'", "bytes="), None);
     }
 
     #[test]
