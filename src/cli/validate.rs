@@ -394,8 +394,8 @@ fn markdown_report(r: &ValidationReport) -> String {
          do not edit by hand. Each row is a published nccl-tests (or MLX) measurement, predicted \
          on the design that stands for its system. Error = predicted time / measured time − 1 \
          (negative: the model is faster than the measurement). Rows marked *not counted* are \
-         shown but left out of the medians: their setup is uncertain, or their reporter called \
-         the run slow.\n\n",
+         shown but left out of the medians: their setup is uncertain, their reporter called the \
+         run slow, or they measure a library bug its maintainers fixed (each says which).\n\n",
     );
     out.push_str(&format!("**Overall:** {}.\n\n", summary_line(&r.summary)));
     out.push_str("| system | design | rows | median \\|error\\| | worst ≥ 1 MiB | worst < 1 MiB |\n|---|---|---:|---:|---:|---:|\n");
