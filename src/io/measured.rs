@@ -135,8 +135,9 @@ fn op_of_name(name: &str) -> Option<Op> {
 }
 
 /// A range quoted in the notes as `KEY='LOW-HIGH UNIT'` (`bytes='2-4 GiB'`,
-/// `busbw_GBps='365-370'`): low and high in the unit's base (bytes for B/KiB/MiB/GiB, the
-/// number itself without a unit) and the quoted text.
+/// `busbw_GBps='365-370'`): low and high in the unit's base (bytes for B, K/KiB, M/MiB and
+/// G/GiB, the number itself without a unit) and the quoted text. Decimal units (GB) are
+/// refused rather than guessed.
 fn quoted_range(notes: &str, key: &str) -> Option<(f64, f64, String)> {
     let start = notes.find(&format!("{key}'"))? + key.len() + 1;
     let rest = &notes[start..];
@@ -147,9 +148,10 @@ fn quoted_range(notes: &str, key: &str) -> Option<(f64, f64, String)> {
     };
     let scale = match unit {
         "" | "B" => 1.0,
-        "K" | "KiB" | "KB" => 1024.0,
-        "M" | "MiB" | "MB" => 1024.0 * 1024.0,
-        "G" | "GiB" | "GB" => 1024.0 * 1024.0 * 1024.0,
+        // nccl-tests' size suffixes (-b 2G) are binary, as are KiB, MiB and GiB.
+        "K" | "KiB" => 1024.0,
+        "M" | "MiB" => 1024.0 * 1024.0,
+        "G" | "GiB" => 1024.0 * 1024.0 * 1024.0,
         _ => return None,
     };
     let (low, high) = numbers.split_once('-')?;
@@ -343,6 +345,11 @@ mod tests {
         );
         assert_eq!(quoted_range("bytes='4-2 GiB'", "bytes="), None);
         assert_eq!(quoted_range("bytes='1-2 PiB'", "bytes="), None);
+        assert_eq!(quoted_range("bytes='1-2 GB'", "bytes="), None);
+        assert_eq!(
+            quoted_range("bytes='64-128 K'", "bytes="),
+            Some((65536.0, 131072.0, "64-128 K".to_string()))
+        );
     }
 
     #[test]
