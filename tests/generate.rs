@@ -855,3 +855,18 @@ fn rail_only_units_face_each_other_across_the_rail_spines() {
     assert_eq!((nodes(true), nodes(false)), (128, 128));
     assert_no_two_on_one_spot(&d);
 }
+
+/// Two DGX H100 on rails: 8 rail leaves of 32 ports down and 32 up under one spine, and the
+/// notes count it in the singular.
+#[test]
+fn rail_notes_count_one_spine_in_the_singular() {
+    let d = run(&spec(Template::RailOptimized, 2));
+    assert_eq!(switches(&d, SwitchRole::Spine).len(), 1);
+    assert!(
+        d.notes
+            .contains("8 leaves (32 ports down, 32 up: 1:1), 1 spine."),
+        "{}",
+        d.notes
+    );
+    assert!(!d.notes.contains("1 spines"), "{}", d.notes);
+}

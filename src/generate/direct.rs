@@ -5,8 +5,8 @@ use super::builder::{Builder, SPACING};
 use super::parts::{
     NodeProfile, check_gpu_total, default_direct_cable, infeasible, node_count, plan_direct,
 };
-use super::plural::plural;
 use super::{GenerateError, Template, TemplateSpec};
+use crate::model::units::count_of;
 use crate::model::{Catalog, Design, DeviceId, GroupKind, LengthClass, PartId, Pos};
 
 /// Direct-cable default: Mac Studios over Thunderbolt, the homelab classic.
@@ -93,7 +93,7 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         node.part,
         plan.wire.tech.label(),
         plan.wire.rate,
-        plural(pairs.len(), "cable", "cables"),
+        count_of(pairs.len(), "cable", "cables"),
         plan.ports,
         plan.port_kind,
         if plan.ports == 1 { "port" } else { "ports" }

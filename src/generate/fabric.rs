@@ -9,8 +9,8 @@ use super::parts::{
     NodeProfile, SwitchPlan, SwitchUse, Wire, check_gpu_total, choose_switch, infeasible,
     node_count,
 };
-use super::plural::plural;
 use super::{GenerateError, TemplateSpec};
+use crate::model::units::count_of;
 use crate::model::{
     Catalog, Design, DeviceId, GroupId, GroupKind, LengthClass, PartId, Pos, SwitchRole,
 };
@@ -296,16 +296,16 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
 fn sizing_note(leaves: usize, split: Split, ratio: &str, upper: Upper, pods: usize) -> String {
     let mut s = format!(
         "{} ({} ports down, {} up: {ratio}), {}",
-        plural(leaves, "leaf", "leaves"),
+        count_of(leaves, "leaf", "leaves"),
         split.down,
         split.up,
-        plural(upper.spines, "spine", "spines")
+        count_of(upper.spines, "spine", "spines")
     );
     if pods > 0 {
         s.push_str(&format!(
             " in {}, {}",
-            plural(pods, "pod", "pods"),
-            plural(upper.cores, "core switch", "core switches")
+            count_of(pods, "pod", "pods"),
+            count_of(upper.cores, "core switch", "core switches")
         ));
     }
     s.push('.');

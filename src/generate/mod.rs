@@ -8,7 +8,6 @@ mod direct;
 mod fabric;
 mod nvl72;
 mod parts;
-mod plural;
 mod small;
 mod upright;
 mod wrap;

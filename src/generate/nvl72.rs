@@ -7,9 +7,9 @@ use super::fabric::{RailBlocks, chunks, fabric_summary, switch_model};
 use super::parts::{
     NodeProfile, SwitchUse, check_gpu_total, choose_switch, infeasible, node_count,
 };
-use super::plural::plural;
 use super::{GenerateError, TemplateSpec};
 use crate::model::catalog::DomainSpec;
+use crate::model::units::count_of;
 use crate::model::{
     Catalog, Design, DeviceId, DeviceKind, GroupId, GroupKind, LengthClass, NvSwitchDomain, PartId,
     PartSpec, Pos,
@@ -236,12 +236,15 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
             };
             notes.push(format!(
                 "{sets} rack sets of up to {block} trays, {} ({} ports down, {} up), {}{}.",
-                plural(leaves.len(), "rail leaf", "rail leaves"),
+                count_of(leaves.len(), "rail leaf", "rail leaves"),
                 split.down,
                 split.up,
-                plural(upper.spines, "spine", "spines"),
+                count_of(upper.spines, "spine", "spines"),
                 if upper.cores > 0 {
-                    format!(", {}", plural(upper.cores, "core switch", "core switches"))
+                    format!(
+                        ", {}",
+                        count_of(upper.cores, "core switch", "core switches")
+                    )
                 } else {
                     String::new()
                 }
