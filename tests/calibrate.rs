@@ -768,15 +768,20 @@ fn public_h100_sweeps_refit_within_the_targets() {
     }
 }
 
+fn hgx_a100() -> Design {
+    load_design(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/hgx-a100.ron"))
+        .unwrap()
+}
+
 /// On 8×A100 (OCI BM.GPU4.8, public sweep in assets/validation/measured.csv) the steps of
-/// mid sizes cost several times NCCL's constants: one hop latency for all protocols left
-/// 4–16 MiB 31–46 % fast. LL128's and Simple's own hop latencies bend the curve.
+/// mid sizes cost several times NCCL's constants and LL128 moves data slower than its line
+/// format allows: one hop latency for all protocols left 4–16 MiB 31–46 % fast. LL's hop
+/// latency from the 1–2 MiB rows, LL128's latency and rate share, and Simple's latency
+/// bend the curve.
 #[test]
 fn an_a100_sweep_fits_each_protocol_its_own_hop_latency() {
     let catalog = Catalog::builtin();
-    let design =
-        load_design(&Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/hgx-a100.ron"))
-            .unwrap();
+    let design = hgx_a100();
     // OCI's tutorial runs all_reduce_perf -g 8.
     let text = public_log("assets/validation/measured.csv", "OCIA100-1N-", 8);
     let log = parse_nccl_log(&text).unwrap();
@@ -806,17 +811,22 @@ fn an_a100_sweep_fits_each_protocol_its_own_hop_latency() {
         ll128.after > 5.0 && simple.after > 5.0,
         "{ll128:?} {simple:?}"
     );
-    // The weighted medians go through the 16 MiB (LL128) and 32 MiB (Simple) rows.
-    for (bytes, measured) in [(16u64 << 20, 245.10), (32 << 20, 398.20)] {
-        let row = fit.rows.iter().find(|r| r.bytes.0 == bytes).unwrap();
-        assert!((row.predicted_time_us - measured).abs() < 0.05, "{row:?}");
-    }
-    assert!(worst_between(&fit, 4 << 20, u64::MAX) < 0.10);
+    // Three LL128 rows over 4× in size: its rate share is fitted with its latency, below the
+    // line format's 120/128.
+    let share = fit.ll128_share.expect("LL128's share is fitted");
+    assert_eq!(share.before, 120.0 / 128.0);
+    assert!(share.after < 0.9 && share.after > 0.5, "{share:?}");
+    // Simple's weighted median goes through the 32 MiB row.
+    let row = fit.rows.iter().find(|r| r.bytes.0 == 32 << 20).unwrap();
+    assert!((row.predicted_time_us - 398.20).abs() < 0.05, "{row:?}");
+    assert!(worst_between(&fit, 1 << 20, 64 << 20) < 0.15);
 
     // Up to 512 KiB the model's times are under the launch floor of one thread driving 8
-    // GPUs (8 × 4.2 = 33.6 µs): those 14 rows measure the launches and are left out, and
-    // with them LL's hop latency is not fitted.
-    assert!(fit.latency_us.is_none(), "{:?}", fit.latency_us);
+    // GPUs (8 × 4.2 = 33.6 µs): those 14 rows measure the launches and are left out. LL's
+    // hop latency then comes from the two rows above the floor that chose LL (1 and 2 MiB):
+    // their weighted median is the 1 MiB row's, 0.6 + (76.71 − 35.92) / 14 = 3.51 µs.
+    let ll = fit.latency_us.expect("LL's hop latency from 1 and 2 MiB");
+    assert!((ll.after - 3.513).abs() < 0.01, "{ll:?}");
     assert!(fit.rows.iter().all(|r| r.bytes.0 > 512 << 10));
     assert!(
         fit.notes
@@ -829,13 +839,13 @@ fn an_a100_sweep_fits_each_protocol_its_own_hop_latency() {
     calibrated.calibration = Some(fit.calibration.clone());
     let mut small = log.clone();
     small.rows.retain(|r| r.bytes.0 <= 512 << 10);
-    let err = fit_calibration(&calibrated, &catalog, &small, &FitOptions::default()).unwrap_err();
+    let err = fit_calibration(&design, &catalog, &small, &FitOptions::default()).unwrap_err();
     assert!(
         matches!(err, CalibrateError::AllLaunchBound { floor_us, gpus: 8 } if (floor_us - 33.6).abs() < 1e-9),
         "{err}"
     );
     // The same small rows taken as one process per GPU: a refit keeps no LL128 or Simple
-    // figure from the first fit, since nothing there measured them.
+    // figure from the first fit, nor LL128's share, since nothing there measured them.
     let mut small = parse_nccl_log(&public_log(
         "assets/validation/measured.csv",
         "OCIA100-1N-",
@@ -845,12 +855,74 @@ fn an_a100_sweep_fits_each_protocol_its_own_hop_latency() {
     small.rows.retain(|r| r.bytes.0 <= 512 << 10);
     let refit = fit_calibration(&calibrated, &catalog, &small, &FitOptions::default()).unwrap();
     assert!(refit.protocol_latencies_us.is_empty());
+    assert!(refit.ll128_share.is_none());
+    assert_eq!(refit.calibration.ll128_share(LinkTech::NvLink), None);
     for q in [CalibratedProtocol::Ll128, CalibratedProtocol::Simple] {
         assert_eq!(
             refit.calibration.protocol_latency_us(LinkTech::NvLink, q),
             None
         );
     }
+}
+
+/// Both public 8×A100 sweeps (OCI BM.GPU4.8, Azure ND A100 v4; both all_reduce_perf -g 8)
+/// refit within 15 % from 1 to 64 MiB, and within 5 % at ≥ 64 MiB but for one row each,
+/// where the measured busbw steps against the sweep: OCI's 64 MiB runs at 199 GB/s, as fast
+/// as its 128 MiB (197) and above its 32 MiB (147); Azure's 128 MiB at 174 GB/s, barely
+/// above its 64 MiB (167) and far under its 256 MiB (214). No time affine in size (a step
+/// latency plus a rate) passes within 5 % of both neighbours and of such a row: for Azure,
+/// 64 and 256 MiB within 5 % need a rate of 5.2–8.0 µs/MiB past 128 MiB and 8.5–11.7 before
+/// it. Those rows stay within 11 %.
+#[test]
+fn public_a100_sweeps_refit_within_the_targets_but_one_stepped_row() {
+    let catalog = Catalog::builtin();
+    let design = hgx_a100();
+    for (prefix, stepped) in [("OCIA100-1N-", 64u64 << 20), ("AZA100-", 128 << 20)] {
+        let text = public_log("assets/validation/measured.csv", prefix, 8);
+        let log = parse_nccl_log(&text).unwrap();
+        let fit = fit_calibration(&design, &catalog, &log, &FitOptions::default()).unwrap();
+        let mid = worst_between(&fit, 1 << 20, 64 << 20);
+        assert!(mid < 0.15, "{prefix} 1–64 MiB: {mid}");
+        for r in fit.rows.iter().filter(|r| r.bytes.0 >= 64 << 20) {
+            let bound = if r.bytes.0 == stepped { 0.11 } else { 0.05 };
+            assert!(r.time_error().abs() < bound, "{prefix} {r:?}");
+        }
+        assert!(fit.ll128_share.is_some(), "{prefix}");
+    }
+}
+
+/// A log the model wrote with known LL128 figures on an HGX A100 (ring LL128 at 4, 8 and
+/// 16 MiB): the fit recovers LL128's hop latency and rate share, and LL's and Simple's.
+#[test]
+fn fit_recovers_a_known_ll128_share_from_a_synthetic_log() {
+    let catalog = Catalog::builtin();
+    let design = hgx_a100();
+    let mut truth = Calibration::default();
+    truth.set(LinkTech::NvLink, Some(0.78), Some(1.2));
+    truth.set_protocol_latency(LinkTech::NvLink, CalibratedProtocol::Ll128, Some(4.0));
+    truth.set_protocol_latency(LinkTech::NvLink, CalibratedProtocol::Simple, Some(9.0));
+    truth.set_ll128_share(LinkTech::NvLink, Some(0.6));
+    let log = parse_nccl_log(&log_of(&design, &catalog, truth)).unwrap();
+    let fit = fit_calibration(&design, &catalog, &log, &FitOptions::default()).unwrap();
+    let ll128_rows = fit
+        .rows
+        .iter()
+        .filter(|r| r.protocol == Protocol::Ll128)
+        .count();
+    assert!(ll128_rows >= 3, "{:?}", fit.rows);
+    let share = fit.ll128_share.expect("LL128's share is fitted");
+    assert!((share.after - 0.6).abs() < 0.005, "{share:?}");
+    let ll128 = fit
+        .protocol_latencies_us
+        .iter()
+        .find(|f| f.protocol == CalibratedProtocol::Ll128)
+        .unwrap()
+        .value;
+    assert!((ll128.after - 4.0).abs() < 0.05, "{ll128:?}");
+    assert!((fit.latency_us.unwrap().after - 1.2).abs() < 0.005);
+    assert!((fit.efficiency.unwrap().after - 0.78).abs() < 0.002);
+    let worst = fit.max_error_from(0).unwrap();
+    assert!(worst < 0.01, "a perfect log fits at every size: {worst}");
 }
 
 /// NCCL's tuner ranks by its own constants: a calibrated hop latency slows ring LL's steps

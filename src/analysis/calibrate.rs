@@ -25,7 +25,15 @@
 //! several times NCCL's constants there. With an intra-node hop fitted, each of those
 //! protocols then gets a hop latency of its own, the weighted median of the ring and tree
 //! rows that chose it (at least two, outside the small rows LL's fit uses), and the
-//! efficiency comes from the rows still bandwidth-bound against their measured time.
+//! efficiency comes from the rows still bandwidth-bound against their measured time. When
+//! the small rows measured only the launches (nccl-tests -g 8), LL's hop latency comes the
+//! same way from the mid-size rows that chose LL.
+//!
+//! LL128's rate bends the curve too: its kernels can move data well under the line format's
+//! 120 of 128 bytes (the 8×A100 sweeps' 4–16 MiB rows rise 30–40 % slower than Simple's
+//! rate would let them). With at least three LL128 rows spread over 4× in size, its hop
+//! latency and its rate (a share of Simple's) are fitted together, by least squares in
+//! relative error; both enter the time linearly, so one solve gives them.
 //!
 //! In a multi-node log the intra-node steps are not fitted: NCCL charges each of them at
 //! least its network overhead there, which hides their hop latency from small sizes, and
@@ -136,12 +144,55 @@ pub struct CalibrationFit {
     /// With an intra-node hop latency fitted: the hop latency of each protocol the log's
     /// mid and large sizes chose, fitted on its own (µs per ring step of that protocol).
     pub protocol_latencies_us: Vec<ProtocolFit>,
+    /// With LL128's hop latency fitted from enough rows of spread sizes: LL128's rate as a
+    /// share of Simple's (see `TechCalibration::ll128_share`), fitted with it.
+    pub ll128_share: Option<FittedValue>,
     pub rows: Vec<RowComparison>,
     /// Why something was not fitted, and how well the fit holds.
     pub notes: Vec<String>,
 }
 
 impl CalibrationFit {
+    /// One line per fitted value, "NVLink efficiency: 0.800 -> 0.789", with `arrow` between
+    /// before and after and `micro` for µs (the CLI prints plain ASCII).
+    pub fn fitted_lines(&self, arrow: &str, micro: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(e) = self.efficiency {
+            out.push(format!(
+                "{} efficiency: {:.3} {arrow} {:.3}",
+                e.tech.label(),
+                e.before,
+                e.after
+            ));
+        }
+        let latencies = self
+            .latency_us
+            .map(|l| (l, String::new()))
+            .into_iter()
+            .chain(
+                self.protocol_latencies_us
+                    .iter()
+                    .map(|q| (q.value, format!("{} ", q.protocol.label()))),
+            );
+        for (l, protocol) in latencies {
+            out.push(format!(
+                "{} {protocol}hop latency: {:.2} {arrow} {:.2} {micro}s",
+                l.tech.label(),
+                l.before,
+                l.after
+            ));
+        }
+        if let Some(share) = self.ll128_share {
+            out.push(format!(
+                "{} LL128 rate (share of Simple's): {:.3} {arrow} {:.3}",
+                share.tech.label(),
+                share.before,
+                share.after
+            ));
+        }
+        out
+    }
+
     /// The largest |time error| over rows of at least `min_bytes`.
     pub fn max_error_from(&self, min_bytes: u64) -> Option<f64> {
         self.rows
@@ -301,6 +352,16 @@ pub fn fit_calibration(
             l.or(old.and_then(|o| o.latency_us)),
         );
     };
+    // The model now and with `tech`'s LL hop latency `l` moved by PROBE_US: each row's
+    // slope per µs of that latency.
+    let probe_ll = |trial: &Design, cal: &Calibration, tech: LinkTech, l: f64| {
+        let now = predict(trial)?;
+        let mut probe = trial.clone();
+        let mut probe_cal = cal.clone();
+        set(&mut probe_cal, tech, None, Some(l + PROBE_US));
+        probe.calibration = Some(probe_cal);
+        Ok::<_, CollectiveError>((now, predict(&probe)?))
+    };
     let current_latency = |cal: &Calibration, target: LatencyTarget| {
         cal.latency_us(target.tech())
             .unwrap_or_else(|| target.builtin())
@@ -354,11 +415,16 @@ pub fn fit_calibration(
         _ => {}
     }
     if !latency_bound.iter().any(|&b| b) {
-        notes.push(
+        notes.push(if fits_protocols_possible(lat_target) {
+            "no row is latency-bound (the log starts at large sizes, or its small rows measure \
+             the launches): the LL hop latency is fitted from the mid-size rows that chose LL, \
+             where there are at least two"
+                .into()
+        } else {
             "no row is latency-bound (the log starts at large sizes, or its small rows measure \
              the launches): the hop latency of small sizes is not fitted"
-                .into(),
-        );
+                .into()
+        });
     } else if lat_target.is_none() {
         notes.push(
             "neither a drawn network link nor an intra-node hop on the measured path changes \
@@ -373,15 +439,26 @@ pub fn fit_calibration(
         ));
     }
 
-    let fits_protocols = matches!(lat_target, Some(LatencyTarget::IntraNode(_)));
+    let fits_protocols = fits_protocols_possible(lat_target);
     if let (true, Some(LatencyTarget::IntraNode(tech))) = (fits_protocols, lat_target) {
         // A refit describes this log alone: protocol figures an earlier fit left are cleared,
         // and set again only where this log's rows give them.
         for q in CalibratedProtocol::ALL {
             calibration.set_protocol_latency(tech, q, None);
         }
+        calibration.set_ll128_share(tech, None);
         trial.calibration = Some(calibration.clone());
     }
+    let share_before = match lat_target {
+        Some(LatencyTarget::IntraNode(tech)) => design
+            .calibration
+            .as_ref()
+            .and_then(|c| c.ll128_share(tech))
+            .unwrap_or(efficiency::LL128_PAYLOAD),
+        _ => efficiency::LL128_PAYLOAD,
+    };
+    // LL's hop latency from mid-size LL rows, when no small row could give it.
+    let mut ll_from_mid_rows = false;
     for _ in 0..ROUNDS {
         let mut moved = false;
         if let (Some(tech), Some(e)) = (bw_tech, eff)
@@ -391,9 +468,13 @@ pub fn fit_calibration(
             // With per-protocol hop latencies fitted, a row the model called bandwidth-bound
             // before the fit may be mostly latency once its protocol's steps cost what they
             // measure: only rows still bandwidth-bound against their measured time count.
+            // LL128's rows, once they have a rate share of their own, measure that share.
+            let share_fitted =
+                lat_target.is_some_and(|t| calibration.ll128_share(t.tech()).is_some());
             let still_bound = |i: usize, r: &CollectiveResult, p: &Point| {
                 bandwidth_bound[i]
                     && (!fits_protocols || r.bandwidth_us >= DOMINANT_SHARE * p.time_us)
+                    && !(share_fitted && r.protocol == Protocol::Ll128)
             };
             if let Some(k) = bandwidth_ratio(&now, &points, still_bound) {
                 let e_new = (e / k).clamp(MIN_EFFICIENCY, 1.0);
@@ -406,12 +487,7 @@ pub fn fit_calibration(
         if let (Some(tech), Some(l)) = (lat_target.map(LatencyTarget::tech), lat)
             && latency_bound.iter().any(|&b| b)
         {
-            let now = predict(&trial)?;
-            let mut probe = trial.clone();
-            let mut probe_cal = calibration.clone();
-            set(&mut probe_cal, tech, None, Some(l + PROBE_US));
-            probe.calibration = Some(probe_cal);
-            let up = predict(&probe)?;
+            let (now, up) = probe_ll(&trial, &calibration, tech, l)?;
             // Each small row alone pins the hop latency (the slope is the steps of that hop
             // on the path). With the protocols' own latencies fitted, LL's is what the LL
             // rows say: a small NVLS or Simple row moves with it but measures another cost.
@@ -437,7 +513,50 @@ pub fn fit_calibration(
         // protocol's intra-node hop latency is fitted on its own from the ring and tree rows
         // that chose it, outside the small sizes LL's fit uses (at least two rows).
         if let (true, Some(LatencyTarget::IntraNode(tech))) = (fits_protocols, lat_target) {
+            // Without a latency-bound row (the small rows measured the launches), LL's hop
+            // latency comes from the mid-size rows that chose LL, as the other protocols'.
+            if !any_latency_bound {
+                let l = current_latency(&calibration, LatencyTarget::IntraNode(tech));
+                let (now, up) = probe_ll(&trial, &calibration, tech, l)?;
+                let estimates = latency_estimates(&now, &up, &points, l, |_, r| {
+                    r.protocol == Protocol::Ll
+                        && matches!(r.algorithm, Algorithm::Ring | Algorithm::Tree)
+                });
+                if estimates.len() >= MIN_PROTOCOL_ROWS
+                    && let Some(l_fit) = weighted_median(&estimates)
+                {
+                    let l_new = l_fit.max(0.0);
+                    moved |= (l_new - l).abs() > 1e-6;
+                    lat = Some(l_new);
+                    ll_from_mid_rows = true;
+                    set(&mut calibration, tech, None, Some(l_new));
+                    trial.calibration = Some(calibration.clone());
+                }
+            }
             for q in CalibratedProtocol::ALL {
+                if q == CalibratedProtocol::Ll128
+                    && let Some(fitted) = fit_ll128_share(
+                        &trial,
+                        &calibration,
+                        tech,
+                        &points,
+                        &latency_bound,
+                        &predict,
+                    )?
+                {
+                    let (l_old, share_old) = (
+                        protocol_latency(&calibration, tech, q),
+                        calibration
+                            .ll128_share(tech)
+                            .unwrap_or(efficiency::LL128_PAYLOAD),
+                    );
+                    moved |= (fitted.latency_us - l_old).abs() > 1e-6
+                        || (fitted.share - share_old).abs() > 1e-7;
+                    calibration.set_protocol_latency(tech, q, Some(fitted.latency_us));
+                    calibration.set_ll128_share(tech, Some(fitted.share));
+                    trial.calibration = Some(calibration.clone());
+                    continue;
+                }
                 let l_q = protocol_latency(&calibration, tech, q);
                 let now = predict(&trial)?;
                 let mut probe = trial.clone();
@@ -523,6 +642,16 @@ pub fn fit_calibration(
             .collect(),
         _ => Vec::new(),
     };
+    let ll128_share = match lat_target {
+        Some(LatencyTarget::IntraNode(tech)) => {
+            calibration.ll128_share(tech).map(|after| FittedValue {
+                tech,
+                before: share_before,
+                after,
+            })
+        }
+        _ => None,
+    };
     calibration.source = options.source.clone();
     calibration.test = log
         .test
@@ -540,9 +669,10 @@ pub fn fit_calibration(
                 before,
                 after,
             }),
-        // Only a latency the small rows measured is reported as fitted.
+        // Only a latency the small rows (or, without them, the mid-size LL rows) measured
+        // is reported as fitted.
         latency_us: lat_target
-            .filter(|_| any_latency_bound)
+            .filter(|_| any_latency_bound || ll_from_mid_rows)
             .map(LatencyTarget::tech)
             .zip(lat_before.zip(lat))
             .map(|(tech, (before, after))| FittedValue {
@@ -551,9 +681,101 @@ pub fn fit_calibration(
                 after,
             }),
         protocol_latencies_us,
+        ll128_share,
         rows,
         notes,
     })
+}
+
+/// Whether the fit moves intra-node hop latencies per protocol (no network on the path).
+fn fits_protocols_possible(target: Option<LatencyTarget>) -> bool {
+    matches!(target, Some(LatencyTarget::IntraNode(_)))
+}
+
+/// LL128 rows (ring or tree, not latency-bound) a rate share is fitted from, and how far
+/// apart their sizes must be: a latency and a rate are two unknowns, and rows of nearly one
+/// size cannot tell them apart.
+const MIN_SHARE_ROWS: usize = 3;
+const MIN_SHARE_SPAN: f64 = 4.0;
+
+/// LL128's own hop latency and rate share, fitted together.
+struct Ll128Fit {
+    latency_us: f64,
+    share: f64,
+}
+
+/// Fits LL128's hop latency and rate share to the rows that chose it, by least squares in
+/// relative error: each row's time moves by its slope per µs of hop latency and by its
+/// bandwidth term in proportion to 1 / share, so the fit is linear in (Δlatency,
+/// share_now / share − 1). None with too few rows, rows of too near a size, or a fit that
+/// cannot be solved; the latency alone is then fitted as the other protocols' is.
+fn fit_ll128_share(
+    trial: &Design,
+    calibration: &Calibration,
+    tech: LinkTech,
+    points: &[Point],
+    latency_bound: &[bool],
+    predict: &impl Fn(&Design) -> Result<Vec<CollectiveResult>, CollectiveError>,
+) -> Result<Option<Ll128Fit>, CalibrateError> {
+    let q = CalibratedProtocol::Ll128;
+    let l_now = protocol_latency(calibration, tech, q);
+    let share_now = calibration
+        .ll128_share(tech)
+        .unwrap_or(efficiency::LL128_PAYLOAD);
+    let now = predict(trial)?;
+    let chosen: Vec<usize> = (0..points.len())
+        .filter(|&i| {
+            !latency_bound[i]
+                && now[i].protocol == Protocol::Ll128
+                && matches!(now[i].algorithm, Algorithm::Ring | Algorithm::Tree)
+        })
+        .collect();
+    let (lo, hi) = chosen
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), &i| {
+            let b = points[i].bytes.0 as f64;
+            (lo.min(b), hi.max(b))
+        });
+    if chosen.len() < MIN_SHARE_ROWS || hi < MIN_SHARE_SPAN * lo {
+        return Ok(None);
+    }
+    let mut probe = trial.clone();
+    let mut probe_cal = calibration.clone();
+    probe_cal.set_protocol_latency(tech, q, Some(l_now + PROBE_US));
+    probe.calibration = Some(probe_cal);
+    let up = predict(&probe)?;
+    // Σ over rows of (slope, bandwidth, residual) / measured, squared and crossed.
+    let (mut ss, mut sb, mut bb, mut sr, mut br) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for &i in &chosen {
+        let m = points[i].time_us;
+        let slope = (up[i].time_us - now[i].time_us) / PROBE_US / m;
+        let bw = now[i].bandwidth_us / m;
+        let r = (now[i].time_us - m) / m;
+        ss += slope * slope;
+        sb += slope * bw;
+        bb += bw * bw;
+        sr += slope * r;
+        br += bw * r;
+    }
+    let det = ss * bb - sb * sb;
+    if !(det.is_finite() && det > 1e-12 * ss * bb) || bb <= 0.0 {
+        return Ok(None);
+    }
+    let mut dx = (-sr * bb + br * sb) / det;
+    let mut dy = (-br * ss + sr * sb) / det;
+    if l_now + dx < 0.0 {
+        // The rows ask for a negative step: hold it at zero and fit the share alone.
+        dx = -l_now;
+        dy = -(br + sb * dx) / bb;
+    }
+    let share = share_now / (1.0 + dy);
+    if !(share.is_finite() && share > 0.0) {
+        return Ok(None);
+    }
+    Ok(Some(Ll128Fit {
+        latency_us: (l_now + dx).max(0.0),
+        share: share.clamp(MIN_EFFICIENCY, efficiency::LL128_PAYLOAD),
+    }))
 }
 
 /// Measured bandwidth time over modelled, by least squares in relative error over the rows

@@ -320,30 +320,8 @@ fn fitted_values(ui: &mut Ui, fit: &CalibrationFit) {
         ))
         .strong(),
     );
-    if let Some(e) = fit.efficiency {
-        ui.label(format!(
-            "{} efficiency: {:.3} → {:.3}",
-            e.tech.label(),
-            e.before,
-            e.after
-        ));
-    }
-    if let Some(l) = fit.latency_us {
-        ui.label(format!(
-            "{} hop latency: {:.2} → {:.2} µs",
-            l.tech.label(),
-            l.before,
-            l.after
-        ));
-    }
-    for q in &fit.protocol_latencies_us {
-        ui.label(format!(
-            "{} {} hop latency: {:.2} → {:.2} µs",
-            q.value.tech.label(),
-            q.protocol.label(),
-            q.value.before,
-            q.value.after
-        ));
+    for line in fit.fitted_lines("→", "µ") {
+        ui.label(line);
     }
     for note in &fit.notes {
         ui.label(RichText::new(note).italics());

@@ -99,30 +99,8 @@ pub fn fit_table(fit: &CalibrationFit) -> String {
         fit.calibration.source,
         fit.calibration.test
     );
-    if let Some(e) = fit.efficiency {
-        out.push_str(&format!(
-            "# {} efficiency: {:.3} -> {:.3}\n",
-            e.tech.label(),
-            e.before,
-            e.after
-        ));
-    }
-    if let Some(l) = fit.latency_us {
-        out.push_str(&format!(
-            "# {} hop latency: {:.2} -> {:.2} us\n",
-            l.tech.label(),
-            l.before,
-            l.after
-        ));
-    }
-    for q in &fit.protocol_latencies_us {
-        out.push_str(&format!(
-            "# {} {} hop latency: {:.2} -> {:.2} us\n",
-            q.value.tech.label(),
-            q.protocol.label(),
-            q.value.before,
-            q.value.after
-        ));
+    for line in fit.fitted_lines("->", "u") {
+        out.push_str(&format!("# {line}\n"));
     }
     for note in &fit.notes {
         out.push_str(&format!("# note: {note}\n"));

@@ -40,6 +40,26 @@ pub struct TechCalibration {
     /// As `ll128_latency_us`, for the Simple protocol (large sizes' steps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simple_latency_us: Option<f64>,
+    /// For NVLink and NVLink bridge only: the rate LL128 moves data at, as a share of what
+    /// Simple moves over the same links (0 < s ≤ 1), in place of its line format's 120 of
+    /// every 128 bytes. A log shows it where LL128 is chosen: the kernels' own throughput
+    /// can hold LL128 well under its line format's share (8×A100 sweeps: about half).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ll128_share: Option<f64>,
+}
+
+impl TechCalibration {
+    /// An entry that sets nothing: every figure stays built in.
+    fn empty(tech: LinkTech) -> TechCalibration {
+        TechCalibration {
+            tech,
+            efficiency: None,
+            latency_us: None,
+            ll128_latency_us: None,
+            simple_latency_us: None,
+            ll128_share: None,
+        }
+    }
 }
 
 /// The protocols whose hop latency a calibration can set on its own, besides LL's
@@ -109,8 +129,26 @@ impl Calibration {
             .filter(|l| l.is_finite() && *l >= 0.0)
     }
 
+    /// The fitted LL128 rate share of a technology (see `TechCalibration::ll128_share`),
+    /// when set and usable.
+    pub fn ll128_share(&self, tech: LinkTech) -> Option<f64> {
+        self.tech(tech)
+            .and_then(|t| t.ll128_share)
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 1.0)
+    }
+
+    /// Sets (or with None clears) one technology's LL128 rate share.
+    pub fn set_ll128_share(&mut self, tech: LinkTech, share: Option<f64>) {
+        let mut t = self
+            .tech(tech)
+            .cloned()
+            .unwrap_or_else(|| TechCalibration::empty(tech));
+        t.ll128_share = share;
+        self.put(t);
+    }
+
     /// Sets (or with None clears) one technology's efficiency and LL latency, keeping the
-    /// list sorted; its per-protocol latencies stay.
+    /// list sorted; its per-protocol figures stay.
     pub fn set(&mut self, tech: LinkTech, efficiency: Option<f64>, latency_us: Option<f64>) {
         let old = self.tech(tech).cloned();
         self.put(TechCalibration {
@@ -118,7 +156,8 @@ impl Calibration {
             efficiency,
             latency_us,
             ll128_latency_us: old.as_ref().and_then(|o| o.ll128_latency_us),
-            simple_latency_us: old.and_then(|o| o.simple_latency_us),
+            simple_latency_us: old.as_ref().and_then(|o| o.simple_latency_us),
+            ll128_share: old.and_then(|o| o.ll128_share),
         });
     }
 
@@ -129,13 +168,10 @@ impl Calibration {
         protocol: CalibratedProtocol,
         latency_us: Option<f64>,
     ) {
-        let mut t = self.tech(tech).cloned().unwrap_or(TechCalibration {
-            tech,
-            efficiency: None,
-            latency_us: None,
-            ll128_latency_us: None,
-            simple_latency_us: None,
-        });
+        let mut t = self
+            .tech(tech)
+            .cloned()
+            .unwrap_or_else(|| TechCalibration::empty(tech));
         match protocol {
             CalibratedProtocol::Ll128 => t.ll128_latency_us = latency_us,
             CalibratedProtocol::Simple => t.simple_latency_us = latency_us,
@@ -150,6 +186,7 @@ impl Calibration {
             || t.latency_us.is_some()
             || t.ll128_latency_us.is_some()
             || t.simple_latency_us.is_some()
+            || t.ll128_share.is_some()
         {
             self.techs.push(t);
             self.techs.sort_by_key(|t| t.tech);
@@ -168,6 +205,14 @@ impl Calibration {
             {
                 out.push(format!(
                     "calibration: {} efficiency {e} is not in (0, 1]",
+                    t.tech.label()
+                ));
+            }
+            if let Some(s) = t.ll128_share
+                && !(s.is_finite() && s > 0.0 && s <= 1.0)
+            {
+                out.push(format!(
+                    "calibration: {} LL128 share {s} is not in (0, 1]",
                     t.tech.label()
                 ));
             }
@@ -234,6 +279,21 @@ mod tests {
             c.protocol_latency_us(LinkTech::Pcie, CalibratedProtocol::Simple),
             None
         );
+    }
+
+    #[test]
+    fn an_ll128_share_keeps_the_entry_and_is_checked() {
+        let mut c = Calibration::default();
+        c.set_ll128_share(LinkTech::NvLink, Some(0.55));
+        c.set(LinkTech::NvLink, Some(0.8), None);
+        assert_eq!(c.ll128_share(LinkTech::NvLink), Some(0.55));
+        c.set(LinkTech::NvLink, None, None);
+        assert_eq!(c.techs.len(), 1);
+        c.set_ll128_share(LinkTech::NvLink, None);
+        assert!(c.techs.is_empty());
+        c.set_ll128_share(LinkTech::NvLink, Some(1.2));
+        assert_eq!(c.problems().len(), 1);
+        assert_eq!(c.ll128_share(LinkTech::NvLink), None);
     }
 
     #[test]

@@ -129,7 +129,8 @@ pub(super) fn weigh(
         let (latency, bw) = time_of(c, op, p, s);
         let t = latency + bw;
         let rank = if calibrated {
-            latency_us(&c.plan, &IntraHops::default(), op, p, s) + bw
+            let (latency, bw) = time_with(c, &IntraHops::default(), op, p, s);
+            latency + bw
         } else {
             t
         };
@@ -465,8 +466,17 @@ fn why_chosen(
 
 /// (latency µs, bandwidth µs) of a costed plan at a size and protocol.
 pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
+    time_with(c, &c.intra_hops, op, p, s)
+}
+
+/// `time_of` with the given calibrated hops: the design's, or none for NCCL's own ranking.
+fn time_with(c: &Costed, hops: &IntraHops, op: Op, p: Protocol, s: f64) -> (f64, f64) {
     let plan = &c.plan;
-    let mut bw = s * c.seconds_per_byte / payload(p);
+    let share = match (p, hops.ll128_share) {
+        (Protocol::Ll128, Some(share)) => share,
+        _ => payload(p),
+    };
+    let mut bw = s * c.seconds_per_byte / share;
     if plan.algorithm == Algorithm::Tree && op == Op::AllReduce {
         bw /= lat::tree_correction(p, s);
     }
@@ -474,7 +484,7 @@ pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
         let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
         bw = bw.max(s * op.busbw_factor(plan.gpus) / cap);
     }
-    (latency_us(plan, &c.intra_hops, op, p, s), bw * 1e6)
+    (latency_us(plan, hops, op, p, s), bw * 1e6)
 }
 
 #[cfg(test)]

@@ -16,6 +16,9 @@ pub(crate) struct IntraHops {
     /// Indexed by `Protocol::index`.
     pub nvlink: [Option<f64>; 3],
     pub pci: [Option<f64>; 3],
+    /// LL128's rate as a share of Simple's over the plan's NVLink hops, where calibrated
+    /// (`TechCalibration::ll128_share`); None keeps the line format's 120/128.
+    pub ll128_share: Option<f64>,
 }
 
 /// A calibration's figure of one protocol on one technology: LL's own latency, or the
@@ -37,13 +40,17 @@ impl IntraHops {
         let Some(cal) = design.calibration.as_ref() else {
             return IntraHops::default();
         };
-        let calibrated_nvlink = Protocol::ALL.iter().any(|&p| {
-            calibrated(cal, LinkTech::NvLink, p).is_some()
-                || calibrated(cal, LinkTech::NvLinkBridge, p).is_some()
+        let nvlink_techs = [LinkTech::NvLink, LinkTech::NvLinkBridge];
+        let calibrated_nvlink = nvlink_techs.iter().any(|&t| {
+            cal.ll128_share(t).is_some()
+                || Protocol::ALL
+                    .iter()
+                    .any(|&p| calibrated(cal, t, p).is_some())
         });
         let mut hops = IntraHops {
             nvlink: [None; 3],
             pci: Protocol::ALL.map(|p| calibrated(cal, LinkTech::Pcie, p)),
+            ll128_share: None,
         };
         if calibrated_nvlink {
             let (mut via_switch, mut via_bridge) = (false, false);
@@ -76,6 +83,19 @@ impl IntraHops {
                         .map(|&(_, l)| l)
                         .fold(f64::NEG_INFINITY, f64::max)
                 });
+            }
+            // The slower hop sets LL128's rate, as the slower hop sets its step time.
+            let (switch, bridge) = (
+                cal.ll128_share(LinkTech::NvLink),
+                cal.ll128_share(LinkTech::NvLinkBridge),
+            );
+            if (via_switch && switch.is_some()) || (via_bridge && bridge.is_some()) {
+                let builtin = crate::analysis::collective::efficiency::LL128_PAYLOAD;
+                hops.ll128_share = [(via_switch, switch), (via_bridge, bridge)]
+                    .iter()
+                    .filter(|(u, _)| *u)
+                    .map(|&(_, s)| s.unwrap_or(builtin).min(builtin))
+                    .reduce(f64::min);
             }
         }
         hops
@@ -130,6 +150,7 @@ pub(crate) fn calibrated_ring_step_us(
             IntraHops {
                 nvlink: figures,
                 pci: [None; 3],
+                ll128_share: None,
             },
         ),
         LinkTech::Pcie => (
@@ -137,6 +158,7 @@ pub(crate) fn calibrated_ring_step_us(
             IntraHops {
                 nvlink: [None; 3],
                 pci: figures,
+                ll128_share: None,
             },
         ),
         _ => return None,
@@ -300,6 +322,7 @@ mod tests {
         let hops = IntraHops {
             nvlink: [Some(0.9), None, None],
             pci: [Some(0.0), None, None],
+            ll128_share: None,
         };
         let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
         // NVLink: LL 0.6 → 0.9, so Simple 3.4 → 3.7.
@@ -354,6 +377,7 @@ mod tests {
         let hops = IntraHops {
             nvlink: [Some(0.9), Some(7.0), None],
             pci: [None; 3],
+            ll128_share: None,
         };
         let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
         assert!(close(
@@ -374,6 +398,7 @@ mod tests {
         let only_simple = IntraHops {
             nvlink: [None, None, Some(1.4)],
             pci: [None; 3],
+            ll128_share: None,
         };
         assert!(close(
             only_simple.hop_latency(HopKind::NvLink, TableAlgo::Ring, Protocol::Simple),
