@@ -97,6 +97,45 @@ fn the_public_sets_stay_within_their_figures() {
     assert!(figure(all, "median_abs_error") <= 0.10, "{all}");
 }
 
+/// Each public sweep, fitted as a user's own log would be (`calibrate`), then held against
+/// its rows: the calibration targets, within 15 % from 1 to 64 MiB and 5 % above. The 8×A100
+/// sweeps miss 5 % above 64 MiB on one row each whose measured busbw steps against its
+/// neighbours (tests/calibrate.rs says why no fit can pass it); they stay within 11 %.
+#[test]
+fn the_public_sweeps_refit_within_the_calibration_targets() {
+    let report: serde_json::Value =
+        serde_json::from_str(&railyard(&["validate", "--json"])).expect("JSON");
+    let refit = |prefix: &str| {
+        report["systems"]
+            .as_array()
+            .expect("systems")
+            .iter()
+            .find(|s| s["prefix"] == prefix)
+            .unwrap_or_else(|| panic!("{prefix}"))["refit"]
+            .clone()
+    };
+    let figure = |s: &serde_json::Value, key: &str| s[key].as_f64().unwrap_or(f64::NAN);
+    for (prefix, large_bound) in [
+        ("DGXH100-", 0.05),
+        ("AZ-H100-", 0.05),
+        ("AUTODL2080TI-", 0.05),
+        ("OCIA100-1N-", 0.11),
+        ("AZA100-", 0.11),
+    ] {
+        let f = refit(prefix);
+        assert!(figure(&f, "worst_mid_after") < 0.15, "{prefix} {f}");
+        assert!(
+            figure(&f, "worst_large_after") < large_bound,
+            "{prefix} {f}"
+        );
+    }
+    // Before the fit the A100 sweeps were 36 % (Azure) and 53 % (OCI) off from 1 to 64 MiB.
+    assert!(figure(&refit("AZA100-"), "worst_mid_before") > 0.30);
+    assert!(figure(&refit("OCIA100-1N-"), "worst_mid_before") > 0.50);
+    // A handful of quoted figures is no sweep: nothing to fit.
+    assert!(refit("NC1455-").is_null());
+}
+
 #[test]
 fn your_own_rows_on_your_design() {
     let dir = tempfile::tempdir().expect("temp dir");

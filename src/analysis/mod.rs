@@ -14,6 +14,7 @@ pub mod compare;
 pub mod graph;
 pub mod job;
 pub mod nccl_tests;
+pub mod refit;
 pub mod validate;
 pub mod whatif;
 pub use assess::{Assessment, Assessor, Question, assess};

@@ -6,6 +6,7 @@
 
 use super::{load, write_stdout};
 use crate::analysis::nccl_tests::{HOST_LAUNCH_PER_GPU_US, Harness};
+use crate::analysis::refit::{RefitSummary, refit_sweep};
 use crate::analysis::validate::{
     ErrorSummary, MeasuredRow, RowFailure, RowPrediction, predict_rows, summarize,
 };
@@ -114,6 +115,8 @@ struct SystemReport {
     summary: ErrorSummary,
     rows: Vec<RowPrediction>,
     failed: Vec<RowFailure>,
+    /// The counted rows, when they form one sweep, fitted as a user's log would be.
+    refit: Option<RefitSummary>,
 }
 
 #[derive(Debug, Serialize)]
@@ -244,6 +247,7 @@ fn validate(
             .with_context(|| format!("the design of {}", system.design.display()))?;
         let (predicted, failed) = predict_rows(&design, catalog, &rows);
         all.extend(predicted.iter().cloned());
+        let refit = refit_sweep(&design, catalog, &predicted);
         reports.push(SystemReport {
             prefix: system.prefix.clone(),
             design: system.design.display().to_string(),
@@ -252,6 +256,7 @@ fn validate(
             summary: summarize(&predicted),
             rows: predicted,
             failed,
+            refit,
         });
     }
     Ok(ValidationReport {
@@ -326,6 +331,23 @@ fn summary_line(s: &ErrorSummary) -> String {
     )
 }
 
+/// What fitting the sweep as the user's own log gives back, in one line.
+fn refit_line(f: &RefitSummary) -> String {
+    format!(
+        "refitted to its own {} rows: worst 1–64 MiB {} (before {}), ≥ 64 MiB {} (before {}); {}",
+        f.rows,
+        percent(f.worst_mid_after),
+        percent(f.worst_mid_before),
+        percent(f.worst_large_after),
+        percent(f.worst_large_before),
+        if f.fitted.is_empty() {
+            "nothing fitted".to_string()
+        } else {
+            f.fitted.join(", ")
+        }
+    )
+}
+
 fn text_report(r: &ValidationReport) -> String {
     let mut out = String::new();
     for s in &r.systems {
@@ -356,7 +378,11 @@ fn text_report(r: &ValidationReport) -> String {
         for f in &s.failed {
             out.push_str(&format!("  {:<22} not modelled: {}\n", f.row.id, f.reason));
         }
-        out.push_str(&format!("  {}\n\n", summary_line(&s.summary)));
+        out.push_str(&format!("  {}\n", summary_line(&s.summary)));
+        if let Some(f) = &s.refit {
+            out.push_str(&format!("  {}\n", refit_line(f)));
+        }
+        out.push('\n');
     }
     for (set, why, count) in skipped_sets(&skipped_rows(r, "no system lists them")) {
         out.push_str(&format!("skipped {count} row(s) of {set}-*: {why}\n"));
@@ -410,6 +436,32 @@ fn markdown_report(r: &ValidationReport) -> String {
             percent(s.summary.max_abs_error_from_1mib),
             percent(s.summary.max_abs_error_below_1mib)
         ));
+    }
+    let refits: Vec<&SystemReport> = r.systems.iter().filter(|s| s.refit.is_some()).collect();
+    if !refits.is_empty() {
+        out.push_str(
+            "\n**Refitted.** Each sweep below also fitted as a user's own log would be \
+             (`railyard calibrate`: the limiting technology's efficiency, each protocol's hop \
+             latency, LL128's rate), then held against the same rows: what calibration gives \
+             back where the protocols change. Rows under a harness's launch floor are left out \
+             of the fit.\n\n\
+             | system | rows fitted | worst 1–64 MiB | before | worst ≥ 64 MiB | before | fitted |\n\
+             |---|---:|---:|---:|---:|---:|---|\n",
+        );
+        for s in refits {
+            if let Some(f) = &s.refit {
+                out.push_str(&format!(
+                    "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+                    s.prefix,
+                    f.rows,
+                    percent(f.worst_mid_after),
+                    percent(f.worst_mid_before),
+                    percent(f.worst_large_after),
+                    percent(f.worst_large_before),
+                    f.fitted.join("; ")
+                ));
+            }
+        }
     }
     out.push_str("\nRows not predicted: ");
     let skipped: Vec<String> = skipped_sets(&skipped_rows(r, "no design is drawn for them"))
