@@ -162,3 +162,22 @@ fn closing_the_window_drops_the_fit() {
     assert!(harness.state().window.result().is_none());
     assert!(harness.query_by_label("Apply to design").is_none());
 }
+
+/// A log that does not name its test: the window asks for the collective in its own terms
+/// (the menu), not the CLI's `--op`.
+#[test]
+fn a_log_without_its_test_asks_for_the_collective_menu() {
+    let mut harness = window_with_log(false);
+    let text = harness
+        .state()
+        .window
+        .text
+        .replace("# Collective test starting: all_reduce_perf\n", "");
+    harness.state_mut().window.text = text;
+    harness.run();
+    harness.get_by_label("Fit").click();
+    harness.step();
+    run_until_fitted(&mut harness);
+    harness.get_by_label_contains("choose it in the collective menu");
+    assert!(harness.query_by_label_contains("--op").is_none());
+}

@@ -11,7 +11,7 @@
 //! after the window closed, is dropped.
 
 use super::jobs::Jobs;
-use crate::analysis::calibrate::{CalibrationFit, FitOptions, fit_calibration};
+use crate::analysis::calibrate::{CalibrateError, CalibrationFit, FitOptions, fit_calibration};
 use crate::analysis::collective::Op;
 use crate::io::nccl_log::parse_nccl_log;
 use crate::model::command::Command;
@@ -345,7 +345,15 @@ fn fit_text(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    fit_calibration(design, catalog, &log, &options).map_err(|e| e.to_string())
+    fit_calibration(design, catalog, &log, &options).map_err(|e| match e {
+        // The CLI's wording names its --op flag; here the choice is the collective menu.
+        CalibrateError::UnknownOp => {
+            "the log does not say which collective it measured: choose it in the collective \
+             menu"
+                .to_string()
+        }
+        e => e.to_string(),
+    })
 }
 
 /// busbw against size, both on log axes: log2 bytes and log10 GB/s.
