@@ -32,6 +32,41 @@ fn the_validation_page_is_the_commands_output() {
     );
 }
 
+/// The page's figure is the command's `--svg`, and it draws every predicted row: one circle
+/// on the time panel per row, and on the error panel a circle, or a triangle for a row
+/// beyond ±100 % (NVLS on two GPUs, +350 % and +319 %).
+#[test]
+fn the_validation_figure_is_the_commands_output_and_draws_every_row() {
+    let figure = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/validation.svg"),
+    )
+    .expect("docs/validation.svg");
+    assert!(
+        figure == railyard(&["validate", "--svg"]),
+        "docs/validation.svg is stale: regenerate it with \
+         `cargo run --release -- validate --svg > docs/validation.svg`"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&railyard(&["validate", "--json"])).expect("JSON");
+    let rows: usize = report["systems"]
+        .as_array()
+        .expect("systems")
+        .iter()
+        .map(|s| s["rows"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(rows > 300, "{rows}");
+    assert_eq!(figure.matches(r#"class="row""#).count(), rows);
+    let off_scale = figure.matches(r#"class="off-scale""#).count();
+    assert_eq!(figure.matches(r#"class="error""#).count() + off_scale, rows);
+    assert!(off_scale >= 2, "{off_scale}");
+    assert!(figure.contains(r#"data-label="NC1259-* (2 counted)""#));
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/validation.md"),
+    )
+    .expect("docs/validation.md");
+    assert!(page.contains("](validation.svg)"));
+}
+
 #[test]
 fn the_public_sets_stay_within_their_figures() {
     let report: serde_json::Value =

@@ -31,3 +31,4 @@ pub mod report;
 pub mod svg;
 pub mod svg_overview;
 pub mod tier_captions;
+pub mod validation_plot;
