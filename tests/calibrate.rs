@@ -389,6 +389,29 @@ fn cli_calibrate_end_to_end() {
     let cal = saved.calibration.expect("saved with the design");
     assert_eq!(cal.source, "measured.txt");
     assert!((cal.efficiency(LinkTech::InfiniBand).unwrap() - 0.80).abs() < 0.002);
+    // `eval` of the calibrated design says its time is the calibrated model's, and from what;
+    // the uncalibrated design's says nothing of the kind.
+    let o = railyard(&["eval", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("calibrated"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("fitted to measured.txt: InfiniBand efficiency 0.80"),
+        "{line}"
+    );
+    let o = railyard(&["eval", file.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["collective"].get("calibrated").is_none(), "{v}");
+    let o = railyard(&["eval", out.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        v["collective"]["calibrated"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("InfiniBand efficiency 0.800, hop latency 2.00 µs")),
+        "{v}"
+    );
 
     let o = railyard(&[
         "calibrate",
@@ -950,5 +973,24 @@ fn a_calibrated_hop_changes_the_time_not_the_choice() {
         r.why.contains("nvls/Simple would take 25.0 µs"),
         "{}",
         r.why
+    );
+}
+
+/// The sidebar's assessment carries what the calibration sets, so the times it shows say
+/// they are the calibrated model's ("calibrated", with the fitted figures on hover).
+#[test]
+fn an_assessment_names_the_calibration_its_times_use() {
+    use railyard::analysis::assess::{Question, assess};
+    let catalog = Catalog::builtin();
+    let mut design = hgx_a100();
+    let q = Question::collective(CollectiveQuery::new(Op::AllReduce, Bytes(8 << 20)));
+    assert_eq!(assess(&design, &catalog, &q).calibrated, None);
+    let mut cal = Calibration::default();
+    cal.set_ll128_share(LinkTech::NvLink, Some(0.57));
+    cal.source = "azure.log".into();
+    design.calibration = Some(cal);
+    assert_eq!(
+        assess(&design, &catalog, &q).calibrated.as_deref(),
+        Some("fitted to azure.log: NVLink LL128 rate 0.570 of Simple's")
     );
 }

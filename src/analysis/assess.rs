@@ -75,6 +75,9 @@ pub struct Assessment {
     pub job: Option<Result<JobOutcome, JobError>>,
     /// Against the healthy design, when asked and links are failed or degraded.
     pub whatif: Option<WhatIfDelta>,
+    /// What the design's calibration sets (`Calibration::summary`): its times are the
+    /// calibrated model's. None without one.
+    pub calibrated: Option<String>,
 }
 
 /// Assesses a design once. Callers that assess revision after revision keep an `Assessor`,
@@ -162,6 +165,7 @@ impl Assessor {
             workload,
             job,
             whatif,
+            calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
         }
     }
 }

@@ -710,7 +710,9 @@ fn collective_ui(
             "adaptive routing (else ECMP)",
         );
         match &analysis.collective {
-            Some(Ok(result)) => collective_result_ui(ui, result, events),
+            Some(Ok(result)) => {
+                collective_result_ui(ui, result, analysis.calibrated.as_deref(), events)
+            }
             Some(Err(_)) if analysis.metrics.gpus == 0 => {
                 ui.weak("Add GPUs to see collective times.");
             }
@@ -725,7 +727,12 @@ fn collective_ui(
     }
 }
 
-fn collective_result_ui(ui: &mut Ui, r: &CollectiveResult, events: &mut Vec<SidebarEvent>) {
+fn collective_result_ui(
+    ui: &mut Ui,
+    r: &CollectiveResult,
+    calibrated: Option<&str>,
+    events: &mut Vec<SidebarEvent>,
+) {
     ui.label(
         RichText::new(format!(
             "{} of {} on {} GPUs: {}",
@@ -745,6 +752,17 @@ fn collective_result_ui(ui: &mut Ui, r: &CollectiveResult, events: &mut Vec<Side
         time_text(r.bandwidth_us)
     ))
     .on_hover_text(format!("{}.\nAssumes {}.", r.why, r.assumes));
+    if let Some(cal) = calibrated {
+        // The times are the calibrated model's: say so where they show, not only on hover.
+        // "fitted to a.log: NVLink efficiency …": the log's name shows, the figures on hover.
+        let head = cal.split(": ").next().unwrap_or(cal);
+        let label = if head == "calibrated" {
+            head.to_string()
+        } else {
+            format!("calibrated: {head}")
+        };
+        ui.weak(label).on_hover_text(cal);
+    }
     ui.label(format!(
         "busbw {:.1} GB/s (line-rate bound {:.1} GB/s), algbw {:.1} GB/s",
         r.busbw_gbyte_s, r.busbw_bound_gbyte_s, r.algbw_gbyte_s

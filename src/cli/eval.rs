@@ -86,13 +86,17 @@ pub struct CollectiveReport {
     pub library: collective::Library,
     pub assumes: &'static str,
     pub why: String,
+    /// The design's calibration, when it has one: what was fitted to which log (the time
+    /// above is the calibrated model's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibrated: Option<String>,
 }
 
 /// Resources listed in `bottleneck`.
 const BOTTLENECK_ROWS: usize = 5;
 
 impl CollectiveReport {
-    pub fn new(r: &CollectiveResult) -> Self {
+    pub fn new(r: &CollectiveResult, design: &Design) -> Self {
         CollectiveReport {
             op: r.op.cli_name(),
             bytes: r.bytes.0,
@@ -108,6 +112,7 @@ impl CollectiveReport {
             library: r.library,
             assumes: r.assumes,
             why: r.why.clone(),
+            calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
         }
     }
 }
@@ -233,7 +238,10 @@ impl EvalReport {
                     message: c.message.replace(['\n', '\r'], " "),
                 })
                 .collect(),
-            collective: collective.as_ref().ok().map(CollectiveReport::new),
+            collective: collective
+                .as_ref()
+                .ok()
+                .map(|r| CollectiveReport::new(r, design)),
             collective_error: collective
                 .as_ref()
                 .err()
@@ -302,6 +310,9 @@ impl EvalReport {
                 ));
                 rows.push(("  library".into(), c.library.label().to_string()));
                 rows.push(("  why".into(), c.why.clone()));
+                if let Some(cal) = &c.calibrated {
+                    rows.push(("  calibrated".into(), cal.clone()));
+                }
                 rows.push(("  time".into(), time_text(c.time_us)));
                 rows.push(("  algbw".into(), format!("{} GB/s", fixed(c.algbw_gbyte_s))));
                 rows.push(("  busbw".into(), format!("{} GB/s", fixed(c.busbw_gbyte_s))));

@@ -193,6 +193,44 @@ impl Calibration {
         }
     }
 
+    /// What the calibration sets, in one line a reader can check against the fit: "fitted
+    /// to a.log: NVLink efficiency 0.765, hop latency 1.65 µs, LL128 hop 2.40 µs, …". None
+    /// when it sets nothing.
+    pub fn summary(&self) -> Option<String> {
+        let techs: Vec<String> = self
+            .techs
+            .iter()
+            .filter_map(|t| {
+                let mut parts = Vec::new();
+                if let Some(e) = t.efficiency {
+                    parts.push(format!("efficiency {e:.3}"));
+                }
+                for (what, l) in [
+                    ("hop latency", t.latency_us),
+                    ("LL128 hop", t.ll128_latency_us),
+                    ("Simple hop", t.simple_latency_us),
+                ] {
+                    if let Some(l) = l {
+                        parts.push(format!("{what} {l:.2} µs"));
+                    }
+                }
+                if let Some(share) = t.ll128_share {
+                    parts.push(format!("LL128 rate {share:.3} of Simple's"));
+                }
+                (!parts.is_empty()).then(|| format!("{} {}", t.tech.label(), parts.join(", ")))
+            })
+            .collect();
+        if techs.is_empty() {
+            return None;
+        }
+        let from = if self.source.is_empty() {
+            "calibrated".to_string()
+        } else {
+            format!("fitted to {}", self.source)
+        };
+        Some(format!("{from}: {}", techs.join("; ")))
+    }
+
     /// Problems that would make the model wrong: values out of range, a technology twice.
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -278,6 +316,24 @@ mod tests {
         assert_eq!(
             c.protocol_latency_us(LinkTech::Pcie, CalibratedProtocol::Simple),
             None
+        );
+    }
+
+    #[test]
+    fn the_summary_names_every_fitted_figure() {
+        let mut c = Calibration::default();
+        assert_eq!(c.summary(), None);
+        c.set(LinkTech::NvLink, Some(0.765), Some(1.65));
+        c.set_protocol_latency(LinkTech::NvLink, CalibratedProtocol::Ll128, Some(2.4));
+        c.set_ll128_share(LinkTech::NvLink, Some(0.57));
+        c.set(LinkTech::InfiniBand, Some(0.9), None);
+        c.source = "a.log".into();
+        assert_eq!(
+            c.summary().as_deref(),
+            Some(
+                "fitted to a.log: NVLink efficiency 0.765, hop latency 1.65 µs, LL128 hop \
+                 2.40 µs, LL128 rate 0.570 of Simple's; InfiniBand efficiency 0.900"
+            )
         );
     }
 
