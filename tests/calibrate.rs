@@ -401,6 +401,25 @@ fn cli_calibrate_end_to_end() {
         line.contains("fitted to measured.txt: InfiniBand efficiency 0.80"),
         "{line}"
     );
+    // `sweep` and `report` name the library and the calibration too.
+    let o = railyard(&["sweep", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("\n# library: NCCL; the model assumes NCCL defaults"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "\n# fitted to measured.txt: InfiniBand efficiency 0.800, hop latency 2.00 µs\n"
+        ),
+        "{text}"
+    );
+    let o = railyard(&["report", out.to_str().unwrap(), "-o", "-"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("The times are the calibrated model's: fitted to measured.txt"),
+        "{text}"
+    );
     let o = railyard(&["eval", file.to_str().unwrap(), "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["collective"].get("calibrated").is_none(), "{v}");

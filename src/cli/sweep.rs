@@ -64,6 +64,16 @@ pub(super) fn run(args: &SweepArgs, catalog: &Catalog) -> anyhow::Result<()> {
         design.name,
         query.routing.cli_name()
     );
+    if let Some(r) = results.first() {
+        out.push_str(&format!(
+            "# library: {}; the model assumes {}\n",
+            r.library.label(),
+            r.assumes
+        ));
+    }
+    if let Some(cal) = design.calibration.as_ref().and_then(|c| c.summary()) {
+        out.push_str(&format!("# {cal}\n"));
+    }
     out.push_str(&format!(
         "#{:>11} {:>11} {:>12} {:>9} {:>9}  {}\n",
         "size (B)", "count", "time (us)", "algbw", "busbw", "algorithm"

@@ -414,6 +414,13 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
                 md_inline(col.assumes),
                 md_inline(&col.why)
             );
+            if let Some(cal) = r.design.calibration.as_ref().and_then(|c| c.summary()) {
+                let _ = writeln!(
+                    out,
+                    "The times are the calibrated model's: {}.\n",
+                    md_inline(&cal)
+                );
+            }
             let _ = writeln!(
                 out,
                 "| Time (µs) | algbw (GB/s) | busbw (GB/s) |\n|--:|--:|--:|\n| {:.2} | {:.2} | {:.2} |\n",
