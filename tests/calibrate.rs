@@ -414,6 +414,17 @@ fn cli_calibrate_end_to_end() {
         ),
         "{text}"
     );
+    let o = railyard(&["workload", out.to_str().unwrap(), "--model", "8"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("\nlibrary    NCCL defaults: "), "{text}");
+    assert!(
+        text.contains("\ncalibrated fitted to measured.txt: InfiniBand efficiency 0.800"),
+        "{text}"
+    );
+    let o = railyard(&["workload", out.to_str().unwrap(), "--model", "8", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["library"], "nccl");
+    assert!(v["calibrated"].as_str().is_some(), "{v}");
     let o = railyard(&["report", out.to_str().unwrap(), "-o", "-"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(

@@ -8,7 +8,7 @@ use crate::analysis::collective::{self, Routing};
 use crate::analysis::finding::Finding;
 use crate::analysis::{Question, assess};
 use crate::model::units::{time_text, trim_number};
-use crate::model::{Bytes, Catalog};
+use crate::model::{Bytes, Catalog, Design};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -87,6 +87,12 @@ pub struct WorkloadReport {
     pub precision: &'static str,
     pub routing: &'static str,
     pub mapping: collective::Mapping,
+    /// The collective library the communication runs on, and what the model assumes of it.
+    pub library: collective::Library,
+    pub assumes: &'static str,
+    /// The design's calibration, when it has one: the times are the calibrated model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibrated: Option<String>,
     pub components: Vec<StepPartReport>,
     pub total_us: f64,
     pub ideal_total_us: f64,
@@ -103,11 +109,13 @@ pub struct WorkloadReport {
 impl WorkloadReport {
     fn new(
         file: &Path,
+        (design, catalog): (&Design, &Catalog),
         w: &collective::Workload,
         routing: Routing,
         r: collective::WorkloadResult,
         advice: &[Finding],
     ) -> Self {
+        let library = collective::Library::of(design, catalog);
         WorkloadReport {
             file: file.display().to_string(),
             model: w.name.clone(),
@@ -116,6 +124,9 @@ impl WorkloadReport {
             precision: w.precision.label(),
             routing: routing.cli_name(),
             mapping: r.mapping,
+            library,
+            assumes: library.assumes(design.sharp_enabled),
+            calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
             components: r
                 .components
                 .into_iter()
@@ -156,6 +167,11 @@ impl WorkloadReport {
             count_of(m.gpus_used as usize, "GPU", "GPUs"),
             count_of(m.scale_up_gpus as usize, "GPU", "GPUs")
         ));
+        // The assumptions open with the library's name ("NCCL defaults: …").
+        out.push_str(&format!("library    {}\n", self.assumes));
+        if let Some(cal) = &self.calibrated {
+            out.push_str(&format!("calibrated {cal}\n"));
+        }
         let extra = if r.ideal_total_us > 0.0 {
             format!(
                 " (ideal network {}, +{:.0} %)",
@@ -254,7 +270,14 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         (a.metrics.cost.total.0, a.metrics.power.0),
     )?;
     let advice = a.advice;
-    let mut report = WorkloadReport::new(&args.file, &w, args.routing, result, &advice);
+    let mut report = WorkloadReport::new(
+        &args.file,
+        (&design, catalog),
+        &w,
+        args.routing,
+        result,
+        &advice,
+    );
     report.figures = Some(figures);
     report.job = Some(detail);
     if args.json {
