@@ -50,7 +50,10 @@ pub fn refit_sweep(
             op == Op::AllReduce,
         )
     })?;
-    let rows: Vec<&RowPrediction> = counted().filter(|p| p.row.op == op).collect();
+    // A row predicted at no time cannot give back its measured time.
+    let rows: Vec<&RowPrediction> = counted()
+        .filter(|p| p.row.op == op && p.predicted_time_us > 0.0 && p.error > -1.0)
+        .collect();
     let first = rows.first()?;
     let one_sweep = rows.iter().all(|p| {
         p.row.gpus == first.row.gpus
@@ -99,7 +102,7 @@ pub fn refit_sweep(
     let options = FitOptions {
         op: Some(first.row.op),
         gpus,
-        source: "the public sweep".into(),
+        source: "the measured rows".into(),
         fitted_at_unix_s: 0,
     };
     let fit = fit_calibration(design, catalog, &log, &options).ok()?;
