@@ -19,6 +19,27 @@ fn railyard(args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8")
 }
 
+/// `railyard validate --json` over the public sets.
+fn public_report() -> serde_json::Value {
+    serde_json::from_str(&railyard(&["validate", "--json"])).expect("JSON")
+}
+
+/// One part (`summary`, `refit`) of the system with id prefix `prefix`.
+fn system_part(report: &serde_json::Value, prefix: &str, part: &str) -> serde_json::Value {
+    report["systems"]
+        .as_array()
+        .expect("systems")
+        .iter()
+        .find(|s| s["prefix"] == prefix)
+        .unwrap_or_else(|| panic!("{prefix}"))[part]
+        .clone()
+}
+
+/// A number of a report part, NaN when absent (so every bound on it fails).
+fn figure(part: &serde_json::Value, key: &str) -> f64 {
+    part[key].as_f64().unwrap_or(f64::NAN)
+}
+
 #[test]
 fn the_validation_page_is_the_commands_output() {
     let page = std::fs::read_to_string(
@@ -46,8 +67,7 @@ fn the_validation_figure_is_the_commands_output_and_draws_every_row() {
         "docs/validation.svg is stale: regenerate it with \
          `cargo run --release -- validate --svg > docs/validation.svg`"
     );
-    let report: serde_json::Value =
-        serde_json::from_str(&railyard(&["validate", "--json"])).expect("JSON");
+    let report = public_report();
     let rows: usize = report["systems"]
         .as_array()
         .expect("systems")
@@ -69,18 +89,8 @@ fn the_validation_figure_is_the_commands_output_and_draws_every_row() {
 
 #[test]
 fn the_public_sets_stay_within_their_figures() {
-    let report: serde_json::Value =
-        serde_json::from_str(&railyard(&["validate", "--json"])).expect("JSON");
-    let system = |prefix: &str| {
-        report["systems"]
-            .as_array()
-            .expect("systems")
-            .iter()
-            .find(|s| s["prefix"] == prefix)
-            .unwrap_or_else(|| panic!("{prefix}"))["summary"]
-            .clone()
-    };
-    let figure = |s: &serde_json::Value, key: &str| s[key].as_f64().unwrap_or(f64::NAN);
+    let report = public_report();
+    let system = |prefix: &str| system_part(&report, prefix, "summary");
     // DGX H100 (NVIDIA's sample sweep): where the model was first built; every row at or above
     // 1 MiB within 15 % (14 % today, at 4 MiB).
     let dgx = system("DGXH100-");
@@ -138,18 +148,8 @@ fn the_public_sets_stay_within_their_figures() {
 /// neighbours (tests/calibrate.rs says why no fit can pass it); they stay within 11 %.
 #[test]
 fn the_public_sweeps_refit_within_the_calibration_targets() {
-    let report: serde_json::Value =
-        serde_json::from_str(&railyard(&["validate", "--json"])).expect("JSON");
-    let refit = |prefix: &str| {
-        report["systems"]
-            .as_array()
-            .expect("systems")
-            .iter()
-            .find(|s| s["prefix"] == prefix)
-            .unwrap_or_else(|| panic!("{prefix}"))["refit"]
-            .clone()
-    };
-    let figure = |s: &serde_json::Value, key: &str| s[key].as_f64().unwrap_or(f64::NAN);
+    let report = public_report();
+    let refit = |prefix: &str| system_part(&report, prefix, "refit");
     for (prefix, large_bound) in [
         ("DGXH100-", 0.05),
         ("AZ-H100-", 0.05),

@@ -404,6 +404,8 @@ pub fn fit_calibration(
         }
     };
     let lat_before = lat_target.map(|t| current_latency(&calibration, t));
+    // With no network on the path, each protocol's intra-node hop latency is fitted too.
+    let fits_protocols = matches!(lat_target, Some(LatencyTarget::IntraNode(_)));
     let mut lat = lat_before;
 
     match (bw_tech, bandwidth_bound.iter().any(|&b| b)) {
@@ -415,7 +417,7 @@ pub fn fit_calibration(
         _ => {}
     }
     if !latency_bound.iter().any(|&b| b) {
-        notes.push(if fits_protocols_possible(lat_target) {
+        notes.push(if fits_protocols {
             "no row is latency-bound (the log starts at large sizes, or its small rows measure \
              the launches): the LL hop latency is fitted from the mid-size rows that chose LL, \
              where there are at least two"
@@ -439,7 +441,6 @@ pub fn fit_calibration(
         ));
     }
 
-    let fits_protocols = fits_protocols_possible(lat_target);
     if let (true, Some(LatencyTarget::IntraNode(tech))) = (fits_protocols, lat_target) {
         // A refit describes this log alone: protocol figures an earlier fit left are cleared,
         // and set again only where this log's rows give them.
@@ -534,29 +535,6 @@ pub fn fit_calibration(
                 }
             }
             for q in CalibratedProtocol::ALL {
-                if q == CalibratedProtocol::Ll128
-                    && let Some(fitted) = fit_ll128_share(
-                        &trial,
-                        &calibration,
-                        tech,
-                        &points,
-                        &latency_bound,
-                        &predict,
-                    )?
-                {
-                    let (l_old, share_old) = (
-                        protocol_latency(&calibration, tech, q),
-                        calibration
-                            .ll128_share(tech)
-                            .unwrap_or(efficiency::LL128_PAYLOAD),
-                    );
-                    moved |= (fitted.latency_us - l_old).abs() > 1e-6
-                        || (fitted.share - share_old).abs() > 1e-7;
-                    calibration.set_protocol_latency(tech, q, Some(fitted.latency_us));
-                    calibration.set_ll128_share(tech, Some(fitted.share));
-                    trial.calibration = Some(calibration.clone());
-                    continue;
-                }
                 let l_q = protocol_latency(&calibration, tech, q);
                 let now = predict(&trial)?;
                 let mut probe = trial.clone();
@@ -564,6 +542,21 @@ pub fn fit_calibration(
                 probe_cal.set_protocol_latency(tech, q, Some(l_q + PROBE_US));
                 probe.calibration = Some(probe_cal);
                 let up = predict(&probe)?;
+                if q == CalibratedProtocol::Ll128 {
+                    let share_old = calibration
+                        .ll128_share(tech)
+                        .unwrap_or(efficiency::LL128_PAYLOAD);
+                    if let Some(fitted) =
+                        fit_ll128_share(&now, &up, &points, &latency_bound, l_q, share_old)
+                    {
+                        moved |= (fitted.latency_us - l_q).abs() > 1e-6
+                            || (fitted.share - share_old).abs() > 1e-7;
+                        calibration.set_protocol_latency(tech, q, Some(fitted.latency_us));
+                        calibration.set_ll128_share(tech, Some(fitted.share));
+                        trial.calibration = Some(calibration.clone());
+                        continue;
+                    }
+                }
                 let estimates = latency_estimates(&now, &up, &points, l_q, |i, r| {
                     !latency_bound[i]
                         && Some(q) == calibrated_protocol(r.protocol)
@@ -687,11 +680,6 @@ pub fn fit_calibration(
     })
 }
 
-/// Whether the fit moves intra-node hop latencies per protocol (no network on the path).
-fn fits_protocols_possible(target: Option<LatencyTarget>) -> bool {
-    matches!(target, Some(LatencyTarget::IntraNode(_)))
-}
-
 /// LL128 rows (ring or tree, not latency-bound) a rate share is fitted from, and how far
 /// apart their sizes must be: a latency and a rate are two unknowns, and rows of nearly one
 /// size cannot tell them apart.
@@ -704,25 +692,19 @@ struct Ll128Fit {
     share: f64,
 }
 
-/// Fits LL128's hop latency and rate share to the rows that chose it, by least squares in
-/// relative error: each row's time moves by its slope per µs of hop latency and by its
-/// bandwidth term in proportion to 1 / share, so the fit is linear in (Δlatency,
-/// share_now / share − 1). None with too few rows, rows of too near a size, or a fit that
+/// Fits LL128's hop latency and rate share to the rows that chose it, from the model `now`
+/// and with LL128's hop latency probed up (`up`), by least squares in relative error: each
+/// row's time moves by its slope per µs of hop latency and by its bandwidth term in
+/// proportion to 1 / share, so the fit is linear in (Δlatency, share_now / share − 1). None with too few rows, rows of too near a size, or a fit that
 /// cannot be solved; the latency alone is then fitted as the other protocols' is.
 fn fit_ll128_share(
-    trial: &Design,
-    calibration: &Calibration,
-    tech: LinkTech,
+    now: &[CollectiveResult],
+    up: &[CollectiveResult],
     points: &[Point],
     latency_bound: &[bool],
-    predict: &impl Fn(&Design) -> Result<Vec<CollectiveResult>, CollectiveError>,
-) -> Result<Option<Ll128Fit>, CalibrateError> {
-    let q = CalibratedProtocol::Ll128;
-    let l_now = protocol_latency(calibration, tech, q);
-    let share_now = calibration
-        .ll128_share(tech)
-        .unwrap_or(efficiency::LL128_PAYLOAD);
-    let now = predict(trial)?;
+    l_now: f64,
+    share_now: f64,
+) -> Option<Ll128Fit> {
     let chosen: Vec<usize> = (0..points.len())
         .filter(|&i| {
             !latency_bound[i]
@@ -737,13 +719,8 @@ fn fit_ll128_share(
             (lo.min(b), hi.max(b))
         });
     if chosen.len() < MIN_SHARE_ROWS || hi < MIN_SHARE_SPAN * lo {
-        return Ok(None);
+        return None;
     }
-    let mut probe = trial.clone();
-    let mut probe_cal = calibration.clone();
-    probe_cal.set_protocol_latency(tech, q, Some(l_now + PROBE_US));
-    probe.calibration = Some(probe_cal);
-    let up = predict(&probe)?;
     // Σ over rows of (slope, bandwidth, residual) / measured, squared and crossed.
     let (mut ss, mut sb, mut bb, mut sr, mut br) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for &i in &chosen {
@@ -759,7 +736,7 @@ fn fit_ll128_share(
     }
     let det = ss * bb - sb * sb;
     if !(det.is_finite() && det > 1e-12 * ss * bb) || bb <= 0.0 {
-        return Ok(None);
+        return None;
     }
     let mut dx = (-sr * bb + br * sb) / det;
     let mut dy = (-br * ss + sr * sb) / det;
@@ -770,12 +747,12 @@ fn fit_ll128_share(
     }
     let share = share_now / (1.0 + dy);
     if !(share.is_finite() && share > 0.0) {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(Ll128Fit {
+    Some(Ll128Fit {
         latency_us: (l_now + dx).max(0.0),
         share: share.clamp(MIN_EFFICIENCY, efficiency::LL128_PAYLOAD),
-    }))
+    })
 }
 
 /// Measured bandwidth time over modelled, by least squares in relative error over the rows
