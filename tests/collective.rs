@@ -1141,3 +1141,131 @@ fn a_nic_cabled_to_one_server_leaves_the_rest_to_the_onboard_port() {
         alone.time_us
     );
 }
+
+/// Four PCs with one RTX 4090 each on a 10 GbE switch, running PyTorch's Gloo backend (what
+/// Windows has instead of NCCL). Worked by hand:
+///   message time L = 20 µs (a kernel socket send and receive) + 0.01 µs (2 m of cable; the
+///     model charges the path's worst link) + 2 µs (the CRS317's port-to-port estimate)
+///     = 22.01 µs;
+///   link rate 10 Gb/s × 0.88 (Gloo's measured TCP share) = 1.1 GB/s;
+///   staging: the tensor to pinned host memory and back over PCIe 4.0 x16,
+///     2 × S / (31.5 GB/s × 0.8).
+#[test]
+fn gloo_runs_rings_over_tcp_and_stages_gpu_tensors_through_host_memory() {
+    use railyard::analysis::collective::Library;
+    use railyard::generate::{Template, TemplateSpec, generate};
+    use railyard::model::LibraryChoice;
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::Star);
+    spec.nodes = Some(4);
+    spec.node = Some(PartId::new("workstation"));
+    spec.gpu = Some(PartId::new("rtx-4090"));
+    spec.gpus_per_node = Some(1);
+    spec.nic = Some(PartId::new("x710-10gbe"));
+    spec.transport = Some(Transport::Tcp);
+    let mut design = generate(&spec, &catalog).expect("four PCs on a star");
+    assert_eq!(
+        collective(&design, &catalog, &query(Op::AllReduce, GIB))
+            .unwrap()
+            .library,
+        Library::Nccl
+    );
+    design.library = LibraryChoice::Gloo;
+    let s = GIB as f64;
+    let l = 20.0 + 0.01 + 2.0;
+    let wire = 10e9 / 8.0 * 0.88;
+    let staging_us = 2.0 * s / (31.5e9 * 0.8) * 1e6;
+    let expect = |op: Op, on_wire: f64, messages: f64| {
+        let r = collective(&design, &catalog, &query(op, GIB)).unwrap();
+        assert_eq!((r.library, r.protocol), (Library::Gloo, Protocol::Simple));
+        let want = on_wire * s / wire * 1e6 + staging_us + messages * l;
+        assert!(
+            close(r.time_us, want, 1e-9),
+            "{op:?}: {} µs against {want} µs",
+            r.time_us
+        );
+        r
+    };
+    // All-reduce: a one-way ring, 2(n − 1)/n of S on each link; 2n message times (two
+    // segments in flight over (n − 1)·2 + 2 iterations in each half).
+    let ar = expect(Op::AllReduce, 1.5, 8.0);
+    assert_eq!(ar.algorithm, Algorithm::Ring);
+    assert!(close(ar.time_us, 1_464_193.40 + 85_217.61 + 176.08, 1e-8));
+    // Reduce-scatter runs as a whole all-reduce (ProcessGroupGloo), so it takes as long.
+    let rs = expect(Op::ReduceScatter, 1.5, 8.0);
+    assert!(close(rs.time_us, ar.time_us, 1e-12));
+    // All-gather: (n − 1)/n of S per link, n − 1 message times.
+    expect(Op::AllGather, 0.75, 3.0);
+    // Broadcast: a binomial tree, two rounds of the whole buffer from the root.
+    let bc = expect(Op::Broadcast, 2.0, 2.0);
+    assert_eq!(bc.algorithm, Algorithm::Tree);
+    // Its reduce is not modelled: refused by name.
+    let reduce = collective(&design, &catalog, &query(Op::Reduce, GIB)).unwrap_err();
+    assert_eq!(reduce.to_string(), "Gloo (PyTorch, TCP) has no reduce here");
+}
+
+/// Macs under Gloo (PyTorch on Apple silicon): one memory, nothing to stage; the TB5 links'
+/// RDMA is not Gloo's, which runs IP over Thunderbolt (0.8 × 0.82 of 80 Gb/s, 150 µs a
+/// message).
+#[test]
+fn gloo_on_macs_copies_nothing_and_runs_ip_over_thunderbolt() {
+    use railyard::model::LibraryChoice;
+    let catalog = Catalog::builtin();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/mac-studio-tb5-x4.ron");
+    let mut design = railyard::io::load_design(&path).expect("the Mac preset");
+    design.library = LibraryChoice::Gloo;
+    let r = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    let want = 1.5 * GIB as f64 / (80e9 / 8.0 * 0.8 * 0.82) * 1e6 + 8.0 * (150.0 + 0.01);
+    assert!(close(r.time_us, want, 1e-9), "{} against {want}", r.time_us);
+}
+
+/// A chosen library that cannot run the design is refused with the reason, everywhere the
+/// collective shows.
+#[test]
+fn a_library_that_cannot_run_the_design_says_why() {
+    use railyard::model::LibraryChoice;
+    let catalog = Catalog::builtin();
+    let mac_path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/mac-studio-tb5-x4.ron");
+    let mut macs = railyard::io::load_design(&mac_path).expect("the Mac preset");
+    macs.library = LibraryChoice::Nccl;
+    let e = collective(&macs, &catalog, &query(Op::AllReduce, GIB)).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("NCCL cannot run this design: NCCL runs on NVIDIA GPUs, and "),
+        "{e}"
+    );
+    // JACCL on Thunderbolt 5 without RDMA.
+    macs.library = LibraryChoice::MlxJaccl;
+    for link in &mut macs.links {
+        link.transport = Transport::Tcp;
+    }
+    let e = collective(&macs, &catalog, &query(Op::AllReduce, GIB)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("JACCL needs RDMA over Thunderbolt 5"),
+        "{e}"
+    );
+    // MLX on NVIDIA GPUs; Gloo with four GPUs in a node.
+    let mut bus = fx::ib_bus4();
+    bus.library = LibraryChoice::MlxRing;
+    let e = collective(&bus, &catalog, &query(Op::AllReduce, GIB)).unwrap_err();
+    assert!(e.to_string().contains("MLX runs on Apple silicon"), "{e}");
+    bus.library = LibraryChoice::Gloo;
+    let e = collective(&bus, &catalog, &query(Op::AllReduce, GIB)).unwrap_err();
+    assert!(
+        e.to_string().contains("IP over InfiniBand is not modelled"),
+        "{e}"
+    );
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/rtx4090-pair-25gbe.ron");
+    let mut pair = railyard::io::load_design(&path).expect("the 4090 preset");
+    pair.library = LibraryChoice::Gloo;
+    let e = collective(&pair, &catalog, &query(Op::AllReduce, GIB)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("has 4 GPUs: Gloo's ranks in one node"),
+        "{e}"
+    );
+}

@@ -4,6 +4,7 @@
 use super::calibration::Calibration;
 use super::design::{Design, DeviceId, Group, GroupId, LinkId, Pos};
 use super::device::{Device, DeviceKind};
+use super::library_choice::LibraryChoice;
 use super::link::Link;
 use std::collections::HashSet;
 
@@ -36,6 +37,8 @@ pub enum Command {
     SetCalibration(Option<Box<Calibration>>),
     /// Turns in-network reduction (SHARP, NCCL's CollNet) on or off for the design.
     SetSharpEnabled(bool),
+    /// Chooses the collective library the design's jobs run.
+    SetLibrary(LibraryChoice),
     /// Several commands as one undo step.
     Batch(Vec<Command>),
 }
@@ -69,6 +72,7 @@ impl Command {
             Command::ReplaceDesign(_) => "replace design",
             Command::SetCalibration(_) => "calibrate",
             Command::SetSharpEnabled(_) => "in-network reduction",
+            Command::SetLibrary(_) => "collective library",
             Command::Batch(_) => "edit",
         }
     }
@@ -145,7 +149,8 @@ impl Command {
             Command::SetMeta { .. }
             | Command::ReplaceDesign(_)
             | Command::SetCalibration(_)
-            | Command::SetSharpEnabled(_) => Ok(()),
+            | Command::SetSharpEnabled(_)
+            | Command::SetLibrary(_) => Ok(()),
             Command::Batch(commands) => {
                 // Later commands may depend on earlier ones: check on a scratch copy only
                 // when there is more than one, to keep the common case cheap.
@@ -295,6 +300,10 @@ impl Command {
             Command::SetSharpEnabled(on) => {
                 let was = std::mem::replace(&mut design.sharp_enabled, on);
                 Command::SetSharpEnabled(was)
+            }
+            Command::SetLibrary(choice) => {
+                let was = std::mem::replace(&mut design.library, choice);
+                Command::SetLibrary(was)
             }
             Command::SetCalibration(new) => {
                 let old = std::mem::replace(&mut design.calibration, new.map(|c| *c));

@@ -4,6 +4,7 @@
 use super::calibration::Calibration;
 use super::device::{Device, DeviceKind};
 pub use super::ids::{DeviceId, GroupId, LinkId};
+use super::library_choice::LibraryChoice;
 use super::link::Link;
 pub use super::position::Pos;
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,9 @@ pub struct Design {
     /// reduce in the network do not until this is on; files without it load with it off.
     #[serde(default, skip_serializing_if = "is_false")]
     pub sharp_enabled: bool,
+    /// The collective library the jobs run; files without it choose by node family.
+    #[serde(default, skip_serializing_if = "LibraryChoice::is_auto")]
+    pub library: LibraryChoice,
     /// The file this design was imported from (draw.io, DOT, an edge list), so the checks
     /// can say where a placeholder part came from; absent for designs drawn in railyard.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,6 +9,7 @@ pub mod design;
 pub mod device;
 pub mod factory;
 pub mod ids;
+pub mod library_choice;
 pub mod link;
 pub mod port_edits;
 pub mod ports;
@@ -23,6 +24,7 @@ pub use device::{
     Device, DeviceKind, GpuNode, Host, HostRole, NicSlot, NvSwitchDomain, PcieVia, ScaleUp, Switch,
     SwitchFeatures, SwitchRole,
 };
+pub use library_choice::LibraryChoice;
 pub use link::{Endpoint, LengthClass, Link, LinkState, LinkTech, Transport};
 pub use ports::Port;
 pub use units::{Bandwidth, Bytes, Usd, Watts};

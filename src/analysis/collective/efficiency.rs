@@ -1,6 +1,7 @@
 //! Usable capacity of a link: line rate × an efficiency per technology. These are properties
 //! of the technology, never of one system, so the model carries to hardware it has not seen.
 
+use super::Library;
 use super::latency::ArchRow;
 use crate::model::{LinkTech, Transport};
 
@@ -33,6 +34,12 @@ pub const ROCE_LOSSLESS: f64 = 0.92;
 pub const ROCE_LOSSY: f64 = 0.75;
 /// NCCL's socket transport over a kernel TCP stack: copies and interrupts. Our estimate.
 pub const TCP: f64 = 0.70;
+/// Gloo's single TCP connection per peer, measured on Gloo itself at two line rates: 110 of
+/// 125 MB/s on 1 GbE (pytorch/gloo #21, its maintainer) and 1.11 GB/s of 1.25 on 10 GbE
+/// (point-to-point, discuss.pytorch.org/t/194008): 0.88 and 0.89. Above 10 GbE one core's
+/// copying can bind first (gloo `docs/latency.md`: 10 Gb/s at 100 % CPU without TSO); that
+/// is not modelled, and `Library::Gloo`'s notes say so.
+pub const GLOO_TCP: f64 = 0.88;
 /// Thunderbolt carries data in its PCIe tunnel: 32 of 40 Gb/s on TB4, 64 of 80 on TB5.
 pub const THUNDERBOLT_TUNNEL: f64 = 0.80;
 /// IP over Thunderbolt: 16.4 Gb/s measured on a 20 Gb/s link (hardware.md §7).
@@ -66,6 +73,30 @@ pub const SHM_ONE_WAY: f64 = 10.31 / 15.754;
 /// Link load of one SHM byte, in peer-to-peer bytes: the links' usable rate is set for
 /// peer-to-peer (`PCIE`), and SHM reaches `SHM_ONE_WAY` of the line rate instead.
 pub const SHM_LOAD_PER_BYTE: f64 = PCIE / SHM_ONE_WAY;
+
+/// The transport a library actually runs over a link: Gloo has only TCP (its ibverbs
+/// transport is not what PyTorch builds), whatever the link offers.
+pub fn transport_of(library: Library, transport: Transport) -> Transport {
+    if library == Library::Gloo {
+        Transport::Tcp
+    } else {
+        transport
+    }
+}
+
+/// Usable share of a link's line rate under `library` (Gloo's own TCP figure on Ethernet).
+pub fn library_link_efficiency(
+    library: Library,
+    tech: LinkTech,
+    transport: Transport,
+    lossless: bool,
+) -> f64 {
+    let transport = transport_of(library, transport);
+    if library == Library::Gloo && tech.is_ethernet_family() {
+        return GLOO_TCP;
+    }
+    link_efficiency(tech, transport, lossless)
+}
 
 /// Usable share of a link's line rate. `lossless` only matters for RoCE.
 pub fn link_efficiency(tech: LinkTech, transport: Transport, lossless: bool) -> f64 {

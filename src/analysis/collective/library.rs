@@ -1,12 +1,16 @@
 //! The collective library a design's GPUs run. It decides which algorithms and protocols a
 //! collective can use and what a step costs: NCCL on NVIDIA GPUs; on Apple silicon MLX's
 //! distributed backends, which run the collective on the CPU over TCP (`ring`) or RDMA over
-//! Thunderbolt 5 (`jaccl`), with no LL/LL128 protocols and none of NCCL's per-step constants.
+//! Thunderbolt 5 (`jaccl`); PyTorch's Gloo backend where the user runs it. MLX and Gloo have
+//! no LL/LL128 protocols and none of NCCL's per-step constants. The design chooses
+//! (`Design::library`); under auto, the node family does.
 //!
-//! Sources: ml-explore/mlx `mlx/distributed/ring/ring.cpp` and `jaccl/` at 846d1762 (v0.32).
+//! Sources: ml-explore/mlx `mlx/distributed/ring/ring.cpp` and `jaccl/` at 846d1762 (v0.32);
+//! pytorch/gloo `gloo/allreduce.cc`, `broadcast.cc`, `alltoall.cc`, `transport/tcp/` at
+//! cc441984; pytorch `torch/csrc/distributed/c10d/ProcessGroupGloo.cpp` at c194358a.
 
 use crate::model::catalog::GpuArch;
-use crate::model::{Catalog, Design, DeviceKind, LinkTech, Transport};
+use crate::model::{Catalog, Design, DeviceKind, LibraryChoice, LinkTech, Transport};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -20,6 +24,9 @@ pub enum Library {
     MlxRing,
     /// MLX's JACCL backend: RDMA over Thunderbolt 5 (macOS 26.2 and later).
     MlxJaccl,
+    /// PyTorch's `gloo` process group: the CPU runs rings over one TCP connection per peer;
+    /// GPU tensors are staged through pinned host memory.
+    Gloo,
 }
 
 impl Library {
@@ -28,6 +35,7 @@ impl Library {
             Library::Nccl => "NCCL",
             Library::MlxRing => "MLX ring (TCP)",
             Library::MlxJaccl => "MLX JACCL (RDMA)",
+            Library::Gloo => "Gloo (PyTorch, TCP)",
         }
     }
 
@@ -50,6 +58,12 @@ impl Library {
             (Library::MlxJaccl, _) => {
                 "MLX JACCL backend: RDMA over Thunderbolt 5, a ring both ways above 32 KiB"
             }
+            (Library::Gloo, _) => {
+                "PyTorch's Gloo backend: one-way rings for all-reduce and all-gather, a binomial \
+                 tree for broadcast, reduce-scatter run as a whole all-reduce; one TCP \
+                 connection per peer driven by the CPU; GPU tensors copied to pinned host \
+                 memory and back; one GPU per node"
+            }
         }
     }
 
@@ -57,9 +71,95 @@ impl Library {
         matches!(self, Library::MlxRing | Library::MlxJaccl)
     }
 
-    /// The library of a design: MLX when every GPU is Apple silicon (JACCL when every link
-    /// between those nodes is Thunderbolt 5 with RDMA, else the TCP ring), NCCL otherwise.
+    /// NCCL's protocols, algorithms and constants apply; the other libraries move plain
+    /// buffers with a step per message.
+    pub fn is_nccl(self) -> bool {
+        self == Library::Nccl
+    }
+
+    /// The library of a design: the one it chooses, or under auto its node family's.
     pub fn of(design: &Design, catalog: &Catalog) -> Library {
+        match design.library {
+            LibraryChoice::Auto => Library::by_node_family(design, catalog),
+            LibraryChoice::Nccl => Library::Nccl,
+            LibraryChoice::MlxRing => Library::MlxRing,
+            LibraryChoice::MlxJaccl => Library::MlxJaccl,
+            LibraryChoice::Gloo => Library::Gloo,
+        }
+    }
+
+    /// Why this library cannot run the design's collectives, or None when it can (or the
+    /// design has no GPUs to judge by): NCCL needs NVIDIA GPUs, MLX Apple silicon, JACCL
+    /// RDMA over Thunderbolt 5 on every link of a node; the Gloo model covers one GPU per
+    /// node on TCP (ranks in one node meet over loopback, and IP over InfiniBand, neither of
+    /// which it models).
+    pub fn unavailable(self, design: &Design, catalog: &Catalog) -> Option<String> {
+        let nodes: Vec<_> = design
+            .devices
+            .iter()
+            .filter_map(|d| match &d.kind {
+                DeviceKind::GpuNode(n) if n.gpu_count > 0 => Some((d, n)),
+                _ => None,
+            })
+            .collect();
+        let apple = |part| {
+            catalog
+                .gpu(part)
+                .is_some_and(|g| matches!(g.arch, GpuArch::AppleM2 | GpuArch::AppleM3))
+        };
+        let node_links = || {
+            design.links.iter().filter(|l| {
+                nodes
+                    .iter()
+                    .any(|(d, _)| l.a.device == d.id || l.b.device == d.id)
+            })
+        };
+        match self {
+            Library::Nccl => nodes.iter().find(|(_, n)| apple(&n.gpu)).map(|(d, _)| {
+                format!(
+                    "NCCL runs on NVIDIA GPUs, and {} is Apple silicon: choose MLX or Gloo",
+                    d.name
+                )
+            }),
+            Library::MlxRing | Library::MlxJaccl => {
+                if let Some((d, _)) = nodes.iter().find(|(_, n)| !apple(&n.gpu)) {
+                    return Some(format!(
+                        "MLX runs on Apple silicon, and {} is not: choose NCCL or Gloo",
+                        d.name
+                    ));
+                }
+                let rdma_tb5 = |l: &&crate::model::Link| {
+                    l.tech == LinkTech::Thunderbolt5 && l.transport == Transport::Rdma
+                };
+                (self == Library::MlxJaccl && !node_links().all(|l| rdma_tb5(&l))).then(|| {
+                    "JACCL needs RDMA over Thunderbolt 5 (macOS 26.2 or later) on every link \
+                     of the Macs: set the links to Thunderbolt 5 with RDMA, or choose the MLX \
+                     ring"
+                        .to_string()
+                })
+            }
+            Library::Gloo => {
+                if let Some((d, n)) = nodes.iter().find(|(_, n)| n.gpu_count > 1) {
+                    return Some(format!(
+                        "{} has {} GPUs: Gloo's ranks in one node meet over loopback TCP, \
+                         which the model does not cover (it models one GPU per node)",
+                        d.name, n.gpu_count
+                    ));
+                }
+                node_links()
+                    .any(|l| l.tech == LinkTech::InfiniBand)
+                    .then(|| {
+                        "Gloo runs over TCP, and these nodes connect by InfiniBand: IP over \
+                         InfiniBand is not modelled"
+                            .to_string()
+                    })
+            }
+        }
+    }
+
+    /// The library by node family: MLX when every GPU is Apple silicon (JACCL when every
+    /// link between those nodes is Thunderbolt 5 with RDMA, else the TCP ring), NCCL otherwise.
+    fn by_node_family(design: &Design, catalog: &Catalog) -> Library {
         let mut any_gpu = false;
         for d in &design.devices {
             if let DeviceKind::GpuNode(n) = &d.kind
@@ -98,12 +198,13 @@ impl Library {
     /// half). MLX ring (`RingGroup::all_reduce`): `n_reduces = min(#sockets, nbytes / (size ×
     /// 256 KiB))` parts, even parts clockwise and odd ones counter-clockwise, so two parts,
     /// one each way, from 2 × 256 KiB per rank. JACCL ring: both ways above 32 KiB.
-    /// NCCL: never (its rings all run one way).
+    /// NCCL and Gloo: never (their rings run one way; Gloo's sends to rank − 1).
     pub(crate) fn both_ways_from_bytes(self, ranks: u32) -> Option<f64> {
         match self {
             Library::Nccl => None,
             Library::MlxRing => Some(2.0 * f64::from(ranks) * 256.0 * 1024.0),
             Library::MlxJaccl => Some(32.0 * 1024.0),
+            Library::Gloo => None,
         }
     }
 }

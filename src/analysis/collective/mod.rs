@@ -311,6 +311,8 @@ pub enum CollectiveError {
     ZeroCapacity { resource: String },
     #[error("expert parallelism of {ep} does not divide data parallelism of {dp}")]
     ExpertParallelism { ep: u32, dp: u32 },
+    #[error("{library} cannot run this design: {reason}", library = library.label())]
+    LibraryUnavailable { library: Library, reason: String },
     #[error("{library} has no {op} here{what}", library = library.label(), what = if forced.is_empty() { String::new() } else { format!(" with the {forced} algorithm") })]
     NotInLibrary {
         library: Library,

@@ -66,6 +66,7 @@ pub fn design_to_drawio(design: &Design) -> String {
         groups: design.groups.clone(),
         calibration: design.calibration.clone(),
         sharp_enabled: design.sharp_enabled,
+        library: design.library,
         imported_from: design.imported_from.clone(),
     };
     let _ = writeln!(

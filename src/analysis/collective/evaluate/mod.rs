@@ -184,8 +184,8 @@ pub(crate) struct Evaluator<'d> {
 }
 
 pub(super) fn protocols_for(plan: &Plan) -> Vec<Protocol> {
-    if plan.library.is_mlx() {
-        // MLX moves plain buffers: no LL or LL128 lines.
+    if !plan.library.is_nccl() {
+        // MLX and Gloo move plain buffers: no LL or LL128 lines.
         return vec![Protocol::Simple];
     }
     match plan.algorithm {
@@ -484,6 +484,7 @@ fn time_with(c: &Costed, hops: &IntraHops, op: Op, p: Protocol, s: f64) -> (f64,
         let cap = lat::ll_max_busbw_gbyte_s(c.arch, plan.domains) * 1e9;
         bw = bw.max(s * op.busbw_factor(plan.gpus) / cap);
     }
+    bw += s * plan.staging_s_per_byte;
     (latency_us(plan, hops, op, p, s), bw * 1e6)
 }
 

@@ -13,8 +13,25 @@ use crate::model::Design;
 
 /// Algorithms worth trying for an operation. MLX's backends have rings (one way, and both
 /// ways for large arrays) for all-reduce and all-gather, and point-to-point sends; no trees,
-/// no in-switch reduction, no reduce-scatter, broadcast or reduce.
+/// no in-switch reduction, no reduce-scatter, broadcast or reduce. Gloo (as PyTorch calls
+/// it) has one-way rings for all-reduce, all-gather and reduce-scatter, a binomial tree for
+/// broadcast and direct exchanges; its reduce is not modelled.
 fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) -> Vec<Algorithm> {
+    if library == Library::Gloo {
+        return match (op, choice) {
+            (
+                Op::AllReduce | Op::AllGather | Op::ReduceScatter,
+                AlgoChoice::Auto | AlgoChoice::Ring,
+            ) => {
+                vec![Algorithm::Ring]
+            }
+            (Op::Broadcast, AlgoChoice::Auto | AlgoChoice::Tree) => vec![Algorithm::Tree],
+            (Op::AllToAll | Op::SendRecv, AlgoChoice::Auto | AlgoChoice::Direct) => {
+                vec![Algorithm::Direct]
+            }
+            _ => Vec::new(),
+        };
+    }
     if library.is_mlx() {
         let both: &[Algorithm] = &[Algorithm::Ring, Algorithm::BidirectionalRing];
         return match (op, choice) {

@@ -185,6 +185,24 @@ fn mlx_latency_us(plan: &Plan, op: Op) -> f64 {
     steps * plan.net_extra_us
 }
 
+/// Gloo's step latency, each step one message over the worst network path. Its rings keep
+/// two segments in flight (allreduce.cc: sends posted on iterations 0 and 1 are awaited on 2
+/// and 3), so a wait covers two iterations: an all-reduce's reduce-scatter and all-gather
+/// each run (n − 1)·k + 2 iterations with k ≥ 2 segments per rank, 2n message times for small
+/// buffers, and larger segments hide it behind their transfer. All-gather (allgather.cc): two
+/// halves per rank over 2(n − 1) iterations, n − 1 message times. Broadcast: ⌈log2 n⌉
+/// binomial rounds. All-to-all posts every exchange at once: one.
+fn gloo_latency_us(plan: &Plan, op: Op) -> f64 {
+    let n = f64::from(plan.gpus);
+    let steps = match (plan.algorithm, op) {
+        (Algorithm::Ring, Op::AllReduce | Op::ReduceScatter) => 2.0 * n,
+        (Algorithm::Ring, _) => n - 1.0,
+        (Algorithm::Tree, _) => n.log2().ceil(),
+        _ => 1.0,
+    };
+    steps * plan.net_extra_us
+}
+
 /// A floor under any time of `algorithm` on groups of `n` GPUs across several domains: its
 /// latency with the cheapest protocol allowed, with no network path latency of its own
 /// (`net_extra_us` is never negative) and intra-domain steps at the network floor (across
@@ -209,6 +227,7 @@ pub(super) fn latency_floor_us(
         uses_net: false,
         net_extra_us: 0.0,
         nvls_rate: 0.0,
+        staging_s_per_byte: 0.0,
         notes: Vec::new(),
     };
     let hops = IntraHops::default();
@@ -224,8 +243,10 @@ pub(super) fn latency_floor_us(
 /// none of NCCL's constants: each ring step is one send and receive over the network path.
 /// `bytes` only sizes NVLS' pipeline fill (`nvls_fill_us`).
 pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol, bytes: f64) -> f64 {
-    if plan.library.is_mlx() {
-        return mlx_latency_us(plan, op);
+    match plan.library {
+        Library::MlxRing | Library::MlxJaccl => return mlx_latency_us(plan, op),
+        Library::Gloo => return gloo_latency_us(plan, op),
+        Library::Nccl => {}
     }
     let n = f64::from(plan.gpus);
     let m = f64::from(plan.domains);

@@ -5,8 +5,8 @@ use super::node_part::{NodeLists, NodePart};
 use super::routing_graph::RoutingGraph;
 use super::scratch::{Scratch, reuse};
 use super::{ArcId, Fabric, FxBuild, Vertex, usable_bytes_per_s};
-use crate::analysis::collective::CollectiveError;
 use crate::analysis::collective::efficiency as eff;
+use crate::analysis::collective::{CollectiveError, Library};
 use crate::model::{
     Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech, Port,
 };
@@ -126,7 +126,7 @@ impl<'a> LinkFacts<'a> {
 
     /// Links usable for traffic: both ends exist, distinct, not failed, capacity > 0, and not
     /// attached to a rack domain device (NVLink inside a rack is modelled from the nodes).
-    fn fill(self, links: &[Link], index_of: &DeviceIndex, dev_flags: &[u8]) {
+    fn fill(self, links: &[Link], index_of: &DeviceIndex, dev_flags: &[u8], library: Library) {
         for (li, link) in links.iter().enumerate() {
             let ia = index_of.get(link.a.device);
             let ib = index_of.get(link.b.device);
@@ -140,7 +140,7 @@ impl<'a> LinkFacts<'a> {
                 let nic = |port: Port| port.nic().unwrap_or(NOT_A_NIC);
                 self.ends[li] = [ia as u32, ib as u32, nic(link.a.port), nic(link.b.port)];
             }
-            let e = eff::link_efficiency(link.tech, link.transport, lossless);
+            let e = eff::library_link_efficiency(library, link.tech, link.transport, lossless);
             let (usable, line) = if self.routable[li] {
                 (usable_bytes_per_s(cap, e), usable_bytes_per_s(cap, 1.0))
             } else {
@@ -153,8 +153,9 @@ impl<'a> LinkFacts<'a> {
             self.nvlink[2 * li + 1] = is_nvlink;
             self.line[li] = line;
             self.ids[li] = link.id;
-            self.latency_us[li] = eff::stack_latency_us(link.tech, link.transport)
-                + eff::propagation_us(link.length == LengthClass::CrossRack);
+            self.latency_us[li] =
+                eff::stack_latency_us(link.tech, eff::transport_of(library, link.transport))
+                    + eff::propagation_us(link.length == LengthClass::CrossRack);
         }
     }
 }
@@ -168,6 +169,10 @@ pub(crate) fn build(
     scratch: &Scratch,
     in_halves: Option<bool>,
 ) -> Result<Fabric, CollectiveError> {
+    let library = Library::of(design, catalog);
+    if let Some(reason) = library.unavailable(design, catalog) {
+        return Err(CollectiveError::LibraryUnavailable { library, reason });
+    }
     let n_dev = design.devices.len();
     let index_of = DeviceIndex::new(design);
     let mut kept = scratch.take();
@@ -239,7 +244,7 @@ pub(crate) fn build(
             ids: &mut link_ids,
             latency_us: &mut link_latency_us,
         };
-        let fill = |links: &[Link], out: LinkFacts| out.fill(links, &index_of, &dev_flags);
+        let fill = |links: &[Link], out: LinkFacts| out.fill(links, &index_of, &dev_flags, library);
         if let Some(pool) = halves {
             // Each half of the links fills its own part of the lists.
             let mid = n_links / 2;
@@ -393,7 +398,7 @@ pub(crate) fn build(
         is_node,
     } = std::mem::take(&mut graph);
     let mut fab = Fabric {
-        library: crate::analysis::collective::Library::of(design, catalog),
+        library,
         in_network,
         is_node,
         arc_usable,

@@ -14,7 +14,8 @@ mod tree;
 
 pub(crate) use loads::LoadBuilder;
 
-use super::fabric::Fabric;
+use super::Library;
+use super::fabric::{Fabric, GpuInterconnect};
 use super::latency::HopKind;
 use super::routing::{Router, TreeUse};
 use super::{Algorithm, CollectiveError, Op, Routing};
@@ -61,6 +62,9 @@ pub(crate) struct Plan {
     pub net_extra_us: f64,
     /// Per-GPU usable NVLink rate at NVLS efficiency (bytes/s) for the NVLS pipeline fill.
     pub nvls_rate: f64,
+    /// Seconds per byte of size spent copying GPU tensors to host memory and back before and
+    /// after the collective (Gloo on discrete GPUs); zero where the library reads GPU memory.
+    pub staging_s_per_byte: f64,
     pub notes: Vec<String>,
 }
 
@@ -174,10 +178,14 @@ pub(crate) fn plan<'f>(
         });
     };
     let all_groups_nvls = gs.all_nvls;
+    let gloo = fab.library == Library::Gloo;
+    // PyTorch's Gloo group runs a reduce-scatter as a whole all-reduce and keeps its part
+    // (ProcessGroupGloo.cpp, `_reduce_scatter_base`).
+    let whole_all_reduce = op == Op::AllReduce || (gloo && op == Op::ReduceScatter);
     match (op, algorithm) {
         (Op::AllReduce | Op::AllGather | Op::ReduceScatter, Algorithm::Ring)
         | (Op::AllReduce | Op::AllGather, Algorithm::BidirectionalRing) => {
-            let steps = if op == Op::AllReduce {
+            let steps = if whole_all_reduce {
                 2.0 * (nf - 1.0)
             } else {
                 nf - 1.0
@@ -201,6 +209,16 @@ pub(crate) fn plan<'f>(
                 rings(&mut b, fab, group, segs, 1.0, false, op == Op::Reduce)?;
             }
             push(b.finish()?, 1.0, false, &mut phases);
+        }
+        (Op::Broadcast, Algorithm::Tree) if gloo => {
+            // Gloo's binomial tree (broadcast.cc): ⌈log2 n⌉ rounds, each sending the whole
+            // buffer, the root sending in every round. Its uplink is the busiest: a chain's
+            // loads (one send per GPU) repeated once per round.
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (group, segs) in gs.each() {
+                rings(&mut b, fab, group, segs, 1.0, false, false)?;
+            }
+            push(b.finish()?, nf.log2().ceil(), false, &mut phases);
         }
         (Op::AllReduce, Algorithm::Tree) => {
             let mut b = LoadBuilder::new(fab, router, routing);
@@ -356,6 +374,16 @@ pub(crate) fn plan<'f>(
             )));
         }
     }
+    let staging_s_per_byte = if gloo {
+        notes.push(
+            "Gloo: one TCP connection per peer at 88 % of the line rate (measured at 1 and 10 \
+             GbE); above 10 GbE one core's copying may bind first, which is not modelled"
+                .to_string(),
+        );
+        gloo_staging_s_per_byte(fab, groups)
+    } else {
+        0.0
+    };
     notes.dedup();
     Ok(Plan {
         algorithm,
@@ -368,8 +396,27 @@ pub(crate) fn plan<'f>(
         uses_net,
         net_extra_us: net_extra,
         nvls_rate,
+        staging_s_per_byte,
         notes,
     })
+}
+
+/// ProcessGroupGloo copies a GPU tensor into pinned host memory, runs the collective on the
+/// CPU and copies the result back (ProcessGroupGloo.cpp: `pinnedLike`, then a stream
+/// synchronize before the CPU collective): two whole-tensor copies across the GPU's PCIe link
+/// at its usable rate, the slowest GPU setting the pace. Apple silicon shares one memory and
+/// copies nothing.
+fn gloo_staging_s_per_byte(fab: &Fabric, groups: &[Vec<u32>]) -> f64 {
+    groups
+        .iter()
+        .flatten()
+        .filter(|&&g| fab.node_of_gpu(g).interconnect != GpuInterconnect::Unified)
+        .map(|&g| {
+            let up = fab.arc_usable[fab.gpus[g as usize].pcie_up as usize];
+            let down = fab.arc_usable[fab.gpus[g as usize].pcie_down as usize];
+            1.0 / up.max(1.0) + 1.0 / down.max(1.0)
+        })
+        .fold(0.0, f64::max)
 }
 
 #[cfg(test)]
