@@ -1677,3 +1677,42 @@ fn advice_shows_its_suggestion() {
     open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
     harness.get_by_label_contains("→ use Thunderbolt for prototypes or pipeline stages");
 }
+
+/// The collective library is the design's: the inspector (nothing selected) names what auto
+/// resolves to, greys out a library that cannot run the design with its reason, and a choice
+/// is one undo step that the sidebar's collective follows.
+#[test]
+fn the_design_chooses_its_collective_library_in_the_inspector() {
+    use railyard::analysis::collective::Library;
+    use railyard::model::LibraryChoice;
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    let library = |harness: &Harness<'_, RailyardApp>| {
+        let (_, analysis) = harness.state().analysis().expect("an analysis");
+        match &analysis.collective {
+            Some(Ok(r)) => r.library,
+            other => panic!("a collective: {other:?}"),
+        }
+    };
+    assert_eq!(library(&harness), Library::MlxJaccl);
+    harness.get_by_label("Collective library").click();
+    harness.run();
+    // NCCL does not run on Apple silicon: offered, but not to be chosen.
+    assert!(harness.get_by_label("NCCL").accesskit_node().is_disabled());
+    harness.get_by_label("Gloo (PyTorch, TCP)").click();
+    harness.run();
+    wait_for_analysis(&mut harness);
+    assert_eq!(
+        harness.state().document().design().library,
+        LibraryChoice::Gloo
+    );
+    assert_eq!(library(&harness), Library::Gloo);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    wait_for_analysis(&mut harness);
+    assert_eq!(
+        harness.state().document().design().library,
+        LibraryChoice::Auto
+    );
+    assert_eq!(library(&harness), Library::MlxJaccl);
+}

@@ -1492,3 +1492,27 @@ fn workload_serving_asks_whether_the_replicas_need_a_fabric() {
     let w = workload_json(&preset("hgx-h100-x4-roce.ron"), &["--serving"]);
     assert_eq!(w["serving"], true);
 }
+
+/// `--library` models one run with another collective library than the design's: the Mac
+/// preset under Gloo runs one-way rings over IP on Thunderbolt (2(n − 1)/n × 1 GiB at 80 Gb/s
+/// × 0.8 × 0.82, plus 8 message times of 150.01 µs), and NCCL on Macs is refused with why.
+#[test]
+fn eval_library_flag_models_another_library_for_one_run() {
+    let mac = preset("mac-studio-tb5-x4.ron");
+    let j = eval_json_with(&mac, &["--library", "gloo"]);
+    let c = &j["collective"];
+    assert_eq!(c["library"], "gloo");
+    assert_eq!(c["algorithm"], "ring");
+    let want = 1.5 * (1u64 << 30) as f64 / (10e9 * 0.8 * 0.82) * 1e6 + 8.0 * 150.01;
+    let got = f64_of(&c["time_us"]);
+    assert!((got - want).abs() < 0.01, "{got} against {want}");
+    // The file itself still chooses by node family.
+    assert_eq!(eval_json(&mac, &[])["collective"]["library"], "mlx-jaccl");
+    let o = railyard(&["eval", path_str(&mac), "--library", "nccl"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("NCCL cannot run this design: NCCL runs on NVIDIA GPUs"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -244,6 +244,7 @@ fn everything() -> Design {
     link.transport = Transport::Tcp;
     link.cable = Some(PartId::new("aoc-400g"));
     d.add_link(link);
+    d.library = railyard::model::LibraryChoice::MlxRing;
     d
 }
 

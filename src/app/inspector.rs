@@ -7,6 +7,7 @@
 //! the frame they change.
 
 use super::link_info::LinkLoads;
+use crate::analysis::collective::Library;
 use crate::model::Port;
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
@@ -14,8 +15,9 @@ use crate::model::factory::device_from_part;
 use crate::model::port_edits::{remove_nic, stranded_links, update_dropping};
 use crate::model::units::count_of;
 use crate::model::{
-    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, HostRole, LengthClass, Link, LinkId,
-    LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole, Transport,
+    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, HostRole, LengthClass, LibraryChoice,
+    Link, LinkId, LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole,
+    Transport,
 };
 use egui::{ComboBox, DragValue, Response, Ui};
 use std::collections::BTreeSet;
@@ -63,7 +65,7 @@ pub fn inspector_ui(
     let selected_devices: Vec<&Device> = devices.iter().filter_map(|&d| design.device(d)).collect();
     let selected_links: Vec<&Link> = links.iter().filter_map(|&l| design.link(l)).collect();
     match (selected_devices.as_slice(), selected_links.as_slice()) {
-        ([], []) => design_meta_ui(ui, design, state, &mut commands),
+        ([], []) => design_meta_ui(ui, design, catalog, state, &mut commands),
         ([device], []) => device_ui(ui, design, catalog, device, state, &mut commands),
         ([], [link]) => link_ui(ui, design, catalog, link, state, loads, &mut commands),
         (d, l) => {
@@ -77,6 +79,7 @@ pub fn inspector_ui(
 fn design_meta_ui(
     ui: &mut Ui,
     design: &Design,
+    catalog: &Catalog,
     state: &mut InspectorState,
     out: &mut Vec<Command>,
 ) {
@@ -114,6 +117,7 @@ fn design_meta_ui(
     {
         out.push(Command::SetSharpEnabled(sharp));
     }
+    library_ui(ui, design, catalog, out);
     ui.separator();
     ui.label(format!(
         "{} devices, {} links, {} GPUs",
@@ -130,6 +134,41 @@ fn design_meta_ui(
         });
     }
     state.meta_draft = Some(draft);
+}
+
+/// The collective library the design's jobs run. Auto names what it resolves to; a library
+/// that cannot run the design is offered greyed out, its reason on hover.
+fn library_ui(ui: &mut Ui, design: &Design, catalog: &Catalog, out: &mut Vec<Command>) {
+    let by_family = Library::by_node_family(design, catalog);
+    let text = |c: LibraryChoice| match c {
+        LibraryChoice::Auto => format!("auto: {}", by_family.label()),
+        other => other.label().to_string(),
+    };
+    egui::ComboBox::from_label("Collective library")
+        .selected_text(text(design.library))
+        .show_ui(ui, |ui| {
+            for choice in LibraryChoice::ALL {
+                let reason = Library::chosen(choice)
+                    .and_then(|library| library.unavailable(design, catalog));
+                let r = ui.add_enabled(
+                    reason.is_none(),
+                    egui::Button::selectable(design.library == choice, text(choice)),
+                );
+                let r = match &reason {
+                    Some(why) => r.on_disabled_hover_text(why),
+                    None => r,
+                };
+                if r.clicked() && design.library != choice {
+                    out.push(Command::SetLibrary(choice));
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "Which library runs the collectives: NCCL on NVIDIA GPUs, MLX on Apple \
+                 silicon (JACCL with RDMA over Thunderbolt 5), or PyTorch's Gloo backend \
+                 (Windows has no NCCL). Auto chooses by node family.",
+        );
 }
 
 fn parts_of(catalog: &Catalog, category: PartCategory) -> Vec<(&PartId, String)> {

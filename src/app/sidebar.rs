@@ -67,7 +67,7 @@ pub struct CollectiveSettings {
 /// The algorithm menu's text for each choice.
 fn algo_choice_label(choice: AlgoChoice) -> &'static str {
     match choice {
-        AlgoChoice::Auto => "auto (NCCL's pick)",
+        AlgoChoice::Auto => "auto (the library's pick)",
         AlgoChoice::Ring => "ring",
         AlgoChoice::Tree => "tree",
         AlgoChoice::Nvls => "NVLS",

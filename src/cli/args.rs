@@ -9,7 +9,7 @@ use super::{
 use crate::analysis::collective::{self, AlgoChoice, CollectiveQuery, Op, Routing, parse_size};
 use crate::io::export::ExportFormat;
 use crate::io::link_colors::ColorMode;
-use crate::model::Bytes;
+use crate::model::{Bytes, Design, LibraryChoice};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -123,9 +123,21 @@ pub(super) struct QueryArgs {
     /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
     #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
     routing: Routing,
+    /// The collective library, over the design's own choice: auto (by node family), nccl,
+    /// mlx-ring, mlx-jaccl or gloo.
+    #[arg(long, value_name = "LIBRARY", value_parser = parse_library)]
+    library: Option<LibraryChoice>,
 }
 
 impl QueryArgs {
+    /// The design as this run models it: with `--library`, that library.
+    pub(super) fn design_for_run(&self, mut design: Design) -> Design {
+        if let Some(choice) = self.library {
+            design.library = choice;
+        }
+        design
+    }
+
     pub(super) fn query(&self, bytes: Bytes) -> CollectiveQuery {
         let mut q = CollectiveQuery::new(self.op, bytes);
         q.gpus = self.gpus;
@@ -166,6 +178,12 @@ pub(super) fn parse_algo(text: &str) -> Result<AlgoChoice, String> {
             "`{text}` is not an algorithm; one of auto, ring, tree, nvls, nvls-tree, sharp, \
              hierarchical, direct"
         )
+    })
+}
+
+pub(super) fn parse_library(text: &str) -> Result<LibraryChoice, String> {
+    LibraryChoice::from_key(text).ok_or_else(|| {
+        format!("`{text}` is not a library; one of auto, nccl, mlx-ring, mlx-jaccl, gloo")
     })
 }
 

@@ -400,7 +400,7 @@ fn eval_report(
 
 pub(super) fn run(args: &EvalArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let (file, json, query) = (&args.file, args.json, &args.query.query(args.bytes));
-    let design = load(file)?;
+    let design = args.query.design_for_run(load(file)?);
     let report = eval_report(file, &design, query, catalog);
     if json {
         let mut text = serde_json::to_string_pretty(&report)?;

@@ -36,7 +36,7 @@ pub struct SweepRow {
 
 pub(super) fn run(args: &SweepArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let (file, json, query) = (&args.file, args.json, &args.query.query(Bytes(1 << 30)));
-    let design = load(file)?;
+    let design = args.query.design_for_run(load(file)?);
     let results = collective::sweep(&design, catalog, query)
         .with_context(|| format!("{}: cannot model {}", file.display(), query.op.cli_name()))?;
     let rows: Vec<SweepRow> = results

@@ -254,7 +254,9 @@ pub fn advice_reusing(
         }
     }
 
-    // GPUDirect off.
+    // GPUDirect off. Only NCCL reads GPU memory from the NIC: MLX and Gloo run on the CPU
+    // and go through host memory whatever the NIC offers.
+    let nccl = super::Library::of(design, catalog).is_nccl();
     let no_gdr: Vec<DeviceId> = design
         .devices
         .iter()
@@ -265,7 +267,7 @@ pub fn advice_reusing(
         })
         .map(|d| d.id)
         .collect();
-    if !no_gdr.is_empty() {
+    if nccl && !no_gdr.is_empty() {
         out.push(item(
             Severity::Warning,
             "gpudirect-off",

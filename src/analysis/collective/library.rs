@@ -79,12 +79,17 @@ impl Library {
 
     /// The library of a design: the one it chooses, or under auto its node family's.
     pub fn of(design: &Design, catalog: &Catalog) -> Library {
-        match design.library {
-            LibraryChoice::Auto => Library::by_node_family(design, catalog),
-            LibraryChoice::Nccl => Library::Nccl,
-            LibraryChoice::MlxRing => Library::MlxRing,
-            LibraryChoice::MlxJaccl => Library::MlxJaccl,
-            LibraryChoice::Gloo => Library::Gloo,
+        Library::chosen(design.library).unwrap_or_else(|| Library::by_node_family(design, catalog))
+    }
+
+    /// The library a choice names; None for auto.
+    pub fn chosen(choice: LibraryChoice) -> Option<Library> {
+        match choice {
+            LibraryChoice::Auto => None,
+            LibraryChoice::Nccl => Some(Library::Nccl),
+            LibraryChoice::MlxRing => Some(Library::MlxRing),
+            LibraryChoice::MlxJaccl => Some(Library::MlxJaccl),
+            LibraryChoice::Gloo => Some(Library::Gloo),
         }
     }
 
@@ -159,7 +164,7 @@ impl Library {
 
     /// The library by node family: MLX when every GPU is Apple silicon (JACCL when every
     /// link between those nodes is Thunderbolt 5 with RDMA, else the TCP ring), NCCL otherwise.
-    fn by_node_family(design: &Design, catalog: &Catalog) -> Library {
+    pub fn by_node_family(design: &Design, catalog: &Catalog) -> Library {
         let mut any_gpu = false;
         for d in &design.devices {
             if let DeviceKind::GpuNode(n) = &d.kind
