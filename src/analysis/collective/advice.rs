@@ -60,6 +60,7 @@ pub fn advice_reusing(
     let ecmp_result = std::cell::OnceCell::new();
     let ecmp_all_reduce = || ecmp_result.get_or_init(|| run(&ecmp_all_reduce));
     let mut out = Vec::new();
+    let library = super::Library::of(design, catalog);
     let kind_of = |id: DeviceId| design.device(id).map(|d| &d.kind);
     let name = |id: DeviceId| {
         design
@@ -143,7 +144,7 @@ pub fn advice_reusing(
             format!(
                 "{} Thunderbolt link(s): ~{} Gb/s usable with tens to hundreds of µs per message; fine for prototyping and pipeline parallelism, slow for data or tensor parallelism",
                 tb.len(),
-                (tb[0].capacity().gbit_s() * super::efficiency::link_efficiency(tb[0].tech, tb[0].transport, true)).round()
+                (tb[0].capacity().gbit_s() * super::efficiency::library_link_efficiency(library, tb[0].tech, tb[0].transport, true)).round()
             ),
             devs.clone(),
             tb.iter().map(|l| l.id).collect(),
@@ -256,7 +257,7 @@ pub fn advice_reusing(
 
     // GPUDirect off. Only NCCL reads GPU memory from the NIC: MLX and Gloo run on the CPU
     // and go through host memory whatever the NIC offers.
-    let nccl = super::Library::of(design, catalog).is_nccl();
+    let nccl = library.is_nccl();
     let no_gdr: Vec<DeviceId> = design
         .devices
         .iter()
