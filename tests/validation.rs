@@ -92,11 +92,14 @@ fn the_public_sets_stay_within_their_figures() {
     let report = public_report();
     let system = |prefix: &str| system_part(&report, prefix, "summary");
     // DGX H100 (NVIDIA's sample sweep): where the model was first built; every row at or above
-    // 1 MiB within 15 % (14 % today, at 4 MiB).
+    // 1 MiB within 15 % (7 % today). Two of its 32 rows took longer than the next size up (32
+    // B: 68.1 µs against 64 B's 14.9; 4 KiB: 23.6 against 8 KiB's 17.4) and are set aside as
+    // glitches of the run; the other rows below 1 MiB are within 21 % (20 % at 32 KiB).
     let dgx = system("DGXH100-");
-    assert_eq!(figure(&dgx, "rows"), 32.0);
+    assert_eq!(figure(&dgx, "rows"), 30.0);
     assert!(figure(&dgx, "median_abs_error") <= 0.10, "{dgx}");
     assert!(figure(&dgx, "max_abs_error_from_1mib") <= 0.15, "{dgx}");
+    assert!(figure(&dgx, "max_abs_error_below_1mib") <= 0.21, "{dgx}");
     // Azure ND H100 v5, a second source for the same node.
     let azure = system("AZ-H100-");
     assert!(figure(&azure, "median_abs_error") <= 0.10, "{azure}");

@@ -124,6 +124,56 @@ fn predict_row(
     })
 }
 
+/// How much longer than the next larger size of its sweep a measured row may take before it
+/// is set aside as a glitch of the run. A larger message cannot take less time under the same
+/// algorithm, so a row well above its larger neighbour measured something else (a stall, a
+/// timer hiccup); 25 % clears the run-to-run jitter of every sweep in the public sets (at most
+/// 17 % between neighbours elsewhere).
+pub const OUT_OF_ORDER: f64 = 1.25;
+
+/// Sets aside (`excluded`) the rows of one system that took more than `OUT_OF_ORDER` times
+/// as long as the next larger size of their sweep: the same collective, GPU count and forced
+/// algorithm and protocol, with a measured time. Rows already set aside keep their reason.
+pub fn set_aside_out_of_order(rows: &mut [MeasuredRow]) {
+    // One sweep: the same collective, GPUs and forced choices (compared by their names).
+    let sweep: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{:?}", (r.op, r.gpus, r.algorithm, r.protocol)))
+        .collect();
+    let mut timed: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].time_us.is_some_and(|t| t > 0.0))
+        .collect();
+    timed.sort_by(|&a, &b| {
+        sweep[a]
+            .cmp(&sweep[b])
+            .then(rows[a].bytes.0.cmp(&rows[b].bytes.0))
+    });
+    let mut glitches = Vec::new();
+    for w in timed.windows(2) {
+        let (small, large) = (&rows[w[0]], &rows[w[1]]);
+        if sweep[w[0]] != sweep[w[1]] || small.bytes.0 >= large.bytes.0 {
+            continue;
+        }
+        let (ts, tl) = (small.time_us.unwrap_or(0.0), large.time_us.unwrap_or(0.0));
+        if ts > OUT_OF_ORDER * tl {
+            glitches.push((
+                w[0],
+                format!(
+                    "it took {:.1}× as long as the next size up ({} B in {tl} µs), which a \
+                     larger message cannot: a glitch of the run",
+                    ts / tl,
+                    large.bytes.0
+                ),
+            ));
+        }
+    }
+    for (i, why) in glitches {
+        if rows[i].excluded.is_none() {
+            rows[i].excluded = Some(why);
+        }
+    }
+}
+
 /// The summary over rows that count.
 pub fn summarize(predictions: &[RowPrediction]) -> ErrorSummary {
     let counted: Vec<&RowPrediction> = predictions
@@ -183,6 +233,48 @@ mod tests {
             launch_bound: false,
             error,
         }
+    }
+
+    #[test]
+    fn a_row_slower_than_the_next_size_up_is_set_aside() {
+        let row = |bytes: u64, time: f64| {
+            let mut r = prediction(bytes, 0.0, false).row;
+            r.time_us = Some(time);
+            r
+        };
+        let mut rows = vec![
+            row(256, 11.0),
+            row(64, 10.0),
+            // 14 µs against 256 B's 11: 1.27× the larger size, set aside.
+            row(128, 14.0),
+            // 12 µs against 11 would be 1.09×: jitter, kept.
+            row(512, 12.0),
+            row(1024, 13.0),
+        ];
+        // Another sweep (two GPUs) is not compared with this one.
+        let mut other = row(2048, 1.0);
+        other.gpus = Some(2);
+        rows.push(other);
+        // A row already set aside keeps its reason.
+        let mut slow = row(32, 100.0);
+        slow.excluded = Some("its reporter called the run slow".into());
+        rows.push(slow);
+        set_aside_out_of_order(&mut rows);
+        let set_aside: Vec<(u64, &str)> = rows
+            .iter()
+            .filter_map(|r| Some((r.bytes.0, r.excluded.as_deref()?)))
+            .collect();
+        assert_eq!(
+            set_aside,
+            vec![
+                (
+                    128,
+                    "it took 1.3× as long as the next size up (256 B in 11 µs), which a larger \
+                     message cannot: a glitch of the run"
+                ),
+                (32, "its reporter called the run slow"),
+            ]
+        );
     }
 
     #[test]

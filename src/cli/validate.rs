@@ -8,7 +8,8 @@ use super::{load, write_stdout};
 use crate::analysis::nccl_tests::{HOST_LAUNCH_PER_GPU_US, Harness};
 use crate::analysis::refit::{RefitSummary, refit_sweep};
 use crate::analysis::validate::{
-    ErrorSummary, MeasuredRow, RowFailure, RowPrediction, predict_rows, summarize,
+    ErrorSummary, MeasuredRow, RowFailure, RowPrediction, predict_rows, set_aside_out_of_order,
+    summarize,
 };
 use crate::io::measured::{ValidationSystem, parse_measured_csv, parse_systems_csv, system_of};
 use crate::io::parse_design;
@@ -250,10 +251,11 @@ fn validate(
     }
     let mut reports = Vec::new();
     let mut all = Vec::new();
-    for (system, rows) in systems.iter().zip(by_system) {
+    for (system, mut rows) in systems.iter().zip(by_system) {
         if rows.is_empty() {
             continue;
         }
+        set_aside_out_of_order(&mut rows);
         let design = design_of(system)
             .with_context(|| format!("the design of {}", system.design.display()))?;
         let (predicted, failed) = predict_rows(&design, catalog, &rows);
@@ -432,7 +434,9 @@ fn markdown_report(r: &ValidationReport, figure_file: Option<&str>) -> String {
          on the design that stands for its system. Error = predicted time / measured time − 1 \
          (negative: the model is faster than the measurement). Rows marked *not counted* are \
          shown but left out of the medians: their setup is uncertain, their reporter called the \
-         run slow, or they measure a library bug its maintainers fixed (each says which).\n\n",
+         run slow, they measure a library bug its maintainers fixed, or they took over 25 % \
+         longer than the next size up of their sweep, which a larger message cannot (a glitch \
+         of the run); each says which.\n\n",
     );
     out.push_str(&format!("**Overall:** {}.\n\n", summary_line(&r.summary)));
     if let Some(file) = figure_file {
