@@ -1,14 +1,14 @@
 //! `railyard workload FILE --model M`: a training step's (or a decode step's) communication
 //! against an ideal network, with the job's figures (`job.rs`) and the advice.
 
-use super::args::{parse_model, parse_routing};
+use super::args::{parse_library, parse_model, parse_routing};
 use super::eval::{AdviceReport, BottleneckReport, advice_lines};
 use super::{count_of, job, load, write_stdout};
 use crate::analysis::collective::{self, Routing};
 use crate::analysis::finding::Finding;
 use crate::analysis::{Question, assess};
 use crate::model::units::{time_text, trim_number};
-use crate::model::{Bytes, Catalog, Design};
+use crate::model::{Bytes, Catalog, Design, LibraryChoice};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -45,6 +45,10 @@ pub(super) struct WorkloadArgs {
     /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
     #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
     routing: Routing,
+    /// The collective library, over the design's own choice: auto (by node family), nccl,
+    /// mlx-ring, mlx-jaccl or gloo.
+    #[arg(long, value_name = "LIBRARY", value_parser = parse_library)]
+    library: Option<LibraryChoice>,
     /// One JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -212,7 +216,10 @@ impl WorkloadReport {
 }
 
 pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
-    let design = load(&args.file)?;
+    let mut design = load(&args.file)?;
+    if let Some(choice) = args.library {
+        design.library = choice;
+    }
     let base = collective::Workload::named(&args.model);
     let model = job::model_of(&args.model)?;
     if model.experts.is_none() && args.ep.is_some_and(|ep| ep > 1) {
