@@ -167,7 +167,7 @@ fn library_ui(ui: &mut Ui, design: &Design, catalog: &Catalog, out: &mut Vec<Com
         .on_hover_text(
             "Which library runs the collectives: NCCL on NVIDIA GPUs, MLX on Apple \
                  silicon (JACCL with RDMA over Thunderbolt 5), or PyTorch's Gloo backend \
-                 (Windows has no NCCL). Auto chooses by node family.",
+                 (Windows has no NCCL). Auto chooses by node family, Gloo for a mix.",
         );
 }
 

@@ -1,14 +1,14 @@
 //! Which collective library the design's jobs run. `Auto` lets the analysis choose by node
-//! family (NCCL on NVIDIA GPUs, MLX on Apple silicon); a user who runs something else sets it:
-//! PyTorch's Gloo backend (Windows has no NCCL; Macs without MLX), or MLX's TCP ring on
-//! Thunderbolt 5 before macOS 26.2 brought RDMA.
+//! family (NCCL on NVIDIA GPUs, MLX on Apple silicon, Gloo for a mix); a user who runs
+//! something else sets it: PyTorch's Gloo backend (Windows has no NCCL; Macs without MLX),
+//! or MLX's TCP ring on Thunderbolt 5 before macOS 26.2 brought RDMA.
 
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum LibraryChoice {
     /// By node family: NCCL on NVIDIA GPUs; MLX on Apple silicon (JACCL where every link is
-    /// Thunderbolt 5 with RDMA, else the TCP ring).
+    /// Thunderbolt 5 with RDMA, else the TCP ring); Gloo for a mix of the two.
     #[default]
     Auto,
     Nccl,

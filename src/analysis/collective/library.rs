@@ -99,44 +99,23 @@ impl Library {
     /// node on TCP (ranks in one node meet over loopback, and IP over InfiniBand, neither of
     /// which it models).
     pub fn unavailable(self, design: &Design, catalog: &Catalog) -> Option<String> {
-        let nodes: Vec<_> = design
-            .devices
-            .iter()
-            .filter_map(|d| match &d.kind {
-                DeviceKind::GpuNode(n) if n.gpu_count > 0 => Some((d, n)),
-                _ => None,
-            })
-            .collect();
-        let apple = |part| {
-            catalog
-                .gpu(part)
-                .is_some_and(|g| matches!(g.arch, GpuArch::AppleM2 | GpuArch::AppleM3))
-        };
-        let node_links = || {
-            design.links.iter().filter(|l| {
-                nodes
-                    .iter()
-                    .any(|(d, _)| l.a.device == d.id || l.b.device == d.id)
-            })
-        };
+        let nodes = Nodes::of(design, catalog);
         match self {
-            Library::Nccl => nodes.iter().find(|(_, n)| apple(&n.gpu)).map(|(d, _)| {
+            Library::Nccl => nodes.first_apple.map(|d| {
                 format!(
-                    "NCCL runs on NVIDIA GPUs, and {} is Apple silicon: choose MLX or Gloo",
-                    d.name
+                    "NCCL runs on NVIDIA GPUs, and {} is Apple silicon: choose MLX, or Gloo for \
+                     a mix",
+                    design.device(d).map_or("a node", |d| d.name.as_str())
                 )
             }),
             Library::MlxRing | Library::MlxJaccl => {
-                if let Some((d, _)) = nodes.iter().find(|(_, n)| !apple(&n.gpu)) {
+                if let Some(d) = nodes.first_other {
                     return Some(format!(
-                        "MLX runs on Apple silicon, and {} is not: choose NCCL or Gloo",
-                        d.name
+                        "MLX runs on Apple silicon, and {} is not: choose NCCL, or Gloo for a mix",
+                        design.device(d).map_or("a node", |d| d.name.as_str())
                     ));
                 }
-                let rdma_tb5 = |l: &&crate::model::Link| {
-                    l.tech == LinkTech::Thunderbolt5 && l.transport == Transport::Rdma
-                };
-                (self == Library::MlxJaccl && !node_links().all(|l| rdma_tb5(&l))).then(|| {
+                (self == Library::MlxJaccl && !nodes.all_links_rdma_tb5(design)).then(|| {
                     "JACCL needs RDMA over Thunderbolt 5 (macOS 26.2 or later) on every link \
                      of the Macs: set the links to Thunderbolt 5 with RDMA, or choose the MLX \
                      ring"
@@ -144,18 +123,18 @@ impl Library {
                 })
             }
             Library::Gloo => {
-                if let Some((d, n)) = nodes.iter().find(|(_, n)| n.gpu_count > 1) {
+                if let Some((d, gpus)) = nodes.first_multi_gpu {
                     return Some(format!(
-                        "{} has {} GPUs: Gloo's ranks in one node meet over loopback TCP, \
+                        "{} has {gpus} GPUs: Gloo's ranks in one node meet over loopback TCP, \
                          which the model does not cover (it models one GPU per node)",
-                        d.name, n.gpu_count
+                        design.device(d).map_or("a node", |d| d.name.as_str())
                     ));
                 }
-                node_links()
-                    .any(|l| l.tech == LinkTech::InfiniBand)
+                nodes
+                    .any_link(design, |l| l.tech == LinkTech::InfiniBand)
                     .then(|| {
                         "Gloo runs over TCP, and these nodes connect by InfiniBand: IP over \
-                         InfiniBand is not modelled"
+                     InfiniBand is not modelled"
                             .to_string()
                     })
             }
@@ -163,39 +142,15 @@ impl Library {
     }
 
     /// The library by node family: MLX when every GPU is Apple silicon (JACCL when every
-    /// link between those nodes is Thunderbolt 5 with RDMA, else the TCP ring), NCCL otherwise.
+    /// link between those nodes is Thunderbolt 5 with RDMA, else the TCP ring), NCCL when
+    /// none is, and Gloo for a mix: PyTorch's CPU backend is the one library both run.
     pub fn by_node_family(design: &Design, catalog: &Catalog) -> Library {
-        let mut any_gpu = false;
-        for d in &design.devices {
-            if let DeviceKind::GpuNode(n) = &d.kind
-                && n.gpu_count > 0
-            {
-                any_gpu = true;
-                let apple = catalog
-                    .gpu(&n.gpu)
-                    .is_some_and(|g| matches!(g.arch, GpuArch::AppleM2 | GpuArch::AppleM3));
-                if !apple {
-                    return Library::Nccl;
-                }
-            }
-        }
-        if !any_gpu {
-            return Library::Nccl;
-        }
-        let is_node = |id| {
-            design
-                .device(id)
-                .is_some_and(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
-        };
-        let rdma_tb5 = design
-            .links
-            .iter()
-            .filter(|l| is_node(l.a.device) || is_node(l.b.device))
-            .all(|l| l.tech == LinkTech::Thunderbolt5 && l.transport == Transport::Rdma);
-        if rdma_tb5 {
-            Library::MlxJaccl
-        } else {
-            Library::MlxRing
+        let nodes = Nodes::of(design, catalog);
+        match (nodes.first_apple, nodes.first_other) {
+            (Some(_), Some(_)) => Library::Gloo,
+            (Some(_), None) if nodes.all_links_rdma_tb5(design) => Library::MlxJaccl,
+            (Some(_), None) => Library::MlxRing,
+            (None, _) => Library::Nccl,
         }
     }
 
@@ -211,6 +166,73 @@ impl Library {
             Library::MlxJaccl => Some(32.0 * 1024.0),
             Library::Gloo => None,
         }
+    }
+}
+
+/// What the libraries ask of a design's GPU nodes, in one pass: the first Apple node, the
+/// first other one, the first with several GPUs. Parts are looked up once per run of equal
+/// parts (a design's nodes mostly share one).
+struct Nodes {
+    ids: std::collections::HashSet<crate::model::DeviceId>,
+    first_apple: Option<crate::model::DeviceId>,
+    first_other: Option<crate::model::DeviceId>,
+    first_multi_gpu: Option<(crate::model::DeviceId, u32)>,
+}
+
+impl Nodes {
+    fn of(design: &Design, catalog: &Catalog) -> Nodes {
+        let mut out = Nodes {
+            ids: Default::default(),
+            first_apple: None,
+            first_other: None,
+            first_multi_gpu: None,
+        };
+        let mut last: Option<(&crate::model::PartId, bool)> = None;
+        for d in &design.devices {
+            let DeviceKind::GpuNode(n) = &d.kind else {
+                continue;
+            };
+            if n.gpu_count == 0 {
+                continue;
+            }
+            out.ids.insert(d.id);
+            let apple = match last {
+                Some((part, apple)) if *part == n.gpu => apple,
+                _ => {
+                    let apple = catalog
+                        .gpu(&n.gpu)
+                        .is_some_and(|g| matches!(g.arch, GpuArch::AppleM2 | GpuArch::AppleM3));
+                    last = Some((&n.gpu, apple));
+                    apple
+                }
+            };
+            let first = if apple {
+                &mut out.first_apple
+            } else {
+                &mut out.first_other
+            };
+            first.get_or_insert(d.id);
+            if n.gpu_count > 1 && out.first_multi_gpu.is_none() {
+                out.first_multi_gpu = Some((d.id, n.gpu_count));
+            }
+        }
+        out
+    }
+
+    /// Whether any link at a GPU node satisfies `f`.
+    fn any_link(&self, design: &Design, f: impl Fn(&crate::model::Link) -> bool) -> bool {
+        design
+            .links
+            .iter()
+            .filter(|l| self.ids.contains(&l.a.device) || self.ids.contains(&l.b.device))
+            .any(f)
+    }
+
+    /// Every link at a GPU node is Thunderbolt 5 with RDMA.
+    fn all_links_rdma_tb5(&self, design: &Design) -> bool {
+        !self.any_link(design, |l| {
+            !(l.tech == LinkTech::Thunderbolt5 && l.transport == Transport::Rdma)
+        })
     }
 }
 
@@ -261,5 +283,41 @@ mod tests {
         assert_eq!(Library::MlxRing.both_ways_from_bytes(4), Some(2_097_152.0));
         assert_eq!(Library::MlxJaccl.both_ways_from_bytes(4), Some(32_768.0));
         assert_eq!(Library::Nccl.both_ways_from_bytes(4), None);
+    }
+
+    #[test]
+    fn a_mix_of_macs_and_nvidia_gpus_runs_gloo_under_auto() {
+        let catalog = Catalog::builtin();
+        let mut design = macs("tb5", Transport::Rdma);
+        let Some(DeviceKind::GpuNode(node)) = design.devices.iter_mut().map(|d| &mut d.kind).next()
+        else {
+            panic!("a Mac first");
+        };
+        node.gpu = PartId::new("rtx-4090");
+        assert_eq!(Library::of(&design, &catalog), Library::Gloo);
+        assert_eq!(Library::Gloo.unavailable(&design, &catalog), None);
+        let first = design.devices[0].name.clone();
+        assert_eq!(
+            Library::MlxJaccl.unavailable(&design, &catalog),
+            Some(format!(
+                "MLX runs on Apple silicon, and {first} is not: choose NCCL, or Gloo for a mix"
+            ))
+        );
+        assert!(
+            Library::Nccl
+                .unavailable(&design, &catalog)
+                .is_some_and(|why| why.starts_with("NCCL runs on NVIDIA GPUs, and ")),
+        );
+        // Two GPUs in that node: Gloo's model stops there, and says why.
+        if let DeviceKind::GpuNode(node) = &mut design.devices[0].kind {
+            node.gpu_count = 2;
+        }
+        assert_eq!(
+            Library::Gloo.unavailable(&design, &catalog),
+            Some(format!(
+                "{first} has 2 GPUs: Gloo's ranks in one node meet over loopback TCP, which \
+                 the model does not cover (it models one GPU per node)"
+            ))
+        );
     }
 }
