@@ -115,7 +115,7 @@ impl Library {
                         design.device(d).map_or("a node", |d| d.name.as_str())
                     ));
                 }
-                (self == Library::MlxJaccl && !nodes.all_links_rdma_tb5(design)).then(|| {
+                (self == Library::MlxJaccl && !Nodes::all_links_rdma_tb5(design)).then(|| {
                     "JACCL needs RDMA over Thunderbolt 5 (macOS 26.2 or later) on every link \
                      of the Macs: set the links to Thunderbolt 5 with RDMA, or choose the MLX \
                      ring"
@@ -130,13 +130,11 @@ impl Library {
                         design.device(d).map_or("a node", |d| d.name.as_str())
                     ));
                 }
-                nodes
-                    .any_link(design, |l| l.tech == LinkTech::InfiniBand)
-                    .then(|| {
-                        "Gloo runs over TCP, and these nodes connect by InfiniBand: IP over \
+                Nodes::any_link(design, |l| l.tech == LinkTech::InfiniBand).then(|| {
+                    "Gloo runs over TCP, and these nodes connect by InfiniBand: IP over \
                      InfiniBand is not modelled"
-                            .to_string()
-                    })
+                        .to_string()
+                })
             }
         }
     }
@@ -148,7 +146,7 @@ impl Library {
         let nodes = Nodes::of(design, catalog);
         match (nodes.first_apple, nodes.first_other) {
             (Some(_), Some(_)) => Library::Gloo,
-            (Some(_), None) if nodes.all_links_rdma_tb5(design) => Library::MlxJaccl,
+            (Some(_), None) if Nodes::all_links_rdma_tb5(design) => Library::MlxJaccl,
             (Some(_), None) => Library::MlxRing,
             (None, _) => Library::Nccl,
         }
@@ -171,9 +169,8 @@ impl Library {
 
 /// What the libraries ask of a design's GPU nodes, in one pass: the first Apple node, the
 /// first other one, the first with several GPUs. Parts are looked up once per run of equal
-/// parts (a design's nodes mostly share one).
+/// parts (a design's nodes mostly share one); links are read only for MLX and Gloo.
 struct Nodes {
-    ids: std::collections::HashSet<crate::model::DeviceId>,
     first_apple: Option<crate::model::DeviceId>,
     first_other: Option<crate::model::DeviceId>,
     first_multi_gpu: Option<(crate::model::DeviceId, u32)>,
@@ -182,7 +179,6 @@ struct Nodes {
 impl Nodes {
     fn of(design: &Design, catalog: &Catalog) -> Nodes {
         let mut out = Nodes {
-            ids: Default::default(),
             first_apple: None,
             first_other: None,
             first_multi_gpu: None,
@@ -195,7 +191,6 @@ impl Nodes {
             if n.gpu_count == 0 {
                 continue;
             }
-            out.ids.insert(d.id);
             let apple = match last {
                 Some((part, apple)) if *part == n.gpu => apple,
                 _ => {
@@ -220,17 +215,22 @@ impl Nodes {
     }
 
     /// Whether any link at a GPU node satisfies `f`.
-    fn any_link(&self, design: &Design, f: impl Fn(&crate::model::Link) -> bool) -> bool {
+    fn any_link(design: &Design, f: impl Fn(&crate::model::Link) -> bool) -> bool {
+        let is_node = |id| {
+            design
+                .device(id)
+                .is_some_and(|d| matches!(&d.kind, DeviceKind::GpuNode(n) if n.gpu_count > 0))
+        };
         design
             .links
             .iter()
-            .filter(|l| self.ids.contains(&l.a.device) || self.ids.contains(&l.b.device))
+            .filter(|l| is_node(l.a.device) || is_node(l.b.device))
             .any(f)
     }
 
     /// Every link at a GPU node is Thunderbolt 5 with RDMA.
-    fn all_links_rdma_tb5(&self, design: &Design) -> bool {
-        !self.any_link(design, |l| {
+    fn all_links_rdma_tb5(design: &Design) -> bool {
+        !Nodes::any_link(design, |l| {
             !(l.tech == LinkTech::Thunderbolt5 && l.transport == Transport::Rdma)
         })
     }
