@@ -1506,8 +1506,23 @@ fn eval_library_flag_models_another_library_for_one_run() {
     let want = 1.5 * (1u64 << 30) as f64 / (10e9 * 0.8 * 0.82) * 1e6 + 8.0 * 150.01;
     let got = f64_of(&c["time_us"]);
     assert!((got - want).abs() < 0.01, "{got} against {want}");
-    // The file itself still chooses by node family.
-    assert_eq!(eval_json(&mac, &[])["collective"]["library"], "mlx-jaccl");
+    // The six Thunderbolt 5 cables offer RDMA that Gloo leaves unused, and the advice says so.
+    let advice = j["advice"].as_array().expect("advice");
+    let unused = advice
+        .iter()
+        .find(|a| a["code"] == "rdma-unused")
+        .expect("rdma-unused advice");
+    assert_eq!(unused["links"].as_array().map(Vec::len), Some(6));
+    // The file itself still chooses by node family, which runs that RDMA.
+    let own = eval_json(&mac, &[]);
+    assert_eq!(own["collective"]["library"], "mlx-jaccl");
+    assert!(
+        own["advice"]
+            .as_array()
+            .expect("advice")
+            .iter()
+            .all(|a| a["code"] != "rdma-unused")
+    );
     let o = railyard(&["eval", path_str(&mac), "--library", "nccl"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(

@@ -126,6 +126,38 @@ pub fn advice_reusing(
         }
     }
 
+    // RDMA the library leaves unused: Gloo runs TCP over every link.
+    let rdma_unused: Vec<LinkId> = net_links
+        .iter()
+        .filter(|l| {
+            library == super::Library::Gloo
+                && (l.tech == LinkTech::InfiniBand
+                    || (l.transport == Transport::Rdma
+                        && (l.tech.is_ethernet_family() || l.tech == LinkTech::Thunderbolt5)))
+        })
+        .map(|l| l.id)
+        .collect();
+    if !rdma_unused.is_empty() {
+        let mut devs: Vec<DeviceId> = net_links
+            .iter()
+            .filter(|l| rdma_unused.contains(&l.id))
+            .flat_map(|l| [l.a.device, l.b.device])
+            .collect();
+        devs.sort_unstable();
+        devs.dedup();
+        out.push(item(
+            Severity::Info,
+            "rdma-unused",
+            format!(
+                "{} link(s) offer RDMA that Gloo does not use: it runs TCP, a socket exchange per message",
+                rdma_unused.len()
+            ),
+            devs,
+            rdma_unused,
+            "where the framework allows, use a library that runs RDMA: NCCL on NVIDIA GPUs, MLX's JACCL on Macs over Thunderbolt 5",
+        ));
+    }
+
     // Thunderbolt beyond prototyping.
     let tb: Vec<&crate::model::Link> = net_links
         .iter()
