@@ -144,7 +144,7 @@ fn library_ui(ui: &mut Ui, design: &Design, catalog: &Catalog, out: &mut Vec<Com
         LibraryChoice::Auto => format!("auto: {}", by_family.label()),
         other => other.label().to_string(),
     };
-    egui::ComboBox::from_label("Collective library")
+    ComboBox::from_label("Collective library")
         .selected_text(text(design.library))
         .show_ui(ui, |ui| {
             for choice in LibraryChoice::ALL {
@@ -165,9 +165,9 @@ fn library_ui(ui: &mut Ui, design: &Design, catalog: &Catalog, out: &mut Vec<Com
         })
         .response
         .on_hover_text(
-            "Which library runs the collectives: NCCL on NVIDIA GPUs, MLX on Apple \
-                 silicon (JACCL with RDMA over Thunderbolt 5), or PyTorch's Gloo backend \
-                 (Windows has no NCCL). Auto chooses by node family, Gloo for a mix.",
+            "Which library runs the collectives: NCCL on NVIDIA GPUs, MLX on Apple silicon \
+             (JACCL with RDMA over Thunderbolt 5), or PyTorch's Gloo backend (Windows has no \
+             NCCL). Auto chooses by node family, Gloo for a mix.",
         );
 }
 

@@ -376,8 +376,9 @@ pub(crate) fn plan<'f>(
     }
     let staging_s_per_byte = if gloo {
         notes.push(
-            "Gloo: one TCP connection per peer at 88 % of the line rate (measured at 1 and 10 \
-             GbE); above 10 GbE one core's copying may bind first, which is not modelled"
+            "Gloo: one TCP connection per peer, 88 % of an Ethernet line rate (measured at 1 \
+             and 10 GbE; IP over Thunderbolt at its own measured share); above 10 GbE one \
+             core's copying may bind first, which is not modelled"
                 .to_string(),
         );
         gloo_staging_s_per_byte(fab, groups)
