@@ -205,21 +205,34 @@ pub(crate) fn tree_correction(p: Protocol, bytes: f64) -> f64 {
 pub(crate) const NCCL_STEPS: f64 = 8.0;
 /// NCCL_NVLS_CHUNKSIZE default, bytes.
 pub(crate) const NVLS_CHUNK_BYTES: f64 = 131_072.0;
-/// NCCL_NVLS_NCHANNELS default.
-pub(crate) const NVLS_CHANNELS: f64 = 16.0;
 
-/// NVLS moves fixed 128 KiB chunks through NCCL_STEPS slots on each of its channels, and the
-/// multicast results only stream once that pipeline is full: NCCL_STEPS × chunk at one
+/// NCCL's NVLS channels (`src/transport/nvls.cc`, v2.30.7, `ncclNvlsTuning`): 16 on Hopper
+/// (NVLS_NCHANNELS_SM90); on Blackwell 24 inside one NVLink domain (NVLS_NCHANNELS_SM100_NVL)
+/// and 32 across nodes (NVLS_NCHANNELS_SM100), which its multi-node tuning keeps for two
+/// nodes and lowers to 24 for more on 400G-class NICs (`ncclNvlsTreeSm100Tuning`, nicBw ≥ 48
+/// GB/s; every Blackwell system ships such NICs, so we assume them; 256 KiB chunks on 800G
+/// NICs are not modelled).
+pub(crate) fn nvls_channels(row: ArchRow, domains: u32) -> f64 {
+    match (row, domains) {
+        (ArchRow::Blackwell, 0 | 1) => 24.0,
+        (ArchRow::Blackwell, 2) => 32.0,
+        (ArchRow::Blackwell, _) => 24.0,
+        _ => 16.0,
+    }
+}
+
+/// NVLS moves fixed 128 KiB chunks through NCCL_STEPS slots on each of its `channels`, and
+/// the multicast results only stream once that pipeline is full: NCCL_STEPS × chunk at one
 /// channel's share of the GPU's NVLS rate. NCCL's tuner table leaves this out; the 8×H100
 /// sweeps show it (their time at ≥ 64 MiB sits ~80 µs above size / peak rate). A pipeline
 /// never holds more than its channel's data, so a message smaller than NCCL_STEPS chunks per
-/// channel pays only for its own share (`bytes` ÷ NVLS_CHANNELS).
-pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64, bytes: f64) -> f64 {
-    if per_gpu_nvls_bytes_per_s <= 0.0 {
+/// channel pays only for its own share (`bytes` ÷ channels).
+pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64, channels: f64, bytes: f64) -> f64 {
+    if per_gpu_nvls_bytes_per_s <= 0.0 || channels <= 0.0 {
         return 0.0;
     }
-    let per_channel = per_gpu_nvls_bytes_per_s / NVLS_CHANNELS;
-    let in_flight = (NCCL_STEPS * NVLS_CHUNK_BYTES).min(bytes.max(0.0) / NVLS_CHANNELS);
+    let per_channel = per_gpu_nvls_bytes_per_s / channels;
+    let in_flight = (NCCL_STEPS * NVLS_CHUNK_BYTES).min(bytes.max(0.0) / channels);
     in_flight / per_channel * 1e6
 }
 
@@ -250,13 +263,36 @@ mod tests {
     fn nvls_fill_on_h100() {
         // 450 GB/s × 0.82 × 0.85 = 313.65 GB/s; 16 channels → 19.6 GB/s; 1 MiB in flight.
         let rate = 450e9 * 0.82 * 0.85;
-        let fill = nvls_fill_us(rate, 1024.0 * 1024.0 * 1024.0);
+        let fill = nvls_fill_us(rate, 16.0, 1024.0 * 1024.0 * 1024.0);
         assert!((fill - 8.0 * 131_072.0 / (rate / 16.0) * 1e6).abs() < 1e-9);
         assert!((fill - 53.49).abs() < 0.01, "{fill}");
         // 16 MiB is exactly 1 MiB per channel: full. 128 B is 8 B per channel: 0.4 ns.
-        assert!((nvls_fill_us(rate, 16.0 * 1024.0 * 1024.0) - fill).abs() < 1e-9);
-        let tiny = nvls_fill_us(rate, 128.0);
+        assert!((nvls_fill_us(rate, 16.0, 16.0 * 1024.0 * 1024.0) - fill).abs() < 1e-9);
+        let tiny = nvls_fill_us(rate, 16.0, 128.0);
         assert!((tiny - 8.0 / (rate / 16.0) * 1e6).abs() < 1e-12, "{tiny}");
         assert!(tiny < 0.001);
+    }
+
+    #[test]
+    fn blackwell_fills_more_nvls_channels_than_hopper() {
+        assert_eq!(nvls_channels(ArchRow::Hopper, 1), 16.0);
+        assert_eq!(nvls_channels(ArchRow::Hopper, 4), 16.0);
+        assert_eq!(nvls_channels(ArchRow::Blackwell, 1), 24.0);
+        assert_eq!(nvls_channels(ArchRow::Blackwell, 2), 32.0);
+        assert_eq!(nvls_channels(ArchRow::Blackwell, 8), 24.0);
+        // B200: 900 GB/s × 0.802 (40.1 of 50 GB/s per link) × 0.74 (NVLS efficiency) =
+        // 534.1 GB/s; 24 channels each hold 1 MiB in flight: 24 MiB at that rate, 47.1 µs,
+        // half as much again as 16 channels would take. Below 24 MiB each channel holds its
+        // share only, and the fill is the message at the GPU's rate whatever the channels.
+        let rate = 900e9 * (40.1 / 50.0) * 0.74;
+        let fill = nvls_fill_us(rate, 24.0, 1024.0 * 1024.0 * 1024.0);
+        assert!((fill - 47.12).abs() < 0.01, "{fill}");
+        let sixteen = nvls_fill_us(rate, 16.0, 1024.0 * 1024.0 * 1024.0);
+        assert!((fill / sixteen - 1.5).abs() < 1e-12);
+        let eight_mib = 8.0 * 1024.0 * 1024.0;
+        assert!(
+            (nvls_fill_us(rate, 24.0, eight_mib) - nvls_fill_us(rate, 16.0, eight_mib)).abs()
+                < 1e-9
+        );
     }
 }

@@ -227,6 +227,7 @@ pub(super) fn latency_floor_us(
         uses_net: false,
         net_extra_us: 0.0,
         nvls_rate: 0.0,
+        nvls_channels: 0.0,
         staging_s_per_byte: 0.0,
         notes: Vec::new(),
     };
@@ -264,7 +265,7 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol, byt
     };
     let inter = |algo: TableAlgo| lat::hop_latency(HopKind::Net, algo, p) + plan.net_extra_us;
     let fill = if plan.nvls_rate > 0.0 {
-        lat::nvls_fill_us(plan.nvls_rate, bytes)
+        lat::nvls_fill_us(plan.nvls_rate, plan.nvls_channels, bytes)
     } else {
         0.0
     };

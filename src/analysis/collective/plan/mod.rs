@@ -16,7 +16,7 @@ pub(crate) use loads::LoadBuilder;
 
 use super::Library;
 use super::fabric::{Fabric, GpuInterconnect};
-use super::latency::HopKind;
+use super::latency::{self as lat, HopKind};
 use super::routing::{Router, TreeUse};
 use super::{Algorithm, CollectiveError, Op, Routing};
 use all_to_all::{all_to_all, pxn_send};
@@ -62,6 +62,8 @@ pub(crate) struct Plan {
     pub net_extra_us: f64,
     /// Per-GPU usable NVLink rate at NVLS efficiency (bytes/s) for the NVLS pipeline fill.
     pub nvls_rate: f64,
+    /// NCCL's NVLS channels for that fill (`latency::nvls_channels`).
+    pub nvls_channels: f64,
     /// Seconds per byte of size spent copying GPU tensors to host memory and back before and
     /// after the collective (Gloo on discrete GPUs); zero where the library reads GPU memory.
     pub staging_s_per_byte: f64,
@@ -159,6 +161,7 @@ pub(crate) fn plan<'f>(
     let mut phases: Vec<Phase> = Vec::new();
     let mut notes = Vec::new();
     let mut nvls_rate = 0.0;
+    let mut nvls_channels = 0.0;
     let mut intra_hop = None;
     let mut uses_net = false;
     let mut net_extra = 0.0f64;
@@ -250,6 +253,7 @@ pub(crate) fn plan<'f>(
                 nvls_loads(&mut b, fab, group, op);
             }
             nvls_rate = nvls_gpu_rate(fab, first);
+            nvls_channels = lat::nvls_channels(fab.node_of_gpu(first[0]).arch, m);
             push(b.finish()?, 1.0, true, &mut phases);
         }
         (Op::AllReduce, Algorithm::NvlsTree) => {
@@ -271,6 +275,7 @@ pub(crate) fn plan<'f>(
                 trees(&mut b, fab, segs, 1.0, true)?;
             }
             nvls_rate = nvls_gpu_rate(fab, first);
+            nvls_channels = lat::nvls_channels(fab.node_of_gpu(first[0]).arch, m);
             push(b.finish()?, 1.0, true, &mut phases);
         }
         (Op::AllReduce, Algorithm::Sharp) => {
@@ -300,6 +305,7 @@ pub(crate) fn plan<'f>(
             }
             if all_groups_nvls {
                 nvls_rate = nvls_gpu_rate(fab, first);
+                nvls_channels = lat::nvls_channels(fab.node_of_gpu(first[0]).arch, m);
             }
             push(b.finish()?, 1.0, all_groups_nvls, &mut phases);
         }
@@ -397,6 +403,7 @@ pub(crate) fn plan<'f>(
         uses_net,
         net_extra_us: net_extra,
         nvls_rate,
+        nvls_channels,
         staging_s_per_byte,
         notes,
     })
