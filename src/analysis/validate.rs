@@ -132,13 +132,18 @@ fn predict_row(
 pub const OUT_OF_ORDER: f64 = 1.25;
 
 /// Sets aside (`excluded`) the rows of one system that took more than `OUT_OF_ORDER` times
-/// as long as the next larger size of their sweep: the same collective, GPU count and forced
-/// algorithm and protocol, with a measured time. Rows already set aside keep their reason.
+/// as long as the next larger size of their sweep: the same run (ids that differ only in
+/// their trailing number), collective, GPU count and forced algorithm and protocol, with a
+/// measured time. Rows already set aside keep their reason.
 pub fn set_aside_out_of_order(rows: &mut [MeasuredRow]) {
-    // One sweep: the same collective, GPUs and forced choices (compared by their names).
+    // One sweep: the same run (its ids' stem, "DGXH100-" of "DGXH100-03"), collective, GPUs
+    // and forced choices, compared by their names.
     let sweep: Vec<String> = rows
         .iter()
-        .map(|r| format!("{:?}", (r.op, r.gpus, r.algorithm, r.protocol)))
+        .map(|r| {
+            let stem = r.id.trim_end_matches(|c: char| c.is_ascii_digit());
+            format!("{stem}{:?}", (r.op, r.gpus, r.algorithm, r.protocol))
+        })
         .collect();
     let mut timed: Vec<usize> = (0..rows.len())
         .filter(|&i| rows[i].time_us.is_some_and(|t| t > 0.0))
@@ -251,10 +256,14 @@ mod tests {
             row(512, 12.0),
             row(1024, 13.0),
         ];
-        // Another sweep (two GPUs) is not compared with this one.
+        // Another sweep (two GPUs) is not compared with this one, nor another run of the
+        // same collective (ids of another stem): 20 µs at 64 B beside this run's 14 at 128.
         let mut other = row(2048, 1.0);
         other.gpus = Some(2);
         rows.push(other);
+        let mut second_run = row(64, 20.0);
+        second_run.id = "k-64".into();
+        rows.push(second_run);
         // A row already set aside keeps its reason.
         let mut slow = row(32, 100.0);
         slow.excluded = Some("its reporter called the run slow".into());

@@ -527,6 +527,32 @@ fn markdown_report(r: &ValidationReport, figure_file: Option<&str>) -> String {
                 f.row.id, f.reason
             ));
         }
+        out.push_str(&not_counted_text(&s.rows));
+    }
+    out
+}
+
+/// Why a system's rows are not counted, one line per reason under its table: "every row"
+/// when the reason is the whole system's, else the rows it holds for.
+fn not_counted_text(rows: &[RowPrediction]) -> String {
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for p in rows {
+        let Some(why) = p.row.excluded.as_deref() else {
+            continue;
+        };
+        match reasons.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, ids)) => ids.push(&p.row.id),
+            None => reasons.push((why, vec![&p.row.id])),
+        }
+    }
+    let mut out = String::new();
+    for (why, ids) in reasons {
+        let which = if ids.len() == rows.len() {
+            "every row".to_string()
+        } else {
+            ids.join(", ")
+        };
+        out.push_str(&format!("\nNot counted ({which}): {why}.\n"));
     }
     out
 }
