@@ -1199,9 +1199,18 @@ fn gloo_runs_rings_over_tcp_and_stages_gpu_tensors_through_host_memory() {
     // Broadcast: a binomial tree, two rounds of the whole buffer from the root.
     let bc = expect(Op::Broadcast, 2.0, 2.0);
     assert_eq!(bc.algorithm, Algorithm::Tree);
-    // Its reduce is not modelled: refused by name.
-    let reduce = collective(&design, &catalog, &query(Op::Reduce, GIB)).unwrap_err();
-    assert_eq!(reduce.to_string(), "Gloo (PyTorch, TCP) has no reduce here");
+    // Reduce (reduce.cc): a ring reduce-scatter, 3/4 of S on each link, then the three
+    // others' quarters into the root's link, 3/4 of S again; n + 1 message times.
+    let reduce = expect(Op::Reduce, 0.75 + 0.75, 5.0);
+    assert_eq!(reduce.algorithm, Algorithm::Ring);
+    // No algorithm of another library: refused by name.
+    let mut q = query(Op::AllReduce, GIB);
+    q.algorithm = AlgoChoice::Nvls;
+    let nvls = collective(&design, &catalog, &q).unwrap_err();
+    assert_eq!(
+        nvls.to_string(),
+        "Gloo (PyTorch, TCP) has no all-reduce here with the nvls algorithm"
+    );
 }
 
 /// Macs under Gloo (PyTorch on Apple silicon): one memory, nothing to stage; the TB5 links'

@@ -59,10 +59,11 @@ impl Library {
                 "MLX JACCL backend: RDMA over Thunderbolt 5, a ring both ways above 32 KiB"
             }
             (Library::Gloo, _) => {
-                "PyTorch's Gloo backend: one-way rings for all-reduce and all-gather, a binomial \
-                 tree for broadcast, reduce-scatter run as a whole all-reduce; one TCP \
-                 connection per peer driven by the CPU; GPU tensors copied to pinned host \
-                 memory and back; one GPU per node"
+                "PyTorch's Gloo backend: one-way rings for all-reduce and all-gather, a ring \
+                 reduce-scatter then a gather for reduce, a binomial tree for broadcast, \
+                 reduce-scatter run as a whole all-reduce; one TCP connection per peer driven \
+                 by the CPU; GPU tensors copied to pinned host memory and back; one GPU per \
+                 node"
             }
         }
     }

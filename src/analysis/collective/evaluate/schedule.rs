@@ -14,8 +14,9 @@ use crate::model::Design;
 /// Algorithms worth trying for an operation. MLX's backends have rings (one way, and both
 /// ways for large arrays) for all-reduce and all-gather, and point-to-point sends; no trees,
 /// no in-switch reduction, no reduce-scatter, broadcast or reduce. Gloo (as PyTorch calls
-/// it) has one-way rings for all-reduce, all-gather and reduce-scatter, a binomial tree for
-/// broadcast and direct exchanges; its reduce is not modelled.
+/// it) has one-way rings for all-reduce, all-gather, reduce-scatter and reduce (a ring
+/// reduce-scatter, then a gather to the root), a binomial tree for broadcast and direct
+/// exchanges.
 fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) -> Vec<Algorithm> {
     if library == Library::Gloo {
         return match (op, choice) {
@@ -25,6 +26,7 @@ fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) ->
             ) => {
                 vec![Algorithm::Ring]
             }
+            (Op::Reduce, AlgoChoice::Auto | AlgoChoice::Ring) => vec![Algorithm::Ring],
             (Op::Broadcast, AlgoChoice::Auto | AlgoChoice::Tree) => vec![Algorithm::Tree],
             (Op::AllToAll | Op::SendRecv, AlgoChoice::Auto | AlgoChoice::Direct) => {
                 vec![Algorithm::Direct]

@@ -190,12 +190,15 @@ fn mlx_latency_us(plan: &Plan, op: Op) -> f64 {
 /// and 3), so a wait covers two iterations: an all-reduce's reduce-scatter and all-gather
 /// each run (n − 1)·k + 2 iterations with k ≥ 2 segments per rank, 2n message times for small
 /// buffers, and larger segments hide it behind their transfer. All-gather (allgather.cc): two
-/// halves per rank over 2(n − 1) iterations, n − 1 message times. Broadcast: ⌈log2 n⌉
-/// binomial rounds. All-to-all posts every exchange at once: one.
+/// halves per rank over 2(n − 1) iterations, n − 1 message times. Reduce: a reduce-scatter's
+/// n, then a gather to the root. Broadcast: ⌈log2 n⌉ binomial rounds. All-to-all posts every
+/// exchange at once: one.
 fn gloo_latency_us(plan: &Plan, op: Op) -> f64 {
     let n = f64::from(plan.gpus);
     let steps = match (plan.algorithm, op) {
         (Algorithm::Ring, Op::AllReduce | Op::ReduceScatter) => 2.0 * n,
+        // reduce.cc: the reduce-scatter's 2n iterations, then one gather to the root.
+        (Algorithm::Ring, Op::Reduce) => n + 1.0,
         (Algorithm::Ring, _) => n - 1.0,
         (Algorithm::Tree, _) => n.log2().ceil(),
         _ => 1.0,

@@ -206,6 +206,34 @@ pub(crate) fn plan<'f>(
             }
             push(b.finish()?, steps, false, &mut phases);
         }
+        (Op::Reduce, Algorithm::Ring) if gloo => {
+            // Gloo's reduce (reduce.cc): a ring reduce-scatter, two segments in flight, then
+            // every rank sends its reduced chunk to the root.
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (group, segs) in gs.each() {
+                rings(&mut b, fab, group, segs, 1.0 / nf, true, false)?;
+            }
+            push(b.finish()?, nf - 1.0, false, &mut phases);
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for group in groups {
+                let root = group[0];
+                for (i, &g) in group.iter().enumerate().skip(1) {
+                    if fab.domain_of_gpu(g) == fab.domain_of_gpu(root) {
+                        b.intra(g, root, 1.0 / nf);
+                    } else {
+                        pxn_send(
+                            &mut b,
+                            fab,
+                            g,
+                            root,
+                            1.0 / nf,
+                            key(i as u64, u64::from(g), 41),
+                        )?;
+                    }
+                }
+            }
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
         (Op::Broadcast | Op::Reduce, Algorithm::Ring) => {
             let mut b = LoadBuilder::new(fab, router, routing);
             for (group, segs) in gs.each() {
