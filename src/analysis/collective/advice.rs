@@ -127,7 +127,7 @@ pub fn advice_reusing(
     }
 
     // RDMA the library leaves unused: Gloo runs TCP over every link.
-    let rdma_unused: Vec<LinkId> = net_links
+    let rdma_links: Vec<&&crate::model::Link> = net_links
         .iter()
         .filter(|l| {
             library == super::Library::Gloo
@@ -135,12 +135,11 @@ pub fn advice_reusing(
                     || (l.transport == Transport::Rdma
                         && (l.tech.is_ethernet_family() || l.tech == LinkTech::Thunderbolt5)))
         })
-        .map(|l| l.id)
         .collect();
-    if !rdma_unused.is_empty() {
-        let mut devs: Vec<DeviceId> = net_links
+    if !rdma_links.is_empty() {
+        let rdma_unused: Vec<LinkId> = rdma_links.iter().map(|l| l.id).collect();
+        let mut devs: Vec<DeviceId> = rdma_links
             .iter()
-            .filter(|l| rdma_unused.contains(&l.id))
             .flat_map(|l| [l.a.device, l.b.device])
             .collect();
         devs.sort_unstable();
