@@ -45,21 +45,28 @@ fn scale(x: f64, lo: f64, hi: f64, a: f64, b: f64) -> f64 {
     a + (x - lo) / (hi - lo) * (b - a)
 }
 
+/// Whole steps of `log` (log10 or log2) covering every positive finite value, as (low, high);
+/// at least one step wide.
+fn log_range(values: impl Iterator<Item = f64>, log: fn(f64) -> f64) -> (f64, f64) {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if hi <= 0.0 {
+        return (0.0, 1.0);
+    }
+    let (lo, hi) = (log(lo).floor(), log(hi).ceil());
+    (lo, if hi > lo { hi } else { lo + 1.0 })
+}
+
 /// Decades covering every time on the figure, as (log10 low, log10 high).
 fn time_decades(series: &[PlotSeries]) -> (f64, f64) {
     let times = series
         .iter()
         .flat_map(|s| s.points.iter())
-        .flat_map(|p| [p.measured_us, p.predicted_us])
-        .filter(|t| t.is_finite() && *t > 0.0);
-    let (lo, hi) = times.fold((f64::INFINITY, 0.0_f64), |(lo, hi), t| {
-        (lo.min(t), hi.max(t))
-    });
-    if hi <= 0.0 {
-        return (0.0, 1.0);
-    }
-    let (lo, hi) = (lo.log10().floor(), hi.log10().ceil());
-    (lo, if hi > lo { hi } else { lo + 1.0 })
+        .flat_map(|p| [p.measured_us, p.predicted_us]);
+    log_range(times, f64::log10)
 }
 
 /// Powers of two covering every size, as (log2 low, log2 high).
@@ -68,14 +75,7 @@ fn size_range(series: &[PlotSeries]) -> (f64, f64) {
         .iter()
         .flat_map(|s| s.points.iter())
         .map(|p| p.bytes.max(1) as f64);
-    let (lo, hi) = sizes.fold((f64::INFINITY, 0.0_f64), |(lo, hi), b| {
-        (lo.min(b), hi.max(b))
-    });
-    if hi <= 0.0 {
-        return (0.0, 1.0);
-    }
-    let (lo, hi) = (lo.log2().floor(), hi.log2().ceil());
-    (lo, if hi > lo { hi } else { lo + 1.0 })
+    log_range(sizes, f64::log2)
 }
 
 /// "1 µs", "10 ms", ...: a decade's label.
