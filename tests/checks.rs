@@ -665,3 +665,55 @@ fn dgx_pair_on_the_shipped_catalog_is_clean() {
         "{found:#?}"
     );
 }
+
+#[test]
+fn a_nic_with_no_link_is_named_with_its_slot_and_part() {
+    let mut d = Design::new("two nics");
+    let n0 = d.add_device(node("node-0", "server", "gpu-a", 8, &["nic-ib", "nic-ib"]));
+    let n1 = d.add_device(node("node-1", "server", "gpu-a", 8, &["nic-ib", "nic-ib"]));
+    let leaf = d.add_device(switch("leaf-0", "ib-switch", None));
+    d.add_link(ib(n0, Port::Nic(0), leaf, Port::Switch(0)));
+    d.add_link(ib(n1, Port::Nic(0), leaf, Port::Switch(1)));
+    d.add_link(ib(n1, Port::Nic(1), leaf, Port::Switch(2)));
+    let found = checks(&d, &catalog());
+    let f = single(&found, codes::NIC_UNCABLED);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.message
+            .starts_with("NIC 1 (nic-ib) has no link on node-0:"),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.devices, vec![n0]);
+    // A failed link is still drawn, so its NIC is cabled.
+    let mut failed = d.clone();
+    failed.add_link(Link {
+        state: LinkState::Failed,
+        ..ib(n0, Port::Nic(1), leaf, Port::Switch(3))
+    });
+    assert!(with_code(&checks(&failed, &catalog()), codes::NIC_UNCABLED).is_empty());
+}
+
+#[test]
+fn deleting_a_rail_leaf_of_the_superpod_names_its_nic_on_all_32_nodes() {
+    let mut d = common::design::preset("dgx-h100-superpod-su.ron");
+    let builtin = Catalog::builtin();
+    assert!(with_code(&checks(&d, &builtin), codes::NIC_UNCABLED).is_empty());
+    let leaf = d
+        .devices
+        .iter()
+        .find(|x| x.name == "leaf-r3")
+        .map(|x| x.id)
+        .expect("the preset has leaf-r3");
+    d.links.retain(|l| l.a.device != leaf && l.b.device != leaf);
+    let found = checks(&d, &builtin);
+    let f = single(&found, codes::NIC_UNCABLED);
+    assert!(
+        f.message.starts_with(
+            "NIC 3 (cx7-ndr-400) has no link on 32 GPU nodes (node-01, node-02, node-03 and 29 more)"
+        ),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.devices.len(), 32);
+}

@@ -13,7 +13,8 @@
 //! domains), `links` (ids, ends, self-loops, reused ports), `link_ends` (what each end
 //! carries: family, speed, rails, port counts), `ports` (what a link end plugs into and how
 //! many ports each device uses), `isolation` (GPUs cut off), `chassis` (GPUs and power a
-//! node's chassis holds) and `rates` (link rates outside their technology's range). `checked` holds the design
+//! node's chassis holds), `rates` (link rates outside their technology's range) and `unwired`
+//! (NICs nothing is cabled to). `checked` holds the design
 //! with its catalog parts looked up once; `reporting` phrases and groups the findings.
 
 use crate::model::{Catalog, Design};
@@ -24,6 +25,7 @@ use isolation::check_isolation;
 use links::check_links;
 use parts::check_parts;
 use rates::check_rates;
+use unwired::check_unwired_nics;
 
 mod chassis;
 mod checked;
@@ -35,6 +37,7 @@ mod parts;
 mod ports;
 mod rates;
 mod reporting;
+mod unwired;
 
 pub use crate::analysis::finding::{Finding, Severity};
 
@@ -59,6 +62,7 @@ pub mod codes {
     pub const IMPLAUSIBLE_RATE: &str = "implausible-rate";
     pub const GPUS_OVER_SLOTS: &str = "gpus-over-slots";
     pub const POWER_OVER_SUPPLY: &str = "power-over-supply";
+    pub const NIC_UNCABLED: &str = "nic-uncabled";
 }
 
 /// Runs every check. Sorted by severity (errors first), then code; stable within a code.
@@ -71,6 +75,7 @@ pub fn checks(design: &Design, catalog: &Catalog) -> Vec<Finding> {
     check_links(&checked, &mut out);
     check_rates(&checked, &mut out);
     check_isolation(&checked, &mut out);
+    check_unwired_nics(&checked, &mut out);
     out.sort_by(|x, y| x.severity.cmp(&y.severity).then(x.code.cmp(y.code)));
     out
 }

@@ -1,0 +1,76 @@
+//! NICs nothing is cabled to: bought and powered, they carry no traffic. Deleting a rail's
+//! leaf leaves its NIC on every node uncabled, and the GPUs of that rail then reach the
+//! network through other rails' NICs, so this is the check that says a rail is missing.
+
+use super::checked::CheckedDesign;
+use super::reporting::list_with_more;
+use super::{Finding, Severity, codes::*};
+use crate::model::{DeviceId, DeviceKind, Port};
+use std::collections::BTreeMap;
+
+/// One finding per NIC slot (a rail on a rail-optimized node) left uncabled, listing the GPU
+/// nodes it is uncabled on. Links that failed still count as cabled: they are drawn. A design
+/// that cables no NIC at all (one node, or nodes not networked yet) gets no finding: there is
+/// no network for the NICs to be missing from.
+pub(super) fn check_unwired_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
+    let design = checked.design;
+    let mut cabled: Vec<Vec<bool>> = design
+        .devices
+        .iter()
+        .map(|d| match &d.kind {
+            DeviceKind::GpuNode(node) => vec![false; node.nics.len()],
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut any_cabled = false;
+    for link in &design.links {
+        for end in [link.a, link.b] {
+            if let (Port::Nic(k), Some(i)) = (end.port, checked.index.get(end.device))
+                && let Some(slot) = cabled[i].get_mut(k as usize)
+            {
+                *slot = true;
+                any_cabled = true;
+            }
+        }
+    }
+    if !any_cabled {
+        return;
+    }
+    // NIC slot → the nodes it is uncabled on, in design order.
+    let mut uncabled: BTreeMap<usize, Vec<DeviceId>> = BTreeMap::new();
+    for (device, slots) in design.devices.iter().zip(&cabled) {
+        for (k, _) in slots.iter().enumerate().filter(|(_, c)| !**c) {
+            uncabled.entry(k).or_default().push(device.id);
+        }
+    }
+    for (k, nodes) in uncabled {
+        let part = nodes
+            .first()
+            .and_then(|&id| checked.device(id))
+            .and_then(|d| match &d.kind {
+                DeviceKind::GpuNode(node) => node.nics.get(k).map(|s| s.part.to_string()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let count = nodes.len();
+        let on = if count == 1 {
+            checked.name(nodes[0])
+        } else {
+            format!(
+                "{count} GPU nodes ({})",
+                list_with_more(nodes.iter().map(|&id| checked.name(id)), count)
+            )
+        };
+        out.push(Finding {
+            severity: Severity::Warning,
+            code: NIC_UNCABLED,
+            message: format!(
+                "NIC {k} ({part}) has no link on {on}: it is bought and powered but carries \
+                 nothing, and on a rail-optimized design its rail is missing"
+            ),
+            devices: nodes,
+            links: vec![],
+            suggestion: String::new(),
+        });
+    }
+}
