@@ -169,7 +169,8 @@ impl Library {
 }
 
 /// What the libraries ask of a design's GPU nodes, in one pass: the first Apple node, the
-/// first other one, the first with several GPUs. Parts are looked up once per run of equal
+/// first other one, the first with several GPUs; nodes whose GPU the catalog lacks are left
+/// out. Parts are looked up once per run of equal
 /// parts (a design's nodes mostly share one); links are read only for MLX and Gloo.
 struct Nodes {
     first_apple: Option<crate::model::DeviceId>,
@@ -184,7 +185,7 @@ impl Nodes {
             first_other: None,
             first_multi_gpu: None,
         };
-        let mut last: Option<(&crate::model::PartId, bool)> = None;
+        let mut last: Option<(&crate::model::PartId, Option<bool>)> = None;
         for d in &design.devices {
             let DeviceKind::GpuNode(n) = &d.kind else {
                 continue;
@@ -197,10 +198,15 @@ impl Nodes {
                 _ => {
                     let apple = catalog
                         .gpu(&n.gpu)
-                        .is_some_and(|g| matches!(g.arch, GpuArch::AppleM2 | GpuArch::AppleM3));
+                        .map(|g| matches!(g.arch, GpuArch::AppleM2 | GpuArch::AppleM3));
                     last = Some((&n.gpu, apple));
                     apple
                 }
+            };
+            // A GPU the catalog lacks is of no family: the unknown-part check names it, and
+            // it must not turn a design of Macs into a "mix" that only Gloo runs.
+            let Some(apple) = apple else {
+                continue;
             };
             let first = if apple {
                 &mut out.first_apple
@@ -320,5 +326,15 @@ mod tests {
                  the model does not cover (it models one GPU per node)"
             ))
         );
+    }
+
+    #[test]
+    fn a_gpu_the_catalog_lacks_leaves_macs_on_mlx() {
+        let catalog = Catalog::builtin();
+        let mut design = macs("tb5", Transport::Rdma);
+        if let DeviceKind::GpuNode(node) = &mut design.devices[0].kind {
+            node.gpu = PartId::new("m9-ultra");
+        }
+        assert_eq!(Library::of(&design, &catalog), Library::MlxJaccl);
     }
 }
