@@ -1531,3 +1531,21 @@ fn eval_library_flag_models_another_library_for_one_run() {
         stdout(&o)
     );
 }
+
+#[test]
+fn workload_too_big_for_the_design_says_where_its_gpu_count_came_from() {
+    // Llama 70B's usual layout is TP 8, PP 1: eight GPUs, and the Mac preset has four.
+    let o = railyard(&["workload", path_str(&preset("mac-studio-tb5-x4.ron"))]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "cannot model llama-70b: 8 GPUs requested but the design has 4: tensor parallel 8 \
+             × pipeline 1 of llama-70b"
+        ) && err.contains("pass --tp and --pp that fit 4 GPUs"),
+        "{err}"
+    );
+    // Following the advice works.
+    let w = workload_json(&preset("mac-studio-tb5-x4.ron"), &["--tp", "4"]);
+    assert_eq!(w["model"], "llama-70b");
+}

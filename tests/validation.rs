@@ -300,3 +300,23 @@ fn a_systems_list_says_how_the_test_drove_the_gpus() {
         "{err}"
     );
 }
+
+#[test]
+fn the_text_report_says_its_errors_are_of_time_even_where_rows_show_bandwidth() {
+    let text = railyard(&["validate"]);
+    assert!(
+        text.starts_with(
+            "error = predicted time / measured time − 1 (negative: the model is faster; rows \
+             quoted in GB/s are compared by the time they imply)"
+        ),
+        "{}",
+        &text[..text.len().min(300)]
+    );
+    // Azure's rows are quoted in GB/s: the model's higher bandwidth at 64 KiB is a shorter
+    // time, so a negative error.
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("AZ-H100-07 "))
+        .expect("the Azure 64 KiB row");
+    assert!(row.contains("GB/s") && row.contains(" -"), "{row}");
+}

@@ -362,7 +362,11 @@ fn refit_line(f: &RefitSummary) -> String {
 }
 
 fn text_report(r: &ValidationReport) -> String {
-    let mut out = String::new();
+    // Rows quoted as bandwidth show GB/s, but every error is of time: say so once.
+    let mut out = String::from(
+        "error = predicted time / measured time − 1 (negative: the model is faster; rows \
+         quoted in GB/s are compared by the time they imply)\n\n",
+    );
     for s in &r.systems {
         out.push_str(&format!("{}* on {}", s.prefix, s.design));
         if !s.assumes.is_empty() {

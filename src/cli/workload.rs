@@ -4,7 +4,7 @@
 use super::args::{parse_library, parse_model, parse_routing};
 use super::eval::{AdviceReport, BottleneckReport, advice_lines};
 use super::{count_of, job, load, write_stdout};
-use crate::analysis::collective::{self, Routing};
+use crate::analysis::collective::{self, CollectiveError, Routing};
 use crate::analysis::finding::Finding;
 use crate::analysis::{Question, assess};
 use crate::model::units::{time_text, trim_number};
@@ -263,9 +263,20 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     };
     let a = assess(&design, catalog, &question);
     let w = question.workload.expect("the question has a workload");
+    let (tp, pp) = (chosen.training.tp, chosen.training.pp);
     let result = a
         .workload
         .expect("the question asks for a workload")
+        .map_err(|e| match e {
+            // Name where the count came from: the defaults are the model's usual layout.
+            CollectiveError::NotEnoughGpus { available, .. } => anyhow::anyhow!(
+                "{e}: tensor parallel {tp} × pipeline {pp} of {} (the model's usual layout \
+                 unless --tp/--pp say otherwise); pass --tp and --pp that fit {available} GPUs, \
+                 or a smaller --model",
+                w.name
+            ),
+            e => anyhow::Error::new(e),
+        })
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
     let (figures, detail) = job::run_job(
         &args.file,
