@@ -1549,3 +1549,102 @@ fn workload_too_big_for_the_design_says_where_its_gpu_count_came_from() {
     let w = workload_json(&preset("mac-studio-tb5-x4.ron"), &["--tp", "4"]);
     assert_eq!(w["model"], "llama-70b");
 }
+
+#[test]
+fn eval_says_cost_and_power_are_incomplete_when_a_part_is_missing_from_the_catalog() {
+    let text = std::fs::read_to_string(preset("mac-studio-tb5-x4.ron")).expect("the preset");
+    let known = railyard(&["eval", path_str(&preset("mac-studio-tb5-x4.ron"))]);
+    assert!(!stdout(&known).contains("incomplete"), "{}", stdout(&known));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("typo.ron");
+    std::fs::write(
+        &file,
+        text.replacen(
+            r#"model: "mac-studio-m3-ultra""#,
+            r#"model: "mac-studio-m9""#,
+            1,
+        ),
+    )
+    .expect("writes");
+    let o = railyard(&["eval", path_str(&file)]);
+    let out = stdout(&o);
+    let line = |label: &str| {
+        out.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} line in {out}"))
+            .to_string()
+    };
+    for label in ["cost ", "power "] {
+        assert!(
+            line(label).ends_with("(incomplete: parts missing from the catalog are not counted)"),
+            "{}",
+            line(label)
+        );
+    }
+}
+
+#[test]
+fn mlx_results_name_no_nccl_protocol_and_say_what_they_assume() {
+    let mac = preset("mac-studio-tb5-x4.ron");
+    let eval = stdout(&railyard(&["eval", path_str(&mac)]));
+    assert!(
+        eval.contains("all-reduce of 1 GiB on 4 GPUs: bidirectional-ring (ecmp routing)"),
+        "{eval}"
+    );
+    assert!(
+        eval.contains(
+            "  assumes          MLX JACCL backend: RDMA over Thunderbolt 5, a ring both ways \
+             above 32 KiB"
+        ),
+        "{eval}"
+    );
+    assert!(!eval.contains("Simple"), "{eval}");
+    let sweep = stdout(&railyard(&["sweep", path_str(&mac)]));
+    let rows: Vec<&str> = sweep.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|r| r.ends_with(" ring") || r.ends_with(" bidirectional-ring")),
+        "{sweep}"
+    );
+    // NCCL keeps its protocol.
+    let star = stdout(&railyard(&[
+        "eval",
+        path_str(&preset("workstation-star-10gbe.ron")),
+    ]));
+    assert!(
+        star.contains("all-reduce of 1 GiB on 16 GPUs: ring (Simple, ecmp routing)"),
+        "{star}"
+    );
+}
+
+#[test]
+fn a_heatmap_export_names_the_collective_its_loads_come_from() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let svg = dir.path().join("heat.svg");
+    let su = preset("dgx-h100-superpod-su.ron");
+    let run = |bytes: &str| {
+        let o = railyard(&[
+            "export",
+            path_str(&su),
+            "-o",
+            path_str(&svg),
+            "--heatmap",
+            "--bytes",
+            bytes,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read_to_string(&svg).expect("the SVG")
+    };
+    let large = run("1GiB");
+    assert!(
+        large.contains(
+            "links coloured by load in the all-reduce of 1 GiB on 256 GPUs (NCCL, nvls-tree/Simple)"
+        ),
+        "{}",
+        &large[..large.len().min(2000)]
+    );
+    let small = run("8");
+    assert!(small.contains("links coloured by load in the all-reduce of 8 B on 256 GPUs (NCCL, "));
+    assert_ne!(small, large);
+}

@@ -21,7 +21,8 @@ pub enum OwnedColors {
     Technology,
     Rail,
     Tier,
-    Heatmap(Vec<(LinkId, f64)>),
+    /// Each link's load, and whose loads they are (`CollectiveResult::summary`).
+    Heatmap(Vec<(LinkId, f64)>, String),
 }
 
 impl OwnedColors {
@@ -30,7 +31,7 @@ impl OwnedColors {
             OwnedColors::Technology => LinkColors::Technology,
             OwnedColors::Rail => LinkColors::Rail,
             OwnedColors::Tier => LinkColors::Tier,
-            OwnedColors::Heatmap(loads) => LinkColors::Heatmap(loads),
+            OwnedColors::Heatmap(loads, of) => LinkColors::Heatmap(loads, of),
         }
     }
 }

@@ -227,14 +227,17 @@ impl RailyardApp {
             .path()
             .map_or_else(|| doc.design().name.clone(), |p| p.display().to_string());
         // The heatmap as the canvas shows it, if it is on and computed.
-        let heat: Option<Vec<(LinkId, f64)>> = self
+        let heat: Option<(Vec<(LinkId, f64)>, String)> = self
             .prefs
             .heatmap
             .then(|| self.analysis())
             .flatten()
-            .map(|(_, a)| a.heat.iter().map(|(&id, &u)| (id, u)).collect());
+            .and_then(|(_, a)| {
+                let of = a.collective.as_ref()?.as_ref().ok()?.summary();
+                Some((a.heat.iter().map(|(&id, &u)| (id, u)).collect(), of))
+            });
         let colors = match (heat, self.prefs.link_colors) {
-            (Some(loads), _) => OwnedColors::Heatmap(loads),
+            (Some((loads, of)), _) => OwnedColors::Heatmap(loads, of),
             (None, ColorMode::Rail) => OwnedColors::Rail,
             (None, ColorMode::Tier) => OwnedColors::Tier,
             (None, _) => OwnedColors::Technology,

@@ -19,11 +19,10 @@ impl<'a> LinkLoads<'a> {
         Self {
             utilisation,
             collective: format!(
-                "{} of {} ({}/{})",
+                "{} of {} ({})",
                 result.op,
                 result.bytes,
-                result.algorithm.label(),
-                result.protocol.label()
+                result.algorithm_text()
             ),
         }
     }

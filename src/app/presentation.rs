@@ -43,11 +43,13 @@ pub fn key_figures(analysis: &Analysis) -> Vec<(&'static str, String)> {
         out.push((
             "collective",
             format!(
-                "{} {}: {}, busbw {:.1} GB/s",
+                "{} {}: {}, busbw {:.1} GB/s ({}, {})",
                 r.op,
                 r.bytes,
                 crate::model::units::time_text(r.time_us),
-                r.busbw_gbyte_s
+                r.busbw_gbyte_s,
+                r.library.label(),
+                r.algorithm_text()
             ),
         ));
     }

@@ -318,8 +318,25 @@ pub fn sidebar_ui(
 
     // Cost and power.
     let c = &m.cost;
-    ui.label(RichText::new(format!("Cost {}", c.total.compact())).strong())
-        .on_hover_text(format!("{} exactly", c.total));
+    // Parts the catalog lacks are left out of the bill: the totals say so.
+    let incomplete = m
+        .checks
+        .iter()
+        .any(|f| f.code == crate::analysis::checks::codes::UNKNOWN_PART);
+    let total = if incomplete {
+        format!("Cost {} (incomplete)", c.total.compact())
+    } else {
+        format!("Cost {}", c.total.compact())
+    };
+    ui.label(RichText::new(total).strong())
+        .on_hover_text(if incomplete {
+            format!(
+                "{} exactly, without the parts missing from the catalog (see Checks)",
+                c.total
+            )
+        } else {
+            format!("{} exactly", c.total)
+        });
     egui::Grid::new("cost-lines").num_columns(2).show(ui, |ui| {
         for (label, value) in [
             ("nodes & GPUs", c.nodes),
@@ -343,7 +360,11 @@ pub fn sidebar_ui(
             percent(network)
         ));
     }
-    ui.label(format!("Power {}", m.power));
+    ui.label(if incomplete {
+        format!("Power {} (incomplete)", m.power)
+    } else {
+        format!("Power {}", m.power)
+    });
     ui.separator();
 
     findings_ui(ui, ("Checks: all clear", "Checks"), &m.checks, &mut events);
@@ -744,9 +765,8 @@ fn collective_result_ui(
         .strong(),
     );
     ui.label(format!(
-        "{} / {} ({}), latency {} + bandwidth {}",
-        r.algorithm,
-        r.protocol.label(),
+        "{} ({}), latency {} + bandwidth {}",
+        r.algorithm_text().replace('/', " / "),
         r.library.label(),
         time_text(r.latency_us),
         time_text(r.bandwidth_us)

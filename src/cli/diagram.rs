@@ -64,7 +64,10 @@ fn design_svg_in(
             let result = collective::collective(design, catalog, &q).with_context(|| {
                 format!("{}: no heatmap, the all-reduce cannot run", file.display())
             })?;
-            draw(design, LinkColors::Heatmap(&result.link_utilization))
+            draw(
+                design,
+                LinkColors::Heatmap(&result.link_utilization, &result.summary()),
+            )
         }
     })
 }

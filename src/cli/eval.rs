@@ -3,6 +3,7 @@
 
 use super::args::{QueryArgs, parse_bytes};
 use super::{count_of, load, write_stdout};
+use crate::analysis::checks::codes::UNKNOWN_PART;
 use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
 use crate::analysis::finding::Finding;
 use crate::analysis::{Metrics, Question, assess};
@@ -277,7 +278,16 @@ impl EvalReport {
             (status, _) => format!("— ({})", status.replace('-', " ")),
         };
         rows.push(("bisection".into(), bisection));
-        rows.push(("cost".into(), Usd(self.cost_usd.total).headline()));
+        // Parts the catalog lacks are left out of the bill: the totals say so.
+        let incomplete = if self.checks.iter().any(|c| c.code == UNKNOWN_PART) {
+            " (incomplete: parts missing from the catalog are not counted)"
+        } else {
+            ""
+        };
+        rows.push((
+            "cost".into(),
+            format!("{}{incomplete}", Usd(self.cost_usd.total).headline()),
+        ));
         let c = &self.cost_usd;
         for (label, value, always) in [
             ("  nodes & GPUs", c.nodes, true),
@@ -293,22 +303,29 @@ impl EvalReport {
         }
         rows.push(("switch share".into(), percent(self.switch_cost_share)));
         rows.push(("network share".into(), percent(self.network_cost_share)));
-        rows.push(("power".into(), Watts(self.power_w).to_string()));
+        rows.push((
+            "power".into(),
+            format!("{}{incomplete}", Watts(self.power_w)),
+        ));
         match (&self.collective, &self.collective_error) {
             (Some(c), _) => {
+                // MLX and Gloo have no protocols: name one only where NCCL runs.
+                let how = if c.library.is_nccl() {
+                    format!("{} ({}, {} routing)", c.algorithm, c.protocol, c.routing)
+                } else {
+                    format!("{} ({} routing)", c.algorithm, c.routing)
+                };
                 rows.push((
                     "collective".into(),
                     format!(
-                        "{} of {} on {} GPUs: {} ({}, {})",
+                        "{} of {} on {} GPUs: {how}",
                         c.op,
                         Bytes(c.bytes),
                         group_thousands(i64::from(c.gpus)),
-                        c.algorithm,
-                        c.protocol,
-                        c.routing
                     ),
                 ));
                 rows.push(("  library".into(), c.library.label().to_string()));
+                rows.push(("  assumes".into(), c.assumes.to_string()));
                 rows.push(("  why".into(), c.why.clone()));
                 if let Some(cal) = &c.calibrated {
                     rows.push(("  calibrated".into(), cal.clone()));

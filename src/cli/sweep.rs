@@ -82,16 +82,15 @@ pub(super) fn run(args: &SweepArgs, catalog: &Catalog) -> anyhow::Result<()> {
         "#{:>11} {:>11} {:>12} {:>9} {:>9}\n",
         "", "(elements)", "", "(GB/s)", "(GB/s)"
     ));
-    for row in &rows {
+    for (row, r) in rows.iter().zip(&results) {
         out.push_str(&format!(
-            "{:>12} {:>11} {:>12.2} {:>9.2} {:>9.2}  {} {}\n",
+            "{:>12} {:>11} {:>12.2} {:>9.2} {:>9.2}  {}\n",
             row.bytes,
             row.count,
             row.time_us,
             row.algbw_gbyte_s,
             row.busbw_gbyte_s,
-            row.algorithm,
-            row.protocol
+            r.algorithm_text().replace('/', " ")
         ));
     }
     write_stdout(&out)

@@ -397,14 +397,19 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
     let _ = writeln!(out, "\n## Collective\n");
     match r.collective {
         Ok(col) => {
+            // MLX and Gloo have no protocols: name one only where NCCL runs.
+            let protocol = if col.library.is_nccl() {
+                format!("{} protocol, ", col.protocol.label())
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "{} of {} on {} GPUs: {} algorithm, {} protocol, {} routing.\n",
+                "{} of {} on {} GPUs: {} algorithm, {protocol}{} routing.\n",
                 col.op,
                 col.bytes,
                 group_thousands(i64::from(col.gpus)),
                 col.algorithm,
-                col.protocol.label(),
                 col.routing.cli_name()
             );
             let _ = writeln!(

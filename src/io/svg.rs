@@ -41,15 +41,16 @@ pub enum LinkColors<'a> {
     /// By the switch tiers a link joins.
     Tier,
     /// By utilisation 0–1 (green → yellow → red), as the collective result's
-    /// `link_utilization` lists it; links not listed carry no traffic and are grey.
-    Heatmap(&'a [(LinkId, f64)]),
+    /// `link_utilization` lists it; links not listed carry no traffic and are grey. The text
+    /// says whose loads they are (`CollectiveResult::summary`), for the title block.
+    Heatmap(&'a [(LinkId, f64)], &'a str),
 }
 
 impl LinkColors<'_> {
     /// Each link's load under the heatmap; empty otherwise.
     pub(crate) fn loads(&self) -> HashMap<LinkId, f64> {
         match self {
-            LinkColors::Heatmap(loads) => loads.iter().copied().collect(),
+            LinkColors::Heatmap(loads, _) => loads.iter().copied().collect(),
             _ => HashMap::new(),
         }
     }
@@ -72,7 +73,7 @@ impl LinkColors<'_> {
             LinkColors::Technology => ColorMode::Technology,
             LinkColors::Rail => ColorMode::Rail,
             LinkColors::Tier => ColorMode::Tier,
-            LinkColors::Heatmap(_) => ColorMode::Heatmap,
+            LinkColors::Heatmap(..) => ColorMode::Heatmap,
         }
     }
 }
@@ -290,7 +291,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         out,
         r##"<rect x="{x}" y="{y}" width="{w}" height="{h}" fill="#ffffff"/>"##
     );
-    write_title_block(&mut out, design, colors.mode(), (x + MARGIN, y + MARGIN));
+    write_title_block(&mut out, design, colors, (x + MARGIN, y + MARGIN));
 
     // Pods' and units' frames under everything, each captioned above its top left.
     let _ = writeln!(out, r#"<g class="groups">"#);
@@ -338,7 +339,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         let ((x1, y1), (x2, y2)) = (a.centre(), b.centre());
         let style = painter.style(link, dev_a, dev_b);
         let note = match colors {
-            LinkColors::Heatmap(_) => match heat.get(&link.id) {
+            LinkColors::Heatmap(..) => match heat.get(&link.id) {
                 Some(&u) => format!(", {:.0} % busy", u * 100.0),
                 None => ", idle".to_string(),
             },
@@ -510,11 +511,12 @@ pub(crate) fn dash_attribute(pattern: Pattern) -> String {
     }
 }
 
-/// The design's name, large, and a line of what it holds and how links are coloured.
+/// The design's name, large, and a line of what it holds and how links are coloured (for a
+/// heatmap, in which collective).
 pub(crate) fn write_title_block(
     out: &mut String,
     design: &Design,
-    mode: ColorMode,
+    colors: LinkColors<'_>,
     (x, y): (f32, f32),
 ) {
     let gpus: u64 = design
@@ -528,9 +530,9 @@ pub(crate) fn write_title_block(
         group_thousands(gpus as i64),
         group_thousands(design.devices.len() as i64),
         group_thousands(design.links.len() as i64),
-        match mode {
-            ColorMode::Heatmap => "load",
-            other => other.name(),
+        match colors {
+            LinkColors::Heatmap(_, of) => format!("load in the {of}"),
+            other => other.mode().name().to_string(),
         }
     );
     let _ = writeln!(

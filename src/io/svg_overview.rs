@@ -110,7 +110,7 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
             shown: (k, ia, ib),
         });
         tally_link(&mut bundle.tally, link.nominal_capacity().gbit_s());
-        if matches!(colors, LinkColors::Heatmap(_)) {
+        if matches!(colors, LinkColors::Heatmap(..)) {
             if load > bundle.hottest {
                 bundle.hottest = load;
                 bundle.style = Some(style);
@@ -175,7 +175,7 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
         x + MARGIN * u,
         y + MARGIN * u
     );
-    write_title_block(&mut out, design, colors.mode(), (0.0, 0.0));
+    write_title_block(&mut out, design, colors, (0.0, 0.0));
     let _ = writeln!(out, "</g>");
 
     // Bundles under the blocks: a line into a block ends at its edge.

@@ -283,6 +283,31 @@ pub struct CollectiveResult {
     pub why: String,
 }
 
+impl CollectiveResult {
+    /// "nvls-tree/Simple" under NCCL; the algorithm alone under MLX and Gloo, which move
+    /// plain buffers and have no protocols to name.
+    pub fn algorithm_text(&self) -> String {
+        if self.library.is_nccl() {
+            format!("{}/{}", self.algorithm, self.protocol.label())
+        } else {
+            self.algorithm.to_string()
+        }
+    }
+
+    /// "all-reduce of 1 GiB on 256 GPUs (NCCL, nvls-tree/Simple)": what was timed, by which
+    /// library and algorithm, for captions that show its time or its loads.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} of {} on {} GPUs ({}, {})",
+            self.op,
+            self.bytes,
+            crate::model::units::group_thousands(i64::from(self.gpus)),
+            self.library.label(),
+            self.algorithm_text()
+        )
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CollectiveError {
     #[error("the design has no GPUs")]

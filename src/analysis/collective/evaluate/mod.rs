@@ -392,7 +392,13 @@ impl<'d> Evaluator<'d> {
                 chosen.plan.algorithm
             ));
         }
-        let why = why_chosen(&candidates, chosen.plan.algorithm, protocol, time_us);
+        let why = why_chosen(
+            &candidates,
+            chosen.plan.algorithm,
+            protocol,
+            time_us,
+            self.fab.library.is_nccl(),
+        );
         CollectiveResult {
             library: self.fab.library,
             assumes: self.fab.library.assumes(self.design.sharp_enabled),
@@ -430,6 +436,7 @@ fn why_chosen(
     algorithm: Algorithm,
     protocol: Protocol,
     time_us: f64,
+    protocols_named: bool,
 ) -> String {
     let runner_up = candidates
         .iter()
@@ -438,10 +445,14 @@ fn why_chosen(
     let Some(next) = runner_up else {
         return "the only algorithm and protocol available".into();
     };
+    // MLX and Gloo have no protocols to name.
+    let next_name = if protocols_named {
+        format!("{}/{}", next.algorithm, next.protocol.label())
+    } else {
+        next.algorithm.to_string()
+    };
     let next_text = format!(
-        "{}/{} {} {} ({})",
-        next.algorithm,
-        next.protocol.label(),
+        "{next_name} {} {} ({})",
         if next.time_us < time_us {
             "would take"
         } else {
