@@ -865,9 +865,22 @@ fn compare_as_markdown() {
         lines[0],
         "| Figure | rtx4090-pair-25gbe (baseline) | hgx-h100-x4-roce |"
     );
-    assert_eq!(lines.len(), 2 + 12, "{text}");
+    assert_eq!(lines.len(), 2 + 12 + 2, "{text}");
     assert_eq!(lines[2], "| GPUs | 8 | 32 (+300.0 %) |");
-    assert!(lines.iter().all(|l| l.starts_with('|') && l.ends_with('|')));
+    assert!(
+        lines[..14]
+            .iter()
+            .all(|l| l.starts_with('|') && l.ends_with('|'))
+    );
+    // Under the table: which library and algorithm each all-reduce time is.
+    assert_eq!(
+        lines[14..],
+        [
+            "",
+            "All-reduce runs as: rtx4090-pair-25gbe: NCCL, tree/Simple; hgx-h100-x4-roce: NCCL, \
+             ring/Simple"
+        ]
+    );
 
     let refused: &[&[&str]] = &[
         &["compare", path_str(&a)],
@@ -1647,4 +1660,27 @@ fn a_heatmap_export_names_the_collective_its_loads_come_from() {
     let small = run("8");
     assert!(small.contains("links coloured by load in the all-reduce of 8 B on 256 GPUs (NCCL, "));
     assert_ne!(small, large);
+}
+
+#[test]
+fn negative_numbers_get_their_reason_not_a_parser_complaint() {
+    let star = preset("workstation-star-10gbe.ron");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["eval", path_str(&star), "--bytes", "-5"],
+            "`-5` is not a size",
+        ),
+        (
+            &["bom", path_str(&star), "--discount", "-0.1"],
+            "`-0.1` is not a fraction between 0 and 1",
+        ),
+        (
+            &["generate", "fat-tree", "-o", "-", "--oversubscription", "0"],
+            "`0` is not a ratio above 0 and at most 1000",
+        ),
+    ];
+    for (args, reason) in cases {
+        let err = assert_refused(&railyard(args));
+        assert!(err.contains(reason), "{err}");
+    }
 }

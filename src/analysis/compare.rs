@@ -116,6 +116,10 @@ pub struct Comparison {
     /// Message size of the collective rows.
     pub bytes: Bytes,
     pub rows: Vec<ComparisonRow>,
+    /// How each scenario's all-reduce runs ("MLX JACCL (RDMA), bidirectional-ring";
+    /// "NCCL, nvls-tree/Simple"), or why it cannot: the times beside each other come from
+    /// different libraries and algorithms.
+    pub all_reduce_by: Vec<String>,
 }
 
 impl Comparison {
@@ -124,19 +128,24 @@ impl Comparison {
     }
 }
 
-/// The figures of one design, in row order.
+/// The figures of one design, in row order, and how its all-reduce runs.
 fn figures(
     design: &Design,
     catalog: &Catalog,
     bytes: Bytes,
     workload: Option<&Workload>,
-) -> Vec<Option<f64>> {
+) -> (Vec<Option<f64>>, String) {
     let a = assess(
         design,
         catalog,
         &Question::all_reduce_and_workload(bytes, workload.cloned()),
     );
     let m = &a.metrics;
+    let all_reduce_by = match &a.collective {
+        Some(Ok(r)) => format!("{}, {}", r.library.label(), r.algorithm_text()),
+        Some(Err(e)) => format!("not modelled ({e})"),
+        None => "not modelled".to_string(),
+    };
     let all_reduce = a.collective.and_then(Result::ok);
     let all_to_all =
         collective::collective(design, catalog, &CollectiveQuery::new(Op::AllToAll, bytes)).ok();
@@ -184,7 +193,7 @@ fn figures(
         }
     }
     values.push(Some(advice.len() as f64));
-    values
+    (values, all_reduce_by)
 }
 
 /// Row keys, labels and quantities, in the order `figures` returns values.
@@ -301,10 +310,10 @@ pub fn compare_with(
     } else {
         0
     };
-    let columns: Vec<Vec<Option<f64>>> = designs
+    let (columns, all_reduce_by): (Vec<Vec<Option<f64>>>, Vec<String>) = designs
         .iter()
         .map(|(_, d)| figures(d, catalog, bytes, workload))
-        .collect();
+        .unzip();
     let rows = row_heads(bytes, workload)
         .into_iter()
         .enumerate()
@@ -325,6 +334,7 @@ pub fn compare_with(
         baseline,
         bytes,
         rows,
+        all_reduce_by,
     }
 }
 

@@ -105,6 +105,10 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
         baseline,
         bytes,
         rows,
+        all_reduce_by: columns
+            .iter()
+            .map(|(_, c)| c.all_reduce_by.first().cloned().unwrap_or_default())
+            .collect(),
     }
 }
 
@@ -509,6 +513,12 @@ fn table_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32]) -> Option<usize> {
                 }
                 ui.end_row();
             }
+            // The times side by side may come from different libraries and algorithms.
+            ui.weak("All-reduce runs as");
+            for how in &c.all_reduce_by {
+                ui.weak(how);
+            }
+            ui.end_row();
         });
     new_baseline
 }

@@ -21,7 +21,7 @@ pub(super) struct BomArgs {
     #[arg(long, value_name = "LABEL", default_value = "USD")]
     currency: String,
     /// Fraction taken off every list price: 0.15 for 15 % off.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_discount)]
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_discount, allow_negative_numbers = true)]
     discount: f64,
 }
 

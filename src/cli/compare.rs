@@ -20,7 +20,7 @@ pub(super) struct CompareArgs {
     #[arg(long)]
     csv: bool,
     /// Message size of the collective rows (all-reduce, all-to-all).
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes, allow_negative_numbers = true)]
     bytes: Bytes,
     /// Which file the changes are taken against, counting from 1.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]

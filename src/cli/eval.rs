@@ -22,7 +22,7 @@ pub(super) struct EvalArgs {
     json: bool,
     /// Message size: a whole number of bytes with an optional K, M, G, T suffix
     /// (binary multiples): 8, 64K, 1M, 8GiB.
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes, allow_negative_numbers = true)]
     bytes: Bytes,
     #[command(flatten)]
     query: QueryArgs,

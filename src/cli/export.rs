@@ -33,7 +33,7 @@ pub(super) struct ExportArgs {
     #[arg(long, conflicts_with = "color")]
     heatmap: bool,
     /// Message size of the heatmap's all-reduce (default 1 GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes, allow_negative_numbers = true)]
     bytes: Option<Bytes>,
     /// Pixels per diagram unit of a PNG, 1 to 4.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=4))]

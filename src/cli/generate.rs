@@ -97,7 +97,9 @@ fn parse_nodes(text: &str) -> Result<u32, String> {
 fn parse_ratio(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(r) if r.is_finite() && r > 0.0 && r <= 1000.0 => Ok(r),
-        _ => Err(format!("`{text}` is not a ratio between 0 and 1000")),
+        _ => Err(format!(
+            "`{text}` is not a ratio above 0 and at most 1000 (1 is non-blocking, 3 is 3:1)"
+        )),
     }
 }
 

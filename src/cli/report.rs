@@ -21,7 +21,7 @@ pub(super) struct ReportArgs {
     #[arg(short, long, value_name = "FILE.md")]
     output: PathBuf,
     /// Message size of the collectives.
-    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes)]
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes, allow_negative_numbers = true)]
     bytes: Bytes,
     /// Add a workload section for this model (as `workload --model`), in its usual
     /// parallel layout.

@@ -60,7 +60,20 @@ pub fn render_markdown(c: &Comparison) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&format!("\n{}\n", md_inline(&runs_as(c))));
     out
+}
+
+/// "All-reduce runs as: a: NCCL, ring/Simple; b: MLX JACCL (RDMA), bidirectional-ring": the
+/// times side by side come from different libraries and algorithms, and say so.
+fn runs_as(c: &Comparison) -> String {
+    let each: Vec<String> = c
+        .scenarios
+        .iter()
+        .zip(&c.all_reduce_by)
+        .map(|(name, how)| format!("{name}: {how}"))
+        .collect();
+    format!("All-reduce runs as: {}", each.join("; "))
 }
 
 /// CSV for spreadsheets: `key,label,quantity`, one raw value column per scenario, then one
@@ -126,6 +139,8 @@ pub fn render_text(c: &Comparison) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
+    out.push_str(&runs_as(c));
+    out.push('\n');
     out
 }
 
