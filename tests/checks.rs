@@ -307,7 +307,7 @@ fn unlinked_node_is_isolated() {
     assert_eq!(c.severity, Severity::Error);
     // 8 of its own GPUs, 16 in the rest of the cluster.
     assert!(
-        c.message.contains("node-lonely (8 GPU(s))") && c.message.contains("other 16 GPU(s)"),
+        c.message.contains("node-lonely (8 GPUs)") && c.message.contains("other 16 GPUs"),
         "{c:#?}"
     );
 }

@@ -396,10 +396,10 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
         }
         JobDetail::Serving(r) => {
             out.push_str(&format!(
-                "serving    {} replicas of {} ({} GPUs each): {} tokens/s in all, {} per replica\n",
-                r.replicas,
+                "serving    {} of {} ({} each): {} tokens/s in all, {} per replica\n",
+                count_of(r.replicas as usize, "replica", "replicas"),
                 r.layout,
-                r.gpus_per_replica,
+                count_of(r.gpus_per_replica as usize, "GPU", "GPUs"),
                 r.decode_tokens_per_s
                     .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
                 r.decode_tokens_per_s_per_replica

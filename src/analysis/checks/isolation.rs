@@ -2,6 +2,7 @@
 
 use super::checked::CheckedDesign;
 use super::{Finding, Severity, codes::*};
+use crate::model::units::count_of;
 use crate::model::{DeviceId, DeviceKind, LinkState};
 
 /// Union-find over device indexes, with path halving and union by size.
@@ -96,18 +97,21 @@ pub(super) fn check_isolation(checked: &CheckedDesign<'_>, out: &mut Vec<Finding
         if unique_largest && gpus == largest {
             continue;
         }
+        let gpus_text = |n: u64| count_of(n as usize, "GPU", "GPUs");
         let message = if nodes.len() == 1 {
             format!(
-                "{} ({gpus} GPU(s)) has no working path to any of the other {} GPU(s)",
+                "{} ({}) has no working path to any of the other {}",
                 checked.name(nodes[0]),
-                total - gpus
+                gpus_text(gpus),
+                gpus_text(total - gpus)
             )
         } else {
             format!(
-                "{} nodes ({}; {gpus} GPUs) have no working path to the other {} GPU(s)",
+                "{} nodes ({}; {}) have no working path to the other {}",
                 nodes.len(),
                 checked.names(&nodes),
-                total - gpus
+                gpus_text(gpus),
+                gpus_text(total - gpus)
             )
         };
         out.push(Finding {
