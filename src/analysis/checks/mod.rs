@@ -13,9 +13,9 @@
 //! domains), `links` (ids, ends, self-loops, reused ports), `link_ends` (what each end
 //! carries: family, speed, rails, port counts), `ports` (what a link end plugs into and how
 //! many ports each device uses), `isolation` (GPUs cut off), `chassis` (GPUs and power a
-//! node's chassis holds), `rates` (link rates outside their technology's range) and `unwired`
-//! (NICs nothing is cabled to). `checked` holds the design
-//! with its catalog parts looked up once; `reporting` phrases and groups the findings.
+//! node's chassis holds), `rates` (link rates outside their technology's range) and
+//! `uncabled` (NICs nothing is cabled to). `checked` holds the design with its catalog parts
+//! looked up once; `reporting` phrases and groups the findings.
 
 use crate::model::{Catalog, Design};
 use chassis::check_chassis;
@@ -25,7 +25,7 @@ use isolation::check_isolation;
 use links::check_links;
 use parts::check_parts;
 use rates::check_rates;
-use unwired::check_unwired_nics;
+use uncabled::check_uncabled_nics;
 
 mod chassis;
 mod checked;
@@ -37,7 +37,7 @@ mod parts;
 mod ports;
 mod rates;
 mod reporting;
-mod unwired;
+mod uncabled;
 
 pub use crate::analysis::finding::{Finding, Severity};
 
@@ -75,7 +75,7 @@ pub fn checks(design: &Design, catalog: &Catalog) -> Vec<Finding> {
     check_links(&checked, &mut out);
     check_rates(&checked, &mut out);
     check_isolation(&checked, &mut out);
-    check_unwired_nics(&checked, &mut out);
+    check_uncabled_nics(&checked, &mut out);
     out.sort_by(|x, y| x.severity.cmp(&y.severity).then(x.code.cmp(y.code)));
     out
 }

@@ -170,8 +170,8 @@ impl Library {
 
 /// What the libraries ask of a design's GPU nodes, in one pass: the first Apple node, the
 /// first other one, the first with several GPUs; nodes whose GPU the catalog lacks are left
-/// out. Parts are looked up once per run of equal
-/// parts (a design's nodes mostly share one); links are read only for MLX and Gloo.
+/// out. Parts are looked up once per run of equal parts (a design's nodes mostly share one);
+/// links are read only for MLX and Gloo.
 struct Nodes {
     first_apple: Option<crate::model::DeviceId>,
     first_other: Option<crate::model::DeviceId>,

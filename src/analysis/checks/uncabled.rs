@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// nodes it is uncabled on. Links that failed still count as cabled: they are drawn. A design
 /// that cables no NIC at all (one node, or nodes not networked yet) gets no finding: there is
 /// no network for the NICs to be missing from.
-pub(super) fn check_unwired_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
+pub(super) fn check_uncabled_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     let design = checked.design;
     let mut cabled: Vec<Vec<bool>> = design
         .devices
