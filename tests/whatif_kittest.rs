@@ -98,6 +98,8 @@ fn failing_a_link_shows_the_loss_against_healthy_and_undo_restores_it() {
         "bisection, all-reduce and all-to-all against healthy"
     );
     harness.get_by_label("Restore all (1 links)");
+    // The undo step is named for what it does.
+    harness.get_by_label("undo: fail links");
 
     // Undo: one step puts the link back and the comparison goes away.
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);

@@ -15,7 +15,8 @@ use std::collections::BTreeSet;
 /// The fraction "degrade" sets; the inspector's slider refines it.
 pub const DEGRADED_FRACTION: f64 = 0.5;
 
-/// Sets `state` on every listed link that is not in it already, as one undo step.
+/// Sets `state` on every listed link that is not in it already, as one undo step named for
+/// what it does ("Undid fail links").
 pub fn state_command(design: &Design, links: &[LinkId], state: LinkState) -> Option<Command> {
     let updates: Vec<Command> = links
         .iter()
@@ -27,7 +28,15 @@ pub fn state_command(design: &Design, links: &[LinkId], state: LinkState) -> Opt
             Command::UpdateLink(Box::new(l))
         })
         .collect();
-    (!updates.is_empty()).then_some(Command::Batch(updates))
+    let label = match state {
+        LinkState::Failed => "fail links",
+        LinkState::Degraded { .. } => "degrade links",
+        LinkState::Up => "restore links",
+    };
+    (!updates.is_empty()).then(|| Command::Named {
+        label,
+        command: Box::new(Command::Batch(updates)),
+    })
 }
 
 pub fn scope_command(design: &Design, scope: Scope, state: LinkState) -> Option<Command> {
@@ -291,11 +300,17 @@ mod tests {
             .id;
         let fail = scope_command(&design, Scope::Device(switch), LinkState::Failed)
             .expect("the switch has links");
-        let Command::Batch(steps) = &fail else {
+        let Command::Named { label, command } = &fail else {
+            panic!("one named step: {fail:?}");
+        };
+        assert_eq!(*label, "fail links");
+        let Command::Batch(steps) = command.as_ref() else {
             panic!("one batch: {fail:?}");
         };
         assert_eq!(steps.len(), design.links_of(switch).count());
         let undo = fail.apply(&mut design).expect("applies");
+        // Its undo keeps the name, for "Redo fail links".
+        assert_eq!(undo.label(), "fail links");
         let (failed, _) = unhealthy_counts(&design);
         assert_eq!(failed, original.links_of(switch).count());
         // Failing again changes nothing, so there is nothing to do.

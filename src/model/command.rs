@@ -41,6 +41,12 @@ pub enum Command {
     SetLibrary(LibraryChoice),
     /// Several commands as one undo step.
     Batch(Vec<Command>),
+    /// A command under the name undo and the status bar show ("fail links"), where its own
+    /// kind would only say "edit"; its inverse keeps the name.
+    Named {
+        label: &'static str,
+        command: Box<Command>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -74,6 +80,7 @@ impl Command {
             Command::SetSharpEnabled(_) => "in-network reduction",
             Command::SetLibrary(_) => "collective library",
             Command::Batch(_) => "edit",
+            Command::Named { label, .. } => label,
         }
     }
 
@@ -151,6 +158,7 @@ impl Command {
             | Command::SetCalibration(_)
             | Command::SetSharpEnabled(_)
             | Command::SetLibrary(_) => Ok(()),
+            Command::Named { command, .. } => command.check(design),
             Command::Batch(commands) => {
                 // Later commands may depend on earlier ones: check on a scratch copy only
                 // when there is more than one, to keep the common case cheap.
@@ -317,6 +325,10 @@ impl Command {
                 inverses.reverse();
                 Command::Batch(inverses)
             }
+            Command::Named { label, command } => Command::Named {
+                label,
+                command: Box::new(command.apply_checked(design)),
+            },
         }
     }
 }
@@ -549,6 +561,39 @@ mod tests {
         assert_eq!(design.links.len(), 2);
         inverse.apply(&mut design).unwrap();
         assert_eq!(design, before);
+    }
+
+    #[test]
+    fn a_named_step_undoes_and_redoes_under_its_name() {
+        let mut design = two_switches();
+        let before = design.clone();
+        let mut history = History::default();
+        let named = Command::Named {
+            label: "fail links",
+            command: Box::new(Command::Insert {
+                devices: vec![switch(2, 200.0)],
+                links: vec![],
+                groups: vec![],
+            }),
+        };
+        history.apply(&mut design, named).unwrap();
+        assert_eq!(design.devices.len(), 3);
+        assert_eq!(history.undo(&mut design), Some("fail links"));
+        assert_eq!(design, before);
+        assert_eq!(history.redo(&mut design), Some("fail links"));
+        assert_eq!(design.devices.len(), 3);
+        // A named step that cannot apply leaves the design as it was.
+        let dangling = Command::Named {
+            label: "fail links",
+            command: Box::new(Command::Insert {
+                devices: vec![],
+                links: vec![link(9, 1, 42)],
+                groups: vec![],
+            }),
+        };
+        let now = design.clone();
+        assert!(dangling.apply(&mut design).is_err());
+        assert_eq!(design, now);
     }
 
     #[test]
