@@ -1,6 +1,6 @@
 //! What-if in the designer: mark a link, a device (a switch and so all its links), a rail or a
-//! plane failed or degraded, and restore everything, each as one `Command::Batch` (one undo
-//! step). The sidebar then shows the change against the healthy design, the same design with
+//! plane failed or degraded, and restore everything, each as one batch of link updates under
+//! its own name (one undo step, "undo: fail links"). The sidebar then shows the change against the healthy design, the same design with
 //! every link up, which the analysis worker evaluates alongside the current one.
 
 use crate::analysis::whatif::{
