@@ -101,6 +101,33 @@ fn key(a: u64, b: u64, c: u64) -> u64 {
     a.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ b.wrapping_mul(0xc2b2_ae3d_27d4_eb4f) ^ c
 }
 
+/// One GPU's send of `bytes` (per byte of size) to another: over the scale-up fabric inside
+/// their domain, else through the network (`pxn_send`, flow key `k`).
+fn send(
+    b: &mut LoadBuilder,
+    fab: &Fabric,
+    from: u32,
+    to: u32,
+    bytes: f64,
+    k: u64,
+) -> Result<(), CollectiveError> {
+    if fab.domain_of_gpu(from) == fab.domain_of_gpu(to) {
+        b.intra(from, to, bytes);
+        Ok(())
+    } else {
+        pxn_send(b, fab, from, to, bytes, k)
+    }
+}
+
+/// The NVLS pipeline fill's inputs for a plan whose first group is `first` over `domains`
+/// NVLink domains: the GPUs' NVLS rate and NCCL's NVLS channel count.
+fn nvls_fill_inputs(fab: &Fabric, first: &[u32], domains: u32) -> (f64, f64) {
+    (
+        nvls_gpu_rate(fab, first),
+        lat::nvls_channels(fab.node_of_gpu(first[0]).arch, domains),
+    )
+}
+
 fn equal_segments(segs: &[Segment]) -> bool {
     segs.windows(2).all(|w| w[0].gpus.len() == w[1].gpus.len())
 }
@@ -218,18 +245,14 @@ pub(crate) fn plan<'f>(
             for group in groups {
                 let root = group[0];
                 for (i, &g) in group.iter().enumerate().skip(1) {
-                    if fab.domain_of_gpu(g) == fab.domain_of_gpu(root) {
-                        b.intra(g, root, 1.0 / nf);
-                    } else {
-                        pxn_send(
-                            &mut b,
-                            fab,
-                            g,
-                            root,
-                            1.0 / nf,
-                            key(i as u64, u64::from(g), 41),
-                        )?;
-                    }
+                    send(
+                        &mut b,
+                        fab,
+                        g,
+                        root,
+                        1.0 / nf,
+                        key(i as u64, u64::from(g), 41),
+                    )?;
                 }
             }
             push(b.finish()?, 1.0, false, &mut phases);
@@ -280,8 +303,7 @@ pub(crate) fn plan<'f>(
             for group in groups {
                 nvls_loads(&mut b, fab, group, op);
             }
-            nvls_rate = nvls_gpu_rate(fab, first);
-            nvls_channels = lat::nvls_channels(fab.node_of_gpu(first[0]).arch, m);
+            (nvls_rate, nvls_channels) = nvls_fill_inputs(fab, first, m);
             push(b.finish()?, 1.0, true, &mut phases);
         }
         (Op::AllReduce, Algorithm::NvlsTree) => {
@@ -302,8 +324,7 @@ pub(crate) fn plan<'f>(
                 }
                 trees(&mut b, fab, segs, 1.0, true)?;
             }
-            nvls_rate = nvls_gpu_rate(fab, first);
-            nvls_channels = lat::nvls_channels(fab.node_of_gpu(first[0]).arch, m);
+            (nvls_rate, nvls_channels) = nvls_fill_inputs(fab, first, m);
             push(b.finish()?, 1.0, true, &mut phases);
         }
         (Op::AllReduce, Algorithm::Sharp) => {
@@ -332,8 +353,7 @@ pub(crate) fn plan<'f>(
                 sharp_trees(&mut b, fab, segs, gi as u32, &mut used)?;
             }
             if all_groups_nvls {
-                nvls_rate = nvls_gpu_rate(fab, first);
-                nvls_channels = lat::nvls_channels(fab.node_of_gpu(first[0]).arch, m);
+                (nvls_rate, nvls_channels) = nvls_fill_inputs(fab, first, m);
             }
             push(b.finish()?, 1.0, all_groups_nvls, &mut phases);
         }
@@ -391,11 +411,7 @@ pub(crate) fn plan<'f>(
             for group in groups {
                 for i in 0..group.len() {
                     let (a, c) = (group[i], group[(i + 1) % group.len()]);
-                    if fab.domain_of_gpu(a) == fab.domain_of_gpu(c) {
-                        b.intra(a, c, 1.0);
-                    } else {
-                        pxn_send(&mut b, fab, a, c, 1.0, key(i as u64, u64::from(a), 40))?;
-                    }
+                    send(&mut b, fab, a, c, 1.0, key(i as u64, u64::from(a), 40))?;
                 }
             }
             push(b.finish()?, 1.0, false, &mut phases);
