@@ -405,7 +405,7 @@ fn cli_calibrate_end_to_end() {
     let o = railyard(&["sweep", out.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        text.contains("\n# library: NCCL; the model assumes NCCL defaults"),
+        text.contains("\n# library: NCCL; the model assumes NCCL 2.30.7 defaults"),
         "{text}"
     );
     assert!(
@@ -416,7 +416,10 @@ fn cli_calibrate_end_to_end() {
     );
     let o = railyard(&["workload", out.to_str().unwrap(), "--model", "8"]);
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("\nlibrary    NCCL defaults: "), "{text}");
+    assert!(
+        text.contains("\nlibrary    NCCL 2.30.7 defaults: "),
+        "{text}"
+    );
     assert!(
         text.contains("\ncalibrated fitted to measured.txt: InfiniBand efficiency 0.800"),
         "{text}"

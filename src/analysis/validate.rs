@@ -12,7 +12,7 @@ use super::collective::{
     AlgoChoice, CollectiveError, CollectiveQuery, Op, Protocol, Routing, collective,
 };
 use super::nccl_tests::Harness;
-use crate::model::{Bytes, Catalog, Design};
+use crate::model::{Bytes, Catalog, Design, NcclRelease};
 use serde::Serialize;
 
 /// One measured figure.
@@ -38,6 +38,8 @@ pub struct MeasuredRow {
     pub excluded: Option<String>,
     /// How the test drove the GPUs (one thread for several, a CUDA graph).
     pub harness: Harness,
+    /// The NCCL release the notes name ("NCCL 2.21.5"), if any.
+    pub nccl: Option<NcclRelease>,
 }
 
 /// A row with the model's prediction.
@@ -230,6 +232,7 @@ mod tests {
                 protocol: None,
                 excluded: excluded.then(|| "uncertain".to_string()),
                 harness: Harness::default(),
+                nccl: None,
             },
             predicted_time_us: 100.0 * (1.0 + error),
             predicted_busbw_gbyte_s: 1.0,

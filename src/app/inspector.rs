@@ -7,7 +7,8 @@
 //! the frame they change.
 
 use super::link_info::LinkLoads;
-use crate::analysis::collective::Library;
+use crate::analysis::collective::{Library, release};
+use crate::model::NcclRelease;
 use crate::model::Port;
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
@@ -118,6 +119,9 @@ fn design_meta_ui(
         out.push(Command::SetSharpEnabled(sharp));
     }
     library_ui(ui, design, catalog, out);
+    if Library::of(design, catalog).is_nccl() {
+        nccl_release_ui(ui, design, out);
+    }
     ui.separator();
     ui.label(format!(
         "{} devices, {} links, {} GPUs",
@@ -169,6 +173,42 @@ fn library_ui(ui: &mut Ui, design: &Design, catalog: &Catalog, out: &mut Vec<Com
              (JACCL with RDMA over Thunderbolt 5), or PyTorch's Gloo backend (Windows has no \
              NCCL). Auto chooses by node family, Gloo for a mix.",
         );
+}
+
+/// The NCCL release the design's jobs run: its latency tables and NVLS rules. The modelled
+/// release is the default and is saved as no choice at all.
+fn nccl_release_ui(ui: &mut Ui, design: &Design, out: &mut Vec<Command>) {
+    let modelled = NcclRelease::MODELLED;
+    let current = design.nccl_release.unwrap_or(modelled);
+    let text = |r: NcclRelease| {
+        if r == modelled {
+            format!("{r} (modelled)")
+        } else {
+            r.to_string()
+        }
+    };
+    let mut offered: Vec<NcclRelease> = release::OFFERED.to_vec();
+    if !offered.contains(&current) {
+        offered.push(current);
+        offered.sort_by(|a, b| b.cmp(a));
+    }
+    ComboBox::from_label("NCCL release")
+        .selected_text(text(current))
+        .height(320.0)
+        .show_ui(ui, |ui| {
+            for r in offered {
+                if ui.selectable_label(r == current, text(r)).clicked() && r != current {
+                    let choice = (r != modelled).then_some(r);
+                    out.push(Command::SetNcclRelease(choice));
+                }
+            }
+        })
+        .response
+        .on_hover_text(format!(
+            "The NCCL release the jobs run. Its latency tables (tuning.cc) and which GPU \
+             counts it sets NVLS up for (nvls.cc) change the times; bandwidth figures stay \
+             {modelled}'s. Measurements from an older release compare with that release."
+        ));
 }
 
 fn parts_of(catalog: &Catalog, category: PartCategory) -> Vec<(&PartId, String)> {

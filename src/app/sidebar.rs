@@ -765,9 +765,9 @@ fn collective_result_ui(
         .strong(),
     );
     ui.label(format!(
-        "{} ({}), latency {} + bandwidth {}",
-        r.algorithm_text().replace('/', " / "),
+        "{}, {}: latency {} + bandwidth {}",
         r.library.label(),
+        r.algorithm_text().replace('/', " / "),
         time_text(r.latency_us),
         time_text(r.bandwidth_us)
     ))

@@ -9,7 +9,7 @@ use super::{
 use crate::analysis::collective::{self, AlgoChoice, CollectiveQuery, Op, Routing, parse_size};
 use crate::io::export::ExportFormat;
 use crate::io::link_colors::ColorMode;
-use crate::model::{Bytes, Design, LibraryChoice};
+use crate::model::{Bytes, Design, LibraryChoice, NcclRelease};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -127,13 +127,21 @@ pub(super) struct QueryArgs {
     /// mlx-ring, mlx-jaccl or gloo.
     #[arg(long, value_name = "LIBRARY", value_parser = parse_library)]
     library: Option<LibraryChoice>,
+    /// The NCCL release the jobs run (e.g. 2.21.5), over the design's own: its latency
+    /// tables and NVLS rules; the model's other figures are 2.30.7's.
+    #[arg(long, value_name = "RELEASE", value_parser = parse_nccl_release)]
+    nccl: Option<NcclRelease>,
 }
 
 impl QueryArgs {
-    /// The design as this run models it: with `--library`, that library.
+    /// The design as this run models it: with `--library`, that library; with `--nccl`,
+    /// that release.
     pub(super) fn design_for_run(&self, mut design: Design) -> Design {
         if let Some(choice) = self.library {
             design.library = choice;
+        }
+        if self.nccl.is_some() {
+            design.nccl_release = self.nccl;
         }
         design
     }
@@ -179,6 +187,11 @@ pub(super) fn parse_algo(text: &str) -> Result<AlgoChoice, String> {
              hierarchical, direct"
         )
     })
+}
+
+pub(super) fn parse_nccl_release(text: &str) -> Result<NcclRelease, String> {
+    text.parse()
+        .map_err(|e: crate::model::nccl_release::ReleaseError| e.to_string())
 }
 
 pub(super) fn parse_library(text: &str) -> Result<LibraryChoice, String> {

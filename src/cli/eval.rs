@@ -85,7 +85,7 @@ pub struct CollectiveReport {
     /// The collective library (`nccl`, `mlx-ring`, `mlx-jaccl`), what the model assumes of it,
     /// and why this algorithm and protocol.
     pub library: collective::Library,
-    pub assumes: &'static str,
+    pub assumes: String,
     pub why: String,
     /// The design's calibration, when it has one: what was fitted to which log (the time
     /// above is the calibrated model's).
@@ -111,7 +111,7 @@ impl CollectiveReport {
             busbw_gbyte_s: r.busbw_gbyte_s,
             bottleneck: BottleneckReport::rows(&r.bottleneck),
             library: r.library,
-            assumes: r.assumes,
+            assumes: r.assumes.clone(),
             why: r.why.clone(),
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
         }

@@ -5,6 +5,7 @@
 //! command's `--markdown` output over them).
 
 use super::{load, write_stdout};
+use crate::analysis::collective::release::release_note;
 use crate::analysis::nccl_tests::{HOST_LAUNCH_PER_GPU_US, Harness};
 use crate::analysis::refit::{RefitSummary, refit_sweep};
 use crate::analysis::validate::{
@@ -15,7 +16,7 @@ use crate::io::measured::{ValidationSystem, parse_measured_csv, parse_systems_cs
 use crate::io::parse_design;
 use crate::io::validation_plot::{PlotPoint, PlotSeries, validation_svg};
 use crate::model::units::time_text;
-use crate::model::{Bytes, Catalog, Design};
+use crate::model::{Bytes, Catalog, Design, NcclRelease};
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
@@ -119,6 +120,9 @@ struct SystemReport {
     design: String,
     assumes: String,
     harness: Harness,
+    /// The NCCL release whose latency tables and rules the predictions used, where not the
+    /// modelled one.
+    nccl: Option<NcclRelease>,
     summary: ErrorSummary,
     rows: Vec<RowPrediction>,
     failed: Vec<RowFailure>,
@@ -188,6 +192,7 @@ fn run_source(source: Source<'_>, format: Format, catalog: &Catalog) -> anyhow::
                         assumes: String::new(),
                         not_counted: None,
                         harness: Default::default(),
+                        nccl: None,
                     }];
                     validate(&text, &one, |s| load(&s.design), catalog)
                 }
@@ -256,8 +261,16 @@ fn validate(
             continue;
         }
         set_aside_out_of_order(&mut rows);
-        let design = design_of(system)
+        let mut design = design_of(system)
             .with_context(|| format!("the design of {}", system.design.display()))?;
+        // The release the system ran: the list's, else the one all its rows' notes name.
+        let nccl = system.nccl.or_else(|| {
+            let first = rows[0].nccl?;
+            rows.iter().all(|r| r.nccl == Some(first)).then_some(first)
+        });
+        if nccl.is_some() {
+            design.nccl_release = nccl;
+        }
         let (predicted, failed) = predict_rows(&design, catalog, &rows);
         all.extend(predicted.iter().cloned());
         let refit = refit_sweep(&design, catalog, &predicted);
@@ -266,6 +279,7 @@ fn validate(
             design: system.design.display().to_string(),
             assumes: system.assumes.clone(),
             harness: system.harness,
+            nccl: design.nccl_release,
             summary: summarize(&predicted),
             rows: predicted,
             failed,
@@ -375,6 +389,9 @@ fn text_report(r: &ValidationReport) -> String {
         out.push('\n');
         if let Some(h) = harness_text(&s.harness) {
             out.push_str(&format!("  {h}\n"));
+        }
+        if let Some(r) = s.nccl {
+            out.push_str(&format!("  {}\n", release_note(r)));
         }
         for p in &s.rows {
             out.push_str(&format!(
@@ -506,6 +523,9 @@ fn markdown_report(r: &ValidationReport, figure_file: Option<&str>) -> String {
         }
         if let Some(h) = harness_text(&s.harness) {
             out.push_str(&format!("{h}\n\n"));
+        }
+        if let Some(r) = s.nccl {
+            out.push_str(&format!("{}\n\n", release_note(r)));
         }
         out.push_str("| id | collective | size | measured | model | error | algorithm |\n|---|---|---:|---:|---:|---:|---|\n");
         for p in &s.rows {

@@ -93,7 +93,7 @@ pub struct WorkloadReport {
     pub mapping: collective::Mapping,
     /// The collective library the communication runs on, and what the model assumes of it.
     pub library: collective::Library,
-    pub assumes: &'static str,
+    pub assumes: String,
     /// The design's calibration, when it has one: the times are the calibrated model's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibrated: Option<String>,
@@ -129,7 +129,7 @@ impl WorkloadReport {
             routing: routing.cli_name(),
             mapping: r.mapping,
             library,
-            assumes: library.assumes(design.sharp_enabled),
+            assumes: library.assumes(design.sharp_enabled, design.nccl_release),
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
             components: r
                 .components
@@ -171,7 +171,7 @@ impl WorkloadReport {
             count_of(m.gpus_used as usize, "GPU", "GPUs"),
             count_of(m.scale_up_gpus as usize, "GPU", "GPUs")
         ));
-        // The assumptions open with the library's name ("NCCL defaults: …").
+        // The assumptions open with the library's name ("NCCL 2.30.7 defaults: …").
         out.push_str(&format!("library    {}\n", self.assumes));
         if let Some(cal) = &self.calibrated {
             out.push_str(&format!("calibrated {cal}\n"));

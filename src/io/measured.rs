@@ -14,7 +14,7 @@
 use crate::analysis::collective::{AlgoChoice, Op, Protocol};
 use crate::analysis::nccl_tests::Harness;
 use crate::analysis::validate::MeasuredRow;
-use crate::model::Bytes;
+use crate::model::{Bytes, NcclRelease};
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +113,7 @@ pub fn parse_measured_csv(text: &str) -> Result<Vec<ParsedRow>, MeasuredError> {
             protocol: forced_protocol(notes),
             excluded: exclusion(&whole_row),
             harness: Harness::default(),
+            nccl: named_release(&whole_row),
         }));
     }
     Ok(out)
@@ -173,6 +174,17 @@ fn setting<'a>(notes: &'a str, key: &str) -> Option<&'a str> {
     Some(&rest[..end])
 }
 
+/// The release after "NCCL " in a row ("NCCL 2.21.5"), if the row names one.
+fn named_release(row: &str) -> Option<NcclRelease> {
+    row.match_indices("NCCL ").find_map(|(i, key)| {
+        let rest = &row[i + key.len()..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        rest[..end].trim_end_matches('.').parse().ok()
+    })
+}
+
 fn forced_algorithm(notes: &str) -> AlgoChoice {
     setting(notes, "NCCL_ALGO=")
         .and_then(AlgoChoice::from_cli_name)
@@ -211,11 +223,14 @@ pub struct ValidationSystem {
     pub not_counted: Option<String>,
     /// How its measurements drove the GPUs.
     pub harness: Harness,
+    /// The NCCL release it ran, where the list says (else its rows' notes may).
+    pub nccl: Option<NcclRelease>,
 }
 
 /// Parses the systems list: CSV with columns prefix, design (a path relative to the list),
 /// assumes and, optionally, not_counted (why the system's rows do not count),
-/// gpus_per_thread (nccl-tests `-g`, 1 when empty) and cuda_graph (`yes` for nccl-tests `-G`).
+/// gpus_per_thread (nccl-tests `-g`, 1 when empty), cuda_graph (`yes` for nccl-tests `-G`)
+/// and nccl (the NCCL release the system ran, e.g. 2.21.5).
 pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredError> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
@@ -252,6 +267,16 @@ pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredEr
                 });
             }
         };
+        let nccl = match field(6) {
+            "" => None,
+            text => Some(
+                text.parse::<NcclRelease>()
+                    .map_err(|e| MeasuredError::Row {
+                        line,
+                        message: e.to_string(),
+                    })?,
+            ),
+        };
         out.push(ValidationSystem {
             prefix: field(0).to_string(),
             design: PathBuf::from(field(1)),
@@ -261,6 +286,7 @@ pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredEr
                 gpus_per_thread,
                 cuda_graph,
             },
+            nccl,
         });
     }
     Ok(out)

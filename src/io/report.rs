@@ -431,7 +431,7 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
                 out,
                 "Library: {}. The model assumes {}. Chosen as the {}.\n",
                 col.library.label(),
-                md_inline(col.assumes),
+                md_inline(&col.assumes),
                 md_inline(&col.why)
             );
             if let Some(cal) = r.design.calibration.as_ref().and_then(|c| c.summary()) {

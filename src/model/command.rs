@@ -6,6 +6,7 @@ use super::design::{Design, DeviceId, Group, GroupId, LinkId, Pos};
 use super::device::{Device, DeviceKind};
 use super::library_choice::LibraryChoice;
 use super::link::Link;
+use super::nccl_release::NcclRelease;
 use std::collections::HashSet;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +40,8 @@ pub enum Command {
     SetSharpEnabled(bool),
     /// Chooses the collective library the design's jobs run.
     SetLibrary(LibraryChoice),
+    /// Sets the NCCL release the design's jobs run; None runs the modelled one.
+    SetNcclRelease(Option<NcclRelease>),
     /// Several commands as one undo step.
     Batch(Vec<Command>),
     /// A command under the name undo and the status bar show ("fail links"), where its own
@@ -79,6 +82,7 @@ impl Command {
             Command::SetCalibration(_) => "calibrate",
             Command::SetSharpEnabled(_) => "in-network reduction",
             Command::SetLibrary(_) => "collective library",
+            Command::SetNcclRelease(_) => "NCCL release",
             Command::Batch(_) => "edit",
             Command::Named { label, .. } => label,
         }
@@ -157,7 +161,8 @@ impl Command {
             | Command::ReplaceDesign(_)
             | Command::SetCalibration(_)
             | Command::SetSharpEnabled(_)
-            | Command::SetLibrary(_) => Ok(()),
+            | Command::SetLibrary(_)
+            | Command::SetNcclRelease(_) => Ok(()),
             Command::Named { command, .. } => command.check(design),
             Command::Batch(commands) => {
                 // Later commands may depend on earlier ones: check on a scratch copy only
@@ -312,6 +317,10 @@ impl Command {
             Command::SetLibrary(choice) => {
                 let was = std::mem::replace(&mut design.library, choice);
                 Command::SetLibrary(was)
+            }
+            Command::SetNcclRelease(release) => {
+                let was = std::mem::replace(&mut design.nccl_release, release);
+                Command::SetNcclRelease(was)
             }
             Command::SetCalibration(new) => {
                 let old = std::mem::replace(&mut design.calibration, new.map(|c| *c));
@@ -622,5 +631,24 @@ mod tests {
                 .and_then(|c| c.efficiency(LinkTech::InfiniBand)),
             Some(0.7)
         );
+    }
+
+    #[test]
+    fn the_nccl_release_is_set_undone_and_saved_only_when_named() {
+        use crate::model::NcclRelease;
+        let mut design = two_switches();
+        let plain = ron::ser::to_string(&design).unwrap();
+        assert!(!plain.contains("nccl_release"), "{plain}");
+        let release = NcclRelease::new(2, 21, 5);
+        let undo = Command::SetNcclRelease(Some(release))
+            .apply(&mut design)
+            .unwrap();
+        assert_eq!(undo.label(), "NCCL release");
+        let text = ron::ser::to_string(&design).unwrap();
+        assert!(text.contains(r#"nccl_release:Some("2.21.5")"#), "{text}");
+        let back: Design = ron::from_str(&text).unwrap();
+        assert_eq!(back.nccl_release, Some(release));
+        undo.apply(&mut design).unwrap();
+        assert_eq!(design.nccl_release, None);
     }
 }

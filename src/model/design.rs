@@ -6,6 +6,7 @@ use super::device::{Device, DeviceKind};
 pub use super::ids::{DeviceId, GroupId, LinkId};
 use super::library_choice::LibraryChoice;
 use super::link::Link;
+use super::nccl_release::NcclRelease;
 pub use super::position::Pos;
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +55,10 @@ pub struct Design {
     /// The collective library the jobs run; files without it choose by node family.
     #[serde(default, skip_serializing_if = "LibraryChoice::is_auto")]
     pub library: LibraryChoice,
+    /// The NCCL release the jobs run, where it is not the one the model's constants come
+    /// from (`NcclRelease::MODELLED`); files without it run that one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_release: Option<NcclRelease>,
     /// The file this design was imported from (draw.io, DOT, an edge list), so the checks
     /// can say where a placeholder part came from; absent for designs drawn in railyard.
     #[serde(default, skip_serializing_if = "Option::is_none")]

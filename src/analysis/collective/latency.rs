@@ -1,9 +1,10 @@
-//! NCCL's latency constants (src/graph/tuning.cc, v2.30.7, as listed in collectives.md): the
-//! tables and the figures read from them, nothing about a plan (the per-algorithm sums built
-//! from them are `evaluate::step_latency`'s). All values in µs.
+//! NCCL's latency constants (src/graph/tuning.cc, v2.30.7, as listed in collectives.md, and
+//! the tables of earlier releases): the tables and the figures read from them, nothing about
+//! a plan (the per-algorithm sums built from them are `evaluate::step_latency`'s). All values
+//! in µs.
 
-use crate::model::LinkTech;
 use crate::model::catalog::GpuArch;
+use crate::model::{LinkTech, NcclRelease};
 use serde::Serialize;
 
 /// NCCL's protocols: LL (8-byte lines with flags), LL128, Simple.
@@ -27,7 +28,7 @@ impl Protocol {
         }
     }
 
-    pub(crate) fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         match self {
             Protocol::Ll => 0,
             Protocol::Ll128 => 1,
@@ -54,34 +55,203 @@ pub(crate) enum TableAlgo {
     NvlsTree,
 }
 
-/// baseLatencies[algo][proto].
-pub(crate) fn base_latency(algo: TableAlgo, p: Protocol) -> f64 {
-    let row = match algo {
-        TableAlgo::Tree => [6.8, 14.0, 8.4],
-        TableAlgo::Ring => [6.6, 14.0, 8.4],
-        TableAlgo::CollNetDirect | TableAlgo::Nvls | TableAlgo::NvlsTree => [0.0, 0.0, 0.0],
-    };
-    row[p.index()]
+/// NCCL's latency tables of one release (`src/graph/tuning.cc` at its tag):
+/// baseLatencies[algo][proto] and hwLatencies[hw][algo][proto] for the algorithms modelled,
+/// indexed by `TableAlgo` and `HopKind`. Only the latency tables follow the release; the
+/// bandwidth caps, channel counts and efficiencies are the modelled release's throughout.
+#[derive(Debug, PartialEq)]
+pub(crate) struct LatencyTable {
+    /// The first release these figures shipped in.
+    pub from: NcclRelease,
+    base: [[f64; 3]; 5],
+    hw: [[[f64; 3]; 5]; 3],
+    /// NVLSTree's network steps: 2·(nNodes − 1) before 2.19, 2·log2(nNodes) since.
+    pub nvls_tree_linear: bool,
 }
 
-/// hwLatencies[hw][algo][proto].
+const fn algo_index(algo: TableAlgo) -> usize {
+    match algo {
+        TableAlgo::Tree => 0,
+        TableAlgo::Ring => 1,
+        TableAlgo::CollNetDirect => 2,
+        TableAlgo::Nvls => 3,
+        TableAlgo::NvlsTree => 4,
+    }
+}
+
+impl LatencyTable {
+    /// baseLatencies[algo][proto].
+    pub(crate) fn base(&self, algo: TableAlgo, p: Protocol) -> f64 {
+        self.base[algo_index(algo)][p.index()]
+    }
+
+    /// hwLatencies[hw][algo][proto].
+    pub(crate) fn hop(&self, hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
+        let hw = match hop_kind {
+            HopKind::NvLink => 0,
+            HopKind::Pci => 1,
+            HopKind::Net => 2,
+        };
+        self.hw[hw][algo_index(algo)][p.index()]
+    }
+
+    /// The tables `release` ran: the newest tabulated at or before it. None before 2.5, whose
+    /// tuner had no such tables (2.3 had no tuner; 2.4's differed in form).
+    pub(crate) fn of(release: NcclRelease) -> Option<&'static LatencyTable> {
+        if release >= MODELLED.from {
+            return Some(&MODELLED);
+        }
+        TABLES.iter().rev().find(|t| t.from <= release)
+    }
+}
+
+const ZERO: [f64; 3] = [0.0; 3];
+
+const fn hw_index(hop_kind: HopKind) -> usize {
+    match hop_kind {
+        HopKind::NvLink => 0,
+        HopKind::Pci => 1,
+        HopKind::Net => 2,
+    }
+}
+
+/// Building a release's tables from the one before: what changed, cell by cell.
+impl LatencyTable {
+    const fn since(mut self, major: u16, minor: u16, patch: u16) -> Self {
+        self.from = NcclRelease::new(major, minor, patch);
+        self
+    }
+
+    const fn base_row(mut self, algo: TableAlgo, row: [f64; 3]) -> Self {
+        self.base[algo_index(algo)] = row;
+        self
+    }
+
+    const fn hop_row(mut self, hop_kind: HopKind, algo: TableAlgo, row: [f64; 3]) -> Self {
+        self.hw[hw_index(hop_kind)][algo_index(algo)] = row;
+        self
+    }
+
+    const fn hop_cell(mut self, hop_kind: HopKind, algo: TableAlgo, p: Protocol, v: f64) -> Self {
+        self.hw[hw_index(hop_kind)][algo_index(algo)][p.index()] = v;
+        self
+    }
+
+    const fn nvls_tree_log2(mut self) -> Self {
+        self.nvls_tree_linear = false;
+        self
+    }
+}
+
+use HopKind::{Net, NvLink, Pci};
+use Protocol::{Ll, Ll128, Simple};
+use TableAlgo::{CollNetDirect as CollNet, Nvls as NvlsAlgo, NvlsTree as NvlsTreeAlgo, Ring, Tree};
+
+/// 2.5: Tree and Ring only (each tag's `src/graph/tuning.cc`, Tree, Ring, CollNet or
+/// CollNetDirect, NVLS, NVLSTree; NVLink, PCI, NET).
+const R2_5: LatencyTable = LatencyTable {
+    from: NcclRelease::new(2, 5, 0),
+    base: [[4.4, 4.4, 0.0], [3.6, 3.6, 8.4], ZERO, ZERO, ZERO],
+    hw: [
+        [[0.5, 1.9, 28.0], [0.4, 2.5, 5.7], ZERO, ZERO, ZERO],
+        [[1.0, 1.9, 28.0], [1.0, 2.5, 5.7], ZERO, ZERO, ZERO],
+        [[5.0, 7.5, 50.0], [0.9, 2.5, 6.6], ZERO, ZERO, ZERO],
+    ],
+    nvls_tree_linear: true,
+};
+/// 2.6: CollNet.
+const R2_6: LatencyTable = R2_5
+    .since(2, 6, 0)
+    .base_row(CollNet, [4.4, 4.4, 0.0])
+    .hop_row(NvLink, CollNet, [0.5, 1.9, 4.0])
+    .hop_row(Pci, CollNet, [1.0, 1.9, 5.5])
+    .hop_row(Net, CollNet, [5.0, 5.0, 10.7]);
+const R2_7: LatencyTable = R2_6
+    .since(2, 7, 0)
+    .base_row(Ring, [3.6, 10.0, 8.4])
+    .hop_row(NvLink, Tree, [0.52, 1.2, 28.0])
+    .hop_row(NvLink, Ring, [0.47, 1.9, 3.4])
+    .hop_row(NvLink, CollNet, [0.5, 1.2, 4.0])
+    .hop_row(Net, Tree, [5.0, 8.5, 50.0])
+    .hop_row(Net, Ring, [2.7, 4.0, 9.6]);
+const R2_8: LatencyTable = R2_7
+    .since(2, 8, 0)
+    .hop_cell(NvLink, Tree, Ll128, 1.25)
+    .hop_cell(Net, Tree, Simple, 28.0);
+const R2_10: LatencyTable = R2_8
+    .since(2, 10, 0)
+    .hop_cell(NvLink, CollNet, Simple, 8.0)
+    .hop_cell(Pci, CollNet, Simple, 8.0);
+const R2_12: LatencyTable = R2_10.since(2, 12, 0).hop_cell(Net, Ring, Simple, 28.0);
+/// 2.14: CollNet splits into Direct and Chain; Direct keeps only Simple.
+const R2_14: LatencyTable = R2_12
+    .since(2, 14, 0)
+    .hop_row(NvLink, CollNet, [0.0, 0.0, 8.0])
+    .hop_row(Pci, CollNet, [0.0, 0.0, 8.0])
+    .hop_row(Net, CollNet, [0.0, 0.0, 10.7])
+    .hop_cell(Net, Ring, Simple, 9.6);
+/// 2.17: NVLS, a base latency.
+const R2_17: LatencyTable = R2_14.since(2, 17, 0).base_row(NvlsAlgo, [0.0, 0.0, 40.0]);
+/// 2.18.1: NVLSTree; higher base latencies.
+const R2_18_1: LatencyTable = R2_17
+    .since(2, 18, 1)
+    .base_row(Tree, [6.8, 14.0, 0.0])
+    .base_row(Ring, [6.6, 14.0, 8.4])
+    .base_row(CollNet, [6.8, 14.0, 0.0])
+    .base_row(NvlsAlgo, [0.0, 0.0, 23.0])
+    .base_row(NvlsTreeAlgo, [0.0, 0.0, 23.0])
+    .hop_cell(NvLink, Tree, Ll, 0.6)
+    .hop_cell(NvLink, Ring, Ll, 0.6)
+    .hop_cell(Net, Ring, Simple, 14.0)
+    .hop_row(Net, NvlsAlgo, [0.0, 0.0, 18.0])
+    .hop_row(Net, NvlsTreeAlgo, [0.0, 0.0, 19.0]);
+const R2_18_3: LatencyTable = R2_18_1
+    .since(2, 18, 3)
+    .hop_cell(NvLink, Tree, Simple, 4.0)
+    .hop_cell(Pci, Tree, Simple, 6.0)
+    .hop_cell(Net, Tree, Simple, 14.0);
+/// 2.19: NVLS's figure moves from the base to the NVLink hop; NVLSTree crosses the network
+/// 2·log2(nodes) times.
+const R2_19: LatencyTable = R2_18_3
+    .since(2, 19, 0)
+    .base_row(CollNet, ZERO)
+    .base_row(NvlsAlgo, ZERO)
+    .base_row(NvlsTreeAlgo, ZERO)
+    .hop_row(NvLink, Tree, [0.6, 1.25, 28.0])
+    .hop_row(NvLink, CollNet, [0.0, 0.0, 3.7])
+    .hop_row(NvLink, NvlsAlgo, [0.0, 0.0, 23.0])
+    .hop_row(NvLink, NvlsTreeAlgo, [0.0, 0.0, 23.0])
+    .hop_cell(Pci, Tree, Simple, 28.0)
+    .hop_row(Pci, CollNet, [0.0, 0.0, 3.7])
+    .hop_cell(Net, Tree, Simple, 28.0)
+    .hop_row(Net, CollNet, [0.0, 0.0, 31.0])
+    .hop_row(Net, NvlsTreeAlgo, [0.0, 0.0, 14.0])
+    .nvls_tree_log2();
+const R2_21: LatencyTable = R2_19
+    .since(2, 21, 0)
+    .hop_cell(NvLink, NvlsAlgo, Simple, 25.0)
+    .hop_cell(NvLink, NvlsTreeAlgo, Simple, 25.0);
+const R2_23: LatencyTable = R2_21
+    .since(2, 23, 0)
+    .base_row(Tree, [6.8, 14.0, 8.4])
+    .hop_cell(NvLink, Tree, Simple, 4.0)
+    .hop_cell(Pci, Tree, Simple, 4.0)
+    .hop_cell(Net, Tree, Simple, 14.0);
+
+/// Every change of the modelled columns from 2.5.6 to 2.28.7, oldest first.
+const TABLES: [LatencyTable; 13] = [
+    R2_5, R2_6, R2_7, R2_8, R2_10, R2_12, R2_14, R2_17, R2_18_1, R2_18_3, R2_19, R2_21, R2_23,
+];
+
+/// 2.28.9 to 2.30.7: NVLSTree's network step at 20.9. The modelled release's tables.
+pub(crate) const MODELLED: LatencyTable =
+    R2_23
+        .since(2, 28, 9)
+        .hop_cell(Net, NvlsTreeAlgo, Simple, 20.9);
+
+/// hwLatencies[hw][algo][proto] of the modelled release.
 pub(crate) fn hop_latency(hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
-    let row = match (hop_kind, algo) {
-        (HopKind::NvLink, TableAlgo::Tree) => [0.6, 1.25, 4.0],
-        (HopKind::NvLink, TableAlgo::Ring) => [0.6, 1.9, 3.4],
-        (HopKind::NvLink, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
-        (HopKind::NvLink, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 25.0],
-        (HopKind::Pci, TableAlgo::Tree) => [1.0, 1.9, 4.0],
-        (HopKind::Pci, TableAlgo::Ring) => [1.0, 2.5, 5.7],
-        (HopKind::Pci, TableAlgo::CollNetDirect) => [0.0, 0.0, 3.7],
-        (HopKind::Pci, TableAlgo::Nvls | TableAlgo::NvlsTree) => [0.0, 0.0, 0.0],
-        (HopKind::Net, TableAlgo::Tree) => [5.0, 8.5, 14.0],
-        (HopKind::Net, TableAlgo::Ring) => [2.7, 4.0, 14.0],
-        (HopKind::Net, TableAlgo::CollNetDirect) => [0.0, 0.0, 31.0],
-        (HopKind::Net, TableAlgo::Nvls) => [0.0, 0.0, 18.0],
-        (HopKind::Net, TableAlgo::NvlsTree) => [0.0, 0.0, 20.9],
-    };
-    row[p.index()]
+    MODELLED.hop(hop_kind, algo, p)
 }
 
 /// NCCL's per-step latency of one intra-node hop with LL, the protocol small messages use:
@@ -244,6 +414,42 @@ pub(crate) const P2P_IN_FLIGHT: f64 = 8.0;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_release_gets_the_tables_it_shipped() {
+        let of = |m, n, p| LatencyTable::of(NcclRelease::new(m, n, p)).expect("tabulated");
+        let nvls = |t: &LatencyTable| t.hop(HopKind::NvLink, TableAlgo::Nvls, Protocol::Simple);
+        let net_tree =
+            |t: &LatencyTable| t.hop(HopKind::Net, TableAlgo::NvlsTree, Protocol::Simple);
+        // 2.21.5 (nccl #1244's H20 run): NVLS 25 µs on NVLink, NVLSTree's network step 14 µs,
+        // tree Simple 28 µs a hop with no base.
+        let t = of(2, 21, 5);
+        assert_eq!((nvls(t), net_tree(t)), (25.0, 14.0));
+        assert_eq!(
+            t.hop(HopKind::NvLink, TableAlgo::Tree, Protocol::Simple),
+            28.0
+        );
+        assert_eq!(t.base(TableAlgo::Tree, Protocol::Simple), 0.0);
+        // 2.18.5 (Azure's sweeps): NVLS's 23 µs is a base latency, NVLSTree's step 19 µs.
+        let t = of(2, 18, 5);
+        assert_eq!(t.base(TableAlgo::Nvls, Protocol::Simple), 23.0);
+        assert_eq!((nvls(t), net_tree(t)), (0.0, 19.0));
+        assert!(t.nvls_tree_linear);
+        // 20.9 µs came in 2.28.9; 2.28.7 still has 14.
+        assert_eq!(net_tree(of(2, 28, 7)), 14.0);
+        assert_eq!(of(2, 28, 9), &MODELLED);
+        assert_eq!(of(2, 30, 7), &MODELLED);
+        assert_eq!(net_tree(&MODELLED), 20.9);
+        // 2.9.9: ring LL 3.6 µs base and 0.47 µs an NVLink hop.
+        let t = of(2, 9, 9);
+        assert_eq!(t.base(TableAlgo::Ring, Protocol::Ll), 3.6);
+        assert_eq!(t.hop(HopKind::NvLink, TableAlgo::Ring, Protocol::Ll), 0.47);
+        // 2.4.2 predates the tables.
+        assert!(LatencyTable::of(NcclRelease::new(2, 4, 2)).is_none());
+        // The tables run in release order.
+        assert!(TABLES.windows(2).all(|w| w[0].from < w[1].from));
+        assert!(TABLES[TABLES.len() - 1].from < MODELLED.from);
+    }
 
     #[test]
     fn tree_correction_keeps_time_monotone() {

@@ -10,7 +10,7 @@
 //! cc441984; pytorch `torch/csrc/distributed/c10d/ProcessGroupGloo.cpp` at c194358a.
 
 use crate::model::catalog::GpuArch;
-use crate::model::{Catalog, Design, DeviceKind, LibraryChoice, LinkTech, Transport};
+use crate::model::{Catalog, Design, DeviceKind, LibraryChoice, LinkTech, NcclRelease, Transport};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -39,32 +39,40 @@ impl Library {
         }
     }
 
-    /// What the model assumes of the library, in a sentence a reader can check.
-    pub fn assumes(self, sharp_enabled: bool) -> &'static str {
+    /// What the model assumes of the library, in a sentence a reader can check: for NCCL,
+    /// the release too (`release` where the design names one, else the modelled one).
+    pub fn assumes(self, sharp_enabled: bool, release: Option<NcclRelease>) -> String {
+        let nccl = || match release {
+            Some(r) if r != NcclRelease::MODELLED => format!(
+                "NCCL {r} defaults (its latency tables and NVLS rules; other figures as in \
+                 {})",
+                NcclRelease::MODELLED
+            ),
+            _ => format!("NCCL {} defaults", NcclRelease::MODELLED),
+        };
         match (self, sharp_enabled) {
-            (Library::Nccl, false) => {
-                "NCCL defaults: the tuner's choice of algorithm and protocol, NVLS where \
-                 NVSwitch supports it, no in-network reduction (CollNet off); one process per \
-                 GPU"
-            }
-            (Library::Nccl, true) => {
-                "NCCL defaults with CollNet set up: SHARP in-network reduction where the \
-                 switches support it, NVLS where NVSwitch supports it; one process per GPU"
-            }
-            (Library::MlxRing, _) => {
-                "MLX ring backend: reduce-scatter and all-gather round one ring over TCP, both \
-                 ways once the array holds 256 KiB per rank per direction"
-            }
+            (Library::Nccl, false) => format!(
+                "{}: the tuner's choice of algorithm and protocol, NVLS where NVSwitch supports \
+                 it, no in-network reduction (CollNet off); one process per GPU",
+                nccl()
+            ),
+            (Library::Nccl, true) => format!(
+                "{} with CollNet set up: SHARP in-network reduction where the switches support \
+                 it, NVLS where NVSwitch supports it; one process per GPU",
+                nccl()
+            ),
+            (Library::MlxRing, _) => "MLX ring backend: reduce-scatter and all-gather round one \
+                 ring over TCP, both ways once the array holds 256 KiB per rank per direction"
+                .into(),
             (Library::MlxJaccl, _) => {
-                "MLX JACCL backend: RDMA over Thunderbolt 5, a ring both ways above 32 KiB"
+                "MLX JACCL backend: RDMA over Thunderbolt 5, a ring both ways above 32 KiB".into()
             }
-            (Library::Gloo, _) => {
-                "PyTorch's Gloo backend: one-way rings for all-reduce and all-gather, a ring \
-                 reduce-scatter then a gather for reduce, a binomial tree for broadcast, \
-                 reduce-scatter run as a whole all-reduce; one TCP connection per peer driven \
-                 by the CPU; GPU tensors copied to pinned host memory and back; one GPU per \
-                 node"
-            }
+            (Library::Gloo, _) => "PyTorch's Gloo backend: one-way rings for all-reduce and \
+                 all-gather, a ring reduce-scatter then a gather for reduce, a binomial tree for \
+                 broadcast, reduce-scatter run as a whole all-reduce; one TCP connection per \
+                 peer driven by the CPU; GPU tensors copied to pinned host memory and back; one \
+                 GPU per node"
+                .into(),
         }
     }
 

@@ -21,6 +21,7 @@ mod load_ratio;
 pub mod logical;
 pub mod ops;
 mod plan;
+pub mod release;
 mod routing;
 mod upgrade;
 pub mod workload;
@@ -278,7 +279,7 @@ pub struct CollectiveResult {
     pub notes: Vec<String>,
     /// The collective library that runs it, and what the model assumes of it.
     pub library: Library,
-    pub assumes: &'static str,
+    pub assumes: String,
     /// Why this algorithm and protocol: the fastest of those costed, and the runner-up.
     pub why: String,
 }

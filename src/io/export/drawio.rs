@@ -67,6 +67,7 @@ pub fn design_to_drawio(design: &Design) -> String {
         calibration: design.calibration.clone(),
         sharp_enabled: design.sharp_enabled,
         library: design.library,
+        nccl_release: design.nccl_release,
         imported_from: design.imported_from.clone(),
     };
     let _ = writeln!(

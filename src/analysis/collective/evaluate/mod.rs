@@ -392,16 +392,22 @@ impl<'d> Evaluator<'d> {
                 chosen.plan.algorithm
             ));
         }
-        let why = why_chosen(
+        let mut why = why_chosen(
             &candidates,
             chosen.plan.algorithm,
             protocol,
             time_us,
             self.fab.library.is_nccl(),
         );
+        if let Some(fallback) = &chosen.plan.fallback {
+            why = format!("{fallback}; {why}");
+        }
         CollectiveResult {
             library: self.fab.library,
-            assumes: self.fab.library.assumes(self.design.sharp_enabled),
+            assumes: self
+                .fab
+                .library
+                .assumes(self.design.sharp_enabled, self.design.nccl_release),
             why,
             op: self.op,
             bytes,

@@ -6,6 +6,7 @@ use crate::analysis::collective::fabric::Fabric;
 use crate::analysis::collective::helpers;
 use crate::analysis::collective::latency::{self as lat, ArchRow, Protocol};
 use crate::analysis::collective::plan::{self, Groups, Plan};
+use crate::analysis::collective::release::forced_falls_back_to_ring;
 use crate::analysis::collective::routing::{Prune, Router};
 use crate::analysis::collective::workspace::{Strategy, Workspace};
 use crate::analysis::collective::{AlgoChoice, Algorithm, CollectiveError, Library, Op, Routing};
@@ -165,7 +166,15 @@ pub(super) fn make_plans(
             let worth: Vec<usize> = last
                 .into_iter()
                 .filter(|&i| {
-                    latency_floor_us(algorithms[i], op, protocol, &gs, n, fab.library) <= best_us
+                    latency_floor_us(
+                        algorithms[i],
+                        op,
+                        protocol,
+                        &gs,
+                        n,
+                        fab.library,
+                        fab.latency_table(),
+                    ) <= best_us
                 })
                 .collect();
             outcomes.extend(job.plan_all(&algorithms, &worth));
@@ -194,6 +203,37 @@ pub(super) fn make_plans(
                 }
             }
         }
+    }
+    if plans.is_empty()
+        && choice != AlgoChoice::Auto
+        && choice != AlgoChoice::Ring
+        && fab.library == Library::Nccl
+        && forced_falls_back_to_ring(fab.nccl)
+        && let Some(CollectiveError::AlgorithmUnavailable {
+            algorithm, reason, ..
+        }) = &first_error
+    {
+        let note = format!(
+            "the forced {algorithm} cannot run ({reason}), so NCCL {} runs its ring in its \
+             place (enqueue.cc, the backup ring)",
+            fab.nccl
+        );
+        let (mut plans, domains) = make_plans(
+            fab,
+            design,
+            groups,
+            op,
+            AlgoChoice::Ring,
+            routing,
+            protocol,
+            keep,
+            side,
+            workspace,
+        )?;
+        for c in &mut plans {
+            c.plan.fallback = Some(note.clone());
+        }
+        return Ok((plans, domains));
     }
     if plans.is_empty() {
         return Err(

@@ -2,7 +2,7 @@
 
 use crate::analysis::collective::fabric::{Fabric, Resource};
 use crate::analysis::collective::latency::{
-    self as lat, HopKind, Protocol, TableAlgo, hop_latency,
+    self as lat, HopKind, LatencyTable, Protocol, TableAlgo, hop_latency,
 };
 use crate::analysis::collective::plan::{Groups, Plan};
 use crate::analysis::collective::{Algorithm, Library, Op};
@@ -107,8 +107,21 @@ impl IntraHops {
     /// a protocol the calibration does not set moves with LL. NVLS and CollNet columns keep
     /// NCCL's figures.
     /// Floored at zero. Network hops are not intra-node and keep NCCL's figure.
+    /// The modelled release's tables; `hop_latency_in` takes a release's.
     pub(crate) fn hop_latency(&self, hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
-        let base = hop_latency(hop_kind, algo, p);
+        self.hop_latency_in(&lat::MODELLED, hop_kind, algo, p)
+    }
+
+    /// `hop_latency` in a release's tables: a calibrated figure still sets a ring step's
+    /// latency exactly, and the other columns move by as much from that release's figures.
+    pub(crate) fn hop_latency_in(
+        &self,
+        table: &LatencyTable,
+        hop_kind: HopKind,
+        algo: TableAlgo,
+        p: Protocol,
+    ) -> f64 {
+        let base = table.hop(hop_kind, algo, p);
         let fitted = match hop_kind {
             HopKind::NvLink => &self.nvlink,
             HopKind::Pci => &self.pci,
@@ -119,9 +132,10 @@ impl IntraHops {
         if !matches!(algo, TableAlgo::Ring | TableAlgo::Tree) {
             return base;
         }
+        let ring = |p: Protocol| table.hop(hop_kind, TableAlgo::Ring, p);
         let shift = match (fitted[p.index()], fitted[Protocol::Ll.index()]) {
-            (Some(own), _) => own - builtin_hop(hop_kind, p),
-            (None, Some(ll)) => ll - builtin_hop(hop_kind, Protocol::Ll),
+            (Some(own), _) => own - ring(p),
+            (None, Some(ll)) => ll - ring(Protocol::Ll),
             (None, None) => return base,
         };
         (base + shift).max(0.0)
@@ -217,6 +231,7 @@ pub(super) fn latency_floor_us(
     gs: &Groups,
     n: u32,
     library: Library,
+    latency: &'static LatencyTable,
 ) -> f64 {
     let segs = &gs.segs[0];
     let skeleton = Plan {
@@ -232,6 +247,8 @@ pub(super) fn latency_floor_us(
         nvls_rate: 0.0,
         nvls_channels: 0.0,
         staging_s_per_byte: 0.0,
+        latency,
+        fallback: None,
         notes: Vec::new(),
     };
     let hops = IntraHops::default();
@@ -256,17 +273,18 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol, byt
     let m = f64::from(plan.domains);
     let g = f64::from(plan.max_domain_gpus);
     let multi = plan.domains > 1;
+    let table = plan.latency;
     let intra = |algo: TableAlgo| -> f64 {
-        let l = plan
-            .intra_hop
-            .map_or(0.0, |hop_kind| hops.hop_latency(hop_kind, algo, p));
+        let l = plan.intra_hop.map_or(0.0, |hop_kind| {
+            hops.hop_latency_in(table, hop_kind, algo, p)
+        });
         if multi {
             l.max(lat::net_overhead(p))
         } else {
             l
         }
     };
-    let inter = |algo: TableAlgo| lat::hop_latency(HopKind::Net, algo, p) + plan.net_extra_us;
+    let inter = |algo: TableAlgo| table.hop(HopKind::Net, algo, p) + plan.net_extra_us;
     let fill = if plan.nvls_rate > 0.0 {
         lat::nvls_fill_us(plan.nvls_rate, plan.nvls_channels, bytes)
     } else {
@@ -278,35 +296,48 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol, byt
                 Op::AllReduce => (2.0 * (n - 1.0), if multi { 2.0 * (m - 1.0) } else { 0.0 }),
                 _ => (n - 1.0, if multi { m - 1.0 } else { 0.0 }),
             };
-            lat::base_latency(TableAlgo::Ring, p)
+            table.base(TableAlgo::Ring, p)
                 + (steps - inter_steps) * intra(TableAlgo::Ring)
                 + inter_steps * inter(TableAlgo::Ring)
         }
         Algorithm::Tree => {
             if multi {
-                lat::base_latency(TableAlgo::Tree, p)
+                table.base(TableAlgo::Tree, p)
                     + 2.0
                         * ((g - 1.0) * intra(TableAlgo::Tree)
                             + log2_ceil(plan.domains) * inter(TableAlgo::Tree))
             } else {
-                lat::base_latency(TableAlgo::Tree, p) + 2.0 * (n - 1.0) * intra(TableAlgo::Tree)
+                table.base(TableAlgo::Tree, p) + 2.0 * (n - 1.0) * intra(TableAlgo::Tree)
             }
         }
-        Algorithm::Nvls => hops.hop_latency(HopKind::NvLink, TableAlgo::Nvls, p) + fill,
+        Algorithm::Nvls => {
+            table.base(TableAlgo::Nvls, p)
+                + hops.hop_latency_in(table, HopKind::NvLink, TableAlgo::Nvls, p)
+                + fill
+        }
         Algorithm::NvlsTree => {
-            hops.hop_latency(HopKind::NvLink, TableAlgo::NvlsTree, p)
-                + 2.0 * log2_ceil(plan.domains) * inter(TableAlgo::NvlsTree)
+            let net_steps = if table.nvls_tree_linear {
+                2.0 * (m - 1.0)
+            } else {
+                2.0 * log2_ceil(plan.domains)
+            };
+            table.base(TableAlgo::NvlsTree, p)
+                + hops.hop_latency_in(table, HopKind::NvLink, TableAlgo::NvlsTree, p)
+                + net_steps * inter(TableAlgo::NvlsTree)
                 + fill
         }
         Algorithm::Sharp => {
             let intra_hop = plan.intra_hop.unwrap_or(HopKind::NvLink);
-            2.0 * ((g - 1.0).min(1.0) * hops.hop_latency(intra_hop, TableAlgo::CollNetDirect, p)
-                + (g - 1.0) * 0.4)
+            table.base(TableAlgo::CollNetDirect, p)
+                + 2.0
+                    * ((g - 1.0).min(1.0)
+                        * hops.hop_latency_in(table, intra_hop, TableAlgo::CollNetDirect, p)
+                        + (g - 1.0) * 0.4)
                 + inter(TableAlgo::CollNetDirect)
                 + fill
         }
         Algorithm::Hierarchical => {
-            lat::base_latency(TableAlgo::Ring, p)
+            table.base(TableAlgo::Ring, p)
                 + 2.0 * (g - 1.0) * intra(TableAlgo::Ring)
                 + 2.0 * (m - 1.0) * inter(TableAlgo::Ring)
         }
@@ -316,7 +347,7 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol, byt
             } else {
                 intra(TableAlgo::Ring)
             };
-            let base = lat::base_latency(TableAlgo::Ring, p) + hop;
+            let base = table.base(TableAlgo::Ring, p) + hop;
             if op == Op::AllToAll {
                 let local = (g - 1.0).max(0.0) * intra(TableAlgo::Ring);
                 let remote = (n - g).max(0.0) * lat::net_overhead(p);

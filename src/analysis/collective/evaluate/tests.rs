@@ -224,6 +224,7 @@ fn latency_floor_leaves_out_only_losers() {
                                 &gs,
                                 groups[0].len() as u32,
                                 fab.library,
+                                fab.latency_table(),
                             );
                             let latency = latency_us(&c.plan, &c.intra_hops, op, p, 0.0);
                             assert!(floor > 0.0 && floor <= latency, "{floor} {latency}");

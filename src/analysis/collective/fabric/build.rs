@@ -399,6 +399,9 @@ pub(crate) fn build(
     } = std::mem::take(&mut graph);
     let mut fab = Fabric {
         library,
+        nccl: design
+            .nccl_release
+            .unwrap_or(crate::model::NcclRelease::MODELLED),
         in_network,
         is_node,
         arc_usable,

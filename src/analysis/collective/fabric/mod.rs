@@ -144,6 +144,9 @@ pub(crate) struct Fabric {
     pub in_network: Vec<bool>,
     /// The collective library the design's GPUs run.
     pub library: super::Library,
+    /// The NCCL release whose latency tables and rules apply (the design's, else the
+    /// modelled one); read only when `library` is NCCL.
+    pub nccl: crate::model::NcclRelease,
     pub adj_start: Vec<u32>,
     pub adj: Vec<Adj>,
     pub grp_start: Vec<u32>,
@@ -165,6 +168,11 @@ pub(crate) struct Fabric {
 }
 
 impl Fabric {
+    /// NCCL's latency tables of the release the design runs; the modelled release's for
+    /// releases older than the tables go (before 2.5).
+    pub(crate) fn latency_table(&self) -> &'static super::latency::LatencyTable {
+        super::latency::LatencyTable::of(self.nccl).unwrap_or(&super::latency::MODELLED)
+    }
     pub fn arc_count(&self) -> usize {
         self.arc_usable.len()
     }

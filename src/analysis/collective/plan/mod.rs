@@ -16,7 +16,8 @@ pub(crate) use loads::LoadBuilder;
 
 use super::Library;
 use super::fabric::{Fabric, GpuInterconnect};
-use super::latency::{self as lat, HopKind};
+use super::latency::{self as lat, HopKind, LatencyTable};
+use super::release::nvls_refused;
 use super::routing::{Router, TreeUse};
 use super::{Algorithm, CollectiveError, Op, Routing};
 use all_to_all::{all_to_all, pxn_send};
@@ -67,6 +68,11 @@ pub(crate) struct Plan {
     /// Seconds per byte of size spent copying GPU tensors to host memory and back before and
     /// after the collective (Gloo on discrete GPUs); zero where the library reads GPU memory.
     pub staging_s_per_byte: f64,
+    /// NCCL's latency tables of the release that runs it.
+    pub latency: &'static LatencyTable,
+    /// Why this ring runs in place of the algorithm NCCL_ALGO forced, where the release
+    /// falls back to its ring (`release::forced_falls_back_to_ring`).
+    pub fallback: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -299,6 +305,9 @@ pub(crate) fn plan<'f>(
                     "needs NVSwitch generation 3 or later (Hopper, Blackwell)",
                 ));
             }
+            if let Some(reason) = nvls_refused(fab.nccl, max_g, m) {
+                return Err(unavailable(&reason));
+            }
             let mut b = LoadBuilder::new(fab, router, routing);
             for group in groups {
                 nvls_loads(&mut b, fab, group, op);
@@ -316,6 +325,9 @@ pub(crate) fn plan<'f>(
                 return Err(unavailable(
                     "needs NVSwitch gen3+ in every node, each with the same number of GPUs",
                 ));
+            }
+            if let Some(reason) = nvls_refused(fab.nccl, max_g, m) {
+                return Err(unavailable(&reason));
             }
             let mut b = LoadBuilder::new(fab, router, routing);
             for (_, segs) in gs.each() {
@@ -449,6 +461,8 @@ pub(crate) fn plan<'f>(
         nvls_rate,
         nvls_channels,
         staging_s_per_byte,
+        latency: fab.latency_table(),
+        fallback: None,
         notes,
     })
 }
