@@ -8,7 +8,8 @@ use railyard::generate::{Template, TemplateSpec, generate};
 use railyard::io::nccl_log::{NcclLogError, format_nccl_log, parse_nccl_log};
 use railyard::io::{load_design, save_design};
 use railyard::model::{
-    Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, LinkTech, PartId,
+    Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, LinkTech, NcclRelease,
+    PartId,
 };
 use std::path::Path;
 use std::process::{Command, Output};
@@ -290,6 +291,47 @@ fn fit_recovers_known_efficiency_and_latency_from_a_synthetic_log() {
     assert_eq!(fit.calibration.test, "all_reduce_perf");
     assert_eq!(fit.calibration.fitted_at_unix_s, 1_700_000_000);
     assert_eq!(fit.calibration.techs.len(), 1);
+}
+
+/// A log that names its NCCL release is fitted with that release's tables: the fitted figures
+/// are the hardware's. Four DGX H100 on InfiniBand, written by the model as NCCL 2.21.5 with
+/// IB at 0.70 and 3 µs a hop: NVLSTree crosses the network 2 log2(4) = 4 times at 2.21.5's
+/// 14 µs where 2.30.7 puts 20.9, so it runs from 128 MiB where 2.30.7 keeps the tree.
+#[test]
+fn a_log_is_fitted_with_the_nccl_release_it_names() {
+    let catalog = Catalog::builtin();
+    let design = four_dgx(&catalog);
+    let mut older = design.clone();
+    older.nccl_release = Some(NcclRelease::new(2, 21, 5));
+    let text = synthetic_log(&older, &catalog, 0.70, 3.0);
+    // The release's tables move the log: some size runs over 1 % faster than 2.30.7 says.
+    let modelled = parse_nccl_log(&synthetic_log(&design, &catalog, 0.70, 3.0)).unwrap();
+    let logged = parse_nccl_log(&text).unwrap();
+    assert!(
+        modelled
+            .rows
+            .iter()
+            .zip(&logged.rows)
+            .any(|(m, l)| { l.out_of_place.time_us < 0.99 * m.out_of_place.time_us })
+    );
+    let named = format!("NCCL version 2.21.5+cuda12.3\n{text}");
+    let log = parse_nccl_log(&named).unwrap();
+    assert_eq!(log.nccl, Some(NcclRelease::new(2, 21, 5)));
+    let fit = fit_calibration(&design, &catalog, &log, &FitOptions::default()).unwrap();
+    let eff = fit.efficiency.expect("an efficiency is fitted");
+    assert!((eff.after - 0.70).abs() < 0.002, "{eff:?}");
+    let lat = fit.latency_us.expect("a latency is fitted");
+    assert!((lat.after - 3.0).abs() < 0.1, "{lat:?} {:?}", fit.notes);
+    assert!(fit.max_error_from(64 << 20).unwrap() < 0.005);
+    assert!(
+        fit.notes
+            .iter()
+            .any(|n| n.starts_with("fitted with NCCL 2.21.5's latency tables")),
+        "{:?}",
+        fit.notes
+    );
+    // The design keeps its own release: the fit changes the calibration only.
+    assert_eq!(design.nccl_release, None);
 }
 
 #[test]

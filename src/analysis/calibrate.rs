@@ -47,8 +47,8 @@ use super::collective::{
 };
 use crate::analysis::nccl_tests::{Harness, NcclLog, test_of_op};
 use crate::model::{
-    Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, Link, LinkTech, ScaleUp,
-    Transport,
+    Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, Link, LinkTech,
+    NcclRelease, ScaleUp, Transport,
 };
 use serde::Serialize;
 
@@ -265,6 +265,24 @@ pub fn fit_calibration(
     options: &FitOptions,
 ) -> Result<CalibrationFit, CalibrateError> {
     let op = options.op.or(log.op).ok_or(CalibrateError::UnknownOp)?;
+    // The log is fitted with the tables of the NCCL release that ran it, where it says: the
+    // fitted figures are the hardware's, whatever release the design goes on to run.
+    let mut notes = Vec::new();
+    let with_release;
+    let design = match log.nccl {
+        Some(release) if design.nccl_release.unwrap_or(NcclRelease::MODELLED) != release => {
+            notes.push(format!(
+                "fitted with NCCL {release}'s latency tables and NVLS rules, the release the \
+                 log names; the design runs {}",
+                design.nccl_release.unwrap_or(NcclRelease::MODELLED)
+            ));
+            let mut d = design.clone();
+            d.nccl_release = Some(release);
+            with_release = d;
+            &with_release
+        }
+        _ => design,
+    };
     let design_gpus: u64 = design
         .devices
         .iter()
@@ -301,7 +319,6 @@ pub fn fit_calibration(
     }
     let mut query = CollectiveQuery::new(op, Bytes(0));
     query.gpus = ranks.filter(|&r| u64::from(r) < design_gpus);
-    let mut notes = Vec::new();
     let all_sizes: Vec<Bytes> = points.iter().map(|p| p.bytes).collect();
     let before = sweep_at(design, catalog, &query, &all_sizes)?;
     let (points, before, launch_bound) = without_launch_bound(points, before, &log.harness)?;

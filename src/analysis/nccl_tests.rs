@@ -55,6 +55,9 @@ pub struct NcclLog {
     pub ranks: Option<u32>,
     /// How the test drove the GPUs, from the header (`nGpus`, `graph:`).
     pub harness: Harness,
+    /// The NCCL release that ran, where the log prints it ("NCCL version 2.21.5+cuda12.3",
+    /// or nccl-tests' "nccl-library=22105").
+    pub nccl: Option<crate::model::NcclRelease>,
     pub rows: Vec<NcclRow>,
 }
 

@@ -97,6 +97,8 @@ pub fn refit_sweep(
         op: Some(first.row.op),
         ranks: gpus,
         harness: first.row.harness,
+        // The design already runs the release the rows name (`validate` sets it).
+        nccl: None,
         rows: log_rows,
     };
     let options = FitOptions {

@@ -1,14 +1,14 @@
 //! `railyard workload FILE --model M`: a training step's (or a decode step's) communication
 //! against an ideal network, with the job's figures (`job.rs`) and the advice.
 
-use super::args::{parse_library, parse_model, parse_routing};
+use super::args::{parse_library, parse_model, parse_nccl_release, parse_routing};
 use super::eval::{AdviceReport, BottleneckReport, advice_lines};
 use super::{count_of, job, load, write_stdout};
 use crate::analysis::collective::{self, CollectiveError, Routing};
 use crate::analysis::finding::Finding;
 use crate::analysis::{Question, assess};
 use crate::model::units::{time_text, trim_number};
-use crate::model::{Bytes, Catalog, Design, LibraryChoice};
+use crate::model::{Bytes, Catalog, Design, LibraryChoice, NcclRelease};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -49,6 +49,9 @@ pub(super) struct WorkloadArgs {
     /// mlx-ring, mlx-jaccl or gloo.
     #[arg(long, value_name = "LIBRARY", value_parser = parse_library)]
     library: Option<LibraryChoice>,
+    /// The NCCL release the jobs run (e.g. 2.21.5), over the design's own.
+    #[arg(long, value_name = "RELEASE", value_parser = parse_nccl_release)]
+    nccl: Option<NcclRelease>,
     /// One JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -219,6 +222,9 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     let mut design = load(&args.file)?;
     if let Some(choice) = args.library {
         design.library = choice;
+    }
+    if args.nccl.is_some() {
+        design.nccl_release = args.nccl;
     }
     let base = collective::Workload::named(&args.model);
     let model = job::model_of(&args.model)?;

@@ -5,7 +5,7 @@
 
 use crate::analysis::collective::Op;
 pub use crate::analysis::nccl_tests::{Measurement, NcclLog, NcclRow, op_of_test, test_of_op};
-use crate::model::Bytes;
+use crate::model::{Bytes, NcclRelease};
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -84,6 +84,28 @@ impl Layout {
     }
 }
 
+/// The NCCL release a line prints: NCCL's own "NCCL version 2.21.5+cuda12.3" (NCCL_DEBUG=
+/// VERSION or INFO), or nccl-tests' header "nccl-library=22105", NCCL_VERSION_CODE, which is
+/// major·10000 + minor·100 + patch since 2.9 and major·1000 + minor·100 + patch before.
+fn release_in(line: &str) -> Option<NcclRelease> {
+    if let Some(i) = line.find("NCCL version ") {
+        let rest = &line[i + "NCCL version ".len()..];
+        return rest.split_whitespace().next()?.parse().ok();
+    }
+    let i = line.find("nccl-library=")?;
+    let digits: String = line[i + "nccl-library=".len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let code: u32 = digits.parse().ok()?;
+    let (major, minor, patch) = if code >= 20900 {
+        (code / 10000, code / 100 % 100, code % 100)
+    } else {
+        (code / 1000, code / 100 % 10, code % 100)
+    };
+    (major == 2).then(|| NcclRelease::new(2, minor as u16, patch as u16))
+}
+
 /// A `*_perf` word in a line (a command line or the "test starting" banner).
 fn test_name_in(line: &str) -> Option<String> {
     line.split(|c: char| c.is_whitespace() || c == '/' || c == ':' || c == '=')
@@ -123,6 +145,9 @@ pub fn parse_nccl_log(text: &str) -> Result<NcclLog, NcclLogError> {
         let line_no = index + 1;
         let line = raw.trim_end();
         let trimmed = line.trim_start();
+        if log.nccl.is_none() {
+            log.nccl = release_in(line);
+        }
         if let Some(comment) = trimmed.strip_prefix('#') {
             let words: Vec<&str> = comment.split_whitespace().collect();
             if let Some(l) = Layout::from_header(&words) {
@@ -361,6 +386,27 @@ mod tests {
     fn words_carry_their_columns() {
         let w = words_with_columns("ab  cd e");
         assert_eq!(w, vec![(1, "ab"), (5, "cd"), (8, "e")]);
+    }
+
+    #[test]
+    fn the_release_shows_as_nccl_or_nccl_tests_print_it() {
+        let r = |m, p| Some(NcclRelease::new(2, m, p));
+        assert_eq!(release_in("NCCL version 2.21.5+cuda12.3"), r(21, 5));
+        assert_eq!(
+            release_in("node1:123:123 [0] NCCL INFO NCCL version 2.18.5+cuda12.2"),
+            r(18, 5)
+        );
+        // nccl-tests 2.13+: NCCL_VERSION_CODE, 10000·major + 100·minor + patch since 2.9.
+        assert_eq!(
+            release_in("# nccl-tests version 2.13.9 nccl-headers=21805 nccl-library=21805"),
+            r(18, 5)
+        );
+        // Before 2.9: 1000·major + 100·minor + patch (2.8.4 = 2804).
+        assert_eq!(release_in("# nccl-library=2804"), r(8, 4));
+        assert_eq!(
+            release_in("#  Rank  0 Group  0 Pid 1 on host device 0"),
+            None
+        );
     }
 
     #[test]
