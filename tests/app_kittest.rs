@@ -1748,6 +1748,8 @@ fn the_design_chooses_its_nccl_release_in_the_inspector() {
     let (algorithm, older_us, assumes) = result(&harness);
     assert_eq!(algorithm, "nvls-tree");
     assert!(assumes.starts_with("NCCL 2.21.5 defaults"), "{assumes}");
+    // The sidebar names the release where it shows the time.
+    harness.get_by_label_contains("NCCL 2.21.5, nvls-tree / Simple: latency");
     assert!(
         (modelled_us - older_us - 10.0 * 6.9).abs() < 1e-6,
         "{modelled_us} {older_us}"

@@ -1545,6 +1545,76 @@ fn eval_library_flag_models_another_library_for_one_run() {
     );
 }
 
+/// `--nccl` runs one NCCL release for one run. NVLS forced on 2 of a DGX H100's GPUs, as
+/// nccl #1259 did under 2.20.5: 2.30.7 sets NVLS up for 2 GPUs (25 µs on NVLink); 2.20.5
+/// does not and runs its ring instead (ring LL, 6.6 + 2 × 0.6 = 7.8 µs); 2.28.3 does not
+/// either and refuses, as 2.24 to 2.28.6 do.
+#[test]
+fn eval_nccl_flag_runs_another_release_for_one_run() {
+    let dgx = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/dgx-h100.ron");
+    let forced = ["--gpus", "2", "--algo", "nvls", "--bytes", "128"];
+    let with = |release: Option<&str>| {
+        let mut options = forced.to_vec();
+        if let Some(r) = release {
+            options.extend(["--nccl", r]);
+        }
+        eval_json_with(&dgx, &options)
+    };
+    let modelled = with(None);
+    let c = &modelled["collective"];
+    assert_eq!(c["algorithm"], "nvls");
+    assert!(c.get("nccl_release").is_none(), "{c}");
+    assert!(
+        c["assumes"]
+            .as_str()
+            .unwrap()
+            .starts_with("NCCL 2.30.7 defaults")
+    );
+    assert!((f64_of(&c["latency_us"]) - 25.0).abs() < 0.01, "{c}");
+    let older = with(Some("2.20.5"));
+    let c = &older["collective"];
+    assert_eq!(
+        (c["algorithm"].as_str(), c["protocol"].as_str()),
+        (Some("ring"), Some("LL"))
+    );
+    assert_eq!(c["nccl_release"], "2.20.5");
+    assert!((f64_of(&c["latency_us"]) - 7.8).abs() < 1e-9, "{c}");
+    assert!(
+        c["why"].as_str().unwrap().starts_with(
+            "the forced nvls cannot run (NCCL 2.20.5 sets NVLS up only for 3 or more GPUs"
+        ),
+        "{c}"
+    );
+    let refused = with(Some("2.28.3"));
+    assert!(refused["collective"].is_null(), "{refused}");
+    let mut args = vec!["eval", dgx.to_str().unwrap()];
+    args.extend(forced);
+    args.extend(["--nccl", "2.28.3"]);
+    let text = stdout(&railyard(&args));
+    assert!(
+        text.contains(
+            "nvls is not available for all-reduce: NCCL 2.28.3 sets NVLS up only for 3 or more GPUs"
+        ),
+        "{text}"
+    );
+    // The table names the release beside the library.
+    args.truncate(args.len() - 1);
+    args.push("2.20.5");
+    let text = stdout(&railyard(&args));
+    assert!(
+        text.contains("\n  library          NCCL 2.20.5\n"),
+        "{text}"
+    );
+    // A release that is not one is refused with the reason.
+    let err = assert_refused(&railyard(&[
+        "eval",
+        dgx.to_str().unwrap(),
+        "--nccl",
+        "2.21",
+    ]));
+    assert!(err.contains("`2.21` is not an NCCL release"), "{err}");
+}
+
 #[test]
 fn workload_too_big_for_the_design_says_where_its_gpu_count_came_from() {
     // Llama 70B's usual layout is TP 8, PP 1: eight GPUs, and the Mac preset has four.

@@ -142,7 +142,7 @@ fn figures(
     );
     let m = &a.metrics;
     let all_reduce_by = match &a.collective {
-        Some(Ok(r)) => format!("{}, {}", r.library.label(), r.algorithm_text()),
+        Some(Ok(r)) => format!("{}, {}", r.library_text(), r.algorithm_text()),
         Some(Err(e)) => format!("not modelled ({e})"),
         None => "not modelled".to_string(),
     };

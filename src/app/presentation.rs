@@ -48,7 +48,7 @@ pub fn key_figures(analysis: &Analysis) -> Vec<(&'static str, String)> {
                 r.bytes,
                 crate::model::units::time_text(r.time_us),
                 r.busbw_gbyte_s,
-                r.library.label(),
+                r.library_text(),
                 r.algorithm_text()
             ),
         ));

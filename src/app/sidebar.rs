@@ -766,7 +766,7 @@ fn collective_result_ui(
     );
     ui.label(format!(
         "{}, {}: latency {} + bandwidth {}",
-        r.library.label(),
+        r.library_text(),
         r.algorithm_text().replace('/', " / "),
         time_text(r.latency_us),
         time_text(r.bandwidth_us)

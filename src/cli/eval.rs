@@ -85,6 +85,12 @@ pub struct CollectiveReport {
     /// The collective library (`nccl`, `mlx-ring`, `mlx-jaccl`), what the model assumes of it,
     /// and why this algorithm and protocol.
     pub library: collective::Library,
+    /// The NCCL release the design names, where it names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nccl_release: Option<crate::model::NcclRelease>,
+    /// "NCCL 2.21.5": the library with the release, for the table.
+    #[serde(skip)]
+    pub library_text: String,
     pub assumes: String,
     pub why: String,
     /// The design's calibration, when it has one: what was fitted to which log (the time
@@ -111,6 +117,8 @@ impl CollectiveReport {
             busbw_gbyte_s: r.busbw_gbyte_s,
             bottleneck: BottleneckReport::rows(&r.bottleneck),
             library: r.library,
+            nccl_release: r.nccl_release,
+            library_text: r.library_text(),
             assumes: r.assumes.clone(),
             why: r.why.clone(),
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
@@ -324,7 +332,7 @@ impl EvalReport {
                         group_thousands(i64::from(c.gpus)),
                     ),
                 ));
-                rows.push(("  library".into(), c.library.label().to_string()));
+                rows.push(("  library".into(), c.library_text.clone()));
                 rows.push(("  assumes".into(), c.assumes.to_string()));
                 rows.push(("  why".into(), c.why.clone()));
                 if let Some(cal) = &c.calibrated {

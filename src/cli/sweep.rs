@@ -67,7 +67,7 @@ pub(super) fn run(args: &SweepArgs, catalog: &Catalog) -> anyhow::Result<()> {
     if let Some(r) = results.first() {
         out.push_str(&format!(
             "# library: {}; the model assumes {}\n",
-            r.library.label(),
+            r.library_text(),
             r.assumes
         ));
     }

@@ -430,7 +430,7 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
             let _ = writeln!(
                 out,
                 "Library: {}. The model assumes {}. Chosen as the {}.\n",
-                col.library.label(),
+                col.library_text(),
                 md_inline(&col.assumes),
                 md_inline(&col.why)
             );

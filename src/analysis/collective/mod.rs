@@ -55,7 +55,7 @@ pub use workload::{
 };
 pub use workspace::Workspace;
 
-use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
+use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId, NcclRelease};
 use serde::{Deserialize, Serialize};
 
 /// Algorithms, as NCCL has them (plus the hierarchical scheme of frameworks).
@@ -279,12 +279,25 @@ pub struct CollectiveResult {
     pub notes: Vec<String>,
     /// The collective library that runs it, and what the model assumes of it.
     pub library: Library,
+    /// The NCCL release the design names, where it names one (NCCL only).
+    pub nccl_release: Option<NcclRelease>,
     pub assumes: String,
     /// Why this algorithm and protocol: the fastest of those costed, and the runner-up.
     pub why: String,
 }
 
 impl CollectiveResult {
+    /// "NCCL", or "NCCL 2.21.5" where the design names a release other than the modelled one;
+    /// the other libraries by name.
+    pub fn library_text(&self) -> String {
+        match self.nccl_release {
+            Some(r) if self.library.is_nccl() && r != NcclRelease::MODELLED => {
+                format!("{} {r}", self.library.label())
+            }
+            _ => self.library.label().to_string(),
+        }
+    }
+
     /// "nvls-tree/Simple" under NCCL; the algorithm alone under MLX and Gloo, which move
     /// plain buffers and have no protocols to name.
     pub fn algorithm_text(&self) -> String {
@@ -303,7 +316,7 @@ impl CollectiveResult {
             self.op,
             self.bytes,
             crate::model::units::group_thousands(i64::from(self.gpus)),
-            self.library.label(),
+            self.library_text(),
             self.algorithm_text()
         )
     }

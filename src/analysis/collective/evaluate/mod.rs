@@ -404,6 +404,12 @@ impl<'d> Evaluator<'d> {
         }
         CollectiveResult {
             library: self.fab.library,
+            nccl_release: self
+                .fab
+                .library
+                .is_nccl()
+                .then_some(self.design.nccl_release)
+                .flatten(),
             assumes: self
                 .fab
                 .library
