@@ -1605,6 +1605,20 @@ fn eval_nccl_flag_runs_another_release_for_one_run() {
         text.contains("\n  library          NCCL 2.20.5\n"),
         "{text}"
     );
+    // SHARP forced where it is not set up: refused by 2.30.7, backed by the ring in 2.21.5.
+    let sharp = ["--algo", "sharp", "--bytes", "1M"];
+    assert!(eval_json_with(&dgx, &sharp)["collective"].is_null());
+    let mut options = sharp.to_vec();
+    options.extend(["--nccl", "2.21.5"]);
+    let c = &eval_json_with(&dgx, &options)["collective"];
+    assert_eq!(c["algorithm"], "ring", "{c}");
+    assert!(
+        c["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("the forced sharp cannot run (in-network reduction is not set up"),
+        "{c}"
+    );
     // A release that is not one is refused with the reason.
     let err = assert_refused(&railyard(&[
         "eval",

@@ -263,7 +263,7 @@ fn validate(
         set_aside_out_of_order(&mut rows);
         let mut design = design_of(system)
             .with_context(|| format!("the design of {}", system.design.display()))?;
-        // The release the system ran: the list's, else the one all its rows' notes name.
+        // The release the system ran: the list's, else the one every row of it names.
         let nccl = system.nccl.or_else(|| {
             let first = rows[0].nccl?;
             rows.iter().all(|r| r.nccl == Some(first)).then_some(first)

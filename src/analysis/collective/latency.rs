@@ -95,8 +95,8 @@ impl LatencyTable {
         self.hw[hw][algo_index(algo)][p.index()]
     }
 
-    /// The tables `release` ran: the newest tabulated at or before it. None before 2.5, whose
-    /// tuner had no such tables (2.3 had no tuner; 2.4's differed in form).
+    /// The tables `release` ran: the newest tabulated at or before it. None before 2.5: 2.3
+    /// and 2.4 chose by size thresholds (`treeThreshold`), with no latency tables.
     pub(crate) fn of(release: NcclRelease) -> Option<&'static LatencyTable> {
         if release >= MODELLED.from {
             return Some(&MODELLED);

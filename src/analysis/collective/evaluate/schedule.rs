@@ -73,7 +73,9 @@ fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) ->
     }
 }
 
-/// Plans and costs every applicable algorithm; errors only when none works.
+/// Plans and costs every applicable algorithm; errors only when none works. Where NCCL_ALGO
+/// forces an algorithm the release cannot run and the release backs it up with its ring
+/// (`release::forced_falls_back_to_ring`), the ring's plans, each saying why.
 ///
 /// On large fabrics the algorithms are planned on several threads (each plan is independent of
 /// the others); the outcome is the same as planning them one after another in order.
@@ -90,6 +92,38 @@ pub(super) fn make_plans(
     side: Option<&SideJob>,
     workspace: &Workspace,
 ) -> Result<(Vec<Costed>, u32), CollectiveError> {
+    // NCCL 2.19 to 2.23 run their ring where the forced algorithm cannot run.
+    let ring_in_place = |e: CollectiveError| match e {
+        CollectiveError::AlgorithmUnavailable {
+            algorithm, reason, ..
+        } if !matches!(choice, AlgoChoice::Auto | AlgoChoice::Ring)
+            && fab.library == Library::Nccl
+            && forced_falls_back_to_ring(fab.nccl) =>
+        {
+            let why = format!(
+                "the forced {algorithm} cannot run ({reason}), so NCCL {} runs its ring in its \
+                 place (enqueue.cc, the backup ring)",
+                fab.nccl
+            );
+            let (mut plans, domains) = make_plans(
+                fab,
+                design,
+                groups,
+                op,
+                AlgoChoice::Ring,
+                routing,
+                protocol,
+                keep,
+                side,
+                workspace,
+            )?;
+            for c in &mut plans {
+                c.plan.fallback = Some(why.clone());
+            }
+            Ok((plans, domains))
+        }
+        e => Err(e),
+    };
     let gs = Groups::new(fab, groups);
     let domains = gs.segs[0].len() as u32;
     let arch = groups[0]
@@ -104,7 +138,7 @@ pub(super) fn make_plans(
     // under Auto it is never a candidate then, and forced it is refused with how to set it up.
     let any_reducing = fab.in_network.iter().any(|&r| r);
     if choice == AlgoChoice::Sharp && !design.sharp_enabled {
-        return Err(CollectiveError::AlgorithmUnavailable {
+        return ring_in_place(CollectiveError::AlgorithmUnavailable {
             algorithm: Algorithm::Sharp,
             op,
             reason: "in-network reduction is not set up in this design: NCCL leaves CollNet \
@@ -204,39 +238,8 @@ pub(super) fn make_plans(
             }
         }
     }
-    if plans.is_empty()
-        && choice != AlgoChoice::Auto
-        && choice != AlgoChoice::Ring
-        && fab.library == Library::Nccl
-        && forced_falls_back_to_ring(fab.nccl)
-        && let Some(CollectiveError::AlgorithmUnavailable {
-            algorithm, reason, ..
-        }) = &first_error
-    {
-        let note = format!(
-            "the forced {algorithm} cannot run ({reason}), so NCCL {} runs its ring in its \
-             place (enqueue.cc, the backup ring)",
-            fab.nccl
-        );
-        let (mut plans, domains) = make_plans(
-            fab,
-            design,
-            groups,
-            op,
-            AlgoChoice::Ring,
-            routing,
-            protocol,
-            keep,
-            side,
-            workspace,
-        )?;
-        for c in &mut plans {
-            c.plan.fallback = Some(note.clone());
-        }
-        return Ok((plans, domains));
-    }
     if plans.is_empty() {
-        return Err(
+        return ring_in_place(
             first_error.unwrap_or(CollectiveError::AlgorithmUnavailable {
                 algorithm: Algorithm::Ring,
                 op,
