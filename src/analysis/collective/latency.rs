@@ -87,12 +87,7 @@ impl LatencyTable {
 
     /// hwLatencies[hw][algo][proto].
     pub(crate) fn hop(&self, hop_kind: HopKind, algo: TableAlgo, p: Protocol) -> f64 {
-        let hw = match hop_kind {
-            HopKind::NvLink => 0,
-            HopKind::Pci => 1,
-            HopKind::Net => 2,
-        };
-        self.hw[hw][algo_index(algo)][p.index()]
+        self.hw[hw_index(hop_kind)][algo_index(algo)][p.index()]
     }
 
     /// The tables `release` ran: the newest tabulated at or before it. None before 2.5: 2.3
