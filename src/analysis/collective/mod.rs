@@ -10,6 +10,7 @@
 //! link needs at its usable capacity (line rate × a per-technology efficiency).
 
 pub mod advice;
+mod channels;
 pub mod efficiency;
 mod evaluate;
 pub(crate) use evaluate::calibrated_ring_step_us;

@@ -3,7 +3,7 @@
 
 use super::bottleneck::bottleneck;
 use super::schedule::make_plans;
-use super::{Costed, Keep, protocols_for, time_of, used_at};
+use super::{Costed, Keep, protocols_for, time_of, tuner_time, used_at};
 use crate::analysis::collective::fabric::Fabric;
 use crate::analysis::collective::workspace::Workspace;
 use crate::analysis::collective::{AlgoChoice, Algorithm, CollectiveError, LinkLoad, Op, Routing};
@@ -116,20 +116,22 @@ pub(crate) fn evaluate_groups_with(
             Some(cache) => cache.get_or_make((spec.op, routing, spec.groups.to_vec()), make)?,
             None => Arc::new(make()?),
         };
-        // (time, latency, plan index)
-        let mut best = (f64::INFINITY, 0.0, usize::MAX);
+        // (tuner's time, time, latency, plan index)
+        let mut best = (f64::INFINITY, f64::INFINITY, 0.0, usize::MAX);
         for (i, c) in plans.iter().enumerate() {
             for p in protocols_for(&c.plan) {
                 if !used_at(&c.plan, spec.bytes) {
                     continue;
                 }
-                let (l, b) = time_of(c, spec.op, p, spec.bytes);
-                if l + b < best.0 {
-                    best = (l + b, l, i);
+                // Picked as NCCL's tuner picks (all channels), timed as it runs.
+                let rank = tuner_time(c, &c.intra_hops, spec.op, p, spec.bytes);
+                if rank < best.0 {
+                    let (l, b) = time_of(c, spec.op, p, spec.bytes);
+                    best = (rank, l + b, l, i);
                 }
             }
         }
-        let (time_us, latency_us, chosen) = best;
+        let (_, time_us, latency_us, chosen) = best;
         let bottleneck = match plans.get(chosen) {
             Some(c) if report => {
                 bottleneck(

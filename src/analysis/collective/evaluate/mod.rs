@@ -107,7 +107,9 @@ pub(super) type Choice = (usize, Protocol, f64, f64, f64);
 ///
 /// NCCL's tuner ranks by its own constants: a calibration of the design's intra-node hops
 /// changes how long a step takes, not what NCCL picks. So candidates are ranked by their time
-/// with NCCL's hop latencies, and timed with the calibrated ones.
+/// with NCCL's hop latencies, and timed with the calibrated ones. The tuner also ranks on all
+/// its channels, and only then runs a small operation on fewer (`channels`): the ranking
+/// leaves that out too.
 pub(super) fn weigh(
     best: &mut Option<Choice>,
     i: usize,
@@ -121,19 +123,13 @@ pub(super) fn weigh(
     if !used_at(&c.plan, s) {
         return false;
     }
-    let calibrated = c.intra_hops != IntraHops::default();
     for p in protocols_for(&c.plan) {
         if forced.is_some_and(|forced| forced != p) {
             continue;
         }
         let (latency, bw) = time_of(c, op, p, s);
         let t = latency + bw;
-        let rank = if calibrated {
-            let (latency, bw) = time_with(c, &IntraHops::default(), op, p, s);
-            latency + bw
-        } else {
-            t
-        };
+        let rank = tuner_time(c, &IntraHops::default(), op, p, s);
         candidate(Candidate {
             algorithm: c.plan.algorithm,
             protocol: p,
@@ -487,19 +483,39 @@ fn why_chosen(
     }
 }
 
-/// (latency µs, bandwidth µs) of a costed plan at a size and protocol.
+/// (latency µs, bandwidth µs) of a costed plan at a size and protocol, on the channels NCCL
+/// runs it on.
 pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
-    time_with(c, &c.intra_hops, op, p, s)
+    let channels = c
+        .plan
+        .channels
+        .map_or(1.0, |ch| ch.share(c.plan.algorithm, p, c.plan.gpus, s));
+    time_with(c, &c.intra_hops, op, p, s, channels)
 }
 
-/// `time_of` with the given calibrated hops: the design's, or none for NCCL's own ranking.
-fn time_with(c: &Costed, hops: &IntraHops, op: Op, p: Protocol, s: f64) -> (f64, f64) {
+/// The time NCCL's tuner ranks a plan by, with the given hop latencies (the design's, or
+/// none for NCCL's own constants), on all its channels.
+pub(super) fn tuner_time(c: &Costed, hops: &IntraHops, op: Op, p: Protocol, s: f64) -> f64 {
+    let (latency, bw) = time_with(c, hops, op, p, s, 1.0);
+    latency + bw
+}
+
+/// (latency µs, bandwidth µs) with the given hops, the links' data moving at `channel_share`
+/// of the rate all channels reach.
+fn time_with(
+    c: &Costed,
+    hops: &IntraHops,
+    op: Op,
+    p: Protocol,
+    s: f64,
+    channel_share: f64,
+) -> (f64, f64) {
     let plan = &c.plan;
     let share = match (p, hops.ll128_share) {
         (Protocol::Ll128, Some(share)) => share,
         _ => payload(p),
     };
-    let mut bw = s * c.seconds_per_byte / share;
+    let mut bw = s * c.seconds_per_byte / share / channel_share;
     if plan.algorithm == Algorithm::Tree && op == Op::AllReduce {
         bw /= lat::tree_correction(p, s);
     }

@@ -246,6 +246,7 @@ pub(super) fn latency_floor_us(
         net_extra_us: 0.0,
         nvls_rate: 0.0,
         nvls_channels: 0.0,
+        channels: None,
         staging_s_per_byte: 0.0,
         latency,
         fallback: None,

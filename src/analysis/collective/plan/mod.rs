@@ -15,7 +15,9 @@ mod tree;
 pub(crate) use loads::LoadBuilder;
 
 use super::Library;
-use super::fabric::{Fabric, GpuInterconnect};
+use super::channels::RingChannels;
+use super::efficiency::nvlink_efficiency;
+use super::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
 use super::latency::{self as lat, HopKind, LatencyTable};
 use super::release::nvls_refused;
 use super::routing::{Router, TreeUse};
@@ -65,6 +67,9 @@ pub(crate) struct Plan {
     pub nvls_rate: f64,
     /// NCCL's NVLS channels for that fill (`latency::nvls_channels`).
     pub nvls_channels: f64,
+    /// The channels NCCL sets up for a ring or tree inside one NVLink node, of which a small
+    /// operation runs on fewer; None elsewhere (other libraries, algorithms, or networks).
+    pub channels: Option<RingChannels>,
     /// Seconds per byte of size spent copying GPU tensors to host memory and back before and
     /// after the collective (Gloo on discrete GPUs); zero where the library reads GPU memory.
     pub staging_s_per_byte: f64,
@@ -132,6 +137,32 @@ fn nvls_fill_inputs(fab: &Fabric, first: &[u32], domains: u32) -> (f64, f64) {
         nvls_gpu_rate(fab, first),
         lat::nvls_channels(fab.node_of_gpu(first[0]).arch, domains),
     )
+}
+
+/// NCCL's ring channels on the group's GPUs when they talk over NVLink (an NVSwitch or
+/// bridges), set by the slowest GPU's NVLink rate as NCCL counts it: the line rate at its
+/// per-link figure (`efficiency::nvlink_efficiency`), whatever a calibration measured, for
+/// NCCL's search never sees that.
+fn nvlink_ring_channels(fab: &Fabric, group: &[u32]) -> Option<RingChannels> {
+    let node = fab.node_of_gpu(*group.first()?);
+    if !matches!(
+        node.interconnect,
+        GpuInterconnect::NvSwitch { .. } | GpuInterconnect::BridgePairs
+    ) {
+        return None;
+    }
+    let slowest = group
+        .iter()
+        .map(|&g| {
+            let up = fab.gpus[g as usize].su_up;
+            if up == ABSENT_ARC {
+                0.0
+            } else {
+                fab.arc_line(up as usize)
+            }
+        })
+        .fold(f64::INFINITY, f64::min);
+    RingChannels::of(node.arch, slowest * nvlink_efficiency(node.arch) / 1e9)
 }
 
 fn equal_segments(segs: &[Segment]) -> bool {
@@ -448,6 +479,11 @@ pub(crate) fn plan<'f>(
         0.0
     };
     notes.dedup();
+    let channels = (fab.library == Library::Nccl
+        && matches!(algorithm, Algorithm::Ring | Algorithm::Tree)
+        && m == 1)
+        .then(|| nvlink_ring_channels(fab, first))
+        .flatten();
     Ok(Plan {
         algorithm,
         library: fab.library,
@@ -460,6 +496,7 @@ pub(crate) fn plan<'f>(
         net_extra_us: net_extra,
         nvls_rate,
         nvls_channels,
+        channels,
         staging_s_per_byte,
         latency: fab.latency_table(),
         fallback: None,
