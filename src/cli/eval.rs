@@ -93,6 +93,9 @@ pub struct CollectiveReport {
     pub library_text: String,
     pub assumes: String,
     pub why: String,
+    /// What else the time rests on: how the library runs this size here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The design's calibration, when it has one: what was fitted to which log (the time
     /// above is the calibrated model's).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -121,6 +124,7 @@ impl CollectiveReport {
             library_text: r.library_text(),
             assumes: r.assumes.clone(),
             why: r.why.clone(),
+            notes: r.notes.clone(),
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
         }
     }
@@ -335,6 +339,9 @@ impl EvalReport {
                 rows.push(("  library".into(), c.library_text.clone()));
                 rows.push(("  assumes".into(), c.assumes.to_string()));
                 rows.push(("  why".into(), c.why.clone()));
+                for note in &c.notes {
+                    rows.push(("  note".into(), note.clone()));
+                }
                 if let Some(cal) = &c.calibrated {
                     rows.push(("  calibrated".into(), cal.clone()));
                 }

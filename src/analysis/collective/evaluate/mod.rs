@@ -382,6 +382,34 @@ impl<'d> Evaluator<'d> {
             &self.workspace.strategy,
         );
         let mut notes = chosen.plan.notes.clone();
+        let fewer_channels = chosen.plan.channels.and_then(|ch| {
+            let in_use = ch.in_use(chosen.plan.algorithm, protocol, chosen.plan.gpus, s);
+            (in_use < ch.comm).then_some((in_use, ch))
+        });
+        if let Some((in_use, ch)) = fewer_channels {
+            notes.push(format!(
+                "NCCL runs this size on {in_use} of its {} channels, {:.0} GB/s each: a channel \
+                 must hold its threads' share of the bytes (enqueue.cc)",
+                ch.comm, ch.speed_gbyte_s
+            ));
+        }
+        let calibrated = chosen.intra_hops != IntraHops::default();
+        let ranked_apart = match (fewer_channels, calibrated) {
+            (Some((in_use, ch)), false) => format!(
+                "NCCL's tuner ranks it first as if on all {} of its channels, then runs this size \
+                 on {in_use}",
+                ch.comm
+            ),
+            (Some((in_use, ch)), true) => format!(
+                "NCCL's tuner picks it by its own latency constants on all {} channels (the \
+                 design's calibrated hop latencies change step times, not its choice, and this \
+                 size runs on {in_use})",
+                ch.comm
+            ),
+            (None, _) => "NCCL's tuner picks it by its own latency constants (the design's \
+                          calibrated hop latencies change step times, not its choice)"
+                .to_string(),
+        };
         if chosen.plan.algorithm.reduces_in_network() {
             notes.push(format!(
                 "{} reduces inside the switches, so busbw may exceed the point-to-point bound",
@@ -394,6 +422,7 @@ impl<'d> Evaluator<'d> {
             protocol,
             time_us,
             self.fab.library.is_nccl(),
+            &ranked_apart,
         );
         if let Some(fallback) = &chosen.plan.fallback {
             why = format!("{fallback}; {why}");
@@ -437,14 +466,16 @@ impl<'d> Evaluator<'d> {
 }
 
 /// Why the answer's algorithm and protocol: the fastest of the pairs costed, with the runner-up
-/// and how much slower it is; or, on a calibrated design, NCCL's pick by its own constants
-/// and the faster pair the calibrated times would rank first.
+/// and how much slower it is; or, where NCCL's tuner ranks by figures other than the times
+/// (`ranked_apart` says which: its own hop latencies on a calibrated design, all its channels
+/// for a size it runs on fewer), its pick and the faster pair the times would rank first.
 fn why_chosen(
     candidates: &[Candidate],
     algorithm: Algorithm,
     protocol: Protocol,
     time_us: f64,
     protocols_named: bool,
+    ranked_apart: &str,
 ) -> String {
     let runner_up = candidates
         .iter()
@@ -474,10 +505,7 @@ fn why_chosen(
         }
     );
     if next.time_us < time_us {
-        format!(
-            "NCCL's tuner picks it by its own latency constants (the design's calibrated hop \
-             latencies change step times, not its choice); {next_text}"
-        )
+        format!("{ranked_apart}; {next_text}")
     } else {
         format!("fastest of {} costed; next {next_text}", candidates.len())
     }
