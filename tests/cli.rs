@@ -1768,3 +1768,40 @@ fn negative_numbers_get_their_reason_not_a_parser_complaint() {
         assert!(err.contains(reason), "{err}");
     }
 }
+
+/// NCCL ranks algorithms as if on all its channels, then runs a small operation on fewer: one
+/// per 32 KiB for ring LL on 8 ranks. `eval` times it on those and says so.
+#[test]
+fn eval_says_a_small_operation_runs_on_fewer_channels() {
+    let dgx = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/dgx-h100.ron");
+    let small = eval_json_with(&dgx, &["--bytes", "64K"]);
+    let c = &small["collective"];
+    assert_eq!(
+        (c["algorithm"].as_str(), c["protocol"].as_str()),
+        (Some("ring"), Some("LL"))
+    );
+    // 6.6 + 14 × 0.6 µs, and 1.75 × 64 KiB on 2 channels of 30 GB/s, half of it LL data:
+    // 114,688 B / 30 GB/s = 3.82 µs (all 24 would have reached LL's 141 GB/s: 0.81 µs).
+    assert!((f64_of(&c["latency_us"]) - 15.0).abs() < 1e-9, "{c}");
+    assert!(
+        (f64_of(&c["time_us"]) - (15.0 + 114_688.0 / 30e3)).abs() < 1e-6,
+        "{c}"
+    );
+    let notes = c["notes"].as_array().expect("notes");
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("NCCL runs this size on 2 of its 24 channels, 30 GB/s each")),
+        "{notes:?}"
+    );
+    assert!(
+        c["why"].as_str().unwrap().starts_with(
+            "NCCL's tuner ranks it first as if on all 24 of its channels, then runs this size on 2"
+        ),
+        "{c}"
+    );
+    // From 768 KiB all 24 run: no note.
+    let large = eval_json_with(&dgx, &["--bytes", "1M"]);
+    assert!(large["collective"].get("notes").is_none(), "{large}");
+}
