@@ -1,7 +1,7 @@
 //! How many channels NCCL runs a ring or tree operation on, and what share of the GPU's
 //! bandwidth they reach. NCCL sets its channels up from a topology search, then runs a small
 //! operation on fewer of them: each must carry enough bytes per thread. Those few channels
-//! move the operation at their own rate, not the GPU's, so from 32 KiB to 512 KiB an 8-GPU
+//! move the operation at their own rate, not the GPU's, so from 32 KiB to 256 KiB an 8-GPU
 //! ring's bandwidth term holds where the tuner's formula (all channels) would shrink it.
 //! Sources: NVIDIA/nccl v2.30.7 `src/graph/search.cc` (speed arrays, `ncclTopoCompute`,
 //! `ncclTopoDupChannels`), `src/graph/connect.cc` (`ncclTopoPostset` doubles the channels),

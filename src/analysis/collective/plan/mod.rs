@@ -67,8 +67,9 @@ pub(crate) struct Plan {
     pub nvls_rate: f64,
     /// NCCL's NVLS channels for that fill (`latency::nvls_channels`).
     pub nvls_channels: f64,
-    /// The channels NCCL sets up for a ring or tree inside one NVLink node, of which a small
-    /// operation runs on fewer; None elsewhere (other libraries, algorithms, or networks).
+    /// The channels NCCL sets up for a ring or tree whose every hop is NVLink inside one
+    /// domain, of which a small operation runs on fewer; None elsewhere (other libraries or
+    /// algorithms, PCIe hops, networks).
     pub channels: Option<RingChannels>,
     /// Seconds per byte of size spent copying GPU tensors to host memory and back before and
     /// after the collective (Gloo on discrete GPUs); zero where the library reads GPU memory.
@@ -481,9 +482,10 @@ pub(crate) fn plan<'f>(
     notes.dedup();
     let channels = (fab.library == Library::Nccl
         && matches!(algorithm, Algorithm::Ring | Algorithm::Tree)
-        && m == 1)
-        .then(|| nvlink_ring_channels(fab, first))
-        .flatten();
+        && m == 1
+        && intra_hop == Some(HopKind::NvLink))
+    .then(|| nvlink_ring_channels(fab, first))
+    .flatten();
     Ok(Plan {
         algorithm,
         library: fab.library,
