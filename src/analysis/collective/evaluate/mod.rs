@@ -394,7 +394,7 @@ impl<'d> Evaluator<'d> {
             ));
         }
         let calibrated = chosen.intra_hops != IntraHops::default();
-        let ranked_apart = match (fewer_channels, calibrated) {
+        let ranked_apart = || match (fewer_channels, calibrated) {
             (Some((in_use, ch)), false) => format!(
                 "NCCL's tuner ranks it first as if on all {} of its channels, then runs this size \
                  on {in_use}",
@@ -422,7 +422,7 @@ impl<'d> Evaluator<'d> {
             protocol,
             time_us,
             self.fab.library.is_nccl(),
-            &ranked_apart,
+            ranked_apart,
         );
         if let Some(fallback) = &chosen.plan.fallback {
             why = format!("{fallback}; {why}");
@@ -467,15 +467,16 @@ impl<'d> Evaluator<'d> {
 
 /// Why the answer's algorithm and protocol: the fastest of the pairs costed, with the runner-up
 /// and how much slower it is; or, where NCCL's tuner ranks by figures other than the times
-/// (`ranked_apart` says which: its own hop latencies on a calibrated design, all its channels
-/// for a size it runs on fewer), its pick and the faster pair the times would rank first.
+/// (`ranked_apart` says which, asked only then: its own hop latencies on a calibrated design,
+/// all its channels for a size it runs on fewer), its pick and the faster pair the times
+/// would rank first.
 fn why_chosen(
     candidates: &[Candidate],
     algorithm: Algorithm,
     protocol: Protocol,
     time_us: f64,
     protocols_named: bool,
-    ranked_apart: &str,
+    ranked_apart: impl FnOnce() -> String,
 ) -> String {
     let runner_up = candidates
         .iter()
@@ -505,7 +506,7 @@ fn why_chosen(
         }
     );
     if next.time_us < time_us {
-        format!("{ranked_apart}; {next_text}")
+        format!("{}; {next_text}", ranked_apart())
     } else {
         format!("fastest of {} costed; next {next_text}", candidates.len())
     }
