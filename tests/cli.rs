@@ -1805,3 +1805,64 @@ fn eval_says_a_small_operation_runs_on_fewer_channels() {
     let large = eval_json_with(&dgx, &["--bytes", "1M"]);
     assert!(large["collective"].get("notes").is_none(), "{large}");
 }
+
+#[test]
+fn nccl_runs_only_simple_over_efa_and_srd_needs_no_pfc() {
+    let efa = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/aws-p5-2node-efa.ron");
+    let small = eval_json_with(&efa, &["--bytes", "8"]);
+    let c = &small["collective"];
+    assert_eq!(
+        (c["algorithm"].as_str(), c["protocol"].as_str()),
+        (Some("nvls-tree"), Some("Simple"))
+    );
+    // NCCL's NVLSTree/Simple: 25 µs inside the node, then up and down the 2-node tree, each
+    // a NET step of 20.9 µs plus the path's 1.0 µs stack, 0.01 µs of in-rack cable and the
+    // rail leaf's 0.6 µs: 25 + 2 × 22.51 = 70.02 µs (and NVLS' pipeline fill of 8 B, 25 ps).
+    assert!((f64_of(&c["latency_us"]) - 70.02).abs() < 1e-4, "{c}");
+    let says_efa = |c: &Value| {
+        c["notes"].as_array().is_some_and(|notes| {
+            notes.iter().any(|n| {
+                n.as_str()
+                    .unwrap()
+                    .starts_with("AWS EFA: aws-ofi-nccl sets NCCL_PROTO=simple")
+            })
+        })
+    };
+    assert!(says_efa(c), "{c}");
+
+    // The same cables as RDMA (RoCE): LL runs at 8 B, and nothing is said of EFA.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&efa).unwrap();
+    assert_eq!(text.matches("transport: Efa").count(), 32);
+    let roce = dir.path().join("roce.ron");
+    std::fs::write(&roce, text.replace("transport: Efa", "transport: Rdma")).unwrap();
+    let c = &eval_json_with(&roce, &["--bytes", "8"])["collective"];
+    assert_eq!(c["protocol"].as_str(), Some("LL"), "{c}");
+    assert!(!says_efa(c), "{c}");
+
+    // The rail leaves have no PFC. SRD does not need it: a ring all-reduce of 16 GiB (which
+    // the rails pace) over EFA takes what RoCE takes on lossless leaves, while RoCE on these
+    // leaves falls back to go-back-N (75 % of the line rate against 92 %).
+    let lossless = dir.path().join("roce-lossless.ron");
+    let roce_text = std::fs::read_to_string(&roce).unwrap();
+    assert_eq!(roce_text.matches("lossless: false").count(), 9);
+    std::fs::write(
+        &lossless,
+        roce_text.replace("lossless: false", "lossless: true"),
+    )
+    .unwrap();
+    let time = |f: &Path| {
+        let ring = eval_json_with(f, &["--bytes", "16G", "--algo", "ring"]);
+        f64_of(&ring["collective"]["time_us"])
+    };
+    let (over_efa, over_lossless, over_lossy) = (time(&efa), time(&lossless), time(&roce));
+    assert!(
+        (over_efa / over_lossless - 1.0).abs() < 1e-12,
+        "{over_efa} {over_lossless}"
+    );
+    // The rails carry nearly all of the time: it scales by 0.92 / 0.75.
+    assert!(
+        (over_lossy / over_efa - 0.92 / 0.75).abs() < 0.005,
+        "{over_lossy} {over_efa}"
+    );
+}

@@ -870,3 +870,30 @@ fn rail_notes_count_one_spine_in_the_singular() {
     );
     assert!(!d.notes.contains("1 spines"), "{}", d.notes);
 }
+
+#[test]
+fn rails_over_efa_are_plain_ethernet_and_refused_where_efa_cannot_run() {
+    let mut s = spec(Template::RailOptimized, 2);
+    s.node = Some(PartId::new("hgx-h100"));
+    s.nic = Some(PartId::new("cx7-400gbe"));
+    s.nics_per_node = Some(8);
+    s.transport = Some(Transport::Efa);
+    let d = run(&s);
+    // 16 NIC links to 8 rail leaves; EFA is its own adapter on Ethernet, not RoCE.
+    let efa: Vec<_> = d
+        .links
+        .iter()
+        .filter(|l| l.transport == Transport::Efa)
+        .collect();
+    assert!(efa.len() >= 16, "{}", efa.len());
+    assert!(efa.iter().all(|l| l.tech == LinkTech::Ethernet));
+    // An InfiniBand-only NIC and switch cannot carry it.
+    s.nic = Some(PartId::new("cx7-ndr-400"));
+    s.switch = Some(PartId::new("qm9700"));
+    let msg = infeasible(&s);
+    assert!(msg.contains("EFA (SRD) transport needs Ethernet"), "{msg}");
+    // Nor can Thunderbolt.
+    let mut s = spec(Template::Ring, 4);
+    s.transport = Some(Transport::Efa);
+    assert!(infeasible(&s).contains("EFA is an AWS Ethernet adapter"));
+}

@@ -909,6 +909,14 @@ fn link_ui(
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut draft.transport, Transport::Rdma, "RDMA");
                     ui.radio_value(&mut draft.transport, Transport::Tcp, "TCP");
+                    // EFA is an Ethernet adapter; Thunderbolt carries TCP or RDMA only.
+                    if tech.is_ethernet_family() {
+                        ui.radio_value(&mut draft.transport, Transport::Efa, "EFA")
+                            .on_hover_text(
+                                "AWS Elastic Fabric Adapter (SRD): needs no PFC; NCCL runs its \
+                                 Simple protocol over it (aws-ofi-nccl)",
+                            );
+                    }
                 });
             });
             ui.end_row();

@@ -274,6 +274,8 @@ pub fn generate_dialog_ui(
                     ui.radio_value(&mut spec.transport, None, "default");
                     ui.radio_value(&mut spec.transport, Some(Transport::Rdma), "RDMA");
                     ui.radio_value(&mut spec.transport, Some(Transport::Tcp), "TCP");
+                    ui.radio_value(&mut spec.transport, Some(Transport::Efa), "EFA")
+                        .on_hover_text("AWS Elastic Fabric Adapter (SRD) on the Ethernet links");
                 });
                 ui.end_row();
                 optional_part(

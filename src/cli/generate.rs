@@ -21,6 +21,8 @@ pub const MAX_GPUS_PER_NODE: u32 = 64;
 enum TransportArg {
     Tcp,
     Rdma,
+    /// AWS Elastic Fabric Adapter (SRD) over Ethernet.
+    Efa,
 }
 
 #[derive(Debug, Args)]
@@ -120,6 +122,7 @@ pub(super) fn run(args: &GenerateArgs, catalog: &Catalog) -> anyhow::Result<()> 
     spec.transport = args.transport.map(|t| match t {
         TransportArg::Tcp => Transport::Tcp,
         TransportArg::Rdma => Transport::Rdma,
+        TransportArg::Efa => Transport::Efa,
     });
     spec.switch = part(&args.switch);
     spec.link = part(&args.link);

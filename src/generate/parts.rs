@@ -358,9 +358,13 @@ fn common_family(
     match (ib, eth) {
         (true, true) if transport.is_none() => Ok(NetFamily::InfiniBand),
         (_, true) => Ok(NetFamily::Ethernet),
-        (true, false) if transport == Some(Transport::Tcp) => Err(infeasible(format!(
-            "TCP transport needs Ethernet, but `{nic_id}` and `{other_id}` share only InfiniBand"
-        ))),
+        (true, false) if matches!(transport, Some(Transport::Tcp | Transport::Efa)) => {
+            Err(infeasible(format!(
+                "{} transport needs Ethernet, but `{nic_id}` and `{other_id}` share only \
+                 InfiniBand",
+                transport.map_or("", Transport::label)
+            )))
+        }
         (true, false) => Ok(NetFamily::InfiniBand),
         (false, false) => Err(infeasible(format!(
             "`{nic_id}` ({}) and `{other_id}` ({}) share no network family",
@@ -400,6 +404,8 @@ fn tech_for(
         ))),
         Transport::Rdma => Ok((LinkTech::RoceV2, Transport::Rdma)),
         Transport::Tcp => Ok((LinkTech::Ethernet, Transport::Tcp)),
+        // EFA is its own adapter on plain Ethernet, not RoCE.
+        Transport::Efa => Ok((LinkTech::Ethernet, Transport::Efa)),
     }
 }
 
@@ -595,6 +601,11 @@ pub(super) fn plan_direct(
                 (LinkTech::Thunderbolt4, Bandwidth::from_gbit_s(40.0))
             };
             let transport = transport.unwrap_or(Transport::Tcp);
+            if transport == Transport::Efa {
+                return Err(infeasible(
+                    "EFA is an AWS Ethernet adapter; Thunderbolt links carry TCP or RDMA",
+                ));
+            }
             if transport == Transport::Rdma && tech != LinkTech::Thunderbolt5 {
                 return Err(infeasible(
                     "RDMA over Thunderbolt needs Thunderbolt 5 ports and cables",

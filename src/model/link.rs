@@ -106,6 +106,20 @@ pub enum Transport {
     #[default]
     Rdma,
     Tcp,
+    /// AWS's Elastic Fabric Adapter over Ethernet: its SRD transport sprays packets over many
+    /// paths and retransmits lost ones itself, so it needs no lossless (PFC) fabric, and it
+    /// may deliver a message's bytes out of order (NCCL reaches it through aws-ofi-nccl).
+    Efa,
+}
+
+impl Transport {
+    pub fn label(self) -> &'static str {
+        match self {
+            Transport::Rdma => "RDMA",
+            Transport::Tcp => "TCP",
+            Transport::Efa => "EFA (SRD)",
+        }
+    }
 }
 
 /// Decides cable versus optics in the bill of materials.

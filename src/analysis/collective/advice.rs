@@ -103,9 +103,12 @@ pub fn advice_reusing(
             .copied()
             .filter(|l| match l.tech {
                 LinkTech::InfiniBand => false,
-                LinkTech::RoceV2 | LinkTech::Ethernet => {
-                    l.transport == Transport::Tcp || !lossless_ends(design, l.a.device, l.b.device)
-                }
+                LinkTech::RoceV2 | LinkTech::Ethernet => match l.transport {
+                    Transport::Tcp => true,
+                    Transport::Rdma => !lossless_ends(design, l.a.device, l.b.device),
+                    // SRD recovers losses itself: no PFC needed.
+                    Transport::Efa => false,
+                },
                 _ => true,
             })
             .collect();
@@ -133,7 +136,8 @@ pub fn advice_reusing(
             library == super::Library::Gloo
                 && (l.tech == LinkTech::InfiniBand
                     || (l.transport == Transport::Rdma
-                        && (l.tech.is_ethernet_family() || l.tech == LinkTech::Thunderbolt5)))
+                        && (l.tech.is_ethernet_family() || l.tech == LinkTech::Thunderbolt5))
+                    || (l.transport == Transport::Efa && l.tech.is_ethernet_family()))
         })
         .collect();
     if !rdma_links.is_empty() {

@@ -32,6 +32,11 @@ pub const ROCE_LOSSLESS: f64 = 0.92;
 /// RoCE without PFC/ECN drops under incast and falls back to go-back-N retransmission.
 /// Our estimate; the advice flags such fabrics.
 pub const ROCE_LOSSY: f64 = 0.75;
+/// AWS EFA: SRD recovers lost packets itself, spraying them over many paths (Shalev et al.,
+/// "A Cloud-Optimized Transport Protocol for Elastic and Scalable HPC", IEEE Micro 2020), so
+/// it never falls back to go-back-N and needs no PFC; its Ethernet/IP/UDP headers cost what
+/// RoCE's do. Lossless RoCE's figure, whatever the switches' PFC setting.
+pub const EFA: f64 = ROCE_LOSSLESS;
 /// NCCL's socket transport over a kernel TCP stack: copies and interrupts. Our estimate.
 pub const TCP: f64 = 0.70;
 /// Gloo's single TCP connection per peer, measured on Gloo itself at two line rates: 110 of
@@ -108,12 +113,14 @@ pub fn link_efficiency(tech: LinkTech, transport: Transport, lossless: bool) -> 
             Transport::Tcp => TCP,
             Transport::Rdma if lossless => ROCE_LOSSLESS,
             Transport::Rdma => ROCE_LOSSY,
+            Transport::Efa => EFA,
         },
         LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5 => {
             THUNDERBOLT_TUNNEL
                 * match transport {
                     Transport::Tcp => THUNDERBOLT_IP,
-                    Transport::Rdma => THUNDERBOLT_RDMA,
+                    // EFA is an Ethernet adapter: on a Thunderbolt link it stands for RDMA.
+                    Transport::Rdma | Transport::Efa => THUNDERBOLT_RDMA,
                 }
         }
     }
@@ -125,14 +132,15 @@ pub fn stack_latency_us(tech: LinkTech, transport: Transport) -> f64 {
     match (tech, transport) {
         (LinkTech::InfiniBand, _) => 0.0,
         (LinkTech::NvLink | LinkTech::NvLinkBridge | LinkTech::Pcie, _) => 0.0,
-        // RoCE end to end 2–10 µs against InfiniBand's 1–5 µs (hardware.md §7).
-        (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Rdma) => 1.0,
+        // RoCE end to end 2–10 µs against InfiniBand's 1–5 µs (hardware.md §7). EFA
+        // publishes no one-way latency of its own: RoCE's figure.
+        (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Rdma | Transport::Efa) => 1.0,
         // A kernel socket send and receive: our estimate.
         (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Tcp) => 20.0,
         // ~300 µs per exchange over TCP in Mac clusters before RDMA: half of it one way.
         (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Tcp) => 150.0,
         // RDMA over TB5: "single-digit µs" (exo), ~3 µs (NetworkChuck).
-        (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Rdma) => 5.0,
+        (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Rdma | Transport::Efa) => 5.0,
     }
 }
 

@@ -184,6 +184,9 @@ pub(super) fn protocols_for(plan: &Plan) -> Vec<Protocol> {
         // MLX and Gloo move plain buffers: no LL or LL128 lines.
         return vec![Protocol::Simple];
     }
+    if plan.efa {
+        return vec![Protocol::Simple];
+    }
     match plan.algorithm {
         Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp => vec![Protocol::Simple],
         Algorithm::Direct => vec![Protocol::Ll, Protocol::Simple],

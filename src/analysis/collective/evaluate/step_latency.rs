@@ -243,6 +243,8 @@ pub(super) fn latency_floor_us(
         max_domain_gpus: segs.iter().map(|s| s.gpus.len() as u32).max().unwrap_or(0),
         intra_hop: None,
         uses_net: false,
+        // A floor over every protocol stays a floor where EFA allows only Simple.
+        efa: false,
         net_extra_us: 0.0,
         nvls_rate: 0.0,
         nvls_channels: 0.0,

@@ -8,7 +8,8 @@ use super::{ArcId, Fabric, FxBuild, Vertex, usable_bytes_per_s};
 use crate::analysis::collective::efficiency as eff;
 use crate::analysis::collective::{CollectiveError, Library};
 use crate::model::{
-    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech, Port,
+    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkState, LinkTech, Port,
+    Transport,
 };
 use std::collections::HashMap;
 
@@ -427,6 +428,11 @@ pub(crate) fn build(
         link_latency_us,
         device_ids: design.devices.iter().map(|d| d.id).collect(),
         link_ids,
+        efa: design.links.iter().any(|l| {
+            l.transport == Transport::Efa
+                && l.tech.is_ethernet_family()
+                && l.state != LinkState::Failed
+        }),
     };
     scratch.give(|k| {
         k.ends = ends;

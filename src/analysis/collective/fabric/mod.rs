@@ -165,6 +165,9 @@ pub(crate) struct Fabric {
     pub device_ids: Vec<DeviceId>,
     /// Per design link: its id.
     pub link_ids: Vec<LinkId>,
+    /// Some working Ethernet link runs AWS EFA: aws-ofi-nccl then restricts NCCL to its
+    /// Simple protocol on communicators that cross the network (`Plan::efa`).
+    pub efa: bool,
 }
 
 impl Fabric {

@@ -61,6 +61,9 @@ pub(crate) struct Plan {
     /// Worst intra-domain hop (PCIe is worse than NVLink); None when no GPU talks inside a domain.
     pub intra_hop: Option<HopKind>,
     pub uses_net: bool,
+    /// NCCL reaches the network through aws-ofi-nccl over EFA, which sets NCCL_PROTO=simple
+    /// (`Fabric::efa`).
+    pub efa: bool,
     /// Stack, switch and propagation latency of the worst network path, µs.
     pub net_extra_us: f64,
     /// Per-GPU usable NVLink rate at NVLS efficiency (bytes/s) for the NVLS pipeline fill.
@@ -81,6 +84,11 @@ pub(crate) struct Plan {
     pub fallback: Option<String>,
     pub notes: Vec<String>,
 }
+
+/// What a plan over EFA says about its protocol.
+const EFA_SIMPLE_NOTE: &str = "AWS EFA: aws-ofi-nccl sets NCCL_PROTO=simple where the adapter \
+    does not deliver 128-byte writes in order (LL and LL128 need that order; p5en and later \
+    may, and are not modelled apart), so every size runs NCCL's Simple protocol";
 
 /// A run of the group's GPUs inside one scale-up domain.
 pub(crate) struct Segment<'g> {
@@ -479,6 +487,10 @@ pub(crate) fn plan<'f>(
     } else {
         0.0
     };
+    let efa = fab.efa && uses_net && fab.library == Library::Nccl;
+    if efa {
+        notes.push(EFA_SIMPLE_NOTE.to_string());
+    }
     notes.dedup();
     let channels = (fab.library == Library::Nccl
         && matches!(algorithm, Algorithm::Ring | Algorithm::Tree)
@@ -495,6 +507,7 @@ pub(crate) fn plan<'f>(
         max_domain_gpus: max_g,
         intra_hop,
         uses_net,
+        efa,
         net_extra_us: net_extra,
         nvls_rate,
         nvls_channels,
