@@ -66,6 +66,14 @@ const PUBLIC_DESIGNS: &[(&str, &str)] = &[
         "hgx-h20-2node-ib.ron",
         include_str!("../../assets/validation/hgx-h20-2node-ib.ron"),
     ),
+    (
+        "aws-p5-2node-efa.ron",
+        include_str!("../../assets/validation/aws-p5-2node-efa.ron"),
+    ),
+    (
+        "aws-p4de-2node-efa.ron",
+        include_str!("../../assets/validation/aws-p4de-2node-efa.ron"),
+    ),
 ];
 
 #[derive(Debug, Args)]
