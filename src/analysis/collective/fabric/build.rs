@@ -8,8 +8,7 @@ use super::{ArcId, Fabric, FxBuild, Vertex, usable_bytes_per_s};
 use crate::analysis::collective::efficiency as eff;
 use crate::analysis::collective::{CollectiveError, Library};
 use crate::model::{
-    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkState, LinkTech, Port,
-    Transport,
+    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech, Port, Transport,
 };
 use std::collections::HashMap;
 
@@ -127,7 +126,15 @@ impl<'a> LinkFacts<'a> {
 
     /// Links usable for traffic: both ends exist, distinct, not failed, capacity > 0, and not
     /// attached to a rack domain device (NVLink inside a rack is modelled from the nodes).
-    fn fill(self, links: &[Link], index_of: &DeviceIndex, dev_flags: &[u8], library: Library) {
+    /// Returns whether an Ethernet link usable for traffic runs EFA (`Fabric::efa`).
+    fn fill(
+        self,
+        links: &[Link],
+        index_of: &DeviceIndex,
+        dev_flags: &[u8],
+        library: Library,
+    ) -> bool {
+        let mut efa = false;
         for (li, link) in links.iter().enumerate() {
             let ia = index_of.get(link.a.device);
             let ib = index_of.get(link.b.device);
@@ -157,7 +164,11 @@ impl<'a> LinkFacts<'a> {
             self.latency_us[li] =
                 eff::stack_latency_us(link.tech, eff::transport_of(library, link.transport))
                     + eff::propagation_us(link.length == LengthClass::CrossRack);
+            efa |= self.routable[li]
+                && link.transport == Transport::Efa
+                && link.tech.is_ethernet_family();
         }
+        efa
     }
 }
 
@@ -235,7 +246,7 @@ pub(crate) fn build(
     link_ids.resize(n_links, LinkId(0));
     let mut link_latency_us = reuse(std::mem::take(&mut kept.link_latency_us), n_links);
     link_latency_us.resize(n_links, 0.0);
-    {
+    let efa = {
         let facts = LinkFacts {
             ends: &mut ends,
             routable: &mut routable,
@@ -251,14 +262,16 @@ pub(crate) fn build(
             let mid = n_links / 2;
             let (front, back) = facts.split_at(mid);
             let (first, second) = design.links.split_at(mid);
-            pool.in_place_scope(|scope| {
-                scope.spawn(|_| fill(second, back));
-                fill(first, front);
+            let mut efa_back = false;
+            let efa_front = pool.in_place_scope(|scope| {
+                scope.spawn(|_| efa_back = fill(second, back));
+                fill(first, front)
             });
+            efa_front || efa_back
         } else {
-            fill(&design.links, facts);
+            fill(&design.links, facts)
         }
-    }
+    };
     // A switch whose model gives no latency takes its technology's, from its first link.
     if switch_latency_us.iter().any(|v| v.is_nan()) {
         for (&[ia, ib, ..], link) in ends.iter().zip(&design.links) {
@@ -428,11 +441,7 @@ pub(crate) fn build(
         link_latency_us,
         device_ids: design.devices.iter().map(|d| d.id).collect(),
         link_ids,
-        efa: design.links.iter().any(|l| {
-            l.transport == Transport::Efa
-                && l.tech.is_ethernet_family()
-                && l.state != LinkState::Failed
-        }),
+        efa,
     };
     scratch.give(|k| {
         k.ends = ends;

@@ -87,8 +87,8 @@ pub(crate) struct Plan {
 
 /// What a plan over EFA says about its protocol.
 const EFA_SIMPLE_NOTE: &str = "AWS EFA: aws-ofi-nccl sets NCCL_PROTO=simple where the adapter \
-    does not deliver 128-byte writes in order (LL and LL128 need that order; p5en and later \
-    may, and are not modelled apart), so every size runs NCCL's Simple protocol";
+    does not deliver 128-byte writes in order (LL and LL128 need that order; the plugin exempts \
+    p5en, which is not modelled apart), so every size runs NCCL's Simple protocol";
 
 /// A run of the group's GPUs inside one scale-up domain.
 pub(crate) struct Segment<'g> {
