@@ -1860,6 +1860,15 @@ fn nccl_runs_only_simple_over_efa_and_srd_needs_no_pfc() {
         (over_efa / over_lossless - 1.0).abs() < 1e-12,
         "{over_efa} {over_lossless}"
     );
+    // The report says it under its collective too.
+    let md = dir.path().join("efa.md");
+    let o = railyard(&["report", path_str(&efa), "-o", path_str(&md)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        report.contains("\n- AWS EFA: aws-ofi-nccl sets NCCL\\_PROTO=simple"),
+        "{report}"
+    );
     // The rails carry nearly all of the time: it scales by 0.92 / 0.75.
     assert!(
         (over_lossy / over_efa - 0.92 / 0.75).abs() < 0.005,

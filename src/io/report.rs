@@ -446,6 +446,14 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
                 "| Time (µs) | algbw (GB/s) | busbw (GB/s) |\n|--:|--:|--:|\n| {:.2} | {:.2} | {:.2} |\n",
                 col.time_us, col.algbw_gbyte_s, col.busbw_gbyte_s
             );
+            // What the model says of this result (the protocol a transport leaves, channels a
+            // small size runs on), as the sidebar and `eval` say it.
+            for note in &col.notes {
+                let _ = writeln!(out, "- {}", md_inline(note));
+            }
+            if !col.notes.is_empty() {
+                let _ = writeln!(out);
+            }
             if !col.bottleneck.is_empty() {
                 let _ = writeln!(out, "| Busiest resource | Utilisation |\n|:--|--:|");
                 for load in col.bottleneck.iter().take(REPORT_BOTTLENECK_ROWS) {
