@@ -235,6 +235,12 @@ fn the_public_sets_stay_within_their_figures() {
         }
     });
     aws("AWSP4DE-", &|bytes| (bytes >= 134217728.0).then_some(0.10));
+    // One GB200 NVL72 rack (CoreWeave's example, NCCL 2.25.1): NVLS across all 72 GPUs took
+    // 19-40 % longer than the model from 512 MiB to 8 GiB (README, where the model is still
+    // fast); counted, and held where it stands.
+    let nvl72 = system("CWNVL72-");
+    assert_eq!(figure(&nvl72, "rows"), 5.0);
+    assert!(figure(&nvl72, "max_abs_error_from_1mib") <= 0.41, "{nvl72}");
     // NCCL 2.4.2's socket regression (nccl #209) is shown, not counted.
     assert_eq!(figure(&system("NC209-242-"), "rows"), 0.0);
     // Everything that counts: the median target (8 % today). Not every row is within

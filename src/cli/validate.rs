@@ -74,6 +74,10 @@ const PUBLIC_DESIGNS: &[(&str, &str)] = &[
         "aws-p4de-2node-efa.ron",
         include_str!("../../assets/validation/aws-p4de-2node-efa.ron"),
     ),
+    (
+        "gb200-nvl72-rack.ron",
+        include_str!("../../assets/validation/gb200-nvl72-rack.ron"),
+    ),
 ];
 
 #[derive(Debug, Args)]
