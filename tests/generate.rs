@@ -879,14 +879,14 @@ fn rails_over_efa_are_plain_ethernet_and_refused_where_efa_cannot_run() {
     s.nics_per_node = Some(8);
     s.transport = Some(Transport::Efa);
     let d = run(&s);
-    // 16 NIC links to 8 rail leaves; EFA is its own adapter on Ethernet, not RoCE.
-    let efa: Vec<_> = d
-        .links
-        .iter()
-        .filter(|l| l.transport == Transport::Efa)
-        .collect();
-    assert!(efa.len() >= 16, "{}", efa.len());
-    assert!(efa.iter().all(|l| l.tech == LinkTech::Ethernet));
+    // Every link, 16 from the NICs to 8 rail leaves and 16 from the leaves to the spine, runs
+    // EFA; EFA is its own adapter on plain Ethernet, not RoCE.
+    assert_eq!(d.links.len(), 32);
+    assert!(
+        d.links
+            .iter()
+            .all(|l| l.transport == Transport::Efa && l.tech == LinkTech::Ethernet)
+    );
     // An InfiniBand-only NIC and switch cannot carry it.
     s.nic = Some(PartId::new("cx7-ndr-400"));
     s.switch = Some(PartId::new("qm9700"));
