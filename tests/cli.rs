@@ -1875,3 +1875,60 @@ fn nccl_runs_only_simple_over_efa_and_srd_needs_no_pfc() {
         "{report}"
     );
 }
+
+#[test]
+fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
+    // Two p4de (8 A100 each, four 100 Gb/s EFA cards): NCCL's tree runs Simple on 8 channels
+    // (two per card). A chunk crosses 7 NVLink hops up the chain, one network hop up the tree,
+    // one down and 7 NVLink hops down the other chain.
+    let p4de =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/aws-p4de-2node-efa.ron");
+    let at = |bytes: &str, extra: &[&str]| {
+        let mut args = vec!["--bytes", bytes];
+        args.extend_from_slice(extra);
+        eval_json_with(&p4de, &args)["collective"].clone()
+    };
+    let latency = |c: &Value| f64_of(&c["latency_us"]);
+    let tiny = at("8", &[]);
+    let mid = at("16M", &[]);
+    for c in [&tiny, &mid] {
+        assert_eq!(
+            (c["algorithm"].as_str(), c["protocol"].as_str()),
+            (Some("tree"), Some("Simple")),
+            "{c}"
+        );
+    }
+    // 16 MiB: a wave is 8 channels × 512 KiB = 4 MiB. A network hop moves it at the cards'
+    // 4 × 100 Gb/s × 0.92 = 46 GB/s in 91.18 µs, an NVLink hop at 8 channels × 20 GB/s in
+    // 26.21 µs; the bandwidth term already paces one network hop, so the fill is
+    // 91.18 + 14 × 26.21 = 458.2 µs on top of the latency 8 B pays (whose fill is ~1 ns).
+    let fill = latency(&mid) - latency(&tiny);
+    assert!((fill - 458.2).abs() < 0.1, "{fill}");
+    let notes = mid["notes"].to_string();
+    assert!(
+        notes.contains("512 KiB chunks whole") && notes.contains("all 16 hops"),
+        "{notes}"
+    );
+    // The tuner ranks without it: the pick stands, and `why` says the tuner leaves it out.
+    assert!(
+        mid["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("NCCL's tuner ranks it without its tree's 458 µs pipeline fill"),
+        "{mid}"
+    );
+    // 1 MiB is less than a wave: all of it crosses, 22.80 + 14 × 6.55 = 114.5 µs.
+    let fill = latency(&at("1M", &[])) - latency(&tiny);
+    assert!((fill - 114.5).abs() < 0.1, "{fill}");
+    // NCCL 2.19 still shrank tree chunks by depth (8): at 16 MiB to 64 KiB, a wave of 512 KiB,
+    // 11.40 + 14 × 3.28 = 57.3 µs. (Its tuner picks the ring at 16 MiB: the tree is forced.)
+    let old = |bytes: &str| at(bytes, &["--nccl", "2.19.3", "--algo", "tree"]);
+    let (tiny_219, mid_219) = (old("8"), old("16M"));
+    assert_eq!(mid_219["algorithm"].as_str(), Some("tree"), "{mid_219}");
+    let fill = latency(&mid_219) - latency(&tiny_219);
+    assert!((fill - 57.3).abs() < 0.1, "{fill}");
+    assert!(
+        mid_219["notes"].to_string().contains("64 KiB chunks"),
+        "{mid_219}"
+    );
+}

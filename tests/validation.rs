@@ -211,8 +211,9 @@ fn the_public_sets_stay_within_their_figures() {
     // NVLSTree/Simple latency at small sizes, 25 + 2 × (20.9 + 1.61) = 70.02 µs against 65-75
     // µs measured up to 8 KiB; from 4 GiB the 8 × 400 Gb/s of EFA per node pace it (-7 to -11
     // % today). The p4de pair's rows from 128 MiB to 2 GiB ride its four 100 Gb/s cards
-    // (within 10 %). From 1 to 64 MiB both pairs took 1.3-2.4 times the model (README, AWS
-    // EFA).
+    // (within 10 %). From 1 MiB its tree's pipeline fill (each 512 KiB chunk forwarded whole
+    // across 16 hops) brings it within 18 %, but at 4 MiB (+30 %); without it, 1-64 MiB took
+    // 1.3-2.4 times the model. The p5 pair's 1-64 MiB still do (README, AWS EFA).
     let aws = |prefix: &str, within: &dyn Fn(f64) -> Option<f64>| {
         let rows = system_part(&report, prefix, "rows");
         let rows = rows.as_array().expect("rows");
@@ -235,7 +236,17 @@ fn the_public_sets_stay_within_their_figures() {
             None
         }
     });
-    aws("AWSP4DE-", &|bytes| (bytes >= 134217728.0).then_some(0.10));
+    aws("AWSP4DE-", &|bytes| {
+        if bytes >= 134217728.0 {
+            Some(0.10)
+        } else if bytes == 4194304.0 {
+            Some(0.31)
+        } else if bytes >= 1048576.0 {
+            Some(0.18)
+        } else {
+            None
+        }
+    });
     // One GB200 NVL72 rack (CoreWeave's example, NCCL 2.25.1): with NVLS across all 72 GPUs
     // the model is 19-40 % fast from 512 MiB to 8 GiB (README, where the model is still
     // fast); counted, and held where it stands.

@@ -24,6 +24,7 @@ pub mod ops;
 mod plan;
 pub mod release;
 mod routing;
+mod tree_pipeline;
 mod upgrade;
 pub mod workload;
 mod workspace;

@@ -13,6 +13,7 @@ mod step_latency;
 
 pub(crate) use groups::{GroupSpec, PlanCache, evaluate_groups, evaluate_groups_with};
 
+use super::channels::RingChannels;
 use super::efficiency as eff;
 use super::fabric::Fabric;
 use super::latency::{self as lat, ArchRow, HopKind, Protocol};
@@ -396,22 +397,31 @@ impl<'d> Evaluator<'d> {
                 ch.comm, ch.speed_gbyte_s
             ));
         }
+        let tree_fill = tree_fill_us(chosen, protocol, s);
+        if let Some(tree) = chosen.plan.tree_pipeline.filter(|_| tree_fill > 0.0) {
+            notes.push(format!(
+                "NCCL's tree under Simple forwards each channel's {} chunks whole, hop by hop \
+                 (all_reduce.h, enqueue.cc): the first of them crosses all {} hops before the \
+                 rest streams behind, {tree_fill:.0} µs that NCCL's tuner does not count",
+                Bytes(tree.chunk_bytes(s) as u64),
+                tree.intra_stages + tree.net_stages
+            ));
+        }
         let calibrated = chosen.intra_hops != IntraHops::default();
-        let ranked_apart = || match (fewer_channels, calibrated) {
-            (Some((in_use, ch)), false) => format!(
-                "NCCL's tuner ranks it first as if on all {} of its channels, then runs this size \
-                 on {in_use}",
-                ch.comm
-            ),
-            (Some((in_use, ch)), true) => format!(
-                "NCCL's tuner picks it by its own latency constants on all {} channels (the \
-                 design's calibrated hop latencies change step times, not its choice, and this \
-                 size runs on {in_use})",
-                ch.comm
-            ),
-            (None, _) => "NCCL's tuner picks it by its own latency constants (the design's \
-                          calibrated hop latencies change step times, not its choice)"
-                .to_string(),
+        let ranked_apart = || {
+            let fill =
+                format!("NCCL's tuner ranks it without its tree's {tree_fill:.0} µs pipeline fill");
+            match (tree_fill > 0.0, calibrated) {
+                (true, false) => return fill,
+                (true, true) => {
+                    return format!(
+                        "{fill}, by its own latency constants (the design's calibrated hop \
+                         latencies change step times, not its choice)"
+                    );
+                }
+                _ => {}
+            }
+            ranked_apart_by_constants(fewer_channels, calibrated)
         };
         if chosen.plan.algorithm.reduces_in_network() {
             notes.push(format!(
@@ -468,6 +478,30 @@ impl<'d> Evaluator<'d> {
     }
 }
 
+/// Why NCCL's tuner picks a plan the times rank below another: it ranks on all its channels
+/// a size it runs on fewer, and by its own hop latencies where the design's are calibrated.
+fn ranked_apart_by_constants(
+    fewer_channels: Option<(u32, RingChannels)>,
+    calibrated: bool,
+) -> String {
+    match (fewer_channels, calibrated) {
+        (Some((in_use, ch)), false) => format!(
+            "NCCL's tuner ranks it first as if on all {} of its channels, then runs this size \
+             on {in_use}",
+            ch.comm
+        ),
+        (Some((in_use, ch)), true) => format!(
+            "NCCL's tuner picks it by its own latency constants on all {} channels (the \
+             design's calibrated hop latencies change step times, not its choice, and this \
+             size runs on {in_use})",
+            ch.comm
+        ),
+        (None, _) => "NCCL's tuner picks it by its own latency constants (the design's \
+                      calibrated hop latencies change step times, not its choice)"
+            .to_string(),
+    }
+}
+
 /// Why the answer's algorithm and protocol: the fastest of the pairs costed, with the runner-up
 /// and how much slower it is; or, where NCCL's tuner ranks by figures other than the times
 /// (`ranked_apart` says which, asked only then: its own hop latencies on a calibrated design,
@@ -517,12 +551,24 @@ fn why_chosen(
 
 /// (latency µs, bandwidth µs) of a costed plan at a size and protocol, on the channels NCCL
 /// runs it on.
+/// A tree under Simple also fills its pipeline one whole chunk at a time (`tree_fill_us`),
+/// which NCCL's tuner does not count.
 pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
     let channels = c
         .plan
         .channels
         .map_or(1.0, |ch| ch.share(c.plan.algorithm, p, c.plan.gpus, s));
-    time_with(c, &c.intra_hops, op, p, s, channels)
+    let (latency, bw) = time_with(c, &c.intra_hops, op, p, s, channels);
+    (latency + tree_fill_us(c, p, s), bw)
+}
+
+/// µs a tree all-reduce under Simple spends filling its pipeline (`TreePipeline::fill_us`),
+/// its network hops at the pace of the plan's busiest link; zero otherwise.
+pub(super) fn tree_fill_us(c: &Costed, p: Protocol, s: f64) -> f64 {
+    match (&c.plan.tree_pipeline, p) {
+        (Some(tree), Protocol::Simple) => tree.fill_us(s, c.seconds_per_byte),
+        _ => 0.0,
+    }
 }
 
 /// The time NCCL's tuner ranks a plan by, with the given hop latencies (the design's, or

@@ -249,6 +249,7 @@ pub(super) fn latency_floor_us(
         nvls_rate: 0.0,
         nvls_channels: 0.0,
         channels: None,
+        tree_pipeline: None,
         staging_s_per_byte: 0.0,
         latency,
         fallback: None,

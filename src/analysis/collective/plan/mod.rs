@@ -21,6 +21,7 @@ use super::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
 use super::latency::{self as lat, HopKind, LatencyTable};
 use super::release::nvls_refused;
 use super::routing::{Router, TreeUse};
+use super::tree_pipeline::TreePipeline;
 use super::{Algorithm, CollectiveError, Op, Routing};
 use all_to_all::{all_to_all, pxn_send};
 use loads::PhaseLoads;
@@ -74,6 +75,9 @@ pub(crate) struct Plan {
     /// domain, of which a small operation runs on fewer; None elsewhere (other libraries or
     /// algorithms, PCIe hops, networks).
     pub channels: Option<RingChannels>,
+    /// A tree all-reduce's shape and rates for its Simple pipeline fill; None for other
+    /// algorithms and libraries.
+    pub tree_pipeline: Option<TreePipeline>,
     /// Seconds per byte of size spent copying GPU tensors to host memory and back before and
     /// after the collective (Gloo on discrete GPUs); zero where the library reads GPU memory.
     pub staging_s_per_byte: f64,
@@ -172,6 +176,59 @@ fn nvlink_ring_channels(fab: &Fabric, group: &[u32]) -> Option<RingChannels> {
         })
         .fold(f64::INFINITY, f64::min);
     RingChannels::of(node.arch, slowest * nvlink_efficiency(node.arch) / 1e9)
+}
+
+/// The tree's pipeline over `m` domains of up to `g` GPUs: two channels per NIC across nodes,
+/// the NVLink search's channels inside one node (none over PCIe alone, where NCCL's search is
+/// not modelled); each NVLink channel at its search speed within the GPU's rate, a PCIe hop at
+/// the GPU's link rate.
+fn tree_pipeline(
+    fab: &Fabric,
+    first: &[u32],
+    m: u32,
+    g: u32,
+    intra_hop: Option<HopKind>,
+) -> Option<TreePipeline> {
+    let nvlink = nvlink_ring_channels(fab, first);
+    let channels = if m > 1 {
+        f64::from(CHANNELS_PER_CONNECTION * nic_rings(fab, first))
+    } else {
+        f64::from(nvlink?.comm)
+    };
+    let intra_bytes_per_s = match intra_hop {
+        Some(HopKind::NvLink) => nvlink.map_or(0.0, |ch| {
+            (channels * ch.speed_gbyte_s).min(ch.gpu_gbyte_s) * 1e9
+        }),
+        Some(HopKind::Pci) => first
+            .iter()
+            .map(|&gpu| {
+                let up = fab.gpus[gpu as usize].pcie_up;
+                if up == ABSENT_ARC {
+                    0.0
+                } else {
+                    fab.arc_usable[up as usize]
+                }
+            })
+            .fold(f64::INFINITY, f64::min),
+        _ => 0.0,
+    };
+    let levels = if m > 1 {
+        f64::from(m).log2().ceil()
+    } else {
+        0.0
+    };
+    Some(TreePipeline {
+        channels,
+        intra_stages: 2.0 * f64::from(g.saturating_sub(1)),
+        net_stages: 2.0 * levels,
+        intra_bytes_per_s: if intra_bytes_per_s.is_finite() {
+            intra_bytes_per_s
+        } else {
+            0.0
+        },
+        depth: f64::from(g.saturating_sub(1)) + f64::from(m.max(1)).log2().floor(),
+        halves_chunks: TreePipeline::halves_chunks_in(fab.nccl),
+    })
 }
 
 fn equal_segments(segs: &[Segment]) -> bool {
@@ -498,6 +555,9 @@ pub(crate) fn plan<'f>(
         && intra_hop == Some(HopKind::NvLink))
     .then(|| nvlink_ring_channels(fab, first))
     .flatten();
+    let tree_pipeline = (fab.library == Library::Nccl && algorithm == Algorithm::Tree)
+        .then(|| tree_pipeline(fab, first, m, max_g, intra_hop))
+        .flatten();
     Ok(Plan {
         algorithm,
         library: fab.library,
@@ -512,6 +572,7 @@ pub(crate) fn plan<'f>(
         nvls_rate,
         nvls_channels,
         channels,
+        tree_pipeline,
         staging_s_per_byte,
         latency: fab.latency_table(),
         fallback: None,

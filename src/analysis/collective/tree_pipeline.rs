@@ -1,0 +1,157 @@
+//! How long NCCL's tree all-reduce takes to fill its pipeline under the Simple protocol.
+//!
+//! Under Simple a tree moves each channel's share in chunks and forwards a chunk only once
+//! the whole of it has arrived: the kernel runs the tree with `ProtoSimple<1, 1>`, one slice
+//! of one step per chunk, and a receiver waits for the step's tail before it reduces and
+//! sends on (NVIDIA/nccl v2.30.7 `src/device/all_reduce.h`, `runTreeSplit`). The first chunk
+//! therefore crosses every hop of the tree, up the chain and the inter-node tree to the root
+//! and down again, one whole chunk at a time before the rest can stream behind it. LL and LL128
+//! forward line by line and pay only their per-hop latency.
+//!
+//! NCCL's tuner leaves this out (it scales the tree's bandwidth by its
+//! `treeCorrectionFactor` instead), so it only changes the time, never the pick.
+
+use crate::model::NcclRelease;
+
+/// Simple's step: `DEFAULT_BUFFSIZE` (4 MiB, `src/init.cc`) over `NCCL_STEPS` (8). A tree
+/// chunk is one step (`calcCollChunking`: chunkSteps is 1 off the ring).
+pub(crate) const SIMPLE_STEP_BYTES: f64 = 4.0 * 1024.0 * 1024.0 / 8.0;
+
+/// A tree's shape and rates, as far as its pipeline fill needs them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TreePipeline {
+    /// Channels the tree runs on: two per NIC across nodes (`CHANNELS_PER_CONNECTION`), the
+    /// NVLink search's channels inside one node.
+    pub channels: f64,
+    /// Hops inside a domain a chunk crosses, up the chain and down again: 2 (g − 1).
+    pub intra_stages: f64,
+    /// Network hops it crosses: up and down the inter-node tree, 2 ⌈log2 m⌉.
+    pub net_stages: f64,
+    /// What all channels move over one intra-domain hop, bytes/s: each channel at the
+    /// per-channel rate NCCL's search gives it (NVLink), within the GPU's own rate.
+    pub intra_bytes_per_s: f64,
+    /// NCCL's tree depth (`connectTrees`: ranks per node − 1 + log2 nodes), which releases
+    /// up to 2.19 shrink the chunk by.
+    pub depth: f64,
+    /// Releases up to 2.19 halve the chunk while too few chunks per channel would fill the
+    /// depth (`enqueue.cc`, `computeColl`); 2.20 dropped that and keeps one step.
+    pub halves_chunks: bool,
+}
+
+impl TreePipeline {
+    /// Whether `release` still halves tree chunks by depth.
+    pub(crate) fn halves_chunks_in(release: NcclRelease) -> bool {
+        release < NcclRelease::new(2, 20, 0)
+    }
+
+    /// The chunk one channel forwards whole, bytes, for an operation of `bytes`.
+    pub(crate) fn chunk_bytes(&self, bytes: f64) -> f64 {
+        let mut chunk = SIMPLE_STEP_BYTES;
+        if self.halves_chunks {
+            // NCCL divides integers here: chunks per channel, rounded down.
+            let per_channel_chunks = |c: f64| (bytes / (self.channels * c)).floor();
+            for (times_depth, floor) in [(8.0, 131_072.0), (4.0, 65_536.0), (1.0, 32_768.0)] {
+                while per_channel_chunks(chunk) < self.depth * times_depth && chunk > floor {
+                    chunk /= 2.0;
+                }
+            }
+        }
+        chunk
+    }
+
+    /// µs the first wave of chunks (one per channel, or the whole operation when smaller)
+    /// spends crossing the tree beyond the one hop whose pace the bandwidth term already
+    /// counts. `net_seconds_per_byte`: how long the tree's busiest link takes per byte of size.
+    pub(crate) fn fill_us(&self, bytes: f64, net_seconds_per_byte: f64) -> f64 {
+        if self.channels <= 0.0 || bytes <= 0.0 {
+            return 0.0;
+        }
+        let wave = (self.chunk_bytes(bytes) * self.channels).min(bytes);
+        let net = if self.net_stages > 0.0 {
+            wave * net_seconds_per_byte
+        } else {
+            0.0
+        };
+        let intra = if self.intra_stages > 0.0 && self.intra_bytes_per_s > 0.0 {
+            wave / self.intra_bytes_per_s
+        } else {
+            0.0
+        };
+        let crossing = self.net_stages * net + self.intra_stages * intra;
+        (crossing - net.max(intra)).max(0.0) * 1e6
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two nodes of 8 A100s, four 100 Gb/s NICs each (p4de): 8 channels, chains of 7 NVLink
+    /// hops each way, one network hop each way, 20 GB/s per channel on NVLink.
+    fn p4de(halves: bool) -> TreePipeline {
+        TreePipeline {
+            channels: 8.0,
+            intra_stages: 14.0,
+            net_stages: 2.0,
+            intra_bytes_per_s: 8.0 * 20e9,
+            depth: 8.0,
+            halves_chunks: halves,
+        }
+    }
+
+    #[test]
+    fn a_wave_of_half_mebibyte_chunks_crosses_sixteen_hops() {
+        // Four 100 Gb/s NICs at 92 %: 46 GB/s per node and direction.
+        let spb = 1.0 / 46e9;
+        let t = p4de(false);
+        assert_eq!(t.chunk_bytes(16.0 * 1024.0 * 1024.0), 524_288.0);
+        // 16 MiB: a wave is 8 × 512 KiB = 4 MiB. One network hop at 46 GB/s takes 91.18 µs,
+        // one NVLink hop at 160 GB/s 26.21 µs; the wave crosses 2 + 14 of them, and the
+        // bandwidth term already counts one network hop: 91.18 + 14 × 26.21 = 458.2 µs.
+        let wave = 4.0 * 1024.0 * 1024.0;
+        let want = (wave / 46e9 + 14.0 * wave / 160e9) * 1e6;
+        let got = t.fill_us(16.0 * 1024.0 * 1024.0, spb);
+        assert!(
+            (got - want).abs() < 1e-9 && (got - 458.2).abs() < 0.1,
+            "{got}"
+        );
+        // 1 MiB is smaller than a wave: the whole operation crosses, 22.80 + 14 × 6.55.
+        let got = t.fill_us(1024.0 * 1024.0, spb);
+        assert!((got - 114.5).abs() < 0.1, "{got}");
+        // Larger sizes keep the same wave: the fill stops growing.
+        assert_eq!(t.fill_us(1e9, spb), t.fill_us(64.0 * 1024.0 * 1024.0, spb));
+    }
+
+    #[test]
+    fn releases_before_2_20_shrink_the_chunk_by_depth() {
+        assert!(TreePipeline::halves_chunks_in(NcclRelease::new(2, 19, 3)));
+        assert!(!TreePipeline::halves_chunks_in(NcclRelease::new(2, 20, 3)));
+        let t = p4de(true);
+        // 16 MiB on 8 channels: 2 MiB each. 512 KiB gives 4 chunks, under 8 × depth 8 = 64:
+        // halve to 256 KiB (8), then 128 KiB (16), which is the first floor; 16 < 4 × 8 = 32,
+        // so halve to 64 KiB (32 chunks), the second floor; 32 ≥ depth 8: stop.
+        assert_eq!(t.chunk_bytes(16.0 * 1024.0 * 1024.0), 65_536.0);
+        // 1 GiB: 128 MiB a channel, 256 chunks of 512 KiB ≥ 64: kept.
+        assert_eq!(t.chunk_bytes(1024.0 * 1024.0 * 1024.0), 524_288.0);
+        // Tiny sizes stop at 32 KiB.
+        assert_eq!(t.chunk_bytes(4096.0), 32_768.0);
+    }
+
+    #[test]
+    fn one_node_pays_its_chain_and_nothing_without_channels() {
+        // 8 GPUs in one node: 14 NVLink hops, no network; one hop is in the bandwidth term.
+        let t = TreePipeline {
+            channels: 24.0,
+            intra_stages: 14.0,
+            net_stages: 0.0,
+            intra_bytes_per_s: 240e9,
+            depth: 7.0,
+            halves_chunks: false,
+        };
+        let s = 1024.0 * 1024.0;
+        let got = t.fill_us(s, 1.0 / 240e9);
+        assert!((got - 13.0 * s / 240e9 * 1e6).abs() < 1e-9, "{got}");
+        let none = TreePipeline { channels: 0.0, ..t };
+        assert_eq!(none.fill_us(s, 1.0 / 240e9), 0.0);
+    }
+}
