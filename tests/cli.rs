@@ -1899,11 +1899,11 @@ fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
         );
     }
     // 16 MiB: a wave is 8 channels × 512 KiB = 4 MiB. A network hop moves it at the cards'
-    // 4 × 100 Gb/s × 0.92 = 46 GB/s in 91.18 µs, an NVLink hop at 8 channels × 20 GB/s in
-    // 26.21 µs; the bandwidth term already paces one network hop, so the fill is
-    // 91.18 + 14 × 26.21 = 458.2 µs on top of the latency 8 B pays (whose fill is ~1 ns).
+    // 4 × 100 Gb/s × 0.92 = 46 GB/s in 91.18 µs, an NVLink hop at the A100's 12 × 20 GB/s in
+    // 17.48 µs; the bandwidth term already paces one network hop, so the fill is
+    // 91.18 + 14 × 17.48 = 335.9 µs on top of the latency 8 B pays (whose fill is ~1 ns).
     let fill = latency(&mid) - latency(&tiny);
-    assert!((fill - 458.2).abs() < 0.1, "{fill}");
+    assert!((fill - 335.9).abs() < 0.1, "{fill}");
     let notes = mid["notes"].to_string();
     assert!(
         notes.contains("512 KiB chunks whole") && notes.contains("all 16 hops"),
@@ -1914,19 +1914,19 @@ fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
         mid["why"]
             .as_str()
             .unwrap()
-            .starts_with("NCCL's tuner ranks it without its tree's 458 µs pipeline fill"),
+            .starts_with("NCCL's tuner ranks it without its tree's 336 µs pipeline fill"),
         "{mid}"
     );
-    // 1 MiB is less than a wave: all of it crosses, 22.80 + 14 × 6.55 = 114.5 µs.
+    // 1 MiB is less than a wave: all of it crosses, 22.80 + 14 × 4.37 = 84.0 µs.
     let fill = latency(&at("1M", &[])) - latency(&tiny);
-    assert!((fill - 114.5).abs() < 0.1, "{fill}");
+    assert!((fill - 84.0).abs() < 0.1, "{fill}");
     // NCCL 2.19 still shrank tree chunks by depth (8): at 16 MiB to 64 KiB, a wave of 512 KiB,
-    // 11.40 + 14 × 3.28 = 57.3 µs. (Its tuner picks the ring at 16 MiB: the tree is forced.)
+    // 11.40 + 14 × 2.18 = 42.0 µs. (Its tuner picks the ring at 16 MiB: the tree is forced.)
     let old = |bytes: &str| at(bytes, &["--nccl", "2.19.3", "--algo", "tree"]);
     let (tiny_219, mid_219) = (old("8"), old("16M"));
     assert_eq!(mid_219["algorithm"].as_str(), Some("tree"), "{mid_219}");
     let fill = latency(&mid_219) - latency(&tiny_219);
-    assert!((fill - 57.3).abs() < 0.1, "{fill}");
+    assert!((fill - 42.0).abs() < 0.1, "{fill}");
     assert!(
         mid_219["notes"].to_string().contains("64 KiB chunks"),
         "{mid_219}"

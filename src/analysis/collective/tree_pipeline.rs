@@ -27,8 +27,8 @@ pub(crate) struct TreePipeline {
     pub intra_stages: f64,
     /// Network hops it crosses: up and down the inter-node tree, 2 ⌈log2 m⌉.
     pub net_stages: f64,
-    /// What all channels move over one intra-domain hop, bytes/s: each channel at the
-    /// per-channel rate NCCL's search gives it (NVLink), within the GPU's own rate.
+    /// What a wave of chunks, one per channel, moves over one intra-domain hop, bytes/s: the
+    /// GPU's usable NVLink (or PCIe) rate, every channel's chunk crossing at once.
     pub intra_bytes_per_s: f64,
     /// NCCL's tree depth (`connectTrees`: ranks per node − 1 + log2 nodes), which releases
     /// up to 2.19 shrink the chunk by.
@@ -87,13 +87,13 @@ mod tests {
     use super::*;
 
     /// Two nodes of 8 A100s, four 100 Gb/s NICs each (p4de): 8 channels, chains of 7 NVLink
-    /// hops each way, one network hop each way, 20 GB/s per channel on NVLink.
+    /// hops each way, one network hop each way, 12 NVLinks of 20 GB/s each per GPU.
     fn p4de(halves: bool) -> TreePipeline {
         TreePipeline {
             channels: 8.0,
             intra_stages: 14.0,
             net_stages: 2.0,
-            intra_bytes_per_s: 8.0 * 20e9,
+            intra_bytes_per_s: 240e9,
             depth: 8.0,
             halves_chunks: halves,
         }
@@ -106,18 +106,18 @@ mod tests {
         let t = p4de(false);
         assert_eq!(t.chunk_bytes(16.0 * 1024.0 * 1024.0), 524_288.0);
         // 16 MiB: a wave is 8 × 512 KiB = 4 MiB. One network hop at 46 GB/s takes 91.18 µs,
-        // one NVLink hop at 160 GB/s 26.21 µs; the wave crosses 2 + 14 of them, and the
-        // bandwidth term already counts one network hop: 91.18 + 14 × 26.21 = 458.2 µs.
+        // one NVLink hop at 240 GB/s 17.48 µs; the wave crosses 2 + 14 of them, and the
+        // bandwidth term already counts one network hop: 91.18 + 14 × 17.48 = 335.9 µs.
         let wave = 4.0 * 1024.0 * 1024.0;
-        let want = (wave / 46e9 + 14.0 * wave / 160e9) * 1e6;
+        let want = (wave / 46e9 + 14.0 * wave / 240e9) * 1e6;
         let got = t.fill_us(16.0 * 1024.0 * 1024.0, spb);
         assert!(
-            (got - want).abs() < 1e-9 && (got - 458.2).abs() < 0.1,
+            (got - want).abs() < 1e-9 && (got - 335.9).abs() < 0.1,
             "{got}"
         );
-        // 1 MiB is smaller than a wave: the whole operation crosses, 22.80 + 14 × 6.55.
+        // 1 MiB is smaller than a wave: the whole operation crosses, 22.80 + 14 × 4.37.
         let got = t.fill_us(1024.0 * 1024.0, spb);
-        assert!((got - 114.5).abs() < 0.1, "{got}");
+        assert!((got - 84.0).abs() < 0.1, "{got}");
         // Larger sizes keep the same wave: the fill stops growing.
         assert_eq!(t.fill_us(1e9, spb), t.fill_us(64.0 * 1024.0 * 1024.0, spb));
     }

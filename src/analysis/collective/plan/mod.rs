@@ -180,8 +180,8 @@ fn nvlink_ring_channels(fab: &Fabric, group: &[u32]) -> Option<RingChannels> {
 
 /// The tree's pipeline over `m` domains of up to `g` GPUs: two channels per NIC across nodes,
 /// the NVLink search's channels inside one node (none over PCIe alone, where NCCL's search is
-/// not modelled); each NVLink channel at its search speed within the GPU's rate, a PCIe hop at
-/// the GPU's link rate.
+/// not modelled); a wave of chunks crosses an NVLink or PCIe hop at the GPU's usable rate on
+/// that link.
 fn tree_pipeline(
     fab: &Fabric,
     first: &[u32],
@@ -196,9 +196,7 @@ fn tree_pipeline(
         f64::from(nvlink?.comm)
     };
     let intra_bytes_per_s = match intra_hop {
-        Some(HopKind::NvLink) => nvlink.map_or(0.0, |ch| {
-            (channels * ch.speed_gbyte_s).min(ch.gpu_gbyte_s) * 1e9
-        }),
+        Some(HopKind::NvLink) => nvlink.map_or(0.0, |ch| ch.gpu_gbyte_s * 1e9),
         Some(HopKind::Pci) => first
             .iter()
             .map(|&gpu| {
