@@ -1931,4 +1931,16 @@ fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
         mid_219["notes"].to_string().contains("64 KiB chunks"),
         "{mid_219}"
     );
+
+    // NVLSTree's heads forward whole chunks over the network too: on two p5 at 64 MiB, NCCL's
+    // 128 KiB NVLS chunk (8 heads × 16 channels in flight, 64 MiB = 4 × 128 × 128 KiB).
+    let p5 = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/aws-p5-2node-efa.ron");
+    let c = &eval_json_with(&p5, &["--bytes", "64M"])["collective"];
+    assert_eq!(c["algorithm"].as_str(), Some("nvls-tree"), "{c}");
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("NVLSTree's heads forward their 128 KiB chunks whole")
+            && notes.contains("all 2 network hops"),
+        "{notes}"
+    );
 }

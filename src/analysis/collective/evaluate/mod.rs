@@ -399,13 +399,23 @@ impl<'d> Evaluator<'d> {
         }
         let tree_fill = tree_fill_us(chosen, protocol, s);
         if let Some(tree) = chosen.plan.tree_pipeline.filter(|_| tree_fill > 0.0) {
-            notes.push(format!(
-                "NCCL's tree under Simple forwards each channel's {} chunks whole, hop by hop \
-                 (all_reduce.h, enqueue.cc): the first of them crosses all {} hops before the \
-                 rest streams behind, {tree_fill:.0} µs that NCCL's tuner does not count",
-                Bytes(tree.chunk_bytes(s) as u64),
-                tree.intra_stages + tree.net_stages
-            ));
+            let chunk = Bytes(tree.chunk_bytes(s) as u64);
+            let hops = tree.hops();
+            notes.push(if chosen.plan.algorithm == Algorithm::NvlsTree {
+                format!(
+                    "NVLSTree's heads forward their {chunk} chunks whole up and down the tree \
+                     between nodes (all_reduce.h, enqueue.cc): the first of them crosses all \
+                     {hops} network hops before the rest streams behind, {tree_fill:.0} µs that \
+                     NCCL's tuner does not count"
+                )
+            } else {
+                format!(
+                    "NCCL's tree under Simple forwards each channel's {chunk} chunks whole, hop \
+                     by hop (all_reduce.h, enqueue.cc): the first of them crosses all {hops} hops \
+                     before the rest streams behind, {tree_fill:.0} µs that NCCL's tuner does not \
+                     count"
+                )
+            });
         }
         let calibrated = chosen.intra_hops != IntraHops::default();
         let ranked_apart = || {
@@ -562,11 +572,11 @@ pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
     (latency + tree_fill_us(c, p, s), bw)
 }
 
-/// µs a tree all-reduce under Simple spends filling its pipeline (`TreePipeline::fill_us`),
-/// its network hops at the pace of the plan's busiest link; zero otherwise.
+/// µs a tree all-reduce under Simple spends filling its pipeline (`TreePipeline::fill_us`);
+/// zero otherwise.
 pub(super) fn tree_fill_us(c: &Costed, p: Protocol, s: f64) -> f64 {
     match (&c.plan.tree_pipeline, p) {
-        (Some(tree), Protocol::Simple) => tree.fill_us(s, c.seconds_per_byte),
+        (Some(tree), Protocol::Simple) => tree.fill_us(s),
         _ => 0.0,
     }
 }

@@ -18,10 +18,10 @@ use super::Library;
 use super::channels::RingChannels;
 use super::efficiency::nvlink_efficiency;
 use super::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
-use super::latency::{self as lat, HopKind, LatencyTable};
+use super::latency::{self as lat, ArchRow, HopKind, LatencyTable};
 use super::release::nvls_refused;
 use super::routing::{Router, TreeUse};
-use super::tree_pipeline::TreePipeline;
+use super::tree_pipeline::{ChunkRule, TreePipeline};
 use super::{Algorithm, CollectiveError, Op, Routing};
 use all_to_all::{all_to_all, pxn_send};
 use loads::PhaseLoads;
@@ -181,7 +181,7 @@ fn nvlink_ring_channels(fab: &Fabric, group: &[u32]) -> Option<RingChannels> {
 /// The tree's pipeline over `m` domains of up to `g` GPUs: two channels per NIC across nodes,
 /// the NVLink search's channels inside one node (none over PCIe alone, where NCCL's search is
 /// not modelled); a wave of chunks crosses an NVLink or PCIe hop at the GPU's usable rate on
-/// that link.
+/// that link, a network hop at the node's NICs' together.
 fn tree_pipeline(
     fab: &Fabric,
     first: &[u32],
@@ -217,6 +217,7 @@ fn tree_pipeline(
     };
     Some(TreePipeline {
         channels,
+        heads: 1.0,
         intra_stages: 2.0 * f64::from(g.saturating_sub(1)),
         net_stages: 2.0 * levels,
         intra_bytes_per_s: if intra_bytes_per_s.is_finite() {
@@ -224,9 +225,58 @@ fn tree_pipeline(
         } else {
             0.0
         },
-        depth: f64::from(g.saturating_sub(1)) + f64::from(m.max(1)).log2().floor(),
-        halves_chunks: TreePipeline::halves_chunks_in(fab.nccl),
+        net_bytes_per_s: if m > 1 {
+            node_nic_rate(fab, first)
+        } else {
+            0.0
+        },
+        chunk: ChunkRule::Tree {
+            halves_by_depth: TreePipeline::halves_chunks_in(fab.nccl),
+            depth: f64::from(g.saturating_sub(1)) + f64::from(m.max(1)).log2().floor(),
+        },
     })
+}
+
+/// NVLSTree's network tree over `m` nodes of `g` GPUs: every GPU with a NIC heads its share
+/// on each of NCCL's NVLS channels. Its chunk is NCCL's NVLS chunk up to the tree maximum
+/// (`nvls.cc`, `ncclNvlsTuning`): 128 KiB, 64 KiB from 4 nodes; on Blackwell 64 KiB, the
+/// tuning for NICs that share the GPUs' PCIe switches as on HGX and DGX B200 (800G NICs'
+/// 256 KiB from 4 nodes is not modelled).
+fn nvls_tree_pipeline(fab: &Fabric, first: &[u32], m: u32, g: u32, channels: f64) -> TreePipeline {
+    let max_chunk = match (fab.node_of_gpu(first[0]).arch, m) {
+        (ArchRow::Blackwell, _) | (_, 4..) => 65_536.0,
+        _ => 131_072.0,
+    };
+    TreePipeline {
+        channels,
+        heads: f64::from(g.min(nic_rings(fab, first)).max(1)),
+        intra_stages: 0.0,
+        net_stages: 2.0 * f64::from(m.max(1)).log2().ceil(),
+        intra_bytes_per_s: 0.0,
+        net_bytes_per_s: node_nic_rate(fab, first),
+        chunk: ChunkRule::NvlsTree { max_chunk },
+    }
+}
+
+/// What the NICs of the group's slowest node move together, bytes/s (their access links'
+/// usable rates out of the node); zero without NICs.
+fn node_nic_rate(fab: &Fabric, group: &[u32]) -> f64 {
+    let mut slowest = f64::INFINITY;
+    let mut last = u32::MAX;
+    for &g in group {
+        let node = fab.gpus[g as usize].node;
+        if node == last {
+            continue;
+        }
+        last = node;
+        let rate: f64 = fab
+            .nics_of(&fab.nodes[node as usize])
+            .iter()
+            .filter_map(|nic| nic.access.map(|(out, _, _)| fab.arc_usable[out as usize]))
+            .sum();
+        slowest = slowest.min(rate);
+    }
+    if slowest.is_finite() { slowest } else { 0.0 }
 }
 
 fn equal_segments(segs: &[Segment]) -> bool {
@@ -553,9 +603,13 @@ pub(crate) fn plan<'f>(
         && intra_hop == Some(HopKind::NvLink))
     .then(|| nvlink_ring_channels(fab, first))
     .flatten();
-    let tree_pipeline = (fab.library == Library::Nccl && algorithm == Algorithm::Tree)
-        .then(|| tree_pipeline(fab, first, m, max_g, intra_hop))
-        .flatten();
+    let tree_pipeline = match (fab.library, algorithm) {
+        (Library::Nccl, Algorithm::Tree) => tree_pipeline(fab, first, m, max_g, intra_hop),
+        (Library::Nccl, Algorithm::NvlsTree) => {
+            Some(nvls_tree_pipeline(fab, first, m, max_g, nvls_channels))
+        }
+        _ => None,
+    };
     Ok(Plan {
         algorithm,
         library: fab.library,
