@@ -43,6 +43,10 @@ const PUBLIC_DESIGNS: &[(&str, &str)] = &[
         include_str!("../../assets/validation/rtx2080ti-pair-nvlink.ron"),
     ),
     (
+        "h100-pcie-pair-nvlink.ron",
+        include_str!("../../assets/validation/h100-pcie-pair-nvlink.ron"),
+    ),
+    (
         "hgx-a100-2node-roce.ron",
         include_str!("../../assets/validation/hgx-a100-2node-roce.ron"),
     ),
