@@ -9,8 +9,9 @@
 //! to the root and down again, one whole chunk at a time before the rest can stream behind
 //! them. LL and LL128 forward line by line and pay only their per-hop latency.
 //!
-//! NCCL's tuner leaves this out (it scales the tree's bandwidth by its
-//! `treeCorrectionFactor` instead), so it only changes the time, never the pick.
+//! NCCL's tuner leaves this out: it scales the tree's bandwidth by its `treeCorrectionFactor`,
+//! which the model keeps in the bandwidth term (`latency::tree_correction`). The fill comes on
+//! top, and only changes the time, never the pick.
 
 use crate::model::NcclRelease;
 
