@@ -1760,3 +1760,41 @@ fn the_design_chooses_its_nccl_release_in_the_inspector() {
     assert_eq!(harness.state().document().design().nccl_release, None);
     assert!((result(&harness).1 - modelled_us).abs() < 1e-9);
 }
+
+/// NCCL_BUFFSIZE is the design's as well: a choice in the inspector is one undo step and the
+/// sidebar's collective names it. On the SuperPOD preset 1 GiB runs NVLSTree, whose chunks are
+/// NCCL's NVLS chunks whatever the buffer, so the time stays.
+#[test]
+fn the_design_chooses_its_nccl_buffer_in_the_inspector() {
+    use railyard::model::NcclBuffer;
+    let mut harness = harness(app());
+    open_preset(&mut harness, "DGX H100 SuperPOD scalable unit (32 nodes)");
+    let result = |harness: &Harness<'_, RailyardApp>| {
+        let (_, analysis) = harness.state().analysis().expect("an analysis");
+        match &analysis.collective {
+            Some(Ok(r)) => (r.time_us, r.assumes.clone()),
+            other => panic!("a collective: {other:?}"),
+        }
+    };
+    let (default_us, assumes) = result(&harness);
+    assert!(assumes.starts_with("NCCL 2.30.7 defaults:"), "{assumes}");
+    harness.get_by_label("NCCL buffer").click();
+    harness.run();
+    harness.get_by_label("8 MiB").click();
+    harness.run();
+    wait_for_analysis(&mut harness);
+    assert_eq!(
+        harness.state().document().design().nccl_buffer,
+        Some(NcclBuffer::new(8 << 20).unwrap())
+    );
+    let (eight_us, assumes) = result(&harness);
+    assert!(
+        assumes.starts_with("NCCL 2.30.7 defaults but NCCL_BUFFSIZE 8 MiB:"),
+        "{assumes}"
+    );
+    assert_eq!(eight_us, default_us);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    wait_for_analysis(&mut harness);
+    assert_eq!(harness.state().document().design().nccl_buffer, None);
+}

@@ -1880,14 +1880,16 @@ fn nccl_runs_only_simple_over_efa_and_srd_needs_no_pfc() {
 fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
     // Two p4de (8 A100 each, four 100 Gb/s EFA cards): NCCL's tree runs Simple on 8 channels
     // (two per card). A chunk crosses 7 NVLink hops up the chain, one network hop up the tree,
-    // one down and 7 NVLink hops down the other chain.
+    // one down and 7 NVLink hops down the other chain. The design runs AWS's recipe with 8 MiB
+    // buffers; first NCCL's default 4 MiB.
     let p4de =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/aws-p4de-2node-efa.ron");
-    let at = |bytes: &str, extra: &[&str]| {
-        let mut args = vec!["--bytes", bytes];
+    let with = |bytes: &str, buffer: &str, extra: &[&str]| {
+        let mut args = vec!["--bytes", bytes, "--nccl-buffsize", buffer];
         args.extend_from_slice(extra);
         eval_json_with(&p4de, &args)["collective"].clone()
     };
+    let at = |bytes: &str, extra: &[&str]| with(bytes, "4M", extra);
     let latency = |c: &Value| f64_of(&c["latency_us"]);
     let tiny = at("8", &[]);
     let mid = at("16M", &[]);
@@ -1930,6 +1932,31 @@ fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
     assert!(
         mid_219["notes"].to_string().contains("64 KiB chunks"),
         "{mid_219}"
+    );
+
+    // AWS's recipe sets NCCL_BUFFSIZE=8388608 (the design's own): 1 MiB chunks, an 8 MiB wave,
+    // 182.4 + 14 × 34.95 = 671.7 µs, and `assumes` names the setting. A buffer NCCL cannot
+    // split into 8 steps of whole 16-byte units is refused with the reason.
+    let eight = eval_json_with(&p4de, &["--bytes", "16M"])["collective"].clone();
+    let fill = latency(&eight) - latency(&with("8", "8M", &[]));
+    assert!((fill - 671.7).abs() < 0.1, "{fill}");
+    assert!(
+        eight["notes"].to_string().contains("1 MiB chunks whole"),
+        "{eight}"
+    );
+    assert!(
+        eight["assumes"]
+            .as_str()
+            .unwrap()
+            .starts_with("NCCL 2.30.7 defaults but NCCL_BUFFSIZE 8 MiB:"),
+        "{eight}"
+    );
+    let o = railyard(&["eval", path_str(&p4de), "--nccl-buffsize", "4194308"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("multiple of 128 bytes"),
+        "{}",
+        stderr(&o)
     );
 
     // NVLSTree's heads forward whole chunks over the network too: on two p5 at 64 MiB, NCCL's

@@ -8,7 +8,6 @@
 
 use super::link_info::LinkLoads;
 use crate::analysis::collective::{Library, release};
-use crate::model::NcclRelease;
 use crate::model::Port;
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
@@ -20,6 +19,7 @@ use crate::model::{
     Link, LinkId, LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole,
     Transport,
 };
+use crate::model::{NcclBuffer, NcclRelease};
 use egui::{ComboBox, DragValue, Response, Ui};
 use std::collections::BTreeSet;
 
@@ -121,6 +121,7 @@ fn design_meta_ui(
     library_ui(ui, design, catalog, out);
     if Library::of(design, catalog).is_nccl() {
         nccl_release_ui(ui, design, out);
+        nccl_buffer_ui(ui, design, out);
     }
     ui.separator();
     ui.label(format!(
@@ -209,6 +210,39 @@ fn nccl_release_ui(ui: &mut Ui, design: &Design, out: &mut Vec<Command>) {
              counts it sets NVLS up for (nvls.cc) change the times; bandwidth figures stay \
              {modelled}'s. Measurements from an older release compare with that release."
         ));
+}
+
+/// NCCL_BUFFSIZE for the design's jobs. NCCL's default is saved as no choice at all.
+fn nccl_buffer_ui(ui: &mut Ui, design: &Design, out: &mut Vec<Command>) {
+    let default = NcclBuffer::DEFAULT;
+    let current = design.nccl_buffer.unwrap_or(default);
+    let text = |b: NcclBuffer| {
+        if b == default {
+            format!("{b} (default)")
+        } else {
+            b.to_string()
+        }
+    };
+    let mut offered = NcclBuffer::OFFERED.to_vec();
+    if !offered.contains(&current) {
+        offered.push(current);
+        offered.sort();
+    }
+    ComboBox::from_label("NCCL buffer")
+        .selected_text(text(current))
+        .show_ui(ui, |ui| {
+            for b in offered {
+                if ui.selectable_label(b == current, text(b)).clicked() && b != current {
+                    out.push(Command::SetNcclBuffer((b != default).then_some(b)));
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "NCCL_BUFFSIZE: each connection's buffer for the Simple protocol. A tree forwards \
+             one eighth of it at a time, so it sets how long a tree takes to fill its pipeline. \
+             NCCL's default is 4 MiB; AWS's EFA and Google's GPUDirect-TCPXO recipes set 8 MiB.",
+        );
 }
 
 fn parts_of(catalog: &Catalog, category: PartCategory) -> Vec<(&PartId, String)> {

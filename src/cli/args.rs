@@ -9,7 +9,7 @@ use super::{
 use crate::analysis::collective::{self, AlgoChoice, CollectiveQuery, Op, Routing, parse_size};
 use crate::io::export::ExportFormat;
 use crate::io::link_colors::ColorMode;
-use crate::model::{Bytes, Design, LibraryChoice, NcclRelease};
+use crate::model::{Bytes, Design, LibraryChoice, NcclBuffer, NcclRelease};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -131,6 +131,10 @@ pub(super) struct QueryArgs {
     /// tables and NVLS rules; the model's other figures are 2.30.7's.
     #[arg(long, value_name = "RELEASE", value_parser = parse_nccl_release)]
     nccl: Option<NcclRelease>,
+    /// NCCL_BUFFSIZE the jobs run with (e.g. 8M, as AWS's and Google's recipes set), over
+    /// the design's own: a tree forwards one eighth of it at a time.
+    #[arg(long, value_name = "SIZE", value_parser = parse_nccl_buffer)]
+    nccl_buffsize: Option<NcclBuffer>,
 }
 
 impl QueryArgs {
@@ -142,6 +146,9 @@ impl QueryArgs {
         }
         if self.nccl.is_some() {
             design.nccl_release = self.nccl;
+        }
+        if self.nccl_buffsize.is_some() {
+            design.nccl_buffer = self.nccl_buffsize;
         }
         design
     }
@@ -192,6 +199,11 @@ pub(super) fn parse_algo(text: &str) -> Result<AlgoChoice, String> {
 pub(super) fn parse_nccl_release(text: &str) -> Result<NcclRelease, String> {
     text.parse()
         .map_err(|e: crate::model::nccl_release::ReleaseError| e.to_string())
+}
+
+pub(super) fn parse_nccl_buffer(text: &str) -> Result<NcclBuffer, String> {
+    let bytes = parse_size(text).map_err(|e| e.to_string())?;
+    NcclBuffer::new(bytes.0).map_err(|e| e.to_string())
 }
 
 pub(super) fn parse_library(text: &str) -> Result<LibraryChoice, String> {

@@ -16,7 +16,7 @@ use crate::io::measured::{ValidationSystem, parse_measured_csv, parse_systems_cs
 use crate::io::parse_design;
 use crate::io::validation_plot::{PlotPoint, PlotSeries, validation_svg};
 use crate::model::units::time_text;
-use crate::model::{Bytes, Catalog, Design, NcclRelease};
+use crate::model::{Bytes, Catalog, Design, NcclBuffer, NcclRelease};
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
@@ -129,6 +129,14 @@ enum Format {
     Svg,
 }
 
+/// What a design's NCCL_BUFFSIZE changes, for a system's heading.
+fn buffer_note(buffer: NcclBuffer) -> String {
+    format!(
+        "NCCL_BUFFSIZE {buffer} (the design's, as the run set it): a tree forwards {} chunks",
+        Bytes(buffer.step_bytes() as u64)
+    )
+}
+
 /// The rows of one system and how the model did on them.
 #[derive(Debug, Serialize)]
 struct SystemReport {
@@ -139,6 +147,8 @@ struct SystemReport {
     /// The NCCL release whose latency tables and rules the predictions used, where not the
     /// modelled one.
     nccl: Option<NcclRelease>,
+    /// NCCL_BUFFSIZE the design runs with, where not NCCL's default.
+    nccl_buffer: Option<NcclBuffer>,
     summary: ErrorSummary,
     rows: Vec<RowPrediction>,
     failed: Vec<RowFailure>,
@@ -296,6 +306,7 @@ fn validate(
             assumes: system.assumes.clone(),
             harness: system.harness,
             nccl: design.nccl_release,
+            nccl_buffer: design.nccl_buffer.filter(|&b| b != NcclBuffer::DEFAULT),
             summary: summarize(&predicted),
             rows: predicted,
             failed,
@@ -408,6 +419,9 @@ fn text_report(r: &ValidationReport) -> String {
         }
         if let Some(r) = s.nccl {
             out.push_str(&format!("  {}\n", release_note(r)));
+        }
+        if let Some(b) = s.nccl_buffer {
+            out.push_str(&format!("  {}\n", buffer_note(b)));
         }
         for p in &s.rows {
             out.push_str(&format!(
@@ -542,6 +556,9 @@ fn markdown_report(r: &ValidationReport, figure_file: Option<&str>) -> String {
         }
         if let Some(r) = s.nccl {
             out.push_str(&format!("{}\n\n", release_note(r)));
+        }
+        if let Some(b) = s.nccl_buffer {
+            out.push_str(&format!("{}\n\n", buffer_note(b)));
         }
         out.push_str("| id | collective | size | measured | model | error | algorithm |\n|---|---|---:|---:|---:|---:|---|\n");
         for p in &s.rows {

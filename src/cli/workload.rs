@@ -1,14 +1,16 @@
 //! `railyard workload FILE --model M`: a training step's (or a decode step's) communication
 //! against an ideal network, with the job's figures (`job.rs`) and the advice.
 
-use super::args::{parse_library, parse_model, parse_nccl_release, parse_routing};
+use super::args::{
+    parse_library, parse_model, parse_nccl_buffer, parse_nccl_release, parse_routing,
+};
 use super::eval::{AdviceReport, BottleneckReport, advice_lines};
 use super::{count_of, job, load, write_stdout};
 use crate::analysis::collective::{self, CollectiveError, Routing};
 use crate::analysis::finding::Finding;
 use crate::analysis::{Question, assess};
 use crate::model::units::{time_text, trim_number};
-use crate::model::{Bytes, Catalog, Design, LibraryChoice, NcclRelease};
+use crate::model::{Bytes, Catalog, Design, LibraryChoice, NcclBuffer, NcclRelease};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
@@ -52,6 +54,9 @@ pub(super) struct WorkloadArgs {
     /// The NCCL release the jobs run (e.g. 2.21.5), over the design's own.
     #[arg(long, value_name = "RELEASE", value_parser = parse_nccl_release)]
     nccl: Option<NcclRelease>,
+    /// NCCL_BUFFSIZE the jobs run with (e.g. 8M), over the design's own.
+    #[arg(long, value_name = "SIZE", value_parser = parse_nccl_buffer)]
+    nccl_buffsize: Option<NcclBuffer>,
     /// One JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -132,7 +137,11 @@ impl WorkloadReport {
             routing: routing.cli_name(),
             mapping: r.mapping,
             library,
-            assumes: library.assumes(design.sharp_enabled, design.nccl_release),
+            assumes: library.assumes(
+                design.sharp_enabled,
+                design.nccl_release,
+                design.nccl_buffer,
+            ),
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
             components: r
                 .components
@@ -225,6 +234,9 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     }
     if args.nccl.is_some() {
         design.nccl_release = args.nccl;
+    }
+    if args.nccl_buffsize.is_some() {
+        design.nccl_buffer = args.nccl_buffsize;
     }
     let base = collective::Workload::named(&args.model);
     let model = job::model_of(&args.model)?;

@@ -6,6 +6,7 @@ use super::design::{Design, DeviceId, Group, GroupId, LinkId, Pos};
 use super::device::{Device, DeviceKind};
 use super::library_choice::LibraryChoice;
 use super::link::Link;
+use super::nccl_buffer::NcclBuffer;
 use super::nccl_release::NcclRelease;
 use std::collections::HashSet;
 
@@ -42,6 +43,8 @@ pub enum Command {
     SetLibrary(LibraryChoice),
     /// Sets the NCCL release the design's jobs run; None runs the modelled one.
     SetNcclRelease(Option<NcclRelease>),
+    /// Sets NCCL_BUFFSIZE for the design's jobs; None runs NCCL's default.
+    SetNcclBuffer(Option<NcclBuffer>),
     /// Several commands as one undo step.
     Batch(Vec<Command>),
     /// A command under the name undo and the status bar show ("fail links"), where its own
@@ -83,6 +86,7 @@ impl Command {
             Command::SetSharpEnabled(_) => "in-network reduction",
             Command::SetLibrary(_) => "collective library",
             Command::SetNcclRelease(_) => "NCCL release",
+            Command::SetNcclBuffer(_) => "NCCL buffer",
             Command::Batch(_) => "edit",
             Command::Named { label, .. } => label,
         }
@@ -162,7 +166,8 @@ impl Command {
             | Command::SetCalibration(_)
             | Command::SetSharpEnabled(_)
             | Command::SetLibrary(_)
-            | Command::SetNcclRelease(_) => Ok(()),
+            | Command::SetNcclRelease(_)
+            | Command::SetNcclBuffer(_) => Ok(()),
             Command::Named { command, .. } => command.check(design),
             Command::Batch(commands) => {
                 // Later commands may depend on earlier ones: check on a scratch copy only
@@ -321,6 +326,10 @@ impl Command {
             Command::SetNcclRelease(release) => {
                 let was = std::mem::replace(&mut design.nccl_release, release);
                 Command::SetNcclRelease(was)
+            }
+            Command::SetNcclBuffer(buffer) => {
+                let was = std::mem::replace(&mut design.nccl_buffer, buffer);
+                Command::SetNcclBuffer(was)
             }
             Command::SetCalibration(new) => {
                 let old = std::mem::replace(&mut design.calibration, new.map(|c| *c));
@@ -650,5 +659,30 @@ mod tests {
         assert_eq!(back.nccl_release, Some(release));
         undo.apply(&mut design).unwrap();
         assert_eq!(design.nccl_release, None);
+    }
+
+    #[test]
+    fn the_nccl_buffer_is_set_undone_and_saved_only_when_named() {
+        use crate::model::NcclBuffer;
+        let mut design = two_switches();
+        assert!(
+            !ron::ser::to_string(&design)
+                .unwrap()
+                .contains("nccl_buffer")
+        );
+        let eight = NcclBuffer::new(8 << 20).unwrap();
+        let undo = Command::SetNcclBuffer(Some(eight))
+            .apply(&mut design)
+            .unwrap();
+        assert_eq!(undo.label(), "NCCL buffer");
+        let text = ron::ser::to_string(&design).unwrap();
+        assert!(text.contains("nccl_buffer:Some(8388608)"), "{text}");
+        let back: Design = ron::from_str(&text).unwrap();
+        assert_eq!(back.nccl_buffer, Some(eight));
+        // A size NCCL cannot split into its steps does not load.
+        let bad = text.replace("8388608", "1000");
+        assert!(ron::from_str::<Design>(&bad).is_err());
+        undo.apply(&mut design).unwrap();
+        assert_eq!(design.nccl_buffer, None);
     }
 }

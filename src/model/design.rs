@@ -6,6 +6,7 @@ use super::device::{Device, DeviceKind};
 pub use super::ids::{DeviceId, GroupId, LinkId};
 use super::library_choice::LibraryChoice;
 use super::link::Link;
+use super::nccl_buffer::NcclBuffer;
 use super::nccl_release::NcclRelease;
 pub use super::position::Pos;
 use serde::{Deserialize, Serialize};
@@ -59,6 +60,10 @@ pub struct Design {
     /// from (`NcclRelease::MODELLED`); files without it run that one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nccl_release: Option<NcclRelease>,
+    /// NCCL_BUFFSIZE, where the jobs set it (AWS's and Google's cloud recipes set 8 MiB);
+    /// files without it run NCCL's default, 4 MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_buffer: Option<NcclBuffer>,
     /// The file this design was imported from (draw.io, DOT, an edge list), so the checks
     /// can say where a placeholder part came from; absent for designs drawn in railyard.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,6 +11,7 @@ pub mod factory;
 pub mod ids;
 pub mod library_choice;
 pub mod link;
+pub mod nccl_buffer;
 pub mod nccl_release;
 pub mod port_edits;
 pub mod ports;
@@ -27,6 +28,7 @@ pub use device::{
 };
 pub use library_choice::LibraryChoice;
 pub use link::{Endpoint, LengthClass, Link, LinkState, LinkTech, Transport};
+pub use nccl_buffer::NcclBuffer;
 pub use nccl_release::NcclRelease;
 pub use ports::Port;
 pub use units::{Bandwidth, Bytes, Usd, Watts};

@@ -10,7 +10,9 @@
 //! cc441984; pytorch `torch/csrc/distributed/c10d/ProcessGroupGloo.cpp` at c194358a.
 
 use crate::model::catalog::GpuArch;
-use crate::model::{Catalog, Design, DeviceKind, LibraryChoice, LinkTech, NcclRelease, Transport};
+use crate::model::{
+    Catalog, Design, DeviceKind, LibraryChoice, LinkTech, NcclBuffer, NcclRelease, Transport,
+};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -41,14 +43,25 @@ impl Library {
 
     /// What the model assumes of the library, in a sentence a reader can check: for NCCL,
     /// the release too (`release` where the design names one, else the modelled one).
-    pub fn assumes(self, sharp_enabled: bool, release: Option<NcclRelease>) -> String {
-        let nccl = || match release {
-            Some(r) if r != NcclRelease::MODELLED => format!(
-                "NCCL {r} defaults (its latency tables and NVLS rules; other figures as in \
-                 {})",
-                NcclRelease::MODELLED
-            ),
-            _ => format!("NCCL {} defaults", NcclRelease::MODELLED),
+    pub fn assumes(
+        self,
+        sharp_enabled: bool,
+        release: Option<NcclRelease>,
+        buffer: Option<NcclBuffer>,
+    ) -> String {
+        let nccl = || {
+            let defaults = match release {
+                Some(r) if r != NcclRelease::MODELLED => format!(
+                    "NCCL {r} defaults (its latency tables and NVLS rules; other figures as in \
+                     {})",
+                    NcclRelease::MODELLED
+                ),
+                _ => format!("NCCL {} defaults", NcclRelease::MODELLED),
+            };
+            match buffer {
+                Some(b) if b != NcclBuffer::DEFAULT => format!("{defaults} but NCCL_BUFFSIZE {b}"),
+                _ => defaults,
+            }
         };
         match (self, sharp_enabled) {
             (Library::Nccl, false) => format!(

@@ -15,17 +15,18 @@
 
 use crate::model::NcclRelease;
 
-/// Simple's step: `DEFAULT_BUFFSIZE` (4 MiB, `src/init.cc`) over `NCCL_STEPS` (8). A tree
-/// chunk is one step (`calcCollChunking`: chunkSteps is 1 off the ring).
-pub(crate) const SIMPLE_STEP_BYTES: f64 = 4.0 * 1024.0 * 1024.0 / 8.0;
-
 /// How NCCL sizes the chunk a tree forwards whole (`enqueue.cc`, `calcCollChunking`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum ChunkRule {
-    /// The tree: one Simple step. Releases up to 2.19 halve it while too few chunks per
-    /// channel would fill NCCL's tree depth (ranks per node − 1 + log2 nodes, `connectTrees`);
-    /// 2.20 dropped that.
-    Tree { halves_by_depth: bool, depth: f64 },
+    /// The tree: one Simple step, NCCL_BUFFSIZE over `NCCL_STEPS` (512 KiB of the default 4
+    /// MiB; chunkSteps is 1 off the ring). Releases up to 2.19 halve it while too few chunks
+    /// per channel would fill NCCL's tree depth (ranks per node − 1 + log2 nodes,
+    /// `connectTrees`); 2.20 dropped that.
+    Tree {
+        step: f64,
+        halves_by_depth: bool,
+        depth: f64,
+    },
     /// NVLSTree: NCCL's NVLS chunk up to its tree maximum (`nvls.cc`, `ncclNvlsTuning`), cut
     /// to 64 KiB below 4 and to 32 KiB below 1 chunk per operation in flight (channels ×
     /// heads).
@@ -65,10 +66,11 @@ impl TreePipeline {
     pub(crate) fn chunk_bytes(&self, bytes: f64) -> f64 {
         match self.chunk {
             ChunkRule::Tree {
+                step,
                 halves_by_depth,
                 depth,
             } => {
-                let mut chunk = SIMPLE_STEP_BYTES;
+                let mut chunk = step;
                 if halves_by_depth {
                     // NCCL divides integers here: chunks per channel, rounded down.
                     let per_channel_chunks = |c: f64| (bytes / (self.channels * c)).floor();
@@ -139,6 +141,7 @@ mod tests {
             intra_bytes_per_s: 240e9,
             net_bytes_per_s: 46e9,
             chunk: ChunkRule::Tree {
+                step: 524_288.0,
                 halves_by_depth: halves,
                 depth: 8.0,
             },
@@ -226,6 +229,7 @@ mod tests {
             intra_bytes_per_s: 240e9,
             net_bytes_per_s: 0.0,
             chunk: ChunkRule::Tree {
+                step: 524_288.0,
                 halves_by_depth: false,
                 depth: 7.0,
             },

@@ -68,6 +68,7 @@ pub fn design_to_drawio(design: &Design) -> String {
         sharp_enabled: design.sharp_enabled,
         library: design.library,
         nccl_release: design.nccl_release,
+        nccl_buffer: design.nccl_buffer,
         imported_from: design.imported_from.clone(),
     };
     let _ = writeln!(

@@ -458,10 +458,11 @@ impl<'d> Evaluator<'d> {
                 .is_nccl()
                 .then_some(self.design.nccl_release)
                 .flatten(),
-            assumes: self
-                .fab
-                .library
-                .assumes(self.design.sharp_enabled, self.design.nccl_release),
+            assumes: self.fab.library.assumes(
+                self.design.sharp_enabled,
+                self.design.nccl_release,
+                self.design.nccl_buffer,
+            ),
             why,
             op: self.op,
             bytes,

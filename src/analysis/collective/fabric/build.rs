@@ -416,6 +416,9 @@ pub(crate) fn build(
         nccl: design
             .nccl_release
             .unwrap_or(crate::model::NcclRelease::MODELLED),
+        nccl_buffer: design
+            .nccl_buffer
+            .unwrap_or(crate::model::NcclBuffer::DEFAULT),
         in_network,
         is_node,
         arc_usable,

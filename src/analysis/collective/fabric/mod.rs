@@ -147,6 +147,8 @@ pub(crate) struct Fabric {
     /// The NCCL release whose latency tables and rules apply (the design's, else the
     /// modelled one); read only when `library` is NCCL.
     pub nccl: crate::model::NcclRelease,
+    /// NCCL_BUFFSIZE the jobs run with (the design's, else NCCL's default).
+    pub nccl_buffer: crate::model::NcclBuffer,
     pub adj_start: Vec<u32>,
     pub adj: Vec<Adj>,
     pub grp_start: Vec<u32>,

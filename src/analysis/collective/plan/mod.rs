@@ -231,6 +231,7 @@ fn tree_pipeline(
             0.0
         },
         chunk: ChunkRule::Tree {
+            step: fab.nccl_buffer.step_bytes(),
             halves_by_depth: TreePipeline::halves_chunks_in(fab.nccl),
             depth: f64::from(g.saturating_sub(1)) + f64::from(m.max(1)).log2().floor(),
         },
