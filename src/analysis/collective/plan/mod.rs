@@ -181,7 +181,7 @@ fn nvlink_ring_channels(fab: &Fabric, group: &[u32]) -> Option<RingChannels> {
 /// The tree's pipeline over `m` domains of up to `g` GPUs: two channels per NIC across nodes,
 /// the NVLink search's channels inside one node (none over PCIe alone, where NCCL's search is
 /// not modelled); a wave of chunks crosses an NVLink or PCIe hop at the GPU's usable rate on
-/// that link, a network hop at the node's NICs' together.
+/// that link, a network hop at the combined rate of the node's NICs.
 fn tree_pipeline(
     fab: &Fabric,
     first: &[u32],
