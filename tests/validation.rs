@@ -213,8 +213,9 @@ fn the_public_sets_stay_within_their_figures() {
     // % today). The p4de pair's rows from 128 MiB to 2 GiB ride its four 100 Gb/s cards
     // (within 10 %). From 1 MiB its tree's pipeline fill (each 1 MiB chunk of the recipe's 8 MiB
     // NCCL_BUFFSIZE forwarded whole across 16 hops) brings it within 33 % (-27 % at 1 MiB,
-    // +33 % at 8 MiB); without it, 1-64 MiB took 1.3-2.4 times the model. The p5 pair's 1-64 MiB still take 1.4-1.7 times the model, whose
-    // NVLSTree chunks (32-128 KiB) fill little (README, AWS EFA).
+    // +33 % at 8 MiB); without it, 1-64 MiB took 1.3-2.4 times the model. The p5 pair's
+    // 1-64 MiB still take 1.4-1.7 times the model, whose NVLSTree chunks (32-128 KiB) fill
+    // little (README, AWS EFA).
     let aws = |prefix: &str, within: &dyn Fn(f64) -> Option<f64>| {
         let rows = system_part(&report, prefix, "rows");
         let rows = rows.as_array().expect("rows");
