@@ -210,16 +210,11 @@ fn tree_pipeline(
             .fold(f64::INFINITY, f64::min),
         _ => 0.0,
     };
-    let levels = if m > 1 {
-        f64::from(m).log2().ceil()
-    } else {
-        0.0
-    };
     Some(TreePipeline {
         channels,
         heads: 1.0,
         intra_stages: 2.0 * f64::from(g.saturating_sub(1)),
-        net_stages: 2.0 * levels,
+        net_stages: net_stages(m),
         intra_bytes_per_s: if intra_bytes_per_s.is_finite() {
             intra_bytes_per_s
         } else {
@@ -252,11 +247,16 @@ fn nvls_tree_pipeline(fab: &Fabric, first: &[u32], m: u32, g: u32, channels: f64
         channels,
         heads: f64::from(g.min(nic_rings(fab, first)).max(1)),
         intra_stages: 0.0,
-        net_stages: 2.0 * f64::from(m.max(1)).log2().ceil(),
+        net_stages: net_stages(m),
         intra_bytes_per_s: 0.0,
         net_bytes_per_s: node_nic_rate(fab, first),
         chunk: ChunkRule::NvlsTree { max_chunk },
     }
+}
+
+/// Network hops a chunk crosses up and down NCCL's tree over `m` domains: 2 ⌈log2 m⌉.
+fn net_stages(m: u32) -> f64 {
+    2.0 * f64::from(m.max(1)).log2().ceil()
 }
 
 /// What the NICs of the group's slowest node move together, bytes/s (their access links'
