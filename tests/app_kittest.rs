@@ -6,6 +6,7 @@
 
 mod common;
 
+use railyard::analysis::accuracy::Checked;
 use railyard::analysis::job::JobOutcome;
 
 use common::app::{
@@ -1797,4 +1798,15 @@ fn the_design_chooses_its_nccl_buffer_in_the_inspector() {
     harness.run();
     wait_for_analysis(&mut harness);
     assert_eq!(harness.state().document().design().nccl_buffer, None);
+}
+
+#[test]
+fn the_sidebar_says_when_no_published_run_speaks_for_the_time() {
+    // Four H100 servers on one RoCE switch: no system of that kind was measured, so the
+    // all-reduce's time carries no accuracy figure, and the sidebar says it is unknown.
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    assert_eq!(analysis.checked, Some(Checked::Unchecked));
+    harness.get_by_label("No published run of this kind near this size: accuracy unknown");
 }

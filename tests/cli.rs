@@ -1971,3 +1971,59 @@ fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
         "{notes}"
     );
 }
+
+#[test]
+fn eval_says_how_far_the_model_was_from_published_runs_of_its_kind() {
+    // Eight A100s behind NVSwitch, all-reduce of 1 MiB. The counted published rows of that kind
+    // from 512 KiB to 2 MiB, outside the -g 8 launch floor: OCI's 1 and 2 MiB (measured 76.71
+    // and 112.40 µs) and Azure's (50.66 and 68.55 µs), against the model's 35.92 and 56.85 µs:
+    // −53.2, −49.4, −29.1 and −17.1 %, median (−49.4 − 29.1) / 2 = −39.3 %.
+    let a100 = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/hgx-a100.ron");
+    let table = stdout(&railyard(&["eval", path_str(&a100), "--bytes", "1M"]));
+    assert!(
+        table.contains(
+            "Against 2 published systems (OCIA100-1N, AZA100; 4 rows, 1 MiB–2 MiB) the model's \
+             time was 17–53 % under the measured, median 39 % (railyard validate lists the rows)."
+        ),
+        "{table}"
+    );
+    let json = eval_json_with(&a100, &["--bytes", "1M"]);
+    let against = &json["collective"]["checked"]["against"];
+    assert_eq!(against["rows"], 4, "{json}");
+    assert!((f64_of(&against["lowest_error"]) - (35.92 / 76.71 - 1.0)).abs() < 1e-3);
+    assert!((f64_of(&against["median_error"]) + 0.393).abs() < 1e-3);
+    // Four H100 servers on RoCE: nothing of that kind was measured, and it says so.
+    let roce = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/hgx-h100-x4-roce.ron");
+    let json = eval_json_with(&roce, &["--bytes", "1G"]);
+    assert_eq!(json["collective"]["checked"], "unchecked", "{json}");
+    // A calibrated design answers to its own log: no published line.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.log");
+    std::fs::write(
+        &log,
+        "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 4(factor)\n\
+         #  Rank  0 Group  0 Pid 1 on host device  0 [0x00] NVIDIA A100-SXM4-80GB\n\
+         #       size         count      type   redop    root     time   algbw   busbw #wrong\n\
+         #        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n\
+         67108864  16777216  float  sum  -1  620.0  108.24  189.42  0\n\
+         268435456  67108864  float  sum  -1  2200.0  122.02  213.53  0\n\
+         1073741824  268435456  float  sum  -1  8300.0  129.37  226.39  0\n",
+    )
+    .unwrap();
+    let fitted = dir.path().join("fitted.ron");
+    let o = railyard(&[
+        "calibrate",
+        path_str(&a100),
+        "--from",
+        path_str(&log),
+        "--op",
+        "all-reduce",
+        "--gpus",
+        "8",
+        "-o",
+        path_str(&fitted),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json = eval_json_with(&fitted, &["--bytes", "1G"]);
+    assert!(json["collective"].get("checked").is_none(), "{json}");
+}

@@ -481,3 +481,46 @@ fn the_text_report_says_its_errors_are_of_time_even_where_rows_show_bandwidth() 
         .expect("the Azure 64 KiB row");
     assert!(row.contains("GB/s") && row.contains(" -"), "{row}");
 }
+
+/// Every published system is of a kind a design can be matched to: a set the checker could not
+/// class would silently stop speaking for the systems like it.
+#[test]
+fn every_public_system_is_classed_for_the_check() {
+    use railyard::analysis::accuracy::{InsideNode, SystemClass};
+    use railyard::io::validation_sets::{public_rows, published};
+    use railyard::model::{Catalog, LinkTech, Transport};
+    let catalog = Catalog::builtin();
+    let grouped = public_rows().expect("the public sets read");
+    let checked = published();
+    assert_eq!(checked.sets.len(), grouped.systems.len());
+    let class_of = |prefix: &str| -> SystemClass {
+        let s = grouped
+            .systems
+            .iter()
+            .find(|s| s.system.prefix == prefix)
+            .expect("a public system");
+        SystemClass::of(&s.design, &catalog).expect("a class")
+    };
+    // Eight A100s behind NVSwitch in one node; two V100 VMs on TCP; two RTX 2080 Ti without
+    // peer-to-peer; a GB200 NVL72 rack's 72 GPUs in one NVLink domain.
+    let a100 = class_of("OCIA100-1N-");
+    assert_eq!(
+        (a100.inside, a100.network, a100.gpus),
+        (InsideNode::NvSwitch, None, 8)
+    );
+    let tcp = class_of("NC209-");
+    assert_eq!(
+        (tcp.inside, tcp.network, tcp.gpus),
+        (
+            InsideNode::None,
+            Some((LinkTech::Ethernet, Transport::Tcp)),
+            2
+        )
+    );
+    assert_eq!(class_of("AUTODL2080TI-").inside, InsideNode::PcieHostMemory);
+    let rack = class_of("CWNVL72-");
+    assert_eq!(
+        (rack.inside, rack.network, rack.gpus),
+        (InsideNode::NvSwitch, None, 72)
+    );
+}

@@ -4,6 +4,7 @@
 //! designer's sidebar, `eval`, `workload`, `compare` and `report` all ask this one function, so
 //! they cannot string the parts together differently.
 
+use super::accuracy::{Checked, Published, SystemClass};
 use super::collective::{
     self, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing, Workload,
     WorkloadResult, Workspace, add_workload_advice, advice_reusing, workload_step_comm_in,
@@ -78,6 +79,9 @@ pub struct Assessment {
     /// What the design's calibration sets (`Calibration::summary`): its times are the
     /// calibrated model's. None without one.
     pub calibrated: Option<String>,
+    /// How far the model was from published measurements of systems of this kind near the
+    /// collective's size; None when no collective ran or the caller gave no published sets.
+    pub checked: Option<Checked>,
 }
 
 /// Assesses a design once. Callers that assess revision after revision keep an `Assessor`,
@@ -92,9 +96,18 @@ pub fn assess(design: &Design, catalog: &Catalog, question: &Question) -> Assess
 pub struct Assessor {
     healthy: HealthyCache,
     workspace: Workspace,
+    published: Option<&'static Published>,
 }
 
 impl Assessor {
+    /// An assessor that also checks each collective against the published measurements.
+    pub fn with_published(published: &'static Published) -> Self {
+        Assessor {
+            published: Some(published),
+            ..Assessor::default()
+        }
+    }
+
     pub fn assess(
         &mut self,
         design: &Design,
@@ -157,6 +170,16 @@ impl Assessor {
         } else {
             None
         };
+        // A calibrated design's times answer to its own log, which the sidebar names.
+        let checked = self
+            .published
+            .zip(known)
+            .filter(|_| design.calibration.is_none())
+            .map(|(published, (query, result))| {
+                SystemClass::of(design, catalog).map_or(Checked::Unchecked, |class| {
+                    Checked::of(published, &class, query, result.gpus)
+                })
+            });
         Assessment {
             metrics,
             collective,
@@ -166,6 +189,7 @@ impl Assessor {
             job,
             whatif,
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
+            checked,
         }
     }
 }

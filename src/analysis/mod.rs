@@ -5,6 +5,7 @@ pub mod cost;
 pub mod finding;
 pub mod metrics;
 pub use metrics::{Metrics, evaluate};
+pub mod accuracy;
 pub mod as_built;
 pub mod assess;
 pub mod bisection;

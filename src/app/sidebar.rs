@@ -5,6 +5,7 @@
 //! and hovers as events (select these devices, highlight those links).
 
 use super::layout_search::{LayoutSearch, SearchKey};
+use crate::analysis::accuracy::Checked;
 #[cfg(test)]
 use crate::analysis::assess;
 use crate::analysis::collective::{
@@ -14,6 +15,7 @@ use crate::analysis::collective::{
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
 use crate::analysis::{Assessment, Assessor, Question};
+use crate::io::validation_sets::published;
 use crate::model::units::{Usd, group_thousands, time_text};
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
@@ -45,11 +47,17 @@ pub fn question(collective: Option<CollectiveQuery>, workload: Option<Workload>)
 }
 
 pub fn spawn_worker(ctx: &egui::Context, catalog: Arc<Catalog>) -> std::io::Result<AnalysisWorker> {
-    let mut assessor = Assessor::default();
+    // Made on the worker's first job: predicting the published sets (to check each
+    // collective against them) takes a moment the window should not wait for.
+    let mut assessor: Option<Assessor> = None;
     Worker::spawn(
         "railyard-analysis",
         ctx.clone(),
-        move |(design, question): AnalysisJob| assessor.assess(&design, &catalog, &question),
+        move |(design, question): AnalysisJob| {
+            assessor
+                .get_or_insert_with(|| Assessor::with_published(published()))
+                .assess(&design, &catalog, &question)
+        },
     )
 }
 
@@ -731,9 +739,12 @@ fn collective_ui(
             "adaptive routing (else ECMP)",
         );
         match &analysis.collective {
-            Some(Ok(result)) => {
-                collective_result_ui(ui, result, analysis.calibrated.as_deref(), events)
-            }
+            Some(Ok(result)) => collective_result_ui(
+                ui,
+                result,
+                (analysis.calibrated.as_deref(), analysis.checked.as_ref()),
+                events,
+            ),
             Some(Err(_)) if analysis.metrics.gpus == 0 => {
                 ui.weak("Add GPUs to see collective times.");
             }
@@ -751,7 +762,7 @@ fn collective_ui(
 fn collective_result_ui(
     ui: &mut Ui,
     r: &CollectiveResult,
-    calibrated: Option<&str>,
+    (calibrated, checked): (Option<&str>, Option<&Checked>),
     events: &mut Vec<SidebarEvent>,
 ) {
     ui.label(
@@ -782,6 +793,10 @@ fn collective_result_ui(
             format!("calibrated: {head}")
         };
         ui.weak(label).on_hover_text(cal);
+    }
+    if let Some(checked) = checked {
+        // How far the model was from measurements of systems like this one, where it shows.
+        ui.weak(checked.short_text()).on_hover_text(checked.text());
     }
     ui.label(format!(
         "busbw {:.1} GB/s (line-rate bound {:.1} GB/s), algbw {:.1} GB/s",

@@ -3,10 +3,12 @@
 
 use super::args::{QueryArgs, parse_bytes};
 use super::{count_of, load, write_stdout};
+use crate::analysis::accuracy::Checked;
 use crate::analysis::checks::codes::UNKNOWN_PART;
 use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
 use crate::analysis::finding::Finding;
-use crate::analysis::{Metrics, Question, assess};
+use crate::analysis::{Assessor, Metrics, Question};
+use crate::io::validation_sets::published;
 use crate::model::units::{group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design};
 use clap::Args;
@@ -100,6 +102,10 @@ pub struct CollectiveReport {
     /// above is the calibrated model's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibrated: Option<String>,
+    /// How far the model was from published measurements of systems of this kind near this
+    /// size (`against`), or `unchecked`; absent for a calibrated design.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<Checked>,
 }
 
 /// Resources listed in `bottleneck`.
@@ -126,6 +132,7 @@ impl CollectiveReport {
             why: r.why.clone(),
             notes: r.notes.clone(),
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
+            checked: None,
         }
     }
 }
@@ -345,6 +352,9 @@ impl EvalReport {
                 if let Some(cal) = &c.calibrated {
                     rows.push(("  calibrated".into(), cal.clone()));
                 }
+                if let Some(checked) = &c.checked {
+                    rows.push(("  checked".into(), checked.text()));
+                }
                 rows.push(("  time".into(), time_text(c.time_us)));
                 rows.push(("  algbw".into(), format!("{} GB/s", fixed(c.algbw_gbyte_s))));
                 rows.push(("  busbw".into(), format!("{} GB/s", fixed(c.busbw_gbyte_s))));
@@ -425,9 +435,17 @@ fn eval_report(
     query: &CollectiveQuery,
     catalog: &Catalog,
 ) -> EvalReport {
-    let a = assess(design, catalog, &Question::collective(query.clone()));
+    let a = Assessor::with_published(published()).assess(
+        design,
+        catalog,
+        &Question::collective(query.clone()),
+    );
     let result = a.collective.expect("the question asks for a collective");
-    EvalReport::new(file, design, &a.metrics, &result, &a.advice)
+    let mut report = EvalReport::new(file, design, &a.metrics, &result, &a.advice);
+    if let Some(c) = &mut report.collective {
+        c.checked = a.checked;
+    }
+    report
 }
 
 pub(super) fn run(args: &EvalArgs, catalog: &Catalog) -> anyhow::Result<()> {

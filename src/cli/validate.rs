@@ -9,80 +9,17 @@ use crate::analysis::collective::release::release_note;
 use crate::analysis::nccl_tests::{HOST_LAUNCH_PER_GPU_US, Harness};
 use crate::analysis::refit::{RefitSummary, refit_sweep};
 use crate::analysis::validate::{
-    ErrorSummary, MeasuredRow, RowFailure, RowPrediction, predict_rows, set_aside_out_of_order,
-    summarize,
+    ErrorSummary, MeasuredRow, RowFailure, RowPrediction, predict_rows, summarize,
 };
-use crate::io::measured::{ValidationSystem, parse_measured_csv, parse_systems_csv, system_of};
-use crate::io::parse_design;
+use crate::io::measured::{ValidationSystem, parse_systems_csv};
 use crate::io::validation_plot::{PlotPoint, PlotSeries, validation_svg};
+use crate::io::validation_sets::{GroupedRows, SystemRows, group_rows, public_rows};
 use crate::model::units::time_text;
 use crate::model::{Bytes, Catalog, Design, NcclBuffer, NcclRelease};
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-/// The public sets: measured rows, the systems list and the designs it names.
-const PUBLIC_MEASURED: &str = include_str!("../../assets/validation/measured.csv");
-const PUBLIC_SYSTEMS: &str = include_str!("../../assets/validation/systems.csv");
-const PUBLIC_DESIGNS: &[(&str, &str)] = &[
-    (
-        "dgx-h100.ron",
-        include_str!("../../assets/validation/dgx-h100.ron"),
-    ),
-    (
-        "hgx-a100.ron",
-        include_str!("../../assets/validation/hgx-a100.ron"),
-    ),
-    (
-        "rtx2080ti-pair-no-p2p.ron",
-        include_str!("../../assets/validation/rtx2080ti-pair-no-p2p.ron"),
-    ),
-    (
-        "rtx2080ti-pair-nvlink.ron",
-        include_str!("../../assets/validation/rtx2080ti-pair-nvlink.ron"),
-    ),
-    (
-        "h100-pcie-pair-nvlink.ron",
-        include_str!("../../assets/validation/h100-pcie-pair-nvlink.ron"),
-    ),
-    (
-        "hgx-a100-2node-roce.ron",
-        include_str!("../../assets/validation/hgx-a100-2node-roce.ron"),
-    ),
-    (
-        "v100-2node-tcp.ron",
-        include_str!("../../assets/validation/v100-2node-tcp.ron"),
-    ),
-    (
-        "dgx-b200.ron",
-        include_str!("../../assets/validation/dgx-b200.ron"),
-    ),
-    (
-        "rtx4090-x4.ron",
-        include_str!("../../assets/validation/rtx4090-x4.ron"),
-    ),
-    (
-        "mac-studio-m2-ultra-x4-ring.ron",
-        include_str!("../../assets/validation/mac-studio-m2-ultra-x4-ring.ron"),
-    ),
-    (
-        "hgx-h20-2node-ib.ron",
-        include_str!("../../assets/validation/hgx-h20-2node-ib.ron"),
-    ),
-    (
-        "aws-p5-2node-efa.ron",
-        include_str!("../../assets/validation/aws-p5-2node-efa.ron"),
-    ),
-    (
-        "aws-p4de-2node-efa.ron",
-        include_str!("../../assets/validation/aws-p4de-2node-efa.ron"),
-    ),
-    (
-        "gb200-nvl72-rack.ron",
-        include_str!("../../assets/validation/gb200-nvl72-rack.ron"),
-    ),
-];
 
 #[derive(Debug, Args)]
 pub(super) struct ValidateArgs {
@@ -191,17 +128,8 @@ fn run_source(source: Source<'_>, format: Format, catalog: &Catalog) -> anyhow::
     let figure_file = matches!(source, Source::Public).then_some("validation.svg");
     let report = match source {
         Source::Public => {
-            let systems = parse_systems_csv(PUBLIC_SYSTEMS).context("the public systems list")?;
-            let designs = |s: &ValidationSystem| -> anyhow::Result<Design> {
-                let name = s.design.display().to_string();
-                let text = PUBLIC_DESIGNS
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, t)| *t)
-                    .with_context(|| format!("no public design {name}"))?;
-                Ok(parse_design(text, &name)?)
-            };
-            validate(PUBLIC_MEASURED, &systems, designs, catalog).context("the public data sets")?
+            let grouped = public_rows().context("the public data sets")?;
+            report_of(grouped, catalog)
         }
         Source::File {
             measured,
@@ -256,47 +184,22 @@ fn validate(
     design_of: impl Fn(&ValidationSystem) -> anyhow::Result<Design>,
     catalog: &Catalog,
 ) -> anyhow::Result<ValidationReport> {
-    let parsed = parse_measured_csv(measured)?;
-    let mut unreadable = Vec::new();
-    let mut unmatched = Vec::new();
-    let mut by_system: Vec<Vec<MeasuredRow>> = vec![Vec::new(); systems.len()];
-    for row in parsed {
-        match row {
-            Err(why) => unreadable.push(why),
-            Ok(row) => match system_of(systems, &row.id) {
-                Some(s) => {
-                    let i = systems
-                        .iter()
-                        .position(|x| std::ptr::eq(x, s))
-                        .unwrap_or_default();
-                    let mut row = row;
-                    if row.excluded.is_none() {
-                        row.excluded.clone_from(&s.not_counted);
-                    }
-                    row.harness = s.harness;
-                    by_system[i].push(row);
-                }
-                None => unmatched.push(row.id),
-            },
-        }
-    }
+    let grouped = group_rows(measured, systems, |s| {
+        design_of(s).with_context(|| format!("the design of {}", s.design.display()))
+    })?;
+    Ok(report_of(grouped, catalog))
+}
+
+/// Predicts each system's rows and refits its sweep.
+fn report_of(grouped: GroupedRows, catalog: &Catalog) -> ValidationReport {
     let mut reports = Vec::new();
     let mut all = Vec::new();
-    for (system, mut rows) in systems.iter().zip(by_system) {
-        if rows.is_empty() {
-            continue;
-        }
-        set_aside_out_of_order(&mut rows);
-        let mut design = design_of(system)
-            .with_context(|| format!("the design of {}", system.design.display()))?;
-        // The release the system ran: the list's, else the one every row of it names.
-        let nccl = system.nccl.or_else(|| {
-            let first = rows[0].nccl?;
-            rows.iter().all(|r| r.nccl == Some(first)).then_some(first)
-        });
-        if nccl.is_some() {
-            design.nccl_release = nccl;
-        }
+    for SystemRows {
+        system,
+        design,
+        rows,
+    } in grouped.systems
+    {
         let (predicted, failed) = predict_rows(&design, catalog, &rows);
         all.extend(predicted.iter().cloned());
         let refit = refit_sweep(&design, catalog, &predicted);
@@ -313,12 +216,12 @@ fn validate(
             refit,
         });
     }
-    Ok(ValidationReport {
+    ValidationReport {
         systems: reports,
         summary: summarize(&all),
-        unreadable,
-        unmatched,
-    })
+        unreadable: grouped.unreadable,
+        unmatched: grouped.unmatched,
+    }
 }
 
 fn percent(x: Option<f64>) -> String {

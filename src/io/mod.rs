@@ -32,3 +32,4 @@ pub mod svg;
 pub mod svg_overview;
 pub mod tier_captions;
 pub mod validation_plot;
+pub mod validation_sets;

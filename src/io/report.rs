@@ -3,6 +3,7 @@
 
 use super::row_units::row_texts;
 use crate::analysis::Metrics;
+use crate::analysis::accuracy::Checked;
 use crate::analysis::collective::{CollectiveResult, Workload, WorkloadResult, model_label};
 use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
@@ -163,6 +164,8 @@ pub struct ReportInput<'a> {
     pub comparison: Option<&'a Comparison>,
     /// Relative path of the diagram to link.
     pub diagram: Option<&'a str>,
+    /// The collective checked against the published measurements.
+    pub checked: Option<&'a Checked>,
 }
 
 /// The design report with every figure computed by the shared cost model (the all-reduce at
@@ -177,9 +180,10 @@ pub fn design_report(
     comparison: Option<&Comparison>,
     diagram: Option<&str>,
 ) -> String {
-    use crate::analysis::{Question, assess};
+    use crate::analysis::{Assessor, Question};
     let question = Question::all_reduce_and_workload(bytes, workload.cloned());
-    let a = assess(design, catalog, &question);
+    let a = Assessor::with_published(super::validation_sets::published())
+        .assess(design, catalog, &question);
     let result = a.collective.expect("the question asks for a collective");
     let error_text = result.as_ref().err().map(ToString::to_string);
     let step = a.workload.map(|s| s.map_err(|e| e.to_string()));
@@ -212,6 +216,7 @@ pub fn design_report(
         bom: &bom,
         comparison,
         diagram,
+        checked: a.checked.as_ref(),
     })
 }
 
@@ -440,6 +445,9 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
                     "The times are the calibrated model's: {}.\n",
                     md_inline(&cal)
                 );
+            }
+            if let Some(checked) = r.checked {
+                let _ = writeln!(out, "{}\n", md_inline(&checked.text()));
             }
             let _ = writeln!(
                 out,

@@ -1,0 +1,478 @@
+//! How far the model has been from published measurements of systems like the one drawn, at
+//! sizes near the one asked: the line under a collective time that tells whoever puts it on a
+//! slide how much to trust it. The validation sets (`railyard validate`) are predicted once;
+//! a design then draws on the counted rows of every set whose system is of its kind (same
+//! library, GPU architecture, path between GPUs inside a node, and network between nodes, or
+//! the same number of GPUs when all sit in one NVLink domain), of the same collective with the
+//! same algorithm choice, from half to twice the size. Rows that measured only a harness's
+//! kernel launches (nccl-tests -g 8 at small sizes) say nothing of the collective and are left
+//! out. A design of no measured kind gets no figure: its accuracy is unknown, and the line
+//! says so.
+
+use super::collective::{CollectiveQuery, Library};
+use super::validate::RowPrediction;
+use crate::model::catalog::GpuArch;
+use crate::model::{Bytes, Catalog, Design, DeviceId, DeviceKind, LinkTech, ScaleUp, Transport};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// How GPUs inside one node (or NVLink domain) reach each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InsideNode {
+    NvSwitch,
+    NvLinkBridge,
+    PciePeerToPeer,
+    /// PCIe without peer-to-peer: through host memory.
+    PcieHostMemory,
+    /// One GPU per node (or Apple silicon's unified memory): nothing crosses inside a node.
+    None,
+}
+
+/// What kind of system a design is, as far as the collective model's accuracy goes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SystemClass {
+    pub library: Library,
+    pub arch: GpuArch,
+    pub inside: InsideNode,
+    /// The network between NVLink domains (technology and transport); None when every GPU
+    /// sits in one domain.
+    pub network: Option<(LinkTech, Transport)>,
+    /// Every GPU of the design.
+    pub gpus: u32,
+}
+
+impl SystemClass {
+    /// The design's kind; None when it mixes GPU architectures, paths inside nodes or network
+    /// technologies (no measured system is such a mix), or has no GPU the catalog knows.
+    pub fn of(design: &Design, catalog: &Catalog) -> Option<SystemClass> {
+        let mut archs = Vec::new();
+        let mut insides = Vec::new();
+        let mut domains: BTreeSet<DeviceId> = BTreeSet::new();
+        let mut node_ids: BTreeSet<DeviceId> = BTreeSet::new();
+        let mut gpus = 0;
+        for d in &design.devices {
+            let DeviceKind::GpuNode(n) = &d.kind else {
+                continue;
+            };
+            if n.gpu_count == 0 {
+                continue;
+            }
+            let arch = catalog.gpu(&n.gpu)?.arch;
+            if !archs.contains(&arch) {
+                archs.push(arch);
+            }
+            let inside = match (&n.scale_up, n.gpu_count) {
+                (_, 1) | (ScaleUp::UnifiedMemory, _) => InsideNode::None,
+                (ScaleUp::NvSwitch { .. }, _) => InsideNode::NvSwitch,
+                (ScaleUp::NvLinkBridgePairs { .. }, _) => InsideNode::NvLinkBridge,
+                (ScaleUp::Pcie { peer_to_peer, .. }, _) => {
+                    if *peer_to_peer {
+                        InsideNode::PciePeerToPeer
+                    } else {
+                        InsideNode::PcieHostMemory
+                    }
+                }
+            };
+            if !insides.contains(&inside) {
+                insides.push(inside);
+            }
+            domains.insert(n.domain.unwrap_or(d.id));
+            node_ids.insert(d.id);
+            gpus += n.gpu_count;
+        }
+        // A rack's trays share one NVLink domain: inside it, NVSwitch.
+        if insides.len() > 1 && domains.len() == 1 {
+            insides.retain(|&i| i != InsideNode::None);
+        }
+        let (&[arch], &[inside]) = (&archs[..], &insides[..]) else {
+            return None;
+        };
+        let network = if domains.len() > 1 {
+            let mut kinds: Vec<(LinkTech, Transport)> = Vec::new();
+            for l in &design.links {
+                let scale_out = !matches!(
+                    l.tech,
+                    LinkTech::NvLink | LinkTech::NvLinkBridge | LinkTech::Pcie
+                );
+                let at_node = node_ids.contains(&l.a.device) || node_ids.contains(&l.b.device);
+                if scale_out && at_node && !kinds.contains(&(l.tech, l.transport)) {
+                    kinds.push((l.tech, l.transport));
+                }
+            }
+            let [kind] = kinds[..] else {
+                return None;
+            };
+            Some(kind)
+        } else {
+            None
+        };
+        Some(SystemClass {
+            library: Library::of(design, catalog),
+            arch,
+            inside,
+            network,
+            gpus,
+        })
+    }
+
+    /// Whether measurements of `other` on `other_gpus` GPUs speak for this kind of system on
+    /// `gpus`: the same kind, and inside one domain the same number of GPUs (NCCL's rings and
+    /// channels change with it; across domains the network's kind is what the measured pairs
+    /// of nodes pin down).
+    fn matches(&self, gpus: u32, other: &SystemClass, other_gpus: u32) -> bool {
+        self.library == other.library
+            && self.arch == other.arch
+            && self.inside == other.inside
+            && self.network == other.network
+            && (self.network.is_some() || gpus == other_gpus)
+    }
+}
+
+/// One published system's predicted rows.
+#[derive(Debug, Clone)]
+pub struct PublishedSet {
+    /// The ids' prefix (`OCIA100-1N-`).
+    pub prefix: String,
+    pub class: SystemClass,
+    pub rows: Vec<RowPrediction>,
+}
+
+/// Every published system with its class.
+#[derive(Debug, Clone, Default)]
+pub struct Published {
+    pub sets: Vec<PublishedSet>,
+}
+
+/// What the published measurements near a query say of the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The measured systems drawn on, by id prefix (without the trailing dash).
+    pub systems: Vec<String>,
+    pub rows: usize,
+    /// The smallest and largest measured size among them.
+    pub smallest: Bytes,
+    pub largest: Bytes,
+    /// Predicted / measured time − 1: the lowest, the median and the highest.
+    pub lowest_error: f64,
+    pub median_error: f64,
+    pub highest_error: f64,
+}
+
+impl Evidence {
+    /// "Against 2 published systems (OCIA100-1N, AZA100; 4 rows, 1 MiB–2 MiB) the model's
+    /// time was 17–53 % under the measured, median 39 % (railyard validate lists the rows)."
+    pub fn text(&self) -> String {
+        let span = if self.smallest == self.largest {
+            self.smallest.to_string()
+        } else {
+            format!("{}–{}", self.smallest, self.largest)
+        };
+        let systems = match &self.systems[..] {
+            [one] => format!("1 published system ({one}"),
+            many => format!("{} published systems ({}", many.len(), many.join(", ")),
+        };
+        let rows = if self.rows == 1 { "row" } else { "rows" };
+        format!(
+            "Against {systems}; {} {rows}, {span}) the model's time was {} (railyard validate lists the rows).",
+            self.rows,
+            self.spread(" the measured")
+        )
+    }
+
+    /// "Published runs of this kind: 17–53 % under measured, median 39 %": the sidebar's line.
+    pub fn short_text(&self) -> String {
+        format!("Published runs of this kind: {}", self.spread(" measured"))
+    }
+
+    /// "17–53 % under{measured}, median 39 %", or "from 26 % under to 34 % over{measured},
+    /// median 8 % over" when the rows fall on both sides.
+    fn spread(&self, measured: &str) -> String {
+        let pct = |e: f64| format!("{:.0}", (e * 100.0).abs());
+        let (low, high, median) = (
+            pct(self.lowest_error),
+            pct(self.highest_error),
+            pct(self.median_error),
+        );
+        let side = |e: f64| if e < 0.0 { "under" } else { "over" };
+        if self.lowest_error < 0.0 && self.highest_error > 0.0 {
+            return format!(
+                "from {low} % under to {high} % over{measured}, median {median} % {}",
+                side(self.median_error)
+            );
+        }
+        // All on one side: the nearer figure first.
+        let (near, far) = if self.lowest_error >= 0.0 {
+            (&low, &high)
+        } else {
+            (&high, &low)
+        };
+        let s = side(self.median_error);
+        if near == far {
+            format!("{near} % {s}{measured}")
+        } else {
+            format!("{near}–{far} % {s}{measured}, median {median} %")
+        }
+    }
+}
+
+/// The published rows that speak for `query` on a design of `class` whose collective ran on
+/// `gpus` GPUs: counted, the same collective and algorithm choice, from half to twice the
+/// size, not under a harness's launch floor. None when there is none.
+pub fn evidence(
+    published: &Published,
+    class: &SystemClass,
+    query: &CollectiveQuery,
+    gpus: u32,
+) -> Option<Evidence> {
+    let near =
+        |b: Bytes| b.0.saturating_mul(2) >= query.bytes.0 && b.0 <= query.bytes.0.saturating_mul(2);
+    let mut systems = Vec::new();
+    let mut errors = Vec::new();
+    let (mut smallest, mut largest) = (u64::MAX, 0);
+    for set in &published.sets {
+        let mut used = false;
+        for p in &set.rows {
+            let row = &p.row;
+            let row_gpus = row.gpus.unwrap_or(set.class.gpus);
+            let same_run = row.op == query.op
+                && row.algorithm == query.algorithm
+                && row.protocol == query.protocol;
+            if row.excluded.is_some()
+                || p.launch_bound
+                || !same_run
+                || !near(row.bytes)
+                || !class.matches(gpus, &set.class, row_gpus)
+            {
+                continue;
+            }
+            errors.push(p.error);
+            smallest = smallest.min(row.bytes.0);
+            largest = largest.max(row.bytes.0);
+            used = true;
+        }
+        if used {
+            systems.push(set.prefix.trim_end_matches('-').to_string());
+        }
+    }
+    if errors.is_empty() {
+        return None;
+    }
+    errors.sort_by(f64::total_cmp);
+    let n = errors.len();
+    let median = if n % 2 == 1 {
+        errors[n / 2]
+    } else {
+        (errors[n / 2 - 1] + errors[n / 2]) / 2.0
+    };
+    Some(Evidence {
+        systems,
+        rows: n,
+        smallest: Bytes(smallest),
+        largest: Bytes(largest),
+        lowest_error: errors[0],
+        median_error: median,
+        highest_error: errors[n - 1],
+    })
+}
+
+/// A collective time checked against the published measurements, or not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checked {
+    Against(Evidence),
+    /// No published measurement of a system of this kind near this size.
+    Unchecked,
+}
+
+impl Checked {
+    pub fn of(
+        published: &Published,
+        class: &SystemClass,
+        query: &CollectiveQuery,
+        gpus: u32,
+    ) -> Checked {
+        evidence(published, class, query, gpus).map_or(Checked::Unchecked, Checked::Against)
+    }
+
+    /// The sidebar's line (the full text on hover).
+    pub fn short_text(&self) -> String {
+        match self {
+            Checked::Against(e) => e.short_text(),
+            Checked::Unchecked => "No published run of this kind near this size: accuracy \
+                                   unknown"
+                .into(),
+        }
+    }
+
+    /// The line a collective time carries.
+    pub fn text(&self) -> String {
+        match self {
+            Checked::Against(e) => e.text(),
+            Checked::Unchecked => "Not checked against a published measurement of a system of \
+                                   this kind near this size: how far the model is off here is \
+                                   unknown (railyard validate lists what has been measured)."
+                .into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::collective::{AlgoChoice, Op};
+    use crate::analysis::validate::MeasuredRow;
+
+    const MIB: u64 = 1 << 20;
+
+    fn class(arch: GpuArch, network: Option<(LinkTech, Transport)>, gpus: u32) -> SystemClass {
+        SystemClass {
+            library: Library::Nccl,
+            arch,
+            inside: InsideNode::NvSwitch,
+            network,
+            gpus,
+        }
+    }
+
+    /// A predicted row: `error` is predicted / measured − 1.
+    fn row(op: Op, bytes: u64, error: f64) -> RowPrediction {
+        let measured = 100.0;
+        RowPrediction {
+            row: MeasuredRow {
+                id: format!("X-{bytes}"),
+                op,
+                bytes: Bytes(bytes),
+                size_range: None,
+                gpus: None,
+                time_us: Some(measured),
+                busbw_gbyte_s: None,
+                algorithm: AlgoChoice::Auto,
+                protocol: None,
+                excluded: None,
+                harness: Default::default(),
+                nccl: None,
+            },
+            predicted_time_us: measured * (1.0 + error),
+            predicted_busbw_gbyte_s: 1.0,
+            algorithm: "ring",
+            protocol: "Simple",
+            launch_bound: false,
+            error,
+        }
+    }
+
+    fn evidence_text(lowest: f64, median: f64, highest: f64, rows: usize) -> String {
+        Evidence {
+            systems: vec!["OCIA100-1N".into(), "AZA100".into()],
+            rows,
+            smallest: Bytes(MIB),
+            largest: Bytes(2 * MIB),
+            lowest_error: lowest,
+            median_error: median,
+            highest_error: highest,
+        }
+        .text()
+    }
+
+    #[test]
+    fn the_line_says_how_far_and_which_way() {
+        assert_eq!(
+            evidence_text(-0.532, -0.393, -0.171, 4),
+            "Against 2 published systems (OCIA100-1N, AZA100; 4 rows, 1 MiB–2 MiB) the \
+             model's time was 17–53 % under the measured, median 39 % (railyard validate lists the rows)."
+        );
+        assert_eq!(
+            evidence_text(-0.26, 0.08, 0.34, 4),
+            "Against 2 published systems (OCIA100-1N, AZA100; 4 rows, 1 MiB–2 MiB) the \
+             model's time was from 26 % under to 34 % over the measured, median 8 % over \
+             (railyard validate lists the rows)."
+        );
+        // Rows that round to one figure give it once.
+        assert!(evidence_text(0.031, 0.032, 0.034, 2).contains("was 3 % over the measured ("));
+    }
+
+    #[test]
+    fn only_rows_that_speak_for_the_query_count() {
+        let a100 = class(GpuArch::Ampere, None, 8);
+        let mut rows = vec![
+            row(Op::AllReduce, MIB, -0.5),
+            row(Op::AllReduce, 2 * MIB, -0.2),
+            // Four times the size: outside half to twice.
+            row(Op::AllReduce, 4 * MIB, 0.1),
+            // Another collective.
+            row(Op::AllGather, MIB, 0.3),
+        ];
+        // Under the harness's launch floor: it timed the launches.
+        let mut floor = row(Op::AllReduce, MIB / 2, -0.4);
+        floor.launch_bound = true;
+        // Not counted.
+        let mut slow = row(Op::AllReduce, MIB, -0.9);
+        slow.row.excluded = Some("its reporter called the run slow".into());
+        // 2 of the 8 GPUs: inside one node the count must match.
+        let mut two = row(Op::AllReduce, MIB, 0.4);
+        two.row.gpus = Some(2);
+        // A forced algorithm.
+        let mut forced = row(Op::AllReduce, MIB, 0.6);
+        forced.row.algorithm = AlgoChoice::Tree;
+        rows.extend([floor, slow, two, forced]);
+        let published = Published {
+            sets: vec![PublishedSet {
+                prefix: "X-".into(),
+                class: a100.clone(),
+                rows,
+            }],
+        };
+        let query = CollectiveQuery::new(Op::AllReduce, Bytes(MIB));
+        let e = evidence(&published, &a100, &query, 8).expect("two rows");
+        assert_eq!(e.systems, vec!["X".to_string()]);
+        assert_eq!(
+            (e.rows, e.smallest, e.largest),
+            (2, Bytes(MIB), Bytes(2 * MIB))
+        );
+        assert_eq!((e.lowest_error, e.highest_error), (-0.5, -0.2));
+        assert!((e.median_error + 0.35).abs() < 1e-12);
+        // On 2 GPUs only the 2-GPU row speaks.
+        let e2 = evidence(&published, &a100, &query, 2).expect("one row");
+        assert_eq!((e2.rows, e2.median_error), (1, 0.4));
+        // Another architecture, or across a network, is another kind of system.
+        let h100 = class(GpuArch::Hopper, None, 8);
+        assert_eq!(evidence(&published, &h100, &query, 8), None);
+        let ib = class(
+            GpuArch::Ampere,
+            Some((LinkTech::InfiniBand, Transport::Rdma)),
+            16,
+        );
+        assert_eq!(evidence(&published, &ib, &query, 16), None);
+        assert_eq!(
+            Checked::of(&published, &h100, &query, 8).short_text(),
+            "No published run of this kind near this size: accuracy unknown"
+        );
+    }
+
+    #[test]
+    fn across_nodes_the_network_not_the_count_matches() {
+        let tcp = Some((LinkTech::Ethernet, Transport::Tcp));
+        let measured_pair = class(GpuArch::Volta, tcp, 2);
+        let published = Published {
+            sets: vec![PublishedSet {
+                prefix: "NC209-".into(),
+                class: measured_pair,
+                rows: vec![row(Op::AllReduce, 1 << 30, 0.34)],
+            }],
+        };
+        let query = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
+        let sixteen = class(GpuArch::Volta, tcp, 16);
+        let e = evidence(&published, &sixteen, &query, 16).expect("the pair speaks");
+        assert_eq!(
+            e.short_text(),
+            "Published runs of this kind: 34 % over measured"
+        );
+        let rdma = class(
+            GpuArch::Volta,
+            Some((LinkTech::Ethernet, Transport::Rdma)),
+            16,
+        );
+        assert_eq!(evidence(&published, &rdma, &query, 16), None);
+    }
+}
