@@ -216,9 +216,36 @@ impl Evidence {
     }
 }
 
-/// The published rows that speak for `query` on a design of `class` whose collective ran on
-/// `gpus` GPUs: counted, the same collective and algorithm choice, from half to twice the
-/// size, not under a harness's launch floor. None when there is none.
+/// The published rows that speak for a design of `class` whose collective `query` ran on
+/// `gpus` GPUs, with their system's prefix: counted, the same collective, algorithm choice and
+/// protocol, not under a harness's launch floor, from a system of the same kind. Every size.
+fn speaking_rows<'a>(
+    published: &'a Published,
+    class: &'a SystemClass,
+    query: &'a CollectiveQuery,
+    gpus: u32,
+) -> impl Iterator<Item = (&'a str, &'a RowPrediction)> + 'a {
+    // A few GPUs of a fabric of many nodes may all sit in one: no measured kind says which.
+    let whole = class.network.is_none() || gpus == class.gpus;
+    published
+        .sets
+        .iter()
+        .filter(move |_| whole)
+        .flat_map(|set| set.rows.iter().map(move |p| (set, p)))
+        .filter(move |(set, p)| {
+            let row = &p.row;
+            row.excluded.is_none()
+                && !p.launch_bound
+                && row.op == query.op
+                && row.algorithm == query.algorithm
+                && row.protocol == query.protocol
+                && class.matches(gpus, &set.class, row.gpus.unwrap_or(set.class.gpus))
+        })
+        .map(|(set, p)| (set.prefix.as_str(), p))
+}
+
+/// What the rows that speak for `query` (see `speaking_rows`) say from half to twice its
+/// size. None when there is none.
 pub fn evidence(
     published: &Published,
     class: &SystemClass,
@@ -227,33 +254,19 @@ pub fn evidence(
 ) -> Option<Evidence> {
     let near =
         |b: Bytes| b.0.saturating_mul(2) >= query.bytes.0 && b.0 <= query.bytes.0.saturating_mul(2);
-    let mut systems = Vec::new();
+    let mut systems: Vec<String> = Vec::new();
     let mut errors = Vec::new();
     let (mut smallest, mut largest) = (u64::MAX, 0);
-    for set in &published.sets {
-        let mut used = false;
-        for p in &set.rows {
-            let row = &p.row;
-            let row_gpus = row.gpus.unwrap_or(set.class.gpus);
-            let same_run = row.op == query.op
-                && row.algorithm == query.algorithm
-                && row.protocol == query.protocol;
-            if row.excluded.is_some()
-                || p.launch_bound
-                || !same_run
-                || !near(row.bytes)
-                || !class.matches(gpus, &set.class, row_gpus)
-            {
-                continue;
-            }
-            errors.push(p.error);
-            smallest = smallest.min(row.bytes.0);
-            largest = largest.max(row.bytes.0);
-            used = true;
+    for (prefix, p) in
+        speaking_rows(published, class, query, gpus).filter(|(_, p)| near(p.row.bytes))
+    {
+        let system = prefix.trim_end_matches('-');
+        if !systems.iter().any(|s| s == system) {
+            systems.push(system.to_string());
         }
-        if used {
-            systems.push(set.prefix.trim_end_matches('-').to_string());
-        }
+        errors.push(p.error);
+        smallest = smallest.min(p.row.bytes.0);
+        largest = largest.max(p.row.bytes.0);
     }
     if errors.is_empty() {
         return None;
@@ -274,6 +287,39 @@ pub fn evidence(
         median_error: median,
         highest_error: errors[n - 1],
     })
+}
+
+/// One published measurement, as nccl-tests printed it (or its busbw taken at the same time).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredPoint {
+    /// The system's prefix, without the trailing dash.
+    pub system: String,
+    pub bytes: Bytes,
+    pub time_us: f64,
+    pub busbw_gbyte_s: f64,
+}
+
+/// Every published measurement that speaks for `query` on a design of `class` (see
+/// `speaking_rows`), at every size: the dots a sweep's curve is drawn against.
+pub fn measured_points(
+    published: &Published,
+    class: &SystemClass,
+    query: &CollectiveQuery,
+    gpus: u32,
+) -> Vec<MeasuredPoint> {
+    speaking_rows(published, class, query, gpus)
+        .filter(|(_, p)| p.error > -1.0 && p.predicted_time_us > 0.0)
+        .map(|(prefix, p)| {
+            // The error is against the measured time: undo it.
+            let time_us = p.predicted_time_us / (1.0 + p.error);
+            MeasuredPoint {
+                system: prefix.trim_end_matches('-').to_string(),
+                bytes: p.row.bytes,
+                time_us,
+                busbw_gbyte_s: p.predicted_busbw_gbyte_s * p.predicted_time_us / time_us,
+            }
+        })
+        .collect()
 }
 
 /// A collective time checked against the published measurements, or not.

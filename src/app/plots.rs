@@ -6,11 +6,13 @@
 //! The curves come from `collective::sweep`, the call behind `railyard sweep`, run on a
 //! background thread once per (tab, revision, operation).
 
+use crate::analysis::accuracy::{MeasuredPoint, SystemClass, measured_points};
 use crate::analysis::collective::{self, CollectiveQuery, Op, sweep_sizes};
 use crate::analysis::cost::{CostSummary, bom_lines, cost_summary};
+use crate::io::validation_sets::published;
 use crate::model::{Bytes, Catalog, Design, Usd};
 use egui::{ComboBox, Ui};
-use egui_plot::{Bar, BarChart, GridInput, GridMark, Line, Plot, PlotPoints};
+use egui_plot::{Bar, BarChart, GridInput, GridMark, Line, MarkerShape, Plot, PlotPoints, Points};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -60,6 +62,9 @@ pub struct PlotData {
     pub cost: CostSummary,
     /// The sweep, or why the collective cannot run (no GPUs, not connected).
     pub sweep: Result<Vec<SweepPoint>, String>,
+    /// Published measurements of systems of the design's kind, for this operation: dots
+    /// beside the curve (`accuracy::measured_points`).
+    pub measured: Vec<MeasuredPoint>,
 }
 
 pub fn plot_data(design: &Design, catalog: &Catalog, op: Op) -> PlotData {
@@ -82,7 +87,14 @@ pub fn plot_data(design: &Design, catalog: &Catalog, op: Op) -> PlotData {
                 .collect()
         })
         .map_err(|e| e.to_string());
-    PlotData { cost, sweep }
+    let measured = SystemClass::of(design, catalog)
+        .map(|class| measured_points(published(), &class, &query, class.gpus))
+        .unwrap_or_default();
+    PlotData {
+        cost,
+        sweep,
+        measured,
+    }
 }
 
 /// The cost categories of the breakdown, as the sidebar names them.
@@ -250,9 +262,12 @@ impl PlotsView {
         }
 
         ui.heading("busbw against message size");
-        sweep_plot(ui, "plot-busbw", series, "GB/s", false, |p| p.busbw_gbyte_s);
+        if let Some(active) = series.first().filter(|s| !s.data.measured.is_empty()) {
+            ui.weak(measured_caption(&active.data.measured));
+        }
+        sweep_plot(ui, "plot-busbw", series, Quantity::Busbw);
         ui.heading("Time against message size");
-        sweep_plot(ui, "plot-time", series, "time", true, |p| p.time_us);
+        sweep_plot(ui, "plot-time", series, Quantity::Time);
 
         ui.heading("Cost by category");
         cost_plot(ui, series);
@@ -426,14 +441,16 @@ fn time_label(us: f64) -> String {
 }
 
 /// One line per design of `value` against log2(size); `log_y` plots log10 of the value.
-fn sweep_plot(
-    ui: &mut Ui,
-    id: &str,
-    series: &[Series],
-    unit: &str,
-    log_y: bool,
-    value: impl Fn(&SweepPoint) -> f64,
-) {
+fn sweep_plot(ui: &mut Ui, id: &str, series: &[Series], quantity: Quantity) {
+    let (unit, log_y) = match quantity {
+        Quantity::Busbw => ("GB/s", false),
+        Quantity::Time => ("time", true),
+    };
+    // (time µs, busbw GB/s) → the plotted value.
+    let value = |time_us: f64, busbw_gbyte_s: f64| match quantity {
+        Quantity::Busbw => busbw_gbyte_s,
+        Quantity::Time => time_us,
+    };
     let mut plot = Plot::new(id)
         .height(200.0)
         .x_axis_label("message size")
@@ -452,6 +469,10 @@ fn sweep_plot(
             .y_grid_spacer(linear_marks)
             .y_axis_formatter(|mark, _| linear_tick_label(mark.value, mark.step_size));
     }
+    let point = |y: f64, bytes: Bytes| {
+        let y = if log_y { y.log10() } else { y };
+        y.is_finite().then(|| [(bytes.0 as f64).log2(), y])
+    };
     plot.show(ui, |plot| {
         for s in series {
             let Ok(points) = &s.data.sweep else {
@@ -459,15 +480,51 @@ fn sweep_plot(
             };
             let pts: PlotPoints = points
                 .iter()
-                .filter_map(|p| {
-                    let y = value(p);
-                    let y = if log_y { y.log10() } else { y };
-                    y.is_finite().then(|| [(p.bytes.0 as f64).log2(), y])
-                })
+                .filter_map(|p| point(value(p.time_us, p.busbw_gbyte_s), p.bytes))
                 .collect();
             plot.line(Line::new(s.title.clone(), pts).color(s.colour).width(2.0));
         }
+        // The active design's published neighbours, as hollow dots in its colour.
+        if let Some(s) = series.first() {
+            let dots: PlotPoints = s
+                .data
+                .measured
+                .iter()
+                .filter_map(|m| point(value(m.time_us, m.busbw_gbyte_s), m.bytes))
+                .collect();
+            plot.points(
+                Points::new(format!("{}: published runs", s.title), dots)
+                    .color(s.colour)
+                    .shape(MarkerShape::Circle)
+                    .filled(false)
+                    .radius(3.5),
+            );
+        }
     });
+}
+
+/// What a sweep plot draws against message size.
+#[derive(Clone, Copy)]
+enum Quantity {
+    Busbw,
+    Time,
+}
+
+/// "Circles: 52 published runs of systems of this kind (DGXH100, AZ-H100)".
+fn measured_caption(points: &[MeasuredPoint]) -> String {
+    let mut systems: Vec<&str> = Vec::new();
+    for p in points {
+        if !systems.contains(&p.system.as_str()) {
+            systems.push(&p.system);
+        }
+    }
+    let runs = if points.len() == 1 { "run" } else { "runs" };
+    format!(
+        "Circles: {} published {runs} of systems of the active design's kind ({}), off any \
+         harness's launch floor.",
+        points.len(),
+        systems.join(", ")
+    )
 }
 
 /// Grouped bars: one group per cost category, one bar per design.
@@ -530,6 +587,38 @@ impl RailyardApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_curve_is_drawn_against_published_runs_of_its_kind() {
+        // Eight A100s behind NVSwitch: OCI's and Azure's nccl-tests sweeps (-g 8), 28 and 24
+        // rows, less those under the 33.6 µs launch floor (14 and 10): 28 circles.
+        let design = crate::io::parse_design(
+            include_str!("../../assets/validation/hgx-a100.ron"),
+            "hgx-a100.ron",
+        )
+        .expect("the validation design");
+        let data = plot_data(&design, &Catalog::builtin(), Op::AllReduce);
+        assert_eq!(data.measured.len(), 28);
+        // OCI's 1 MiB row as printed: 76.71 µs, busbw 23.92 GB/s.
+        let oci = data
+            .measured
+            .iter()
+            .find(|m| m.system == "OCIA100-1N" && m.bytes == Bytes(1 << 20))
+            .expect("OCI's 1 MiB row");
+        assert!((oci.time_us - 76.71).abs() < 0.01, "{oci:?}");
+        assert!((oci.busbw_gbyte_s - 23.92).abs() < 0.01, "{oci:?}");
+        assert_eq!(
+            measured_caption(&data.measured),
+            "Circles: 28 published runs of systems of the active design's kind (OCIA100-1N, \
+             AZA100), off any harness's launch floor."
+        );
+        // An all-gather was never measured there.
+        assert!(
+            plot_data(&design, &Catalog::builtin(), Op::AllGather)
+                .measured
+                .is_empty()
+        );
+    }
 
     #[test]
     fn a_linear_axis_has_about_four_round_marks() {
