@@ -2027,3 +2027,20 @@ fn eval_says_how_far_the_model_was_from_published_runs_of_its_kind() {
     let json = eval_json_with(&fitted, &["--bytes", "1G"]);
     assert!(json["collective"].get("checked").is_none(), "{json}");
 }
+
+#[test]
+fn sweep_lists_the_published_runs_of_its_kind_under_the_table() {
+    // OCI's 1 MiB row took 76.71 µs where the model gives the A100 node 35.92: −53 %. Rows
+    // under the -g 8 launch floor (up to 512 KiB) measured the launches and are not listed.
+    let a100 = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/validation/hgx-a100.ron");
+    let table = stdout(&railyard(&["sweep", path_str(&a100)]));
+    assert!(
+        table.contains("#    1048576  OCIA100-1N              76.71        35.92    -53%\n"),
+        "{table}"
+    );
+    assert!(!table.contains("#     524288  OCIA100-1N"), "{table}");
+    assert_eq!(table.matches("  AZA100  ").count(), 14, "{table}");
+    let roce = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/hgx-h100-x4-roce.ron");
+    let table = stdout(&railyard(&["sweep", path_str(&roce)]));
+    assert!(table.ends_with("(railyard validate lists what has been measured).\n"));
+}

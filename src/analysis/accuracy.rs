@@ -297,6 +297,10 @@ pub struct MeasuredPoint {
     pub bytes: Bytes,
     pub time_us: f64,
     pub busbw_gbyte_s: f64,
+    /// The model's time on the design standing for that system, and its error
+    /// (predicted / measured − 1).
+    pub model_time_us: f64,
+    pub error: f64,
 }
 
 /// Every published measurement that speaks for `query` on a design of `class` (see
@@ -317,6 +321,8 @@ pub fn measured_points(
                 bytes: p.row.bytes,
                 time_us,
                 busbw_gbyte_s: p.predicted_busbw_gbyte_s * p.predicted_time_us / time_us,
+                model_time_us: p.predicted_time_us,
+                error: p.error,
             }
         })
         .collect()

@@ -2,9 +2,11 @@
 
 use super::args::QueryArgs;
 use super::{load, write_stdout};
-use crate::analysis::collective;
+use crate::analysis::accuracy::{SystemClass, measured_points};
+use crate::analysis::collective::{self, CollectiveQuery};
+use crate::io::validation_sets::published;
 use crate::model::units::group_thousands;
-use crate::model::{Bytes, Catalog};
+use crate::model::{Bytes, Catalog, Design};
 use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
@@ -93,5 +95,47 @@ pub(super) fn run(args: &SweepArgs, catalog: &Catalog) -> anyhow::Result<()> {
             r.algorithm_text().replace('/', " ")
         ));
     }
+    // A calibrated design answers to its own log.
+    if design.calibration.is_none() {
+        out.push_str(&published_block(&design, catalog, query, gpus));
+    }
     write_stdout(&out)
+}
+
+/// The published runs of systems of the design's kind, each against the model on the design
+/// that stands for its system: how far to trust the table above, size by size.
+fn published_block(
+    design: &Design,
+    catalog: &Catalog,
+    query: &CollectiveQuery,
+    gpus: u32,
+) -> String {
+    let mut points = SystemClass::of(design, catalog)
+        .map(|class| measured_points(published(), &class, query, gpus))
+        .unwrap_or_default();
+    if points.is_empty() {
+        return "# No published run of a system of this kind: how far the model is off here is \
+                unknown (railyard validate lists what has been measured).\n"
+            .into();
+    }
+    points.sort_by(|a, b| a.bytes.cmp(&b.bytes).then_with(|| a.system.cmp(&b.system)));
+    let mut out = String::from(
+        "#\n# Published runs of systems of this kind, against the model on the design standing \
+         for each (railyard validate):\n",
+    );
+    out.push_str(&format!(
+        "#{:>11}  {:<14} {:>14} {:>12} {:>7}\n",
+        "size (B)", "system", "measured (us)", "model (us)", "error"
+    ));
+    for p in &points {
+        out.push_str(&format!(
+            "#{:>11}  {:<14} {:>14.2} {:>12.2} {:>+6.0}%\n",
+            p.bytes.0,
+            p.system,
+            p.time_us,
+            p.model_time_us,
+            p.error * 100.0
+        ));
+    }
+    out
 }
