@@ -6,7 +6,6 @@
 
 mod common;
 
-use railyard::analysis::accuracy::Checked;
 use railyard::analysis::job::JobOutcome;
 
 use common::app::{
@@ -1807,6 +1806,11 @@ fn the_sidebar_says_when_no_published_run_speaks_for_the_time() {
     let mut harness = harness(app());
     open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
     let (_, analysis) = harness.state().analysis().expect("an analysis");
-    assert_eq!(analysis.checked, Some(Checked::Unchecked));
+    let checked = analysis.checked.as_ref().expect("a check");
+    assert_eq!(checked.against, None);
+    assert_eq!(
+        checked.kind.as_deref(),
+        Some("Hopper GPUs on NVSwitch across RoCEv2 with RDMA, NCCL")
+    );
     harness.get_by_label("No published run of this kind near this size: accuracy unknown");
 }

@@ -1982,8 +1982,9 @@ fn eval_says_how_far_the_model_was_from_published_runs_of_its_kind() {
     let table = stdout(&railyard(&["eval", path_str(&a100), "--bytes", "1M"]));
     assert!(
         table.contains(
-            "Against 2 published systems (OCIA100-1N, AZA100; 4 rows, 1 MiB–2 MiB) the model's \
-             time was 17–53 % under the measured, median 39 % (railyard validate lists the rows)."
+            "Published runs of its kind (8 Ampere GPUs on NVSwitch in one node, NCCL; \
+             OCIA100-1N and AZA100, 4 rows from 1 MiB to 2 MiB): the model's time was 17–53 % \
+             under the measured, median 39 % (railyard validate lists the rows)."
         ),
         "{table}"
     );
@@ -1995,7 +1996,12 @@ fn eval_says_how_far_the_model_was_from_published_runs_of_its_kind() {
     // Four H100 servers on RoCE: nothing of that kind was measured, and it says so.
     let roce = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/hgx-h100-x4-roce.ron");
     let json = eval_json_with(&roce, &["--bytes", "1G"]);
-    assert_eq!(json["collective"]["checked"], "unchecked", "{json}");
+    let checked = &json["collective"]["checked"];
+    assert!(checked["against"].is_null(), "{json}");
+    assert_eq!(
+        checked["kind"],
+        "Hopper GPUs on NVSwitch across RoCEv2 with RDMA, NCCL"
+    );
     // A calibrated design answers to its own log: no published line.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("a.log");

@@ -40,6 +40,8 @@ pub struct SystemClass {
     pub network: Option<(LinkTech, Transport)>,
     /// Every GPU of the design.
     pub gpus: u32,
+    /// GPU nodes (or a rack's trays), for the label only.
+    pub nodes: u32,
 }
 
 impl SystemClass {
@@ -113,7 +115,53 @@ impl SystemClass {
             inside,
             network,
             gpus,
+            nodes: node_ids.len() as u32,
         })
+    }
+
+    /// "8 Ampere GPUs on NVSwitch in one node, NCCL"; "Volta GPUs, one per node, across
+    /// Ethernet with TCP, NCCL".
+    pub fn label(&self) -> String {
+        let arch = match self.arch {
+            GpuArch::Volta => "Volta",
+            GpuArch::Turing => "Turing",
+            GpuArch::Ampere => "Ampere",
+            GpuArch::Ada => "Ada",
+            GpuArch::Hopper => "Hopper",
+            GpuArch::Blackwell => "Blackwell",
+            GpuArch::AppleM2 => "Apple M2",
+            GpuArch::AppleM3 => "Apple M3",
+        };
+        let inside = match self.inside {
+            InsideNode::NvSwitch => " on NVSwitch",
+            InsideNode::NvLinkBridge => " on NVLink bridges",
+            InsideNode::PciePeerToPeer => " on PCIe (peer to peer)",
+            InsideNode::PcieHostMemory => " on PCIe through host memory",
+            InsideNode::None => "",
+        };
+        let gpus = match self.network {
+            Some((tech, transport)) => {
+                let per_node = if self.inside == InsideNode::None {
+                    ", one per node,"
+                } else {
+                    ""
+                };
+                format!(
+                    "{arch} GPUs{inside}{per_node} across {} with {}",
+                    tech.label(),
+                    transport.label()
+                )
+            }
+            None => {
+                let scope = if self.nodes > 1 {
+                    "one NVLink domain"
+                } else {
+                    "one node"
+                };
+                format!("{} {arch} GPUs{inside} in {scope}", self.gpus)
+            }
+        };
+        format!("{gpus}, {}", self.library.label())
     }
 
     /// Whether measurements of `other` on `other_gpus` GPUs speak for this kind of system on
@@ -160,21 +208,24 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// "Against 2 published systems (OCIA100-1N, AZA100; 4 rows, 1 MiB–2 MiB) the model's
-    /// time was 17–53 % under the measured, median 39 % (railyard validate lists the rows)."
-    pub fn text(&self) -> String {
+    /// "Published runs of its kind (8 Ampere GPUs on NVSwitch in one node, NCCL; OCIA100-1N
+    /// and AZA100, 4 rows from 1 MiB to 2 MiB): the model's time was 17–53 % under the
+    /// measured, median 39 % (railyard validate lists the rows)."
+    pub fn text(&self, kind: &str) -> String {
         let span = if self.smallest == self.largest {
-            self.smallest.to_string()
+            format!("at {}", self.smallest)
         } else {
-            format!("{}–{}", self.smallest, self.largest)
+            format!("from {} to {}", self.smallest, self.largest)
         };
         let systems = match &self.systems[..] {
-            [one] => format!("1 published system ({one}"),
-            many => format!("{} published systems ({}", many.len(), many.join(", ")),
+            [one] => one.clone(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
+            [] => String::new(),
         };
         let rows = if self.rows == 1 { "row" } else { "rows" };
         format!(
-            "Against {systems}; {} {rows}, {span}) the model's time was {} (railyard validate lists the rows).",
+            "Published runs of its kind ({kind}; {systems}, {} {rows} {span}): the model's time \
+             was {} (railyard validate lists the rows).",
             self.rows,
             self.spread(" the measured")
         )
@@ -328,13 +379,14 @@ pub fn measured_points(
         .collect()
 }
 
-/// A collective time checked against the published measurements, or not.
+/// A collective time checked against the published measurements.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Checked {
-    Against(Evidence),
-    /// No published measurement of a system of this kind near this size.
-    Unchecked,
+pub struct Checked {
+    /// The design's kind in words ("8 Ampere GPUs on NVSwitch in one node, NCCL"); None for a
+    /// mix of kinds, which no published system is.
+    pub kind: Option<String>,
+    /// What the published runs of that kind near the size say; None when there is none.
+    pub against: Option<Evidence>,
 }
 
 impl Checked {
@@ -344,26 +396,39 @@ impl Checked {
         query: &CollectiveQuery,
         gpus: u32,
     ) -> Checked {
-        evidence(published, class, query, gpus).map_or(Checked::Unchecked, Checked::Against)
+        Checked {
+            kind: Some(class.label()),
+            against: evidence(published, class, query, gpus),
+        }
+    }
+
+    /// A design of no single kind: nothing published speaks for it.
+    pub fn mixed() -> Checked {
+        Checked {
+            kind: None,
+            against: None,
+        }
     }
 
     /// The sidebar's line (the full text on hover).
     pub fn short_text(&self) -> String {
-        match self {
-            Checked::Against(e) => e.short_text(),
-            Checked::Unchecked => "No published run of this kind near this size: accuracy \
-                                   unknown"
-                .into(),
+        match &self.against {
+            Some(e) => e.short_text(),
+            None => "No published run of this kind near this size: accuracy unknown".into(),
         }
     }
 
     /// The line a collective time carries.
     pub fn text(&self) -> String {
-        match self {
-            Checked::Against(e) => e.text(),
-            Checked::Unchecked => "Not checked against a published measurement of a system of \
-                                   this kind near this size: how far the model is off here is \
-                                   unknown (railyard validate lists what has been measured)."
+        match (&self.kind, &self.against) {
+            (Some(kind), Some(e)) => e.text(kind),
+            (Some(kind), None) => format!(
+                "No published run of its kind ({kind}) near this size: how far the model is \
+                 off here is unknown (railyard validate lists what has been measured)."
+            ),
+            _ => "No published run of a system that mixes GPU architectures, paths inside \
+                  nodes or networks: how far the model is off here is unknown (railyard \
+                  validate lists what has been measured)."
                 .into(),
         }
     }
@@ -384,6 +449,7 @@ mod tests {
             inside: InsideNode::NvSwitch,
             network,
             gpus,
+            nodes: 1,
         }
     }
 
@@ -424,24 +490,47 @@ mod tests {
             median_error: median,
             highest_error: highest,
         }
-        .text()
+        .text("8 Ampere GPUs on NVSwitch in one node, NCCL")
     }
 
     #[test]
     fn the_line_says_how_far_and_which_way() {
         assert_eq!(
             evidence_text(-0.532, -0.393, -0.171, 4),
-            "Against 2 published systems (OCIA100-1N, AZA100; 4 rows, 1 MiB–2 MiB) the \
-             model's time was 17–53 % under the measured, median 39 % (railyard validate lists the rows)."
+            "Published runs of its kind (8 Ampere GPUs on NVSwitch in one node, NCCL; \
+             OCIA100-1N and AZA100, 4 rows from 1 MiB to 2 MiB): the model's time was 17–53 % \
+             under the measured, median 39 % (railyard validate lists the rows)."
         );
-        assert_eq!(
-            evidence_text(-0.26, 0.08, 0.34, 4),
-            "Against 2 published systems (OCIA100-1N, AZA100; 4 rows, 1 MiB–2 MiB) the \
-             model's time was from 26 % under to 34 % over the measured, median 8 % over \
-             (railyard validate lists the rows)."
+        assert!(
+            evidence_text(-0.26, 0.08, 0.34, 4).contains(
+                "was from 26 % under to 34 % over the measured, median 8 % over (railyard"
+            )
         );
         // Rows that round to one figure give it once.
         assert!(evidence_text(0.031, 0.032, 0.034, 2).contains("was 3 % over the measured ("));
+    }
+
+    #[test]
+    fn a_kind_reads_as_what_was_drawn() {
+        let tcp = Some((LinkTech::Ethernet, Transport::Tcp));
+        let mut pair = class(GpuArch::Volta, tcp, 2);
+        pair.inside = InsideNode::None;
+        assert_eq!(
+            pair.label(),
+            "Volta GPUs, one per node, across Ethernet with TCP, NCCL"
+        );
+        let mut rack = class(GpuArch::Blackwell, None, 72);
+        rack.nodes = 18;
+        assert_eq!(
+            rack.label(),
+            "72 Blackwell GPUs on NVSwitch in one NVLink domain, NCCL"
+        );
+        assert_eq!(
+            Checked::mixed().text(),
+            "No published run of a system that mixes GPU architectures, paths inside nodes or \
+             networks: how far the model is off here is unknown (railyard validate lists what \
+             has been measured)."
+        );
     }
 
     #[test]

@@ -176,7 +176,7 @@ impl Assessor {
             .zip(known)
             .filter(|_| design.calibration.is_none())
             .map(|(published, (query, result))| {
-                SystemClass::of(design, catalog).map_or(Checked::Unchecked, |class| {
+                SystemClass::of(design, catalog).map_or_else(Checked::mixed, |class| {
                     Checked::of(published, &class, query, result.gpus)
                 })
             });

@@ -5,6 +5,7 @@
 //! command's `--markdown` output over them).
 
 use super::{load, write_stdout};
+use crate::analysis::accuracy::SystemClass;
 use crate::analysis::collective::release::release_note;
 use crate::analysis::nccl_tests::{HOST_LAUNCH_PER_GPU_US, Harness};
 use crate::analysis::refit::{RefitSummary, refit_sweep};
@@ -86,6 +87,9 @@ struct SystemReport {
     nccl: Option<NcclRelease>,
     /// NCCL_BUFFSIZE the design runs with, where not NCCL's default.
     nccl_buffer: Option<NcclBuffer>,
+    /// The kind of system its design is (`SystemClass::label`): designs of that kind show
+    /// these counted rows' errors beside their collective times.
+    kind: Option<String>,
     summary: ErrorSummary,
     rows: Vec<RowPrediction>,
     failed: Vec<RowFailure>,
@@ -210,6 +214,7 @@ fn report_of(grouped: GroupedRows, catalog: &Catalog) -> ValidationReport {
             harness: system.harness,
             nccl: design.nccl_release,
             nccl_buffer: design.nccl_buffer.filter(|&b| b != NcclBuffer::DEFAULT),
+            kind: SystemClass::of(&design, catalog).map(|c| c.label()),
             summary: summarize(&predicted),
             rows: predicted,
             failed,
@@ -462,6 +467,16 @@ fn markdown_report(r: &ValidationReport, figure_file: Option<&str>) -> String {
         }
         if let Some(b) = s.nccl_buffer {
             out.push_str(&format!("{}\n\n", buffer_note(b)));
+        }
+        match (&s.kind, s.summary.rows) {
+            (Some(kind), 0) => out.push_str(&format!(
+                "Kind: {kind}. No row here counts, so designs of this kind do not draw on them.\n\n"
+            )),
+            (Some(kind), _) => out.push_str(&format!(
+                "Kind: {kind}. A design of this kind shows the counted rows' errors beside its \
+                 collective times.\n\n"
+            )),
+            (None, _) => {}
         }
         out.push_str("| id | collective | size | measured | model | error | algorithm |\n|---|---|---:|---:|---:|---:|---|\n");
         for p in &s.rows {
