@@ -9,7 +9,7 @@ use common::app::{app, click_menu, harness, open_preset, wait_until};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use railyard::analysis::compare::{compare, compare_with};
+use railyard::analysis::compare::compare_with;
 use railyard::analysis::cost::{bom_lines, cost_summary};
 use railyard::app::RailyardApp;
 use railyard::app::files::{DialogAnswer, ScriptedDialogs};
@@ -108,7 +108,7 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
     let shown = harness.state().comparison().expect("a table").clone();
 
     // The same figures `railyard compare` prints for the two designs, star as baseline.
-    let cli = compare(
+    let cli = compare_with(
         &[
             (hgx.name.clone(), hgx.clone()),
             (star.name.clone(), star.clone()),
@@ -116,6 +116,8 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
         &catalog,
         Bytes(1 << 30),
         1,
+        None,
+        Some(railyard::io::validation_sets::published()),
     );
     assert_eq!(shown, cli);
     // 32 GPUs against 16: +100 %, and the star itself has no change.
@@ -195,10 +197,19 @@ fn compare_adds_the_sidebars_workload() {
         Bytes(1 << 30),
         0,
         Some(&workload),
+        Some(railyard::io::validation_sets::published()),
     );
     for key in ["workload_step_us", "workload_over_ideal", "advice_items"] {
         assert_eq!(shown.row(key), cli.row(key), "{key}");
     }
+    // Neither fabric's kind was measured: both say so, in the window as on the command line.
+    assert_eq!(shown.all_reduce_checked, cli.all_reduce_checked);
+    assert!(
+        shown
+            .all_reduce_checked
+            .iter()
+            .all(|c| c.as_deref() == Some("unknown (none near this size)"))
+    );
     assert!(
         shown
             .row("workload_step_us")

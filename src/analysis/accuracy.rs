@@ -410,6 +410,15 @@ impl Checked {
         }
     }
 
+    /// "3–6 % under measured, median 4 %", or "unknown (none near this size)": a column of
+    /// designs side by side.
+    pub fn verdict(&self) -> String {
+        match &self.against {
+            Some(e) => e.spread(" measured"),
+            None => "unknown (none near this size)".into(),
+        }
+    }
+
     /// The sidebar's line (the full text on hover).
     pub fn short_text(&self) -> String {
         match &self.against {

@@ -2,9 +2,10 @@
 //! change of each figure against a baseline scenario. Used by `railyard compare`, the report
 //! and the designer's Compare view, so they all show the same numbers as `eval`.
 
+use crate::analysis::accuracy::{Checked, Published};
 use crate::analysis::collective::{self, CollectiveQuery, Op, Workload};
 use crate::analysis::job::JobOutcome;
-use crate::analysis::{Question, assess};
+use crate::analysis::{Assessor, Question};
 use crate::model::units::{group_thousands, trim_number};
 use crate::model::{Bandwidth, Bytes, Catalog, Design, Usd, Watts};
 use serde::Serialize;
@@ -120,6 +121,10 @@ pub struct Comparison {
     /// "NCCL, nvls-tree/Simple"), or why it cannot: the times beside each other come from
     /// different libraries and algorithms.
     pub all_reduce_by: Vec<String>,
+    /// How far the model was from published runs of each scenario's kind near the size
+    /// (`Checked::verdict`); None where not checked (no published sets given, a
+    /// calibrated design, or no all-reduce).
+    pub all_reduce_checked: Vec<Option<String>>,
 }
 
 impl Comparison {
@@ -134,12 +139,15 @@ fn figures(
     catalog: &Catalog,
     bytes: Bytes,
     workload: Option<&Workload>,
-) -> (Vec<Option<f64>>, String) {
-    let a = assess(
+    published: Option<&'static Published>,
+) -> (Vec<Option<f64>>, String, Option<String>) {
+    let mut assessor = published.map_or_else(Assessor::default, Assessor::with_published);
+    let a = assessor.assess(
         design,
         catalog,
         &Question::all_reduce_and_workload(bytes, workload.cloned()),
     );
+    let checked = a.checked.as_ref().map(Checked::verdict);
     let m = &a.metrics;
     let all_reduce_by = match &a.collective {
         Some(Ok(r)) => format!("{}, {}", r.library_text(), r.algorithm_text()),
@@ -193,7 +201,7 @@ fn figures(
         }
     }
     values.push(Some(advice.len() as f64));
-    (values, all_reduce_by)
+    (values, all_reduce_by, checked)
 }
 
 /// Row keys, labels and quantities, in the order `figures` returns values.
@@ -293,27 +301,34 @@ pub fn compare(
     bytes: Bytes,
     baseline: usize,
 ) -> Comparison {
-    compare_with(designs, catalog, bytes, baseline, None)
+    compare_with(designs, catalog, bytes, baseline, None, None)
 }
 
 /// `compare`, with rows for a workload's communication per step and its excess over an
-/// ideal network (and the workload's advice counted) when one is given.
+/// ideal network (and the workload's advice counted) when one is given, and each all-reduce
+/// checked against the published runs of its kind when they are given.
 pub fn compare_with(
     designs: &[(String, Design)],
     catalog: &Catalog,
     bytes: Bytes,
     baseline: usize,
     workload: Option<&Workload>,
+    published: Option<&'static Published>,
 ) -> Comparison {
     let baseline = if baseline < designs.len() {
         baseline
     } else {
         0
     };
-    let (columns, all_reduce_by): (Vec<Vec<Option<f64>>>, Vec<String>) = designs
-        .iter()
-        .map(|(_, d)| figures(d, catalog, bytes, workload))
-        .unzip();
+    let mut columns = Vec::new();
+    let mut all_reduce_by = Vec::new();
+    let mut all_reduce_checked = Vec::new();
+    for (_, d) in designs {
+        let (values, by, checked) = figures(d, catalog, bytes, workload, published);
+        columns.push(values);
+        all_reduce_by.push(by);
+        all_reduce_checked.push(checked);
+    }
     let rows = row_heads(bytes, workload)
         .into_iter()
         .enumerate()
@@ -335,6 +350,7 @@ pub fn compare_with(
         bytes,
         rows,
         all_reduce_by,
+        all_reduce_checked,
     }
 }
 

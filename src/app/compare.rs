@@ -14,6 +14,7 @@ use crate::analysis::compare::{
     Comparison, ComparisonRow, Quantity, compare_with, relative_deltas,
 };
 use crate::io::row_units::{axis_text, row_texts};
+use crate::io::validation_sets::published;
 use crate::model::{Bytes, Catalog, Design};
 use egui::{Color32, ComboBox, RichText, Ui};
 use egui_plot::{Bar, BarChart, Plot};
@@ -65,6 +66,7 @@ pub fn spawn_column_jobs(
             job.bytes,
             0,
             job.workload.as_ref(),
+            Some(published()),
         )
     })
 }
@@ -108,6 +110,10 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
         all_reduce_by: columns
             .iter()
             .map(|(_, c)| c.all_reduce_by.first().cloned().unwrap_or_default())
+            .collect(),
+        all_reduce_checked: columns
+            .iter()
+            .map(|(_, c)| c.all_reduce_checked.first().cloned().flatten())
             .collect(),
     }
 }
@@ -519,6 +525,14 @@ fn table_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32]) -> Option<usize> {
                 ui.weak(how);
             }
             ui.end_row();
+            // How far each time may be off, from published runs of its kind.
+            if c.all_reduce_checked.iter().any(Option::is_some) {
+                ui.weak("Against published runs");
+                for checked in &c.all_reduce_checked {
+                    ui.weak(checked.as_deref().unwrap_or("–"));
+                }
+                ui.end_row();
+            }
         });
     new_baseline
 }
@@ -577,6 +591,7 @@ mod tests {
                 Bytes(1 << 20),
                 0,
                 workload.as_ref(),
+                None,
             );
             for row in &c.rows {
                 assert!(

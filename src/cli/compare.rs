@@ -69,7 +69,12 @@ pub(super) fn comparison(
         .map(|f| Ok((scenario_name(f), load(f)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(crate::analysis::compare::compare_with(
-        &designs, catalog, bytes, baseline, workload,
+        &designs,
+        catalog,
+        bytes,
+        baseline,
+        workload,
+        Some(crate::io::validation_sets::published()),
     ))
 }
 

@@ -74,7 +74,20 @@ fn runs_as(c: &Comparison) -> String {
         .zip(&c.all_reduce_by)
         .map(|(name, how)| format!("{name}: {how}"))
         .collect();
-    format!("All-reduce runs as: {}", each.join("; "))
+    let mut text = format!("All-reduce runs as: {}", each.join("; "));
+    if c.all_reduce_checked.iter().any(Option::is_some) {
+        let checked: Vec<String> = c
+            .scenarios
+            .iter()
+            .zip(&c.all_reduce_checked)
+            .map(|(name, checked)| format!("{name}: {}", checked.as_deref().unwrap_or("–")))
+            .collect();
+        text.push_str(&format!(
+            ". Against published runs of each kind: {}",
+            checked.join("; ")
+        ));
+    }
+    text
 }
 
 /// CSV for spreadsheets: `key,label,quantity`, one raw value column per scenario, then one
