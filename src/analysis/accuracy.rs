@@ -46,7 +46,8 @@ pub struct SystemClass {
 
 impl SystemClass {
     /// The design's kind; None when it mixes GPU architectures, paths inside nodes or network
-    /// technologies (no measured system is such a mix), or has no GPU the catalog knows.
+    /// technologies (no measured system is such a mix), has a GPU the catalog lacks, or has
+    /// none.
     pub fn of(design: &Design, catalog: &Catalog) -> Option<SystemClass> {
         let mut archs = Vec::new();
         let mut insides = Vec::new();
@@ -402,7 +403,8 @@ impl Checked {
         }
     }
 
-    /// A design of no single kind: nothing published speaks for it.
+    /// A design of no single kind (or with a GPU the catalog lacks): nothing published
+    /// speaks for it.
     pub fn mixed() -> Checked {
         Checked {
             kind: None,
@@ -435,9 +437,10 @@ impl Checked {
                 "No published run of its kind ({kind}) near this size: how far the model is \
                  off here is unknown (railyard validate lists what has been measured)."
             ),
-            _ => "No published run of a system that mixes GPU architectures, paths inside \
-                  nodes or networks: how far the model is off here is unknown (railyard \
-                  validate lists what has been measured)."
+            _ => "No published run of a system like this one, which mixes GPU architectures, \
+                  paths inside nodes or networks, or has a GPU the catalog lacks: how far the \
+                  model is off here is unknown (railyard validate lists what has been \
+                  measured)."
                 .into(),
         }
     }
@@ -536,9 +539,9 @@ mod tests {
         );
         assert_eq!(
             Checked::mixed().text(),
-            "No published run of a system that mixes GPU architectures, paths inside nodes or \
-             networks: how far the model is off here is unknown (railyard validate lists what \
-             has been measured)."
+            "No published run of a system like this one, which mixes GPU architectures, paths \
+             inside nodes or networks, or has a GPU the catalog lacks: how far the model is off \
+             here is unknown (railyard validate lists what has been measured)."
         );
     }
 
