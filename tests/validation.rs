@@ -349,6 +349,19 @@ fn your_own_rows_on_your_design() {
         large["error"].as_f64().expect("error").abs() < 0.05,
         "{large}"
     );
+    // The page names the design's kind; only the public sets stand beside designs' times.
+    let page = railyard(&[
+        "validate",
+        rows.to_str().expect("path"),
+        "--design",
+        design.to_str().expect("path"),
+        "--markdown",
+    ]);
+    assert!(
+        page.contains("\nKind: 8 Hopper GPUs on NVSwitch in one node, NCCL.\n"),
+        "{page}"
+    );
+    assert!(!page.contains("draw on"), "{page}");
     let no_design = Command::new(env!("CARGO_BIN_EXE_railyard"))
         .args(["validate", rows.to_str().expect("path")])
         .output()

@@ -468,15 +468,17 @@ fn markdown_report(r: &ValidationReport, figure_file: Option<&str>) -> String {
         if let Some(b) = s.nccl_buffer {
             out.push_str(&format!("{}\n\n", buffer_note(b)));
         }
-        match (&s.kind, s.summary.rows) {
-            (Some(kind), 0) => out.push_str(&format!(
+        // Only the public sets (the page with a figure) stand beside designs' times.
+        match (&s.kind, s.summary.rows, figure_file.is_some()) {
+            (Some(kind), 0, true) => out.push_str(&format!(
                 "Kind: {kind}. No row here counts, so designs of this kind do not draw on them.\n\n"
             )),
-            (Some(kind), _) => out.push_str(&format!(
+            (Some(kind), _, true) => out.push_str(&format!(
                 "Kind: {kind}. A design of this kind shows the counted rows' errors beside its \
                  collective times.\n\n"
             )),
-            (None, _) => {}
+            (Some(kind), _, false) => out.push_str(&format!("Kind: {kind}.\n\n")),
+            (None, ..) => {}
         }
         out.push_str("| id | collective | size | measured | model | error | algorithm |\n|---|---|---:|---:|---:|---:|---|\n");
         for p in &s.rows {
