@@ -10,7 +10,7 @@
 //! says so.
 
 use super::collective::{CollectiveQuery, Library};
-use super::validate::RowPrediction;
+use super::validate::{RowPrediction, median};
 use crate::model::catalog::GpuArch;
 use crate::model::{Bytes, Catalog, Design, DeviceId, DeviceKind, LinkTech, ScaleUp, Transport};
 use serde::Serialize;
@@ -320,24 +320,16 @@ pub fn evidence(
         smallest = smallest.min(p.row.bytes.0);
         largest = largest.max(p.row.bytes.0);
     }
-    if errors.is_empty() {
-        return None;
-    }
     errors.sort_by(f64::total_cmp);
-    let n = errors.len();
-    let median = if n % 2 == 1 {
-        errors[n / 2]
-    } else {
-        (errors[n / 2 - 1] + errors[n / 2]) / 2.0
-    };
+    let median = median(&errors)?;
     Some(Evidence {
         systems,
-        rows: n,
+        rows: errors.len(),
         smallest: Bytes(smallest),
         largest: Bytes(largest),
         lowest_error: errors[0],
         median_error: median,
-        highest_error: errors[n - 1],
+        highest_error: errors[errors.len() - 1],
     })
 }
 
@@ -365,17 +357,13 @@ pub fn measured_points(
 ) -> Vec<MeasuredPoint> {
     speaking_rows(published, class, query, gpus)
         .filter(|(_, p)| p.error > -1.0 && p.predicted_time_us > 0.0)
-        .map(|(prefix, p)| {
-            // The error is against the measured time: undo it.
-            let time_us = p.predicted_time_us / (1.0 + p.error);
-            MeasuredPoint {
-                system: prefix.trim_end_matches('-').to_string(),
-                bytes: p.row.bytes,
-                time_us,
-                busbw_gbyte_s: p.predicted_busbw_gbyte_s * p.predicted_time_us / time_us,
-                model_time_us: p.predicted_time_us,
-                error: p.error,
-            }
+        .map(|(prefix, p)| MeasuredPoint {
+            system: prefix.trim_end_matches('-').to_string(),
+            bytes: p.row.bytes,
+            time_us: p.measured_time_us(),
+            busbw_gbyte_s: p.measured_busbw_gbyte_s(),
+            model_time_us: p.predicted_time_us,
+            error: p.error,
         })
         .collect()
 }

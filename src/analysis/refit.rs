@@ -72,9 +72,9 @@ pub fn refit_sweep(
         .enumerate()
         .map(|(i, p)| {
             // The prediction's error is against the measured time: invert it.
-            let time_us = p.predicted_time_us / (1.0 + p.error);
+            let time_us = p.measured_time_us();
             let algbw = p.row.bytes.0 as f64 / time_us / 1e3;
-            let busbw = p.predicted_busbw_gbyte_s * p.predicted_time_us / time_us;
+            let busbw = p.measured_busbw_gbyte_s();
             NcclRow {
                 line: i + 1,
                 bytes: p.row.bytes,

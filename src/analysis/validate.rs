@@ -56,6 +56,19 @@ pub struct RowPrediction {
     pub error: f64,
 }
 
+impl RowPrediction {
+    /// The measured time the error is against (a row that gave only a busbw has it as
+    /// size over algbw).
+    pub fn measured_time_us(&self) -> f64 {
+        self.predicted_time_us / (1.0 + self.error)
+    }
+
+    /// The measured busbw: the predicted one, scaled by predicted over measured time.
+    pub fn measured_busbw_gbyte_s(&self) -> f64 {
+        self.predicted_busbw_gbyte_s * (1.0 + self.error)
+    }
+}
+
 /// A row the model could not predict, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RowFailure {
@@ -205,7 +218,7 @@ pub fn summarize(predictions: &[RowPrediction]) -> ErrorSummary {
 }
 
 /// Median of sorted values: the middle one, or the mean of the two middle ones.
-fn median(sorted: &[f64]) -> Option<f64> {
+pub(crate) fn median(sorted: &[f64]) -> Option<f64> {
     let n = sorted.len();
     match n {
         0 => None,

@@ -546,7 +546,7 @@ fn figure(r: &ValidationReport) -> String {
                 .iter()
                 .map(|p| PlotPoint {
                     bytes: p.row.bytes.0,
-                    measured_us: p.predicted_time_us / (1.0 + p.error),
+                    measured_us: p.measured_time_us(),
                     predicted_us: p.predicted_time_us,
                     counted: p.row.excluded.is_none(),
                 })
