@@ -172,6 +172,54 @@ fn layouts_that_do_not_fit_are_refused_with_the_shortfall() {
     assert!(err.contains("no published kernel efficiency"), "{err}");
 }
 
+/// `workload --search` describes one layout throughout: the mapping, the communication per
+/// step and the step time are the fastest layout's, exactly as running that layout by hand
+/// gives them. Llama 3 405B on the SuperPOD SU: the default TP 8 × PP 16 does not even fit
+/// (97.5 GiB per GPU), and the search finds TP 16 × PP 2 × DP 8 with ZeRO 2.
+#[test]
+fn a_search_reports_the_layout_it_found_throughout() {
+    let json = |extra: &[&str]| {
+        let mut args = vec![
+            "workload",
+            "presets/dgx-h100-superpod-su.ron",
+            "--model",
+            "405",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = railyard(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).expect("JSON")
+    };
+    let found = json(&["--search"]);
+    let best = &found["job"]["search"]["best"][0];
+    let (tp, pp, dp) = (&best["tp"], &best["pp"], &best["dp"]);
+    assert_eq!(found["mapping"]["tp"], *tp, "{}", found["mapping"]);
+    assert_eq!(found["mapping"]["pp"], *pp);
+    assert_eq!(found["mapping"]["dp"], *dp);
+    let zero = best["zero"].to_string();
+    let micro = best["micro_batch"].to_string();
+    let by_hand = json(&[
+        "--tp",
+        &tp.to_string(),
+        "--pp",
+        &pp.to_string(),
+        "--dp",
+        &dp.to_string(),
+        "--zero",
+        &zero,
+        "--micro-batch",
+        &micro,
+        "--recompute",
+        best["recompute"].as_str().expect("recompute"),
+    ]);
+    for key in ["mapping", "components", "total_us", "advice"] {
+        assert_eq!(found[key], by_hand[key], "{key}");
+    }
+    assert_eq!(found["step_ms"], by_hand["step_ms"]);
+    assert_eq!(found["memory_gib_per_gpu"], by_hand["memory_gib_per_gpu"]);
+}
+
 #[test]
 fn a_model_file_runs_and_json_has_the_headline_fields() {
     let dir = std::env::temp_dir().join(format!("railyard-job-{}", std::process::id()));

@@ -182,6 +182,25 @@ pub(super) fn chosen_job(
     Chosen { training, serving }
 }
 
+impl JobArgs {
+    /// Whether the job searches layouts (`--search`).
+    pub(super) fn searches(&self) -> bool {
+        self.search
+    }
+}
+
+/// Puts the layout a search found into the job: its sizes, micro-batch, recomputation and
+/// ZeRO stage.
+pub(super) fn take_layout(job: &mut TrainingJob, found: &TrainingStep) {
+    job.tp = found.tp;
+    job.pp = found.pp;
+    job.dp = Some(found.dp);
+    job.ep = Some(found.ep);
+    job.micro_batch = found.micro_batch;
+    job.recompute = found.recompute;
+    job.zero = found.zero;
+}
+
 /// The headline figures `workload --json` adds at its top level (null = unknown).
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]

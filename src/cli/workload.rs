@@ -252,7 +252,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         PrecisionArg::Fp8 => collective::Precision::Fp8,
         PrecisionArg::Fp32 => collective::Precision::Fp32,
     };
-    let chosen = job::chosen_job(
+    let mut chosen = job::chosen_job(
         model,
         base.as_ref(),
         (args.tp, args.pp, args.dp, args.ep),
@@ -260,6 +260,26 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         args.serving,
         &args.job,
     );
+    // A search runs first: the communication, the mapping and the advice below then describe
+    // the layout it found, not the one it started from (which may not even fit).
+    let searched = if args.job.searches() {
+        let metrics = assess(&design, catalog, &Question::metrics_only()).metrics;
+        let found = job::run_job(
+            &args.file,
+            &design,
+            catalog,
+            &chosen,
+            args.routing,
+            &args.job,
+            (metrics.cost.total.0, metrics.power.0),
+        )?;
+        if let job::JobDetail::Search(s) = &found.1 {
+            job::take_layout(&mut chosen.training, &s.best[0]);
+        }
+        Some(found)
+    } else {
+        None
+    };
     // The communication the job model stands on, as the sidebar shows it: a built-in
     // model keeps its published parameter counts (the sidebar, `compare` and `report` use
     // them); the layout and batch are the command line's.
@@ -296,15 +316,18 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
             e => anyhow::Error::new(e),
         })
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
-    let (figures, detail) = job::run_job(
-        &args.file,
-        &design,
-        catalog,
-        &chosen,
-        args.routing,
-        &args.job,
-        (a.metrics.cost.total.0, a.metrics.power.0),
-    )?;
+    let (figures, detail) = match searched {
+        Some(found) => found,
+        None => job::run_job(
+            &args.file,
+            &design,
+            catalog,
+            &chosen,
+            args.routing,
+            &args.job,
+            (a.metrics.cost.total.0, a.metrics.power.0),
+        )?,
+    };
     let advice = a.advice;
     let mut report = WorkloadReport::new(
         &args.file,
