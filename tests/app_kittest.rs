@@ -1670,12 +1670,12 @@ fn labels_give_way_to_counts_and_are_never_cut_inside_a_word() {
 }
 
 /// An advice item shows the change it advises under its message, not only on hover: the
-/// Thunderbolt mesh's advice says what to move to.
+/// Thunderbolt mesh's advice says where tensor parallelism belongs (Macs take no faster NIC).
 #[test]
 fn advice_shows_its_suggestion() {
     let mut harness = harness(app());
     open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
-    harness.get_by_label_contains("→ use Thunderbolt for prototypes or pipeline stages");
+    harness.get_by_label_contains("→ keep tensor parallelism inside as few Macs");
 }
 
 /// The collective library is the design's: the inspector (nothing selected) names what auto

@@ -7,8 +7,10 @@ use common::design::{link, switch};
 use railyard::analysis::checks::{Finding, Severity, checks, codes};
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, LengthClass, Link,
-    LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp,
+    LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp, Transport,
 };
+use railyard::analysis::collective::{CollectiveQuery, Op, collective};
+use railyard::model::Bytes;
 
 const CATALOG: &str = r#"(
     version: 1,
@@ -273,6 +275,40 @@ fn switch_breakout_lowers_the_port_speed() {
     let c = single(&found, codes::SPEED_MISMATCH);
     assert_eq!(c.devices[0], sw);
     assert!(c.message.contains("100 Gb/s (breakout 4)"), "{c:#?}");
+}
+
+/// Apple's RDMA over Thunderbolt needs Thunderbolt 5: a Thunderbolt 4 cable marked RDMA is
+/// named, and the Macs' library (MLX's ring backend, TCP sockets) times it exactly as a
+/// TCP-marked cable; it used to take the RDMA figures.
+#[test]
+fn thunderbolt_4_marked_rdma_is_named_and_timed_as_tcp() {
+    let mut d = Design::new("tb4");
+    let a = d.add_device(mac("mac-a"));
+    let b = d.add_device(mac("mac-b"));
+    let mut l = link(
+        a,
+        Port::Thunderbolt(0),
+        b,
+        Port::Thunderbolt(0),
+        LinkTech::Thunderbolt4,
+        40.0,
+    );
+    l.transport = Transport::Tcp;
+    d.add_link(l.clone());
+    assert!(with_code(&checks(&d, &catalog()), codes::INCOMPATIBLE_LINK).is_empty());
+    let query = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
+    let tcp = collective(&d, &catalog(), &query).expect("TCP over TB4");
+
+    d.links[0].transport = Transport::Rdma;
+    let found = checks(&d, &catalog());
+    let c = single(&found, codes::INCOMPATIBLE_LINK);
+    assert_eq!(c.severity, Severity::Warning);
+    assert!(
+        c.message.contains("Thunderbolt 4 marked RDMA") && c.message.contains("timed as TCP"),
+        "{c:#?}"
+    );
+    let marked_rdma = collective(&d, &catalog(), &query).expect("TB4 marked RDMA");
+    assert_eq!(marked_rdma.time_us, tcp.time_us);
 }
 
 #[test]

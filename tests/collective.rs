@@ -1278,3 +1278,38 @@ fn a_library_that_cannot_run_the_design_says_why() {
         "{e}"
     );
 }
+
+/// GPUDirect RDMA is the NIC reaching GPU memory as a PCIe peer: the RTX 4090 pair (GeForce,
+/// no peer-to-peer) is told its traffic bounces through host memory because of its cards,
+/// not told to enable what the cards lack; the same NICs on H100s are told to enable it.
+#[test]
+fn geforce_nodes_are_not_told_to_enable_gpudirect() {
+    let catalog = Catalog::builtin();
+    let pair = railyard::io::design_file::load_design(std::path::Path::new(
+        "presets/rtx4090-pair-25gbe.ron",
+    ))
+    .expect("the preset loads");
+    let items = advice(&pair, &catalog, None);
+    let codes: Vec<&str> = items.iter().map(|a| a.code).collect();
+    assert!(!codes.contains(&"gpudirect-off"), "{codes:?}");
+    let info = items
+        .iter()
+        .find(|a| a.code == "gpudirect-unsupported")
+        .unwrap_or_else(|| panic!("{codes:?}"));
+    assert_eq!(info.severity, railyard::analysis::collective::Severity::Info);
+    assert_eq!(info.devices.len(), 2, "both boxes");
+    assert!(info.message.contains("GeForce"), "{}", info.message);
+
+    let mut h100s = pair.clone();
+    for d in &mut h100s.devices {
+        if let railyard::model::DeviceKind::GpuNode(n) = &mut d.kind {
+            n.gpu = PartId::new("h100-pcie");
+        }
+    }
+    let codes: Vec<&str> = advice(&h100s, &catalog, None)
+        .iter()
+        .map(|a| a.code)
+        .collect();
+    assert!(codes.contains(&"gpudirect-off"), "{codes:?}");
+    assert!(!codes.contains(&"gpudirect-unsupported"), "{codes:?}");
+}

@@ -9,6 +9,7 @@
 //! out. A design of no measured kind gets no figure: its accuracy is unknown, and the line
 //! says so.
 
+use super::collective::efficiency::transport_of;
 use super::collective::{CollectiveQuery, Library};
 use super::validate::{RowPrediction, median};
 use crate::model::catalog::GpuArch;
@@ -91,6 +92,7 @@ impl SystemClass {
         let (&[arch], &[inside]) = (&archs[..], &insides[..]) else {
             return None;
         };
+        let library = Library::of(design, catalog);
         let network = if domains.len() > 1 {
             let mut kinds: Vec<(LinkTech, Transport)> = Vec::new();
             for l in &design.links {
@@ -99,8 +101,10 @@ impl SystemClass {
                     LinkTech::NvLink | LinkTech::NvLinkBridge | LinkTech::Pcie
                 );
                 let at_node = node_ids.contains(&l.a.device) || node_ids.contains(&l.b.device);
-                if scale_out && at_node && !kinds.contains(&(l.tech, l.transport)) {
-                    kinds.push((l.tech, l.transport));
+                // The transport the library runs, not the one the link offers.
+                let kind = (l.tech, transport_of(library, l.tech, l.transport));
+                if scale_out && at_node && !kinds.contains(&kind) {
+                    kinds.push(kind);
                 }
             }
             let [kind] = kinds[..] else {
@@ -111,7 +115,7 @@ impl SystemClass {
             None
         };
         Some(SystemClass {
-            library: Library::of(design, catalog),
+            library,
             arch,
             inside,
             network,

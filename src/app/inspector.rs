@@ -941,7 +941,18 @@ fn link_ui(
             ui.label("Transport");
             ui.add_enabled_ui(tech.is_ethernet_family() || tech.is_thunderbolt(), |ui| {
                 ui.horizontal(|ui| {
-                    ui.radio_value(&mut draft.transport, Transport::Rdma, "RDMA");
+                    // RDMA over Thunderbolt needs Thunderbolt 5 (macOS 26.2).
+                    let rdma_allowed = tech != LinkTech::Thunderbolt4;
+                    let selected = draft.transport == Transport::Rdma;
+                    let rdma = ui
+                        .add_enabled(rdma_allowed, egui::RadioButton::new(selected, "RDMA"))
+                        .on_disabled_hover_text(
+                            "Thunderbolt 4 carries no RDMA: RDMA over Thunderbolt needs \
+                             Thunderbolt 5 and macOS 26.2",
+                        );
+                    if rdma.clicked() {
+                        draft.transport = Transport::Rdma;
+                    }
                     ui.radio_value(&mut draft.transport, Transport::Tcp, "TCP");
                     // EFA is an Ethernet adapter; Thunderbolt carries TCP or RDMA only.
                     if tech.is_ethernet_family() {

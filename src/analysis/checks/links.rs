@@ -6,7 +6,7 @@ use super::link_ends::check_end;
 use super::ports::{PortOwners, Usage, port_of, report_usage};
 use super::reporting::Grouped;
 use super::{Finding, Severity, codes::*};
-use crate::model::{DeviceId, LinkId, LinkState, LinkTech};
+use crate::model::{DeviceId, LinkId, LinkState, LinkTech, Transport};
 
 pub(super) fn check_links(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     let design = checked.design;
@@ -119,6 +119,29 @@ pub(super) fn check_links(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
                     });
                 }
             }
+        }
+
+        // Apple's RDMA over Thunderbolt needs Thunderbolt 5 (macOS 26.2): a Thunderbolt 4
+        // link runs TCP whatever it is marked, and the model times it so.
+        if link.tech == LinkTech::Thunderbolt4 && link.transport != Transport::Tcp {
+            out.push(Finding {
+                severity: Severity::Warning,
+                suggestion: "set the link to TCP, or cable Thunderbolt 5 ports for RDMA".into(),
+                ..link_check(
+                    checked,
+                    link.id,
+                    &[link.a.device, link.b.device],
+                    INCOMPATIBLE_LINK,
+                    format!(
+                        "link {} between {} and {} is Thunderbolt 4 marked {}: RDMA over \
+                         Thunderbolt needs Thunderbolt 5 and macOS 26.2, so it is timed as TCP",
+                        link.id,
+                        checked.name(link.a.device),
+                        checked.name(link.b.device),
+                        link.transport.label()
+                    ),
+                )
+            });
         }
 
         let device_a = &design.devices[ia];

@@ -4,6 +4,7 @@
 use super::workload::{Workload, WorkloadResult};
 use super::workspace::Workspace;
 use super::{CollectiveQuery, CollectiveResult, Op, Routing, collective_in};
+use crate::model::catalog::PartSpec;
 use crate::model::units::time_text;
 use crate::model::{
     Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech,
@@ -173,17 +174,57 @@ pub fn advice_reusing(
         let mut devs: Vec<DeviceId> = tb.iter().flat_map(|l| [l.a.device, l.b.device]).collect();
         devs.sort_unstable();
         devs.dedup();
+        // What each link carries under the library: its usable rate, and whether a message
+        // costs a TCP exchange or an RDMA write.
+        let usable: Vec<f64> = tb
+            .iter()
+            .map(|l| {
+                (l.capacity().gbit_s()
+                    * super::efficiency::library_link_efficiency(
+                        library,
+                        l.tech,
+                        l.transport,
+                        true,
+                    ))
+                .round()
+            })
+            .collect();
+        let (lo, hi) = usable
+            .iter()
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), &u| (lo.min(u), hi.max(u)));
+        let rate = if lo == hi {
+            format!("~{hi} Gb/s")
+        } else {
+            format!("~{lo}–{hi} Gb/s")
+        };
+        let over_tcp = tb.iter().any(|l| {
+            super::efficiency::transport_of(library, l.tech, l.transport) == Transport::Tcp
+        });
+        // MLX's documentation: JACCL's latency is what tensor parallelism across Macs needs.
+        let per_message = if over_tcp {
+            "a TCP exchange of tens to hundreds of µs per message: fine for pipeline stages and \
+             data parallelism with large batches, too slow for tensor parallelism, which moves \
+             every layer's activations"
+        } else {
+            "a few µs per message over RDMA: low enough for tensor parallelism, but every \
+             layer's activations still cross at that rate"
+        };
+        // Macs have no slot for a faster NIC: their remedy is where the traffic goes.
+        let macs = library.is_mlx();
         out.push(item(
             if heavy { Severity::Warning } else { Severity::Info },
             "thunderbolt",
             format!(
-                "{} Thunderbolt link(s): ~{} Gb/s usable with tens to hundreds of µs per message; fine for prototyping and pipeline parallelism, slow for data or tensor parallelism",
+                "{} Thunderbolt link(s): {rate} usable, {per_message}",
                 tb.len(),
-                (tb[0].capacity().gbit_s() * super::efficiency::library_link_efficiency(library, tb[0].tech, tb[0].transport, true)).round()
             ),
             devs.clone(),
             tb.iter().map(|l| l.id).collect(),
-            "use Thunderbolt for prototypes or pipeline stages; for data-parallel training move to 100G+ Ethernet with RDMA or InfiniBand",
+            if macs {
+                "keep tensor parallelism inside as few Macs as the model's memory allows; across the rest run pipeline stages or data parallelism"
+            } else {
+                "use Thunderbolt for prototypes or pipeline stages; for data-parallel training move to 100G+ Ethernet with RDMA or InfiniBand"
+            },
         ));
         // RDMA over Thunderbolt exists on Thunderbolt 5 only (macOS 26.2, MLX's JACCL): TCP
         // over TB5 leaves microseconds per message on the table; TB4 has no RDMA at all.
@@ -292,17 +333,26 @@ pub fn advice_reusing(
 
     // GPUDirect off. Only NCCL reads GPU memory from the NIC: MLX and Gloo run on the CPU
     // and go through host memory whatever the NIC offers.
+    // GPUDirect RDMA is the NIC reaching GPU memory as a PCIe peer: cards whose driver turns
+    // peer-to-peer off (GeForce) have none to enable, so they are told so, not to enable it.
     let nccl = library.is_nccl();
-    let no_gdr: Vec<DeviceId> = design
-        .devices
-        .iter()
-        .filter(|d| {
-            d.kind
-                .as_node()
-                .is_some_and(|n| n.nics.iter().any(|s| !s.gpudirect))
-        })
-        .map(|d| d.id)
-        .collect();
+    let mut no_gdr: Vec<DeviceId> = Vec::new();
+    let mut cannot_gdr: Vec<DeviceId> = Vec::new();
+    for d in &design.devices {
+        let Some(n) = d.kind.as_node() else { continue };
+        if n.nics.iter().all(|s| s.gpudirect) {
+            continue;
+        }
+        let peer_capable = match catalog.get(&n.gpu).map(|p| &p.spec) {
+            Some(PartSpec::Gpu(g)) => g.peer_to_peer,
+            _ => true,
+        };
+        if peer_capable {
+            no_gdr.push(d.id);
+        } else {
+            cannot_gdr.push(d.id);
+        }
+    }
     if nccl && !no_gdr.is_empty() {
         out.push(item(
             Severity::Warning,
@@ -314,6 +364,21 @@ pub fn advice_reusing(
             no_gdr,
             Vec::new(),
             "enable GPUDirect RDMA (nvidia-peermem, NIC and GPU under one PCIe switch)",
+        ));
+    }
+    if nccl && !cannot_gdr.is_empty() {
+        out.push(item(
+            Severity::Info,
+            "gpudirect-unsupported",
+            format!(
+                "{} node(s) have GPUs without PCIe peer-to-peer (GeForce cards), so without \
+                 GPUDirect RDMA: network traffic bounces through host memory",
+                cannot_gdr.len()
+            ),
+            cannot_gdr,
+            Vec::new(),
+            "expected with these cards; data-center and professional GPUs let the NIC read and \
+             write their memory directly",
         ));
     }
 

@@ -80,12 +80,15 @@ pub const SHM_ONE_WAY: f64 = 10.31 / 15.754;
 pub const SHM_LOAD_PER_BYTE: f64 = PCIE / SHM_ONE_WAY;
 
 /// The transport a library actually runs over a link: Gloo has only TCP (its ibverbs
-/// transport is not what PyTorch builds), whatever the link offers.
-pub fn transport_of(library: Library, transport: Transport) -> Transport {
-    if library == Library::Gloo {
-        Transport::Tcp
-    } else {
-        transport
+/// transport is not what PyTorch builds) and MLX's ring backend is TCP sockets (`ring.cpp`),
+/// whatever the link offers; Thunderbolt 4 carries no RDMA (Apple's RDMA over Thunderbolt
+/// needs Thunderbolt 5 and macOS 26.2), so a TB4 link marked RDMA runs TCP, and the checks
+/// say so.
+pub fn transport_of(library: Library, tech: LinkTech, transport: Transport) -> Transport {
+    match library {
+        Library::Gloo | Library::MlxRing => Transport::Tcp,
+        _ if tech == LinkTech::Thunderbolt4 => Transport::Tcp,
+        Library::Nccl | Library::MlxJaccl => transport,
     }
 }
 
@@ -96,7 +99,7 @@ pub fn library_link_efficiency(
     transport: Transport,
     lossless: bool,
 ) -> f64 {
-    let transport = transport_of(library, transport);
+    let transport = transport_of(library, tech, transport);
     if library == Library::Gloo && tech.is_ethernet_family() {
         return GLOO_TCP;
     }

@@ -161,9 +161,10 @@ impl<'a> LinkFacts<'a> {
             self.nvlink[2 * li + 1] = is_nvlink;
             self.line[li] = line;
             self.ids[li] = link.id;
-            self.latency_us[li] =
-                eff::stack_latency_us(link.tech, eff::transport_of(library, link.transport))
-                    + eff::propagation_us(link.length == LengthClass::CrossRack);
+            self.latency_us[li] = eff::stack_latency_us(
+                link.tech,
+                eff::transport_of(library, link.tech, link.transport),
+            ) + eff::propagation_us(link.length == LengthClass::CrossRack);
             efa |= self.routable[li]
                 && link.transport == Transport::Efa
                 && link.tech.is_ethernet_family();

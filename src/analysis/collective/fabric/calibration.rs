@@ -3,7 +3,8 @@
 
 use super::{Fabric, Resource};
 use crate::analysis::collective::efficiency::{
-    NVLINK, PCIE, ROCE_LOSSLESS, ROCE_LOSSY, link_efficiency, stack_latency_us,
+    NVLINK, PCIE, ROCE_LOSSLESS, ROCE_LOSSY, library_link_efficiency, stack_latency_us,
+    transport_of,
 };
 use crate::model::{Design, LinkTech, Transport};
 
@@ -57,7 +58,7 @@ pub(crate) fn apply_calibration(fab: &mut Fabric, design: &Design) {
                 let link = &design.links[index as usize];
                 // Lossless or not only matters for RoCE; the ratio is what the arc carries.
                 let lossless = usable_ratio_lossless(fab, a, link.tech, link.transport);
-                link_efficiency(link.tech, link.transport, lossless)
+                library_link_efficiency(fab.library, link.tech, link.transport, lossless)
             }
             _ => port_efficiency(fab, a, tech),
         };
@@ -68,7 +69,10 @@ pub(crate) fn apply_calibration(fab: &mut Fabric, design: &Design) {
             continue;
         }
         if let (Some(l), Some(slot)) = (cal.latency_us(link.tech), fab.link_latency_us.get_mut(i)) {
-            *slot += l - stack_latency_us(link.tech, link.transport);
+            *slot += l - stack_latency_us(
+                link.tech,
+                transport_of(fab.library, link.tech, link.transport),
+            );
         }
     }
 }
