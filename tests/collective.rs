@@ -1296,7 +1296,10 @@ fn geforce_nodes_are_not_told_to_enable_gpudirect() {
         .iter()
         .find(|a| a.code == "gpudirect-unsupported")
         .unwrap_or_else(|| panic!("{codes:?}"));
-    assert_eq!(info.severity, railyard::analysis::collective::Severity::Info);
+    assert_eq!(
+        info.severity,
+        railyard::analysis::collective::Severity::Info
+    );
     assert_eq!(info.devices.len(), 2, "both boxes");
     assert!(info.message.contains("GeForce"), "{}", info.message);
 
@@ -1312,4 +1315,97 @@ fn geforce_nodes_are_not_told_to_enable_gpudirect() {
         .collect();
     assert!(codes.contains(&"gpudirect-off"), "{codes:?}");
     assert!(!codes.contains(&"gpudirect-unsupported"), "{codes:?}");
+}
+
+/// The answer says what it was asked to force and what it left uncosted. On the SuperPOD SU
+/// with SHARP set up, a 1 GiB all-reduce runs SHARP (3.93 ms); tree and NVLS-tree are
+/// left uncosted once slower, and the line says so rather than naming ring (7.20 ms) as the
+/// runner-up when each of them, forced, takes about 6.2 ms. Forced, the assumptions name
+/// NCCL_ALGO instead of the tuner's choice, and NVLS across domains says it runs as
+/// NVLS-tree.
+#[test]
+fn the_answer_names_what_was_forced_and_what_was_left_uncosted() {
+    use railyard::analysis::collective::AlgoChoice;
+    let catalog = Catalog::builtin();
+    let mut su = railyard::io::design_file::load_design(std::path::Path::new(
+        "presets/dgx-h100-superpod-su.ron",
+    ))
+    .expect("the preset loads");
+    su.sharp_enabled = true;
+    let at = |choice: AlgoChoice| {
+        let mut q = query(Op::AllReduce, GIB);
+        q.algorithm = choice;
+        collective(&su, &catalog, &q).expect("runs")
+    };
+    let auto = at(AlgoChoice::Auto);
+    assert_eq!(auto.algorithm, Algorithm::Sharp);
+    assert!(
+        auto.why
+            .contains("(tree and nvls-tree left uncosted: slower at this size); next costed ring"),
+        "{}",
+        auto.why
+    );
+    assert!(
+        auto.assumes
+            .contains("the tuner's choice of algorithm and protocol")
+    );
+    let (tree, nvls_tree, ring) = (
+        at(AlgoChoice::Tree),
+        at(AlgoChoice::NvlsTree),
+        at(AlgoChoice::Ring),
+    );
+    for stopped in [&tree, &nvls_tree] {
+        assert!(stopped.time_us > auto.time_us && stopped.time_us < ring.time_us);
+    }
+    assert!(
+        tree.assumes
+            .contains("tree forced (NCCL_ALGO), the tuner's choice of protocol"),
+        "{}",
+        tree.assumes
+    );
+    let nvls = at(AlgoChoice::Nvls);
+    assert_eq!(nvls.algorithm, Algorithm::NvlsTree);
+    assert!(
+        nvls.why
+            .starts_with("NVLS across 32 NVLink domains runs as nvls-tree"),
+        "{}",
+        nvls.why
+    );
+}
+
+/// Errors name switches as the design does: forcing SHARP on the RoCE preset (SHARP set up,
+/// Spectrum switches that do not reduce) says "switch-01 does not reduce", not "d4".
+#[test]
+fn a_refusal_names_the_switch_as_the_design_does() {
+    use railyard::analysis::collective::{AlgoChoice, CollectiveError};
+    let catalog = Catalog::builtin();
+    let mut roce = railyard::io::design_file::load_design(std::path::Path::new(
+        "presets/hgx-h100-x4-roce.ron",
+    ))
+    .expect("the preset loads");
+    roce.sharp_enabled = true;
+    let mut q = query(Op::AllReduce, GIB);
+    q.algorithm = AlgoChoice::Sharp;
+    let e = collective(&roce, &catalog, &q).expect_err("Spectrum does not reduce");
+    assert!(
+        matches!(e, CollectiveError::AlgorithmUnavailable { .. }),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "sharp is not available for all-reduce: switch-01 does not reduce in the network"
+    );
+    // Where the name does not say "switch", the word stays.
+    let switch = roce
+        .devices
+        .iter_mut()
+        .find(|d| d.name == "switch-01")
+        .expect("named");
+    switch.name = "tor-a".into();
+    let e = collective(&roce, &catalog, &q).expect_err("still does not reduce");
+    assert!(
+        e.to_string()
+            .ends_with("switch tor-a does not reduce in the network"),
+        "{e}"
+    );
 }

@@ -141,6 +141,7 @@ impl WorkloadReport {
                 design.sharp_enabled,
                 design.nccl_release,
                 design.nccl_buffer,
+                collective::Forced::default(),
             ),
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
             components: r

@@ -191,7 +191,9 @@ pub fn advice_reusing(
             .collect();
         let (lo, hi) = usable
             .iter()
-            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), &u| (lo.min(u), hi.max(u)));
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), &u| {
+                (lo.min(u), hi.max(u))
+            });
         let rate = if lo == hi {
             format!("~{hi} Gb/s")
         } else {

@@ -31,6 +31,14 @@ pub enum Library {
     Gloo,
 }
 
+/// What the query forces of NCCL: the algorithm (NCCL_ALGO) and the protocol (NCCL_PROTO);
+/// None where the tuner chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Forced {
+    pub algorithm: Option<super::Algorithm>,
+    pub protocol: Option<super::Protocol>,
+}
+
 impl Library {
     pub fn label(self) -> &'static str {
         match self {
@@ -48,6 +56,7 @@ impl Library {
         sharp_enabled: bool,
         release: Option<NcclRelease>,
         buffer: Option<NcclBuffer>,
+        forced: Forced,
     ) -> String {
         let nccl = || {
             let defaults = match release {
@@ -63,15 +72,32 @@ impl Library {
                 _ => defaults,
             }
         };
+        // What the tuner is left to choose once NCCL_ALGO or NCCL_PROTO forces the rest.
+        // The hierarchical scheme and direct exchanges are not NCCL_ALGO values.
+        let algo = |a: super::Algorithm| match a {
+            super::Algorithm::Hierarchical | super::Algorithm::Direct => format!("{a} forced"),
+            _ => format!("{a} forced (NCCL_ALGO)"),
+        };
+        let choice = match (forced.algorithm, forced.protocol) {
+            (None, None) => "the tuner's choice of algorithm and protocol".to_string(),
+            (Some(a), None) => format!("{}, the tuner's choice of protocol", algo(a)),
+            (None, Some(p)) => {
+                format!(
+                    "{} forced (NCCL_PROTO), the tuner's choice of algorithm",
+                    p.label()
+                )
+            }
+            (Some(a), Some(p)) => format!("{}, {} forced (NCCL_PROTO)", algo(a), p.label()),
+        };
         match (self, sharp_enabled) {
             (Library::Nccl, false) => format!(
-                "{}: the tuner's choice of algorithm and protocol, NVLS where NVSwitch supports \
-                 it, no in-network reduction (CollNet off); one process per GPU",
+                "{}: {choice}, NVLS where NVSwitch supports it, no in-network reduction (CollNet \
+                 off); one process per GPU",
                 nccl()
             ),
             (Library::Nccl, true) => format!(
-                "{} with CollNet set up: SHARP in-network reduction where the switches support \
-                 it, NVLS where NVSwitch supports it; one process per GPU",
+                "{} with CollNet set up: {choice}, SHARP in-network reduction where the switches \
+                 support it, NVLS where NVSwitch supports it; one process per GPU",
                 nccl()
             ),
             (Library::MlxRing, _) => "MLX ring backend: reduce-scatter and all-gather round one \

@@ -47,7 +47,7 @@ mod test_designs {
 
 pub use advice::{Finding, Severity, add_workload_advice, advice, advice_reusing};
 pub use latency::Protocol;
-pub use library::Library;
+pub use library::{Forced, Library};
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
 pub use workload::{CommComponent, CommFabrics, CommKind, Moe};
@@ -348,6 +348,10 @@ pub enum CollectiveError {
         op: Op,
         reason: String,
     },
+    /// A plan stopped early because it was already slower than one costed (never reported:
+    /// the answer lists the algorithm as left uncosted).
+    #[error("{algorithm} is slower at this size than an algorithm already costed")]
+    StoppedEarly { algorithm: Algorithm },
     #[error("{resource} has no capacity but must carry traffic")]
     ZeroCapacity { resource: String },
     #[error("expert parallelism of {ep} does not divide data parallelism of {dp}")]
@@ -388,9 +392,48 @@ impl CollectiveError {
                     names: Some((name(from), name(to))),
                 }
             }
+            CollectiveError::AlgorithmUnavailable {
+                algorithm,
+                op,
+                reason,
+            } => CollectiveError::AlgorithmUnavailable {
+                algorithm,
+                op,
+                reason: switches_named(&reason, design),
+            },
             other => other,
         }
     }
+}
+
+/// `reason` with each "switch d7" (the planners name switches by id, having no names) read
+/// "switch spine-02", or "switch-01" alone, as `design` names it.
+fn switches_named(reason: &str, design: &Design) -> String {
+    const MARK: &str = "switch d";
+    let mut out = String::with_capacity(reason.len());
+    let mut rest = reason;
+    while let Some(at) = rest.find(MARK) {
+        let after = &rest[at + MARK.len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let name = after[..digits]
+            .parse::<u32>()
+            .ok()
+            .and_then(|n| design.device(DeviceId(n)))
+            .map(|d| d.name.as_str());
+        out.push_str(&rest[..at]);
+        match name {
+            // "switch switch-01" says it twice.
+            Some(name) if name.to_lowercase().contains("switch") => out.push_str(name),
+            Some(name) => {
+                out.push_str("switch ");
+                out.push_str(name);
+            }
+            None => out.push_str(&rest[at..at + MARK.len() + digits]),
+        }
+        rest = &after[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Time, bandwidth and bottleneck of one collective on the design.

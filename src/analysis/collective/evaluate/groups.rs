@@ -110,7 +110,7 @@ pub(crate) fn evaluate_groups_with(
                 None,
                 workspace,
             )
-            .map(|(plans, _)| plans)
+            .map(|(plans, _, _)| plans)
         };
         let plans = match cache {
             Some(cache) => cache.get_or_make((spec.op, routing, spec.groups.to_vec()), make)?,

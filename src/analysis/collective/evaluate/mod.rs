@@ -21,7 +21,8 @@ use super::load_ratio::worst_ratio;
 use super::plan::{Phase, Plan};
 use super::workspace::{Workspace, zeroed};
 use super::{
-    Algorithm, Candidate, CollectiveError, CollectiveQuery, CollectiveResult, Op, Routing,
+    AlgoChoice, Algorithm, Candidate, CollectiveError, CollectiveQuery, CollectiveResult, Forced,
+    Op, Routing,
 };
 use crate::model::{Bytes, Catalog, Design};
 use bottleneck::{bottleneck, resource_label};
@@ -174,8 +175,13 @@ pub(crate) struct Evaluator<'d> {
     /// GPUs in the group.
     gpus: u32,
     routing: Routing,
+    /// The algorithm asked for (auto, or one forced).
+    choice: AlgoChoice,
     protocol: Option<Protocol>,
     plans: Vec<Costed>,
+    /// Algorithms left uncosted because they could not win at the size asked
+    /// (`make_plans`).
+    slower: Vec<Algorithm>,
     bound_gbyte_s: f64,
     in_network_bound_gbyte_s: f64,
 }
@@ -327,7 +333,7 @@ impl<'d> Evaluator<'d> {
         let side: SideJob = std::sync::Mutex::new(Some(Box::new(|| {
             let _ = bounds.set(busbw_bounds(&fab, &groups[0], q.op));
         })));
-        let (plans, _) = make_plans(
+        let (plans, _, slower) = make_plans(
             &fab,
             design,
             &groups,
@@ -351,8 +357,10 @@ impl<'d> Evaluator<'d> {
             op: q.op,
             gpus: requested as u32,
             routing: q.routing,
+            choice: q.algorithm,
             protocol: q.protocol,
             plans,
+            slower,
             bound_gbyte_s: bound,
             in_network_bound_gbyte_s: in_network_bound,
         })
@@ -441,6 +449,7 @@ impl<'d> Evaluator<'d> {
         }
         let mut why = why_chosen(
             &candidates,
+            &self.slower,
             chosen.plan.algorithm,
             protocol,
             time_us,
@@ -449,6 +458,13 @@ impl<'d> Evaluator<'d> {
         );
         if let Some(fallback) = &chosen.plan.fallback {
             why = format!("{fallback}; {why}");
+        }
+        if self.choice == AlgoChoice::Nvls && chosen.plan.algorithm == Algorithm::NvlsTree {
+            why = format!(
+                "NVLS across {} NVLink domains runs as nvls-tree (NVLS inside each, a tree \
+                 between them); {why}",
+                chosen.plan.domains
+            );
         }
         CollectiveResult {
             library: self.fab.library,
@@ -462,6 +478,10 @@ impl<'d> Evaluator<'d> {
                 self.design.sharp_enabled,
                 self.design.nccl_release,
                 self.design.nccl_buffer,
+                Forced {
+                    algorithm: (self.choice != AlgoChoice::Auto).then_some(chosen.plan.algorithm),
+                    protocol: self.protocol,
+                },
             ),
             why,
             op: self.op,
@@ -520,6 +540,7 @@ fn ranked_apart_by_constants(
 /// would rank first.
 fn why_chosen(
     candidates: &[Candidate],
+    slower: &[Algorithm],
     algorithm: Algorithm,
     protocol: Protocol,
     time_us: f64,
@@ -555,8 +576,18 @@ fn why_chosen(
     );
     if next.time_us < time_us {
         format!("{}; {next_text}", ranked_apart())
-    } else {
+    } else if slower.is_empty() {
         format!("fastest of {} costed; next {next_text}", candidates.len())
+    } else {
+        // Those left uncosted are slower than the pick (their latency alone, or their loads
+        // so far, exceed its time), but may beat the next costed.
+        let names: Vec<String> = slower.iter().map(|a| a.to_string()).collect();
+        format!(
+            "fastest of {} costed ({} left uncosted: slower at this size); next costed \
+             {next_text}",
+            candidates.len(),
+            names.join(" and ")
+        )
     }
 }
 

@@ -91,7 +91,7 @@ pub(super) fn make_plans(
     keep: Keep,
     side: Option<&SideJob>,
     workspace: &Workspace,
-) -> Result<(Vec<Costed>, u32), CollectiveError> {
+) -> Result<(Vec<Costed>, u32, Vec<Algorithm>), CollectiveError> {
     // NCCL 2.19 to 2.23 run their ring where the forced algorithm cannot run.
     let ring_in_place = |e: CollectiveError| match e {
         CollectiveError::AlgorithmUnavailable {
@@ -105,7 +105,7 @@ pub(super) fn make_plans(
                  place (enqueue.cc, the backup ring)",
                 fab.nccl
             );
-            let (mut plans, domains) = make_plans(
+            let (mut plans, domains, slower) = make_plans(
                 fab,
                 design,
                 groups,
@@ -120,7 +120,7 @@ pub(super) fn make_plans(
             for c in &mut plans {
                 c.plan.fallback = Some(why.clone());
             }
-            Ok((plans, domains))
+            Ok((plans, domains, slower))
         }
         e => Err(e),
     };
@@ -186,6 +186,9 @@ pub(super) fn make_plans(
     let (first, last): (Vec<usize>, Vec<usize>) = all
         .iter()
         .partition(|&&i| !latency_grows_with_size(algorithms[i]));
+    // Algorithms left uncosted because they cannot win at this size: their latency alone is
+    // over the best time, or their routing stopped early (`Router::pruned`).
+    let mut slower: Vec<Algorithm> = Vec::new();
     let mut outcomes = match keep {
         Keep::BestAt(s) if domains > 1 && !first.is_empty() && !last.is_empty() => {
             let mut outcomes = job.plan_all(&algorithms, &first);
@@ -197,20 +200,18 @@ pub(super) fn make_plans(
             }
             let best_us = best.map_or(f64::INFINITY, |(_, _, _, _, rank)| rank);
             let n = groups[0].len() as u32;
-            let worth: Vec<usize> = last
-                .into_iter()
-                .filter(|&i| {
-                    latency_floor_us(
-                        algorithms[i],
-                        op,
-                        protocol,
-                        &gs,
-                        n,
-                        fab.library,
-                        fab.latency_table(),
-                    ) <= best_us
-                })
-                .collect();
+            let (worth, over): (Vec<usize>, Vec<usize>) = last.into_iter().partition(|&i| {
+                latency_floor_us(
+                    algorithms[i],
+                    op,
+                    protocol,
+                    &gs,
+                    n,
+                    fab.library,
+                    fab.latency_table(),
+                ) <= best_us
+            });
+            slower.extend(over.iter().map(|&i| algorithms[i]));
             outcomes.extend(job.plan_all(&algorithms, &worth));
             outcomes
         }
@@ -220,9 +221,10 @@ pub(super) fn make_plans(
 
     let mut plans: Vec<Costed> = Vec::new();
     let mut first_error: Option<CollectiveError> = None;
-    for (_, outcome) in outcomes {
+    for (i, outcome) in outcomes {
         match outcome {
             Ok(c) => plans.push(c),
+            Err(CollectiveError::StoppedEarly { .. }) => slower.push(algorithms[i]),
             Err(e) => {
                 // A hard error (not connected, no capacity) outranks "not applicable".
                 let hard = !matches!(e, CollectiveError::AlgorithmUnavailable { .. });
@@ -260,7 +262,8 @@ pub(super) fn make_plans(
             }
         }
     }
-    Ok((plans, domains))
+    slower.sort_by_key(|a| algorithms.iter().position(|b| b == a));
+    Ok((plans, domains, slower))
 }
 
 /// Fabrics with at least this many arcs plan their algorithms on several threads; below it
@@ -418,7 +421,9 @@ impl PlanJob<'_, '_, '_> {
             let attempt = plan::plan(fab, &mut router, self.gs, self.op, algorithm, self.routing)
                 .and_then(|p| cost(fab, self.design, p, self.arch));
             if router.pruned {
-                // Slower than a plan already costed: no candidate, no error to report.
+                // Slower than a plan already costed: no candidate, and no error to report,
+                // but the answer says it was left uncosted.
+                out.push((index, Err(CollectiveError::StoppedEarly { algorithm })));
                 continue;
             }
             let outcome = match attempt {

@@ -42,7 +42,7 @@ fn threads_change_nothing() {
             None,
             &workspace,
         );
-        let (plans, _) = plans.expect("plans");
+        let (plans, _, _) = plans.expect("plans");
         plans
             .iter()
             .map(|c| {
@@ -199,7 +199,7 @@ fn latency_floor_leaves_out_only_losers() {
                     let fab = workspace.build_fabric(&design, &catalog).expect("fabric");
                     let groups = [(0..fab.gpus.len() as u32).collect::<Vec<u32>>()];
                     let gs = Groups::new(&fab, &groups);
-                    let (plans, _) = make_plans(
+                    let (plans, _, _) = make_plans(
                         &fab,
                         &design,
                         &groups,
