@@ -5,12 +5,12 @@ mod common;
 
 use common::design::{link, switch};
 use railyard::analysis::checks::{Finding, Severity, checks, codes};
+use railyard::analysis::collective::{CollectiveQuery, Op, collective};
+use railyard::model::Bytes;
 use railyard::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, GpuNode, LengthClass, Link,
     LinkState, LinkTech, NicSlot, NvSwitchDomain, PartId, Port, Pos, ScaleUp, Transport,
 };
-use railyard::analysis::collective::{CollectiveQuery, Op, collective};
-use railyard::model::Bytes;
 
 const CATALOG: &str = r#"(
     version: 1,
