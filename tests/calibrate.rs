@@ -1074,3 +1074,62 @@ fn an_assessment_names_the_calibration_its_times_use() {
         Some("fitted to azure.log: NVLink LL128 rate 0.570 of Simple's")
     );
 }
+
+/// A log says which GPUs ran it: fitted onto a design of other GPUs, the fit says so (an
+/// A100 log on an H100 design), and a log of fewer ranks than the design says which GPUs
+/// it was held against. The DGX H100 sample names H100s and runs on all 8: neither note.
+#[test]
+fn a_fit_says_when_the_log_ran_on_other_gpus_or_fewer_of_them() {
+    let catalog = Catalog::builtin();
+    let design = single_dgx(&catalog);
+    let rank = |r: u32, gpu: &str| {
+        format!("#  Rank {r:2} Group  0 Pid 1 on h device {r:2} [0x0{r}] {gpu}\n")
+    };
+    let log_on = |gpu: &str| {
+        let mut text = String::from(
+            "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1 minBytes 1073741824 maxBytes 2147483648 step: 2(factor) \
+             warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n",
+        );
+        for r in 0..2 {
+            text.push_str(&rank(r, gpu));
+        }
+        text.push_str(
+            "#\n#       size         count      type   redop    root     time   algbw   busbw \
+             #wrong     time   algbw   busbw #wrong\n\
+             #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            \
+             (us)  (GB/s)  (GB/s)\n\
+             1073741824     268435456     float     sum      -1   5000.0  214.75  214.75      0   \
+             5000.0  214.75  214.75      0\n\
+             2147483648     536870912     float     sum      -1  10000.0  214.75  214.75      0  \
+             10000.0  214.75  214.75      0\n",
+        );
+        parse_nccl_log(&text).unwrap()
+    };
+    let a100 = log_on("NVIDIA A100-SXM4-80GB");
+    assert_eq!(a100.gpu_names, ["NVIDIA A100-SXM4-80GB"]);
+    let fit = fit_calibration(&design, &catalog, &a100, &FitOptions::default()).unwrap();
+    let said = |start: &str| fit.notes.iter().any(|n| n.starts_with(start));
+    assert!(
+        said("the log ran on NVIDIA A100-SXM4-80GB (Ampere), not on the design's GPUs (Hopper)"),
+        "{:?}",
+        fit.notes
+    );
+    assert!(
+        said("the log has 2 ranks: fitted on the design's first 2 of 8 GPUs"),
+        "{:?}",
+        fit.notes
+    );
+    let h100 = log_on("NVIDIA H100 80GB HBM3");
+    let fit = fit_calibration(&design, &catalog, &h100, &FitOptions::default()).unwrap();
+    assert!(!fit.notes.iter().any(|n| n.starts_with("the log ran on")));
+
+    let sample = parse_nccl_log(&data("dgx-h100-all-reduce.txt")).unwrap();
+    let fit = fit_calibration(&design, &catalog, &sample, &FitOptions::default()).unwrap();
+    assert!(
+        !fit.notes
+            .iter()
+            .any(|n| n.starts_with("the log ran on") || n.starts_with("the log has")),
+        "{:?}",
+        fit.notes
+    );
+}

@@ -45,7 +45,8 @@ use super::collective::{
     Algorithm, CollectiveError, CollectiveQuery, CollectiveResult, Op, Protocol, ResourceKind,
     calibrated_ring_step_us, sweep_at,
 };
-use crate::analysis::nccl_tests::{Harness, NcclLog, test_of_op};
+use crate::analysis::nccl_tests::{Harness, NcclLog, gpu_arch_named, test_of_op};
+use crate::model::catalog::{GpuArch, PartSpec};
 use crate::model::{
     Bytes, CalibratedProtocol, Calibration, Catalog, Design, DeviceKind, Link, LinkTech,
     NcclRelease, ScaleUp, Transport,
@@ -299,6 +300,40 @@ pub fn fit_calibration(
             log: r,
             design: design_gpus,
         });
+    }
+    // A log from other GPUs fits figures of other hardware: said, not refused, since a user
+    // may mean to see how far apart they are.
+    let design_archs: Vec<GpuArch> = design
+        .devices
+        .iter()
+        .filter_map(|d| match &d.kind {
+            DeviceKind::GpuNode(n) => match catalog.get(&n.gpu).map(|p| &p.spec) {
+                Some(PartSpec::Gpu(g)) => Some(g.arch),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    for name in &log.gpu_names {
+        if let Some(arch) = gpu_arch_named(name)
+            && !design_archs.is_empty()
+            && !design_archs.contains(&arch)
+        {
+            notes.push(format!(
+                "the log ran on {name} ({arch:?}), not on the design's GPUs ({:?}): the fitted \
+                 figures describe that hardware, and carry to this design only as far as the two \
+                 share their links",
+                design_archs[0]
+            ));
+        }
+    }
+    if let Some(r) = ranks
+        && u64::from(r) < design_gpus
+    {
+        notes.push(format!(
+            "the log has {r} ranks: fitted on the design's first {r} of {design_gpus} GPUs in \
+             node order (as `--gpus {r}` evaluates them)"
+        ));
     }
     let points: Vec<Point> = log
         .rows

@@ -4,6 +4,7 @@
 
 use crate::analysis::collective::Op;
 use crate::model::Bytes;
+use crate::model::catalog::GpuArch;
 use serde::Serialize;
 
 /// One half of a row: out-of-place or in-place.
@@ -58,6 +59,8 @@ pub struct NcclLog {
     /// The NCCL release that ran, where the log prints it ("NCCL version 2.21.5+cuda12.3",
     /// or nccl-tests' "nccl-library=22105").
     pub nccl: Option<crate::model::NcclRelease>,
+    /// The GPUs the `#  Rank` lines name ("NVIDIA A100-SXM4-80GB"), each once, in order.
+    pub gpu_names: Vec<String>,
     pub rows: Vec<NcclRow>,
 }
 
@@ -115,6 +118,48 @@ impl Harness {
     }
 }
 
+/// The architecture of a GPU as nvidia-smi and nccl-tests name it ("NVIDIA A100-SXM4-80GB",
+/// "NVIDIA H100 80GB HBM3", "NVIDIA GB10"), from its model number; None for names it does
+/// not know.
+pub fn gpu_arch_named(name: &str) -> Option<GpuArch> {
+    let upper = name.to_uppercase().replace(['-', '_'], " ");
+    let words: Vec<&str> = upper.split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    let starts = |p: &str| words.iter().any(|x| x.starts_with(p));
+    // Longest model numbers first: "H200" before "H20", "GB10" before "GB100"'s prefix.
+    if [
+        "B100", "B200", "B300", "GB200", "GB300", "GB10", "5090", "5080",
+    ]
+    .iter()
+    .any(|w| has(w))
+        || upper.contains("BLACKWELL")
+    {
+        Some(GpuArch::Blackwell)
+    } else if ["H100", "H200", "H800", "H20", "GH200"]
+        .iter()
+        .any(|w| has(w))
+    {
+        Some(GpuArch::Hopper)
+    } else if ["L4", "L40", "L40S", "4090", "4080", "4070"]
+        .iter()
+        .any(|w| has(w))
+        || upper.contains(" ADA")
+    {
+        Some(GpuArch::Ada)
+    } else if ["A100", "A800", "A10", "A30", "A40", "A6000", "3090", "3080"]
+        .iter()
+        .any(|w| has(w))
+    {
+        Some(GpuArch::Ampere)
+    } else if has("T4") || starts("208") || (has("TITAN") && has("RTX")) {
+        Some(GpuArch::Turing)
+    } else if has("V100") {
+        Some(GpuArch::Volta)
+    } else {
+        None
+    }
+}
+
 /// The collective a test binary measures, for the tests railyard models.
 pub fn op_of_test(test: &str) -> Option<Op> {
     let name = test.strip_suffix("_perf").unwrap_or(test);
@@ -135,5 +180,28 @@ pub fn test_of_op(op: Op) -> &'static str {
         Op::Broadcast => "broadcast_perf",
         Op::Reduce => "reduce_perf",
         Op::SendRecv => "sendrecv_perf",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpus_are_placed_by_their_model_number() {
+        for (name, arch) in [
+            ("NVIDIA A100-SXM4-80GB", GpuArch::Ampere),
+            ("NVIDIA H100 80GB HBM3", GpuArch::Hopper),
+            ("NVIDIA H200", GpuArch::Hopper),
+            ("NVIDIA H20", GpuArch::Hopper),
+            ("NVIDIA GB10", GpuArch::Blackwell),
+            ("NVIDIA B200", GpuArch::Blackwell),
+            ("Tesla V100-SXM2-16GB", GpuArch::Volta),
+            ("NVIDIA GeForce RTX 2080 Ti", GpuArch::Turing),
+            ("NVIDIA GeForce RTX 4090", GpuArch::Ada),
+        ] {
+            assert_eq!(gpu_arch_named(name), Some(arch), "{name}");
+        }
+        assert_eq!(gpu_arch_named("synthetic"), None);
     }
 }

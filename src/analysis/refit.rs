@@ -99,6 +99,7 @@ pub fn refit_sweep(
         harness: first.row.harness,
         // The design already runs the release the rows name (`validate` sets it).
         nccl: None,
+        gpu_names: Vec::new(),
         rows: log_rows,
     };
     let options = FitOptions {

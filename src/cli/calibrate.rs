@@ -105,6 +105,10 @@ pub fn fit_table(fit: &CalibrationFit) -> String {
     for note in &fit.notes {
         out.push_str(&format!("# note: {note}\n"));
     }
+    out.push_str(
+        "# measured: the faster of each row's out-of-place and in-place times, what the fabric \
+         can do at that size\n",
+    );
     out.push_str(&format!(
         "#{:>11} {:>11} {:>9} {:>11} {:>9} {:>11} {:>9} {:>7}  {}\n",
         "size (B)", "measured", "busbw", "before", "busbw", "fitted", "busbw", "error", "algorithm"

@@ -156,6 +156,13 @@ pub fn parse_nccl_log(text: &str) -> Result<NcclLog, NcclLogError> {
                 if let Some(r) = words.get(1).and_then(|w| w.parse::<u32>().ok()) {
                     rank_ids.insert(r);
                 }
+                // "... device  0 [0x07] NVIDIA A100-SXM4-80GB": the GPU after the bus id.
+                if let Some((_, gpu)) = comment.split_once(']') {
+                    let gpu = gpu.trim();
+                    if !gpu.is_empty() && !log.gpu_names.iter().any(|g| g == gpu) {
+                        log.gpu_names.push(gpu.to_string());
+                    }
+                }
             } else if words.first() == Some(&"nThread") {
                 let value = |key: &str| {
                     words
