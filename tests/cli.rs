@@ -572,7 +572,11 @@ fn sweep_runs_from_8_bytes_to_8_gib() {
             f64_of(&row["busbw_gbyte_s"]),
             0.75 * f64_of(&row["algbw_gbyte_s"])
         ));
+        // nccl-tests prints one rank's count for all-to-all: 8 GiB / 4 bytes / 4 ranks.
+        let bytes = row["bytes"].as_u64().unwrap();
+        assert_eq!(row["count"].as_u64().unwrap(), bytes / 4 / 4);
     }
+    assert_eq!(rows[30]["count"], 536_870_912);
 }
 
 #[test]

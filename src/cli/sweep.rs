@@ -3,7 +3,7 @@
 use super::args::QueryArgs;
 use super::{load, write_stdout};
 use crate::analysis::accuracy::{SystemClass, measured_points};
-use crate::analysis::collective::{self, CollectiveQuery};
+use crate::analysis::collective::{self, CollectiveQuery, Op};
 use crate::io::validation_sets::published;
 use crate::model::units::group_thousands;
 use crate::model::{Bytes, Catalog, Design};
@@ -27,7 +27,9 @@ pub(super) struct SweepArgs {
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepRow {
     pub bytes: u64,
-    /// Elements of 4 bytes (float32), as nccl-tests counts them.
+    /// Elements of 4 bytes (float32) each rank passes NCCL, as nccl-tests prints them: the
+    /// whole buffer for all-reduce, broadcast, reduce and send/recv; one rank's share for
+    /// all-gather, reduce-scatter and all-to-all (their tests' `paramcount`, count / nranks).
     pub count: u64,
     pub time_us: f64,
     pub algbw_gbyte_s: f64,
@@ -45,7 +47,12 @@ pub(super) fn run(args: &SweepArgs, catalog: &Catalog) -> anyhow::Result<()> {
         .iter()
         .map(|r| SweepRow {
             bytes: r.bytes.0,
-            count: r.bytes.0 / 4,
+            count: match r.op {
+                Op::AllGather | Op::ReduceScatter | Op::AllToAll => {
+                    r.bytes.0 / 4 / u64::from(r.gpus.max(1))
+                }
+                _ => r.bytes.0 / 4,
+            },
             time_us: r.time_us,
             algbw_gbyte_s: r.algbw_gbyte_s,
             busbw_gbyte_s: r.busbw_gbyte_s,
