@@ -856,15 +856,15 @@ fn rail_only_units_face_each_other_across_the_rail_spines() {
     assert_no_two_on_one_spot(&d);
 }
 
-/// Two DGX H100 on rails: 8 rail leaves of 32 ports down and 32 up under one spine, and the
-/// notes count it in the singular.
+/// Two DGX H100 on rails: 8 rail leaves, each with the 2 ports down and 2 up it uses (of a
+/// 64-port switch's 32 and 32), under one spine, and the notes count it in the singular.
 #[test]
 fn rail_notes_count_one_spine_in_the_singular() {
     let d = run(&spec(Template::RailOptimized, 2));
     assert_eq!(switches(&d, SwitchRole::Spine).len(), 1);
     assert!(
         d.notes
-            .contains("8 leaves (32 ports down, 32 up: 1:1), 1 spine."),
+            .contains("8 leaves (2 ports down, 2 up: 1:1), 1 spine."),
         "{}",
         d.notes
     );

@@ -103,7 +103,7 @@ fn recipes() -> Vec<Preset> {
     out.push(Preset {
         file: "dgx-h100-fat-tree-3to1.ron",
         name: "32 DGX H100, 2-tier fat-tree at 3:1",
-        notes: "32 DGX H100 under top-of-rack QM9700 leaves with 48 ports down and 16 up (3:1): 6 leaves, 2 spines instead of the 4 a non-blocking tree needs. Shows what oversubscription saves and costs.",
+        notes: "32 DGX H100 under top-of-rack QM9700 leaves with 48 ports down and 16 up (3:1; the sixth leaf takes the last 16 NICs with 6 up): 6 leaves, 2 spines instead of the 4 a non-blocking tree needs. Shows what oversubscription saves and costs.",
         spec: s,
     });
 

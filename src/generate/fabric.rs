@@ -288,17 +288,16 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
             row_y(0),
         )
     };
-    notes.push(sizing_note(leaf_count, split, &ratio, upper, pods.len()));
+    notes.push(sizing_note(&down, &ups, &ratio, upper, pods.len()));
     notes.extend(plan.remarks.iter().cloned());
     Ok(b.finish(notes.join(" "), catalog))
 }
 
-fn sizing_note(leaves: usize, split: Split, ratio: &str, upper: Upper, pods: usize) -> String {
+fn sizing_note(down: &[u32], ups: &[u32], ratio: &str, upper: Upper, pods: usize) -> String {
     let mut s = format!(
-        "{} ({} ports down, {} up: {ratio}), {}",
-        count_of(leaves, "leaf", "leaves"),
-        split.down,
-        split.up,
+        "{} ({}: {ratio}), {}",
+        count_of(down.len(), "leaf", "leaves"),
+        leaf_ports(down, ups),
         count_of(upper.spines, "spine", "spines")
     );
     if pods > 0 {
@@ -310,6 +309,34 @@ fn sizing_note(leaves: usize, split: Split, ratio: &str, upper: Upper, pods: usi
     }
     s.push('.');
     s
+}
+
+/// The ports the leaves use, down to nodes and up to spines, as built: "48 ports down, 16
+/// up" when every leaf is alike, else each kind with how many leaves have it ("5 with 48
+/// ports down and 16 up, 1 with 16 down and 6 up"), in order of first appearance.
+pub(super) fn leaf_ports(down: &[u32], ups: &[u32]) -> String {
+    let mut kinds: Vec<((u32, u32), usize)> = Vec::new();
+    for pair in down.iter().copied().zip(ups.iter().copied()) {
+        match kinds.iter_mut().find(|(k, _)| *k == pair) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((pair, 1)),
+        }
+    }
+    match &kinds[..] {
+        [((d, u), _)] => format!("{d} ports down, {u} up"),
+        _ => kinds
+            .iter()
+            .enumerate()
+            .map(|(i, ((d, u), n))| {
+                if i == 0 {
+                    format!("{n} with {d} ports down and {u} up")
+                } else {
+                    format!("{n} with {d} down and {u} up")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// Contiguous ranges of at most `size` covering 0..count.
@@ -617,7 +644,7 @@ pub(super) fn rail_optimized(
             "{units} scalable unit{} of up to {} nodes, {rails} rail leaves each; {}",
             if units == 1 { "" } else { "s" },
             split.down,
-            sizing_note(leaves.len(), split, &ratio, upper, pods.len())
+            sizing_note(&down, &ups, &ratio, upper, pods.len())
         ));
     }
     notes.extend(plan.remarks.iter().cloned());
@@ -694,6 +721,7 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
         wire: &plan.fabric_wire,
     };
     let mut spines = 0;
+    let all_ups: Vec<u32> = down.iter().map(|&d| split.uplinks_for(d)).collect();
     let (lo, hi) = b.x_extent(&leaves);
     for k in 0..rails as usize {
         let rail_leaves: Vec<DeviceId> = leaves
@@ -724,10 +752,9 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
         spines += upper.spines;
     }
     notes.push(format!(
-        "A rail needs {per_rail} leaves, so each rail is its own 2-tier Clos: {} leaves ({} ports down, {} up: {ratio}), {spines} rail spines in all.",
+        "A rail needs {per_rail} leaves, so each rail is its own 2-tier Clos: {} leaves ({}: {ratio}), {spines} rail spines in all.",
         leaves.len(),
-        split.down,
-        split.up
+        leaf_ports(&down, &all_ups)
     ));
     notes.extend(plan.remarks.iter().cloned());
     Ok(b.finish(notes.join(" "), catalog))

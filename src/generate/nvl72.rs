@@ -3,7 +3,7 @@
 
 use super::builder::{BLOCK_GAP, Builder, SPACING, numbered, row_y};
 use super::clos::{Layer, Split, div_ceil, pod_spine_down, three_tier, two_tier};
-use super::fabric::{RailBlocks, chunks, fabric_summary, switch_model};
+use super::fabric::{RailBlocks, chunks, fabric_summary, leaf_ports, switch_model};
 use super::parts::{
     NodeProfile, SwitchUse, check_gpu_total, choose_switch, infeasible, node_count,
 };
@@ -235,10 +235,9 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
                 )
             };
             notes.push(format!(
-                "{sets} rack sets of up to {block} trays, {} ({} ports down, {} up), {}{}.",
+                "{sets} rack sets of up to {block} trays, {} ({}), {}{}.",
                 count_of(leaves.len(), "rail leaf", "rail leaves"),
-                split.down,
-                split.up,
+                leaf_ports(&down, &ups),
                 count_of(upper.spines, "spine", "spines"),
                 if upper.cores > 0 {
                     format!(
