@@ -1812,5 +1812,5 @@ fn the_sidebar_says_when_no_published_run_speaks_for_the_time() {
         checked.kind.as_deref(),
         Some("Hopper GPUs on NVSwitch across RoCEv2 with RDMA, NCCL")
     );
-    harness.get_by_label("No published run of this kind near this size: accuracy unknown");
+    harness.get_by_label("No counted published run of this kind near this size: accuracy unknown");
 }

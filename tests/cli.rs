@@ -2065,5 +2065,5 @@ fn sweep_lists_the_published_runs_of_its_kind_under_the_table() {
     assert_eq!(table.matches("  AZA100  ").count(), 14, "{table}");
     let roce = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/hgx-h100-x4-roce.ron");
     let table = stdout(&railyard(&["sweep", path_str(&roce)]));
-    assert!(table.ends_with("(railyard validate lists what has been measured).\n"));
+    assert!(table.ends_with("(railyard validate lists what has been measured, and why a run is not counted).\n"));
 }

@@ -417,7 +417,7 @@ impl Checked {
     pub fn short_text(&self) -> String {
         match &self.against {
             Some(e) => e.short_text(),
-            None => "No published run of this kind near this size: accuracy unknown".into(),
+            None => "No counted published run of this kind near this size: accuracy unknown".into(),
         }
     }
 
@@ -426,8 +426,9 @@ impl Checked {
         match (&self.kind, &self.against) {
             (Some(kind), Some(e)) => e.text(kind),
             (Some(kind), None) => format!(
-                "No published run of its kind ({kind}) near this size: how far the model is \
-                 off here is unknown (railyard validate lists what has been measured)."
+                "No counted published run of its kind ({kind}) near this size: how far the \
+                 model is off here is unknown (railyard validate lists what has been measured, \
+                 and why a run is not counted)."
             ),
             _ => "No published run of a system like this one, which mixes GPU architectures, \
                   paths inside nodes or networks, or has a GPU the catalog lacks: how far the \
@@ -591,7 +592,7 @@ mod tests {
         assert_eq!(evidence(&published, &ib, &query, 16), None);
         assert_eq!(
             Checked::of(&published, &h100, &query, 8).short_text(),
-            "No published run of this kind near this size: accuracy unknown"
+            "No counted published run of this kind near this size: accuracy unknown"
         );
     }
 

@@ -121,8 +121,9 @@ fn published_block(
         .map(|class| measured_points(published(), &class, query, gpus))
         .unwrap_or_default();
     if points.is_empty() {
-        return "# No published run of a system of this kind: how far the model is off here is \
-                unknown (railyard validate lists what has been measured).\n"
+        return "# No counted published run of a system of this kind: how far the model is off \
+                here is unknown (railyard validate lists what has been measured, and why a run \
+                is not counted).\n"
             .into();
     }
     points.sort_by(|a, b| a.bytes.cmp(&b.bytes).then_with(|| a.system.cmp(&b.system)));
