@@ -800,13 +800,17 @@ fn compare_shows_what_eval_says_for_each_design() {
             );
         }
     }
-    // Deltas against the first file: none for it, (b − a) / a for the second.
+    // Deltas against the first file: none for it, (b − a) / a for the second, and b − a
+    // (points) for the shares and ratios.
+    let fractions = ["bisection_ratio", "switch_cost_share", "network_cost_share"];
     for (key, values, deltas) in &rows {
         assert_eq!(deltas[0], None, "{key}");
-        if let (Some(x), Some(y)) = (values[0], values[1])
-            && x != 0.0
-        {
-            assert!(close(deltas[1].unwrap(), (y - x) / x), "{key}");
+        if let (Some(x), Some(y)) = (values[0], values[1]) {
+            if fractions.contains(&key.as_str()) {
+                assert!(close(deltas[1].unwrap(), y - x), "{key}");
+            } else if x != 0.0 {
+                assert!(close(deltas[1].unwrap(), (y - x) / x), "{key}");
+            }
         }
     }
     // 8 GPUs against 32: +300 %.
@@ -1180,7 +1184,7 @@ fn report_weighs_the_design_against_a_workload() {
     let time = railyard::model::units::time_text;
     assert!(
         text.contains(&format!(
-            "TP 1 × PP 1 × DP 256 on 256 GPUs. Communication per step: {} (ideal network {}).",
+            "TP 1 × PP 1 × DP 256 on 256 GPUs. Communication per step: {} ({} on a fabric that never queues).",
             time(f64_of(&w["total_us"])),
             time(f64_of(&w["ideal_total_us"]))
         )),
@@ -2065,5 +2069,7 @@ fn sweep_lists_the_published_runs_of_its_kind_under_the_table() {
     assert_eq!(table.matches("  AZA100  ").count(), 14, "{table}");
     let roce = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/hgx-h100-x4-roce.ron");
     let table = stdout(&railyard(&["sweep", path_str(&roce)]));
-    assert!(table.ends_with("(railyard validate lists what has been measured, and why a run is not counted).\n"));
+    assert!(table.ends_with(
+        "(railyard validate lists what has been measured, and why a run is not counted).\n"
+    ));
 }

@@ -62,8 +62,9 @@ pub struct ComparisonRow {
     pub quantity: Quantity,
     /// One per scenario; None when the figure is undefined there (no collective, zero cost).
     pub values: Vec<Option<f64>>,
-    /// (value − baseline) / baseline per scenario; None for the baseline itself and where
-    /// either value is undefined or the baseline is zero.
+    /// (value − baseline) / baseline per scenario, or for a fraction (a share, a ratio)
+    /// value − baseline, its change in points; None for the baseline itself and where either
+    /// value is undefined or a relative change has a zero baseline (`deltas_of`).
     pub deltas: Vec<Option<f64>>,
 }
 
@@ -76,14 +77,31 @@ impl ComparisonRow {
         }
     }
 
-    /// The change of scenario `col` against the baseline (`+12.5 %`); empty when none.
+    /// The change of scenario `col` against the baseline (`+12.5 %`, or for a fraction
+    /// `+7.4 pt`); empty when none.
     pub fn delta_text(&self, col: usize) -> String {
         self.deltas
             .get(col)
             .copied()
             .flatten()
-            .map(delta_text)
+            .map(|d| match self.quantity {
+                Quantity::Fraction => points_text(d),
+                _ => delta_text(d),
+            })
             .unwrap_or_default()
+    }
+}
+
+/// A fraction's change in percentage points: `+7.4 pt`, `−3.0 pt`, `±0 pt`. A share going
+/// from 3.7 % to 11.1 % moved 7.4 points, not "+200 %".
+pub fn points_text(delta: f64) -> String {
+    let points = delta * 100.0;
+    if points.abs() < 0.05 {
+        "±0 pt".to_string()
+    } else if points > 0.0 {
+        format!("+{points:.1} pt")
+    } else {
+        format!("−{:.1} pt", -points)
     }
 }
 
@@ -279,6 +297,23 @@ fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, St
     heads
 }
 
+/// Each value's change against the baseline column, as a quantity of that kind is read: a
+/// fraction's in points (value − baseline), anything else relative (`relative_deltas`).
+pub fn deltas_of(quantity: Quantity, values: &[Option<f64>], baseline: usize) -> Vec<Option<f64>> {
+    if quantity != Quantity::Fraction {
+        return relative_deltas(values, baseline);
+    }
+    let base = values.get(baseline).copied().flatten();
+    values
+        .iter()
+        .enumerate()
+        .map(|(col, v)| match (col == baseline, *v, base) {
+            (false, Some(v), Some(b)) if b.is_finite() => Some(v - b),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Each value's change against the baseline column as a fraction (`0.125` is +12.5 %); none
 /// for the baseline itself, a missing value, or a baseline of zero or not finite.
 pub fn relative_deltas(values: &[Option<f64>], baseline: usize) -> Vec<Option<f64>> {
@@ -334,7 +369,7 @@ pub fn compare_with(
         .enumerate()
         .map(|(i, (key, label, quantity))| {
             let values: Vec<Option<f64>> = columns.iter().map(|c| c[i]).collect();
-            let deltas = relative_deltas(&values, baseline);
+            let deltas = deltas_of(quantity, &values, baseline);
             ComparisonRow {
                 key,
                 label,
@@ -375,6 +410,32 @@ pub(crate) mod tests {
         assert_eq!(delta_text(51_200.0 / 20.0 - 1.0), "×2,560");
         assert_eq!(delta_text(9.0), "×10.0");
         assert_eq!(delta_text(8.99), "+899.0 %");
+    }
+
+    /// A share going from 11.1 % to 2.6 % moved 8.5 points, not "−76.6 %".
+    #[test]
+    fn shares_change_in_points() {
+        assert_eq!(points_text(0.026 - 0.111), "−8.5 pt");
+        assert_eq!(points_text(0.074), "+7.4 pt");
+        assert_eq!(points_text(0.0004), "±0 pt");
+        let values = [Some(0.111), Some(0.026), None];
+        assert_eq!(
+            deltas_of(Quantity::Fraction, &values, 0),
+            [None, Some(0.026 - 0.111), None]
+        );
+        let row = ComparisonRow {
+            key: "switch_cost_share",
+            label: "Switch share".into(),
+            quantity: Quantity::Fraction,
+            values: values.to_vec(),
+            deltas: deltas_of(Quantity::Fraction, &values, 0),
+        };
+        assert_eq!(row.delta_text(1), "−8.5 pt");
+        // Other quantities stay relative.
+        assert_eq!(
+            deltas_of(Quantity::Usd, &[Some(100.0), Some(125.0)], 0),
+            [None, Some(0.25)]
+        );
     }
 
     #[test]

@@ -10,9 +10,7 @@
 //! evaluation.
 
 use crate::analysis::collective::{Workload, sweep_sizes};
-use crate::analysis::compare::{
-    Comparison, ComparisonRow, Quantity, compare_with, relative_deltas,
-};
+use crate::analysis::compare::{Comparison, ComparisonRow, Quantity, compare_with, deltas_of};
 use crate::io::row_units::{axis_text, row_texts};
 use crate::io::validation_sets::published;
 use crate::model::{Bytes, Catalog, Design};
@@ -92,7 +90,7 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
                         .and_then(|r| r.values.first().copied().flatten())
                 })
                 .collect();
-            let deltas = relative_deltas(&values, baseline);
+            let deltas = deltas_of(head.quantity, &values, baseline);
             ComparisonRow {
                 key: head.key,
                 label: head.label.clone(),

@@ -515,7 +515,7 @@ fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult, events: &mut Vec<SidebarE
     ui.label(format!("{} on {} GPUs", m.layout(), m.gpus_used));
     let extra = if r.ideal_total_us > 0.0 {
         format!(
-            " (ideal network {}, +{})",
+            " (never queuing: {}, +{} from contention)",
             time_text(r.ideal_total_us),
             percent(r.total_us / r.ideal_total_us - 1.0)
         )

@@ -341,7 +341,7 @@ fn step_lines(s: &TrainingStep, out: &mut String) {
         out.push_str(&format!("  note: {note}\n"));
     }
     out.push_str(&format!(
-        "ideal      {} on a network that never queues (network share of the step {})\n",
+        "ideal      {} on a fabric that never queues (contention's share of the step {})\n",
         ms_text(s.ideal_step_ms),
         pct_text(s.network_share)
     ));

@@ -191,7 +191,7 @@ impl WorkloadReport {
         }
         let extra = if r.ideal_total_us > 0.0 {
             format!(
-                " (ideal network {}, +{:.0} %)",
+                " ({} on a fabric that never queues: +{:.0} % from contention)",
                 time_text(r.ideal_total_us),
                 (r.total_us / r.ideal_total_us - 1.0) * 100.0
             )

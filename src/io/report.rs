@@ -250,7 +250,7 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
         JobOutcome::Training { step, economics } => {
             let _ = writeln!(
                 out,
-                "\nTraining step {}: compute {}, pipeline bubble {}, exposed communication {}; ideal network {}. MFU {}, HFU {}, {} tokens/s; {:.1} of {:.0} GiB per GPU.",
+                "\nTraining step {}: compute {}, pipeline bubble {}, exposed communication {}; {} on a fabric that never queues. MFU {}, HFU {}, {} tokens/s; {:.1} of {:.0} GiB per GPU.",
                 ms(step.step_ms),
                 ms(step.compute_ms),
                 ms(step.bubble_ms),
@@ -317,7 +317,7 @@ fn workload_section(out: &mut String, w: &Workload, step: Result<&WorkloadResult
     let m = &r.mapping;
     let _ = writeln!(
         out,
-        "{} on {} GPUs. Communication per {}: {} (ideal network {}).\n",
+        "{} on {} GPUs. Communication per {}: {} ({} on a fabric that never queues).\n",
         m.layout(),
         group_thousands(i64::from(m.gpus_used)),
         if r.serving { "decode step" } else { "step" },
