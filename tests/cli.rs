@@ -1157,6 +1157,16 @@ fn report_has_every_section_with_evals_numbers() {
 
     assert_refused(&railyard(&["report", path_str(&pair)])); // no -o
     assert_refused(&railyard(&["report", "/nonexistent.ron", "-o", "-"]));
+
+    // The notes' paragraphs stay paragraphs, their Markdown escaped: the Mac mesh's two.
+    let mac = preset("mac-studio-tb5-x4.ron");
+    let text = stdout(&railyard(&["report", path_str(&mac), "-o", "-"]));
+    assert!(
+        text.contains(
+            "every pair has its own 80 Gb/s link.\n\nGenerated: Full mesh: 4 × \\`mac-studio-m3-ultra\\`"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

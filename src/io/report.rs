@@ -361,8 +361,11 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", md_inline(&r.design.name));
     let _ = writeln!(out, "Design file: `{}`\n", r.file.replace('`', "'"));
-    if !r.design.notes.trim().is_empty() {
-        let _ = writeln!(out, "{}\n", md_inline(r.design.notes.trim()));
+    // The notes' paragraphs stay paragraphs; inside one, Markdown is escaped (free text).
+    for paragraph in r.design.notes.split("\n\n").map(str::trim) {
+        if !paragraph.is_empty() {
+            let _ = writeln!(out, "{}\n", md_inline(paragraph));
+        }
     }
 
     let _ = writeln!(out, "## Summary\n");
