@@ -406,9 +406,13 @@ fn every_price_names_its_date_and_source() {
             );
             assert!(p.usd.0 > 0.0, "{}", part.id);
         } else {
-            // Only the Apple SoC GPUs have no price of their own: they come with the Mac.
+            // Only parts built into a priced system have no price of their own: the Apple
+            // SoC GPUs come with the Mac, GB10 and its ConnectX-7 with the DGX Spark.
             assert!(
-                matches!(part.id.as_str(), "m2-ultra" | "m3-ultra"),
+                matches!(
+                    part.id.as_str(),
+                    "m2-ultra" | "m3-ultra" | "gb10" | "cx7-gb10"
+                ),
                 "{} has no price",
                 part.id
             );

@@ -1409,3 +1409,49 @@ fn a_refusal_names_the_switch_as_the_design_does() {
         "{e}"
     );
 }
+
+/// Two DGX Sparks over one 200G QSFP cable. With both of the ConnectX-7's PCIe Gen5 x4
+/// functions in use the cable binds: 200 Gb/s × 0.92 (RoCE) = 23.0 GB/s busbw for a 16 GiB
+/// all-gather, against 23.74 GB/s measured with both HCAs named (NVIDIA/dgx-spark-playbooks
+/// #103, NCCL 2.28.9, MTU 9000). With one function its x4 link binds: 15.75 GB/s × 0.80 =
+/// 12.6 GB/s, against 98 Gb/s = 12.25 GB/s measured on one HCA (a GX10 pair, tonyd2wild
+/// PR #35). Neither figure was fitted: the rates are PCIe's and RoCE's.
+#[test]
+fn a_dgx_spark_pair_is_bound_by_its_cable_or_by_one_pcie_function() {
+    let mut catalog = Catalog::builtin();
+    let pair =
+        railyard::io::design_file::load_design(std::path::Path::new("presets/dgx-spark-pair.ron"))
+            .expect("the preset loads");
+    let q = query(Op::AllGather, 16 * GIB);
+    let both = collective(&pair, &catalog, &q).expect("runs");
+    // A 16 GiB operation's latency costs under 0.01 %.
+    assert!(
+        (both.busbw_gbyte_s / (200.0 * 0.92 / 8.0) - 1.0).abs() < 1e-4,
+        "{}",
+        both.busbw_gbyte_s
+    );
+    assert!((both.busbw_gbyte_s / 23.74 - 1.0).abs() < 0.05);
+
+    catalog
+        .merge_text(
+            r#"(version: 1, parts: [(id: "cx7-gb10-one-function", vendor: "Test",
+                model: "GB10 ConnectX-7, one PCIe function",
+                spec: Nic((family: Ethernet, ports: 1, port_gbit_s: 200.0, rdma: true,
+                           pcie_generation: 5, pcie_lanes: 4)))])"#,
+            "one function",
+        )
+        .expect("a NIC with four lanes");
+    let mut one = pair.clone();
+    for d in &mut one.devices {
+        if let railyard::model::DeviceKind::GpuNode(n) = &mut d.kind {
+            n.nics[0].part = PartId::new("cx7-gb10-one-function");
+        }
+    }
+    let one = collective(&one, &catalog, &q).expect("runs");
+    assert!(
+        (one.busbw_gbyte_s / (63.0 / 4.0 * 0.80) - 1.0).abs() < 1e-4,
+        "{}",
+        one.busbw_gbyte_s
+    );
+    assert!((one.busbw_gbyte_s / (98.0 / 8.0) - 1.0).abs() < 0.05);
+}

@@ -49,6 +49,18 @@ fn recipes() -> Vec<Preset> {
         spec: s,
     });
 
+    let mut s = TemplateSpec::new(Template::Chain);
+    s.nodes = Some(2);
+    s.node = part("dgx-spark");
+    s.link = part("dac-200g");
+    s.transport = Some(Transport::Rdma);
+    out.push(Preset {
+        file: "dgx-spark-pair.ron",
+        name: "2 × DGX Spark, one QSFP cable",
+        notes: "Two DGX Spark (GB10) back to back over one 200G QSFP DAC with RoCE, as NVIDIA's connect-two-sparks playbook cables them. The ConnectX-7 reaches the SoC over two PCIe Gen5 x4 functions of about 100 Gb/s each: NCCL gets the cable's 200 Gb/s only with both named in NCCL_IB_HCA, as drawn here. GB10 has no GPUDirect RDMA, but its host memory is the GPU's, so the NIC still crosses its PCIe links once.",
+        spec: s,
+    });
+
     let mut s = TemplateSpec::new(Template::Star);
     s.nodes = Some(4);
     s.node = part("hgx-h100");

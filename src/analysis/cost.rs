@@ -373,8 +373,14 @@ pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
                 if gpus_billed && node.gpu_count > 0 {
                     gpus.add(&node.gpu, u64::from(node.gpu_count));
                 }
+                let built_in = catalog
+                    .node(&node.model)
+                    .filter(|spec| spec.nic_included_in_price)
+                    .and_then(|spec| spec.nic.as_ref());
                 for nic in &node.nics {
-                    nics.add(&nic.part, 1);
+                    if built_in != Some(&nic.part) {
+                        nics.add(&nic.part, 1);
+                    }
                 }
             }
             DeviceKind::NvSwitchDomain(domain) => domains.add(&domain.model, 1),

@@ -30,6 +30,11 @@ pub const PRESETS: &[Preset] = &[
         text: include_str!("../../presets/workstation-star-10gbe.ron"),
     },
     Preset {
+        title: "2 × DGX Spark, one QSFP cable",
+        file: "dgx-spark-pair.ron",
+        text: include_str!("../../presets/dgx-spark-pair.ron"),
+    },
+    Preset {
         title: "4 × HGX H100, 400G RoCE",
         file: "hgx-h100-x4-roce.ron",
         text: include_str!("../../presets/hgx-h100-x4-roce.ron"),

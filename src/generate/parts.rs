@@ -659,6 +659,7 @@ pub(super) fn plan_direct(
                     port_gbit_s: rate,
                     rdma,
                     pcie_generation: 0,
+                    pcie_lanes: 16,
                 };
                 tech_for(family, &nic_id, &nic_for_tech, transport)?
             };

@@ -72,6 +72,7 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
                 port_gbit_s: speed,
                 rdma: false,
                 pcie_generation: node.spec.pcie_generation,
+                pcie_lanes: 16,
             };
             (
                 node.part.clone(),

@@ -173,9 +173,13 @@ pub struct NodeSpec {
     pub any_gpu: bool,
     pub gpus_included_in_price: bool,
     pub scale_up: ScaleUpSpec,
-    /// Default scale-out NICs (priced separately as NIC parts).
+    /// Default scale-out NICs (priced separately as NIC parts, unless built in).
     #[serde(default)]
     pub nic: Option<PartId>,
+    /// The default NIC is built into the node and in its price (GB10's ConnectX-7 in the DGX
+    /// Spark): the bill of materials and the price check leave it out.
+    #[serde(default)]
+    pub nic_included_in_price: bool,
     #[serde(default)]
     pub nic_count: u32,
     /// Built-in Thunderbolt ports and their generation (4 or 5).
@@ -252,6 +256,14 @@ pub struct NicSpec {
     pub port_gbit_s: Bandwidth,
     pub rdma: bool,
     pub pcie_generation: u8,
+    /// PCIe lanes the NIC's host link has: 16 unless the part says otherwise (GB10's
+    /// ConnectX-7 is two x4 endpoints behind one QSFP cage).
+    #[serde(default = "x16")]
+    pub pcie_lanes: u8,
+}
+
+fn x16() -> u8 {
+    16
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -135,6 +135,12 @@ pub fn pcie_x16_bandwidth(generation: u8) -> Bandwidth {
     Bandwidth::from_gbyte_s(gbyte_s)
 }
 
+/// PCIe bandwidth per direction of a link `lanes` wide: lanes scale it linearly (an x4
+/// link carries a quarter of x16's).
+pub fn pcie_bandwidth(generation: u8, lanes: u8) -> Bandwidth {
+    Bandwidth::from_gbit_s(pcie_x16_bandwidth(generation).gbit_s() * f64::from(lanes) / 16.0)
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NicSlot {

@@ -169,16 +169,26 @@ pub fn devices_from_part(
 fn not_a_card_hint(catalog: &Catalog, part: &PartId, gpu: &GpuSpec) -> Option<String> {
     let apple = matches!(gpu.arch, GpuArch::AppleM2 | GpuArch::AppleM3);
     let module = gpu.nvlink_gbit_s.is_some() && !gpu.nvlink_bridge;
-    if !(apple || module) {
+    let carrying: Vec<(&str, &NodeSpec)> = catalog
+        .parts()
+        .filter_map(|p| match &p.spec {
+            PartSpec::Node(n) if n.gpu == *part => Some((p.id.as_str(), n)),
+            _ => None,
+        })
+        .collect();
+    // A GPU that only ever comes sharing memory with its CPU (GB10) is no card either.
+    let superchip = !carrying.is_empty()
+        && carrying
+            .iter()
+            .all(|(_, n)| n.scale_up == ScaleUpSpec::UnifiedMemory);
+    if !(apple || module || superchip) {
         return None;
     }
-    let carriers: Vec<&str> = catalog
-        .parts()
-        .filter(|p| matches!(&p.spec, PartSpec::Node(n) if n.gpu == *part))
-        .map(|p| p.id.as_str())
-        .collect();
+    let carriers: Vec<&str> = carrying.iter().map(|(id, _)| *id).collect();
     let what = if apple {
         "it is part of an Apple SoC"
+    } else if superchip {
+        "it shares one chip and its memory with a CPU"
     } else {
         "it is an SXM module on an NVSwitch board"
     };
@@ -787,6 +797,13 @@ mod tests {
         assert!(sxm.contains("SXM") && sxm.contains("dgx-h100"), "{sxm}");
         let apple = refuse("m2-ultra");
         assert!(apple.contains("mac-studio-m2-ultra"), "{apple}");
+        // GB10 only comes with its CPU and their shared memory (the DGX Spark).
+        let gb10 = refuse("gb10");
+        assert!(
+            gb10.contains("shares one chip and its memory with a CPU")
+                && gb10.contains("dgx-spark"),
+            "{gb10}"
+        );
         assert!(refuse("cx7-ndr-400").contains("NIC"));
         assert!(refuse("tb4").contains("cable"));
         assert!(refuse("no-such-part").contains("no part"));

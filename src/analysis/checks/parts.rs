@@ -41,11 +41,14 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
             }
         };
     for device in &checked.design.devices {
+        let mut built_in_nic: Option<&PartId> = None;
         let nics = match &device.kind {
             DeviceKind::GpuNode(n) => {
-                let gpus_billed = checked
-                    .node_spec(&n.model)
-                    .is_some_and(|spec| !spec.gpus_included_in_price);
+                let spec = checked.node_spec(&n.model);
+                let gpus_billed = spec.is_some_and(|spec| !spec.gpus_included_in_price);
+                built_in_nic = spec
+                    .filter(|spec| spec.nic_included_in_price)
+                    .and_then(|spec| spec.nic.as_ref());
                 visit(&n.model, Some(PartCategory::Node), true, device.id);
                 visit(&n.gpu, Some(PartCategory::Gpu), gpus_billed, device.id);
                 &n.nics[..]
@@ -67,7 +70,8 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
             }
         };
         for slot in nics {
-            visit(&slot.part, Some(PartCategory::Nic), true, device.id);
+            let billed = built_in_nic != Some(&slot.part);
+            visit(&slot.part, Some(PartCategory::Nic), billed, device.id);
         }
     }
 

@@ -10,7 +10,7 @@ use crate::analysis::collective::CollectiveError;
 use crate::analysis::collective::efficiency as eff;
 use crate::analysis::collective::latency::ArchRow;
 use crate::model::catalog::PartSpec;
-use crate::model::device::pcie_x16_bandwidth;
+use crate::model::device::{pcie_bandwidth, pcie_x16_bandwidth};
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, ScaleUp};
 use std::collections::HashMap;
 
@@ -57,7 +57,7 @@ impl NodePart {
         let mut gpus = reuse(kept.gpus, gpu_total);
         // Consecutive nodes usually share parts: remember the last lookups.
         let mut last_gpu: Option<(&crate::model::PartId, &crate::model::catalog::GpuSpec)> = None;
-        let mut last_nic: Option<(&crate::model::PartId, Option<u8>)> = None;
+        let mut last_nic: Option<(&crate::model::PartId, Option<(u8, u8)>)> = None;
         for (i, d) in design.devices.iter().enumerate() {
             let DeviceKind::GpuNode(n) = &d.kind else {
                 continue;
@@ -256,25 +256,27 @@ impl NodePart {
             let links = links_of(i);
             let first_nic = nics.len() as u32;
             for (ni, slot) in n.nics.iter().enumerate() {
-                let part_gen = match last_nic {
+                let part_pcie = match last_nic {
                     Some((id, g)) if *id == slot.part => g,
                     _ => {
                         let g = match catalog.get(&slot.part).map(|p| &p.spec) {
-                            Some(PartSpec::Nic(spec)) => Some(spec.pcie_generation),
+                            Some(PartSpec::Nic(spec)) => {
+                                Some((spec.pcie_generation, spec.pcie_lanes))
+                            }
                             _ => None,
                         };
                         last_nic = Some((&slot.part, g));
                         g
                     }
                 };
-                let nic_gen = part_gen.unwrap_or(node_pcie_gen);
+                let (nic_gen, nic_lanes) = part_pcie.unwrap_or((node_pcie_gen, 16));
                 let share = if slot.gpudirect {
                     1.0
                 } else {
                     eff::NO_GPUDIRECT_PCIE_SHARE
                 };
                 let cap = usable_bytes_per_s(
-                    pcie_x16_bandwidth(nic_gen.min(node_pcie_gen.max(1)).max(1)).gbit_s(),
+                    pcie_bandwidth(nic_gen.min(node_pcie_gen.max(1)).max(1), nic_lanes).gbit_s(),
                     eff::PCIE * share,
                 );
                 let rate = cap / (eff::PCIE * share);
