@@ -354,29 +354,28 @@ pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
     let mut domains: RunCounts<&PartId> = RunCounts::default();
     let mut switches: RunCounts<&PartId> = RunCounts::default();
     let mut others: RunCounts<&PartId> = RunCounts::default();
-    // Whether a node model's price leaves its GPUs out, for the last model seen.
-    let mut last_model: Option<(&PartId, bool)> = None;
+    // For the last node model seen: whether its price leaves its GPUs out, and the NIC its
+    // price includes.
+    let mut last_model: Option<(&PartId, bool, Option<&PartId>)> = None;
     for device in &design.devices {
         match &device.kind {
             DeviceKind::GpuNode(node) => {
                 nodes.add(&node.model, 1);
-                let gpus_billed = match last_model {
-                    Some((model, billed)) if *model == node.model => billed,
+                let (gpus_billed, built_in) = match last_model {
+                    Some((model, billed, nic)) if *model == node.model => (billed, nic),
                     _ => {
-                        let billed = catalog
-                            .node(&node.model)
-                            .is_some_and(|spec| !spec.gpus_included_in_price);
-                        last_model = Some((&node.model, billed));
-                        billed
+                        let spec = catalog.node(&node.model);
+                        let billed = spec.is_some_and(|spec| !spec.gpus_included_in_price);
+                        let nic = spec
+                            .filter(|spec| spec.nic_included_in_price)
+                            .and_then(|spec| spec.nic.as_ref());
+                        last_model = Some((&node.model, billed, nic));
+                        (billed, nic)
                     }
                 };
                 if gpus_billed && node.gpu_count > 0 {
                     gpus.add(&node.gpu, u64::from(node.gpu_count));
                 }
-                let built_in = catalog
-                    .node(&node.model)
-                    .filter(|spec| spec.nic_included_in_price)
-                    .and_then(|spec| spec.nic.as_ref());
                 for nic in &node.nics {
                     if built_in != Some(&nic.part) {
                         nics.add(&nic.part, 1);

@@ -8,6 +8,7 @@ use super::eval::{AdviceReport, BottleneckReport, advice_lines};
 use super::{count_of, job, load, write_stdout};
 use crate::analysis::collective::{self, CollectiveError, Routing};
 use crate::analysis::finding::Finding;
+use crate::analysis::metrics::Metrics;
 use crate::analysis::{Question, assess};
 use crate::model::units::{time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, LibraryChoice, NcclBuffer, NcclRelease};
@@ -261,18 +262,23 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         args.serving,
         &args.job,
     );
-    // A search runs first: the communication, the mapping and the advice below then describe
-    // the layout it found, not the one it started from (which may not even fit).
-    let searched = if args.job.searches() {
-        let metrics = assess(&design, catalog, &Question::metrics_only()).metrics;
-        let found = job::run_job(
+    let run_job = |chosen: &job::Chosen, metrics: &Metrics| {
+        job::run_job(
             &args.file,
             &design,
             catalog,
-            &chosen,
+            chosen,
             args.routing,
             &args.job,
             (metrics.cost.total.0, metrics.power.0),
+        )
+    };
+    // A search runs first: the communication, the mapping and the advice below then describe
+    // the layout it found, not the one it started from (which may not even fit).
+    let searched = if args.job.searches() {
+        let found = run_job(
+            &chosen,
+            &assess(&design, catalog, &Question::metrics_only()).metrics,
         )?;
         if let job::JobDetail::Search(s) = &found.1 {
             job::take_layout(&mut chosen.training, &s.best[0]);
@@ -319,15 +325,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
     let (figures, detail) = match searched {
         Some(found) => found,
-        None => job::run_job(
-            &args.file,
-            &design,
-            catalog,
-            &chosen,
-            args.routing,
-            &args.job,
-            (a.metrics.cost.total.0, a.metrics.power.0),
-        )?,
+        None => run_job(&chosen, &a.metrics)?,
     };
     let advice = a.advice;
     let mut report = WorkloadReport::new(
