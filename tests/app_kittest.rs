@@ -801,6 +801,29 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     assert_eq!(step.step_ms, None);
     assert!(step.memory_gib_per_gpu > 0.0);
     harness.get_by_label("Step unknown");
+    // The user's own kernel efficiency times it, and the step says whose figure it is.
+    harness.get_by_label("own kernel efficiency").scroll_to_me();
+    harness.run();
+    harness.get_by_label("own kernel efficiency").click();
+    wait_for_analysis(&mut harness);
+    assert_eq!(harness.state().prefs().workload.efficiency, Some(0.4));
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    let Some(Ok(JobOutcome::Training { step, .. })) = &analysis.job else {
+        panic!("a training job: {:?}", analysis.job);
+    };
+    assert!(step.step_ms.is_some_and(|ms| ms > 0.0), "{step:?}");
+    assert!(
+        step.assumes
+            .iter()
+            .any(|a| a.starts_with("kernels at 40 % of peak: set by the user")),
+        "{:?}",
+        step.assumes
+    );
+    assert!(harness.query_by_label("Step unknown").is_none());
+    harness.get_by_label("own kernel efficiency").click();
+    wait_for_analysis(&mut harness);
+    assert_eq!(harness.state().prefs().workload.efficiency, None);
+    harness.get_by_label("Step unknown");
     // With data parallelism to run, Thunderbolt is no longer a note but a warning.
     assert_eq!(
         analysis.advice[0].severity,

@@ -562,11 +562,23 @@ fn sweep_runs_from_8_bytes_to_8_gib() {
 
     let o = railyard(&["sweep", path_str(&pair), "--json", "--op", "all-to-all"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let report: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    // What every row assumes, once, as `eval --json` gives it for one size.
+    assert_eq!(report["op"], "all-to-all");
+    assert_eq!(report["gpus"], 4);
+    assert_eq!(report["library"], "nccl");
+    assert!(
+        report["assumes"]
+            .as_str()
+            .is_some_and(|a| a.contains("one process per GPU")),
+        "{report}"
+    );
+    let rows = report["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 31);
     assert_eq!(rows[0]["bytes"], 8);
     assert_eq!(rows[30]["bytes"], 8u64 << 30);
-    for row in &rows {
+    for row in rows {
+        assert!(row["why"].as_str().is_some_and(|w| !w.is_empty()), "{row}");
         // all-to-all: × (n−1)/n = 0.75
         assert!(close(
             f64_of(&row["busbw_gbyte_s"]),
@@ -765,6 +777,7 @@ fn compare_shows_what_eval_says_for_each_design() {
             "all_reduce_time_us",
             "all_reduce_busbw_gbyte_s",
             "all_to_all_time_us",
+            "check_errors",
             "advice_items",
         ]
     );
@@ -789,6 +802,15 @@ fn compare_shows_what_eval_says_for_each_design() {
                 f64_of(&e["collective"]["busbw_gbyte_s"]),
             ),
             ("all_to_all_time_us", f64_of(&a2a["collective"]["time_us"])),
+            (
+                "check_errors",
+                e["checks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|c| c["severity"] == "error")
+                    .count() as f64,
+            ),
             ("advice_items", e["advice"].as_array().unwrap().len() as f64),
         ];
         for (key, want) in expected {
@@ -873,22 +895,27 @@ fn compare_as_markdown() {
         lines[0],
         "| Figure | rtx4090-pair-25gbe (baseline) | hgx-h100-x4-roce |"
     );
-    assert_eq!(lines.len(), 2 + 12 + 2, "{text}");
+    assert_eq!(lines.len(), 2 + 13 + 4, "{text}");
     assert_eq!(lines[2], "| GPUs | 8 | 32 (+300.0 %) |");
     assert!(
-        lines[..14]
+        lines[..15]
             .iter()
             .all(|l| l.starts_with('|') && l.ends_with('|'))
     );
     // Under the table: which library and algorithm each all-reduce time is, and how far the
-    // model was from published runs of each kind (neither was measured).
+    // model was from published runs of each kind (neither was measured); and that 8 GPUs
+    // against 32 time different jobs.
     assert_eq!(
-        lines[14..],
+        lines[15..],
         [
             "",
             "All-reduce runs as: rtx4090-pair-25gbe: NCCL, tree/Simple; hgx-h100-x4-roce: NCCL, \
              ring/Simple. Against published runs of each kind: rtx4090-pair-25gbe: unknown \
-             (none near this size); hgx-h100-x4-roce: unknown (none near this size)"
+             (none near this size); hgx-h100-x4-roce: unknown (none near this size)",
+            "",
+            "The scenarios have different GPU counts (rtx4090-pair-25gbe 8, hgx-h100-x4-roce \
+             32): each collective and step runs on all of its own GPUs, so their times are of \
+             different jobs"
         ]
     );
     // Eight A100s at 1 GiB: OCI's and Azure's rows from 512 MiB to 2 GiB took 3–6 % longer
@@ -1158,12 +1185,13 @@ fn report_has_every_section_with_evals_numbers() {
     assert_refused(&railyard(&["report", path_str(&pair)])); // no -o
     assert_refused(&railyard(&["report", "/nonexistent.ron", "-o", "-"]));
 
-    // The notes' paragraphs stay paragraphs, their Markdown escaped: the Mac mesh's two.
+    // The notes' paragraphs stay paragraphs, the parts they name in backticks code spans:
+    // the Mac mesh's two.
     let mac = preset("mac-studio-tb5-x4.ron");
     let text = stdout(&railyard(&["report", path_str(&mac), "-o", "-"]));
     assert!(
         text.contains(
-            "every pair has its own 80 Gb/s link.\n\nGenerated: Full mesh: 4 × \\`mac-studio-m3-ultra\\`"
+            "every pair has its own 80 Gb/s link.\n\nGenerated: Full mesh: 4 × `mac-studio-m3-ultra`"
         ),
         "{text}"
     );
@@ -2082,4 +2110,80 @@ fn sweep_lists_the_published_runs_of_its_kind_under_the_table() {
     assert!(table.ends_with(
         "(railyard validate lists what has been measured, and why a run is not counted).\n"
     ));
+}
+
+/// Eight cards in a four-slot workstation: `generate` writes the design but warns, once per
+/// kind of failed check; `compare` counts the errors (8 nodes × 2: slots and power supply)
+/// and says why its job figures are unknown, until `--efficiency` gives the kernels' rate.
+#[test]
+fn a_generated_design_that_fails_its_checks_is_flagged_in_generate_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let crammed = dir.path().join("crammed.ron");
+    let o = railyard(&[
+        "generate",
+        "star",
+        "--nodes",
+        "8",
+        "--node",
+        "workstation",
+        "--gpu",
+        "rtx-pro-6000",
+        "--gpus-per-node",
+        "8",
+        "--nic",
+        "e810-100gbe",
+        "-o",
+        path_str(&crammed),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "warning: gpus-over-slots: node-01 holds 8 GPUs; `workstation` takes 4 (and 7 more like it)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("the design fails 16 checks"), "{err}");
+
+    let h100 = preset("hgx-h100-x4-roce.ron");
+    let args = [path_str(&h100), path_str(&crammed), "--model", "8"];
+    let rows = compare_csv(&args);
+    let row = |key: &str| rows.iter().find(|r| r.0 == key).unwrap().1.clone();
+    assert_eq!(row("check_errors"), [Some(0.0), Some(16.0)]);
+    // The RTX PRO 6000 has no published kernel efficiency: its step is a dash, and why.
+    assert!(row("step_us")[0].is_some());
+    assert_eq!(row("step_us")[1], None);
+    let o = railyard(&["compare", args[0], args[1], args[2], args[3]]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "Unknown (—): crammed: no published kernel efficiency for rtx-pro-6000 at bf16"
+        ),
+        "{text}"
+    );
+    // One efficiency for every design: both steps timed, the H100's slower than at its
+    // published 47 % since 40 % is asked.
+    let mut with = args.to_vec();
+    with.extend(["--efficiency", "0.4"]);
+    let at_40 = compare_csv(&with);
+    let step = |rows: &[CompareRow]| rows.iter().find(|r| r.0 == "step_us").unwrap().1.clone();
+    let (published, forty) = (step(&rows), step(&at_40));
+    assert!(forty[1].is_some(), "{forty:?}");
+    assert!(forty[0].unwrap() > published[0].unwrap());
+    assert_refused(&railyard(&[
+        "compare",
+        args[0],
+        args[1],
+        "--efficiency",
+        "0.4",
+    ]));
+    assert_refused(&railyard(&[
+        "compare",
+        args[0],
+        args[1],
+        "--model",
+        "8",
+        "--efficiency",
+        "1.5",
+    ]));
 }

@@ -354,3 +354,126 @@ fn a_pinned_layout_shows_the_step_the_search_found() {
     );
     assert!(pinned_ms <= step_of(&usual) * (1.0 + 1e-12));
 }
+
+/// GeForce cards have no published kernel efficiency: the sidebar's step is unknown and its
+/// layout search refuses, until the workload carries the user's own figure. Then the step is
+/// timed and searched, and the matrix part of its compute goes as one over the efficiency.
+#[test]
+fn a_workloads_own_efficiency_times_gpus_without_a_published_one() {
+    use railyard::analysis::assess::{Question, assess};
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::job::{
+        JobOutcome, SearchOptions, search_layouts, training_job_of_workload,
+    };
+
+    let catalog = Catalog::builtin();
+    let design = preset("rtx4090-pair-25gbe.ron");
+    let mut workload = Workload::named("llama-8b").expect("built in");
+    // Eight 24 GB cards hold it in 4 tensor × 2 pipeline parts.
+    (workload.tp, workload.pp) = (4, 2);
+    let compute_of = |w: &Workload| {
+        let question = Question {
+            workload: Some(w.clone()),
+            ..Question::metrics_only()
+        };
+        match assess(&design, &catalog, &question).job {
+            Some(Ok(JobOutcome::Training { step, .. })) => (
+                step.compute_ms,
+                step.elementwise_ms,
+                step.assumes.join("; "),
+            ),
+            other => panic!("no training step: {other:?}"),
+        }
+    };
+    let (unknown, _, assumes) = compute_of(&workload);
+    assert_eq!(unknown, None);
+    assert!(
+        assumes.contains("no published kernel efficiency"),
+        "{assumes}"
+    );
+    let options = SearchOptions {
+        keep: 3,
+        routing: Routing::Ecmp,
+        hold_memory_settings: true,
+    };
+    let job = training_job_of_workload(&workload).expect("a known shape");
+    assert!(search_layouts(&design, &catalog, &job, options, &mut |_| {}).is_err());
+
+    workload.efficiency = Some(0.4);
+    let (at_40, elementwise, assumes) = compute_of(&workload);
+    assert!(
+        assumes.contains("kernels at 40 % of peak: set by the user"),
+        "{assumes}"
+    );
+    workload.efficiency = Some(0.8);
+    let (at_80, same_elementwise, _) = compute_of(&workload);
+    let (at_40, at_80) = (at_40.expect("timed"), at_80.expect("timed"));
+    let elementwise = elementwise.expect("memory bandwidth is known");
+    assert_eq!(Some(elementwise), same_elementwise);
+    // Matrix time halves when the efficiency doubles; the element-wise part stays.
+    let (matrix_40, matrix_80) = (at_40 - elementwise, at_80 - elementwise);
+    assert!(matrix_40 > 0.0);
+    assert!(
+        (matrix_40 / matrix_80 - 2.0).abs() < 1e-9,
+        "{matrix_40} {matrix_80}"
+    );
+
+    let job = training_job_of_workload(&workload).expect("a known shape");
+    assert_eq!(job.efficiency, Some(0.8));
+    let found = search_layouts(&design, &catalog, &job, options, &mut |_| {}).expect("ranked");
+    assert!(found.best.iter().all(|s| s.step_ms.is_some()));
+}
+
+/// Full recomputation runs each layer's forward again with its two tensor-parallel
+/// all-reduces: 6 per layer and micro-batch, not 4. The communication `workload` lists and the
+/// step it times count the same calls: Llama 70B on the SU at TP 8 × DP 32 has 512 / 32 = 16
+/// micro-batches of 80 layers, 4 × 80 × 16 = 5,120 all-reduces, 7,680 with full recomputation.
+#[test]
+fn full_recomputation_repeats_the_forward_all_reduces_in_the_listing_and_the_step() {
+    let run = |recompute: &str| -> serde_json::Value {
+        let (code, out, err) = railyard(&[
+            "workload",
+            "presets/dgx-h100-superpod-su.ron",
+            "--model",
+            "70",
+            "--recompute",
+            recompute,
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).expect("JSON")
+    };
+    let tensor = |v: &serde_json::Value| -> (f64, f64) {
+        let c = v["components"]
+            .as_array()
+            .expect("components")
+            .iter()
+            .find(|c| c["name"] == "tensor-parallel all-reduces")
+            .expect("a tensor-parallel part");
+        (
+            c["calls_per_step"].as_f64().expect("calls"),
+            c["time_us_per_step"].as_f64().expect("time"),
+        )
+    };
+    let (selective, full) = (run("selective"), run("full"));
+    let ((calls, us), (full_calls, full_us)) = (tensor(&selective), tensor(&full));
+    assert_eq!((calls, full_calls), (5120.0, 7680.0));
+    assert!((full_us / us - 1.5).abs() < 1e-12, "{full_us} vs {us}");
+    // The step's exposed tensor-parallel time is the listed one: nothing of it overlaps.
+    let exposed = full["job"]["training"]["step"]["exposed"]
+        .as_array()
+        .expect("exposed parts")
+        .iter()
+        .find(|p| p["name"] == "tensor-parallel all-reduces")
+        .and_then(|p| p["ms"].as_f64())
+        .expect("tensor-parallel exposed");
+    assert!(
+        (exposed * 1e3 / full_us - 1.0).abs() < 1e-12,
+        "{exposed} ms vs {full_us} µs"
+    );
+    let notes = full["notes"].to_string();
+    assert!(
+        notes.contains("6 times per layer and micro-batch"),
+        "{notes}"
+    );
+}

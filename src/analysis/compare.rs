@@ -4,6 +4,7 @@
 
 use crate::analysis::accuracy::{Checked, Published};
 use crate::analysis::collective::{self, CollectiveQuery, Op, Workload};
+use crate::analysis::finding::Severity;
 use crate::analysis::job::JobOutcome;
 use crate::analysis::{Assessor, Question};
 use crate::model::units::{group_thousands, trim_number};
@@ -143,11 +144,49 @@ pub struct Comparison {
     /// (`Checked::verdict`); None where not checked (no published sets given, a
     /// calibrated design, or no all-reduce).
     pub all_reduce_checked: Vec<Option<String>>,
+    /// Why each scenario's workload figures are unknown (a dash in the table), where they
+    /// are: no published kernel efficiency for its GPUs, a layout that does not fit.
+    pub unknown_why: Vec<Option<String>>,
 }
 
 impl Comparison {
     pub fn row(&self, key: &str) -> Option<&ComparisonRow> {
         self.rows.iter().find(|r| r.key == key)
+    }
+
+    /// What a reader must know to read the table: scenarios of different GPU counts time
+    /// different jobs, and why a figure is unknown.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(gpus) = self.row("gpus") {
+            let counts: Vec<u64> = gpus.values.iter().flatten().map(|&g| g as u64).collect();
+            if counts.windows(2).any(|w| w[0] != w[1]) {
+                let each: Vec<String> = self
+                    .scenarios
+                    .iter()
+                    .zip(&gpus.values)
+                    .map(|(name, g)| match g {
+                        Some(g) => format!("{name} {}", group_thousands(*g as i64)),
+                        None => format!("{name} –"),
+                    })
+                    .collect();
+                notes.push(format!(
+                    "The scenarios have different GPU counts ({}): each collective and step \
+                     runs on all of its own GPUs, so their times are of different jobs",
+                    each.join(", ")
+                ));
+            }
+        }
+        let unknown: Vec<String> = self
+            .scenarios
+            .iter()
+            .zip(&self.unknown_why)
+            .filter_map(|(name, why)| why.as_ref().map(|why| format!("{name}: {why}")))
+            .collect();
+        if !unknown.is_empty() {
+            notes.push(format!("Unknown (—): {}", unknown.join("; ")));
+        }
+        notes
     }
 }
 
@@ -158,7 +197,7 @@ fn figures(
     bytes: Bytes,
     workload: Option<&Workload>,
     published: Option<&'static Published>,
-) -> (Vec<Option<f64>>, String, Option<String>) {
+) -> Figures {
     let mut assessor = published.map_or_else(Assessor::default, Assessor::with_published);
     let a = assessor.assess(
         design,
@@ -176,6 +215,12 @@ fn figures(
     let all_to_all =
         collective::collective(design, catalog, &CollectiveQuery::new(Op::AllToAll, bytes)).ok();
     let advice = a.advice;
+    let errors = m
+        .checks
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    let unknown_why = workload.and_then(|w| unknown_job_figures(w, &a.workload, &a.job));
     let step = a.workload.and_then(Result::ok);
     let job = a.job.and_then(Result::ok);
     let total = m.cost.total.0;
@@ -218,8 +263,54 @@ fn figures(
             }
         }
     }
+    values.push(Some(errors as f64));
     values.push(Some(advice.len() as f64));
-    (values, all_reduce_by, checked)
+    Figures {
+        values,
+        all_reduce_by,
+        checked,
+        unknown_why,
+    }
+}
+
+/// One design's column of the comparison.
+struct Figures {
+    /// In row order (`row_heads`).
+    values: Vec<Option<f64>>,
+    all_reduce_by: String,
+    checked: Option<String>,
+    unknown_why: Option<String>,
+}
+
+/// Why the workload's figures of one design are unknown, where some are.
+fn unknown_job_figures(
+    workload: &Workload,
+    comm: &Option<Result<collective::WorkloadResult, collective::CollectiveError>>,
+    job: &Option<Result<JobOutcome, crate::analysis::job::JobError>>,
+) -> Option<String> {
+    if let Some(Err(e)) = comm {
+        return Some(e.to_string());
+    }
+    match job {
+        Some(Err(e)) => Some(e.to_string()),
+        None => Some(format!(
+            "railyard does not know the shape of {}",
+            workload.name
+        )),
+        Some(Ok(JobOutcome::Training { step, .. })) if step.step_ms.is_none() => step
+            .assumes
+            .iter()
+            .find(|a| a.contains("unknown"))
+            .cloned()
+            .or_else(|| Some("the step needs figures the catalog lacks".into())),
+        Some(Ok(JobOutcome::Serving(r))) if r.decode_tokens_per_s.is_none() => r
+            .assumes
+            .iter()
+            .find(|a| a.contains("unknown"))
+            .cloned()
+            .or_else(|| Some("the decode rate needs figures the catalog lacks".into())),
+        Some(Ok(_)) => None,
+    }
 }
 
 /// Row keys, labels and quantities, in the order `figures` returns values.
@@ -270,7 +361,7 @@ fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, St
         ));
         heads.push((
             "workload_over_ideal",
-            format!("{} over an ideal network", w.name),
+            format!("{} communication added by contention", w.name),
             Quantity::Fraction,
         ));
         if w.serving {
@@ -293,6 +384,7 @@ fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, St
             ));
         }
     }
+    heads.push(("check_errors", "Check errors".into(), Quantity::Count));
     heads.push(("advice_items", "Advice items".into(), Quantity::Count));
     heads
 }
@@ -358,11 +450,13 @@ pub fn compare_with(
     let mut columns = Vec::new();
     let mut all_reduce_by = Vec::new();
     let mut all_reduce_checked = Vec::new();
+    let mut unknown_why = Vec::new();
     for (_, d) in designs {
-        let (values, by, checked) = figures(d, catalog, bytes, workload, published);
-        columns.push(values);
-        all_reduce_by.push(by);
-        all_reduce_checked.push(checked);
+        let f = figures(d, catalog, bytes, workload, published);
+        columns.push(f.values);
+        all_reduce_by.push(f.all_reduce_by);
+        all_reduce_checked.push(f.checked);
+        unknown_why.push(f.unknown_why);
     }
     let rows = row_heads(bytes, workload)
         .into_iter()
@@ -386,6 +480,7 @@ pub fn compare_with(
         rows,
         all_reduce_by,
         all_reduce_checked,
+        unknown_why,
     }
 }
 
@@ -449,7 +544,12 @@ pub(crate) mod tests {
             0,
         );
         assert_eq!(c.scenarios, ["a", "b"]);
-        assert_eq!(c.rows.len(), 12);
+        assert_eq!(c.rows.len(), 13);
+        assert_eq!(
+            c.row("check_errors").unwrap().values,
+            [Some(0.0), Some(0.0)]
+        );
+        assert!(c.notes().is_empty(), "{:?}", c.notes());
         let gpus = c.row("gpus").unwrap();
         assert_eq!(gpus.values, [Some(0.0), Some(0.0)]);
         // 0 against a baseline of 0: no relative change.

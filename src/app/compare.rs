@@ -113,6 +113,10 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
             .iter()
             .map(|(_, c)| c.all_reduce_checked.first().cloned().flatten())
             .collect(),
+        unknown_why: columns
+            .iter()
+            .map(|(_, c)| c.unknown_why.first().cloned().flatten())
+            .collect(),
     }
 }
 
@@ -450,6 +454,7 @@ pub fn higher_is_better(key: &str) -> Option<bool> {
         | "workload_over_ideal"
         | "step_us"
         | "usd_per_million_tokens"
+        | "check_errors"
         | "advice_items" => Some(false),
         _ => None,
     }
@@ -532,6 +537,10 @@ fn table_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32]) -> Option<usize> {
                 ui.end_row();
             }
         });
+    // Different GPU counts, and why a figure is unknown.
+    for note in c.notes() {
+        ui.weak(note);
+    }
     new_baseline
 }
 

@@ -133,6 +133,9 @@ pub struct WorkloadSettings {
     pub precision: Precision,
     /// Serving replicas (one decode step) rather than training.
     pub serving: bool,
+    /// The kernels' fraction of the GPUs' dense peak, as the user sets it; None = the
+    /// published figure for the GPU generation (unknown where there is none).
+    pub efficiency: Option<f64>,
 }
 
 impl Default for WorkloadSettings {
@@ -146,6 +149,7 @@ impl Default for WorkloadSettings {
             micro_batch: 1,
             precision: Precision::Bf16,
             serving: false,
+            efficiency: None,
         }
     }
 }
@@ -164,6 +168,7 @@ impl WorkloadSettings {
         }
         w.precision = self.precision;
         w.serving = self.serving;
+        w.efficiency = self.efficiency;
         Some(w)
     }
 
@@ -465,6 +470,7 @@ fn workload_ui(
                 "Inference replicas instead of training: time one decode step, and ask whether the replicas need a fabric at all",
             );
         });
+        efficiency_ui(ui, &mut settings.efficiency);
         match &analysis.workload {
             Some(Ok(result)) => {
                 workload_result_ui(ui, result, events);
@@ -509,6 +515,43 @@ fn workload_ui(
         events.push(SidebarEvent::SettingsChanged);
     }
 }
+
+/// The kernels' efficiency: the published figure for the GPU generation, or the user's own
+/// (the only way to a step time on GPUs without a published one).
+fn efficiency_ui(ui: &mut Ui, efficiency: &mut Option<f64>) {
+    ui.horizontal_wrapped(|ui| {
+        let mut own = efficiency.is_some();
+        ui.checkbox(&mut own, "own kernel efficiency").on_hover_text(
+            "The fraction of the GPUs' dense peak the step's kernels achieve. Off: the published figure for the GPU generation, and compute unknown where there is none",
+        );
+        match (own, efficiency.as_mut()) {
+            (true, Some(fraction)) => {
+                let mut percent = *fraction * 100.0;
+                // Written back only when edited: a round trip through percent need not
+                // give back the same float, and a changed setting re-runs the analysis.
+                if ui
+                    .add(
+                        egui::DragValue::new(&mut percent)
+                            .range(1.0..=100.0)
+                            .speed(0.5)
+                            .max_decimals(1)
+                            .suffix(" % of peak"),
+                    )
+                    .changed()
+                {
+                    *fraction = percent / 100.0;
+                }
+            }
+            // Starts where MFU reports of large dense training runs sit (Llama 3: 38-43 %);
+            // the user sets their own.
+            (true, None) => *efficiency = Some(STARTING_EFFICIENCY),
+            (false, _) => *efficiency = None,
+        }
+    });
+}
+
+/// Where "own kernel efficiency" starts when first ticked.
+const STARTING_EFFICIENCY: f64 = 0.40;
 
 fn workload_result_ui(ui: &mut Ui, r: &WorkloadResult, events: &mut Vec<SidebarEvent>) {
     let m = &r.mapping;
@@ -602,7 +645,7 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                     e.usd_per_million_tokens
                 ))
                 .on_hover_text(format!(
-                    "Capital written off over {} years plus energy at PUE {} and ${}/kWh ({} an hour)",
+                    "Capital written off over {} years of training without a break, plus energy at PUE {} and ${}/kWh ({} an hour)",
                     e.amortisation_years,
                     e.pue,
                     e.usd_per_kwh,

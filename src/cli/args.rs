@@ -79,10 +79,23 @@ pub(super) enum Command {
 
 /// The workload of `--model` (an id `parse_model` accepted) and `--serving`, in the model's
 /// usual layout.
-pub(super) fn chosen_workload(model: Option<&str>, serving: bool) -> Option<collective::Workload> {
+pub(super) fn chosen_workload(
+    model: Option<&str>,
+    serving: bool,
+    efficiency: Option<f64>,
+) -> Option<collective::Workload> {
     let mut w = collective::Workload::named(model?)?;
     w.serving = serving;
+    w.efficiency = efficiency;
     Some(w)
+}
+
+/// A kernel efficiency: a fraction of the GPUs' dense peak, above 0 and at most 1.
+pub(super) fn parse_fraction(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err(format!("`{text}` is not a fraction above 0 and at most 1")),
+    }
 }
 
 /// A model id from `collective::MODELS`; a bare Llama size (`70`, `70B`) names its Llama.

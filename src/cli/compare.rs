@@ -1,6 +1,6 @@
 //! `railyard compare A B [...]`: designs side by side, with changes against a baseline.
 
-use super::args::{chosen_workload, parse_bytes, parse_model};
+use super::args::{chosen_workload, parse_bytes, parse_fraction, parse_model};
 use super::{count_of, load, write_stdout};
 use crate::analysis::collective;
 use crate::model::{Bytes, Catalog};
@@ -32,6 +32,11 @@ pub(super) struct CompareArgs {
     /// With `--model`: serving replicas (one decode step) rather than training.
     #[arg(long, requires = "model")]
     serving: bool,
+    /// With `--model`: the fraction of the GPUs' dense peak the kernels achieve, 0 to 1, on
+    /// every design, in place of each GPU generation's published figure (without one, the
+    /// step, MFU and cost of GPUs with no published figure are unknown).
+    #[arg(long, value_name = "F", requires = "model", value_parser = parse_fraction)]
+    efficiency: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +85,7 @@ pub(super) fn comparison(
 
 pub(super) fn run(args: &CompareArgs, catalog: &Catalog) -> anyhow::Result<()> {
     use crate::io::report::{render_csv, render_markdown, render_text};
-    let workload = chosen_workload(args.model.as_deref(), args.serving);
+    let workload = chosen_workload(args.model.as_deref(), args.serving, args.efficiency);
     let format = if args.markdown {
         TableFormat::Markdown
     } else if args.csv {

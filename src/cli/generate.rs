@@ -1,11 +1,13 @@
 //! `railyard generate TEMPLATE -o FILE`: builds a design from a template and writes it.
 
 use super::{count_of, write_stdout};
+use crate::analysis::checks::checks;
+use crate::analysis::finding::{Finding, Severity};
 use crate::generate::{Template, TemplateSpec, generate};
 use crate::io::design_file::{design_to_string, save_design};
 use crate::model::units::group_thousands;
 use crate::model::validate::MAX_GPUS;
-use crate::model::{Catalog, PartId, Transport};
+use crate::model::{Catalog, Design, PartId, Transport};
 use anyhow::{Context, bail};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, ValueEnum};
@@ -165,5 +167,40 @@ pub(super) fn run(args: &GenerateArgs, catalog: &Catalog) -> anyhow::Result<()> 
         save_design(&args.output, &design)?;
         eprintln!("railyard: wrote {}: {summary}", args.output.display());
     }
+    // A template filled with parts that do not go together (eight cards in a four-slot
+    // chassis) still writes, but never silently.
+    for line in check_errors(&design, catalog) {
+        eprintln!("railyard: warning: {line}");
+    }
     Ok(())
+}
+
+/// The design's failed checks, one line per kind with its first instance and how many more.
+fn check_errors(design: &Design, catalog: &Catalog) -> Vec<String> {
+    let errors: Vec<Finding> = checks(design, catalog)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    let mut lines: Vec<String> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for f in &errors {
+        if seen.contains(&f.code) {
+            continue;
+        }
+        seen.push(f.code);
+        let more = errors.iter().filter(|g| g.code == f.code).count() - 1;
+        let more = if more > 0 {
+            format!(" (and {more} more like it)")
+        } else {
+            String::new()
+        };
+        lines.push(format!("{}: {}{more}", f.code, f.message));
+    }
+    if !lines.is_empty() {
+        lines.push(format!(
+            "the design fails {}: `railyard eval` lists them; fix the parts or the counts",
+            count_of(errors.len(), "check", "checks")
+        ));
+    }
+    lines
 }

@@ -1,14 +1,15 @@
 //! `workload`'s job figures: a training step's time, MFU, memory, time and money, the layout
 //! search, or serving's decode rate and time to first token.
 
+use super::args::parse_fraction;
 use crate::analysis::collective::{Precision, Routing, Workload};
 use crate::analysis::job::economics::{
     DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH,
 };
 use crate::analysis::job::{
-    Economics, EconomicsInputs, ModelSpec, Recompute, SearchOptions, SearchResult, ServingJob,
-    ServingResult, TrainingJob, TrainingStep, economics, named_model, search_layouts, serving,
-    training_step,
+    Economics, EconomicsInputs, JobError, ModelSpec, Recompute, SearchOptions, SearchResult,
+    ServingJob, ServingResult, TrainingJob, TrainingStep, economics, named_model, search_layouts,
+    serving, training_step,
 };
 use crate::model::units::{count_of, group_thousands, significant, time_text};
 use crate::model::{Catalog, Design};
@@ -91,13 +92,6 @@ fn parse_tokens(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "`{text}` is not a token count (a positive number, e.g. 15T, 300B, 2e12)"
         )),
-    }
-}
-
-fn parse_fraction(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
-        _ => Err(format!("`{text}` is not a fraction above 0 and at most 1")),
     }
 }
 
@@ -278,6 +272,14 @@ pub(super) fn run_job(
         (found.best[0].clone(), Some(found))
     } else {
         let step = training_step(design, catalog, &chosen.training, routing)
+            .map_err(|e| match e {
+                // The layout was the user's or the model's usual one: say what finds one.
+                JobError::DoesNotFit { .. } => anyhow::anyhow!(
+                    "{e}; --search finds a layout that fits (or set --tp, --pp, --zero, \
+                     --recompute)"
+                ),
+                e => anyhow::Error::new(e),
+            })
             .with_context(|| format!("{}: cannot train {name}", file.display()))?;
         (step, None)
     };
@@ -382,8 +384,9 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                     ));
                 }
                 out.push_str(&format!(
-                    "cost       ${:.2} per million tokens (capital over {} years, ${}/kWh)\n",
-                    e.usd_per_million_tokens, e.amortisation_years, e.usd_per_kwh
+                    "cost       ${:.2} per million tokens (capital over {} years of training \
+                     without a break, energy at PUE {} and ${}/kWh)\n",
+                    e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
                 ));
             }
             &step.assumes

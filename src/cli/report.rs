@@ -1,7 +1,7 @@
 //! `railyard report FILE [MORE ...] -o FILE.md`: the Markdown report, and its SVG diagram next
 //! to it.
 
-use super::args::{chosen_workload, parse_bytes, parse_model};
+use super::args::{chosen_workload, parse_bytes, parse_fraction, parse_model};
 use super::compare::comparison;
 use super::diagram::design_svg;
 use super::{load, write_stdout};
@@ -30,10 +30,15 @@ pub(super) struct ReportArgs {
     /// With `--model`: serving replicas (one decode step) rather than training.
     #[arg(long, requires = "model")]
     serving: bool,
+    /// With `--model`: the fraction of the GPUs' dense peak the kernels achieve, 0 to 1, on
+    /// every design, in place of each GPU generation's published figure (without one, the
+    /// step, MFU and cost of GPUs with no published figure are unknown).
+    #[arg(long, value_name = "F", requires = "model", value_parser = parse_fraction)]
+    efficiency: Option<f64>,
 }
 
 pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
-    let workload = chosen_workload(args.model.as_deref(), args.serving);
+    let workload = chosen_workload(args.model.as_deref(), args.serving, args.efficiency);
     let (files, output, bytes, workload) =
         (&args.files, &args.output, args.bytes, workload.as_ref());
     let Some(file) = files.first() else {

@@ -323,6 +323,12 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
             e => anyhow::Error::new(e),
         })
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
+    // As the step counts it: full recomputation repeats the forward's exchanges.
+    let result = if args.serving {
+        result
+    } else {
+        chosen.training.recompute.communication(result)
+    };
     let (figures, detail) = match searched {
         Some(found) => found,
         None => run_job(&chosen, &a.metrics)?,

@@ -62,6 +62,9 @@ pub fn render_markdown(c: &Comparison) -> String {
         out.push('\n');
     }
     out.push_str(&format!("\n{}\n", md_inline(&runs_as(c))));
+    for note in c.notes() {
+        out.push_str(&format!("\n{}\n", md_inline(&note)));
+    }
     out
 }
 
@@ -155,6 +158,10 @@ pub fn render_text(c: &Comparison) -> String {
     }
     out.push_str(&runs_as(c));
     out.push('\n');
+    for note in c.notes() {
+        out.push_str(&note);
+        out.push('\n');
+    }
     out
 }
 
@@ -266,7 +273,7 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
             if let Some(e) = economics {
                 let _ = writeln!(
                     out,
-                    "\n${:.2} per million tokens (capital over {} years, energy at PUE {} and ${}/kWh).",
+                    "\n${:.2} per million tokens (capital over {} years of training without a break, energy at PUE {} and ${}/kWh).",
                     e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
                 );
             }
@@ -567,12 +574,20 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
     out
 }
 
-/// Text inside a paragraph: line breaks become spaces, Markdown's active characters escaped.
+/// Text inside a paragraph: line breaks become spaces, Markdown's active characters escaped;
+/// paired backticks stay code spans (the generator's notes name parts as `hgx-h100`).
 fn md_inline(text: &str) -> String {
+    let spans = text.matches('`').count().is_multiple_of(2);
     let mut out = String::with_capacity(text.len());
+    let mut in_code = false;
     for c in text.chars() {
         match c {
             '\n' | '\r' => out.push(' '),
+            '`' if spans => {
+                in_code = !in_code;
+                out.push(c);
+            }
+            c if in_code => out.push(c),
             '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '|' | '#' => {
                 out.push('\\');
                 out.push(c);
@@ -581,4 +596,20 @@ fn md_inline(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::md_inline;
+
+    #[test]
+    fn paired_backticks_stay_code_and_the_rest_is_escaped() {
+        assert_eq!(
+            md_inline("4 × `hgx_h100` on *one* `sn5600`"),
+            "4 × `hgx_h100` on \\*one\\* `sn5600`"
+        );
+        // An unpaired backtick opens nothing: escaped like the others.
+        assert_eq!(md_inline("a ` b_c"), "a \\` b\\_c");
+        assert_eq!(md_inline("line\nbreak | pipe"), "line break \\| pipe");
+    }
 }

@@ -77,6 +77,11 @@ pub struct Workload {
     /// Sequences each serving replica decodes at once; None = `SERVING_SEQUENCES`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving_batch: Option<u32>,
+    /// Fraction of the GPUs' dense peak the kernels achieve, for the step's compute; None =
+    /// the published figure for the GPU generation (unknown where there is none). The
+    /// communication does not depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub efficiency: Option<f64>,
 }
 
 /// The models offered by name (id, label), dense Llama 3 sizes first, then mixtures of experts.
@@ -184,6 +189,7 @@ impl Workload {
             moe,
             serving: false,
             serving_batch: None,
+            efficiency: None,
         }
     }
 
@@ -255,6 +261,35 @@ pub struct WorkloadResult {
     pub total_us: f64,
     pub ideal_total_us: f64,
     pub notes: Vec<String>,
+}
+
+impl WorkloadResult {
+    /// The step with the exchanges inside each layer's forward pass (tensor-parallel
+    /// all-reduces, expert dispatch and combine) made `factor` times as often, as a
+    /// recomputation that runs the forward again does; `why` joins the notes.
+    pub fn with_layer_exchanges_scaled(mut self, factor: f64, why: String) -> Self {
+        let mut scaled = false;
+        for c in &mut self.components {
+            if matches!(c.kind, CommKind::TensorParallel | CommKind::ExpertAllToAll) {
+                c.calls_per_step *= factor;
+                c.time_us_per_step *= factor;
+                c.ideal_us_per_step *= factor;
+                scaled = true;
+            }
+        }
+        if scaled {
+            self.total_us = self
+                .components
+                .iter()
+                .fold(0.0, |t, c| t + c.time_us_per_step);
+            self.ideal_total_us = self
+                .components
+                .iter()
+                .fold(0.0, |t, c| t + c.ideal_us_per_step);
+            self.notes.push(why);
+        }
+        self
+    }
 }
 
 /// Sequences each serving replica decodes at once.

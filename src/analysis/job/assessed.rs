@@ -1,6 +1,6 @@
 //! The job figures the sidebar, `compare --model` and the report show beside a workload's
 //! communication: the same step, in railyard's default framework settings (selective
-//! recomputation, ZeRO-1, the published kernel efficiency, the default PUE, price and write-
+//! recomputation, ZeRO-1, the published kernel efficiency unless the workload gives one, the default PUE, price and write-
 //! off period), reusing the communication the assessment already timed.
 
 use super::economics::{
@@ -54,6 +54,7 @@ pub fn training_job_of_workload(w: &Workload) -> Option<TrainingJob> {
     job.ep = w.moe.and_then(|m| m.ep);
     job.micro_batch = w.micro_batch;
     job.precision = w.precision;
+    job.efficiency = w.efficiency;
     Some(job)
 }
 
@@ -79,7 +80,7 @@ pub fn job_of_workload(
             batch: w.serving_batch.unwrap_or(SERVING_SEQUENCES),
             prompt: DEFAULT_PROMPT_TOKENS,
             precision: w.precision,
-            efficiency: None,
+            efficiency: w.efficiency,
         };
         return Some(
             serving(design, catalog, &job, routing).map(|r| JobOutcome::Serving(Box::new(r))),

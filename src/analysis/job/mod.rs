@@ -51,7 +51,7 @@ pub enum JobError {
     #[error("no layout of the model fits and divides on this design")]
     NoLayout,
     #[error(
-        "no published kernel efficiency for the {gpu} at {precision}: step times are unknown, so layouts cannot be ranked (give one with --efficiency)"
+        "no published kernel efficiency for the {gpu} at {precision}: step times are unknown, so layouts cannot be ranked (give one: --efficiency, or the workload's kernel efficiency in the sidebar)"
     )]
     UnknownEfficiency {
         gpu: String,

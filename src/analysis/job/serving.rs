@@ -101,6 +101,7 @@ pub fn serving(
         }),
         serving: true,
         serving_batch: Some(batch),
+        efficiency: job.efficiency,
     };
     // Built once for the decode step and the prompt's prefill.
     let workspace = Workspace::default();
@@ -186,7 +187,7 @@ pub fn serving(
             e.source
         )),
         None => assumes.push(format!(
-            "no published kernel efficiency for the {gpu_id}: time to first token unknown (set one with --efficiency)"
+            "no published kernel efficiency for the {gpu_id}: time to first token unknown (set one: --efficiency, or the workload's kernel efficiency in the sidebar)"
         )),
     }
     Ok(ServingResult {

@@ -98,6 +98,7 @@ impl TrainingJob {
             moe,
             serving: false,
             serving_batch: None,
+            efficiency: self.efficiency,
         }
     }
 }
@@ -203,7 +204,8 @@ pub fn training_step_on(
     training_step_with(comm, design, catalog, job)
 }
 
-/// The step of `job` given its communication (`comm`, timed for `job.comm_workload()`).
+/// The step of `job` given its communication (`comm`, timed for `job.comm_workload()`; the
+/// job's recomputation adds its own exchanges).
 pub fn training_step_with(
     comm: WorkloadResult,
     design: &Design,
@@ -280,28 +282,17 @@ pub fn training_step_with(
     let elementwise_ms = times.map(|t| t.1);
     let compute_ms = times.map(|t| t.0);
 
-    // Full recomputation runs each layer's forward pass again, with its tensor-parallel
-    // all-reduces and expert exchanges: 6 per layer and micro-batch instead of 4.
-    let repeat = if job.recompute == Recompute::Full {
-        1.5
-    } else {
-        1.0
-    };
+    let comm = job.recompute.communication(comm);
     let part_ms = |kinds: &[CommKind], ideal: bool| -> f64 {
         comm.components
             .iter()
             .filter(|c| kinds.contains(&c.kind))
             .map(|c| {
-                let us = if ideal {
-                    c.ideal_us_per_step
+                if ideal {
+                    c.ideal_us_per_step / 1e3
                 } else {
-                    c.time_us_per_step
-                };
-                let factor = match c.kind {
-                    CommKind::TensorParallel | CommKind::ExpertAllToAll => repeat,
-                    _ => 1.0,
-                };
-                us * factor / 1e3
+                    c.time_us_per_step / 1e3
+                }
             })
             .sum()
     };
@@ -386,7 +377,7 @@ pub fn training_step_with(
             e.source
         )),
         None => assumes.push(format!(
-            "no published kernel efficiency for {gpu_id} at {}: compute time unknown (set one with --efficiency)",
+            "no published kernel efficiency for {gpu_id} at {}: compute time unknown (set one: --efficiency, or the workload's kernel efficiency in the sidebar)",
             job.precision.label()
         )),
     }
