@@ -693,6 +693,12 @@ fn bom_discount_and_currency_apply_to_every_row() {
         "0.15",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The label is not a conversion, and the message says so.
+    assert!(
+        stderr(&o).ends_with(" EUR total (the catalog's USD prices less 15 %, not converted)\n"),
+        "{}",
+        stderr(&o)
+    );
     let discounted = read_bom(&cut, "extended_price_eur");
     assert_eq!(discounted.len(), rows.len());
     let units: u64 = discounted.iter().map(|(_, q, _)| q).sum();
@@ -1122,17 +1128,26 @@ fn report_has_every_section_with_evals_numbers() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&md).unwrap();
-    assert_eq!(
-        sections(&text),
-        [
-            "## Summary",
-            "## Metrics",
-            "## Collective",
-            "## Advice",
-            "## Bill of materials",
-            "## Comparison",
-            "## Diagram"
-        ]
+    // The first design with the comparison, then the second design's own sections.
+    let own = [
+        "## Summary",
+        "## Metrics",
+        "## Collective",
+        "## Advice",
+        "## Bill of materials",
+    ];
+    let mut expected = own.to_vec();
+    expected.extend(["## Comparison", "## Diagram"]);
+    expected.extend(own);
+    expected.push("## Diagram");
+    assert_eq!(sections(&text), expected);
+    let (first, second) = text
+        .split_once("\n---\n\n")
+        .expect("a rule between designs");
+    assert!(first.starts_with("# star: 2 × workstation\n"), "{first}");
+    assert!(
+        second.starts_with("# 2 × workstation with 4 × RTX 4090, 25 GbE back to back\n"),
+        "{second}"
     );
 
     let e = eval_json(&pair, &[]);
@@ -1174,6 +1189,10 @@ fn report_has_every_section_with_evals_numbers() {
     let svg = read_svg(&std::fs::read_to_string(dir.path().join("r.svg")).unwrap());
     assert_eq!(svg.devices.len(), 3);
     assert_eq!(svg.links.len(), 2);
+    // The second design's diagram too, numbered: two workstations on one cable.
+    has("![Diagram of 2 × workstation with 4 × RTX 4090, 25 GbE back to back](r-2.svg)");
+    let svg = read_svg(&std::fs::read_to_string(dir.path().join("r-2.svg")).unwrap());
+    assert_eq!((svg.devices.len(), svg.links.len()), (2, 1));
 
     // One design: no comparison.
     let o = railyard(&["report", path_str(&pair), "-o", "-"]);

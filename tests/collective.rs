@@ -1455,3 +1455,77 @@ fn a_dgx_spark_pair_is_bound_by_its_cable_or_by_one_pcie_function() {
     );
     assert!((one.busbw_gbyte_s / (98.0 / 8.0) - 1.0).abs() < 0.05);
 }
+
+/// Four 8-NIC nodes on a rail-optimized template: 8 rail leaves and a spine, each a 128-port
+/// SN5600 (64 × 800G split in two) using 8 of its ports. All 32 NIC ports fit one of them, so
+/// the advice says one switch would do, and what it saves: 9 − 1 switches at the catalog's
+/// price. The rail-only template gets the same finding (its 8 rails hold 4 ports each); the
+/// star the helper drew, with its one switch, and a design whose 32 node ports outgrow one
+/// QM9700 (64 ports, 2 tiers at 16 nodes × 8), get none.
+#[test]
+fn a_few_nodes_on_tiers_of_switches_are_told_one_switch_would_do() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let build = |template: Template, nodes: u32, nic: &str, transport: Option<Transport>| {
+        let mut spec = TemplateSpec::new(template);
+        spec.nodes = Some(nodes);
+        spec.node = Some(PartId::from("hgx-h100"));
+        spec.nic = Some(PartId::from(nic));
+        spec.nics_per_node = Some(8);
+        spec.transport = transport;
+        generate(&spec, &catalog).expect("generates")
+    };
+    let found = |d: &Design| {
+        advice(d, &catalog, None)
+            .into_iter()
+            .find(|f| f.code == "one-switch-would-do")
+    };
+    let sn5600 = catalog
+        .get(&PartId::from("sn5600"))
+        .expect("in the catalog")
+        .price_usd()
+        .0;
+
+    let rail = build(
+        Template::RailOptimized,
+        4,
+        "cx7-400gbe",
+        Some(Transport::Rdma),
+    );
+    let f = found(&rail).expect("one switch would do");
+    assert_eq!(f.devices.len(), 9);
+    assert!(
+        f.message.starts_with(
+            "9 switches connect 32 node and host ports, which one `sn5600` (128 ports as configured) holds"
+        ),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message.contains("without the 32 cables between switches"),
+        "{}",
+        f.message
+    );
+    let saved = railyard::model::Usd(8.0 * sn5600).compact();
+    assert!(
+        f.message.ends_with(&format!("{saved} less in switches")),
+        "{}",
+        f.message
+    );
+
+    let rail_only = build(Template::RailOnly, 4, "cx7-400gbe", Some(Transport::Rdma));
+    let f = found(&rail_only).expect("one switch would do for the rails too");
+    assert!(
+        f.message.starts_with("8 switches connect 32"),
+        "{}",
+        f.message
+    );
+
+    let star = build(Template::Star, 4, "cx7-400gbe", Some(Transport::Rdma));
+    assert!(found(&star).is_none());
+    let wide = build(Template::RailOptimized, 16, "cx7-ndr-400", None);
+    assert!(
+        found(&wide).is_none(),
+        "128 ports do not fit a 64-port QM9700"
+    );
+}

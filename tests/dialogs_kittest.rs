@@ -143,7 +143,11 @@ fn export_png_draws_the_diagram_at_the_scale_picked() {
     click_button(&mut harness, "Export");
     harness.run();
     let written = image::open(&path).expect("a PNG").to_rgba8();
-    let svg = design_to_svg(harness.state().document().design(), LinkColors::Technology);
+    let svg = design_to_svg(
+        harness.state().document().design(),
+        &railyard::model::Catalog::builtin(),
+        LinkColors::Technology,
+    );
     let one = image::load_from_memory(&svg_to_png(&svg, 1).expect("1×"))
         .expect("decodes")
         .to_rgba8();
@@ -192,7 +196,12 @@ fn export_png_overview_box_writes_the_overview() {
     let written = image::open(&path).expect("a PNG").to_rgba8();
     let design = harness.state().document().design();
     let expected = |detail| {
-        let svg = diagram_svg(design, LinkColors::Technology, detail);
+        let svg = diagram_svg(
+            design,
+            &railyard::model::Catalog::builtin(),
+            LinkColors::Technology,
+            detail,
+        );
         image::load_from_memory(&svg_to_png(&svg, 2).expect("2×"))
             .expect("decodes")
             .to_rgba8()

@@ -390,3 +390,32 @@ fn long_names_shorten_by_whole_words_in_the_diagram() {
     // node-02 fits as it is.
     assert!(svg.contains(r##"fill="#ffffff">node-02</text>"##));
 }
+
+/// A slide has no inspector: each box says what it is above its name, as the canvas does,
+/// and a switch its model too where the box has room (a spine's "spine · qm9700"; a rail
+/// leaf's "leaf · rail 0 · qm9700" is too long for its box, so it keeps "leaf · rail 0").
+#[test]
+fn boxes_say_what_they_are_above_their_names() {
+    let svg = generated_svg(&["--nodes", "32"]);
+    let devices = svg
+        .split(r#"<g class="devices">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("\n</g>").next())
+        .expect("a devices layer");
+    let what = |name: &str| -> String {
+        let device = devices
+            .lines()
+            .find(|l| l.contains(&format!("<title>{name}</title>")))
+            .unwrap_or_else(|| panic!("{name} in {devices}"));
+        device
+            .split(r#"<text class="what""#)
+            .nth(1)
+            .and_then(|t| t.split('>').nth(1))
+            .and_then(|t| t.strip_suffix("</text"))
+            .unwrap_or_else(|| panic!("a title line in {device}"))
+            .to_string()
+    };
+    assert_eq!(what("node-01"), "8× H100");
+    assert_eq!(what("spine-01"), "spine · qm9700");
+    assert_eq!(what("leaf-r0"), "leaf · rail 0");
+}

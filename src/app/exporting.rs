@@ -166,7 +166,11 @@ mod tests {
         let written = std::fs::read_to_string(&path).expect("the file");
         assert_eq!(
             written,
-            crate::io::svg::design_to_svg(&design, LinkColors::Rail)
+            crate::io::svg::design_to_svg(
+                &design,
+                &crate::model::Catalog::builtin(),
+                LinkColors::Rail
+            )
         );
     }
 }

@@ -160,11 +160,14 @@ pub fn write_export(
             ))
         }
         ExportKind::Svg(detail) => {
-            write(path, diagram_svg(design, colors, detail).as_bytes())?;
+            write(
+                path,
+                diagram_svg(design, catalog, colors, detail).as_bytes(),
+            )?;
             Ok(format!("Exported {}", path.display()))
         }
         ExportKind::Png(scale, detail) => {
-            let png = svg_to_png(&diagram_svg(design, colors, detail), scale)
+            let png = svg_to_png(&diagram_svg(design, catalog, colors, detail), scale)
                 .context("could not draw the PNG")?;
             write(path, &png)?;
             let (w, h) = png_size(&png).unwrap_or_default();
@@ -197,7 +200,7 @@ pub fn write_export(
                 None,
                 diagram_name.as_deref(),
             );
-            write(&diagram, design_to_svg(design, colors).as_bytes())?;
+            write(&diagram, design_to_svg(design, catalog, colors).as_bytes())?;
             write(path, report.as_bytes())?;
             Ok(format!(
                 "Exported {} and {}",

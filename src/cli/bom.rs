@@ -34,6 +34,11 @@ fn parse_discount(text: &str) -> Result<f64, String> {
     }
 }
 
+/// "20 %" for a discount of 0.2.
+fn percent_off(discount: f64) -> String {
+    format!("{} %", crate::model::units::trim_number(discount * 100.0))
+}
+
 pub(super) fn run(args: BomArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let options = &BomOptions {
         currency_label: args.currency,
@@ -53,8 +58,21 @@ pub(super) fn run(args: BomArgs, catalog: &Catalog) -> anyhow::Result<()> {
         Some(path) => {
             write_atomically(path, &csv)
                 .with_context(|| format!("could not write {}", path.display()))?;
+            // The label is the user's: say when the figures are still the catalog's dollars.
+            let basis = match (
+                options.currency_label.eq_ignore_ascii_case("USD"),
+                args.discount,
+            ) {
+                (true, 0.0) => String::new(),
+                (true, d) => format!(" (list prices less {})", percent_off(d)),
+                (false, 0.0) => " (the catalog's USD prices, not converted)".into(),
+                (false, d) => format!(
+                    " (the catalog's USD prices less {}, not converted)",
+                    percent_off(d)
+                ),
+            };
             eprintln!(
-                "railyard: wrote {}: {}, {} {} total",
+                "railyard: wrote {}: {}, {} {} total{basis}",
                 path.display(),
                 count_of(lines.len(), "line", "lines"),
                 crate::io::bom::bom_total(&lines, options).0,

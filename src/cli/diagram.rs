@@ -42,7 +42,8 @@ fn design_svg_in(
     } else {
         Detail::Full
     };
-    let draw = |design: &Design, colors: LinkColors<'_>| diagram_svg(design, colors, detail);
+    let draw =
+        |design: &Design, colors: LinkColors<'_>| diagram_svg(design, catalog, colors, detail);
     let heatmap_bytes = match (mode, heatmap_bytes) {
         (ColorMode::Heatmap, bytes) => Some(bytes.unwrap_or(Bytes(1 << 30))),
         (_, None) => None,

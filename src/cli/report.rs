@@ -9,7 +9,7 @@ use crate::io::design_file::write_atomically;
 use crate::model::{Bytes, Catalog};
 use anyhow::{Context, bail};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub(super) struct ReportArgs {
@@ -55,7 +55,7 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let diagram_name = diagram_path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
-    let report = crate::io::report::design_report(
+    let mut report = crate::io::report::design_report(
         &file.display().to_string(),
         &design,
         catalog,
@@ -68,18 +68,51 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
             diagram_name.as_deref()
         },
     );
+    // Every design of a comparison gets its own section and diagram, after the first's: a
+    // meeting weighs all of them, not only the baseline.
+    let mut diagrams = vec![(diagram_path, file.as_path(), design)];
+    for (k, other) in files.iter().enumerate().skip(1) {
+        let design = load(other)?;
+        let path = numbered_diagram(output, k + 1);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        report.push_str("\n---\n\n");
+        report.push_str(&crate::io::report::design_report(
+            &other.display().to_string(),
+            &design,
+            catalog,
+            bytes,
+            workload,
+            None,
+            if to_stdout { None } else { name.as_deref() },
+        ));
+        diagrams.push((path, other.as_path(), design));
+    }
     if to_stdout {
         return write_stdout(&report);
     }
-    let svg = design_svg(file, &design, None, catalog)?;
-    write_atomically(&diagram_path, svg.as_bytes())
-        .with_context(|| format!("could not write {}", diagram_path.display()))?;
+    for (path, file, design) in &diagrams {
+        let svg = design_svg(file, design, None, catalog)?;
+        write_atomically(path, svg.as_bytes())
+            .with_context(|| format!("could not write {}", path.display()))?;
+    }
     write_atomically(output, report.as_bytes())
         .with_context(|| format!("could not write {}", output.display()))?;
+    let written: Vec<String> = diagrams
+        .iter()
+        .map(|(path, _, _)| path.display().to_string())
+        .collect();
     eprintln!(
         "railyard: wrote {} and {}",
         output.display(),
-        diagram_path.display()
+        written.join(", ")
     );
     Ok(())
+}
+
+/// `report-2.svg` beside `report.md`: the diagram of the `k`-th design.
+fn numbered_diagram(output: &Path, k: usize) -> PathBuf {
+    let stem = output
+        .file_stem()
+        .map_or_else(|| "report".into(), |s| s.to_string_lossy().into_owned());
+    output.with_file_name(format!("{stem}-{k}.svg"))
 }

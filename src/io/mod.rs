@@ -3,6 +3,7 @@
 pub mod bom;
 pub mod design_file;
 pub mod device_rows;
+pub mod device_title;
 pub mod export;
 pub mod folding;
 pub mod group_frames;

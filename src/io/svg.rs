@@ -4,6 +4,7 @@
 //! sizes and colours follow the canvas's so the export looks like the screen.
 
 use super::device_rows::Corners;
+use super::device_title::diagram_titles;
 use super::group_frames::{GroupFrame, group_frames};
 use super::link_colors::{
     self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
@@ -12,7 +13,7 @@ use super::link_label::{label_spots, link_label, min_labelled, sort_for_labels, 
 use super::name_forms::{fitting_form, name_forms};
 use super::tier_captions::{TierCaption, tier_captions};
 use crate::model::units::group_thousands;
-use crate::model::{Design, DeviceId, DeviceKind, LinkId, LinkState, Pos};
+use crate::model::{Catalog, Design, DeviceId, DeviceKind, LinkId, LinkState, Pos};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -90,10 +91,15 @@ pub enum Detail {
 }
 
 /// The design's diagram at `detail`.
-pub fn diagram_svg(design: &Design, colors: LinkColors<'_>, detail: Detail) -> String {
+pub fn diagram_svg(
+    design: &Design,
+    catalog: &Catalog,
+    colors: LinkColors<'_>,
+    detail: Detail,
+) -> String {
     match detail {
-        Detail::Full => design_to_svg(design, colors),
-        Detail::Overview => super::svg_overview::design_overview_svg(design, colors),
+        Detail::Full => design_to_svg(design, catalog, colors),
+        Detail::Overview => super::svg_overview::design_overview_svg(design, catalog, colors),
     }
 }
 
@@ -231,7 +237,7 @@ const LEGEND_CHAR_WIDTH: f32 = 0.52;
 
 /// The design as a standalone SVG document: a title block, the diagram and a legend for
 /// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
-pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
+pub fn design_to_svg(design: &Design, catalog: &Catalog, colors: LinkColors<'_>) -> String {
     let asked = colors.mode();
     let colors = colors.drawn_on(design);
     let rects = device_rects(design);
@@ -322,7 +328,7 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         .iter()
         .filter(|d| matches!(d.kind, DeviceKind::NvSwitchDomain(_)))
     {
-        write_device(&mut out, d, rects[&d.id], true);
+        write_device(&mut out, d, rects[&d.id], true, &diagram_titles(catalog, d));
     }
     let _ = writeln!(out, "</g>");
 
@@ -392,7 +398,13 @@ pub fn design_to_svg(design: &Design, colors: LinkColors<'_>) -> String {
         .iter()
         .filter(|d| !matches!(d.kind, DeviceKind::NvSwitchDomain(_)))
     {
-        write_device(&mut out, d, rects[&d.id], false);
+        write_device(
+            &mut out,
+            d,
+            rects[&d.id],
+            false,
+            &diagram_titles(catalog, d),
+        );
     }
     let _ = writeln!(out, "</g>");
 
@@ -614,24 +626,47 @@ pub(crate) fn write_legend(out: &mut String, legend: &Legend, (x, y): (f32, f32)
     let _ = writeln!(out, "</g>");
 }
 
-pub(crate) fn write_device(out: &mut String, d: &crate::model::Device, r: Rect, domain: bool) {
+/// A device's box: its name, and above it what it is (the first of `titles` that fits:
+/// "8× H100", "spine · qm9700") where the box has room for both lines. A domain's name sits
+/// in its header band.
+pub(crate) fn write_device(
+    out: &mut String,
+    d: &crate::model::Device,
+    r: Rect,
+    domain: bool,
+    titles: &[String],
+) {
     let (cx, cy) = r.centre();
-    // A domain's name sits in its header band; other devices' in their middle.
-    let text_y = if domain { r.y0 + 18.0 } else { cy + 4.0 };
+    let room = r.x1 - r.x0 - 8.0;
+    let fits = |text: &str, px: f32| text.chars().count() as f32 * px * CHAR_WIDTH <= room;
+    // Two lines need 2 × 12 units and a gap; the title is smaller than the name.
+    let title = titles
+        .iter()
+        .find(|t| !t.is_empty() && fits(t, TITLE_LINE_PX))
+        .filter(|_| !domain && r.y1 - r.y0 >= 40.0);
+    let two_lines = title.is_some();
+    let text_y = if domain {
+        r.y0 + 18.0
+    } else if two_lines {
+        cy + 11.0
+    } else {
+        cy + 4.0
+    };
     // The longest form of the name that fits the box (whole words dropped from the front,
     // as on the canvas); the title keeps the full name.
-    let room = r.x1 - r.x0 - 8.0;
     let forms = name_forms(&d.name);
-    let shown = xml_escape(
-        fitting_form(&forms, |f| {
-            f.chars().count() as f32 * 12.0 * CHAR_WIDTH <= room
-        })
-        .unwrap_or(""),
-    );
+    let shown = xml_escape(fitting_form(&forms, |f| fits(f, 12.0)).unwrap_or(""));
     let name = xml_escape(&d.name);
+    let title_line = title.map_or_else(String::new, |title| {
+        format!(
+            r##"<text class="what" x="{cx}" y="{}" text-anchor="middle" font-size="{TITLE_LINE_PX}" fill="#eceff1">{}</text>"##,
+            cy - 5.0,
+            xml_escape(title)
+        )
+    });
     let _ = writeln!(
         out,
-        r##"<g class="device" data-id="{}" data-kind="{}"><title>{name}</title><rect x="{}" y="{}" width="{}" height="{}" rx="6" fill="{}" stroke="#263238"/><text x="{cx}" y="{text_y}" text-anchor="middle" fill="#ffffff">{shown}</text></g>"##,
+        r##"<g class="device" data-id="{}" data-kind="{}"><title>{name}</title><rect x="{}" y="{}" width="{}" height="{}" rx="6" fill="{}" stroke="#263238"/>{title_line}<text x="{cx}" y="{text_y}" text-anchor="middle" fill="#ffffff">{shown}</text></g>"##,
         d.id,
         xml_escape(d.kind.label()),
         r.x0,
@@ -641,6 +676,9 @@ pub(crate) fn write_device(out: &mut String, d: &crate::model::Device, r: Rect, 
         fill(&d.kind),
     );
 }
+
+/// The size of the line above a device's name.
+const TITLE_LINE_PX: f32 = 10.0;
 
 #[cfg(test)]
 mod tests {

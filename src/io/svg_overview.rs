@@ -4,6 +4,7 @@
 //! sized for a slide: its text and lines keep their size in pixels however large the fabric
 //! is, so 8,192 nodes come out about as wide as a screen rather than 26,000 pixels.
 
+use super::device_title::diagram_titles;
 use super::folding::{FoldScope, FoldedAs, fold};
 use super::link_colors::{
     Background, LegendEntry, LegendTally, LinkPainter, LinkStyle, Pattern, Rgb,
@@ -14,7 +15,7 @@ use super::svg::{
     legend_width, write_device, write_legend, write_title_block, xml_escape,
 };
 use crate::model::units::group_thousands;
-use crate::model::{Design, DeviceKind};
+use crate::model::{Catalog, Design, DeviceKind};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -45,7 +46,7 @@ struct Bundle {
 
 /// The design's overview as a standalone SVG document, with a title block and a legend for
 /// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
-pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
+pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColors<'_>) -> String {
     let asked = colors.mode();
     let colors = colors.drawn_on(design);
     let devices = &design.devices;
@@ -285,7 +286,13 @@ pub fn design_overview_svg(design: &Design, colors: LinkColors<'_>) -> String {
         for &i in &loose {
             let d = &devices[i];
             if matches!(d.kind, DeviceKind::NvSwitchDomain(_)) == domains {
-                write_device(&mut out, d, rects[&d.id], domains);
+                write_device(
+                    &mut out,
+                    d,
+                    rects[&d.id],
+                    domains,
+                    &diagram_titles(catalog, d),
+                );
             }
         }
     }
@@ -402,7 +409,7 @@ mod tests {
         spec.nodes = Some(256);
         spec.tiers = 3;
         let design = generate(&spec, &catalog).expect("generates");
-        let svg = design_overview_svg(&design, LinkColors::Technology);
+        let svg = design_overview_svg(&design, &Catalog::builtin(), LinkColors::Technology);
         let titles: Vec<&str> = svg
             .split(r#"<g class="block""#)
             .skip(1)
@@ -431,7 +438,8 @@ mod tests {
         assert!(svg.contains("<title>1024 × 400G</title>"));
         // The full diagram is 6,802 pixels wide; the overview about a slide's width, its
         // text the same size in pixels.
-        let full = crate::io::svg::design_to_svg(&design, LinkColors::Technology);
+        let full =
+            crate::io::svg::design_to_svg(&design, &Catalog::builtin(), LinkColors::Technology);
         assert_eq!(attribute(&full, "width"), 6802.0);
         let width = attribute(&svg, "width");
         assert!((2400.0..2700.0).contains(&width), "{width}");
@@ -464,7 +472,7 @@ mod tests {
         let mut spec = TemplateSpec::new(Template::Ring);
         spec.nodes = Some(3);
         let design = generate(&spec, &catalog).expect("a ring");
-        let svg = design_overview_svg(&design, LinkColors::Technology);
+        let svg = design_overview_svg(&design, &Catalog::builtin(), LinkColors::Technology);
         assert_eq!(svg.matches(r#"<g class="block""#).count(), 1);
         assert!(
             svg.contains("<title>desk: 3 devices · 3 GPUs</title>"),

@@ -387,6 +387,9 @@ pub fn advice_reusing(
     // Single spine or plane whose loss cuts the fabric.
     out.extend(single_points(design, &links_of));
 
+    // Tiers of switches where one switch would connect every port.
+    out.extend(one_switch_would_do(design, catalog));
+
     // ECMP with few elephant flows.
     let multipath = design.devices.iter().zip(&links_of).any(|(d, links)| {
         matches!(&d.kind, DeviceKind::Switch(s) if s.role == SwitchRole::Leaf)
@@ -594,6 +597,89 @@ fn links_by_device(design: &Design) -> Vec<Vec<&crate::model::Link>> {
         }
     }
     out
+}
+
+/// Two or more switches whose endpoints (node and host ports) all fit on one switch of the
+/// model that already serves them, at the breakout it already runs: that one switch connects
+/// every pair of ports in one hop, so the other switches and the cables between switches buy
+/// nothing (a rail-optimized template filled with a handful of nodes does this).
+fn one_switch_would_do(design: &Design, catalog: &Catalog) -> Option<Finding> {
+    let switch_of = |id: DeviceId| match design.device(id).map(|d| &d.kind) {
+        Some(DeviceKind::Switch(s)) => Some(s),
+        _ => None,
+    };
+    let switches: Vec<DeviceId> = design
+        .devices
+        .iter()
+        .filter(|d| matches!(d.kind, DeviceKind::Switch(_)))
+        .map(|d| d.id)
+        .collect();
+    if switches.len() < 2 {
+        return None;
+    }
+    // Ports between a switch and anything else, by switch; cables between switches.
+    let mut endpoint_ports: HashMap<DeviceId, u32> = HashMap::new();
+    let mut between = 0usize;
+    for l in &design.links {
+        match (switch_of(l.a.device), switch_of(l.b.device)) {
+            (Some(_), Some(_)) => between += 1,
+            (Some(_), None) => *endpoint_ports.entry(l.a.device).or_default() += 1,
+            (None, Some(_)) => *endpoint_ports.entry(l.b.device).or_default() += 1,
+            (None, None) => {}
+        }
+    }
+    let endpoints: u32 = endpoint_ports.values().sum();
+    // Switches joined to no other are separate fabrics (storage, management), unless they
+    // are the rails of one rail-only fabric.
+    let rails = switches
+        .iter()
+        .all(|&id| switch_of(id).is_some_and(|s| s.rail.is_some()));
+    if endpoints == 0 || (between == 0 && !rails) {
+        return None;
+    }
+    // The largest of the switches that serve endpoints, as configured.
+    let (model, ports) = endpoint_ports
+        .keys()
+        .filter_map(|&id| {
+            let s = switch_of(id)?;
+            let spec = catalog.switch(&s.model)?;
+            Some((s.model.clone(), spec.ports * s.breakout.max(1)))
+        })
+        .max_by_key(|(_, ports)| *ports)?;
+    if endpoints > ports {
+        return None;
+    }
+    let price = |id: DeviceId| {
+        switch_of(id)
+            .and_then(|s| catalog.get(&s.model))
+            .map_or(0.0, |p| p.price_usd().0)
+    };
+    let kept = catalog.get(&model).map_or(0.0, |p| p.price_usd().0);
+    let saved = switches.iter().map(|&id| price(id)).sum::<f64>() - kept;
+    let saving = if saved > 0.0 {
+        format!(", {} less in switches", crate::model::Usd(saved).compact())
+    } else {
+        String::new()
+    };
+    let cables = if between > 0 {
+        format!(", without the {between} cables between switches")
+    } else {
+        String::new()
+    };
+    Some(item(
+        Severity::Warning,
+        "one-switch-would-do",
+        format!(
+            "{} switches connect {endpoints} node and host ports, which one `{model}` ({ports} \
+             ports as configured) holds: one switch puts every port one hop from every \
+             other{cables}{saving}",
+            switches.len(),
+        ),
+        switches,
+        Vec::new(),
+        "cable every port to one switch (the star template), unless the cluster is to grow past \
+         one switch's ports soon",
+    ))
 }
 
 /// Spines and cores whose loss disconnects GPU nodes, and planes likewise.

@@ -6,6 +6,7 @@ use super::geometry::{
     DrawnLane, HANDLE_RADIUS_PX, Handles, Layout, clip_segment, handle_center, is_domain,
 };
 use super::{CanvasOverlay, CanvasState};
+use crate::io::device_title::device_title;
 use crate::io::group_frames::GroupFrame;
 use crate::io::link_colors::{
     self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
@@ -15,8 +16,7 @@ use crate::io::link_label::{label_spots, link_label, min_labelled, sort_for_labe
 use crate::io::name_forms::{fitting_form, name_forms, two_lines};
 use crate::io::tier_captions::TierCaption;
 use crate::model::{
-    Catalog, Design, Device, DeviceKind, HostRole, Link, LinkState, LinkTech, PartId, ScaleUp,
-    SwitchRole,
+    Catalog, Design, Device, DeviceKind, Link, LinkState, LinkTech, PartId, ScaleUp, SwitchRole,
 };
 use egui::emath::TSTransform;
 use egui::epaint::text::{LayoutJob, TextFormat, TextWrapping};
@@ -1363,22 +1363,6 @@ impl Lines {
     }
 }
 
-/// First label line of a device: "8× H100", "leaf · rail 3", "storage".
-fn device_title(catalog: &Catalog, d: &Device) -> String {
-    match &d.kind {
-        DeviceKind::GpuNode(n) => format!("{}× {}", n.gpu_count, short_gpu_name(catalog, &n.gpu)),
-        DeviceKind::Switch(s) => match s.rail {
-            Some(r) => format!("{} · rail {r}", s.role.label()),
-            None => s.role.label().to_string(),
-        },
-        DeviceKind::Host(h) => match h.role {
-            HostRole::Cpu => "CPU host".to_string(),
-            HostRole::Storage => "storage".to_string(),
-        },
-        DeviceKind::NvSwitchDomain(dom) => dom.model.to_string(),
-    }
-}
-
 /// "nvl-3 · 72 GPUs": the GPUs of the members actually drawn.
 fn domain_title(design: &Design, d: &Device) -> String {
     let gpus: u64 = design
@@ -1391,61 +1375,10 @@ fn domain_title(design: &Design, d: &Device) -> String {
     format!("{} · {gpus} GPUs", d.name)
 }
 
-/// A short GPU name from the catalog's model string: the first word with a digit, the
-/// all-capitals words before it and a suffix after it. "H100 SXM5 80GB" → "H100",
-/// "GeForce RTX 4090" → "RTX 4090", "Blackwell GPU in GB200" → "GB200", "M2 Ultra" → "M2 Ultra".
-pub(super) fn short_gpu_name(catalog: &Catalog, gpu: &PartId) -> String {
-    let Some(part) = catalog.get(gpu) else {
-        return gpu.to_string();
-    };
-    let words: Vec<&str> = part
-        .model
-        .split(|c: char| c.is_whitespace() || c == '(' || c == ',')
-        .filter(|w| !w.is_empty() && !matches!(*w, "NVIDIA" | "GeForce" | "Apple"))
-        .collect();
-    let Some(k) = words
-        .iter()
-        .position(|w| w.chars().any(|c| c.is_ascii_digit()))
-    else {
-        return gpu.to_string();
-    };
-    let mut start = k;
-    while start > 0 && words[start - 1].chars().all(|c| c.is_ascii_uppercase()) {
-        start -= 1;
-    }
-    let mut end = k + 1;
-    if words
-        .get(end)
-        .is_some_and(|w| matches!(*w, "Ultra" | "Max" | "Pro" | "Ti" | "Super" | "Ada"))
-    {
-        end += 1;
-    }
-    words[start..end].join(" ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::Port;
-
-    #[test]
-    fn gpu_names_are_short() {
-        let c = Catalog::builtin();
-        assert_eq!(short_gpu_name(&c, &PartId::new("h100-sxm")), "H100");
-        assert_eq!(short_gpu_name(&c, &PartId::new("rtx-4090")), "RTX 4090");
-        assert_eq!(short_gpu_name(&c, &PartId::new("m2-ultra")), "M2 Ultra");
-        assert_eq!(short_gpu_name(&c, &PartId::new("gb200")), "GB200");
-        assert_eq!(
-            short_gpu_name(&c, &PartId::new("rtx-pro-6000")),
-            "RTX PRO 6000"
-        );
-        assert_eq!(
-            short_gpu_name(&c, &PartId::new("rtx-6000-ada")),
-            "RTX 6000 Ada"
-        );
-        assert_eq!(short_gpu_name(&c, &PartId::new("v100-sxm2")), "V100");
-        assert_eq!(short_gpu_name(&c, &PartId::new("nope")), "nope");
-    }
 
     #[test]
     fn heat_runs_green_yellow_red() {
