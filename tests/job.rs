@@ -477,3 +477,119 @@ fn full_recomputation_repeats_the_forward_all_reduces_in_the_listing_and_the_ste
         "{notes}"
     );
 }
+
+/// Two 4 × RTX 4090 boxes on 25 GbE, Llama 8B at TP 4 × PP 2: the tensor-parallel
+/// all-reduces cross PCIe through host memory, 7.07 min of a step. At 40 % of peak the compute
+/// (8.3 min) still outweighs the exposed communication, so no finding; at 80 % it halves
+/// below it, and the advice says the step is communication-bound, names the part, and its
+/// figures are the step's own.
+#[test]
+fn a_step_that_waits_longer_than_it_computes_is_called_communication_bound() {
+    use railyard::analysis::assess::{Question, assess};
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::job::JobOutcome;
+    use railyard::model::units::time_text;
+
+    let catalog = Catalog::builtin();
+    let design = preset("rtx4090-pair-25gbe.ron");
+    let mut workload = Workload::named("llama-8b").expect("built in");
+    (workload.tp, workload.pp) = (4, 2);
+    let run = |efficiency: f64| {
+        let mut w = workload.clone();
+        w.efficiency = Some(efficiency);
+        let a = assess(
+            &design,
+            &catalog,
+            &Question {
+                workload: Some(w),
+                ..Question::metrics_only()
+            },
+        );
+        let Some(Ok(JobOutcome::Training { step, .. })) = a.job else {
+            panic!("a training step: {:?}", a.job);
+        };
+        let finding = a
+            .advice
+            .into_iter()
+            .find(|f| f.code == "communication-bound");
+        (step, finding)
+    };
+    let (step, finding) = run(0.4);
+    assert!(step.exposed_comm_ms.unwrap() < step.compute_ms.unwrap());
+    assert!(finding.is_none(), "{finding:?}");
+
+    let (step, finding) = run(0.8);
+    let (exposed, compute) = (step.exposed_comm_ms.unwrap(), step.compute_ms.unwrap());
+    assert!(exposed > compute, "{exposed} vs {compute}");
+    let f = finding.expect("communication-bound");
+    let tensor = step
+        .exposed
+        .iter()
+        .find(|p| p.name == "tensor-parallel all-reduces")
+        .expect("tensor-parallel part");
+    assert!(
+        f.message.contains(&format!(
+            "{} exposed against {} of compute",
+            time_text(exposed * 1e3),
+            time_text(compute * 1e3)
+        )),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message.contains(&format!(
+            "most of it tensor-parallel all-reduces ({})",
+            time_text(tensor.ms * 1e3)
+        )),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.suggestion
+            .starts_with("fewer GPUs per tensor-parallel group")
+    );
+    assert_eq!(f.devices.len(), 2);
+}
+
+/// Serving Llama 8B at TP 4 on the same boxes: each token's all-reduces cross PCIe through
+/// host memory and take longer than reading the weights and cache, and the advice says so
+/// with the decode step's own figures.
+#[test]
+fn a_decode_step_that_waits_on_its_all_reduces_is_called_communication_bound() {
+    use railyard::analysis::assess::{Question, assess};
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::job::JobOutcome;
+    use railyard::model::units::time_text;
+
+    let catalog = Catalog::builtin();
+    let design = preset("rtx4090-pair-25gbe.ron");
+    let mut w = Workload::named("llama-8b").expect("built in");
+    (w.tp, w.pp, w.serving) = (4, 1, true);
+    let a = assess(
+        &design,
+        &catalog,
+        &Question {
+            workload: Some(w),
+            ..Question::metrics_only()
+        },
+    );
+    let Some(Ok(JobOutcome::Serving(r))) = a.job else {
+        panic!("serving: {:?}", a.job);
+    };
+    let reading = r.decode_step_ms.expect("bandwidth known") - r.decode_comm_ms;
+    assert!(r.decode_comm_ms > reading);
+    let f = a
+        .advice
+        .iter()
+        .find(|f| f.code == "communication-bound")
+        .expect("communication-bound");
+    assert_eq!(
+        f.message,
+        format!(
+            "each decode step waits on its all-reduces longer than it reads memory: {} of \
+             communication against {} of weights and cache",
+            time_text(r.decode_comm_ms * 1e3),
+            time_text(reading * 1e3)
+        )
+    );
+}

@@ -10,7 +10,7 @@ use super::collective::{
     WorkloadResult, Workspace, add_workload_advice, advice_reusing, workload_step_comm_in,
 };
 use super::finding::Finding;
-use super::job::{JobError, JobOutcome, job_of_workload};
+use super::job::{JobError, JobOutcome, add_job_advice, job_of_workload};
 use super::whatif::{CollectiveFigures, Figures, HealthyCache, WhatIfDelta, default_query, delta};
 use super::{Metrics, evaluate};
 use crate::model::{Bytes, Catalog, Design, LinkId};
@@ -155,6 +155,9 @@ impl Assessor {
                     (metrics.cost.total.0, metrics.power.0),
                 )
             });
+        if let Some(Ok(job)) = &job {
+            add_job_advice(&mut advice, design, job);
+        }
         let whatif = if question.whatif {
             let current = current_figures(&metrics, question.collective.as_ref(), known, |q| {
                 collective::collective_in(design, catalog, q, &self.workspace).ok()

@@ -1,6 +1,7 @@
 //! From the network to the job: a model's compute, memory and communication on the drawn
 //! design, as training step time, MFU, time and money per token, or serving throughput.
 
+pub mod advice;
 pub mod assessed;
 pub mod compute;
 pub mod economics;
@@ -11,6 +12,7 @@ pub mod search;
 pub mod serving;
 pub mod training;
 
+pub use advice::add_job_advice;
 pub use assessed::{JobOutcome, job_of_workload, training_job_of_workload};
 pub use compute::{Efficiency, default_efficiency, peak_tflops};
 pub use economics::{Economics, EconomicsInputs, economics};

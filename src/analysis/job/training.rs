@@ -108,6 +108,9 @@ impl TrainingJob {
 pub struct StepPart {
     pub name: String,
     pub ms: f64,
+    /// The traffic it is (the gradient part: data parallelism's, experts' included).
+    #[serde(skip)]
+    pub kind: CommKind,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -320,12 +323,20 @@ pub fn training_step_with(
         let bubble = f64::from(pp - 1) / (f64::from(m) * f64::from(job.virtual_stages.max(1)))
             * (compute + tensor + experts);
         let parts = vec![
-            ("tensor-parallel all-reduces", tensor),
-            ("MoE all-to-all", experts),
-            ("pipeline hand-offs", pipeline),
-            ("gradient all-reduce (exposed)", grads_exposed),
+            (
+                "tensor-parallel all-reduces",
+                CommKind::TensorParallel,
+                tensor,
+            ),
+            ("MoE all-to-all", CommKind::ExpertAllToAll, experts),
+            ("pipeline hand-offs", CommKind::Pipeline, pipeline),
+            (
+                "gradient all-reduce (exposed)",
+                CommKind::DataParallel,
+                grads_exposed,
+            ),
         ];
-        let exposed: f64 = parts.iter().map(|(_, ms)| ms).sum();
+        let exposed: f64 = parts.iter().map(|(_, _, ms)| ms).sum();
         Some((compute + bubble + exposed, bubble, exposed, parts))
     };
     let real = compose(false);
@@ -402,10 +413,11 @@ pub fn training_step_with(
             .as_ref()
             .map(|r| {
                 r.3.iter()
-                    .filter(|(_, ms)| *ms > 0.0)
-                    .map(|(name, ms)| StepPart {
+                    .filter(|(_, _, ms)| *ms > 0.0)
+                    .map(|(name, kind, ms)| StepPart {
                         name: (*name).into(),
                         ms: *ms,
+                        kind: *kind,
                     })
                     .collect()
             })
