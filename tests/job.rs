@@ -485,7 +485,6 @@ fn full_recomputation_repeats_the_forward_all_reduces_in_the_listing_and_the_ste
 /// figures are the step's own.
 #[test]
 fn a_step_that_waits_longer_than_it_computes_is_called_communication_bound() {
-    use railyard::analysis::assess::{Question, assess};
     use railyard::analysis::collective::Workload;
     use railyard::analysis::job::JobOutcome;
     use railyard::model::units::time_text;
@@ -497,14 +496,7 @@ fn a_step_that_waits_longer_than_it_computes_is_called_communication_bound() {
     let run = |efficiency: f64| {
         let mut w = workload.clone();
         w.efficiency = Some(efficiency);
-        let a = assess(
-            &design,
-            &catalog,
-            &Question {
-                workload: Some(w),
-                ..Question::metrics_only()
-            },
-        );
+        let a = assessed_with(&design, &catalog, w);
         let Some(Ok(JobOutcome::Training { step, .. })) = a.job else {
             panic!("a training step: {:?}", a.job);
         };
@@ -556,7 +548,6 @@ fn a_step_that_waits_longer_than_it_computes_is_called_communication_bound() {
 /// with the decode step's own figures.
 #[test]
 fn a_decode_step_that_waits_on_its_all_reduces_is_called_communication_bound() {
-    use railyard::analysis::assess::{Question, assess};
     use railyard::analysis::collective::Workload;
     use railyard::analysis::job::JobOutcome;
     use railyard::model::units::time_text;
@@ -565,14 +556,7 @@ fn a_decode_step_that_waits_on_its_all_reduces_is_called_communication_bound() {
     let design = preset("rtx4090-pair-25gbe.ron");
     let mut w = Workload::named("llama-8b").expect("built in");
     (w.tp, w.pp, w.serving) = (4, 1, true);
-    let a = assess(
-        &design,
-        &catalog,
-        &Question {
-            workload: Some(w),
-            ..Question::metrics_only()
-        },
-    );
+    let a = assessed_with(&design, &catalog, w);
     let Some(Ok(JobOutcome::Serving(r))) = a.job else {
         panic!("serving: {:?}", a.job);
     };
@@ -592,4 +576,21 @@ fn a_decode_step_that_waits_on_its_all_reduces_is_called_communication_bound() {
             time_text(reading * 1e3)
         )
     );
+}
+
+/// The design assessed with workload `w`: its advice and job as the sidebar gets them.
+fn assessed_with(
+    design: &Design,
+    catalog: &Catalog,
+    w: railyard::analysis::collective::Workload,
+) -> railyard::analysis::assess::Assessment {
+    use railyard::analysis::assess::{Question, assess};
+    assess(
+        design,
+        catalog,
+        &Question {
+            workload: Some(w),
+            ..Question::metrics_only()
+        },
+    )
 }
