@@ -594,3 +594,34 @@ fn assessed_with(
         },
     )
 }
+
+/// Serving's cost per output token, at the decode bound: four HGX H100 serving Llama 70B, the
+/// capital over 5 years of 8,766 hours (365.25 days) plus the facility's power at PUE 1.58 and $0.08/kWh,
+/// over the decode rate. The rate is an upper bound, so the cost is a lower bound.
+#[test]
+fn serving_costs_per_output_token_at_the_decode_bound() {
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::job::JobOutcome;
+
+    let catalog = Catalog::builtin();
+    let design = preset("hgx-h100-x4-roce.ron");
+    let mut w = Workload::named("llama-70b").expect("built in");
+    w.serving = true;
+    let a = assessed_with(&design, &catalog, w);
+    let Some(Ok(JobOutcome::Serving(r))) = &a.job else {
+        panic!("serving: {:?}", a.job);
+    };
+    let (capital, power_w) = (a.metrics.cost.total.0, a.metrics.power.0);
+    let per_hour = capital / (5.0 * 8766.0) + power_w / 1e3 * 1.58 * 0.08;
+    let tokens_per_hour = r.decode_tokens_per_s.expect("bandwidth known") * 3600.0;
+    let by_hand = per_hour / tokens_per_hour * 1e6;
+    let e = r.economics.expect("priced");
+    assert!((e.usd_per_million_tokens / by_hand - 1.0).abs() < 1e-12);
+    assert_eq!(
+        a.job
+            .as_ref()
+            .and_then(|j| j.as_ref().ok())
+            .and_then(JobOutcome::usd_per_million_tokens),
+        Some(e.usd_per_million_tokens)
+    );
+}

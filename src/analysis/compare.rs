@@ -260,6 +260,7 @@ fn figures(
                     JobOutcome::Training { .. } => None,
                 });
                 values.push(serving.and_then(|r| r.decode_tokens_per_s));
+                values.push(job.as_ref().and_then(JobOutcome::usd_per_million_tokens));
             }
         }
     }
@@ -369,6 +370,11 @@ fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, St
                 "decode_tokens_per_s",
                 format!("{} decode tokens/s (bound)", w.name),
                 Quantity::Count,
+            ));
+            heads.push((
+                "usd_per_million_tokens",
+                format!("{} $ per million output tokens (at least)", w.name),
+                Quantity::UsdCents,
             ));
         } else {
             heads.push((

@@ -674,6 +674,19 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                 "Memory {:.0} of {:.0} GiB per GPU",
                 r.memory_gib_per_gpu, r.gpu_memory_gib
             ));
+            if let Some(e) = r.economics {
+                ui.label(format!(
+                    "≥ ${:.2} per million output tokens",
+                    e.usd_per_million_tokens
+                ))
+                .on_hover_text(format!(
+                    "At the decode bound, so at least this: capital written off over {} years of serving without a break, plus energy at PUE {} and ${}/kWh ({} an hour)",
+                    e.amortisation_years,
+                    e.pue,
+                    e.usd_per_kwh,
+                    Usd(e.usd_per_hour).compact()
+                ));
+            }
             &r.assumes
         }
     };

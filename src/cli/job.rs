@@ -217,6 +217,8 @@ pub enum JobFigures {
         decode_tokens_per_s_per_replica: Option<f64>,
         ttft_ms: Option<f64>,
         memory_gib_per_gpu: f64,
+        /// At the decode rate, an upper bound: what a million output tokens cost at least.
+        usd_per_million_tokens_at_least: Option<f64>,
     },
 }
 
@@ -244,14 +246,26 @@ pub(super) fn run_job(
 ) -> anyhow::Result<(JobFigures, JobDetail)> {
     let name = &chosen.training.model.name;
     if let Some(job) = &chosen.serving {
-        let r = serving(design, catalog, job, routing)
+        let mut r = serving(design, catalog, job, routing)
             .with_context(|| format!("{}: cannot serve {name}", file.display()))?;
+        r.economics = r.decode_tokens_per_s.map(|tokens_per_s| {
+            economics(&EconomicsInputs {
+                tokens_per_s,
+                tokens: None,
+                capital_usd,
+                power_w,
+                pue: a.pue,
+                usd_per_kwh: a.usd_per_kwh,
+                amortisation_years: a.years,
+            })
+        });
         return Ok((
             JobFigures::Serving {
                 decode_tokens_per_s: r.decode_tokens_per_s,
                 decode_tokens_per_s_per_replica: r.decode_tokens_per_s_per_replica,
                 ttft_ms: r.ttft_ms,
                 memory_gib_per_gpu: r.memory_gib_per_gpu,
+                usd_per_million_tokens_at_least: r.economics.map(|e| e.usd_per_million_tokens),
             },
             JobDetail::Serving(Box::new(r)),
         ));
@@ -437,6 +451,13 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                 "memory     {:.1} of {:.0} GiB per GPU\n",
                 r.memory_gib_per_gpu, r.gpu_memory_gib
             ));
+            if let Some(e) = &r.economics {
+                out.push_str(&format!(
+                    "cost       ≥ ${:.2} per million output tokens (at the decode bound; capital \
+                     over {} years serving without a break, energy at PUE {} and ${}/kWh)\n",
+                    e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
+                ));
+            }
             &r.assumes
         }
     };

@@ -293,6 +293,13 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
                 r.memory_gib_per_gpu,
                 r.gpu_memory_gib
             );
+            if let Some(e) = &r.economics {
+                let _ = writeln!(
+                    out,
+                    "\nAt least ${:.2} per million output tokens (at the decode bound; capital over {} years of serving without a break, energy at PUE {} and ${}/kWh).",
+                    e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
+                );
+            }
             &r.assumes
         }
     };

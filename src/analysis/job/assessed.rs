@@ -35,10 +35,12 @@ impl JobOutcome {
         }
     }
 
+    /// Training's cost per token; serving's per output token at the decode bound (so a
+    /// lower bound).
     pub fn usd_per_million_tokens(&self) -> Option<f64> {
         match self {
             JobOutcome::Training { economics, .. } => economics.map(|e| e.usd_per_million_tokens),
-            JobOutcome::Serving(_) => None,
+            JobOutcome::Serving(r) => r.economics.map(|e| e.usd_per_million_tokens),
         }
     }
 }
@@ -82,29 +84,37 @@ pub fn job_of_workload(
             precision: w.precision,
             efficiency: w.efficiency,
         };
-        return Some(
-            serving(design, catalog, &job, routing).map(|r| JobOutcome::Serving(Box::new(r))),
-        );
+        return Some(serving(design, catalog, &job, routing).map(|mut r| {
+            r.economics = r
+                .decode_tokens_per_s
+                .map(|tokens_per_s| default_economics(tokens_per_s, capital_usd, power_w));
+            JobOutcome::Serving(Box::new(r))
+        }));
     }
     let mut job = training_job_of_workload(w)?;
     job.dp = Some(comm.mapping.dp);
     Some(
         training_step_with(comm.clone(), design, catalog, &job).map(|step| {
-            let economics = step.tokens_per_s.map(|tokens_per_s| {
-                economics(&EconomicsInputs {
-                    tokens_per_s,
-                    tokens: None,
-                    capital_usd,
-                    power_w,
-                    pue: DEFAULT_PUE,
-                    usd_per_kwh: DEFAULT_USD_PER_KWH,
-                    amortisation_years: DEFAULT_AMORTISATION_YEARS,
-                })
-            });
+            let economics = step
+                .tokens_per_s
+                .map(|tokens_per_s| default_economics(tokens_per_s, capital_usd, power_w));
             JobOutcome::Training {
                 step: Box::new(step),
                 economics,
             }
         }),
     )
+}
+
+/// Money per token at railyard's default PUE, electricity price and write-off period.
+fn default_economics(tokens_per_s: f64, capital_usd: f64, power_w: f64) -> Economics {
+    economics(&EconomicsInputs {
+        tokens_per_s,
+        tokens: None,
+        capital_usd,
+        power_w,
+        pue: DEFAULT_PUE,
+        usd_per_kwh: DEFAULT_USD_PER_KWH,
+        amortisation_years: DEFAULT_AMORTISATION_YEARS,
+    })
 }

@@ -9,6 +9,7 @@
 //! at the kernels' achieved rate, plus the prompt's all-reduces.
 
 use super::compute::{Efficiency, default_efficiency, peak_tflops};
+use super::economics::Economics;
 use super::model::ModelSpec;
 use super::{JobError, design_gpu};
 use crate::analysis::collective::{CommFabrics, Moe, Precision, Routing, Workload, Workspace};
@@ -52,6 +53,11 @@ pub struct ServingResult {
     /// None when the kernels' efficiency is unknown.
     pub ttft_ms: Option<f64>,
     pub efficiency: Option<Efficiency>,
+    /// What a million output tokens cost at the decode rate, which is an upper bound, so a
+    /// lower bound; set by the caller, who knows the capital, power and prices (None: not
+    /// asked, or the rate is unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub economics: Option<Economics>,
     pub assumes: Vec<String>,
 }
 
@@ -212,6 +218,7 @@ pub fn serving(
         decode_tokens_per_s: per_replica.map(|r| r * f64::from(replicas)),
         ttft_ms,
         efficiency,
+        economics: None,
         assumes,
     })
 }
