@@ -1168,9 +1168,10 @@ fn report_has_every_section_with_evals_numbers() {
     has(&format!("| Total cost | {} |", dollars(total)));
     has(&format!("| Cost per GPU | {} |", dollars(total / 4.0)));
     let c = &e["collective"];
+    // The time in the unit a person reads it in (1.47 s, not 1465409.48 µs).
     has(&format!(
-        "| {:.2} | {:.2} | {:.2} |",
-        f64_of(&c["time_us"]),
+        "| {} | {:.2} | {:.2} |",
+        railyard::model::units::time_text(f64_of(&c["time_us"])),
         f64_of(&c["algbw_gbyte_s"]),
         f64_of(&c["busbw_gbyte_s"])
     ));

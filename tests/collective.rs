@@ -832,6 +832,13 @@ fn advice_names_devices_and_fixes() {
         codes.contains(&"thunderbolt") && codes.contains(&"tp-across-slow-network"),
         "{codes:?}"
     );
+    // Tensor parallelism of 8 on 4 Macs is a job the workload refuses, not one to advise on.
+    w.tp = 8;
+    let items = advice(&macs, &catalog, Some(&w));
+    assert!(
+        items.iter().all(|a| a.code != "tp-across-slow-network"),
+        "{items:?}"
+    );
     // A healthy rail fabric draws no warnings.
     assert!(
         advice(&fx::dgx_rail_leaves(2), &catalog, None)

@@ -385,9 +385,10 @@ fn device_ui(
     }
     let mut remove_nic = None;
     if let DeviceKind::GpuNode(node) = &mut draft.kind {
-        remove_nic = nics_ui(ui, catalog, &mut node.nics);
+        let slots = catalog.node(&node.model).and_then(|s| s.nic_slots);
+        remove_nic = nics_ui(ui, catalog, &mut node.nics, slots);
     } else if let DeviceKind::Host(host) = &mut draft.kind {
-        remove_nic = nics_ui(ui, catalog, &mut host.nics);
+        remove_nic = nics_ui(ui, catalog, &mut host.nics, None);
     } else if let DeviceKind::Switch(sw) = &mut draft.kind {
         let spec = catalog.switch(&sw.model);
         let supports = |f: fn(&crate::model::catalog::SwitchSpec) -> bool| spec.is_none_or(f);
@@ -789,7 +790,14 @@ fn scale_up_text(scale_up: &ScaleUp) -> String {
 
 /// The NIC list: part and GPUDirect edited in place, a NIC added at the end. Returns the
 /// slot the user asked to remove; the caller removes it with its links (`nic_removal_ui`).
-fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) -> Option<u32> {
+fn nics_ui(
+    ui: &mut Ui,
+    catalog: &Catalog,
+    nics: &mut Vec<NicSlot>,
+    slots: Option<u32>,
+) -> Option<u32> {
+    // A NIC on another machine's board is no card to fit (GB10's ConnectX-7).
+    let builtin = |id: &PartId| catalog.nic(id).is_some_and(|n| n.builtin);
     ui.label(format!("NICs ({}): NIC i is rail i", nics.len()));
     let mut remove = None;
     for (i, nic) in nics.iter_mut().enumerate() {
@@ -816,19 +824,36 @@ fn nics_ui(ui: &mut Ui, catalog: &Catalog, nics: &mut Vec<NicSlot>) -> Option<u3
                         .truncate()
                         .show_ui(ui, |ui| {
                             for (id, name) in parts_of(catalog, PartCategory::Nic) {
-                                ui.selectable_value(&mut nic.part, id.clone(), name);
+                                if !builtin(id) || *id == nic.part {
+                                    ui.selectable_value(&mut nic.part, id.clone(), name);
+                                }
                             }
                         });
                 });
             });
         });
     }
-    if ui.button("Add NIC").clicked() {
-        let part = nics.last().map(|n| n.part.clone()).or_else(|| {
-            parts_of(catalog, PartCategory::Nic)
-                .first()
-                .map(|(id, _)| (*id).clone())
+    let add_ins = nics.iter().filter(|n| !builtin(&n.part)).count();
+    let full = slots.is_some_and(|slots| add_ins >= slots as usize);
+    let add = ui
+        .add_enabled(!full, egui::Button::new("Add NIC"))
+        .on_disabled_hover_text(match slots {
+            Some(0) => "This machine has no slot for an add-in NIC".to_string(),
+            Some(n) => format!("This machine's {n} NIC slots are taken"),
+            None => String::new(),
         });
+    if add.clicked() {
+        let part = nics
+            .iter()
+            .rev()
+            .map(|n| n.part.clone())
+            .find(|id| !builtin(id))
+            .or_else(|| {
+                parts_of(catalog, PartCategory::Nic)
+                    .into_iter()
+                    .map(|(id, _)| id.clone())
+                    .find(|id| !builtin(id))
+            });
         if let Some(part) = part {
             nics.push(NicSlot {
                 part,

@@ -630,11 +630,12 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                 ui.label(RichText::new(format!("Note: {note}")).small());
             }
             ui.label(format!(
-                "MFU {} · {} tokens/s · network share {}",
+                "MFU {} · {} tokens/s · lost to contention {}",
                 or_unknown(step.mfu, percent),
                 or_unknown(step.tokens_per_s, |t| group_thousands(t.round() as i64)),
                 or_unknown(step.network_share, percent),
-            ));
+            ))
+            .on_hover_text("The share of the step lost to queueing in the fabric: against the same step on a fabric that never queues. The communication itself is the exposed part above");
             ui.label(format!(
                 "Memory {:.0} of {:.0} GiB per GPU",
                 step.memory_gib_per_gpu, step.gpu_memory_gib

@@ -660,6 +660,7 @@ pub(super) fn plan_direct(
                     rdma,
                     pcie_generation: 0,
                     pcie_lanes: 16,
+                    builtin: false,
                 };
                 tech_for(family, &nic_id, &nic_for_tech, transport)?
             };

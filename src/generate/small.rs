@@ -73,6 +73,7 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
                 rdma: false,
                 pcie_generation: node.spec.pcie_generation,
                 pcie_lanes: 16,
+                builtin: true,
             };
             (
                 node.part.clone(),

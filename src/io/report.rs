@@ -464,7 +464,7 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
             );
             let _ = writeln!(
                 out,
-                "Library: {}. The model assumes {}. Chosen as the {}.\n",
+                "Library: {}. The model assumes {}. Why this algorithm: {}.\n",
                 col.library_text(),
                 md_inline(&col.assumes),
                 md_inline(&col.why)
@@ -481,8 +481,10 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
             }
             let _ = writeln!(
                 out,
-                "| Time (µs) | algbw (GB/s) | busbw (GB/s) |\n|--:|--:|--:|\n| {:.2} | {:.2} | {:.2} |\n",
-                col.time_us, col.algbw_gbyte_s, col.busbw_gbyte_s
+                "| Time | algbw (GB/s) | busbw (GB/s) |\n|--:|--:|--:|\n| {} | {:.2} | {:.2} |\n",
+                time_text(col.time_us),
+                col.algbw_gbyte_s,
+                col.busbw_gbyte_s
             );
             // What the model says of this result (the protocol a transport leaves, channels a
             // small size runs on), as the sidebar and `eval` say it.

@@ -205,6 +205,10 @@ pub struct NodeSpec {
     /// datasheet; None when no source gives it, and then nothing is checked.
     #[serde(default)]
     pub power_supply_w: Option<Watts>,
+    /// Slots for add-in NICs; Some(0) for machines with none (Mac Studio, DGX Spark). None:
+    /// unknown, and nothing is checked.
+    #[serde(default)]
+    pub nic_slots: Option<u32>,
 }
 
 impl NodeSpec {
@@ -260,6 +264,10 @@ pub struct NicSpec {
     /// ConnectX-7 is two x4 endpoints behind one QSFP cage).
     #[serde(default = "x16")]
     pub pcie_lanes: u8,
+    /// Part of one machine's board (GB10's ConnectX-7 in the DGX Spark), never an add-in
+    /// card: no other node takes it, and no remedy offers it.
+    #[serde(default)]
+    pub builtin: bool,
 }
 
 fn x16() -> u8 {

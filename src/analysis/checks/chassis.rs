@@ -1,8 +1,8 @@
-//! What a node's chassis holds: GPUs beyond its slots, and power beyond what its supplies
-//! deliver. Both only where the catalog states the limit (`NodeSpec::max_gpus`,
+//! What a node's chassis holds: GPUs beyond its slots, NICs beyond its slots (or another
+//! machine's built-in one), and power beyond what its supplies deliver. Both only where the catalog states the limit (`NodeSpec::max_gpus`,
 //! `power_supply_w`); a chassis without them is not guessed at.
 
-use super::checked::{CheckedDesign, DeviceParts, as_node};
+use super::checked::{CheckedDesign, DeviceParts, as_nic, as_node};
 use super::{Finding, Severity, codes::*};
 use crate::model::{Device, DeviceKind, Watts};
 
@@ -28,6 +28,42 @@ pub(super) fn check_chassis(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>)
                 model.id
             );
             out.push(chassis_error(GPUS_OVER_SLOTS, device, message));
+        }
+        // Add-in NICs beyond the slots, and a built-in NIC on another machine's board.
+        let nic_parts = || {
+            parts
+                .nics
+                .iter()
+                .flatten()
+                .filter_map(|p| Some((p, as_nic(p)?)))
+        };
+        if let Some(slots) = spec.nic_slots {
+            let add_in = nic_parts().filter(|(_, nic)| !nic.builtin).count();
+            if add_in > slots as usize {
+                let room = if slots == 0 {
+                    "has no slot for one".to_string()
+                } else {
+                    format!("takes {slots}")
+                };
+                let message = format!(
+                    "{} holds {add_in} add-in NIC{}; `{}` {room}",
+                    checked.name(device.id),
+                    if add_in == 1 { "" } else { "s" },
+                    model.id
+                );
+                out.push(chassis_error(NICS_OVER_SLOTS, device, message));
+            }
+        }
+        for (nic, _) in
+            nic_parts().filter(|(p, nic)| nic.builtin && spec.nic.as_ref() != Some(&p.id))
+        {
+            let message = format!(
+                "{} holds `{}`, which is built into another machine's board: `{}` cannot take it",
+                checked.name(device.id),
+                nic.id,
+                model.id
+            );
+            out.push(chassis_error(NICS_OVER_SLOTS, device, message));
         }
         if let Some(supply) = spec.power_supply_w {
             let drawn = drawn_power(checked, device, parts);
@@ -85,7 +121,7 @@ fn drawn_power<'a>(
 #[cfg(test)]
 mod tests {
     use crate::analysis::checks::checks;
-    use crate::analysis::checks::codes::{GPUS_OVER_SLOTS, POWER_OVER_SUPPLY};
+    use crate::analysis::checks::codes::{GPUS_OVER_SLOTS, NICS_OVER_SLOTS, POWER_OVER_SUPPLY};
     use crate::model::factory::device_from_part;
     use crate::model::{Catalog, Design, DeviceKind, NicSlot, PartId, Pos};
 
@@ -167,5 +203,42 @@ mod tests {
             findings(&crowded, POWER_OVER_SUPPLY),
             ["box draws 13225 W; the power supplies of `dgx-h100` deliver 13200 W"]
         );
+    }
+
+    /// A Mac Studio has no PCIe slot and a DGX Spark only its built-in ConnectX-7, which no
+    /// other machine can take; a workstation takes add-in cards (its slots are not counted).
+    #[test]
+    fn slotless_machines_take_no_add_in_nic_and_builtin_nics_stay_home() {
+        let with_nics = |part: &str, nics: &[&str]| {
+            let mut design = node(part, None, 1);
+            if let DeviceKind::GpuNode(n) = &mut design.devices[0].kind {
+                n.nics = nics
+                    .iter()
+                    .map(|id| NicSlot {
+                        part: PartId::new(*id),
+                        gpudirect: false,
+                    })
+                    .collect();
+            }
+            findings(&design, NICS_OVER_SLOTS)
+        };
+        assert!(with_nics("mac-studio-m3-ultra", &[]).is_empty());
+        assert_eq!(
+            with_nics("mac-studio-m3-ultra", &["cx4lx-25gbe"]),
+            ["box holds 1 add-in NIC; `mac-studio-m3-ultra` has no slot for one"]
+        );
+        assert!(with_nics("dgx-spark", &["cx7-gb10"]).is_empty());
+        assert_eq!(
+            with_nics("dgx-spark", &["cx7-gb10", "cx4lx-25gbe", "cx4lx-25gbe"]),
+            ["box holds 2 add-in NICs; `dgx-spark` has no slot for one"]
+        );
+        assert_eq!(
+            with_nics("workstation", &["cx7-gb10"]),
+            [
+                "box holds `cx7-gb10`, which is built into another machine's board: \
+                 `workstation` cannot take it"
+            ]
+        );
+        assert!(with_nics("workstation", &["cx4lx-25gbe", "cx4lx-25gbe"]).is_empty());
     }
 }

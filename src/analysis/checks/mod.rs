@@ -62,6 +62,7 @@ pub mod codes {
     pub const IMPLAUSIBLE_RATE: &str = "implausible-rate";
     pub const GPUS_OVER_SLOTS: &str = "gpus-over-slots";
     pub const POWER_OVER_SUPPLY: &str = "power-over-supply";
+    pub const NICS_OVER_SLOTS: &str = "nics-over-slots";
     pub const NIC_UNCABLED: &str = "nic-uncabled";
 }
 

@@ -94,10 +94,12 @@ pub fn advice_reusing(
         })
         .collect();
 
-    // Tensor parallelism across nodes over a slow network.
+    // Tensor parallelism across nodes over a slow network (a job the GPUs can hold: one
+    // asking for more GPUs than there are is refused by the workload, not advised on).
     if let Some(w) = workload
         && w.tp > scale_up
         && nodes.len() > 1
+        && u64::from(w.tp) <= design.gpu_count()
     {
         let slow: Vec<&crate::model::Link> = net_links
             .iter()
@@ -504,7 +506,11 @@ pub fn advice_reusing(
             out.push(item(
                 Severity::Warning,
                 "replicate-before-distribute",
-                format!("{} fits in one node, so serving replicas need no GPU fabric, yet {} fast links are drawn", w.name, fast.len()),
+                format!(
+                    "{} fits in one node, so serving replicas need no GPU fabric, yet {} drawn",
+                    w.name,
+                    crate::model::units::count_of(fast.len(), "fast link is", "fast links are")
+                ),
                 nodes.clone(),
                 fast,
                 "replicate before you distribute: serve one replica per node behind a load balancer on ordinary Ethernet",

@@ -84,6 +84,11 @@ pub fn upgrade_remedy(
                 "move these cables from {what} to a switch with {fastest} ports such as `{}` ({})",
                 p.id, p.model
             ),
+            (EndKind::BuiltinEthernet, _)
+                if let Some(step) = slotless(catalog, &part, &what, fastest) =>
+            {
+                step
+            }
             (EndKind::BuiltinEthernet, Some(p)) => {
                 format!("add a `{}` NIC ({}) to stand in for {what}", p.id, p.model)
             }
@@ -94,6 +99,36 @@ pub fn upgrade_remedy(
         });
     }
     steps.join("; ")
+}
+
+/// For a machine that takes no add-in NIC (a Mac Studio, a DGX Spark): its own faster NIC
+/// where it has one, or its faster built-in links. None for machines with slots.
+fn slotless(catalog: &Catalog, node: &PartId, what: &str, fastest: Bandwidth) -> Option<String> {
+    let spec = catalog.node(node)?;
+    if spec.nic_slots != Some(0) {
+        return None;
+    }
+    let own = spec
+        .nic
+        .as_ref()
+        .filter(|_| spec.nic_included_in_price)
+        .and_then(|id| Some((id, catalog.nic(id)?)))
+        .filter(|(_, nic)| nic.port_gbit_s.gbit_s() >= fastest.gbit_s());
+    Some(match own {
+        Some((id, nic)) => format!(
+            "move these cables from {what} to the `{node}`'s built-in `{id}` ports ({})",
+            nic.port_gbit_s
+        ),
+        None => format!(
+            "the `{node}` takes no add-in NIC, so {what} are its fastest Ethernet: carry the \
+             traffic that needs {fastest} on its faster built-in links{}",
+            if spec.thunderbolt_ports > 0 {
+                " (Thunderbolt)"
+            } else {
+                ""
+            }
+        ),
+    })
 }
 
 /// The NIC or switch parts the design's devices use.
@@ -126,7 +161,8 @@ fn faster_part<'a>(
         .parts()
         .filter_map(|p| {
             let port = match &p.spec {
-                PartSpec::Nic(n) if !switch && fits(n.family) => n.port_gbit_s,
+                // A NIC built into one machine's board is no card to add.
+                PartSpec::Nic(n) if !switch && fits(n.family) && !n.builtin => n.port_gbit_s,
                 PartSpec::Switch(s) if switch && fits(s.family) => s.port_gbit_s,
                 _ => return None,
             };
@@ -140,4 +176,86 @@ fn faster_part<'a>(
                 .then(price(a).total_cmp(&price(b)))
         })
         .map(|(p, _)| p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::upgrade_remedy;
+    use crate::model::factory::device_from_part;
+    use crate::model::ports::{PortKind, port_groups};
+    use crate::model::{Bandwidth, Catalog, Design, Endpoint, Link, LinkTech, PartId, Pos};
+
+    /// A `node` cabled by its own 10 GbE port to a 10 GbE switch, as on a homelab's switch.
+    fn on_ten_gbe(node: &str) -> (Design, Catalog) {
+        let catalog = Catalog::builtin();
+        let mut design = Design::new("homelab");
+        for (part, name) in [(node, "box"), ("crs317-16x10g", "switch")] {
+            let id = design.next_device_id();
+            let d = device_from_part(
+                &catalog,
+                &PartId::new(part),
+                id,
+                name.into(),
+                Pos::default(),
+            )
+            .expect("builtin part");
+            design.insert_device(d);
+        }
+        let port = |i: usize, builtin: bool| {
+            let device = &design.devices[i];
+            let group = port_groups(&catalog, device)
+                .into_iter()
+                .find(|g| matches!(g.kind, PortKind::BuiltinEthernet { .. }) == builtin)
+                .expect("a port group");
+            Endpoint {
+                device: device.id,
+                port: group.port(0),
+            }
+        };
+        let link = Link::new(
+            port(0, true),
+            port(1, false),
+            LinkTech::Ethernet,
+            Bandwidth::from_gbit_s(10.0),
+        );
+        design.add_link(link);
+        (design, catalog)
+    }
+
+    /// Neither a Mac Studio nor a DGX Spark takes an add-in NIC: the Spark is sent to its own
+    /// ConnectX-7, the Mac to its Thunderbolt; neither is offered the Spark's built-in NIC.
+    #[test]
+    fn slotless_machines_are_not_told_to_add_a_nic() {
+        let fastest = Bandwidth::from_gbit_s(200.0);
+        let remedy = |node: &str| {
+            let (design, catalog) = on_ten_gbe(node);
+            let slow: Vec<&Link> = design.links.iter().collect();
+            upgrade_remedy(&design, &catalog, &slow, fastest)
+        };
+        let spark = remedy("dgx-spark");
+        assert!(
+            spark.starts_with(
+                "move these cables from the `dgx-spark`'s own Ethernet ports (10 Gb/s) to the \
+                 `dgx-spark`'s built-in `cx7-gb10` ports (200 Gb/s)"
+            ),
+            "{spark}"
+        );
+        let mac = remedy("mac-studio-m3-ultra");
+        assert!(
+            mac.starts_with(
+                "the `mac-studio-m3-ultra` takes no add-in NIC, so the `mac-studio-m3-ultra`'s \
+                 own Ethernet ports (10 Gb/s) are its fastest Ethernet: carry the traffic that \
+                 needs 200 Gb/s on its faster built-in links (Thunderbolt)"
+            ),
+            "{mac}"
+        );
+        assert!(
+            !mac.contains("cx7-gb10") && !spark.contains("add a"),
+            "{mac} / {spark}"
+        );
+        // A workstation has slots: it is offered a card, never the Spark's built-in one.
+        let workstation = remedy("workstation");
+        assert!(workstation.contains("add a `"), "{workstation}");
+        assert!(!workstation.contains("cx7-gb10"), "{workstation}");
+    }
 }

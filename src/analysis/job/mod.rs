@@ -48,6 +48,15 @@ pub enum JobError {
         gpu: String,
         precision: &'static str,
     },
+    /// The GPU has the units, but no published figure for their peak (GB10): the step
+    /// cannot be timed, which is not the same as the hardware lacking them.
+    #[error(
+        "no published {precision} peak for the {gpu} (the catalog leaves it unknown): its compute cannot be timed"
+    )]
+    UnknownPeak {
+        gpu: String,
+        precision: &'static str,
+    },
     #[error("the design's GPUs ({0}) are not in the catalog")]
     UnknownGpu(String),
     #[error("no layout of the model fits and divides on this design")]
@@ -64,6 +73,29 @@ pub enum JobError {
 /// The GPU that sets the pace: of the design's GPU parts, the one with the lowest dense
 /// throughput (the slowest rank rules a synchronous step), with the smallest memory among
 /// the GPUs taken as its memory.
+/// The GPUs' dense peak at `precision`, TFLOP/s, or why there is none: the hardware lacks
+/// the units (FP8 on Ampere), or no figure is published (GB10).
+pub(crate) fn peak_or_refusal(
+    gpu_id: &str,
+    gpu: &GpuSpec,
+    precision: crate::analysis::collective::Precision,
+) -> Result<f64, JobError> {
+    peak_tflops(gpu, precision).ok_or_else(|| {
+        let (gpu_id, precision) = (gpu_id.to_string(), precision.label());
+        if gpu.bf16_tflops <= 0.0 {
+            JobError::UnknownPeak {
+                gpu: gpu_id,
+                precision,
+            }
+        } else {
+            JobError::NoPeak {
+                gpu: gpu_id,
+                precision,
+            }
+        }
+    })
+}
+
 pub fn design_gpu<'c>(
     design: &Design,
     catalog: &'c Catalog,

@@ -186,6 +186,19 @@ pub fn serving(
             "the {gpu_id}'s memory bandwidth is unknown: decode rate unknown"
         ));
     }
+    if peak.is_none() {
+        assumes.push(if gpu.bf16_tflops <= 0.0 {
+            format!(
+                "no published {} peak for the {gpu_id}: time to first token unknown",
+                job.precision.label()
+            )
+        } else {
+            format!(
+                "the {gpu_id} has no {} tensor units: time to first token unknown",
+                job.precision.label()
+            )
+        });
+    }
     match &efficiency {
         Some(e) => assumes.push(format!(
             "prefill kernels at {:.0} % of peak: {}",

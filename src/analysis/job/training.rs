@@ -217,10 +217,7 @@ pub fn training_step_with(
 ) -> Result<TrainingStep, JobError> {
     job.model.validate().map_err(JobError::Model)?;
     let (gpu_id, gpu) = design_gpu(design, catalog)?;
-    let peak = peak_tflops(gpu, job.precision).ok_or_else(|| JobError::NoPeak {
-        gpu: gpu_id.clone(),
-        precision: job.precision.label(),
-    })?;
+    let peak = super::peak_or_refusal(&gpu_id, gpu, job.precision)?;
     if job.pp.max(1) > job.model.layers {
         return Err(JobError::NotDivisible(format!(
             "{} layers cannot fill {} pipeline stages",
