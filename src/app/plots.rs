@@ -386,17 +386,19 @@ pub fn size_tick_label(exponent: f64) -> String {
 /// Four to ten marks at a round step (1, 2 or 5 × 10^k) over a linear axis.
 fn linear_marks(input: GridInput) -> Vec<GridMark> {
     let (lo, hi) = input.bounds;
-    let raw = (hi - lo) / 4.0;
+    let raw = (hi - lo) / 5.0;
     if !(raw.is_finite() && raw > 0.0) {
         return Vec::new();
     }
     let magnitude = 10f64.powf(raw.log10().floor());
-    // The largest round step that still gives four intervals or more.
-    let step = [5.0, 2.0, 1.0]
+    // The smallest round step that gives five intervals or fewer: on a 200-point chart they
+    // stay over 30 points apart, where egui_plot writes a label (it hides them closer than
+    // 20 points, which eight intervals were).
+    let step = [1.0, 2.0, 5.0, 10.0]
         .into_iter()
         .map(|m| m * magnitude)
-        .find(|&s| s <= raw)
-        .unwrap_or(magnitude);
+        .find(|&s| s >= raw)
+        .unwrap_or(10.0 * magnitude);
     ((lo / step).ceil() as i64..=(hi / step).floor() as i64)
         .map(|k| GridMark {
             value: k as f64 * step,
@@ -621,7 +623,7 @@ mod tests {
     }
 
     #[test]
-    fn a_linear_axis_has_about_four_round_marks() {
+    fn a_linear_axis_has_at_most_five_round_intervals() {
         let marks = |lo: f64, hi: f64| -> Vec<String> {
             linear_marks(GridInput {
                 bounds: (lo, hi),
@@ -631,10 +633,12 @@ mod tests {
             .map(|m| linear_tick_label(m.value, m.step_size))
             .collect()
         };
-        // A 10 GbE homelab's busbw, 0 to 0.95 GB/s: a quarter is 0.24, so steps of 0.2.
+        // A 10 GbE homelab's busbw, 0 to 0.95 GB/s: a fifth is 0.19, so steps of 0.2.
         assert_eq!(marks(0.0, 0.95), ["0.0", "0.2", "0.4", "0.6", "0.8"]);
-        // An H100 node's 0 to 410 GB/s: a quarter is 102.5, so steps of 100.
+        // An H100 node's 0 to 410 GB/s: a fifth is 84, so steps of 100.
         assert_eq!(marks(-10.0, 410.0), ["0", "100", "200", "300", "400"]);
+        // 0 to 79: a fifth is 15.8, so steps of 20, not 10 (eight marks too close to label).
+        assert_eq!(marks(0.0, 79.0), ["0", "20", "40", "60"]);
         assert!(marks(0.0, 0.0).is_empty());
     }
 

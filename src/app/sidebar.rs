@@ -893,7 +893,11 @@ fn collective_result_ui(
                                 .desired_width(60.0)
                                 .text(percent(load.utilization)),
                         );
-                        ui.label(&load.label);
+                        // Cut to the sidebar's width (the whole name on hover): a long link
+                        // name must not widen the panel, or every line below it would clip
+                        // instead of wrapping.
+                        ui.add(egui::Label::new(&load.label).truncate())
+                            .on_hover_text(&load.label);
                     });
                 });
             }
