@@ -411,7 +411,7 @@ fn every_price_names_its_date_and_source() {
             assert!(
                 matches!(
                     part.id.as_str(),
-                    "m2-ultra" | "m3-ultra" | "gb10" | "cx7-gb10"
+                    "m2-ultra" | "m3-ultra" | "m3-ultra-256gb" | "gb10" | "cx7-gb10"
                 ),
                 "{} has no price",
                 part.id
