@@ -853,6 +853,17 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     let Some(Ok(JobOutcome::Serving(serving))) = &analysis.job else {
         panic!("a serving job: {:?}", analysis.job);
     };
+    // How many sequences a replica decodes at once is the user's (64 until changed).
+    harness.get_by_label("sequences at once");
+    assert_eq!(harness.state().prefs().workload.serving_batch, 64);
+    assert!(
+        serving
+            .assumes
+            .iter()
+            .any(|a| a.starts_with("64 sequences per replica")),
+        "{:?}",
+        serving.assumes
+    );
     let rate = serving.decode_tokens_per_s.expect("known bandwidth");
     harness.get_by_label_contains(&format!(
         "Decode ≤ {}",

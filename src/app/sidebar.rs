@@ -9,8 +9,8 @@ use crate::analysis::accuracy::Checked;
 #[cfg(test)]
 use crate::analysis::assess;
 use crate::analysis::collective::{
-    AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing, Workload,
-    WorkloadResult, model_label, sweep_sizes,
+    AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
+    SERVING_SEQUENCES, Workload, WorkloadResult, model_label, sweep_sizes,
 };
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
@@ -136,6 +136,8 @@ pub struct WorkloadSettings {
     /// The kernels' fraction of the GPUs' dense peak, as the user sets it; None = the
     /// published figure for the GPU generation (unknown where there is none).
     pub efficiency: Option<f64>,
+    /// Serving: sequences each replica decodes at once (one person chatting is 1).
+    pub serving_batch: u32,
 }
 
 impl Default for WorkloadSettings {
@@ -150,6 +152,7 @@ impl Default for WorkloadSettings {
             precision: Precision::Bf16,
             serving: false,
             efficiency: None,
+            serving_batch: SERVING_SEQUENCES,
         }
     }
 }
@@ -169,6 +172,9 @@ impl WorkloadSettings {
         w.precision = self.precision;
         w.serving = self.serving;
         w.efficiency = self.efficiency;
+        if self.serving {
+            w.serving_batch = Some(self.serving_batch.max(1));
+        }
         Some(w)
     }
 
@@ -432,6 +438,13 @@ fn workload_ui(
             ui.label("pipeline");
             ui.add(egui::DragValue::new(&mut settings.pp).range(1..=64));
         });
+        if settings.serving {
+            ui.horizontal_wrapped(|ui| {
+                ui.label("sequences at once");
+                ui.add(egui::DragValue::new(&mut settings.serving_batch).range(1..=4096))
+                    .on_hover_text("Sequences each replica decodes together: 1 for one person chatting, tens to hundreds for a shared service. Few sequences leave each token's all-reduces exposed; many fill the memory with key/value cache");
+            });
+        }
         if !settings.serving {
             ui.horizontal_wrapped(|ui| {
                 ui.label("micro-batch");
