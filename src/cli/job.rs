@@ -245,20 +245,22 @@ pub(super) fn run_job(
     (capital_usd, power_w): (f64, f64),
 ) -> anyhow::Result<(JobFigures, JobDetail)> {
     let name = &chosen.training.model.name;
+    // Money at the command line's PUE, price and write-off, for training or serving.
+    let priced = |tokens_per_s: f64, tokens: Option<f64>| {
+        economics(&EconomicsInputs {
+            tokens_per_s,
+            tokens,
+            capital_usd,
+            power_w,
+            pue: a.pue,
+            usd_per_kwh: a.usd_per_kwh,
+            amortisation_years: a.years,
+        })
+    };
     if let Some(job) = &chosen.serving {
         let mut r = serving(design, catalog, job, routing)
             .with_context(|| format!("{}: cannot serve {name}", file.display()))?;
-        r.economics = r.decode_tokens_per_s.map(|tokens_per_s| {
-            economics(&EconomicsInputs {
-                tokens_per_s,
-                tokens: None,
-                capital_usd,
-                power_w,
-                pue: a.pue,
-                usd_per_kwh: a.usd_per_kwh,
-                amortisation_years: a.years,
-            })
-        });
+        r.economics = r.decode_tokens_per_s.map(|t| priced(t, None));
         return Ok((
             JobFigures::Serving {
                 decode_tokens_per_s: r.decode_tokens_per_s,
@@ -297,17 +299,7 @@ pub(super) fn run_job(
             .with_context(|| format!("{}: cannot train {name}", file.display()))?;
         (step, None)
     };
-    let money = step.tokens_per_s.map(|tokens_per_s| {
-        economics(&EconomicsInputs {
-            tokens_per_s,
-            tokens: a.tokens,
-            capital_usd,
-            power_w,
-            pue: a.pue,
-            usd_per_kwh: a.usd_per_kwh,
-            amortisation_years: a.years,
-        })
-    });
+    let money = step.tokens_per_s.map(|t| priced(t, a.tokens));
     let figures = JobFigures::Training {
         step_ms: step.step_ms,
         compute_ms: step.compute_ms,

@@ -644,10 +644,9 @@ pub(crate) fn write_device(
         .iter()
         .find(|t| !t.is_empty() && fits(t, TITLE_LINE_PX))
         .filter(|_| !domain && r.y1 - r.y0 >= 40.0);
-    let two_lines = title.is_some();
     let text_y = if domain {
         r.y0 + 18.0
-    } else if two_lines {
+    } else if title.is_some() {
         cy + 11.0
     } else {
         cy + 4.0
