@@ -1578,11 +1578,42 @@ fn workload_serving_asks_whether_the_replicas_need_a_fabric() {
     let out = stdout(&o);
     assert!(out.contains("llama-70b in bf16, serving"), "{out}");
     assert!(out.contains("TP 8 × PP 1 × DP 4 on 32 GPUs"), "{out}");
-    assert!(out.contains("per token  "), "{out}");
+    assert!(out.contains("per step   "), "{out}");
     assert!(out.contains("160 × 1 MiB per step"), "{out}");
     assert!(out.contains("replicate-before-distribute"), "{out}");
     let w = workload_json(&preset("hgx-h100-x4-roce.ron"), &["--serving"]);
     assert_eq!(w["serving"], true);
+    assert!(w.get("weights").is_none());
+    // Quantized weights are a serving option, said in the header and the JSON.
+    let q = workload_json(
+        &preset("hgx-h100-x4-roce.ron"),
+        &["--serving", "--weights", "int4"],
+    );
+    assert_eq!(q["weights"], "int4");
+    // FP8 multiplies in 8 bits but all-reduces 16-bit activations: the same bytes as bf16.
+    let fp8 = workload_json(
+        &preset("hgx-h100-x4-roce.ron"),
+        &["--serving", "--precision", "fp8"],
+    );
+    assert_eq!(
+        fp8["components"][0]["bytes_per_call"],
+        w["components"][0]["bytes_per_call"]
+    );
+    let o = railyard(&[
+        "workload",
+        path_str(&preset("hgx-h100-x4-roce.ron")),
+        "--weights",
+        "int4",
+    ]);
+    assert!(assert_refused(&o).contains("--serving"));
+    let o = railyard(&[
+        "workload",
+        path_str(&preset("hgx-h100-x4-roce.ron")),
+        "--serving",
+        "--weights",
+        "int3",
+    ]);
+    assert!(assert_refused(&o).contains("int8 or int4"));
 }
 
 /// `--library` models one run with another collective library than the design's: the Mac

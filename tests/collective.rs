@@ -306,6 +306,68 @@ fn ecmp_collides_where_adaptive_routing_spreads() {
     }
 }
 
+/// A fat tree of 16 DGX H100 on QM9700s, which can route adaptively: the static routes it
+/// runs until that is turned on collide, and the advice says so with both times (it once
+/// said nothing because the switches were capable of what the model did not assume).
+#[test]
+fn switches_that_could_route_adaptively_are_told_to() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    use railyard::model::units::time_text;
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::FatTree);
+    spec.nodes = Some(16);
+    spec.node = Some(PartId::new("dgx-h100"));
+    let design = generate(&spec, &catalog).expect("a fat tree");
+    let mut q = query(Op::AllReduce, GIB);
+    let ecmp = collective(&design, &catalog, &q).expect("static");
+    q.routing = Routing::Adaptive;
+    let adaptive = collective(&design, &catalog, &q).expect("adaptive");
+    assert!(ecmp.time_us > adaptive.time_us * 1.05);
+    let items = advice(&design, &catalog, None);
+    let item = items
+        .iter()
+        .find(|a| a.code == "adaptive-routing-off")
+        .unwrap_or_else(|| panic!("{items:#?}"));
+    assert!(
+        item.message.ends_with(&format!(
+            "a 1 GiB all-reduce takes {} instead of {} with adaptive routing",
+            time_text(ecmp.time_us),
+            time_text(adaptive.time_us)
+        )),
+        "{}",
+        item.message
+    );
+    assert!(items.iter().all(|a| a.code != "ecmp-elephants"));
+}
+
+/// The 3:1 fat-tree preset: 256 node ports on 6 leaves, five with 48 down and 16 up (3:1) and
+/// one with 16 down and 6 up (2.7:1). One finding names all six and their 5 × 16 + 6 = 86
+/// uplinks (it once gave one warning per leaf, about rails a fat tree does not have).
+#[test]
+fn oversubscribed_leaves_are_one_finding() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("presets")
+        .join("dgx-h100-fat-tree-3to1.ron");
+    let design = railyard::io::load_design(&path).expect("the 3:1 preset");
+    let catalog = Catalog::builtin();
+    let items = advice(&design, &catalog, None);
+    let found: Vec<_> = items
+        .iter()
+        .filter(|a| a.code == "oversubscribed-uplinks")
+        .collect();
+    assert_eq!(found.len(), 1, "{items:#?}");
+    let f = found[0];
+    assert_eq!(f.devices.len(), 6);
+    assert_eq!(f.links.len(), 86);
+    assert!(
+        f.message
+            .starts_with("uplinks of 6 leaves are 2.7:1 to 3.0:1 oversubscribed"),
+        "{}",
+        f.message
+    );
+    assert!(!f.message.contains("rail"), "{}", f.message);
+}
+
 #[test]
 fn degenerate_designs_give_clear_errors() {
     let catalog = Catalog::builtin();

@@ -282,6 +282,7 @@ fn serving_decode_is_weights_and_cache_over_memory_bandwidth() {
             prompt: 1024,
             precision: Precision::Bf16,
             efficiency: None,
+            weights: None,
         },
         Routing::Ecmp,
     )
@@ -624,4 +625,62 @@ fn serving_costs_per_output_token_at_the_decode_bound() {
             .and_then(JobOutcome::usd_per_million_tokens),
         Some(e.usd_per_million_tokens)
     );
+}
+
+/// Llama 70B served from int4 weights on 2 × RTX 4090 (TP 2, one sequence, 2,048-token
+/// prompt): 70.55B weights × 4.25 bits (4 + a 16-bit scale and zero per 128) / 8 split over 2
+/// GPUs, plus 2,048 × 80 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes of cache split over 2,
+/// read at 1,008 GB/s. bf16 and int8 weights do not fit in the 90 % of 24 GiB vLLM takes.
+#[test]
+fn quantized_weights_shrink_what_decode_reads_and_holds() {
+    use railyard::analysis::collective::QuantizedWeights;
+    use railyard::analysis::job::JobError;
+
+    let design = preset("rtx4090-pair-25gbe.ron");
+    let catalog = Catalog::builtin();
+    let model = named_model("llama-70b").expect("built in");
+    let job = |weights| ServingJob {
+        model: model.clone(),
+        tp: 2,
+        pp: 1,
+        ep: 1,
+        batch: 1,
+        prompt: 2048,
+        precision: Precision::Bf16,
+        efficiency: None,
+        weights,
+    };
+    let r = serving(
+        &design,
+        &catalog,
+        &job(Some(QuantizedWeights::Int4)),
+        Routing::Ecmp,
+    )
+    .expect("int4 fits");
+    let weights = model.params() * 4.25 / 8.0 / 2.0;
+    let cache = 2048.0 * 80.0 * 8.0 * 128.0 * 2.0 * 2.0 / 2.0;
+    assert!((r.weight_bytes_per_gpu / weights - 1.0).abs() < 1e-12);
+    assert!((r.kv_bytes_per_gpu / cache - 1.0).abs() < 1e-12);
+    let reading_ms = (weights + cache) / 1008e9 * 1e3;
+    let step = r.decode_step_ms.expect("bandwidth known");
+    assert!((step - r.decode_comm_ms - reading_ms).abs() < 1e-9, "{r:?}");
+    assert!((r.decode_tokens_per_s_per_sequence.expect("known") - 1e3 / step).abs() < 1e-9);
+    assert!((r.usable_memory_gib - 0.9 * 24.0).abs() < 1e-12);
+    for (weights, need_gib) in [
+        (Some(QuantizedWeights::Int8), model.params() / 2.0),
+        (None, model.params()),
+    ] {
+        match serving(&design, &catalog, &job(weights), Routing::Ecmp) {
+            Err(JobError::DoesNotFit {
+                need_gib: got,
+                have_gib,
+                ..
+            }) => {
+                let want = (need_gib + cache) / (1u64 << 30) as f64;
+                assert!((got / want - 1.0).abs() < 1e-12, "{got} against {want}");
+                assert!((have_gib - 21.6).abs() < 1e-12);
+            }
+            other => panic!("{weights:?} should not fit: {other:?}"),
+        }
+    }
 }

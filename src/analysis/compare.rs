@@ -226,7 +226,12 @@ fn figures(
     let total = m.cost.total.0;
     let mut values = vec![
         Some(m.gpus as f64),
-        Some(m.bisection.value.gbit_s()),
+        // A single node or domain has no cut to measure: unknown (—), not 0 Gb/s.
+        matches!(
+            m.bisection.status,
+            crate::analysis::bisection::BisectionStatus::Ok { .. }
+        )
+        .then(|| m.bisection.value.gbit_s()),
         m.bisection.ratio,
         Some(total),
         (m.gpus > 0).then(|| total / m.gpus as f64),

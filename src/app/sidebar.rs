@@ -9,14 +9,15 @@ use crate::analysis::accuracy::Checked;
 #[cfg(test)]
 use crate::analysis::assess;
 use crate::analysis::collective::{
-    AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, Routing,
-    SERVING_SEQUENCES, Workload, WorkloadResult, model_label, sweep_sizes,
+    AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, QuantizedWeights,
+    Routing, SERVING_SEQUENCES, Workload, WorkloadResult, model_label, sweep_sizes,
 };
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
+use crate::analysis::job::serving::SERVING_MEMORY_SHARE;
 use crate::analysis::{Assessment, Assessor, Question};
 use crate::io::validation_sets::published;
-use crate::model::units::{Usd, group_thousands, time_text};
+use crate::model::units::{Usd, group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
 use std::collections::HashSet;
@@ -138,6 +139,8 @@ pub struct WorkloadSettings {
     pub efficiency: Option<f64>,
     /// Serving: sequences each replica decodes at once (one person chatting is 1).
     pub serving_batch: u32,
+    /// Serving: weights quantized below the precision; None = in the precision.
+    pub weights: Option<QuantizedWeights>,
 }
 
 impl Default for WorkloadSettings {
@@ -153,6 +156,7 @@ impl Default for WorkloadSettings {
             serving: false,
             efficiency: None,
             serving_batch: SERVING_SEQUENCES,
+            weights: None,
         }
     }
 }
@@ -174,6 +178,7 @@ impl WorkloadSettings {
         w.efficiency = self.efficiency;
         if self.serving {
             w.serving_batch = Some(self.serving_batch.max(1));
+            w.weights = self.weights;
         }
         Some(w)
     }
@@ -444,6 +449,7 @@ fn workload_ui(
                 ui.add(egui::DragValue::new(&mut settings.serving_batch).range(1..=4096))
                     .on_hover_text("Sequences each replica decodes together: 1 for one person chatting, tens to hundreds for a shared service. Few sequences leave each token's all-reduces exposed; many fill the memory with key/value cache");
             });
+            weights_ui(ui, settings);
         }
         if !settings.serving {
             ui.horizontal_wrapped(|ui| {
@@ -527,6 +533,25 @@ fn workload_ui(
     if *settings != before {
         events.push(SidebarEvent::SettingsChanged);
     }
+}
+
+/// Serving's weight format: the precision's, or quantized (int8; int4 in groups of 128).
+fn weights_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
+    let as_precision = format!("{} (as precision)", settings.precision.label());
+    let label = |w: Option<QuantizedWeights>| match w {
+        Some(q) => q.label().to_string(),
+        None => as_precision.clone(),
+    };
+    ComboBox::from_label("weights")
+        .selected_text(label(settings.weights))
+        .show_ui(ui, |ui| {
+            ui.selectable_value(&mut settings.weights, None, label(None));
+            for q in QuantizedWeights::ALL {
+                ui.selectable_value(&mut settings.weights, Some(q), label(Some(q)));
+            }
+        })
+        .response
+        .on_hover_text("Quantized weights (int8; int4 in AWQ/GPTQ groups of 128, 4.25 bits each) are read and held in fewer bytes; the key/value cache and activations stay in the precision");
 }
 
 /// The kernels' efficiency: the published figure for the GPU generation, or the user's own
@@ -678,15 +703,22 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
             )
             .on_hover_text("An upper bound: weights and key/value cache read at the GPUs' peak memory bandwidth, plus the communication per token");
             ui.weak(format!(
-                "{} replicas of {}, {} per replica · first token {}",
+                "{} replicas of {}, {} per replica, {} per sequence · first token {}",
                 r.replicas,
                 r.layout,
                 or_unknown(r.decode_tokens_per_s_per_replica, |t| format!("{t:.1}")),
+                or_unknown(r.decode_tokens_per_s_per_sequence, |t| format!("{t:.1}")),
                 ms(r.ttft_ms)
             ));
             ui.label(format!(
-                "Memory {:.0} of {:.0} GiB per GPU",
-                r.memory_gib_per_gpu, r.gpu_memory_gib
+                "Memory {:.1} of {} GiB per GPU",
+                r.memory_gib_per_gpu,
+                trim_number(r.usable_memory_gib)
+            ))
+            .on_hover_text(format!(
+                "A serving engine takes {:.0} % of each GPU's {} GiB (vLLM's default gpu_memory_utilization); the rest is the CUDA context's",
+                SERVING_MEMORY_SHARE * 100.0,
+                trim_number(r.gpu_memory_gib)
             ));
             if let Some(e) = r.economics {
                 ui.label(format!(

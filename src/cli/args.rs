@@ -83,11 +83,21 @@ pub(super) fn chosen_workload(
     model: Option<&str>,
     serving: bool,
     efficiency: Option<f64>,
+    weights: Option<collective::QuantizedWeights>,
 ) -> Option<collective::Workload> {
     let mut w = collective::Workload::named(model?)?;
     w.serving = serving;
     w.efficiency = efficiency;
+    w.weights = weights;
     Some(w)
+}
+
+/// Quantized serving weights: `int8` or `int4`.
+pub(super) fn parse_weights(text: &str) -> Result<collective::QuantizedWeights, String> {
+    collective::QuantizedWeights::ALL
+        .into_iter()
+        .find(|q| q.label().eq_ignore_ascii_case(text.trim()))
+        .ok_or_else(|| format!("`{text}` is not a weight format (int8 or int4)"))
 }
 
 /// A kernel efficiency: a fraction of the GPUs' dense peak, above 0 and at most 1.

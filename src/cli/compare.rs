@@ -1,8 +1,9 @@
 //! `railyard compare A B [...]`: designs side by side, with changes against a baseline.
 
-use super::args::{chosen_workload, parse_bytes, parse_fraction, parse_model};
+use super::args::{chosen_workload, parse_bytes, parse_fraction, parse_model, parse_weights};
 use super::{count_of, load, write_stdout};
 use crate::analysis::collective;
+use crate::analysis::collective::QuantizedWeights;
 use crate::model::{Bytes, Catalog};
 use anyhow::{Context, bail};
 use clap::Args;
@@ -37,6 +38,10 @@ pub(super) struct CompareArgs {
     /// step, MFU and cost of GPUs with no published figure are unknown).
     #[arg(long, value_name = "F", requires = "model", value_parser = parse_fraction)]
     efficiency: Option<f64>,
+    /// With `--serving`: weights quantized to int8, or int4 in AWQ/GPTQ groups of 128
+    /// (decode reads and holds fewer bytes; the cache and activations stay in bf16).
+    #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
+    weights: Option<QuantizedWeights>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +90,12 @@ pub(super) fn comparison(
 
 pub(super) fn run(args: &CompareArgs, catalog: &Catalog) -> anyhow::Result<()> {
     use crate::io::report::{render_csv, render_markdown, render_text};
-    let workload = chosen_workload(args.model.as_deref(), args.serving, args.efficiency);
+    let workload = chosen_workload(
+        args.model.as_deref(),
+        args.serving,
+        args.efficiency,
+        args.weights,
+    );
     let format = if args.markdown {
         TableFormat::Markdown
     } else if args.csv {

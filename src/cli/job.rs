@@ -1,17 +1,18 @@
 //! `workload`'s job figures: a training step's time, MFU, memory, time and money, the layout
 //! search, or serving's decode rate and time to first token.
 
-use super::args::parse_fraction;
-use crate::analysis::collective::{Precision, Routing, Workload};
+use super::args::{parse_fraction, parse_weights};
+use crate::analysis::collective::{Precision, QuantizedWeights, Routing, Workload};
 use crate::analysis::job::economics::{
     DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH,
 };
+use crate::analysis::job::serving::SERVING_MEMORY_SHARE;
 use crate::analysis::job::{
     Economics, EconomicsInputs, JobError, ModelSpec, Recompute, SearchOptions, SearchResult,
     ServingJob, ServingResult, TrainingJob, TrainingStep, economics, named_model, search_layouts,
     serving, training_step,
 };
-use crate::model::units::{count_of, group_thousands, significant, time_text};
+use crate::model::units::{count_of, group_thousands, significant, time_text, trim_number};
 use crate::model::{Catalog, Design};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -50,6 +51,11 @@ pub(super) struct JobArgs {
     /// cache decode reads).
     #[arg(long, value_name = "N", default_value_t = 2048, requires = "serving", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     prompt: u32,
+    /// With --serving: weights quantized below --precision (int8, or int4 in AWQ/GPTQ groups
+    /// of 128): decode reads and holds fewer bytes; the cache and activations stay in
+    /// --precision.
+    #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
+    weights: Option<QuantizedWeights>,
     /// Fraction of the GPUs' dense peak the kernels achieve, 0 to 1; the published figure
     /// for the GPU generation when absent (unknown for GPUs without one).
     #[arg(long, value_name = "F", value_parser = parse_fraction)]
@@ -172,6 +178,7 @@ pub(super) fn chosen_job(
         prompt: a.prompt,
         precision,
         efficiency: a.efficiency,
+        weights: a.weights,
     });
     Chosen { training, serving }
 }
@@ -215,6 +222,7 @@ pub enum JobFigures {
     Serving {
         decode_tokens_per_s: Option<f64>,
         decode_tokens_per_s_per_replica: Option<f64>,
+        decode_tokens_per_s_per_sequence: Option<f64>,
         ttft_ms: Option<f64>,
         memory_gib_per_gpu: f64,
         /// At the decode rate, an upper bound: what a million output tokens cost at least.
@@ -265,6 +273,7 @@ pub(super) fn run_job(
             JobFigures::Serving {
                 decode_tokens_per_s: r.decode_tokens_per_s,
                 decode_tokens_per_s_per_replica: r.decode_tokens_per_s_per_replica,
+                decode_tokens_per_s_per_sequence: r.decode_tokens_per_s_per_sequence,
                 ttft_ms: r.ttft_ms,
                 memory_gib_per_gpu: r.memory_gib_per_gpu,
                 usd_per_million_tokens_at_least: r.economics.map(|e| e.usd_per_million_tokens),
@@ -424,13 +433,15 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
         }
         JobDetail::Serving(r) => {
             out.push_str(&format!(
-                "serving    {} of {} ({} each): {} tokens/s in all, {} per replica\n",
+                "serving    {} of {} ({} each): {} tokens/s in all, {} per replica, {} per sequence\n",
                 count_of(r.replicas as usize, "replica", "replicas"),
                 r.layout,
                 count_of(r.gpus_per_replica as usize, "GPU", "GPUs"),
                 r.decode_tokens_per_s
                     .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
                 r.decode_tokens_per_s_per_replica
+                    .map_or_else(|| "unknown".into(), |t| format!("{t:.1}")),
+                r.decode_tokens_per_s_per_sequence
                     .map_or_else(|| "unknown".into(), |t| format!("{t:.1}")),
             ));
             out.push_str(&format!(
@@ -440,8 +451,11 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                 ms_text(r.ttft_ms)
             ));
             out.push_str(&format!(
-                "memory     {:.1} of {:.0} GiB per GPU\n",
-                r.memory_gib_per_gpu, r.gpu_memory_gib
+                "memory     {:.1} of {} GiB per GPU ({:.0} % of {} GiB, vLLM's default)\n",
+                r.memory_gib_per_gpu,
+                trim_number(r.usable_memory_gib),
+                SERVING_MEMORY_SHARE * 100.0,
+                trim_number(r.gpu_memory_gib)
             ));
             if let Some(e) = &r.economics {
                 out.push_str(&format!(

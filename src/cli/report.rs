@@ -1,10 +1,11 @@
 //! `railyard report FILE [MORE ...] -o FILE.md`: the Markdown report, and its SVG diagram next
 //! to it.
 
-use super::args::{chosen_workload, parse_bytes, parse_fraction, parse_model};
+use super::args::{chosen_workload, parse_bytes, parse_fraction, parse_model, parse_weights};
 use super::compare::comparison;
 use super::diagram::design_svg;
 use super::{load, write_stdout};
+use crate::analysis::collective::QuantizedWeights;
 use crate::io::design_file::write_atomically;
 use crate::model::{Bytes, Catalog};
 use anyhow::{Context, bail};
@@ -35,10 +36,19 @@ pub(super) struct ReportArgs {
     /// step, MFU and cost of GPUs with no published figure are unknown).
     #[arg(long, value_name = "F", requires = "model", value_parser = parse_fraction)]
     efficiency: Option<f64>,
+    /// With `--serving`: weights quantized to int8, or int4 in AWQ/GPTQ groups of 128
+    /// (decode reads and holds fewer bytes; the cache and activations stay in bf16).
+    #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
+    weights: Option<QuantizedWeights>,
 }
 
 pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
-    let workload = chosen_workload(args.model.as_deref(), args.serving, args.efficiency);
+    let workload = chosen_workload(
+        args.model.as_deref(),
+        args.serving,
+        args.efficiency,
+        args.weights,
+    );
     let (files, output, bytes, workload) =
         (&args.files, &args.output, args.bytes, workload.as_ref());
     let Some(file) = files.first() else {

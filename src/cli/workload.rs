@@ -98,6 +98,9 @@ pub struct WorkloadReport {
     /// Serving replicas (a step is one decode step) rather than training.
     pub serving: bool,
     pub precision: &'static str,
+    /// Serving's quantized weight format (int8, int4), when the weights are not in `precision`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<&'static str>,
     pub routing: &'static str,
     pub mapping: collective::Mapping,
     /// The collective library the communication runs on, and what the model assumes of it.
@@ -135,6 +138,7 @@ impl WorkloadReport {
             params: w.params,
             serving: w.serving,
             precision: w.precision.label(),
+            weights: w.weights.filter(|_| w.serving).map(|q| q.label()),
             routing: routing.cli_name(),
             mapping: r.mapping,
             library,
@@ -173,9 +177,12 @@ impl WorkloadReport {
         let r = self;
         let m = &r.mapping;
         let mut out = format!(
-            "workload   {} in {}, {}, {} routing\n",
+            "workload   {} in {}{}, {}, {} routing\n",
             self.model,
             self.precision,
+            self.weights
+                .map(|q| format!(" with {q} weights"))
+                .unwrap_or_default(),
             if self.serving { "serving" } else { "training" },
             self.routing
         );
@@ -199,14 +206,9 @@ impl WorkloadReport {
         } else {
             String::new()
         };
+        // Serving's step is one decode step: a token for each sequence of the batch.
         out.push_str(&format!(
-            "{}{} of communication{extra}\n",
-            // A decode step makes one token per sequence.
-            if self.serving {
-                "per token  "
-            } else {
-                "per step   "
-            },
+            "per step   {} of communication{extra}\n",
             time_text(r.total_us)
         ));
         let width = r.components.iter().map(|c| c.name.len()).max().unwrap_or(0);
@@ -300,6 +302,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     w.serving = args.serving;
     if let Some(s) = &chosen.serving {
         w.serving_batch = Some(s.batch);
+        w.weights = s.weights;
     }
     let question = Question {
         workload: Some(w),

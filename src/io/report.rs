@@ -9,7 +9,8 @@ use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
-use crate::model::units::{group_thousands, time_text};
+use crate::analysis::job::serving::SERVING_MEMORY_SHARE;
+use crate::model::units::{group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, Usd, Watts};
 use std::fmt::Write as _;
 
@@ -282,16 +283,20 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
         JobOutcome::Serving(r) => {
             let _ = writeln!(
                 out,
-                "\nServing: {} replicas of {}, decode at most {} tokens/s in all ({} per replica), first token after {}; {:.1} of {:.0} GiB per GPU.",
+                "\nServing: {} replicas of {}, decode at most {} tokens/s in all ({} per replica, {} per sequence), first token after {}; {:.1} of the {} GiB per GPU a serving engine takes ({:.0} % of {} GiB, vLLM's default).",
                 r.replicas,
                 r.layout,
                 r.decode_tokens_per_s
                     .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
                 r.decode_tokens_per_s_per_replica
                     .map_or_else(|| "unknown".into(), |t| format!("{t:.1}")),
+                r.decode_tokens_per_s_per_sequence
+                    .map_or_else(|| "unknown".into(), |t| format!("{t:.1}")),
                 ms(r.ttft_ms),
                 r.memory_gib_per_gpu,
-                r.gpu_memory_gib
+                trim_number(r.usable_memory_gib),
+                SERVING_MEMORY_SHARE * 100.0,
+                trim_number(r.gpu_memory_gib)
             );
             if let Some(e) = &r.economics {
                 let _ = writeln!(
@@ -406,7 +411,14 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
     let c = &m.cost;
     let mut rows = vec![
         ("Bisection (per direction)", bisection),
-        ("Full bisection", m.bisection.full.to_string()),
+        (
+            "Full bisection",
+            if matches!(m.bisection.status, BisectionStatus::Ok { .. }) {
+                m.bisection.full.to_string()
+            } else {
+                "—".into()
+            },
+        ),
         ("Bisection ratio", percent(m.bisection.ratio)),
         ("Total cost", c.total.to_string()),
         (

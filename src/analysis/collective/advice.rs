@@ -302,7 +302,8 @@ pub fn advice_reusing(
         ));
     }
 
-    // Oversubscribed leaves carrying rail traffic.
+    // Oversubscribed leaves: one finding for all of them (a 3:1 fabric has dozens).
+    let mut oversubscribed: Vec<(DeviceId, f64, f64, Vec<LinkId>)> = Vec::new();
     for (d, links) in design.devices.iter().zip(&links_of) {
         let DeviceKind::Switch(s) = &d.kind else {
             continue;
@@ -324,15 +325,47 @@ pub fn advice_reusing(
             }
         }
         if up > 0.0 && down > up * 1.01 {
-            out.push(item(
-                Severity::Warning,
-                "oversubscribed-uplinks",
-                format!("uplinks of {} are {:.1}:1 oversubscribed ({} Gb/s down, {} Gb/s up): rail traffic between scalable units queues there", d.name, down / up, down.round(), up.round()),
-                vec![d.id],
-                ups,
-                "add uplinks or spines until uplink capacity matches the node-facing ports (1:1 for training)",
-            ));
+            oversubscribed.push((d.id, down, up, ups));
         }
+    }
+    if let Some(&(first, down, up, _)) = oversubscribed.first() {
+        let ratio = |&(_, down, up, _): &(DeviceId, f64, f64, Vec<LinkId>)| down / up;
+        let (least, most) = oversubscribed
+            .iter()
+            .map(ratio)
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), r| {
+                (lo.min(r), hi.max(r))
+            });
+        let message = if oversubscribed.len() == 1 {
+            format!(
+                "uplinks of {} are {:.1}:1 oversubscribed ({} Gb/s down, {} Gb/s up): traffic between leaves queues there",
+                name(first),
+                down / up,
+                down.round(),
+                up.round()
+            )
+        } else {
+            let span = if most - least < 0.05 {
+                format!("{most:.1}:1")
+            } else {
+                format!("{least:.1}:1 to {most:.1}:1")
+            };
+            format!(
+                "uplinks of {} leaves are {span} oversubscribed (node-facing capacity over uplink capacity), such as {} ({} Gb/s down, {} Gb/s up): traffic between leaves queues there",
+                oversubscribed.len(),
+                name(first),
+                down.round(),
+                up.round()
+            )
+        };
+        out.push(item(
+            Severity::Warning,
+            "oversubscribed-uplinks",
+            message,
+            oversubscribed.iter().map(|o| o.0).collect(),
+            oversubscribed.iter().flat_map(|o| o.3.iter().copied()).collect(),
+            "add uplinks or spines until uplink capacity matches the node-facing ports (1:1 for training)",
+        ));
     }
 
     // GPUDirect off. Only NCCL reads GPU memory from the NIC: MLX and Gloo run on the CPU
@@ -405,7 +438,7 @@ pub fn advice_reusing(
         .devices
         .iter()
         .all(|d| !matches!(&d.kind, DeviceKind::Switch(s) if !s.features.adaptive_routing));
-    if multipath && !all_adaptive {
+    if multipath {
         let mut q = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
         q.routing = Routing::Adaptive;
         let adaptive = run(&q);
@@ -421,16 +454,31 @@ pub fn advice_reusing(
                 .collect();
             devs.sort_unstable();
             devs.dedup();
+            // Switches that can route adaptively do so only when it is turned on (the subnet
+            // manager's AR mode on InfiniBand, RoCE adaptive routing on Spectrum-X): the
+            // static routes railyard times by default are what they run until then.
+            let (code, remedy) = if all_adaptive {
+                (
+                    "adaptive-routing-off",
+                    "the switches support adaptive routing: turn it on (the subnet manager's AR mode on InfiniBand, adaptive routing on Spectrum-X Ethernet), and time the design with it (--routing adaptive, or the sidebar's routing)",
+                )
+            } else {
+                (
+                    "ecmp-elephants",
+                    "enable adaptive routing or packet spraying on the switches",
+                )
+            };
             out.push(item(
                 Severity::Warning,
-                "ecmp-elephants",
+                code,
                 format!(
-                    "ECMP hashes the few large collective flows onto the same uplinks: a 1 GiB all-reduce takes {:.0} µs instead of {:.0} µs with adaptive routing",
-                    e.time_us, a.time_us
+                    "static routing puts a few large collective flows on the same uplinks (modelled as a hash of each connection): a 1 GiB all-reduce takes {} instead of {} with adaptive routing",
+                    time_text(e.time_us),
+                    time_text(a.time_us)
                 ),
                 devs,
                 links,
-                "enable adaptive routing or packet spraying on the switches",
+                remedy,
             ));
         }
     }

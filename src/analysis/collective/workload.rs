@@ -36,6 +36,51 @@ impl Precision {
             Precision::Fp8 => 1.0,
         }
     }
+
+    /// Bytes of each value the GPUs exchange (activations, gradients) and of the key/value
+    /// cache. FP8 runs only the matrix products in 8 bits: Transformer Engine and vLLM write
+    /// their outputs, reduce gradients and cache keys and values in 16 bits unless told
+    /// otherwise (vLLM's `kv_cache_dtype` is the model's by default).
+    pub fn exchange_bytes(self) -> f64 {
+        match self {
+            Precision::Fp8 => 2.0,
+            p => p.bytes(),
+        }
+    }
+}
+
+/// Weights stored in fewer bits than the activations, as served models often are: the
+/// weights are read (and held) at this size and widened to the activations' precision in the
+/// kernel, so decode reads fewer bytes while the key/value cache, the all-reduces and the
+/// prefill's arithmetic keep the activations' precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuantizedWeights {
+    /// 8-bit integers with one scale per output channel (LLM.int8(), SmoothQuant, vLLM's
+    /// W8A16): the scales add under 0.1 % to the bytes, left out.
+    Int8,
+    /// 4-bit integers in groups of 128 weights, each group with a 16-bit scale and a 16-bit
+    /// zero point (AWQ and GPTQ's default `group_size=128`): 4 + 32/128 = 4.25 bits a weight.
+    Int4,
+}
+
+impl QuantizedWeights {
+    pub const ALL: [QuantizedWeights; 2] = [QuantizedWeights::Int8, QuantizedWeights::Int4];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            QuantizedWeights::Int8 => "int8",
+            QuantizedWeights::Int4 => "int4",
+        }
+    }
+
+    /// Bytes a weight takes, its share of the group's scale and zero point included.
+    pub fn bytes_per_weight(self) -> f64 {
+        match self {
+            QuantizedWeights::Int8 => 1.0,
+            QuantizedWeights::Int4 => (4.0 + 32.0 / 128.0) / 8.0,
+        }
+    }
 }
 
 /// Mixture-of-experts layers: each token goes to `top_k` of `experts` experts, dispatched and
@@ -82,6 +127,10 @@ pub struct Workload {
     /// communication does not depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub efficiency: Option<f64>,
+    /// Serving: weights quantized below the activations' precision; None = weights in
+    /// `precision`. Training ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<QuantizedWeights>,
 }
 
 /// The models offered by name (id, label), dense Llama 3 sizes first, then mixtures of experts.
@@ -190,12 +239,21 @@ impl Workload {
             serving: false,
             serving_batch: None,
             efficiency: None,
+            weights: None,
+        }
+    }
+
+    /// Bytes a weight takes: quantized weights when serving them, else the precision's.
+    pub fn bytes_per_weight(&self) -> f64 {
+        match self.weights {
+            Some(q) if self.serving => q.bytes_per_weight(),
+            _ => self.precision.bytes(),
         }
     }
 
     /// Bytes of the model's weights.
     pub fn weight_bytes(&self) -> f64 {
-        self.params * self.precision.bytes()
+        self.params * self.bytes_per_weight()
     }
 }
 
@@ -495,7 +553,7 @@ fn step_comm(
         .map(|(t, p, k)| (0..dp / ep).map(|e| rank(t, p, e * ep + k)).collect())
         .collect();
 
-    let act = w.precision.bytes();
+    let act = w.precision.exchange_bytes();
     let moe_layers = f64::from(w.moe.map_or(0, |m| m.layers.min(w.layers)));
     // The activation traffic: bytes of one exchange, and how many times per step the tensor
     // all-reduce, the stage hand-off and the expert exchange happen.
@@ -531,7 +589,8 @@ fn step_comm(
     type Part<'g> = (String, CommKind, Op, &'g [Vec<u32>], f64, f64);
     let mut parts: Vec<Part> = Vec::new();
     if !w.serving && dp > 1 {
-        let grad_bytes = (w.params - expert_params) / f64::from(tp * pp) * w.precision.bytes();
+        let grad_bytes =
+            (w.params - expert_params) / f64::from(tp * pp) * w.precision.exchange_bytes();
         parts.push((
             "data-parallel gradient all-reduce".into(),
             CommKind::DataParallel,
@@ -543,7 +602,7 @@ fn step_comm(
     }
     if !w.serving && expert_params > 0.0 && dp / ep > 1 {
         // Each rank holds 1/EP of the experts; their replicas reduce among themselves.
-        let grad_bytes = expert_params / f64::from(tp * pp * ep) * w.precision.bytes();
+        let grad_bytes = expert_params / f64::from(tp * pp * ep) * w.precision.exchange_bytes();
         parts.push((
             "expert gradient all-reduce".into(),
             CommKind::ExpertDataParallel,
@@ -638,7 +697,8 @@ fn step_comm(
     }
     if w.serving {
         notes.push(format!(
-            "serving: one decode step of {serving_batch} sequences per replica; replicas exchange nothing"
+            "serving: one decode step of {} per replica; replicas exchange nothing",
+            crate::model::units::count_of(serving_batch as usize, "sequence", "sequences")
         ));
     }
     Ok(WorkloadResult {

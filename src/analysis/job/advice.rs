@@ -6,7 +6,7 @@ use super::JobOutcome;
 use crate::analysis::collective::{CommKind, WorkloadResult};
 use crate::analysis::finding::{Finding, Severity};
 use crate::model::units::time_text;
-use crate::model::{Design, DeviceId, DeviceKind, LinkId};
+use crate::model::{Design, DeviceId, DeviceKind, LinkId, ScaleUp};
 
 /// Adds the job's findings to `advice`, then sorts it as the advice is sorted (most severe
 /// first, then by code).
@@ -46,9 +46,20 @@ fn training_waits(
         .map_or_else(String::new, |b| format!("; busiest: {}", b.label));
     let mfu = mfu.map_or_else(String::new, |m| format!(", MFU {:.0} %", m * 100.0));
     let suggestion = match kind {
+        CommKind::TensorParallel if comm.mapping.tp_crosses_domains => {
+            "keep each tensor-parallel group inside one node or NVLink domain, with pipeline \
+             stages across them; `workload --search` (the sidebar's Find the fastest layout) \
+             tries the layouts that fit"
+        }
+        CommKind::TensorParallel if on_nvswitch(design) => {
+            "fewer GPUs per tensor-parallel group, with pipeline stages or more replicas \
+             instead (the GPUs already share NVSwitch); `workload --search` (the sidebar's Find \
+             the fastest layout) tries the layouts that fit"
+        }
         CommKind::TensorParallel => {
             "fewer GPUs per tensor-parallel group, with pipeline stages instead, or GPUs joined \
-             by NVLink; `workload --search` (the sidebar's Find the fastest layout) tries the \
+             by NVLink (data-center GPUs on NVSwitch; GeForce cards since the RTX 40 series have \
+             no NVLink); `workload --search` (the sidebar's Find the fastest layout) tries the \
              layouts that fit"
         }
         CommKind::ExpertAllToAll => {
@@ -98,10 +109,28 @@ fn decode_waits(design: &Design, step_ms: Option<f64>, comm_ms: f64) -> Option<F
         ),
         devices: nodes(design),
         links: Vec::new(),
-        suggestion: "fewer GPUs per replica (less tensor parallelism, more replicas) where the \
-                     model fits, or GPUs joined by NVLink"
-            .into(),
+        suggestion: if on_nvswitch(design) {
+            "fewer GPUs per replica (less tensor parallelism, more replicas) where the model \
+             fits, with quantized weights if it would not (--weights, or the sidebar's weights); \
+             the GPUs already share NVSwitch"
+        } else {
+            "fewer GPUs per replica (less tensor parallelism, more replicas) where the model \
+             fits, with quantized weights if it would not (--weights, or the sidebar's weights), \
+             or GPUs joined by NVLink (data-center GPUs on NVSwitch; GeForce cards since the \
+             RTX 40 series have no NVLink)"
+        }
+        .into(),
     })
+}
+
+/// Every GPU node's GPUs share NVSwitch: NVLink is no remedy to offer.
+fn on_nvswitch(design: &Design) -> bool {
+    let mut nodes = design
+        .devices
+        .iter()
+        .filter_map(|d| d.kind.as_node())
+        .peekable();
+    nodes.peek().is_some() && nodes.all(|n| matches!(n.scale_up, ScaleUp::NvSwitch { .. }))
 }
 
 fn nodes(design: &Design) -> Vec<DeviceId> {

@@ -83,6 +83,7 @@ pub fn job_of_workload(
             prompt: DEFAULT_PROMPT_TOKENS,
             precision: w.precision,
             efficiency: w.efficiency,
+            weights: w.weights,
         };
         return Some(serving(design, catalog, &job, routing).map(|mut r| {
             r.economics = r

@@ -35,7 +35,8 @@ pub enum JobError {
     #[error("{0}")]
     NotDivisible(String),
     #[error(
-        "does not fit: needs {need_gib:.1} GiB per GPU, a {gpu} has {have_gib:.0} GiB ({:.1} GiB short)",
+        "does not fit: needs {need_gib:.1} GiB per GPU, a {gpu} has {} GiB ({:.1} GiB short)",
+        crate::model::units::trim_number(*have_gib),
         need_gib - have_gib
     )]
     DoesNotFit {

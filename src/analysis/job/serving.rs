@@ -12,11 +12,18 @@ use super::compute::{Efficiency, default_efficiency, peak_tflops};
 use super::economics::Economics;
 use super::model::ModelSpec;
 use super::{JobError, design_gpu};
-use crate::analysis::collective::{CommFabrics, Moe, Precision, Routing, Workload, Workspace};
+use crate::analysis::collective::{
+    CommFabrics, Moe, Precision, QuantizedWeights, Routing, Workload, Workspace,
+};
 use crate::model::{Catalog, Design};
 use serde::Serialize;
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// The share of a GPU's memory a serving engine takes for weights, cache and activations:
+/// vLLM's default `gpu_memory_utilization` (0.9); the rest is left to the CUDA context and
+/// allocations outside the engine. A replica that needs more does not start.
+pub const SERVING_MEMORY_SHARE: f64 = 0.9;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServingJob {
@@ -29,9 +36,13 @@ pub struct ServingJob {
     pub batch: u32,
     /// Prompt tokens of each sequence (the key/value cache decode reads).
     pub prompt: u32,
+    /// The activations' precision: the key/value cache, the all-reduces and the prefill's
+    /// arithmetic, and the weights unless `weights` quantizes them.
     pub precision: Precision,
     /// Fraction of peak the prefill kernels achieve; None = the published default.
     pub efficiency: Option<f64>,
+    /// Weights stored in fewer bits than `precision`; None = weights in `precision`.
+    pub weights: Option<QuantizedWeights>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,10 +56,14 @@ pub struct ServingResult {
     pub kv_bytes_per_gpu: f64,
     pub memory_gib_per_gpu: f64,
     pub gpu_memory_gib: f64,
+    /// What the serving engine may take of it (`SERVING_MEMORY_SHARE`).
+    pub usable_memory_gib: f64,
     /// None when the GPU's memory bandwidth is unknown.
     pub decode_step_ms: Option<f64>,
     pub decode_comm_ms: f64,
     pub decode_tokens_per_s_per_replica: Option<f64>,
+    /// What one sequence (one user's stream) sees: a token each decode step.
+    pub decode_tokens_per_s_per_sequence: Option<f64>,
     pub decode_tokens_per_s: Option<f64>,
     /// None when the kernels' efficiency is unknown.
     pub ttft_ms: Option<f64>,
@@ -85,6 +100,9 @@ pub fn serving(
         )));
     }
     let bytes = job.precision.bytes();
+    let weight_bytes = job
+        .weights
+        .map_or(bytes, QuantizedWeights::bytes_per_weight);
     let batch = job.batch.max(1);
     let workload = |batch: u32| Workload {
         name: m.name.clone(),
@@ -108,6 +126,7 @@ pub fn serving(
         serving: true,
         serving_batch: Some(batch),
         efficiency: job.efficiency,
+        weights: job.weights,
     };
     // Built once for the decode step and the prompt's prefill.
     let workspace = Workspace::default();
@@ -127,20 +146,28 @@ pub fn serving(
         }
         _ => 1.0,
     };
-    let weight_bytes_per_gpu =
-        (dense / f64::from(tp * pp) + reached * experts / f64::from(gpus_per_replica)) * bytes;
+    let weight_bytes_per_gpu = (dense / f64::from(tp * pp)
+        + reached * experts / f64::from(gpus_per_replica))
+        * weight_bytes;
     // Key/value heads split over tensor ranks up to their number, then repeat.
     let kv_split = f64::from(tp.min(m.kv_heads()) * pp);
-    let kv_bytes_per_gpu =
-        f64::from(batch) * f64::from(job.prompt) * m.kv_bytes_per_token(bytes) / kv_split;
-    let held = (dense / f64::from(tp * pp) + experts / f64::from(gpus_per_replica)) * bytes
+    let kv_bytes_per_gpu = f64::from(batch)
+        * f64::from(job.prompt)
+        * m.kv_bytes_per_token(job.precision.exchange_bytes())
+        / kv_split;
+    let held = (dense / f64::from(tp * pp) + experts / f64::from(gpus_per_replica)) * weight_bytes
         + kv_bytes_per_gpu;
     let need_gib = held / GIB;
-    if need_gib > gpu.memory_gb {
+    let usable_memory_gib = gpu.memory_gb * SERVING_MEMORY_SHARE;
+    if need_gib > usable_memory_gib {
         return Err(JobError::DoesNotFit {
             need_gib,
-            have_gib: gpu.memory_gb,
-            gpu: gpu_id,
+            have_gib: usable_memory_gib,
+            gpu: format!(
+                "{gpu_id} (vLLM's default {:.0} % of its {} GiB)",
+                SERVING_MEMORY_SHARE * 100.0,
+                crate::model::units::trim_number(gpu.memory_gb)
+            ),
         });
     }
     let decode_comm_ms = decode.total_us / 1e3;
@@ -170,15 +197,35 @@ pub fn serving(
     };
     let mut assumes = vec![
         format!(
+            "the serving engine takes {:.0} % of each GPU's memory (vLLM's default gpu_memory_utilization): {} of {} GiB",
+            SERVING_MEMORY_SHARE * 100.0,
+            crate::model::units::trim_number(usable_memory_gib),
+            crate::model::units::trim_number(gpu.memory_gb)
+        ),
+        format!(
             "decode at the {gpu_id}'s peak memory bandwidth{} (an upper bound), pipeline stages in turn",
             gpu.memory_gbyte_s
                 .map(|bw| format!(" ({bw:.0} GB/s)"))
                 .unwrap_or_default()
         ),
         format!(
-            "{batch} sequences per replica with {} prompt tokens each in the key/value cache, {} weights",
+            "{} per replica with {} prompt tokens each in the key/value cache, {}",
+            crate::model::units::count_of(batch as usize, "sequence", "sequences"),
             job.prompt,
-            job.precision.label()
+            match job.weights {
+                Some(q) => format!(
+                    "{} weights ({} bits each with their scales) widened to {} in the kernels; {} activations and cache",
+                    q.label(),
+                    crate::model::units::trim_number(q.bytes_per_weight() * 8.0),
+                    job.precision.label(),
+                    job.precision.label()
+                ),
+                None if job.precision == Precision::Fp8 => {
+                    "fp8 weights and matrix products; bf16 activations, all-reduces and cache"
+                        .to_string()
+                }
+                None => format!("{} weights", job.precision.label()),
+            }
         ),
     ];
     if gpu.memory_gbyte_s.is_none() {
@@ -225,9 +272,11 @@ pub fn serving(
         kv_bytes_per_gpu,
         memory_gib_per_gpu: need_gib,
         gpu_memory_gib: gpu.memory_gb,
+        usable_memory_gib,
         decode_step_ms,
         decode_comm_ms,
         decode_tokens_per_s_per_replica: per_replica,
+        decode_tokens_per_s_per_sequence: decode_step_ms.map(|ms| 1e3 / ms),
         decode_tokens_per_s: per_replica.map(|r| r * f64::from(replicas)),
         ttft_ms,
         efficiency,

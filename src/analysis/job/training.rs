@@ -99,6 +99,7 @@ impl TrainingJob {
             serving: false,
             serving_batch: None,
             efficiency: self.efficiency,
+            weights: None,
         }
     }
 }
