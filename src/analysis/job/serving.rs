@@ -218,7 +218,12 @@ pub fn serving(
                     q.label(),
                     crate::model::units::trim_number(q.bytes_per_weight() * 8.0),
                     job.precision.label(),
-                    job.precision.label()
+                    // FP8 exchanges and caches 16-bit values (`Precision::exchange_bytes`).
+                    if job.precision == Precision::Fp8 {
+                        "bf16"
+                    } else {
+                        job.precision.label()
+                    }
                 ),
                 None if job.precision == Precision::Fp8 => {
                     "fp8 weights and matrix products; bf16 activations, all-reduces and cache"
