@@ -703,8 +703,8 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
             )
             .on_hover_text("An upper bound: weights and key/value cache read at the GPUs' peak memory bandwidth, plus the communication per token");
             ui.weak(format!(
-                "{} replicas of {}, {} per replica, {} per sequence · first token {}",
-                r.replicas,
+                "{} of {}, {} per replica, {} per sequence · first token {}",
+                crate::model::units::count_of(r.replicas as usize, "replica", "replicas"),
                 r.layout,
                 or_unknown(r.decode_tokens_per_s_per_replica, |t| format!("{t:.1}")),
                 or_unknown(r.decode_tokens_per_s_per_sequence, |t| format!("{t:.1}")),

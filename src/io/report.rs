@@ -283,8 +283,8 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
         JobOutcome::Serving(r) => {
             let _ = writeln!(
                 out,
-                "\nServing: {} replicas of {}, decode at most {} tokens/s in all ({} per replica, {} per sequence), first token after {}; {:.1} of the {} GiB per GPU a serving engine takes ({:.0} % of {} GiB, vLLM's default).",
-                r.replicas,
+                "\nServing: {} of {}, decode at most {} tokens/s in all ({} per replica, {} per sequence), first token after {}; {:.1} of the {} GiB per GPU a serving engine takes ({:.0} % of {} GiB, vLLM's default).",
+                crate::model::units::count_of(r.replicas as usize, "replica", "replicas"),
                 r.layout,
                 r.decode_tokens_per_s
                     .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
