@@ -134,7 +134,15 @@ fn clean_design_reports_nothing() {
 fn single_node_is_not_isolated() {
     let mut d = Design::new("one");
     d.add_device(server("alone"));
-    assert!(checks(&d, &catalog()).is_empty());
+    // Only the note that its NIC is cabled to nothing.
+    let found = checks(&d, &catalog());
+    assert_eq!(
+        found
+            .iter()
+            .map(|f| (f.code, f.severity))
+            .collect::<Vec<_>>(),
+        [(codes::NIC_UNCABLED, Severity::Info)]
+    );
 }
 
 #[test]
@@ -752,4 +760,22 @@ fn deleting_a_rail_leaf_of_the_superpod_names_its_nic_on_all_32_nodes() {
         f.message
     );
     assert_eq!(f.devices.len(), 32);
+}
+
+/// A lone server with two $1,000 NICs and no links: said once, as information, with what
+/// the NICs add to the cost; two servers not networked yet get nothing (a network to come).
+#[test]
+fn a_lone_servers_nics_are_noted_with_their_price() {
+    let mut d = Design::new("one box");
+    let n = d.add_device(node("box", "server", "gpu-a", 8, &["nic-ib", "nic-ib"]));
+    let found = checks(&d, &catalog());
+    let f = single(&found, codes::NIC_UNCABLED);
+    assert_eq!(f.severity, Severity::Info);
+    assert_eq!(f.devices, vec![n]);
+    assert_eq!(
+        f.message,
+        "2 NICs on box are cabled to nothing ($2,000 in the cost): one server's GPUs talk inside it"
+    );
+    d.add_device(server("another"));
+    assert!(with_code(&checks(&d, &catalog()), codes::NIC_UNCABLED).is_empty());
 }

@@ -773,6 +773,8 @@ fn compare_shows_what_eval_says_for_each_design() {
         keys,
         [
             "gpus",
+            "switches",
+            "links",
             "bisection_gbit_s",
             "bisection_ratio",
             "total_cost_usd",
@@ -795,6 +797,8 @@ fn compare_shows_what_eval_says_for_each_design() {
         let gpus = f64_of(&e["gpus"]);
         let expected = [
             ("gpus", gpus),
+            ("switches", f64_of(&e["switches"])),
+            ("links", f64_of(&e["links"])),
             ("bisection_gbit_s", f64_of(&e["bisection_gbit_s"])),
             ("bisection_ratio", f64_of(&e["bisection_ratio"])),
             ("total_cost_usd", total),
@@ -901,10 +905,11 @@ fn compare_as_markdown() {
         lines[0],
         "| Figure | rtx4090-pair-25gbe (baseline) | hgx-h100-x4-roce |"
     );
-    assert_eq!(lines.len(), 2 + 13 + 4, "{text}");
+    assert_eq!(lines.len(), 2 + 15 + 6, "{text}");
     assert_eq!(lines[2], "| GPUs | 8 | 32 (+300.0 %) |");
+    assert_eq!(lines[3], "| Switches | 0 | 1 |");
     assert!(
-        lines[..15]
+        lines[..17]
             .iter()
             .all(|l| l.starts_with('|') && l.ends_with('|'))
     );
@@ -912,7 +917,7 @@ fn compare_as_markdown() {
     // model was from published runs of each kind (neither was measured); and that 8 GPUs
     // against 32 time different jobs.
     assert_eq!(
-        lines[15..],
+        lines[17..],
         [
             "",
             "All-reduce runs as: rtx4090-pair-25gbe: NCCL, tree/Simple; hgx-h100-x4-roce: NCCL, \
@@ -921,7 +926,11 @@ fn compare_as_markdown() {
             "",
             "The scenarios have different GPU counts (rtx4090-pair-25gbe 8, hgx-h100-x4-roce \
              32): each collective and step runs on all of its own GPUs, so their times are of \
-             different jobs"
+             different jobs",
+            "",
+            "Collective times: each design's library with its defaults (eval says which), under \
+             static routing, modelled as a hash of each connection (eval --routing adaptive \
+             for adaptive routing)"
         ]
     );
     // Eight A100s at 1 GiB: OCI's and Azure's rows from 512 MiB to 2 GiB took 3–6 % longer
@@ -2237,4 +2246,30 @@ fn a_generated_design_that_fails_its_checks_is_flagged_in_generate_and_compare()
         "--efficiency",
         "1.5",
     ]));
+}
+
+/// One box has no cut to measure: `compare` shows its bisection as unknown and says why,
+/// where it once printed 0 Gb/s (−100 %), which read as a loss.
+#[test]
+fn compare_leaves_a_single_boxs_bisection_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let single = dir.path().join("single.ron");
+    let o = railyard(&[
+        "generate",
+        "single",
+        "--node",
+        "dgx-h100",
+        "-o",
+        path_str(&single),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = preset("hgx-h100-x4-roce.ron");
+    let rows = compare_csv(&[path_str(&single), path_str(&b)]);
+    let bisection = rows.iter().find(|r| r.0 == "bisection_gbit_s").unwrap();
+    assert_eq!(bisection.1, [None, Some(6400.0)]);
+    let text = stdout(&railyard(&["compare", path_str(&single), path_str(&b)]));
+    assert!(
+        text.contains("Bisection (—): single has no cut to measure"),
+        "{text}"
+    );
 }

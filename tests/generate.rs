@@ -897,3 +897,27 @@ fn rails_over_efa_are_plain_ethernet_and_refused_where_efa_cannot_run() {
     s.transport = Some(Transport::Efa);
     assert!(infeasible(&s).contains("EFA is an AWS Ethernet adapter"));
 }
+
+/// A cable part is a choice of the direct templates; a switched fabric leaves each cable to
+/// the bill of materials, so `--link` there is refused with why rather than ignored.
+#[test]
+fn a_cable_part_is_refused_where_the_template_picks_cables_itself() {
+    for template in [Template::FatTree, Template::RailOptimized, Template::Star] {
+        let mut s = spec(template, 4);
+        s.node = Some(PartId::new("dgx-h100"));
+        s.link = Some(PartId::new("optic-800g"));
+        let why = infeasible(&s);
+        assert!(
+            why.starts_with("a cable part (`optic-800g`) applies to the ring, chain and mesh"),
+            "{template:?}: {why}"
+        );
+        s.link = None;
+        run(&s);
+    }
+    // The direct templates take it.
+    let mut s = spec(Template::Mesh, 3);
+    s.node = Some(PartId::new("mac-studio-m3-ultra"));
+    s.link = Some(PartId::new("tb5"));
+    let d = run(&s);
+    assert!(d.links.iter().all(|l| l.cable == Some(PartId::new("tb5"))));
+}

@@ -186,6 +186,34 @@ impl Comparison {
         if !unknown.is_empty() {
             notes.push(format!("Unknown (—): {}", unknown.join("; ")));
         }
+        if let Some(bisection) = self.row("bisection_gbit_s") {
+            let single: Vec<&str> = self
+                .scenarios
+                .iter()
+                .zip(&bisection.values)
+                .filter(|(_, v)| v.is_none())
+                .map(|(name, _)| name.as_str())
+                .collect();
+            if !single.is_empty() {
+                notes.push(format!(
+                    "Bisection (—): {} {} no cut to measure (GPUs in one node or domain, or \
+                     not connected)",
+                    single.join(", "),
+                    if single.len() == 1 { "has" } else { "have" }
+                ));
+            }
+        }
+        let timed = self
+            .row("all_reduce_time_us")
+            .is_some_and(|r| r.values.iter().any(Option::is_some));
+        if timed {
+            notes.push(
+                "Collective times: each design's library with its defaults (eval says which), \
+                 under static routing, modelled as a hash of each connection (eval --routing \
+                 adaptive for adaptive routing)"
+                    .into(),
+            );
+        }
         notes
     }
 }
@@ -226,6 +254,8 @@ fn figures(
     let total = m.cost.total.0;
     let mut values = vec![
         Some(m.gpus as f64),
+        Some(m.switches as f64),
+        Some(m.links as f64),
         // A single node or domain has no cut to measure: unknown (—), not 0 Gb/s.
         matches!(
             m.bisection.status,
@@ -298,6 +328,13 @@ fn unknown_job_figures(
         return Some(e.to_string());
     }
     match job {
+        // compare runs each model in its usual layout; the search may find one that fits.
+        Some(Err(e @ crate::analysis::job::JobError::DoesNotFit { .. })) if !workload.serving => {
+            Some(format!(
+                "{e} in {}'s usual layout (TP {} × PP {}; `workload --search` looks for one that fits)",
+                workload.name, workload.tp, workload.pp
+            ))
+        }
         Some(Err(e)) => Some(e.to_string()),
         None => Some(format!(
             "railyard does not know the shape of {}",
@@ -323,6 +360,8 @@ fn unknown_job_figures(
 fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, String, Quantity)> {
     let mut heads = vec![
         ("gpus", "GPUs".into(), Quantity::Count),
+        ("switches", "Switches".into(), Quantity::Count),
+        ("links", "Links".into(), Quantity::Count),
         ("bisection_gbit_s", "Bisection".into(), Quantity::GbitS),
         (
             "bisection_ratio",
@@ -555,12 +594,19 @@ pub(crate) mod tests {
             0,
         );
         assert_eq!(c.scenarios, ["a", "b"]);
-        assert_eq!(c.rows.len(), 13);
+        assert_eq!(c.rows.len(), 15);
         assert_eq!(
             c.row("check_errors").unwrap().values,
             [Some(0.0), Some(0.0)]
         );
-        assert!(c.notes().is_empty(), "{:?}", c.notes());
+        // No GPUs: no cut to measure and no collective to time.
+        assert_eq!(
+            c.notes(),
+            [
+                "Bisection (—): a, b have no cut to measure (GPUs in one node or domain, or not \
+                 connected)"
+            ]
+        );
         let gpus = c.row("gpus").unwrap();
         assert_eq!(gpus.values, [Some(0.0), Some(0.0)]);
         // 0 against a baseline of 0: no relative change.

@@ -584,7 +584,15 @@ mod tests {
         use crate::analysis::compare::tests::workstation_star;
         let catalog = Catalog::builtin();
         let design = workstation_star(2, &catalog);
-        let neutral = ["gpus", "switch_cost_share", "network_cost_share"];
+        // Counts of GPUs, switches and links describe a design; more is neither better nor
+        // worse in itself (its cost and times say that).
+        let neutral = [
+            "gpus",
+            "switches",
+            "links",
+            "switch_cost_share",
+            "network_cost_share",
+        ];
         for workload in [
             Workload::llama(8),
             Workload::llama(8).map(|mut w| {

@@ -278,38 +278,55 @@ pub fn generate_dialog_ui(
                         .on_hover_text("AWS Elastic Fabric Adapter (SRD) on the Ethernet links");
                 });
                 ui.end_row();
-                optional_part(
-                    ui,
-                    "Switch",
-                    catalog,
-                    &[PartCategory::Switch],
-                    &mut spec.switch,
-                );
-                optional_part(
-                    ui,
-                    "Cable (direct)",
-                    catalog,
-                    &[PartCategory::Cable],
-                    &mut spec.link,
-                );
-                ui.label("Oversubscription");
-                ui.add(
-                    DragValue::new(&mut spec.oversubscription)
-                        .range(1.0..=16.0)
-                        .speed(0.05)
-                        .suffix(" : 1"),
-                );
-                ui.end_row();
-                ui.label("Switch tiers");
-                ui.add(DragValue::new(&mut spec.tiers).range(1..=3));
-                ui.end_row();
+                // Only what the template reads: a single box has no switch, a switched fabric
+                // no direct cable.
+                if spec.template.builds_switches() {
+                    optional_part(
+                        ui,
+                        "Switch",
+                        catalog,
+                        &[PartCategory::Switch],
+                        &mut spec.switch,
+                    );
+                }
+                if spec.template.takes_a_cable() {
+                    optional_part(
+                        ui,
+                        "Cable (direct)",
+                        catalog,
+                        &[PartCategory::Cable],
+                        &mut spec.link,
+                    );
+                }
+                if spec.template.builds_switches() && spec.template != Template::Star {
+                    ui.label("Oversubscription");
+                    ui.add(
+                        DragValue::new(&mut spec.oversubscription)
+                            .range(1.0..=16.0)
+                            .speed(0.05)
+                            .suffix(" : 1"),
+                    );
+                    ui.end_row();
+                    ui.label("Switch tiers");
+                    ui.add(DragValue::new(&mut spec.tiers).range(1..=3));
+                    ui.end_row();
+                }
             });
         if let Some(error) = &dialog.error {
             ui.colored_label(ui.visuals().error_fg_color, error);
         }
         ui.horizontal(|ui| {
             if ui.button("Generate").clicked() {
-                match generate(&dialog.spec, catalog) {
+                // A field the template hides keeps its value for the next template that shows
+                // it, but does not reach this one.
+                let mut spec = dialog.spec.clone();
+                if !spec.template.takes_a_cable() {
+                    spec.link = None;
+                }
+                if !spec.template.builds_switches() {
+                    spec.switch = None;
+                }
+                match generate(&spec, catalog) {
                     Ok(design) => {
                         dialog.error = None;
                         result = Some(design);

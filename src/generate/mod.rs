@@ -45,6 +45,24 @@ impl Template {
         Template::Nvl72,
     ];
 
+    /// Whether the template cables nodes to each other directly, with a cable part the user
+    /// may choose (`TemplateSpec::link`).
+    pub fn takes_a_cable(self) -> bool {
+        matches!(self, Template::Ring | Template::Chain | Template::Mesh)
+    }
+
+    /// Whether the template builds switches (`TemplateSpec::switch`, oversubscription, tiers).
+    pub fn builds_switches(self) -> bool {
+        matches!(
+            self,
+            Template::Star
+                | Template::FatTree
+                | Template::RailOptimized
+                | Template::RailOnly
+                | Template::Nvl72
+        )
+    }
+
     /// The name used on the command line.
     pub fn cli_name(self) -> &'static str {
         match self {
@@ -130,6 +148,16 @@ pub enum GenerateError {
 /// Switch ports are numbered from 0 per switch, down ports before up ports; a node's port
 /// i is its NIC i, its built-in ports follow the NICs (Thunderbolt first, then Ethernet).
 pub fn generate(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, GenerateError> {
+    if let Some(link) = &spec.link
+        && !spec.template.takes_a_cable()
+    {
+        return Err(GenerateError::Infeasible(format!(
+            "a cable part (`{link}`) applies to the ring, chain and mesh templates; `{}` leaves \
+             each cable to the bill of materials, which prices it by its reach (a DAC inside a \
+             rack, two transceivers between racks)",
+            spec.template.cli_name()
+        )));
+    }
     match spec.template {
         Template::Single => small::single(spec, catalog),
         Template::Star => small::star(spec, catalog),

@@ -8,6 +8,42 @@ use super::{Finding, Severity, codes::*};
 use crate::model::{DeviceId, DeviceKind, Port};
 use std::collections::BTreeMap;
 
+/// A lone GPU server with NICs and no links: its GPUs need no network to talk, so the NICs'
+/// price and power are in the design for nothing it models. Said once, as information: the
+/// server may still be meant for a network not drawn yet.
+fn lone_server_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
+    let design = checked.design;
+    let mut nodes = design
+        .devices
+        .iter()
+        .zip(&checked.device_parts)
+        .filter(|(d, _)| matches!(d.kind, DeviceKind::GpuNode(_)));
+    let (Some((device, parts)), None) = (nodes.next(), nodes.next()) else {
+        return;
+    };
+    if !design.links.is_empty() || parts.nics.is_empty() {
+        return;
+    }
+    let usd: f64 = parts.nics.iter().flatten().map(|p| p.price_usd().0).sum();
+    let count = parts.nics.len();
+    out.push(Finding {
+        severity: Severity::Info,
+        code: NIC_UNCABLED,
+        message: format!(
+            "{} on {} {} cabled to nothing ({} in the cost): one server's GPUs talk inside it",
+            crate::model::units::count_of(count, "NIC", "NICs"),
+            checked.name(device.id),
+            if count == 1 { "is" } else { "are" },
+            crate::model::units::Usd(usd).compact()
+        ),
+        devices: vec![device.id],
+        links: vec![],
+        suggestion: "remove them in the inspector to price the server alone, or draw the \
+                     network they are for"
+            .into(),
+    });
+}
+
 /// One finding per NIC slot (a rail on a rail-optimized node) left uncabled, listing the GPU
 /// nodes it is uncabled on. Links that failed still count as cabled: they are drawn. A design
 /// that cables no NIC at all (one node, or nodes not networked yet) gets no finding: there is
@@ -34,6 +70,7 @@ pub(super) fn check_uncabled_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Fin
         }
     }
     if !any_cabled {
+        lone_server_nics(checked, out);
         return;
     }
     // NIC slot → the nodes it is uncabled on, in design order.
