@@ -252,19 +252,26 @@ fn generated_svg(args: &[&str]) -> String {
 }
 
 /// Pods and scalable units are framed and captioned in the export, as on the canvas: 256
-/// DGX H100 in 3 tiers are 2 pods of 4 units, so 10 frames, pods first.
+/// DGX H100 in 3 tiers are 2 pods of 4 units, so 10 frames, pods first. The captions stand
+/// on light tags above the links (under them, a spine's fan of links crossed them out).
 #[test]
 fn pods_and_units_are_framed_and_captioned() {
     let svg = generated_svg(&["--nodes", "256", "--tiers", "3"]);
-    let groups = svg
-        .split(r#"<g class="groups">"#)
-        .nth(1)
-        .and_then(|rest| rest.split("</g>").next())
-        .expect("a groups layer");
+    let layer = |class: &str| {
+        let (before, rest) = svg
+            .split_once(&format!(r#"<g class="{class}">"#))
+            .unwrap_or_else(|| panic!("a {class} layer"));
+        (before.len(), rest.split("</g>").next().expect("closed"))
+    };
+    let (_, groups) = layer("groups");
     assert_eq!(groups.matches("<rect").count(), 10);
-    let captions: Vec<&str> = groups
+    let (captions_at, tagged) = layer("group-captions");
+    let (links_at, _) = layer("links");
+    assert!(captions_at > links_at, "captions drawn after the links");
+    assert_eq!(tagged.matches("<rect").count(), 10);
+    let captions: Vec<&str> = tagged
         .lines()
-        .filter_map(|l| l.split('>').nth(1)?.strip_suffix("</text"))
+        .filter_map(|l| l.split("<text").nth(1)?.split('>').nth(1)?.strip_suffix("</text"))
         .collect();
     assert_eq!(captions[0], "pod-01 · 128 nodes, 1024 GPUs");
     assert!(

@@ -311,13 +311,6 @@ pub fn design_to_svg(design: &Design, catalog: &Catalog, colors: LinkColors<'_>)
             r.x1 - r.x0,
             r.y1 - r.y0
         );
-        let _ = writeln!(
-            out,
-            r##"<text x="{}" y="{}" fill="#616161" font-size="{CAPTION_PX}">{}</text>"##,
-            r.x0 + 6.0,
-            r.y0 - 5.0,
-            xml_escape(&f.caption)
-        );
     }
     let _ = writeln!(out, "</g>");
 
@@ -404,6 +397,25 @@ pub fn design_to_svg(design: &Design, catalog: &Catalog, colors: LinkColors<'_>)
             rects[&d.id],
             false,
             &diagram_titles(catalog, d),
+        );
+    }
+    let _ = writeln!(out, "</g>");
+
+    // Each frame's caption above its top left, on a light tag over the links that cross it
+    // (under them it could not be read where a spine's links fan out).
+    let _ = writeln!(out, r#"<g class="group-captions">"#);
+    for f in &frames {
+        let r = frame_rect(f);
+        let width = f.caption.chars().count() as f32 * CAPTION_PX * CHAR_WIDTH + 8.0;
+        let _ = writeln!(
+            out,
+            r##"<rect x="{}" y="{}" width="{width}" height="{}" rx="3" fill="#ffffff" fill-opacity="0.85"/><text x="{}" y="{}" fill="#616161" font-size="{CAPTION_PX}">{}</text>"##,
+            r.x0 + 2.0,
+            r.y0 - CAPTION_HEIGHT,
+            CAPTION_HEIGHT - 1.0,
+            r.x0 + 6.0,
+            r.y0 - 5.0,
+            xml_escape(&f.caption)
         );
     }
     let _ = writeln!(out, "</g>");
