@@ -271,7 +271,13 @@ fn pods_and_units_are_framed_and_captioned() {
     assert_eq!(tagged.matches("<rect").count(), 10);
     let captions: Vec<&str> = tagged
         .lines()
-        .filter_map(|l| l.split("<text").nth(1)?.split('>').nth(1)?.strip_suffix("</text"))
+        .filter_map(|l| {
+            l.split("<text")
+                .nth(1)?
+                .split('>')
+                .nth(1)?
+                .strip_suffix("</text")
+        })
         .collect();
     assert_eq!(captions[0], "pod-01 · 128 nodes, 1024 GPUs");
     assert!(

@@ -283,6 +283,7 @@ fn serving_decode_is_weights_and_cache_over_memory_bandwidth() {
             precision: Precision::Bf16,
             efficiency: None,
             weights: None,
+            memory_share: None,
         },
         Routing::Ecmp,
     )
@@ -649,6 +650,7 @@ fn quantized_weights_shrink_what_decode_reads_and_holds() {
         precision: Precision::Bf16,
         efficiency: None,
         weights,
+        memory_share: None,
     };
     let r = serving(
         &design,
@@ -683,4 +685,54 @@ fn quantized_weights_shrink_what_decode_reads_and_holds() {
             other => panic!("{weights:?} should not fit: {other:?}"),
         }
     }
+}
+
+/// Decode at the user's share of peak memory bandwidth: the same bytes read at half the rate
+/// take twice as long, the all-reduces unchanged; the rate is then the user's estimate, so
+/// the JSON gives a cost per token rather than a floor.
+#[test]
+fn decode_at_the_users_memory_share_reads_at_that_rate() {
+    let design = preset("hgx-h100-x4-roce.ron");
+    let catalog = Catalog::builtin();
+    let model = named_model("llama-70b").expect("built in");
+    let job = |memory_share| ServingJob {
+        model: model.clone(),
+        tp: 8,
+        pp: 1,
+        ep: 1,
+        batch: 1,
+        prompt: 2048,
+        precision: Precision::Bf16,
+        efficiency: None,
+        weights: None,
+        memory_share,
+    };
+    let peak = serving(&design, &catalog, &job(None), Routing::Ecmp).expect("serves");
+    let half = serving(&design, &catalog, &job(Some(0.5)), Routing::Ecmp).expect("serves");
+    let reading = (peak.weight_bytes_per_gpu + peak.kv_bytes_per_gpu) / 3350e9 * 1e3;
+    let step = |r: &railyard::analysis::job::ServingResult| r.decode_step_ms.expect("known");
+    assert!((step(&peak) - peak.decode_comm_ms - reading).abs() < 1e-9);
+    assert!((step(&half) - half.decode_comm_ms - 2.0 * reading).abs() < 1e-9);
+    assert_eq!(half.decode_comm_ms, peak.decode_comm_ms);
+    assert_eq!((peak.memory_share, half.memory_share), (None, Some(0.5)));
+
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/hgx-h100-x4-roce.ron");
+    let json = |extra: &[&str]| {
+        let mut args = vec![
+            "workload",
+            path.to_str().expect("UTF-8"),
+            "--serving",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = railyard(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).expect("JSON")
+    };
+    let bound = json(&[]);
+    let own = json(&["--memory-share", "0.5"]);
+    assert!(bound["usd_per_million_tokens_at_least"].is_number());
+    assert!(bound["usd_per_million_tokens"].is_null());
+    assert!(own["usd_per_million_tokens_at_least"].is_null());
+    assert!(own["usd_per_million_tokens"].is_number());
 }

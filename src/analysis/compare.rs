@@ -410,14 +410,23 @@ fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, St
             Quantity::Fraction,
         ));
         if w.serving {
+            // At the peak memory bandwidth the rate is a bound and the cost a floor; at the
+            // user's share, each is their estimate.
+            let (rate, cost) = match w.memory_share {
+                None => ("(bound)".to_string(), "(at least)".to_string()),
+                Some(f) => {
+                    let at = format!("(at {:.0} % of peak memory bandwidth)", f * 100.0);
+                    (at.clone(), at)
+                }
+            };
             heads.push((
                 "decode_tokens_per_s",
-                format!("{} decode tokens/s (bound)", w.name),
+                format!("{} decode tokens/s {rate}", w.name),
                 Quantity::Count,
             ));
             heads.push((
                 "usd_per_million_tokens",
-                format!("{} $ per million output tokens (at least)", w.name),
+                format!("{} $ per million output tokens {cost}", w.name),
                 Quantity::UsdCents,
             ));
         } else {

@@ -141,6 +141,8 @@ pub struct WorkloadSettings {
     pub serving_batch: u32,
     /// Serving: weights quantized below the precision; None = in the precision.
     pub weights: Option<QuantizedWeights>,
+    /// Serving: the share of peak memory bandwidth decode reaches; None = the peak.
+    pub memory_share: Option<f64>,
 }
 
 impl Default for WorkloadSettings {
@@ -157,6 +159,7 @@ impl Default for WorkloadSettings {
             efficiency: None,
             serving_batch: SERVING_SEQUENCES,
             weights: None,
+            memory_share: None,
         }
     }
 }
@@ -179,6 +182,7 @@ impl WorkloadSettings {
         if self.serving {
             w.serving_batch = Some(self.serving_batch.max(1));
             w.weights = self.weights;
+            w.memory_share = self.memory_share;
         }
         Some(w)
     }
@@ -450,6 +454,7 @@ fn workload_ui(
                     .on_hover_text("Sequences each replica decodes together: 1 for one person chatting, tens to hundreds for a shared service. Few sequences leave each token's all-reduces exposed; many fill the memory with key/value cache");
             });
             weights_ui(ui, settings);
+            memory_share_ui(ui, &mut settings.memory_share);
         }
         if !settings.serving {
             ui.horizontal_wrapped(|ui| {
@@ -557,12 +562,41 @@ fn weights_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
 /// The kernels' efficiency: the published figure for the GPU generation, or the user's own
 /// (the only way to a step time on GPUs without a published one).
 fn efficiency_ui(ui: &mut Ui, efficiency: &mut Option<f64>) {
+    own_fraction_ui(
+        ui,
+        efficiency,
+        ("own kernel efficiency", " % of peak"),
+        "The fraction of the GPUs' dense peak the step's kernels achieve. Off: the published figure for the GPU generation, and compute unknown where there is none",
+        // Starts where MFU reports of large dense training runs sit (Llama 3: 38-43 %); the
+        // user sets their own.
+        STARTING_EFFICIENCY,
+    );
+}
+
+/// Serving: the share of peak memory bandwidth decode reaches, as the user measured it.
+fn memory_share_ui(ui: &mut Ui, share: &mut Option<f64>) {
+    own_fraction_ui(
+        ui,
+        share,
+        ("own memory-bandwidth share", " % of peak"),
+        "The fraction of the GPUs' peak memory bandwidth decode reaches in your engine. Off: the peak, so the decode rate is an upper bound. Starts at 100 % when ticked: set your own",
+        // The peak itself: ticking changes nothing until the user enters their figure.
+        1.0,
+    );
+}
+
+/// A checkbox for a fraction the user may give (else None), and its percentage.
+fn own_fraction_ui(
+    ui: &mut Ui,
+    value: &mut Option<f64>,
+    (label, suffix): (&str, &str),
+    hover: &str,
+    start: f64,
+) {
     ui.horizontal_wrapped(|ui| {
-        let mut own = efficiency.is_some();
-        ui.checkbox(&mut own, "own kernel efficiency").on_hover_text(
-            "The fraction of the GPUs' dense peak the step's kernels achieve. Off: the published figure for the GPU generation, and compute unknown where there is none",
-        );
-        match (own, efficiency.as_mut()) {
+        let mut own = value.is_some();
+        ui.checkbox(&mut own, label).on_hover_text(hover);
+        match (own, value.as_mut()) {
             (true, Some(fraction)) => {
                 let mut percent = *fraction * 100.0;
                 // Written back only when edited: a round trip through percent need not
@@ -573,17 +607,15 @@ fn efficiency_ui(ui: &mut Ui, efficiency: &mut Option<f64>) {
                             .range(1.0..=100.0)
                             .speed(0.5)
                             .max_decimals(1)
-                            .suffix(" % of peak"),
+                            .suffix(suffix),
                     )
                     .changed()
                 {
                     *fraction = percent / 100.0;
                 }
             }
-            // Starts where MFU reports of large dense training runs sit (Llama 3: 38-43 %);
-            // the user sets their own.
-            (true, None) => *efficiency = Some(STARTING_EFFICIENCY),
-            (false, _) => *efficiency = None,
+            (true, None) => *value = Some(start),
+            (false, _) => *value = None,
         }
     });
 }
@@ -694,14 +726,27 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
             &step.assumes
         }
         JobOutcome::Serving(r) => {
+            let (sign, why) = match r.memory_share {
+                None => (
+                    "≤",
+                    "An upper bound: weights and key/value cache read at the GPUs' peak memory bandwidth, plus the communication per token".to_string(),
+                ),
+                Some(f) => (
+                    "≈",
+                    format!(
+                        "Weights and key/value cache read at {:.0} % of the GPUs' peak memory bandwidth (your figure), plus the communication per token",
+                        f * 100.0
+                    ),
+                ),
+            };
             ui.label(
                 RichText::new(format!(
-                    "Decode ≤ {} tokens/s",
+                    "Decode {sign} {} tokens/s",
                     or_unknown(r.decode_tokens_per_s, |t| group_thousands(t.round() as i64))
                 ))
                 .strong(),
             )
-            .on_hover_text("An upper bound: weights and key/value cache read at the GPUs' peak memory bandwidth, plus the communication per token");
+            .on_hover_text(why);
             ui.weak(format!(
                 "{} of {}, {} per replica, {} per sequence · first token {}",
                 crate::model::units::count_of(r.replicas as usize, "replica", "replicas"),
@@ -721,12 +766,16 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                 trim_number(r.gpu_memory_gib)
             ));
             if let Some(e) = r.economics {
+                let (at_least, basis) = match r.memory_share {
+                    None => ("≥ ", "At the decode bound, so at least this"),
+                    Some(_) => ("", "At your memory-bandwidth share"),
+                };
                 ui.label(format!(
-                    "≥ ${:.2} per million output tokens",
+                    "{at_least}${:.2} per million output tokens",
                     e.usd_per_million_tokens
                 ))
                 .on_hover_text(format!(
-                    "At the decode bound, so at least this: capital written off over {} years of serving without a break, plus energy at PUE {} and ${}/kWh ({} an hour)",
+                    "{basis}: capital written off over {} years of serving without a break, plus energy at PUE {} and ${}/kWh ({} an hour)",
                     e.amortisation_years,
                     e.pue,
                     e.usd_per_kwh,

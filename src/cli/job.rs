@@ -56,6 +56,10 @@ pub(super) struct JobArgs {
     /// --precision.
     #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
     weights: Option<QuantizedWeights>,
+    /// With --serving: the share of the GPUs' peak memory bandwidth decode reaches, 0 to 1
+    /// (your measurement); without it decode runs at the peak and its rates are upper bounds.
+    #[arg(long, value_name = "F", requires = "serving", value_parser = parse_fraction)]
+    memory_share: Option<f64>,
     /// Fraction of the GPUs' dense peak the kernels achieve, 0 to 1; the published figure
     /// for the GPU generation when absent (unknown for GPUs without one).
     #[arg(long, value_name = "F", value_parser = parse_fraction)]
@@ -179,6 +183,7 @@ pub(super) fn chosen_job(
         precision,
         efficiency: a.efficiency,
         weights: a.weights,
+        memory_share: a.memory_share,
     });
     Chosen { training, serving }
 }
@@ -225,8 +230,12 @@ pub enum JobFigures {
         decode_tokens_per_s_per_sequence: Option<f64>,
         ttft_ms: Option<f64>,
         memory_gib_per_gpu: f64,
-        /// At the decode rate, an upper bound: what a million output tokens cost at least.
+        /// At the decode rate, an upper bound: what a million output tokens cost at least
+        /// (null when decode is timed at the user's memory-bandwidth share).
         usd_per_million_tokens_at_least: Option<f64>,
+        /// At the user's memory-bandwidth share (`--memory-share`): what a million output
+        /// tokens cost (null at the decode bound).
+        usd_per_million_tokens: Option<f64>,
     },
 }
 
@@ -276,7 +285,14 @@ pub(super) fn run_job(
                 decode_tokens_per_s_per_sequence: r.decode_tokens_per_s_per_sequence,
                 ttft_ms: r.ttft_ms,
                 memory_gib_per_gpu: r.memory_gib_per_gpu,
-                usd_per_million_tokens_at_least: r.economics.map(|e| e.usd_per_million_tokens),
+                usd_per_million_tokens_at_least: r
+                    .economics
+                    .filter(|_| r.memory_share.is_none())
+                    .map(|e| e.usd_per_million_tokens),
+                usd_per_million_tokens: r
+                    .economics
+                    .filter(|_| r.memory_share.is_some())
+                    .map(|e| e.usd_per_million_tokens),
             },
             JobDetail::Serving(Box::new(r)),
         ));
@@ -458,8 +474,15 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                 trim_number(r.gpu_memory_gib)
             ));
             if let Some(e) = &r.economics {
+                let (at_least, rate) = match r.memory_share {
+                    None => ("≥ ", "at the decode bound".to_string()),
+                    Some(f) => (
+                        "",
+                        format!("decode at {:.0} % of peak memory bandwidth", f * 100.0),
+                    ),
+                };
                 out.push_str(&format!(
-                    "cost       ≥ ${:.2} per million output tokens (at the decode bound; capital \
+                    "cost       {at_least}${:.2} per million output tokens ({rate}; capital \
                      over {} years serving without a break, energy at PUE {} and ${}/kWh)\n",
                     e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
                 ));

@@ -303,6 +303,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     if let Some(s) = &chosen.serving {
         w.serving_batch = Some(s.batch);
         w.weights = s.weights;
+        w.memory_share = s.memory_share;
     }
     let question = Question {
         workload: Some(w),

@@ -283,9 +283,13 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
         JobOutcome::Serving(r) => {
             let _ = writeln!(
                 out,
-                "\nServing: {} of {}, decode at most {} tokens/s in all ({} per replica, {} per sequence), first token after {}; {:.1} of the {} GiB per GPU a serving engine takes ({:.0} % of {} GiB, vLLM's default).",
+                "\nServing: {} of {}, decode {} {} tokens/s in all ({} per replica, {} per sequence), first token after {}; {:.1} of the {} GiB per GPU a serving engine takes ({:.0} % of {} GiB, vLLM's default).",
                 crate::model::units::count_of(r.replicas as usize, "replica", "replicas"),
                 r.layout,
+                match r.memory_share {
+                    None => "at most".to_string(),
+                    Some(f) => format!("at {:.0} % of peak memory bandwidth:", f * 100.0),
+                },
                 r.decode_tokens_per_s
                     .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
                 r.decode_tokens_per_s_per_replica
@@ -299,9 +303,16 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
                 trim_number(r.gpu_memory_gib)
             );
             if let Some(e) = &r.economics {
+                let (lead, basis) = match r.memory_share {
+                    None => ("At least $", "at the decode bound".to_string()),
+                    Some(f) => (
+                        "$",
+                        format!("decode at {:.0} % of peak memory bandwidth", f * 100.0),
+                    ),
+                };
                 let _ = writeln!(
                     out,
-                    "\nAt least ${:.2} per million output tokens (at the decode bound; capital over {} years of serving without a break, energy at PUE {} and ${}/kWh).",
+                    "\n{lead}{:.2} per million output tokens ({basis}; capital over {} years of serving without a break, energy at PUE {} and ${}/kWh).",
                     e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
                 );
             }

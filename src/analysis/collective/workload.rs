@@ -131,6 +131,10 @@ pub struct Workload {
     /// `precision`. Training ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<QuantizedWeights>,
+    /// Serving: the share of peak memory bandwidth decode reaches; None = the peak (an upper
+    /// bound). The communication does not depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_share: Option<f64>,
 }
 
 /// The models offered by name (id, label), dense Llama 3 sizes first, then mixtures of experts.
@@ -240,6 +244,7 @@ impl Workload {
             serving_batch: None,
             efficiency: None,
             weights: None,
+            memory_share: None,
         }
     }
 

@@ -84,6 +84,7 @@ pub fn job_of_workload(
             precision: w.precision,
             efficiency: w.efficiency,
             weights: w.weights,
+            memory_share: w.memory_share,
         };
         return Some(serving(design, catalog, &job, routing).map(|mut r| {
             r.economics = r

@@ -43,6 +43,9 @@ pub struct ServingJob {
     pub efficiency: Option<f64>,
     /// Weights stored in fewer bits than `precision`; None = weights in `precision`.
     pub weights: Option<QuantizedWeights>,
+    /// The share of the GPU's peak memory bandwidth decode reaches, as the user measured or
+    /// assumes it; None = the peak, which makes the decode rate an upper bound.
+    pub memory_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -60,6 +63,9 @@ pub struct ServingResult {
     pub usable_memory_gib: f64,
     /// None when the GPU's memory bandwidth is unknown.
     pub decode_step_ms: Option<f64>,
+    /// The share of peak memory bandwidth decode is timed at: None = the peak, so the rates
+    /// are upper bounds (and the cost per token a lower one).
+    pub memory_share: Option<f64>,
     pub decode_comm_ms: f64,
     pub decode_tokens_per_s_per_replica: Option<f64>,
     /// What one sequence (one user's stream) sees: a token each decode step.
@@ -127,6 +133,7 @@ pub fn serving(
         serving_batch: Some(batch),
         efficiency: job.efficiency,
         weights: job.weights,
+        memory_share: job.memory_share,
     };
     // Built once for the decode step and the prompt's prefill.
     let workspace = Workspace::default();
@@ -171,8 +178,10 @@ pub fn serving(
         });
     }
     let decode_comm_ms = decode.total_us / 1e3;
+    let memory_share = job.memory_share.filter(|f| *f > 0.0 && *f <= 1.0);
     let decode_step_ms = gpu.memory_gbyte_s.map(|bw| {
-        f64::from(pp) * (weight_bytes_per_gpu + kv_bytes_per_gpu) / (bw * 1e9) * 1e3
+        let reached = bw * memory_share.unwrap_or(1.0);
+        f64::from(pp) * (weight_bytes_per_gpu + kv_bytes_per_gpu) / (reached * 1e9) * 1e3
             + decode_comm_ms
     });
     let per_replica = decode_step_ms.map(|ms| f64::from(batch) / (ms / 1e3));
@@ -202,12 +211,21 @@ pub fn serving(
             crate::model::units::trim_number(usable_memory_gib),
             crate::model::units::trim_number(gpu.memory_gb)
         ),
-        format!(
-            "decode at the {gpu_id}'s peak memory bandwidth{} (an upper bound), pipeline stages in turn",
-            gpu.memory_gbyte_s
-                .map(|bw| format!(" ({bw:.0} GB/s)"))
-                .unwrap_or_default()
-        ),
+        match memory_share {
+            None => format!(
+                "decode at the {gpu_id}'s peak memory bandwidth{} (an upper bound), pipeline stages in turn",
+                gpu.memory_gbyte_s
+                    .map(|bw| format!(" ({bw:.0} GB/s)"))
+                    .unwrap_or_default()
+            ),
+            Some(f) => format!(
+                "decode at {:.0} % of the {gpu_id}'s peak memory bandwidth{} (set by the user), pipeline stages in turn",
+                f * 100.0,
+                gpu.memory_gbyte_s
+                    .map(|bw| format!(" ({:.0} of {bw:.0} GB/s)", bw * f))
+                    .unwrap_or_default()
+            ),
+        },
         format!(
             "{} per replica with {} prompt tokens each in the key/value cache, {}",
             crate::model::units::count_of(batch as usize, "sequence", "sequences"),
@@ -282,6 +300,7 @@ pub fn serving(
         decode_comm_ms,
         decode_tokens_per_s_per_replica: per_replica,
         decode_tokens_per_s_per_sequence: decode_step_ms.map(|ms| 1e3 / ms),
+        memory_share,
         decode_tokens_per_s: per_replica.map(|r| r * f64::from(replicas)),
         ttft_ms,
         efficiency,

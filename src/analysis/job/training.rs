@@ -100,6 +100,7 @@ impl TrainingJob {
             serving_batch: None,
             efficiency: self.efficiency,
             weights: None,
+            memory_share: None,
         }
     }
 }
