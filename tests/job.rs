@@ -628,6 +628,23 @@ fn serving_costs_per_output_token_at_the_decode_bound() {
     );
 }
 
+/// Llama 70B served to one sequence with a 2,048-token prompt, in bf16, at tensor parallelism
+/// `tp`.
+fn one_llama_70b_sequence(tp: u32) -> ServingJob {
+    ServingJob {
+        model: named_model("llama-70b").expect("built in"),
+        tp,
+        pp: 1,
+        ep: 1,
+        batch: 1,
+        prompt: 2048,
+        precision: Precision::Bf16,
+        efficiency: None,
+        weights: None,
+        memory_share: None,
+    }
+}
+
 /// Llama 70B served from int4 weights on 2 × RTX 4090 (TP 2, one sequence, 2,048-token
 /// prompt): 70.55B weights × 4.25 bits (4 + a 16-bit scale and zero per 128) / 8 split over 2
 /// GPUs, plus 2,048 × 80 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes of cache split over 2,
@@ -641,16 +658,8 @@ fn quantized_weights_shrink_what_decode_reads_and_holds() {
     let catalog = Catalog::builtin();
     let model = named_model("llama-70b").expect("built in");
     let job = |weights| ServingJob {
-        model: model.clone(),
-        tp: 2,
-        pp: 1,
-        ep: 1,
-        batch: 1,
-        prompt: 2048,
-        precision: Precision::Bf16,
-        efficiency: None,
         weights,
-        memory_share: None,
+        ..one_llama_70b_sequence(2)
     };
     let r = serving(
         &design,
@@ -694,18 +703,9 @@ fn quantized_weights_shrink_what_decode_reads_and_holds() {
 fn decode_at_the_users_memory_share_reads_at_that_rate() {
     let design = preset("hgx-h100-x4-roce.ron");
     let catalog = Catalog::builtin();
-    let model = named_model("llama-70b").expect("built in");
     let job = |memory_share| ServingJob {
-        model: model.clone(),
-        tp: 8,
-        pp: 1,
-        ep: 1,
-        batch: 1,
-        prompt: 2048,
-        precision: Precision::Bf16,
-        efficiency: None,
-        weights: None,
         memory_share,
+        ..one_llama_70b_sequence(8)
     };
     let peak = serving(&design, &catalog, &job(None), Routing::Ecmp).expect("serves");
     let half = serving(&design, &catalog, &job(Some(0.5)), Routing::Ecmp).expect("serves");
