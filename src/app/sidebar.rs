@@ -308,9 +308,13 @@ pub fn sidebar_ui(
         return events;
     };
     let m = &analysis.metrics;
+    let count = crate::model::units::count_of;
     ui.label(format!(
-        "{} GPUs · {} nodes · {} switches · {} links",
-        m.gpus, m.nodes, m.switches, m.links
+        "{} · {} · {} · {}",
+        count(m.gpus as usize, "GPU", "GPUs"),
+        count(m.nodes as usize, "node", "nodes"),
+        count(m.switches as usize, "switch", "switches"),
+        count(m.links as usize, "link", "links"),
     ));
     ui.separator();
 
