@@ -36,7 +36,8 @@ impl Quantity {
         match self {
             Quantity::Count => group_thousands(value.round() as i64),
             Quantity::GbitS => Bandwidth::from_gbit_s(value).to_string(),
-            Quantity::GbyteS => format!("{} GB/s", trim_number(value)),
+            // One decimal always, so a row's figures line up (336.0 beside 230.7).
+            Quantity::GbyteS => format!("{value:.1} GB/s"),
             Quantity::Fraction => format!("{:.1} %", value * 100.0),
             Quantity::Usd => Usd(value).to_string(),
             Quantity::UsdCents => format!("${value:.2}"),
