@@ -312,9 +312,9 @@ pub fn sidebar_ui(
     ui.label(format!(
         "{} · {} · {} · {}",
         count(m.gpus as usize, "GPU", "GPUs"),
-        count(m.nodes as usize, "node", "nodes"),
-        count(m.switches as usize, "switch", "switches"),
-        count(m.links as usize, "link", "links"),
+        count(m.nodes, "node", "nodes"),
+        count(m.switches, "switch", "switches"),
+        count(m.links, "link", "links"),
     ));
     ui.separator();
 
