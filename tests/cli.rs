@@ -2273,3 +2273,29 @@ fn compare_leaves_a_single_boxs_bisection_unknown() {
         "{text}"
     );
 }
+
+/// A stage hand-off is one send-recv that moves activations forward and gradients back: its
+/// line says the bytes cross each way, the all-reduces' lines do not. Llama 70B at TP 8 × PP
+/// 2 on 4 HGX: 8,192 tokens × 8,192 × 2 bytes / 8 = 16 MiB, 512 / (2 replicas × 1) = 256
+/// micro-batches.
+#[test]
+fn pipeline_hand_offs_say_their_bytes_cross_each_way() {
+    let o = railyard(&[
+        "workload",
+        path_str(&preset("hgx-h100-x4-roce.ron")),
+        "--model",
+        "70",
+        "--pp",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with(name) && l.contains("ideal"))
+            .unwrap_or_else(|| panic!("{name} in {out}"))
+            .to_string()
+    };
+    assert!(line("pipeline activations").contains("256 × 16 MiB each way per step, direct"));
+    assert!(!line("tensor-parallel all-reduces").contains("each way"));
+}

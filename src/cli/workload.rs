@@ -213,8 +213,15 @@ impl WorkloadReport {
         ));
         let width = r.components.iter().map(|c| c.name.len()).max().unwrap_or(0);
         for c in &r.components {
+            // A send-recv between stages moves activations one way and their gradients the
+            // other in one exchange: its bytes cross each way.
+            let each_way = if c.op == collective::Op::SendRecv.cli_name() {
+                " each way"
+            } else {
+                ""
+            };
             out.push_str(&format!(
-                "  {:<width$}  {:>10}  ideal {:>10}  {} × {} per step, {}\n",
+                "  {:<width$}  {:>10}  ideal {:>10}  {} × {}{each_way} per step, {}\n",
                 c.name,
                 time_text(c.time_us_per_step),
                 time_text(c.ideal_us_per_step),
