@@ -2299,3 +2299,38 @@ fn pipeline_hand_offs_say_their_bytes_cross_each_way() {
     assert!(line("pipeline activations").contains("256 × 16 MiB each way per step, direct"));
     assert!(!line("tensor-parallel all-reduces").contains("each way"));
 }
+
+/// `--serving --search` times the split that serves `--sequences` fastest and lists the best
+/// few after it; the job's figures are the first's.
+#[test]
+fn a_serving_search_times_the_fastest_split_and_lists_the_rest() {
+    let file = preset("hgx-h100-x4-roce.ron");
+    let w = workload_json(
+        &file,
+        &[
+            "--serving",
+            "--search",
+            "--sequences",
+            "64",
+            "--model",
+            "70",
+        ],
+    );
+    let layouts = w["serving_layouts"].as_array().expect("layouts");
+    assert!(layouts.len() > 1 && layouts.len() <= 5);
+    let first = &layouts[0];
+    assert_eq!(
+        f64_of(&first["decode_tokens_per_s_per_sequence"]),
+        f64_of(&w["decode_tokens_per_s_per_sequence"])
+    );
+    assert_eq!(w["mapping"]["tp"], first["tp"]);
+    assert_eq!(w["mapping"]["pp"], first["pp"]);
+    let rates: Vec<f64> = layouts
+        .iter()
+        .map(|l| f64_of(&l["decode_tokens_per_s_per_sequence"]))
+        .collect();
+    assert!(rates.windows(2).all(|r| r[0] >= r[1]), "{rates:?}");
+    // --sequences belongs to a search.
+    let o = railyard(&["workload", path_str(&file), "--serving", "--sequences", "8"]);
+    assert!(assert_refused(&o).contains("--search"));
+}

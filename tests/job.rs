@@ -736,3 +736,46 @@ fn decode_at_the_users_memory_share_reads_at_that_rate() {
     assert!(own["usd_per_million_tokens_at_least"].is_null());
     assert!(own["usd_per_million_tokens"].is_number());
 }
+
+/// Serving 64 sequences at once on 4 HGX H100: every tensor × pipeline split of the 32 GPUs
+/// that fits, each replica taking its share of the sequences, fastest per sequence first. The
+/// first is the model's usual TP 8 with 4 replicas of 16, timed exactly as `serving` times it;
+/// the rest are slower, and all of them serve the same 64 sequences.
+#[test]
+fn a_serving_search_ranks_the_splits_by_each_sequences_rate() {
+    use railyard::analysis::job::search_serving;
+    let design = preset("hgx-h100-x4-roce.ron");
+    let catalog = Catalog::builtin();
+    let base = one_llama_70b_sequence(8);
+    let ranked = search_serving(&design, &catalog, &base, 64, Routing::Ecmp).expect("fits");
+    let rate = |r: &railyard::analysis::job::ServingResult| {
+        r.decode_tokens_per_s_per_sequence.expect("bandwidth known")
+    };
+    let best = &ranked[0];
+    assert_eq!((best.tp, best.pp, best.batch), (8, 1, 16));
+    let direct = serving(
+        &design,
+        &catalog,
+        &ServingJob {
+            batch: 16,
+            ..base.clone()
+        },
+        Routing::Ecmp,
+    )
+    .expect("serves");
+    assert_eq!(best.result, direct);
+    assert!(
+        ranked
+            .windows(2)
+            .all(|w| rate(&w[0].result) >= rate(&w[1].result))
+    );
+    for l in &ranked {
+        assert_eq!(l.tp * l.pp * l.result.replicas, 32);
+        assert_eq!(l.batch * l.result.replicas, 64);
+        assert!(l.result.memory_gib_per_gpu <= 72.0);
+    }
+    // One GPU cannot hold 70.6B bf16 weights (131 GiB): not a candidate. Two can (66 GiB
+    // each with the cache, under 72).
+    assert!(ranked.iter().all(|l| l.tp * l.pp >= 2));
+    assert!(ranked.iter().any(|l| l.tp * l.pp == 2));
+}

@@ -41,9 +41,14 @@ pub(super) struct JobArgs {
     #[arg(long, value_name = "N", value_parser = parse_tokens)]
     tokens: Option<f64>,
     /// Search tensor, pipeline, data and expert sizes, micro-batch, recomputation and ZeRO
-    /// stage for the fastest step that fits; prints the best few.
-    #[arg(long, conflicts_with = "serving")]
+    /// stage for the fastest step that fits; prints the best few. With --serving: the
+    /// tensor × pipeline split that decodes --sequences at once fastest.
+    #[arg(long)]
     search: bool,
+    /// With --serving --search: sequences decoded at once over the whole design (the users
+    /// being served), shared out between the replicas of each layout.
+    #[arg(long, value_name = "N", default_value_t = 64, requires = "search", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    sequences: u32,
     /// With --serving: sequences each replica decodes at once.
     #[arg(long, value_name = "N", default_value_t = 64, requires = "serving", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     batch: u32,
@@ -192,6 +197,11 @@ impl JobArgs {
     /// Whether the job searches layouts (`--search`).
     pub(super) fn searches(&self) -> bool {
         self.search
+    }
+
+    /// Serving's search: sequences decoded at once over the design (`--sequences`).
+    pub(super) fn sequences(&self) -> u32 {
+        self.sequences
     }
 }
 

@@ -8,9 +8,10 @@ use super::eval::{AdviceReport, BottleneckReport, advice_lines};
 use super::{count_of, job, load, write_stdout};
 use crate::analysis::collective::{self, CollectiveError, Routing};
 use crate::analysis::finding::Finding;
+use crate::analysis::job::{SERVING_LAYOUTS_SHOWN, ServingLayout, search_serving};
 use crate::analysis::metrics::Metrics;
 use crate::analysis::{Question, assess};
-use crate::model::units::{time_text, trim_number};
+use crate::model::units::{group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, LibraryChoice, NcclBuffer, NcclRelease};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -120,6 +121,59 @@ pub struct WorkloadReport {
     /// The job's breakdown and what it assumes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job: Option<job::JobDetail>,
+    /// `--serving --search`: the fastest layouts, best first (the job above is the first).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serving_layouts: Option<Vec<ServingLayoutReport>>,
+}
+
+/// One layout of a serving search, as `workload --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServingLayoutReport {
+    pub tp: u32,
+    pub pp: u32,
+    pub replicas: u32,
+    /// Sequences each replica decodes at once.
+    pub batch: u32,
+    pub decode_tokens_per_s_per_sequence: Option<f64>,
+    pub decode_tokens_per_s: Option<f64>,
+    pub memory_gib_per_gpu: f64,
+}
+
+impl ServingLayoutReport {
+    fn new(l: &ServingLayout) -> Self {
+        ServingLayoutReport {
+            tp: l.tp,
+            pp: l.pp,
+            replicas: l.result.replicas,
+            batch: l.batch,
+            decode_tokens_per_s_per_sequence: l.result.decode_tokens_per_s_per_sequence,
+            decode_tokens_per_s: l.result.decode_tokens_per_s,
+            memory_gib_per_gpu: l.result.memory_gib_per_gpu,
+        }
+    }
+}
+
+/// The serving search's best layouts, one line each.
+fn serving_layouts_table(layouts: &[ServingLayoutReport], sequences: u32) -> String {
+    let mut out = format!(
+        "search     {} at once over the design, fastest per sequence first (the figures above are the first's):\n",
+        count_of(sequences as usize, "sequence", "sequences")
+    );
+    let rate = |t: Option<f64>| t.map_or_else(|| "unknown".into(), |t| format!("{t:.1}"));
+    for l in layouts {
+        out.push_str(&format!(
+            "  TP {} × PP {}  {} of {} sequences: {} tokens/s per sequence, {} in all, {:.1} GiB per GPU\n",
+            l.tp,
+            l.pp,
+            count_of(l.replicas as usize, "replica", "replicas"),
+            l.batch,
+            rate(l.decode_tokens_per_s_per_sequence),
+            l.decode_tokens_per_s
+                .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
+            l.memory_gib_per_gpu
+        ));
+    }
+    out
 }
 
 impl WorkloadReport {
@@ -170,6 +224,7 @@ impl WorkloadReport {
             advice: advice.iter().map(AdviceReport::new).collect(),
             figures: None,
             job: None,
+            serving_layouts: None,
         }
     }
 
@@ -284,7 +339,32 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     };
     // A search runs first: the communication, the mapping and the advice below then describe
     // the layout it found, not the one it started from (which may not even fit).
-    let searched = if args.job.searches() {
+    // Serving's search picks the split that serves the sequences fastest; the job below then
+    // times that layout, and its ranking is listed after it.
+    let serving_layouts = match &mut chosen.serving {
+        Some(serving) if args.job.searches() => {
+            let ranked = search_serving(
+                &design,
+                catalog,
+                serving,
+                args.job.sequences(),
+                args.routing,
+            )
+            .with_context(|| {
+                format!(
+                    "{}: cannot serve {} in any layout",
+                    args.file.display(),
+                    serving.model.name
+                )
+            })?;
+            let best = &ranked[0];
+            (serving.tp, serving.pp, serving.batch) = (best.tp, best.pp, best.batch);
+            (chosen.training.tp, chosen.training.pp) = (best.tp, best.pp);
+            Some(ranked)
+        }
+        _ => None,
+    };
+    let searched = if args.job.searches() && chosen.serving.is_none() {
         let found = run_job(
             &chosen,
             &assess(&design, catalog, &Question::metrics_only()).metrics,
@@ -355,6 +435,13 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     );
     report.figures = Some(figures);
     report.job = Some(detail);
+    report.serving_layouts = serving_layouts.map(|ranked| {
+        ranked
+            .into_iter()
+            .take(SERVING_LAYOUTS_SHOWN)
+            .map(|l| ServingLayoutReport::new(&l))
+            .collect()
+    });
     if args.json {
         let mut text = serde_json::to_string_pretty(&report)?;
         text.push('\n');
@@ -363,6 +450,9 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         let mut table = report.to_table();
         if let Some(job) = &report.job {
             table.push_str(&job::job_table(job));
+        }
+        if let Some(layouts) = &report.serving_layouts {
+            table.push_str(&serving_layouts_table(layouts, args.job.sequences()));
         }
         write_stdout(&table)
     }

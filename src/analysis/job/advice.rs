@@ -112,12 +112,12 @@ fn decode_waits(design: &Design, step_ms: Option<f64>, comm_ms: f64) -> Option<F
         suggestion: if on_nvswitch(design) {
             "fewer GPUs per replica (less tensor parallelism, more replicas) where the model \
              fits, with quantized weights if it would not (--weights, or the sidebar's weights); \
-             the GPUs already share NVSwitch"
+             the GPUs already share NVSwitch; `workload --serving --search` tries the splits"
         } else {
             "fewer GPUs per replica (less tensor parallelism, more replicas) where the model \
              fits, with quantized weights if it would not (--weights, or the sidebar's weights), \
              or GPUs joined by NVLink (data-center GPUs on NVSwitch; GeForce cards since the \
-             RTX 40 series have no NVLink)"
+             RTX 40 series have no NVLink); `workload --serving --search` tries the splits"
         }
         .into(),
     })

@@ -10,6 +10,7 @@ pub mod model;
 pub mod published;
 pub mod search;
 pub mod serving;
+pub mod serving_search;
 pub mod training;
 
 pub use advice::add_job_advice;
@@ -20,6 +21,7 @@ pub use memory::{MemoryUse, training_memory};
 pub use model::{ModelSpec, Recompute, gpt, named_model};
 pub use search::{SearchOptions, SearchResult, search_layouts};
 pub use serving::{ServingJob, ServingResult, serving};
+pub use serving_search::{SERVING_LAYOUTS_SHOWN, ServingLayout, search_serving};
 pub use training::{TrainingJob, TrainingStep, training_step};
 
 use crate::analysis::collective::CollectiveError;
