@@ -779,3 +779,20 @@ fn a_lone_servers_nics_are_noted_with_their_price() {
     d.add_device(server("another"));
     assert!(with_code(&checks(&d, &catalog()), codes::NIC_UNCABLED).is_empty());
 }
+
+/// A DGX Spark's ConnectX-7 is built into its board: nothing to remove, so no note.
+#[test]
+fn a_lone_spark_has_no_nic_to_remove() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let builtin = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::Single);
+    spec.node = Some(railyard::model::PartId::new("dgx-spark"));
+    let d = generate(&spec, &builtin).expect("one Spark");
+    let nics = d
+        .devices
+        .iter()
+        .filter_map(|x| x.kind.as_node())
+        .map(|n| n.nics.len());
+    assert_eq!(nics.sum::<usize>(), 1, "the Spark carries its built-in NIC");
+    assert!(with_code(&checks(&d, &builtin), codes::NIC_UNCABLED).is_empty());
+}

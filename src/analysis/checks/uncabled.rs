@@ -21,11 +21,28 @@ fn lone_server_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     let (Some((device, parts)), None) = (nodes.next(), nodes.next()) else {
         return;
     };
-    if !design.links.is_empty() || parts.nics.is_empty() {
+    if !design.links.is_empty() {
         return;
     }
-    let usd: f64 = parts.nics.iter().flatten().map(|p| p.price_usd().0).sum();
-    let count = parts.nics.len();
+    // Only NICs the bill counts: not one built into the board, nor one the node's price
+    // already includes.
+    let included = parts.model.and_then(|m| match &m.spec {
+        crate::model::catalog::PartSpec::Node(n) if n.nic_included_in_price => n.nic.as_ref(),
+        _ => None,
+    });
+    let billed: Vec<&crate::model::catalog::Part> = parts
+        .nics
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|p| Some(&p.id) != included)
+        .filter(|p| !matches!(&p.spec, crate::model::catalog::PartSpec::Nic(n) if n.builtin))
+        .collect();
+    if billed.is_empty() {
+        return;
+    }
+    let usd: f64 = billed.iter().map(|p| p.price_usd().0).sum();
+    let count = billed.len();
     out.push(Finding {
         severity: Severity::Info,
         code: NIC_UNCABLED,
