@@ -416,7 +416,10 @@ fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, St
             let (rate, cost) = match w.memory_share {
                 None => ("(bound)".to_string(), "(at least)".to_string()),
                 Some(f) => {
-                    let at = format!("(at {:.0} % of peak memory bandwidth)", f * 100.0);
+                    let at = format!(
+                        "(at {})",
+                        crate::analysis::job::serving::share_of_peak_text(f)
+                    );
                     (at.clone(), at)
                 }
             };

@@ -484,13 +484,8 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                 trim_number(r.gpu_memory_gib)
             ));
             if let Some(e) = &r.economics {
-                let (at_least, rate) = match r.memory_share {
-                    None => ("≥ ", "at the decode bound".to_string()),
-                    Some(f) => (
-                        "",
-                        format!("decode at {:.0} % of peak memory bandwidth", f * 100.0),
-                    ),
-                };
+                let at_least = if r.memory_share.is_none() { "≥ " } else { "" };
+                let rate = r.decode_basis();
                 out.push_str(&format!(
                     "cost       {at_least}${:.2} per million output tokens ({rate}; capital \
                      over {} years serving without a break, energy at PUE {} and ${}/kWh)\n",

@@ -288,7 +288,10 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
                 r.layout,
                 match r.memory_share {
                     None => "at most".to_string(),
-                    Some(f) => format!("at {:.0} % of peak memory bandwidth:", f * 100.0),
+                    Some(f) => format!(
+                        "at {}:",
+                        crate::analysis::job::serving::share_of_peak_text(f)
+                    ),
                 },
                 r.decode_tokens_per_s
                     .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
@@ -303,13 +306,12 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
                 trim_number(r.gpu_memory_gib)
             );
             if let Some(e) = &r.economics {
-                let (lead, basis) = match r.memory_share {
-                    None => ("At least $", "at the decode bound".to_string()),
-                    Some(f) => (
-                        "$",
-                        format!("decode at {:.0} % of peak memory bandwidth", f * 100.0),
-                    ),
+                let lead = if r.memory_share.is_none() {
+                    "At least $"
+                } else {
+                    "$"
                 };
+                let basis = r.decode_basis();
                 let _ = writeln!(
                     out,
                     "\n{lead}{:.2} per million output tokens ({basis}; capital over {} years of serving without a break, energy at PUE {} and ${}/kWh).",

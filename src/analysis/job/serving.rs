@@ -82,6 +82,22 @@ pub struct ServingResult {
     pub assumes: Vec<String>,
 }
 
+/// "40 % of peak memory bandwidth": the user's share, as every output names it.
+pub fn share_of_peak_text(share: f64) -> String {
+    format!("{:.0} % of peak memory bandwidth", share * 100.0)
+}
+
+impl ServingResult {
+    /// What the decode rate (and so the cost per token) stands on: the bound, or the user's
+    /// share of peak memory bandwidth.
+    pub fn decode_basis(&self) -> String {
+        match self.memory_share {
+            None => "at the decode bound".into(),
+            Some(f) => format!("decode at {}", share_of_peak_text(f)),
+        }
+    }
+}
+
 /// Decode and prefill of `job` on the design; refuses what does not fit or divide.
 pub fn serving(
     design: &Design,
