@@ -104,14 +104,16 @@ fn a_known_cable_reads_back_with_both_ends() {
     assert_eq!(l0["length_class"], "in-rack");
 
     // dgx-h100-superpod-su.ron, link 0: node-01 NIC 0 (rail 0) to leaf-r0 port 0, NDR
-    // InfiniBand marked cross-rack: two 400G transceivers.
+    // InfiniBand marked cross-rack: a transceiver at each end, and both ends sit on
+    // twin-port cages (DGX H100, QM9700), so each names the 800G twin-port module.
     let rows = cable_plan(&preset("dgx-h100-superpod-su.ron"));
     let l0 = rows.iter().find(|r| r["cable"] == "l0").expect("cable l0");
     assert_eq!(l0["label"], "node-01:nic0 <-> leaf-r0:p0");
     assert_eq!(l0["technology"], "InfiniBand");
     assert_eq!(l0["rate_gbit_s"], "400");
-    assert_eq!(l0["part"], "optic-400g");
-    assert_eq!(l0["part_quantity"], "2");
+    assert_eq!(l0["part"], "");
+    assert_eq!(l0["a_transceiver"], "optic-800g");
+    assert_eq!(l0["b_transceiver"], "optic-800g");
     assert_eq!(l0["length_class"], "cross-rack");
 
     // mac-studio-tb5-x4.ron: Thunderbolt ports are named as such.

@@ -14,7 +14,8 @@
 //! - other network links (InfiniBand, Ethernet, RoCE): per lane, one `dac-<N>g` in-rack or
 //!   two `optic-<N>g` transceivers cross-rack, N being the smallest of 10, 25, 100, 200, 400,
 //!   800 at or above the lane rate (above 800 the rate itself, rounded up, so a user catalog
-//!   can supply e.g. `optic-1600g`). Active optical cables (`aoc-<N>g`) are only used when a
+//!   can supply e.g. `optic-1600g`). Ends whose ports share a transceiver cage (twin-port
+//!   OSFP, a broken-out switch port) share its module (`optic_cages`). Active optical cables (`aoc-<N>g`) are only used when a
 //!   link names one; choosing them automatically could become a setting later;
 //! - Thunderbolt links: `tb4` / `tb5` per lane; NVLink bridge links: `nvlink-bridge` per
 //!   lane. A node whose scale-up is NVLink bridge pairs but that has no bridge link drawn
@@ -24,6 +25,7 @@
 //!
 //! Ids missing from the catalog are left out of the BOM; `checks` reports them.
 
+use super::optic_cages::{CagedOptics, OPTIC};
 use crate::model::catalog::CableMedium;
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkTech, PartId};
 use crate::model::{ScaleUp, Usd, Watts};
@@ -304,7 +306,7 @@ fn cable_need<'a>(
                 ),
                 LengthClass::CrossRack => (
                     CableChoice::Derived {
-                        prefix: "optic",
+                        prefix: OPTIC,
                         gbit_s,
                     },
                     2,
@@ -413,10 +415,31 @@ pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
 
     let mut cables: RunCounts<CableChoice<'_>> = RunCounts::default();
     let mut needs = LinkCables::new(catalog);
+    let mut optics = CagedOptics::new(design, catalog);
     for link in &design.links {
-        if let Some(need) = needs.need(link) {
-            cables.add(need.choice, need.quantity);
+        match needs.need(link) {
+            Some(CableNeed {
+                choice:
+                    CableChoice::Derived {
+                        prefix: OPTIC,
+                        gbit_s,
+                    },
+                ..
+            }) => optics.add_link(link, gbit_s, |gbit_s, lanes| {
+                cables.add(
+                    CableChoice::Derived {
+                        prefix: OPTIC,
+                        gbit_s,
+                    },
+                    lanes,
+                );
+            }),
+            Some(need) => cables.add(need.choice, need.quantity),
+            None => {}
         }
+    }
+    for (choice, quantity) in optics.finish() {
+        cables.add(choice, quantity);
     }
     let bridges: u64 = implied_nvlink_bridges(design).map(|(_, n)| n).sum();
     if bridges > 0 {

@@ -15,6 +15,7 @@ pub mod compare;
 pub mod graph;
 pub mod job;
 pub mod nccl_tests;
+pub mod optic_cages;
 pub mod refit;
 pub mod validate;
 pub mod whatif;

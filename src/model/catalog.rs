@@ -182,6 +182,10 @@ pub struct NodeSpec {
     pub nic_included_in_price: bool,
     #[serde(default)]
     pub nic_count: u32,
+    /// Default NICs behind one transceiver cage: 2 where two NICs share a twin-port OSFP
+    /// cage (DGX H100's eight ConnectX-7 on four cages), so one twin-port module serves both.
+    #[serde(default = "one")]
+    pub nic_ports_per_cage: u32,
     /// Built-in Thunderbolt ports and their generation (4 or 5).
     #[serde(default)]
     pub thunderbolt_ports: u32,
@@ -283,6 +287,10 @@ pub struct SwitchSpec {
     /// Largest breakout per port (2 for 64×800G used as 128×400G).
     #[serde(default = "one")]
     pub max_breakout: u32,
+    /// Ports behind one transceiver cage: 2 where two ports share a twin-port OSFP cage
+    /// (QM9700's 64 × 400G on 32 cages), so one twin-port module serves both.
+    #[serde(default = "one")]
+    pub ports_per_cage: u32,
     #[serde(default)]
     pub in_network_reduction: bool,
     #[serde(default)]
@@ -456,6 +464,9 @@ impl Catalog {
                     {
                         return Err(dangling(&part.id, nic));
                     }
+                    if n.nic_ports_per_cage == 0 {
+                        return Err(invalid("a cage holds at least one NIC port"));
+                    }
                 }
                 PartSpec::Domain(d) => {
                     if !matches!(
@@ -468,9 +479,12 @@ impl Catalog {
                 PartSpec::Switch(s) => {
                     if s.ports == 0
                         || s.max_breakout == 0
+                        || s.ports_per_cage == 0
                         || !s.port_gbit_s.is_finite_non_negative()
                     {
-                        return Err(invalid("a switch needs ports, a breakout ≥ 1 and a speed"));
+                        return Err(invalid(
+                            "a switch needs ports, a breakout ≥ 1, ports per cage ≥ 1 and a speed",
+                        ));
                     }
                 }
                 PartSpec::Nic(n) => {

@@ -1,12 +1,18 @@
 //! The cable plan (cut sheet) as CSV: one row per cable with both ends, what it carries,
 //! the part the bill of materials counts for it, a length class and a printable label.
+//! Optics the bill derives are per end (`a_transceiver`, `b_transceiver`): an end on a
+//! twin-port or broken-out cage names the cage's module, which it shares with the cage's
+//! other cables.
 //! RFC 4180 quoting by the `csv` crate, so names with commas or quotes open in a spreadsheet.
 
 use super::ExportError;
 use super::cabling::{Cable, cable_part, cables};
+use crate::analysis::cost::CableChoice;
+use crate::analysis::optic_cages::{OPTIC, end_transceiver};
+use crate::model::catalog::CableMedium;
 use crate::model::{Catalog, Design, LinkState};
 
-pub const HEADER: [&str; 17] = [
+pub const HEADER: [&str; 19] = [
     "cable",
     "label",
     "a_device",
@@ -24,6 +30,8 @@ pub const HEADER: [&str; 17] = [
     "part_quantity",
     "length_class",
     "state",
+    "a_transceiver",
+    "b_transceiver",
 ];
 
 /// Writes the cable plan; returns the number of cables (rows below the header).
@@ -36,15 +44,26 @@ pub fn write_cable_plan<W: std::io::Write>(
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(HEADER)?;
     for cable in &cables {
-        writer.write_record(row(cable, catalog))?;
+        writer.write_record(row(design, cable, catalog))?;
     }
     writer.flush().map_err(csv::Error::from)?;
     Ok(cables.len())
 }
 
-fn row(cable: &Cable<'_>, catalog: &Catalog) -> [String; 17] {
+fn row(design: &Design, cable: &Cable<'_>, catalog: &Catalog) -> [String; 19] {
     let link = cable.link;
-    let (part, part_model, quantity) = match cable_part(link, catalog) {
+    let need = cable_part(link, catalog);
+    let (part, part_model, quantity, transceivers) = match need {
+        // Derived optics are bought per end, and an end may share its cage's module.
+        Some((CableChoice::Derived { prefix, gbit_s }, _)) if prefix == OPTIC => {
+            let end = |e| {
+                end_transceiver(design, catalog, link, e, gbit_s)
+                    .as_str()
+                    .to_string()
+            };
+            let ends = [end(link.a), end(link.b)];
+            (String::new(), String::new(), String::new(), ends)
+        }
         Some((choice, quantity)) => {
             let id = choice.part_id();
             // The model as the catalog names it; a part the catalog lacks keeps its id only.
@@ -52,9 +71,20 @@ fn row(cable: &Cable<'_>, catalog: &Catalog) -> [String; 17] {
                 .get(&id)
                 .map(|p| format!("{} {}", p.vendor, p.model))
                 .unwrap_or_default();
-            (id.as_str().to_string(), model, quantity.to_string())
+            let transceivers = match catalog.cable(&id).map(|spec| spec.medium) {
+                Some(CableMedium::Transceiver) => {
+                    [id.as_str().to_string(), id.as_str().to_string()]
+                }
+                _ => Default::default(),
+            };
+            (
+                id.as_str().to_string(),
+                model,
+                quantity.to_string(),
+                transceivers,
+            )
         }
-        None => (String::new(), String::new(), String::new()),
+        None => Default::default(),
     };
     let rack = |r: Option<&crate::model::Group>| r.map(|g| g.name.clone()).unwrap_or_default();
     let state = match link.state {
@@ -80,5 +110,7 @@ fn row(cable: &Cable<'_>, catalog: &Catalog) -> [String; 17] {
         quantity,
         cable.length_class().to_string(),
         state,
+        transceivers[0].clone(),
+        transceivers[1].clone(),
     ]
 }

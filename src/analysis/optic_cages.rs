@@ -1,0 +1,245 @@
+//! Transceiver cages. Each end of an optical link takes a transceiver, but where ports share
+//! a cage one module serves all of them: two 400G ports on a twin-port OSFP cage (the four
+//! cages of a DGX H100 or B200 for its eight ConnectX-7, the 32 of a QM9700 for its 64
+//! ports) take one 800G twin-port module, and an 800G switch port broken out to 2 × 400G
+//! takes one 800G module with splitter fibre. A device's optical ends of one rate are packed
+//! into as few cages as they fill, as a cabling plan plugs them: n ends need ⌈n / ports per
+//! cage⌉ modules. A cage's module is `optic-<N>g` for the cage's whole rate; a catalog
+//! without that part keeps one module per end.
+
+use super::cost::{CableChoice, FastMap, cable_speed_grade};
+use crate::model::catalog::CableMedium;
+use crate::model::{Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, Link, PartId, Port};
+
+/// The prefix of the transceiver ids the bill of materials derives.
+pub const OPTIC: &str = "optic";
+
+/// Rates within a thousandth count as the same (a port's rate divided by its breakout).
+fn same_rate(a_gbit_s: f64, b_gbit_s: f64) -> bool {
+    (a_gbit_s - b_gbit_s).abs() <= 1e-3 * a_gbit_s.abs().max(b_gbit_s.abs())
+}
+
+/// A device's cages, read from the catalog once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Cages {
+    /// Every port on a cage of its own (or a part the catalog lacks).
+    Alone,
+    /// A switch: lanes at its ports' rate (after breakout) share a cage `shared` ways.
+    Switch { shared: u32, port_gbit_s: f64 },
+    /// A node: its own NICs (a bit per slot in `own`) at their rate share a cage `shared` ways.
+    Node {
+        shared: u32,
+        nic_gbit_s: f64,
+        own: u64,
+    },
+}
+
+impl Cages {
+    fn of(device: &Device, catalog: &Catalog) -> Cages {
+        match &device.kind {
+            DeviceKind::Switch(sw) => {
+                let Some(spec) = catalog.switch(&sw.model) else {
+                    return Cages::Alone;
+                };
+                let breakout = sw.breakout.max(1);
+                let shared = spec.ports_per_cage.max(1).saturating_mul(breakout);
+                if shared <= 1 {
+                    return Cages::Alone;
+                }
+                Cages::Switch {
+                    shared,
+                    port_gbit_s: spec.port_gbit_s.gbit_s() / f64::from(breakout),
+                }
+            }
+            DeviceKind::GpuNode(node) => {
+                let Some(spec) = catalog.node(&node.model) else {
+                    return Cages::Alone;
+                };
+                let (Some(nic_part), Some(nic)) =
+                    (&spec.nic, spec.nic.as_ref().and_then(|n| catalog.nic(n)))
+                else {
+                    return Cages::Alone;
+                };
+                if spec.nic_ports_per_cage <= 1 {
+                    return Cages::Alone;
+                }
+                // The cages belong to the chassis: they hold its own NICs, in their own slots.
+                let own = node
+                    .nics
+                    .iter()
+                    .take(spec.nic_count.min(64) as usize)
+                    .enumerate()
+                    .filter(|(_, slot)| slot.part == *nic_part)
+                    .fold(0u64, |bits, (k, _)| bits | 1 << k);
+                Cages::Node {
+                    shared: spec.nic_ports_per_cage,
+                    nic_gbit_s: nic.port_gbit_s.gbit_s(),
+                    own,
+                }
+            }
+            _ => Cages::Alone,
+        }
+    }
+
+    /// Lanes of `lane_gbit_s` on `port` that share its cage; a slower link in a faster port
+    /// fills it alone.
+    fn lanes_per_cage(self, port: Port, lane_gbit_s: f64) -> u32 {
+        match (self, port) {
+            (
+                Cages::Switch {
+                    shared,
+                    port_gbit_s,
+                },
+                Port::Switch(_),
+            ) if same_rate(port_gbit_s, lane_gbit_s) => shared,
+            (
+                Cages::Node {
+                    shared,
+                    nic_gbit_s,
+                    own,
+                },
+                Port::Nic(k),
+            ) if k < 64 && own & (1 << k) != 0 && same_rate(nic_gbit_s, lane_gbit_s) => shared,
+            _ => 1,
+        }
+    }
+}
+
+/// How many lanes of `lane_gbit_s` share the cage of `port` on `device`: more than one only
+/// where the catalog puts ports on shared cages, or a switch port is broken out, and the
+/// link runs at the port's own rate.
+pub fn lanes_per_cage(device: &Device, port: Port, lane_gbit_s: f64, catalog: &Catalog) -> u32 {
+    Cages::of(device, catalog).lanes_per_cage(port, lane_gbit_s)
+}
+
+/// The module that fills a cage of `lanes` lanes at grade `gbit_s`, when the catalog has it.
+fn cage_module(gbit_s: u64, lanes: u32, catalog: &Catalog) -> Option<u64> {
+    let grade = cable_speed_grade(gbit_s as f64 * f64::from(lanes))?;
+    let id = PartId(format!("{OPTIC}-{grade}g"));
+    match catalog.cable(&id) {
+        Some(spec) if spec.medium == CableMedium::Transceiver => Some(grade),
+        _ => None,
+    }
+}
+
+/// The transceiver `end` of `link` plugs into, when the bill of materials derives the link's
+/// optics (`gbit_s` its grade): the cage's module where the end shares one, else the per-end
+/// optic of the link's grade.
+pub fn end_transceiver(
+    design: &Design,
+    catalog: &Catalog,
+    link: &Link,
+    end: Endpoint,
+    gbit_s: u64,
+) -> PartId {
+    let shared = design.device(end.device).map_or(1, |d| {
+        lanes_per_cage(d, end.port, link.rate_gbit_s.gbit_s(), catalog)
+    });
+    let grade = if shared > 1 {
+        cage_module(gbit_s, shared, catalog).unwrap_or(gbit_s)
+    } else {
+        gbit_s
+    };
+    PartId(format!("{OPTIC}-{grade}g"))
+}
+
+/// Counts the derived optics of a design's links, end by end, filling shared cages.
+pub(crate) struct CagedOptics<'d, 'c> {
+    design: &'d Design,
+    catalog: &'c Catalog,
+    /// Each device's cages by id, built at the first optical link; empty when ids are too
+    /// sparse for a table (then each end is looked up).
+    table: Option<Vec<Cages>>,
+    /// Ends on shared cages by device id, beside `table`: ((lane grade, lanes per cage),
+    /// lanes) of the first kind the device has.
+    first: Vec<Option<((u64, u32), u64)>>,
+    /// Other ends on shared cages: (device, lane grade, lanes per cage) → lanes.
+    cages: FastMap<(DeviceId, u64, u32), u64>,
+}
+
+impl<'d, 'c> CagedOptics<'d, 'c> {
+    pub(crate) fn new(design: &'d Design, catalog: &'c Catalog) -> Self {
+        Self {
+            design,
+            catalog,
+            table: None,
+            first: Vec::new(),
+            cages: FastMap::default(),
+        }
+    }
+
+    fn cages(&mut self, device: DeviceId) -> Cages {
+        let (design, catalog) = (self.design, self.catalog);
+        let first = &mut self.first;
+        let table = self.table.get_or_insert_with(|| {
+            let top = design.devices.last().map_or(0, |d| d.id.0 as usize);
+            if top > 4 * design.devices.len() + 1024 {
+                return Vec::new();
+            }
+            let mut table = vec![Cages::Alone; top + 1];
+            for d in &design.devices {
+                table[d.id.0 as usize] = Cages::of(d, catalog);
+            }
+            *first = vec![None; table.len()];
+            table
+        });
+        match table.get(device.0 as usize) {
+            Some(&cages) => cages,
+            None if table.is_empty() => design
+                .device(device)
+                .map_or(Cages::Alone, |d| Cages::of(d, catalog)),
+            None => Cages::Alone,
+        }
+    }
+
+    /// Both ends of `link`, whose optics are derived at grade `gbit_s`: an end on its own
+    /// cage is counted at once through `loose`, an end on a shared cage waits for `finish`.
+    pub(crate) fn add_link(&mut self, link: &Link, gbit_s: u64, mut loose: impl FnMut(u64, u64)) {
+        let lanes = u64::from(link.lanes);
+        let lane_gbit_s = link.rate_gbit_s.gbit_s();
+        for end in [link.a, link.b] {
+            match self.cages(end.device).lanes_per_cage(end.port, lane_gbit_s) {
+                shared if shared > 1 => self.add_caged((end.device, gbit_s, shared), lanes),
+                _ => loose(gbit_s, lanes),
+            }
+        }
+    }
+
+    fn add_caged(&mut self, (device, gbit_s, shared): (DeviceId, u64, u32), lanes: u64) {
+        let kind = (gbit_s, shared);
+        match self.first.get_mut(device.0 as usize) {
+            Some(slot @ None) => *slot = Some((kind, lanes)),
+            Some(Some((k, n))) if *k == kind => *n += lanes,
+            _ => *self.cages.entry((device, gbit_s, shared)).or_default() += lanes,
+        }
+    }
+
+    /// The modules of the shared cages, as (grade, count): a cage module per cage filled, or
+    /// one module per end when the catalog lacks the cage's module.
+    pub(crate) fn finish(self) -> impl Iterator<Item = (CableChoice<'static>, u64)> {
+        let catalog = self.catalog;
+        self.first
+            .into_iter()
+            .flatten()
+            .chain(
+                self.cages
+                    .into_iter()
+                    .map(|((_, gbit_s, shared), lanes)| ((gbit_s, shared), lanes)),
+            )
+            .map(
+                move |((gbit_s, shared), lanes)| match cage_module(gbit_s, shared, catalog) {
+                    Some(grade) => (grade, lanes.div_ceil(u64::from(shared))),
+                    None => (gbit_s, lanes),
+                },
+            )
+            .map(|(gbit_s, count)| {
+                (
+                    CableChoice::Derived {
+                        prefix: OPTIC,
+                        gbit_s,
+                    },
+                    count,
+                )
+            })
+    }
+}
