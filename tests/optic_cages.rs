@@ -6,6 +6,7 @@ mod common;
 
 use common::design::{link, preset, switch};
 use railyard::analysis::cost::{BomLine, bom_lines};
+use railyard::analysis::optic_cages::automatic_parts_text;
 use railyard::io::export::cables::write_cable_plan;
 use railyard::model::{
     Catalog, Design, Device, DeviceId, DeviceKind, GpuNode, LengthClass, LinkTech, NicSlot, PartId,
@@ -211,4 +212,29 @@ fn the_scalable_unit_buys_one_twin_port_module_per_two_ports() {
     assert_eq!(&first[column("a_transceiver")], "optic-800g");
     assert_eq!(&first[column("b_transceiver")], "optic-800g");
     assert_eq!(&first[column("part")], "");
+}
+
+#[test]
+fn the_inspector_says_what_each_end_takes() {
+    let catalog = catalog();
+    let d = twin_pair();
+    assert_eq!(
+        automatic_parts_text(&d, &catalog, &d.links[0]).as_deref(),
+        Some(
+            "optic-800g at node (a cage shared by 2 ports), \
+             optic-800g at leaf (a cage shared by 2 ports)"
+        )
+    );
+    let (d, _) = fan_in("twin-switch", "nic-200", LinkTech::InfiniBand, 200.0, 1);
+    assert_eq!(
+        automatic_parts_text(&d, &catalog, &d.links[0]).as_deref(),
+        Some("optic-200g at node-0, optic-200g at leaf")
+    );
+    // In a rack: one copper cable, whatever the cages.
+    let mut d = twin_pair();
+    d.links[0].length = LengthClass::InRack;
+    assert_eq!(
+        automatic_parts_text(&d, &catalog, &d.links[0]).as_deref(),
+        Some("1 × dac-400g")
+    );
 }

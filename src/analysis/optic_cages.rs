@@ -243,3 +243,36 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
             })
     }
 }
+
+/// What the bill of materials counts for `link` when no cable is named on it, in words: the
+/// cable, or each end's transceiver ("per lane: optic-800g at node-01 (a cage shared by 2
+/// ports), optic-400g at leaf-01"); None for a link without one (NVLink, PCIe).
+pub fn automatic_parts_text(design: &Design, catalog: &Catalog, link: &Link) -> Option<String> {
+    let mut automatic = link.clone();
+    automatic.cable = None;
+    let need = super::cost::link_cable(&automatic, catalog)?;
+    let CableChoice::Derived {
+        prefix: OPTIC,
+        gbit_s,
+    } = need.choice
+    else {
+        return Some(format!("{} × {}", need.quantity, need.choice.part_id()));
+    };
+    let end = |end: Endpoint| {
+        let part = end_transceiver(design, catalog, link, end, gbit_s);
+        let Some(device) = design.device(end.device) else {
+            return part.as_str().to_string();
+        };
+        match lanes_per_cage(device, end.port, link.rate_gbit_s.gbit_s(), catalog) {
+            shared if shared > 1 && part.as_str() != format!("{OPTIC}-{gbit_s}g") => {
+                format!(
+                    "{part} at {} (a cage shared by {shared} ports)",
+                    device.name
+                )
+            }
+            _ => format!("{part} at {}", device.name),
+        }
+    };
+    let per_lane = if link.lanes > 1 { "per lane: " } else { "" };
+    Some(format!("{per_lane}{}, {}", end(link.a), end(link.b)))
+}

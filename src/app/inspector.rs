@@ -8,6 +8,7 @@
 
 use super::link_info::LinkLoads;
 use crate::analysis::collective::{Library, release};
+use crate::analysis::optic_cages::automatic_parts_text;
 use crate::model::Port;
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
@@ -1036,6 +1037,14 @@ fn link_ui(
                     }
                 }
             });
+            // What "automatic" buys, as the bill of materials counts it.
+            if draft.cable.is_none()
+                && let Some(parts) = automatic_parts_text(design, catalog, &draft)
+            {
+                ui.label("Counted as");
+                ui.add(egui::Label::new(egui::RichText::new(parts).weak()).wrap());
+                ui.end_row();
+            }
         });
 
     state.live = gesture.live;
