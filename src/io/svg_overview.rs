@@ -21,11 +21,15 @@ use std::fmt::Write as _;
 
 /// The width the overview aims at, in pixels: a wide slide or screen.
 const TARGET_WIDTH_PX: f32 = 2400.0;
-/// Block captions: a name line and a tally line, in pixels.
+/// Block captions: a name line, a tally line and a contents line, in pixels, before they
+/// grow with a large block.
 const BLOCK_NAME_PX: f32 = 16.0;
 const BLOCK_TALLY_PX: f32 = 13.0;
-/// Bundle labels, in pixels.
-const LABEL_PX: f32 = 12.0;
+/// Most a block's captions grow (a pod's name at 28 px): read from the back of a meeting
+/// room, yet not louder than the title (22 px) by much.
+const BLOCK_GROWTH: f32 = 1.75;
+/// Bundle labels, in pixels: an overview has few, and each says what joins two blocks.
+const LABEL_PX: f32 = 15.0;
 /// Rough width of a character of the sans-serif font, per pixel of font size.
 const CHAR_WIDTH: f32 = 0.6;
 /// Most bundle labels tried: the overlap test is quadratic in them.
@@ -202,8 +206,9 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
     }
     let _ = writeln!(out, "</g>");
 
+    let contents = block_contents(design, &folding.block_of, folding.blocks.len());
     let _ = writeln!(out, r#"<g class="blocks">"#);
-    for block in &folding.blocks {
+    for (b, block) in folding.blocks.iter().enumerate() {
         let r = Rect::from_corners(block.bounds);
         let (name, tally) = match &block.what {
             FoldedAs::Group(g) => (
@@ -227,12 +232,32 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
             .group()
             .map_or(String::new(), |g| format!(r#" data-group="{}""#, g.0));
         let (cx, cy) = r.centre();
-        // The caption's size shrinks to fit a narrow block, down to 0.6 of its pixels.
+        // What a unit or pod holds, for a group's block (a row's caption says it already).
+        let inside = match block.what {
+            FoldedAs::Group(_) => contents[b].as_str(),
+            FoldedAs::Row(_) => "",
+        };
+        // The captions grow with a large block, up to BLOCK_GROWTH while the lines together
+        // take at most 70 % of its height, and each shrinks to 90 % of a narrow block's
+        // width, down to 0.6 of its pixels.
+        let lines: Vec<(f32, &str)> = [
+            (BLOCK_NAME_PX, name.as_str()),
+            (BLOCK_TALLY_PX, tally.as_str()),
+            (BLOCK_TALLY_PX, inside),
+        ]
+        .into_iter()
+        .filter(|(_, text)| !text.is_empty())
+        .collect();
+        let tall: f32 = lines.iter().map(|&(px, _)| 1.3 * px).sum();
+        let grow = ((r.y1 - r.y0) * 0.7 / (tall * u)).min(BLOCK_GROWTH);
         let fit = |px: f32, text: &str| {
             let wide = text.chars().count().max(1) as f32 * CHAR_WIDTH;
-            (px * u).min((r.x1 - r.x0) * 0.9 / wide).max(px * u * 0.6)
+            (px * u * grow.max(1.0))
+                .min((r.x1 - r.x0) * 0.9 / wide)
+                .max(px * u * 0.6)
         };
         let (name_size, tally_size) = (fit(BLOCK_NAME_PX, &name), fit(BLOCK_TALLY_PX, &tally));
+        let inside_size = fit(BLOCK_TALLY_PX, inside).min(tally_size);
         // A row of switches far thinner than its caption (the core under 32 pods) is drawn
         // tall enough to hold it.
         let r = if r.y1 - r.y0 < 1.8 * name_size {
@@ -245,7 +270,13 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
             r
         };
         let two_lines = !tally.is_empty() && (r.y1 - r.y0) >= 2.6 * name_size;
-        let name_y = if two_lines {
+        let three_lines = two_lines
+            && !inside.is_empty()
+            && (r.y1 - r.y0) >= 1.3 * (name_size + tally_size + inside_size);
+        // The lines' block is centred: the name's baseline sits above the centre.
+        let name_y = if three_lines {
+            cy - 0.3 * (tally_size + inside_size)
+        } else if two_lines {
             cy - 0.15 * name_size
         } else {
             cy + 0.35 * name_size
@@ -267,12 +298,20 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
             xml_escape(&name)
         );
         if two_lines {
+            let tally_y = name_y + 0.45 * name_size + 1.0 * tally_size;
             let _ = write!(
                 out,
-                r##"<text x="{cx}" y="{}" text-anchor="middle" font-size="{tally_size}" fill="#37474f">{}</text>"##,
-                cy + 1.1 * tally_size,
+                r##"<text x="{cx}" y="{tally_y}" text-anchor="middle" font-size="{tally_size}" fill="#37474f">{}</text>"##,
                 xml_escape(&tally)
             );
+            if three_lines {
+                let _ = write!(
+                    out,
+                    r##"<text class="contents" x="{cx}" y="{}" text-anchor="middle" font-size="{inside_size}" fill="#37474f">{}</text>"##,
+                    tally_y + 1.3 * inside_size,
+                    xml_escape(inside)
+                );
+            }
         }
         let _ = writeln!(out, "</g>");
     }
@@ -317,6 +356,38 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
     out
 }
 
+/// What each block holds, most numerous first: "32 × dgx-h100 · 8 × qm9700 leaf". Nodes by
+/// their model, switches by model and role, domains by model.
+fn block_contents(design: &Design, block_of: &[u32], blocks: usize) -> Vec<String> {
+    let mut counts: Vec<Vec<(String, u32)>> = vec![Vec::new(); blocks];
+    for (device, &b) in design.devices.iter().zip(block_of) {
+        let Some(kinds) = counts.get_mut(b as usize) else {
+            continue;
+        };
+        let kind = match &device.kind {
+            DeviceKind::GpuNode(n) => n.model.as_str().to_string(),
+            DeviceKind::Switch(s) => format!("{} {}", s.model.as_str(), s.role.label()),
+            DeviceKind::NvSwitchDomain(d) => d.model.as_str().to_string(),
+            DeviceKind::Host(_) => "host".to_string(),
+        };
+        match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((kind, 1)),
+        }
+    }
+    counts
+        .into_iter()
+        .map(|mut kinds| {
+            kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            kinds
+                .iter()
+                .map(|(kind, n)| format!("{} × {kind}", group_thousands(i64::from(*n))))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        })
+        .collect()
+}
+
 /// "1,024 devices · 8,192 GPUs", or without GPUs "64 devices".
 fn tally_text(devices: u32, gpus: u64) -> String {
     let devices = format!("{} devices", group_thousands(i64::from(devices)));
@@ -350,7 +421,7 @@ fn write_bundle_labels(
         let text = link_label(bundle.tally.0, bundle.tally.1);
         let (width, height) = (
             (text.chars().count() as f32 * LABEL_PX * CHAR_WIDTH + 8.0) * u,
-            16.0 * u,
+            (LABEL_PX + 4.0) * u,
         );
         let ((x1, y1), (x2, y2)) = (owner_rect(a).centre(), owner_rect(b).centre());
         // Tried from the middle outwards, in tenths of the line.
@@ -374,7 +445,7 @@ fn write_bundle_labels(
             tag.x0,
             tag.y0,
             3.0 * u,
-            my + 4.0 * u,
+            my + LABEL_PX / 3.0 * u,
             LABEL_PX * u,
             xml_escape(&text)
         );
@@ -462,6 +533,29 @@ mod tests {
             number("height") >= 1.8 * number("font-size") - 1e-3,
             "{core}"
         );
+        // A pod's block says what it holds, and its name grows with the block (to 1.75 ×
+        // 16 px, room allowing) where a row's caption does not.
+        let pod = svg
+            .split(r#"<g class="block""#)
+            .find(|b| b.contains("<title>pod-01"))
+            .expect("a pod block");
+        let contents = pod
+            .split(r#"class="contents""#)
+            .nth(1)
+            .and_then(|t| t.split('>').nth(1))
+            .and_then(|t| t.split('<').next());
+        assert_eq!(
+            contents,
+            Some("128 × dgx-h100 · 32 × qm9700 leaf · 32 × qm9700 spine")
+        );
+        let unit = attribute(&svg, "font-size") / 12.0;
+        let name_px = |block: &str| {
+            let at = block.find(r#"font-weight="bold""#).expect("a name");
+            let size = block[..at].rsplit(r#"font-size=""#).next().expect("a size");
+            size.split('"').next().unwrap().parse::<f32>().unwrap() / unit
+        };
+        assert!((name_px(pod) - 28.0).abs() < 0.01, "{}", name_px(pod));
+        assert!(name_px(core) <= 16.0 + 1e-3, "{}", name_px(core));
     }
 
     /// The ring template puts its three Macs in one group ("desk"): one block, a GPU per
