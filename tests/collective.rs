@@ -340,6 +340,45 @@ fn switches_that_could_route_adaptively_are_told_to() {
     assert!(items.iter().all(|a| a.code != "ecmp-elephants"));
 }
 
+/// 128 DGX H100 in a fat tree under static routing: hashed flows queue on the uplinks, which
+/// NCCL's tuner does not see (it knows its NICs and NVLink). `auto` is its pick, the same
+/// algorithm adaptive routing gets, at the time that algorithm takes forced; a tree the
+/// queues hurt less would be faster, and `why` says so. (The pick was once the fastest under
+/// the queues, which NCCL cannot know.)
+#[test]
+fn the_tuner_does_not_see_the_queues_between_switches() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::FatTree);
+    spec.nodes = Some(128);
+    spec.node = Some(PartId::new("dgx-h100"));
+    let design = generate(&spec, &catalog).expect("a fat tree");
+    let ecmp = collective(&design, &catalog, &query(Op::AllReduce, GIB)).expect("static");
+    let mut q = query(Op::AllReduce, GIB);
+    q.routing = Routing::Adaptive;
+    let adaptive = collective(&design, &catalog, &q).expect("adaptive");
+    assert_eq!(ecmp.algorithm, adaptive.algorithm);
+    assert_eq!(ecmp.algorithm, Algorithm::NvlsTree);
+    let mut q = query(Op::AllReduce, GIB);
+    q.algorithm = AlgoChoice::NvlsTree;
+    let nvls_tree = collective(&design, &catalog, &q).expect("nvls-tree forced");
+    assert_eq!(ecmp.time_us, nvls_tree.time_us);
+    q.algorithm = AlgoChoice::Tree;
+    let tree = collective(&design, &catalog, &q).expect("tree forced");
+    assert!(
+        tree.time_us < ecmp.time_us * 0.95,
+        "{} {}",
+        tree.time_us,
+        ecmp.time_us
+    );
+    assert!(
+        ecmp.why
+            .starts_with("NCCL's tuner ranks it blind to the queues between switches"),
+        "{}",
+        ecmp.why
+    );
+}
+
 /// The 3:1 fat-tree preset: 256 node ports on 6 leaves, five with 48 down and 16 up (3:1) and
 /// one with 16 down and 6 up (2.7:1). One finding names all six and their 5 × 16 + 6 = 86
 /// uplinks (it once gave one warning per leaf, about rails a fat tree does not have).

@@ -11,40 +11,69 @@ pub(crate) fn worst_ratio(
     nvlink: &[bool],
     cap_of: impl Fn(f64, bool) -> f64,
 ) -> (f64, bool) {
+    // `hidden` goes unread without SEEN: any list as long will do.
+    let (worst, _, bad) = worst_ratios::<false>(loads, usable, nvlink, nvlink, cap_of);
+    (worst, bad)
+}
+
+/// `worst_ratio`, and the same over the arcs not in `hidden` (the fabric as NCCL's tuner
+/// sees it): one pass over the loads for both maxima.
+#[inline(always)]
+pub(crate) fn worst_ratio_pair(
+    loads: &[f64],
+    usable: &[f64],
+    hidden: &[bool],
+    nvlink: &[bool],
+    cap_of: impl Fn(f64, bool) -> f64,
+) -> (f64, f64, bool) {
+    worst_ratios::<true>(loads, usable, hidden, nvlink, cap_of)
+}
+
+/// Both maxima when `SEEN`, else the first only (the second is 0 and `hidden` unread): a
+/// constant, so the loop without it is the plain one. The lists are at least as long as
+/// `loads`.
+#[inline(always)]
+fn worst_ratios<const SEEN: bool>(
+    loads: &[f64],
+    usable: &[f64],
+    hidden: &[bool],
+    nvlink: &[bool],
+    cap_of: impl Fn(f64, bool) -> f64,
+) -> (f64, f64, bool) {
     const L: usize = 4;
     // All in f64 selects (a flag of 1.0 for an arc without capacity) so that the lanes map
     // onto vector compares and blends.
     let mut worst = [0.0f64; L];
+    let mut seen = [0.0f64; L];
     let mut bad = [0.0f64; L];
+    let mut lane = |k: usize, load: f64, cap: f64, hide: bool| {
+        let busy = load > 1e-15;
+        let t = if busy { load / cap } else { 0.0 };
+        worst[k] = if t > worst[k] { t } else { worst[k] };
+        if SEEN {
+            let shown = if hide { 0.0 } else { t };
+            seen[k] = if shown > seen[k] { shown } else { seen[k] };
+        }
+        bad[k] = if busy & (cap.is_nan() | (cap < 1.0)) {
+            1.0
+        } else {
+            bad[k]
+        };
+    };
     let whole = loads.len() / L * L;
-    for ((l, u), v) in loads[..whole]
+    for (((l, u), h), v) in loads[..whole]
         .chunks_exact(L)
         .zip(usable[..whole].chunks_exact(L))
+        .zip(hidden[..whole].chunks_exact(L))
         .zip(nvlink[..whole].chunks_exact(L))
     {
         for k in 0..L {
-            let cap = cap_of(u[k], v[k]);
-            let busy = l[k] > 1e-15;
-            let t = if busy { l[k] / cap } else { 0.0 };
-            worst[k] = if t > worst[k] { t } else { worst[k] };
-            bad[k] = if busy & (cap.is_nan() | (cap < 1.0)) {
-                1.0
-            } else {
-                bad[k]
-            };
+            lane(k, l[k], cap_of(u[k], v[k]), h[k]);
         }
     }
     for a in whole..loads.len() {
-        let cap = cap_of(usable[a], nvlink[a]);
-        let busy = loads[a] > 1e-15;
-        let t = if busy { loads[a] / cap } else { 0.0 };
-        worst[0] = if t > worst[0] { t } else { worst[0] };
-        bad[0] = if busy & (cap.is_nan() | (cap < 1.0)) {
-            1.0
-        } else {
-            bad[0]
-        };
+        lane(0, loads[a], cap_of(usable[a], nvlink[a]), hidden[a]);
     }
-    let w = worst.iter().fold(0.0f64, |w, &t| if t > w { t } else { w });
-    (w, bad.iter().any(|&b| b > 0.0))
+    let max = |lanes: &[f64; L]| lanes.iter().fold(0.0f64, |w, &t| if t > w { t } else { w });
+    (max(&worst), max(&seen), bad.iter().any(|&b| b > 0.0))
 }

@@ -17,7 +17,7 @@ use super::channels::RingChannels;
 use super::efficiency as eff;
 use super::fabric::Fabric;
 use super::latency::{self as lat, ArchRow, HopKind, Protocol};
-use super::load_ratio::worst_ratio;
+use super::load_ratio::{worst_ratio, worst_ratio_pair};
 use super::plan::{Phase, Plan};
 use super::workspace::{Workspace, zeroed};
 use super::{
@@ -37,6 +37,9 @@ pub(crate) struct Costed {
     pub plan: Plan,
     /// Seconds per byte of size at full payload (Simple).
     pub seconds_per_byte: f64,
+    /// The same as NCCL's tuner sees it: links between two switches never queue
+    /// (`Fabric::arc_core`). Equal to `seconds_per_byte` where they do not.
+    pub tuner_seconds_per_byte: f64,
     pub arch: ArchRow,
     /// Calibrated intra-node hop latencies on this plan's path (none: NCCL's constants).
     pub intra_hops: IntraHops,
@@ -211,37 +214,36 @@ pub(super) fn payload(p: Protocol) -> f64 {
     }
 }
 
-/// The most loaded arc's busy time per byte in one phase, or the first arc that must carry
-/// traffic but has no capacity (under a byte per second: dividing by it overflows).
-fn phase_worst(fab: &Fabric, phase: &Phase, nvls_eff: f64) -> Result<f64, usize> {
+/// The most loaded arc's busy time per byte in one phase, on the fabric and on the fabric as
+/// NCCL's tuner sees it (without `Fabric::arc_core`), or the first arc that must carry traffic
+/// but has no capacity (under a byte per second: dividing by it overflows).
+fn phase_worst(fab: &Fabric, phase: &Phase, nvls_eff: f64) -> Result<(f64, f64), usize> {
     let loads = phase.loads.as_slice();
     let usable = &fab.arc_usable[..loads.len()];
     let nvlink = &fab.arc_nvlink[..loads.len()];
-    let (worst, bad) = if phase.nvls {
-        worst_ratio(
-            loads,
-            usable,
-            nvlink,
-            |u, nv| if nv { u * nvls_eff } else { u },
-        )
+    let cap_of = |u: f64, nv: bool| if phase.nvls && nv { u * nvls_eff } else { u };
+    let (worst, seen, bad) = if fab.arc_core.is_empty() {
+        let (worst, bad) = if phase.nvls {
+            worst_ratio(loads, usable, nvlink, cap_of)
+        } else {
+            worst_ratio(loads, usable, nvlink, |u, _| u)
+        };
+        (worst, worst, bad)
     } else {
-        worst_ratio(loads, usable, nvlink, |u, _| u)
+        let hidden = &fab.arc_core[..loads.len()];
+        worst_ratio_pair(loads, usable, hidden, nvlink, cap_of)
     };
     if bad {
         // Rare: find the first such arc, in arc order.
         let first = (0..loads.len()).find(|&a| {
-            let cap = if phase.nvls && nvlink[a] {
-                usable[a] * nvls_eff
-            } else {
-                usable[a]
-            };
+            let cap = cap_of(usable[a], nvlink[a]);
             loads[a] > 1e-15 && (cap.is_nan() || cap < 1.0)
         });
         if let Some(a) = first {
             return Err(a);
         }
     }
-    Ok(worst)
+    Ok((worst, seen))
 }
 
 /// Sums a plan's phases into a bandwidth cost; refuses arcs that must carry traffic but
@@ -254,7 +256,8 @@ pub(super) fn cost(
 ) -> Result<Costed, CollectiveError> {
     let nvls_eff = arch.nvls_efficiency();
     let mut seconds_per_byte = 0.0;
-    let mut seen: Vec<(*const Vec<f64>, bool, f64)> = Vec::new();
+    let mut tuner_seconds_per_byte = 0.0;
+    let mut seen: Vec<(*const Vec<f64>, bool, (f64, f64))> = Vec::new();
     for phase in &plan.phases {
         // A phase that repeats an earlier one's traffic (hierarchical's all-gather) shares it.
         let key = (std::sync::Arc::as_ptr(&phase.loads), phase.nvls);
@@ -262,7 +265,7 @@ pub(super) fn cost(
             .iter()
             .find(|(p, nvls, _)| (*p, *nvls) == key)
             .map(|&(_, _, w)| w);
-        let worst = match known {
+        let (worst, tuner_worst) = match known {
             Some(w) => w,
             None => {
                 let worst = phase_worst(fab, phase, nvls_eff).map_err(|a| {
@@ -275,11 +278,13 @@ pub(super) fn cost(
             }
         };
         seconds_per_byte += worst * phase.repeat;
+        tuner_seconds_per_byte += tuner_worst * phase.repeat;
     }
     let intra_hops = IntraHops::of(fab, design, &plan);
     Ok(Costed {
         plan,
         seconds_per_byte,
+        tuner_seconds_per_byte,
         arch,
         intra_hops,
     })
@@ -426,20 +431,34 @@ impl<'d> Evaluator<'d> {
             });
         }
         let calibrated = chosen.intra_hops != IntraHops::default();
+        // How much longer the plan's bandwidth term is for the queues between switches,
+        // which NCCL's tuner does not see.
+        let queued = chosen.seconds_per_byte / chosen.tuner_seconds_per_byte;
         let ranked_apart = || {
-            let fill =
-                format!("NCCL's tuner ranks it without its tree's {tree_fill:.0} µs pipeline fill");
-            match (tree_fill > 0.0, calibrated) {
-                (true, false) => return fill,
-                (true, true) => {
-                    return format!(
-                        "{fill}, by its own latency constants (the design's calibrated hop \
-                         latencies change step times, not its choice)"
-                    );
-                }
-                _ => {}
+            let mut unseen = Vec::new();
+            if queued > 1.001 {
+                unseen.push(format!(
+                    "blind to the queues between switches (they make its bandwidth time \
+                     {queued:.2}× what its NICs and NVLink allow)"
+                ));
             }
-            ranked_apart_by_constants(fewer_channels, calibrated)
+            if tree_fill > 0.0 {
+                unseen.push(format!(
+                    "without its tree's {tree_fill:.0} µs pipeline fill"
+                ));
+            }
+            if unseen.is_empty() {
+                return ranked_apart_by_constants(fewer_channels, calibrated);
+            }
+            let unseen = format!("NCCL's tuner ranks it {}", unseen.join(" and "));
+            if calibrated {
+                format!(
+                    "{unseen}, by its own latency constants (the design's calibrated hop \
+                     latencies change step times, not its choice)"
+                )
+            } else {
+                unseen
+            }
         };
         if chosen.plan.algorithm.reduces_in_network() {
             notes.push(format!(
@@ -600,7 +619,7 @@ pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
         .plan
         .channels
         .map_or(1.0, |ch| ch.share(c.plan.algorithm, p, c.plan.gpus, s));
-    let (latency, bw) = time_with(c, &c.intra_hops, op, p, s, channels);
+    let (latency, bw) = time_with(c, c.seconds_per_byte, &c.intra_hops, op, p, s, channels);
     (latency + tree_fill_us(c, p, s), bw)
 }
 
@@ -614,16 +633,18 @@ pub(super) fn tree_fill_us(c: &Costed, p: Protocol, s: f64) -> f64 {
 }
 
 /// The time NCCL's tuner ranks a plan by, with the given hop latencies (the design's, or
-/// none for NCCL's own constants), on all its channels.
+/// none for NCCL's own constants), on all its channels, on the fabric as it sees it (links
+/// between switches never queue).
 pub(super) fn tuner_time(c: &Costed, hops: &IntraHops, op: Op, p: Protocol, s: f64) -> f64 {
-    let (latency, bw) = time_with(c, hops, op, p, s, 1.0);
+    let (latency, bw) = time_with(c, c.tuner_seconds_per_byte, hops, op, p, s, 1.0);
     latency + bw
 }
 
-/// (latency µs, bandwidth µs) with the given hops, the links' data moving at `channel_share`
-/// of the rate all channels reach.
+/// (latency µs, bandwidth µs) with the given hops and seconds per byte, the links' data
+/// moving at `channel_share` of the rate all channels reach.
 fn time_with(
     c: &Costed,
+    seconds_per_byte: f64,
     hops: &IntraHops,
     op: Op,
     p: Protocol,
@@ -635,7 +656,7 @@ fn time_with(
         (Protocol::Ll128, Some(share)) => share,
         _ => payload(p),
     };
-    let mut bw = s * c.seconds_per_byte / share / channel_share;
+    let mut bw = s * seconds_per_byte / share / channel_share;
     if plan.algorithm == Algorithm::Tree && op == Op::AllReduce {
         bw /= lat::tree_correction(p, s);
     }

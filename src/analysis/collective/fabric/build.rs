@@ -78,6 +78,7 @@ fn split_build(links: usize, forced: Option<bool>) -> bool {
 /// Ethernet.
 const DOMAIN: u8 = 1;
 const LOSSY_SWITCH: u8 = 2;
+const SWITCH: u8 = 4;
 
 /// The per-link lists for a run of links, to fill (a whole design's or half of it).
 struct LinkFacts<'a> {
@@ -230,7 +231,8 @@ pub(crate) fn build(
         .iter()
         .map(|d| match &d.kind {
             DeviceKind::NvSwitchDomain(_) => DOMAIN,
-            DeviceKind::Switch(s) if !s.features.lossless => LOSSY_SWITCH,
+            DeviceKind::Switch(s) if !s.features.lossless => LOSSY_SWITCH | SWITCH,
+            DeviceKind::Switch(_) => SWITCH,
             _ => 0,
         })
         .collect();
@@ -239,6 +241,7 @@ pub(crate) fn build(
     let mut routable = vec![false; n_links];
     let mut arc_usable = reuse(std::mem::take(&mut kept.arc_usable), arc_estimate);
     let mut arc_nvlink = reuse(std::mem::take(&mut kept.arc_nvlink), arc_estimate);
+    let kept_core = std::mem::take(&mut kept.arc_core);
     arc_usable.resize(2 * n_links, 0.0);
     arc_nvlink.resize(2 * n_links, false);
     let mut link_line = reuse(std::mem::take(&mut kept.link_line), n_links);
@@ -446,12 +449,34 @@ pub(crate) fn build(
         device_ids: design.devices.iter().map(|d| d.id).collect(),
         link_ids,
         efa,
+        arc_core: Vec::new(),
     };
+    // Links between two switches: NCCL's tuner knows its NICs and NVLink, not the fabric
+    // behind the first switch, so it ranks algorithms as if these never queued.
+    let core: Vec<usize> = ends
+        .iter()
+        .enumerate()
+        .filter(|&(li, &[ia, ib, ..])| {
+            routable[li]
+                && ia != u32::MAX
+                && dev_flags[ia as usize] & dev_flags[ib as usize] & SWITCH != 0
+        })
+        .map(|(li, _)| li)
+        .collect();
     scratch.give(|k| {
         k.ends = ends;
         k.dev_links = dev_links;
     });
     super::calibration::apply_calibration(&mut fab, design);
+    if !core.is_empty() {
+        let mut arc_core = reuse(kept_core, fab.arc_usable.len());
+        arc_core.resize(fab.arc_usable.len(), false);
+        for li in core {
+            arc_core[2 * li] = true;
+            arc_core[2 * li + 1] = true;
+        }
+        fab.arc_core = arc_core;
+    }
     Ok(fab)
 }
 

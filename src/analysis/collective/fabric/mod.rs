@@ -119,6 +119,10 @@ pub(crate) struct AdjGroup {
 pub(crate) struct Fabric {
     /// Per arc: usable bytes per second.
     pub arc_usable: Vec<f64>,
+    /// Per arc: part of a link between two switches, which NCCL's tuner does not see (it
+    /// knows its NICs and NVLink, not the fabric behind them): it ranks algorithms as if
+    /// these arcs never queued. Empty when the fabric has no such link.
+    pub arc_core: Vec<bool>,
     /// Per link: line rate of each direction in bytes per second (faults applied), for
     /// physical bounds. Link `i`'s arcs are `2i` (a→b) and `2i + 1`.
     link_line: Vec<f64>,
@@ -178,6 +182,12 @@ impl Fabric {
     pub(crate) fn latency_table(&self) -> &'static super::latency::LatencyTable {
         super::latency::LatencyTable::of(self.nccl).unwrap_or(&super::latency::MODELLED)
     }
+    /// Whether NCCL's tuner sees arc `a` (`arc_core`).
+    #[inline]
+    pub fn tuner_sees(&self, a: usize) -> bool {
+        !self.arc_core.get(a).copied().unwrap_or(false)
+    }
+
     pub fn arc_count(&self) -> usize {
         self.arc_usable.len()
     }

@@ -11,6 +11,7 @@ use crate::model::LinkId;
 /// depends on what else the allocator holds, so build times would swing with it).
 pub(super) struct ReusableLists {
     pub(super) arc_usable: Vec<f64>,
+    pub(super) arc_core: Vec<bool>,
     pub(super) arc_nvlink: Vec<bool>,
     pub(super) link_line: Vec<f64>,
     pub(super) link_ids: Vec<LinkId>,
@@ -30,6 +31,7 @@ pub(super) struct ReusableLists {
 impl ReusableLists {
     const NONE: ReusableLists = ReusableLists {
         arc_usable: Vec::new(),
+        arc_core: Vec::new(),
         arc_nvlink: Vec::new(),
         link_line: Vec::new(),
         link_ids: Vec::new(),
@@ -92,6 +94,7 @@ impl Scratch {
     pub(crate) fn keep(&self, fab: &mut Fabric) {
         self.give(|k| {
             k.arc_usable = std::mem::take(&mut fab.arc_usable);
+            k.arc_core = std::mem::take(&mut fab.arc_core);
             k.arc_nvlink = std::mem::take(&mut fab.arc_nvlink);
             k.link_line = std::mem::take(&mut fab.link_line);
             k.link_ids = std::mem::take(&mut fab.link_ids);

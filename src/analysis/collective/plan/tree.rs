@@ -209,7 +209,8 @@ fn tree_edges(
             end.arc_in,
         ] {
             b.add_times(arc, per, deg);
-            if want_floor && arc != ABSENT_ARC {
+            // (The floor is on the plan's rank: arcs NCCL's tuner does not see stay out.)
+            if want_floor && arc != ABSENT_ARC && fab.tuner_sees(arc as usize) {
                 worst = worst.max(b.loads[arc as usize] / fab.arc_usable[arc as usize]);
             }
         }

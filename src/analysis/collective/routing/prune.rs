@@ -1,7 +1,7 @@
 //! Stopping a plan early: once its loads so far make it slower than a plan already costed.
 
 use super::Router;
-use crate::analysis::collective::load_ratio::worst_ratio;
+use crate::analysis::collective::load_ratio::{worst_ratio, worst_ratio_pair};
 use crate::analysis::collective::{Algorithm, Op};
 use std::sync::Arc;
 
@@ -58,12 +58,25 @@ impl Router<'_> {
         };
         self.prune_seen = bits;
         let n = loads.len();
-        let (worst, _) = worst_ratio(
-            loads,
-            &self.fab.arc_usable[..n],
-            &self.fab.arc_nvlink[..n],
-            |usable, _| usable,
-        );
+        // Plans are ranked as NCCL's tuner ranks them, on the fabric as it sees it.
+        let worst = if self.fab.arc_core.is_empty() {
+            worst_ratio(
+                loads,
+                &self.fab.arc_usable[..n],
+                &self.fab.arc_nvlink[..n],
+                |usable, _| usable,
+            )
+            .0
+        } else {
+            worst_ratio_pair(
+                loads,
+                &self.fab.arc_usable[..n],
+                &self.fab.arc_core[..n],
+                &self.fab.arc_nvlink[..n],
+                |usable, _| usable,
+            )
+            .1
+        };
         self.pruned = worst * prune.us_per_worst > best_us;
         self.pruned
     }
