@@ -15,8 +15,9 @@
 //!   two `optic-<N>g` transceivers cross-rack, N being the smallest of 10, 25, 100, 200, 400,
 //!   800 at or above the lane rate (above 800 the rate itself, rounded up, so a user catalog
 //!   can supply e.g. `optic-1600g`). Ends whose ports share a transceiver cage (twin-port
-//!   OSFP, a broken-out switch port) share its module (`optic_cages`). Active optical cables (`aoc-<N>g`) are only used when a
-//!   link names one; choosing them automatically could become a setting later;
+//!   OSFP, a broken-out switch port) share its module (`optic_cages`). Active optical
+//!   cables (`aoc-<N>g`) are only used when a link names one; choosing them automatically
+//!   could become a setting later;
 //! - Thunderbolt links: `tb4` / `tb5` per lane; NVLink bridge links: `nvlink-bridge` per
 //!   lane. A node whose scale-up is NVLink bridge pairs but that has no bridge link drawn
 //!   gets its `gpu_count / 2` bridges counted from the node itself, so they are neither

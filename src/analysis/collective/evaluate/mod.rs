@@ -433,7 +433,11 @@ impl<'d> Evaluator<'d> {
         let calibrated = chosen.intra_hops != IntraHops::default();
         // How much longer the plan's bandwidth term is for the queues between switches,
         // which NCCL's tuner does not see.
-        let queued = chosen.seconds_per_byte / chosen.tuner_seconds_per_byte;
+        let queued = if chosen.tuner_seconds_per_byte > 0.0 {
+            chosen.seconds_per_byte / chosen.tuner_seconds_per_byte
+        } else {
+            1.0
+        };
         let ranked_apart = || {
             let mut unseen = Vec::new();
             if queued > 1.001 {
