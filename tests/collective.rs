@@ -377,6 +377,31 @@ fn the_tuner_does_not_see_the_queues_between_switches() {
         "{}",
         ecmp.why
     );
+    // The advice names the faster algorithm and how to force it.
+    let items = advice(&design, &catalog, None);
+    let item = items
+        .iter()
+        .find(|a| a.code == "tuner-blind-to-queues")
+        .unwrap_or_else(|| panic!("{items:#?}"));
+    assert!(
+        item.message.ends_with(&format!(
+            "which make it take {}: tree/{} would take {} ({:+.0} %)",
+            railyard::model::units::time_text(ecmp.time_us),
+            tree.protocol.label(),
+            railyard::model::units::time_text(tree.time_us),
+            (tree.time_us / ecmp.time_us - 1.0) * 100.0
+        )),
+        "{}",
+        item.message
+    );
+    assert!(
+        item.suggestion.starts_with(&format!(
+            "set NCCL_ALGO=Tree and NCCL_PROTO={}",
+            tree.protocol.label()
+        )),
+        "{}",
+        item.suggestion
+    );
 }
 
 /// The 3:1 fat-tree preset: 256 node ports on 6 leaves, five with 48 down and 16 up (3:1) and

@@ -483,6 +483,46 @@ pub fn advice_reusing(
         }
     }
 
+    // NCCL's tuner picks blind to the queues between switches: where they make another
+    // algorithm run the 1 GiB all-reduce at least 10 % faster, say which and how to force it.
+    if library.is_nccl()
+        && let Ok(e) = ecmp_all_reduce()
+        && e.unseen_queueing > 1.001
+        && let Some(faster) = e
+            .candidates
+            .iter()
+            .filter(|c| c.time_us < e.time_us * 0.9)
+            .filter(|c| nccl_algo_name(c.algorithm).is_some())
+            .min_by(|a, b| a.time_us.total_cmp(&b.time_us))
+        && let Some(algo) = nccl_algo_name(faster.algorithm)
+    {
+        let links: Vec<LinkId> = e.bottleneck.iter().filter_map(|b| b.link).take(4).collect();
+        let remedy = format!(
+            "set NCCL_ALGO={algo} and NCCL_PROTO={} for this fabric's large all-reduces (and \
+             time it with the sidebar's algorithm or eval --algo), or spread the flows so that \
+             the pick runs at its rate",
+            faster.protocol.label()
+        );
+        out.push(item(
+            Severity::Warning,
+            "tuner-blind-to-queues",
+            format!(
+                "NCCL's tuner picks {}/{} for a 1 GiB all-reduce without seeing the queues \
+                 between switches, which make it take {}: {}/{} would take {} ({:+.0} %)",
+                e.algorithm,
+                e.protocol.label(),
+                time_text(e.time_us),
+                faster.algorithm,
+                faster.protocol.label(),
+                time_text(faster.time_us),
+                (faster.time_us / e.time_us - 1.0) * 100.0
+            ),
+            Vec::new(),
+            links,
+            &remedy,
+        ));
+    }
+
     // Mixed speeds: a few slow cables pace a collective the rest of the fabric could run
     // faster. Only links the default all-reduce keeps at least 90 % busy count.
     let fastest_gbit_s = net_links
@@ -879,4 +919,17 @@ fn articulation_points(n: usize, edges: &[(usize, usize)]) -> Vec<bool> {
         cut[root] = root_children > 1;
     }
     cut
+}
+
+/// NCCL_ALGO's name for an algorithm NCCL's tuner chooses among; None for those it does not
+/// name so (SHARP is CollNet, set up apart; hierarchical and direct are not NCCL_ALGO values).
+fn nccl_algo_name(algorithm: super::Algorithm) -> Option<&'static str> {
+    use super::Algorithm;
+    match algorithm {
+        Algorithm::Ring => Some("Ring"),
+        Algorithm::Tree => Some("Tree"),
+        Algorithm::Nvls => Some("NVLS"),
+        Algorithm::NvlsTree => Some("NVLSTree"),
+        _ => None,
+    }
 }

@@ -286,6 +286,9 @@ pub struct CollectiveResult {
     pub assumes: String,
     /// Why this algorithm and protocol: the fastest of those costed, and the runner-up.
     pub why: String,
+    /// How many times longer the answer's bandwidth term is for queues between switches,
+    /// which NCCL's tuner does not see when it picks (1 where there are none).
+    pub unseen_queueing: f64,
 }
 
 impl CollectiveResult {

@@ -507,6 +507,7 @@ impl<'d> Evaluator<'d> {
                 },
             ),
             why,
+            unseen_queueing: queued,
             op: self.op,
             bytes,
             gpus: self.gpus,
