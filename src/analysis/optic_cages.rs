@@ -132,15 +132,27 @@ pub fn end_transceiver(
     end: Endpoint,
     gbit_s: u64,
 ) -> PartId {
+    end_module(design, catalog, link, end, gbit_s).0
+}
+
+/// `end_transceiver`, and how many ports share its module (1: the end's own).
+fn end_module(
+    design: &Design,
+    catalog: &Catalog,
+    link: &Link,
+    end: Endpoint,
+    gbit_s: u64,
+) -> (PartId, u32) {
     let shared = design.device(end.device).map_or(1, |d| {
         lanes_per_cage(d, end.port, link.rate_gbit_s.gbit_s(), catalog)
     });
-    let grade = if shared > 1 {
-        cage_module(gbit_s, shared, catalog).unwrap_or(gbit_s)
-    } else {
-        gbit_s
-    };
-    PartId(format!("{OPTIC}-{grade}g"))
+    let module = (shared > 1)
+        .then(|| cage_module(gbit_s, shared, catalog))
+        .flatten();
+    match module {
+        Some(grade) => (PartId(format!("{OPTIC}-{grade}g")), shared),
+        None => (PartId(format!("{OPTIC}-{gbit_s}g")), 1),
+    }
 }
 
 /// Counts the derived optics of a design's links, end by end, filling shared cages.
@@ -259,18 +271,14 @@ pub fn automatic_parts_text(design: &Design, catalog: &Catalog, link: &Link) -> 
         return Some(format!("{} × {}", need.quantity, need.choice.part_id()));
     };
     let end = |end: Endpoint| {
-        let part = end_transceiver(design, catalog, link, end, gbit_s);
-        let Some(device) = design.device(end.device) else {
+        let (part, shared) = end_module(design, catalog, link, end, gbit_s);
+        let Some(name) = design.device(end.device).map(|d| &d.name) else {
             return part.as_str().to_string();
         };
-        match lanes_per_cage(device, end.port, link.rate_gbit_s.gbit_s(), catalog) {
-            shared if shared > 1 && part.as_str() != format!("{OPTIC}-{gbit_s}g") => {
-                format!(
-                    "{part} at {} (a cage shared by {shared} ports)",
-                    device.name
-                )
-            }
-            _ => format!("{part} at {}", device.name),
+        if shared > 1 {
+            format!("{part} at {name} (a cage shared by {shared} ports)")
+        } else {
+            format!("{part} at {name}")
         }
     };
     let per_lane = if link.lanes > 1 { "per lane: " } else { "" };

@@ -16,24 +16,12 @@ pub(crate) fn worst_ratio(
     (worst, bad)
 }
 
-/// `worst_ratio`, and the same over the arcs not in `hidden` (the fabric as NCCL's tuner
-/// sees it): one pass over the loads for both maxima.
+/// `worst_ratio`, and with `SEEN` the same over the arcs not in `hidden` (the fabric as NCCL's
+/// tuner sees it): one pass over the loads for both maxima. Without `SEEN` the second is 0 and
+/// `hidden` unread; a constant, so that loop is the plain one. The lists are at least as
+/// long as `loads`.
 #[inline(always)]
-pub(crate) fn worst_ratio_pair(
-    loads: &[f64],
-    usable: &[f64],
-    hidden: &[bool],
-    nvlink: &[bool],
-    cap_of: impl Fn(f64, bool) -> f64,
-) -> (f64, f64, bool) {
-    worst_ratios::<true>(loads, usable, hidden, nvlink, cap_of)
-}
-
-/// Both maxima when `SEEN`, else the first only (the second is 0 and `hidden` unread): a
-/// constant, so the loop without it is the plain one. The lists are at least as long as
-/// `loads`.
-#[inline(always)]
-fn worst_ratios<const SEEN: bool>(
+pub(crate) fn worst_ratios<const SEEN: bool>(
     loads: &[f64],
     usable: &[f64],
     hidden: &[bool],

@@ -17,7 +17,7 @@ use super::channels::RingChannels;
 use super::efficiency as eff;
 use super::fabric::Fabric;
 use super::latency::{self as lat, ArchRow, HopKind, Protocol};
-use super::load_ratio::{worst_ratio, worst_ratio_pair};
+use super::load_ratio::{worst_ratio, worst_ratios};
 use super::plan::{Phase, Plan};
 use super::workspace::{Workspace, zeroed};
 use super::{
@@ -231,7 +231,7 @@ fn phase_worst(fab: &Fabric, phase: &Phase, nvls_eff: f64) -> Result<(f64, f64),
         (worst, worst, bad)
     } else {
         let hidden = &fab.arc_core[..loads.len()];
-        worst_ratio_pair(loads, usable, hidden, nvlink, cap_of)
+        worst_ratios::<true>(loads, usable, hidden, nvlink, cap_of)
     };
     if bad {
         // Rare: find the first such arc, in arc order.

@@ -1,7 +1,7 @@
 //! Stopping a plan early: once its loads so far make it slower than a plan already costed.
 
 use super::Router;
-use crate::analysis::collective::load_ratio::{worst_ratio, worst_ratio_pair};
+use crate::analysis::collective::load_ratio::{worst_ratio, worst_ratios};
 use crate::analysis::collective::{Algorithm, Op};
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ impl Router<'_> {
             )
             .0
         } else {
-            worst_ratio_pair(
+            worst_ratios::<true>(
                 loads,
                 &self.fab.arc_usable[..n],
                 &self.fab.arc_core[..n],
