@@ -118,7 +118,8 @@ fn eval_reports_the_worked_star() {
 
     let nodes = 4.0 * price(&c, "workstation") + 8.0 * price(&c, "rtx-4090");
     let switch = price(&c, "crs317-16x10g");
-    let cables = 4.0 * price(&c, "dac-10g");
+    // Each on-board 10GBASE-T port: a Cat6a lead into an RJ-45 module in the switch's cage.
+    let cables = 4.0 * (price(&c, "cat6a") + price(&c, "sfp-10gbase-t"));
     let total = nodes + switch + cables;
     let cost = &j["cost_usd"];
     assert!(close(cost["total"].as_f64().unwrap(), total), "{cost}");
@@ -140,7 +141,7 @@ fn eval_reports_the_worked_star() {
     let watts = 4.0 * power(&c, "workstation")
         + 8.0 * power(&c, "rtx-4090")
         + power(&c, "crs317-16x10g")
-        + 4.0 * power(&c, "dac-10g");
+        + 4.0 * (power(&c, "cat6a") + power(&c, "sfp-10gbase-t"));
     assert!(
         close(j["power_w"].as_f64().unwrap(), watts),
         "{}",
@@ -201,9 +202,10 @@ fn bom_rows_add_up_to_the_eval_total() {
     assert_eq!(
         quantities,
         vec![
+            ("cat6a".to_string(), 4),
             ("crs317-16x10g".to_string(), 1),
-            ("dac-10g".to_string(), 4),
             ("rtx-4090".to_string(), 8),
+            ("sfp-10gbase-t".to_string(), 4),
             ("workstation".to_string(), 4),
         ]
     );
@@ -1184,10 +1186,11 @@ fn report_has_every_section_with_evals_numbers() {
         f64_of(&c["algbw_gbyte_s"]),
         f64_of(&c["busbw_gbyte_s"])
     ));
-    // BOM: 4 parts (workstation, GPU, switch, DAC), 2 + 4 + 1 + 2 = 9 units.
+    // BOM: 5 parts (workstation, GPU, switch, Cat6a, RJ-45 module), 2 + 4 + 1 + 2 + 2 = 11
+    // units.
     assert!(
         text.lines()
-            .any(|l| l.starts_with(&format!("| **Total** | 4 | 9 | **{}** |", dollars(total)))),
+            .any(|l| l.starts_with(&format!("| **Total** | 5 | 11 | **{}** |", dollars(total)))),
         "{text}"
     );
     // The comparison is the one `compare --markdown` prints.

@@ -100,8 +100,13 @@ fn a_known_cable_reads_back_with_both_ends() {
     );
     assert_eq!(l0["technology"], "Ethernet");
     assert_eq!(l0["rate_gbit_s"], "10");
-    assert_eq!(l0["part"], "dac-10g");
+    // The on-board port is 10GBASE-T: twisted pair, and an RJ-45 module in the SFP+ cage.
+    assert_eq!(l0["part"], "cat6a");
     assert_eq!(l0["length_class"], "in-rack");
+    assert_eq!(
+        (l0["a_transceiver"].as_str(), l0["b_transceiver"].as_str()),
+        ("", "sfp-10gbase-t")
+    );
 
     // dgx-h100-superpod-su.ron, link 0: node-01 NIC 0 (rail 0) to leaf-r0 port 0, NDR
     // InfiniBand marked cross-rack: a transceiver at each end, and both ends sit on
@@ -161,7 +166,16 @@ fn netbox_folders_import_in_order_and_resolve() {
             .map(|i| (i["device"].as_str(), i["name"].as_str()))
             .collect();
         assert_eq!(ports.len(), interfaces.len(), "{name}: an interface twice");
-        let netbox_types = ["", "dac-passive", "dac-active", "aoc", "usb", "mmf", "smf"];
+        let netbox_types = [
+            "",
+            "dac-passive",
+            "dac-active",
+            "aoc",
+            "usb",
+            "mmf",
+            "smf",
+            "cat6a",
+        ];
         for c in &cables {
             for side in ["side_a", "side_b"] {
                 let device = c[&format!("{side}_device")].as_str();

@@ -663,8 +663,12 @@ pub(crate) mod tests {
         assert_eq!(gpus.deltas, [Some(-0.5), None]);
         assert_eq!(gpus.delta_text(0), "−50.0 %");
 
-        // Each node: a workstation, 2 GPUs and a 10G DAC; plus one switch.
-        let node = price("workstation") + 2.0 * price("rtx-4090") + price("dac-10g");
+        // Each node: a workstation, 2 GPUs, and from its RJ-45 port a Cat6a lead into a
+        // 10GBASE-T module in the switch's SFP+ cage; plus one switch.
+        let node = price("workstation")
+            + 2.0 * price("rtx-4090")
+            + price("cat6a")
+            + price("sfp-10gbase-t");
         let switch = price("crs317-16x10g");
         let (two, four) = (2.0 * node + switch, 4.0 * node + switch);
         let cost = c.row("total_cost_usd").unwrap();

@@ -17,7 +17,9 @@
 //!   can supply e.g. `optic-1600g`). Ends whose ports share a transceiver cage (twin-port
 //!   OSFP, a broken-out switch port) share its module (`optic_cages`). Active optical
 //!   cables (`aoc-<N>g`) are only used when a link names one; choosing them automatically
-//!   could become a setting later;
+//!   could become a setting later. An Ethernet link with an RJ-45 end (a node's built-in
+//!   10GBASE-T) is one `cat6a` per lane instead, with a `sfp-10gbase-t` module at each end
+//!   that is a cage (`twisted_pair`);
 //! - Thunderbolt links: `tb4` / `tb5` per lane; NVLink bridge links: `nvlink-bridge` per
 //!   lane. A node whose scale-up is NVLink bridge pairs but that has no bridge link drawn
 //!   gets its `gpu_count / 2` bridges counted from the node itself, so they are neither
@@ -27,6 +29,7 @@
 //! Ids missing from the catalog are left out of the BOM; `checks` reports them.
 
 use super::optic_cages::{CagedOptics, OPTIC};
+use super::twisted_pair::{RJ45_MODULE, TWISTED_PAIR, twisted_pair};
 use crate::model::catalog::CableMedium;
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkTech, PartId};
 use crate::model::{ScaleUp, Usd, Watts};
@@ -418,6 +421,15 @@ pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
     let mut needs = LinkCables::new(catalog);
     let mut optics = CagedOptics::new(design, catalog);
     for link in &design.links {
+        if let Some(copper) = twisted_pair(design, catalog, link) {
+            let lanes = u64::from(link.lanes);
+            cables.add(CableChoice::Fixed(TWISTED_PAIR), lanes);
+            cables.add(
+                CableChoice::Fixed(RJ45_MODULE),
+                lanes * copper.modules_per_lane(),
+            );
+            continue;
+        }
         match needs.need(link) {
             Some(CableNeed {
                 choice:

@@ -17,6 +17,7 @@ pub mod job;
 pub mod nccl_tests;
 pub mod optic_cages;
 pub mod refit;
+pub mod twisted_pair;
 pub mod validate;
 pub mod whatif;
 pub use assess::{Assessment, Assessor, Question, assess};

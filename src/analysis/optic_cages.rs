@@ -8,6 +8,7 @@
 //! without that part keeps one module per end.
 
 use super::cost::{CableChoice, FastMap, cable_speed_grade};
+use super::twisted_pair::{RJ45_MODULE, TWISTED_PAIR, twisted_pair};
 use crate::model::catalog::CableMedium;
 use crate::model::{Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, Link, PartId, Port};
 
@@ -258,10 +259,24 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
 
 /// What the bill of materials counts for `link` when no cable is named on it, in words: the
 /// cable, or each end's transceiver ("per lane: optic-800g at node-01 (a cage shared by 2
-/// ports), optic-400g at leaf-01"); None for a link without one (NVLink, PCIe).
+/// ports), optic-400g at leaf-01"), or twisted pair and the RJ-45 modules it needs; None for
+/// a link without one (NVLink, PCIe).
 pub fn automatic_parts_text(design: &Design, catalog: &Catalog, link: &Link) -> Option<String> {
     let mut automatic = link.clone();
     automatic.cable = None;
+    let per_lane = if link.lanes > 1 { "per lane: " } else { "" };
+    let name = |end: Endpoint| design.device(end.device).map_or("?", |d| d.name.as_str());
+    if let Some(copper) = twisted_pair(design, catalog, &automatic) {
+        let modules = [link.a, link.b]
+            .into_iter()
+            .zip(copper.modules)
+            .filter(|&(_, module)| module)
+            .map(|(end, _)| format!(", {RJ45_MODULE} at {} (RJ-45 in its SFP+ cage)", name(end)));
+        return Some(format!(
+            "{per_lane}{TWISTED_PAIR}{}",
+            modules.collect::<String>()
+        ));
+    }
     let need = super::cost::link_cable(&automatic, catalog)?;
     let CableChoice::Derived {
         prefix: OPTIC,
@@ -272,15 +287,15 @@ pub fn automatic_parts_text(design: &Design, catalog: &Catalog, link: &Link) -> 
     };
     let end = |end: Endpoint| {
         let (part, shared) = end_module(design, catalog, link, end, gbit_s);
-        let Some(name) = design.device(end.device).map(|d| &d.name) else {
+        if design.device(end.device).is_none() {
             return part.as_str().to_string();
-        };
+        }
+        let name = name(end);
         if shared > 1 {
             format!("{part} at {name} (a cage shared by {shared} ports)")
         } else {
             format!("{part} at {name}")
         }
     };
-    let per_lane = if link.lanes > 1 { "per lane: " } else { "" };
     Some(format!("{per_lane}{}, {}", end(link.a), end(link.b)))
 }

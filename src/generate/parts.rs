@@ -623,9 +623,12 @@ pub(super) fn plan_direct(
                 port_kind: "Thunderbolt",
             })
         }
-        CableMedium::Dac | CableMedium::Aoc => {
-            // NIC ports if the node has NICs, else its on-board Ethernet.
-            let (family, rate, first_port, ports, port_kind, rdma) = match &node.nic {
+        CableMedium::Dac | CableMedium::Aoc | CableMedium::TwistedPair => {
+            // A DAC or AOC takes the NICs' cages if the node has NICs, else its on-board
+            // Ethernet; twisted pair takes on-board RJ-45 jacks, and only those.
+            let twisted = cable.medium == CableMedium::TwistedPair;
+            let nic = node.nic.as_ref().filter(|_| !twisted);
+            let (family, rate, first_port, ports, port_kind, rdma) = match nic {
                 Some((_, nic)) => (nic.family, nic.port_gbit_s, 0, nic_ports, "NIC", nic.rdma),
                 None => {
                     let eth = node.spec.builtin_ethernet_ports;
@@ -635,6 +638,19 @@ pub(super) fn plan_direct(
                             node.part
                         )));
                     };
+                    if twisted != node.spec.builtin_ethernet_rj45 {
+                        return Err(infeasible(if twisted {
+                            format!(
+                                "`{link_id}` is twisted pair for RJ-45 jacks, and `{}`'s built-in Ethernet is not one",
+                                node.part
+                            )
+                        } else {
+                            format!(
+                                "`{}`'s built-in Ethernet is an RJ-45 jack, which takes twisted pair (`cat6a`), not `{link_id}`",
+                                node.part
+                            )
+                        }));
+                    }
                     (
                         NetFamily::Ethernet,
                         speed,
@@ -677,7 +693,7 @@ pub(super) fn plan_direct(
             })
         }
         CableMedium::Transceiver | CableMedium::NvLinkBridge => Err(infeasible(format!(
-            "`{link_id}` is not a cable that joins two nodes; use a Thunderbolt cable, a DAC or an AOC"
+            "`{link_id}` is not a cable that joins two nodes; use a Thunderbolt cable, a DAC, an AOC or twisted pair"
         ))),
     }
 }

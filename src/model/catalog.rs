@@ -196,6 +196,10 @@ pub struct NodeSpec {
     pub builtin_ethernet_ports: u32,
     #[serde(default)]
     pub builtin_ethernet_gbit_s: Option<Bandwidth>,
+    /// The built-in Ethernet is 10GBASE-T on RJ-45 jacks (a workstation board's, a Mac
+    /// Studio's, a DGX Spark's), which take twisted pair, not a DAC or an optic.
+    #[serde(default)]
+    pub builtin_ethernet_rj45: bool,
     /// PCIe generation of the slots.
     pub pcie_generation: u8,
     /// Rack units the node takes.
@@ -321,6 +325,8 @@ pub enum CableMedium {
     Aoc,
     /// One transceiver; an optical link takes two plus fibre.
     Transceiver,
+    /// Twisted-pair copper with RJ-45 plugs (Cat6a for 10GBASE-T).
+    TwistedPair,
     Thunderbolt,
     NvLinkBridge,
 }

@@ -64,6 +64,7 @@ pub mod codes {
     pub const POWER_OVER_SUPPLY: &str = "power-over-supply";
     pub const NICS_OVER_SLOTS: &str = "nics-over-slots";
     pub const NIC_UNCABLED: &str = "nic-uncabled";
+    pub const CONNECTOR_MISMATCH: &str = "connector-mismatch";
 }
 
 /// Runs every check. Sorted by severity (errors first), then code; stable within a code.

@@ -1,9 +1,11 @@
-//! Parts: ids missing from the catalog, ids of the wrong kind, and parts without a price.
+//! Parts: ids missing from the catalog, ids of the wrong kind, parts without a price, and
+//! named cables that do not plug into their ends (an SFP cable at an RJ-45 jack).
 
 use super::checked::CheckedDesign;
 use super::reporting::list_with_more;
 use super::{Finding, Severity, codes::*};
 use crate::analysis::cost::{CableChoice, FastMap, LinkCables};
+use crate::analysis::twisted_pair::named_cable_misfit;
 use crate::model::{DeviceId, DeviceKind, LinkId, PartCategory, PartId};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -79,6 +81,7 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
     let mut known: FastMap<CableChoice<'_>, bool> = FastMap::default();
     let mut last_known: Option<(CableChoice<'_>, bool)> = None;
     let mut needs = LinkCables::new(catalog);
+    let mut misfits: Vec<(LinkId, String)> = Vec::new();
     for link in &checked.design.links {
         let Some(need) = needs.need(link) else {
             continue;
@@ -100,6 +103,9 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
                 Some(part) => {
                     if part.price.is_none() {
                         unpriced.insert(&part.id);
+                    }
+                    if let Some(why) = named_cable_misfit(checked.design, catalog, link) {
+                        misfits.push((link.id, why));
                     }
                 }
             }
@@ -167,6 +173,16 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
             devices: vec![],
             links: users.links,
             suggestion: String::new(),
+        });
+    }
+    for (link, why) in misfits {
+        out.push(Finding {
+            severity: Severity::Warning,
+            code: CONNECTOR_MISMATCH,
+            message: format!("link {link}: {why}"),
+            devices: vec![],
+            links: vec![link],
+            suggestion: "set the link's cable to `cat6a` (or automatic) in the inspector".into(),
         });
     }
     for ((id, expected), devices) in wrong_kind {

@@ -2,13 +2,14 @@
 //! the part the bill of materials counts for it, a length class and a printable label.
 //! Optics the bill derives are per end (`a_transceiver`, `b_transceiver`): an end on a
 //! twin-port or broken-out cage names the cage's module, which it shares with the cage's
-//! other cables.
+//! other cables. Twisted pair into an SFP+ cage names the RJ-45 module there.
 //! RFC 4180 quoting by the `csv` crate, so names with commas or quotes open in a spreadsheet.
 
 use super::ExportError;
 use super::cabling::{Cable, cable_part, cables};
 use crate::analysis::cost::CableChoice;
 use crate::analysis::optic_cages::{OPTIC, end_transceiver};
+use crate::analysis::twisted_pair::{RJ45_MODULE, twisted_pair};
 use crate::model::catalog::CableMedium;
 use crate::model::{Catalog, Design, LinkState};
 
@@ -52,7 +53,7 @@ pub fn write_cable_plan<W: std::io::Write>(
 
 fn row(design: &Design, cable: &Cable<'_>, catalog: &Catalog) -> [String; 19] {
     let link = cable.link;
-    let need = cable_part(link, catalog);
+    let need = cable_part(design, link, catalog);
     let (part, part_model, quantity, transceivers) = match need {
         // Derived optics are bought per end, and an end may share its cage's module.
         Some((CableChoice::Derived { prefix, gbit_s }, _)) if prefix == OPTIC => {
@@ -75,7 +76,17 @@ fn row(design: &Design, cable: &Cable<'_>, catalog: &Catalog) -> [String; 19] {
                 Some(CableMedium::Transceiver) => {
                     [id.as_str().to_string(), id.as_str().to_string()]
                 }
-                _ => Default::default(),
+                // Twisted pair into an SFP+ cage goes through an RJ-45 module.
+                _ => match twisted_pair(design, catalog, link) {
+                    Some(copper) => copper.modules.map(|m| {
+                        if m {
+                            RJ45_MODULE.to_string()
+                        } else {
+                            String::new()
+                        }
+                    }),
+                    None => Default::default(),
+                },
             };
             (
                 id.as_str().to_string(),

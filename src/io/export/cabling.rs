@@ -3,6 +3,7 @@
 
 use super::ExportError;
 use crate::analysis::cost::{CableChoice, link_cable};
+use crate::analysis::twisted_pair::{TWISTED_PAIR, twisted_pair};
 use crate::io::link_colors::{Background, ColorMode, LinkPainter};
 use crate::model::catalog::CableMedium;
 use crate::model::{
@@ -139,13 +140,22 @@ pub fn technology_painter() -> LinkPainter<'static> {
 }
 
 /// The cable or optic part of a link as the bill of materials counts it, and how many
-/// pieces (two transceivers per lane for optics), or None for a link without one.
-pub fn cable_part<'a>(link: &'a Link, catalog: &Catalog) -> Option<(CableChoice<'a>, u64)> {
+/// pieces (two transceivers per lane for optics; twisted pair at an RJ-45 end), or None for
+/// a link without one.
+pub fn cable_part<'a>(
+    design: &Design,
+    link: &'a Link,
+    catalog: &Catalog,
+) -> Option<(CableChoice<'a>, u64)> {
+    if twisted_pair(design, catalog, link).is_some() {
+        return Some((CableChoice::Fixed(TWISTED_PAIR), u64::from(link.lanes)));
+    }
     link_cable(link, catalog).map(|need| (need.choice, need.quantity))
 }
 
 /// NetBox's cable type slug for a link's part, where the part says it: a DAC is
-/// `dac-passive`, an active optical cable `aoc`, a Thunderbolt cable (USB-C) `usb`. Optics
+/// `dac-passive`, an active optical cable `aoc`, a Thunderbolt cable (USB-C) `usb`, twisted
+/// pair `cat6a`. Optics
 /// do not say whether the fibre is multi- or single-mode, so they get no type.
 pub fn netbox_cable_type(choice: CableChoice<'_>, catalog: &Catalog) -> &'static str {
     let medium = catalog.cable(&choice.part_id()).map(|spec| spec.medium);
@@ -153,6 +163,7 @@ pub fn netbox_cable_type(choice: CableChoice<'_>, catalog: &Catalog) -> &'static
         (Some(CableMedium::Dac), _) => "dac-passive",
         (Some(CableMedium::Aoc), _) => "aoc",
         (Some(CableMedium::Thunderbolt), _) => "usb",
+        (Some(CableMedium::TwistedPair), _) => "cat6a",
         (Some(CableMedium::Transceiver | CableMedium::NvLinkBridge), _) => "",
         (None, CableChoice::Derived { prefix: "dac", .. }) => "dac-passive",
         (None, CableChoice::Derived { prefix: "aoc", .. }) => "aoc",

@@ -32,7 +32,7 @@ pub fn netbox_tables(design: &Design, catalog: &Catalog) -> Result<NetboxTables,
     Ok(NetboxTables {
         devices: devices_csv(design, catalog)?,
         interfaces: interfaces_csv(&cables)?,
-        cables: cables_csv(&cables, catalog)?,
+        cables: cables_csv(design, &cables, catalog)?,
         device_count: design.devices.len(),
         cable_count: cables.len(),
     })
@@ -130,9 +130,13 @@ fn interfaces_csv(cables: &[Cable<'_>]) -> Result<Vec<u8>, ExportError> {
     csv_table(["device", "name", "type", "speed", "description"], rows)
 }
 
-fn cables_csv(cables: &[Cable<'_>], catalog: &Catalog) -> Result<Vec<u8>, ExportError> {
+fn cables_csv(
+    design: &Design,
+    cables: &[Cable<'_>],
+    catalog: &Catalog,
+) -> Result<Vec<u8>, ExportError> {
     let rows = cables.iter().map(|c| {
-        let kind = cable_part(c.link, catalog)
+        let kind = cable_part(design, c.link, catalog)
             .map(|(choice, _)| netbox_cable_type(choice, catalog))
             .unwrap_or_default();
         // NetBox colours are six hex digits without `#`: the canvas colour of the technology.
