@@ -796,3 +796,25 @@ fn a_lone_spark_has_no_nic_to_remove() {
     assert_eq!(nics.sum::<usize>(), 1, "the Spark carries its built-in NIC");
     assert!(with_code(&checks(&d, &builtin), codes::NIC_UNCABLED).is_empty());
 }
+
+/// A passive Thunderbolt 5 cable reaches 1 m (the catalog's `tb5`): links marked across
+/// racks are flagged once, with their ids; side by side they are fine.
+#[test]
+fn thunderbolt_across_racks_outruns_its_cable() {
+    let builtin = Catalog::builtin();
+    let mut d = common::design::preset("mac-studio-tb5-x4.ron");
+    assert!(with_code(&checks(&d, &builtin), codes::CABLE_TOO_SHORT).is_empty());
+    for l in &mut d.links {
+        l.length = LengthClass::CrossRack;
+    }
+    let found = checks(&d, &builtin);
+    let f = single(&found, codes::CABLE_TOO_SHORT);
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.links.len(), 6);
+    assert!(
+        f.message
+            .starts_with("6 Thunderbolt links marked across racks on `tb5`, which reaches 1 m"),
+        "{}",
+        f.message
+    );
+}

@@ -958,6 +958,28 @@ fn advice_names_devices_and_fixes() {
         codes.contains(&"thunderbolt") && codes.contains(&"tp-across-slow-network"),
         "{codes:?}"
     );
+    // Macs take no NICs: the remedy is RDMA over Thunderbolt 5, not InfiniBand.
+    let slow = items
+        .iter()
+        .find(|a| a.code == "tp-across-slow-network")
+        .unwrap();
+    assert!(
+        slow.suggestion.contains("Thunderbolt 5"),
+        "{}",
+        slow.suggestion
+    );
+    assert!(
+        !slow.suggestion.contains("InfiniBand"),
+        "{}",
+        slow.suggestion
+    );
+    // Over Thunderbolt 5 with RDMA (JACCL) tensor parallelism across Macs is what they run.
+    let rdma = fx::mac_ring(4, LinkTech::Thunderbolt5, Transport::Rdma);
+    let items = advice(&rdma, &catalog, Some(&w));
+    assert!(
+        items.iter().all(|a| a.code != "tp-across-slow-network"),
+        "{items:?}"
+    );
     // Tensor parallelism of 8 on 4 Macs is a job the workload refuses, not one to advise on.
     w.tp = 8;
     let items = advice(&macs, &catalog, Some(&w));

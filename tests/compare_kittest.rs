@@ -118,6 +118,7 @@ fn compare_shows_the_cli_numbers_with_deltas_against_the_chosen_baseline() {
         1,
         None,
         Some(railyard::io::validation_sets::published()),
+        railyard::analysis::collective::Routing::Ecmp,
     );
     assert_eq!(shown, cli);
     // 32 GPUs against 16: +100 %, and the star itself has no change.
@@ -198,6 +199,7 @@ fn compare_adds_the_sidebars_workload() {
         0,
         Some(&workload),
         Some(railyard::io::validation_sets::published()),
+        railyard::analysis::collective::Routing::Ecmp,
     );
     for key in ["workload_step_us", "workload_over_ideal", "advice_items"] {
         assert_eq!(shown.row(key), cli.row(key), "{key}");

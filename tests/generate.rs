@@ -250,14 +250,72 @@ fn fat_tree_32_dgx_three_to_one() {
     assert_eq!(switches(&d, SwitchRole::Leaf).len(), 6);
     assert_eq!(switches(&d, SwitchRole::Spine).len(), 2);
     assert_eq!(d.links.len(), 256 + 86);
-    // A rack holds 4 DGX (42 kW / 10 kW), so a full leaf's 6 nodes take two racks: 32
-    // in-rack links and 16 cross-rack per full leaf; the last leaf's 2 nodes share its rack.
+    // A rack holds 4 DGX (42 kW / 10 kW) and the racks fill in order, so a full leaf's 6
+    // nodes span two racks and the leaf stands in the one with 4 of them: 32 in-rack links
+    // and 16 cross-rack per full leaf; the last leaf's 2 nodes are in its own rack.
     let in_rack = d
         .links
         .iter()
         .filter(|l| l.length == LengthClass::InRack)
         .count();
     assert_eq!(in_rack, 5 * 32 + 16);
+}
+
+/// Racks of the design: each rack group's name and the nodes and leaves in it.
+fn racks(d: &Design) -> Vec<(String, usize, usize)> {
+    d.groups
+        .iter()
+        .filter(|g| g.kind == railyard::model::GroupKind::Rack)
+        .map(|g| {
+            let inside = |leaf: bool| {
+                d.devices
+                    .iter()
+                    .filter(|dev| dev.group == Some(g.id))
+                    .filter(|dev| match &dev.kind {
+                        DeviceKind::GpuNode(_) => !leaf,
+                        DeviceKind::Switch(s) => leaf && s.role == SwitchRole::Leaf,
+                        _ => false,
+                    })
+                    .count()
+            };
+            (g.name.clone(), inside(false), inside(true))
+        })
+        .collect()
+}
+
+#[test]
+fn a_two_to_one_fat_tree_fills_its_racks() {
+    // 2:1 → down = round(64 × 2/3) = 43: 5 DGX (40 ports) per leaf, 13 leaves for 64.
+    // Racks of 4 DGX fill in order: 16 racks, not a rack of 4 and a rack of 1 per leaf.
+    let mut s = spec(Template::FatTree, 64);
+    s.oversubscription = 2.0;
+    let d = run(&s);
+    assert_eq!(switches(&d, SwitchRole::Leaf).len(), 13);
+    let racks = racks(&d);
+    assert_eq!(racks.len(), 16);
+    assert!(racks.iter().all(|&(_, nodes, _)| nodes == 4), "{racks:?}");
+    // Each leaf stands in the rack holding most of its nodes (rack k holds nodes 4k-3 to
+    // 4k): leaf 1 (nodes 1-5) in rack 1; leaf 2 (nodes 6-10: 3 in rack 2, 2 in rack 3) in
+    // rack 2; leaf 3 (nodes 11-15: 2 in rack 3, 3 in rack 4) in rack 4; leaf 4 (nodes
+    // 16-20: 1 in rack 4, 4 in rack 5) in rack 5. Rack 3 holds none; no rack holds two.
+    let leaves: Vec<&str> = racks
+        .iter()
+        .filter(|r| r.2 == 1)
+        .map(|r| r.0.as_str())
+        .collect();
+    assert_eq!(leaves.len(), 13);
+    assert!(racks.iter().all(|r| r.2 <= 1));
+    assert_eq!(leaves[..4], ["rack-01", "rack-02", "rack-04", "rack-05"]);
+}
+
+#[test]
+fn oversubscription_below_one_or_without_uplinks_is_refused() {
+    let mut s = spec(Template::FatTree, 64);
+    s.oversubscription = 0.5;
+    assert!(infeasible(&s).contains("more uplinks than downlinks"));
+    let mut s = spec(Template::Star, 4);
+    s.oversubscription = 2.0;
+    assert!(infeasible(&s).contains("no leaf uplinks"));
 }
 
 #[test]

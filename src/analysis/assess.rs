@@ -57,6 +57,15 @@ impl Question {
             ..Question::metrics_only()
         }
     }
+
+    /// The same question with the collective's and the workload's flows spread by `routing`.
+    pub fn routed(mut self, routing: Routing) -> Self {
+        if let Some(q) = &mut self.collective {
+            q.routing = routing;
+        }
+        self.workload_routing = routing;
+        self
+    }
 }
 
 /// Everything known of one design for one question.

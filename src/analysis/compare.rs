@@ -3,7 +3,7 @@
 //! and the designer's Compare view, so they all show the same numbers as `eval`.
 
 use crate::analysis::accuracy::{Checked, Published};
-use crate::analysis::collective::{self, CollectiveQuery, Op, Workload};
+use crate::analysis::collective::{self, CollectiveQuery, Op, Routing, Workload};
 use crate::analysis::finding::Severity;
 use crate::analysis::job::JobOutcome;
 use crate::analysis::{Assessor, Question};
@@ -148,6 +148,8 @@ pub struct Comparison {
     /// Why each scenario's workload figures are unknown (a dash in the table), where they
     /// are: no published kernel efficiency for its GPUs, a layout that does not fit.
     pub unknown_why: Vec<Option<String>>,
+    /// How flows spread over equal-cost paths in every scenario's collectives and workload.
+    pub routing: Routing,
 }
 
 impl Comparison {
@@ -208,12 +210,16 @@ impl Comparison {
             .row("all_reduce_time_us")
             .is_some_and(|r| r.values.iter().any(Option::is_some));
         if timed {
-            notes.push(
-                "Collective times: each design's library with its defaults (eval says which), \
-                 under static routing, modelled as a hash of each connection (eval --routing \
-                 adaptive for adaptive routing)"
+            notes.push(match self.routing {
+                Routing::Ecmp => "Collective times: each design's library with its defaults (eval \
+                                  says which), under static routing, modelled as a hash of each \
+                                  connection (--routing adaptive for adaptive routing)"
                     .into(),
-            );
+                Routing::Adaptive => "Collective times: each design's library with its defaults \
+                                      (eval says which), under adaptive routing: flows spread \
+                                      over the equal-cost paths as the switches balance them"
+                    .into(),
+            });
         }
         notes
     }
@@ -226,12 +232,13 @@ fn figures(
     bytes: Bytes,
     workload: Option<&Workload>,
     published: Option<&'static Published>,
+    routing: Routing,
 ) -> Figures {
     let mut assessor = published.map_or_else(Assessor::default, Assessor::with_published);
     let a = assessor.assess(
         design,
         catalog,
-        &Question::all_reduce_and_workload(bytes, workload.cloned()),
+        &Question::all_reduce_and_workload(bytes, workload.cloned()).routed(routing),
     );
     let checked = a.checked.as_ref().map(Checked::verdict);
     let m = &a.metrics;
@@ -241,8 +248,15 @@ fn figures(
         None => "not modelled".to_string(),
     };
     let all_reduce = a.collective.and_then(Result::ok);
-    let all_to_all =
-        collective::collective(design, catalog, &CollectiveQuery::new(Op::AllToAll, bytes)).ok();
+    let all_to_all = collective::collective(
+        design,
+        catalog,
+        &CollectiveQuery {
+            routing,
+            ..CollectiveQuery::new(Op::AllToAll, bytes)
+        },
+    )
+    .ok();
     let advice = a.advice;
     let errors = m
         .checks
@@ -491,12 +505,13 @@ pub fn compare(
     bytes: Bytes,
     baseline: usize,
 ) -> Comparison {
-    compare_with(designs, catalog, bytes, baseline, None, None)
+    compare_with(designs, catalog, bytes, baseline, None, None, Routing::Ecmp)
 }
 
 /// `compare`, with rows for a workload's communication per step and its excess over an
 /// ideal network (and the workload's advice counted) when one is given, and each all-reduce
-/// checked against the published runs of its kind when they are given.
+/// checked against the published runs of its kind when they are given; every collective
+/// and step under `routing`.
 pub fn compare_with(
     designs: &[(String, Design)],
     catalog: &Catalog,
@@ -504,6 +519,7 @@ pub fn compare_with(
     baseline: usize,
     workload: Option<&Workload>,
     published: Option<&'static Published>,
+    routing: Routing,
 ) -> Comparison {
     let baseline = if baseline < designs.len() {
         baseline
@@ -515,7 +531,7 @@ pub fn compare_with(
     let mut all_reduce_checked = Vec::new();
     let mut unknown_why = Vec::new();
     for (_, d) in designs {
-        let f = figures(d, catalog, bytes, workload, published);
+        let f = figures(d, catalog, bytes, workload, published, routing);
         columns.push(f.values);
         all_reduce_by.push(f.all_reduce_by);
         all_reduce_checked.push(f.checked);
@@ -544,6 +560,7 @@ pub fn compare_with(
         all_reduce_by,
         all_reduce_checked,
         unknown_why,
+        routing,
     }
 }
 

@@ -9,7 +9,7 @@
 //! ticking a column or changing the baseline costs nothing, and no frame waits for an
 //! evaluation.
 
-use crate::analysis::collective::{Workload, sweep_sizes};
+use crate::analysis::collective::{Routing, Workload, sweep_sizes};
 use crate::analysis::compare::{Comparison, ComparisonRow, Quantity, compare_with, deltas_of};
 use crate::io::row_units::{axis_text, row_texts};
 use crate::io::validation_sets::published;
@@ -65,6 +65,7 @@ pub fn spawn_column_jobs(
             0,
             job.workload.as_ref(),
             Some(published()),
+            Routing::Ecmp,
         )
     })
 }
@@ -117,6 +118,7 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
             .iter()
             .map(|(_, c)| c.unknown_why.first().cloned().flatten())
             .collect(),
+        routing: columns.first().map_or(Routing::Ecmp, |(_, c)| c.routing),
     }
 }
 
@@ -607,6 +609,7 @@ mod tests {
                 0,
                 workload.as_ref(),
                 None,
+                Routing::Ecmp,
             );
             for row in &c.rows {
                 assert!(

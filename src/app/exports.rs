@@ -195,8 +195,11 @@ pub fn write_export(
                 label,
                 design,
                 catalog,
-                REPORT_BYTES,
-                workload,
+                crate::io::report::ReportQuestion {
+                    bytes: REPORT_BYTES,
+                    workload,
+                    routing: crate::analysis::collective::Routing::Ecmp,
+                },
                 None,
                 diagram_name.as_deref(),
             );

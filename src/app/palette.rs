@@ -326,6 +326,9 @@ pub fn generate_dialog_ui(
                 if !spec.template.builds_switches() {
                     spec.switch = None;
                 }
+                if !spec.template.builds_switches() || spec.template == Template::Star {
+                    spec.oversubscription = 1.0;
+                }
                 match generate(&spec, catalog) {
                     Ok(design) => {
                         dialog.error = None;

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 pub(super) struct BomArgs {
     /// The design file.
     file: PathBuf,
-    /// Where to write the CSV; standard output when absent.
+    /// Where to write the CSV; standard output when absent or `-`.
     #[arg(short, long, value_name = "FILE.csv")]
     output: Option<PathBuf>,
     /// Label for the price columns (`unit_price_eur`); prices are not converted.
@@ -44,7 +44,9 @@ pub(super) fn run(args: BomArgs, catalog: &Catalog) -> anyhow::Result<()> {
         currency_label: args.currency,
         discount: args.discount,
     };
-    let (file, output) = (&args.file, args.output.as_deref());
+    // `-o -` is standard output, as for `generate` and `export`.
+    let output = args.output.as_deref().filter(|p| p.as_os_str() != "-");
+    let file = &args.file;
     let design = load(file)?;
     let lines = bom_lines(&design, catalog);
     let mut csv = Vec::new();

@@ -1,9 +1,11 @@
 //! `railyard compare A B [...]`: designs side by side, with changes against a baseline.
 
-use super::args::{chosen_workload, parse_bytes, parse_fraction, parse_model, parse_weights};
+use super::args::{
+    chosen_workload, parse_bytes, parse_fraction, parse_model, parse_routing, parse_weights,
+};
 use super::{count_of, load, write_stdout};
 use crate::analysis::collective;
-use crate::analysis::collective::QuantizedWeights;
+use crate::analysis::collective::{QuantizedWeights, Routing};
 use crate::model::{Bytes, Catalog};
 use anyhow::{Context, bail};
 use clap::Args;
@@ -42,6 +44,10 @@ pub(super) struct CompareArgs {
     /// (decode reads and holds fewer bytes; the cache and activations stay in bf16).
     #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
     weights: Option<QuantizedWeights>,
+    /// How flows spread over equal-cost paths, in every design: `ecmp` (static routing, a
+    /// hash of each connection) or `adaptive` (the switches balance them).
+    #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
+    routing: Routing,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +71,7 @@ pub(super) fn comparison(
     bytes: Bytes,
     baseline: usize,
     workload: Option<&collective::Workload>,
+    routing: Routing,
     catalog: &Catalog,
 ) -> anyhow::Result<crate::analysis::compare::Comparison> {
     if baseline >= files.len() {
@@ -85,6 +92,7 @@ pub(super) fn comparison(
         baseline,
         workload,
         Some(crate::io::validation_sets::published()),
+        routing,
     ))
 }
 
@@ -106,7 +114,7 @@ pub(super) fn run(args: &CompareArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let (files, bytes, baseline, workload) =
         (&args.files, args.bytes, args.baseline, workload.as_ref());
     let baseline = usize::try_from(baseline.saturating_sub(1)).unwrap_or(usize::MAX);
-    let c = comparison(files, bytes, baseline, workload, catalog)?;
+    let c = comparison(files, bytes, baseline, workload, args.routing, catalog)?;
     let text = match format {
         TableFormat::Text => render_text(&c),
         TableFormat::Markdown => render_markdown(&c),

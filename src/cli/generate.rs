@@ -100,9 +100,10 @@ fn parse_nodes(text: &str) -> Result<u32, String> {
 
 fn parse_ratio(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 && r <= 1000.0 => Ok(r),
+        Ok(r) if r.is_finite() && (1.0..=1000.0).contains(&r) => Ok(r),
         _ => Err(format!(
-            "`{text}` is not a ratio above 0 and at most 1000 (1 is non-blocking, 3 is 3:1)"
+            "`{text}` is not a ratio from 1 to 1000 (1 is non-blocking, 3 is 3:1; below 1 a \
+             leaf would have more uplinks than downlinks)"
         )),
     }
 }

@@ -143,10 +143,26 @@ pub(super) fn model_of(text: &str) -> anyhow::Result<ModelSpec> {
 pub(super) struct Chosen {
     pub training: TrainingJob,
     pub serving: Option<ServingJob>,
+    /// Said when the model's usual layout did not fit the design's GPUs and was narrowed.
+    pub fitted: Option<String>,
+}
+
+/// The model's usual layout narrowed to `gpus`: tensor parallelism to the largest power of
+/// two the GPUs hold, then pipeline stages to what is left (at least one). None when it
+/// fits as it is.
+fn fitted_layout(tp: u32, pp: u32, gpus: u64) -> Option<(u32, u32)> {
+    if gpus == 0 || u64::from(tp) * u64::from(pp) <= gpus {
+        return None;
+    }
+    let largest_power = 1u64 << (63 - gpus.leading_zeros());
+    let fit_tp = u64::from(tp).min(largest_power) as u32;
+    let fit_pp = u64::from(pp).min(gpus / u64::from(fit_tp)).max(1) as u32;
+    Some((fit_tp, fit_pp))
 }
 
 /// The training (and serving) job of the arguments: `base` gives the built-in model's usual
-/// layout, the flags override it.
+/// layout, the flags override it. A usual layout larger than the design's `gpus` is
+/// narrowed to fit them, and `fitted` says so; sizes the flags give are kept as given.
 pub(super) fn chosen_job(
     model: ModelSpec,
     base: Option<&Workload>,
@@ -154,6 +170,7 @@ pub(super) fn chosen_job(
     precision: Precision,
     serving_mode: bool,
     a: &JobArgs,
+    gpus: u64,
 ) -> Chosen {
     let (tp, pp, dp, ep) = layout;
     let mut model = model;
@@ -161,8 +178,19 @@ pub(super) fn chosen_job(
     if let Some(seq) = a.seq.or(base.map(|w| w.seq_len)) {
         model.seq_len = seq;
     }
+    let given = tp.is_some() || pp.is_some();
     let tp = tp.or(base.map(|w| w.tp)).unwrap_or(1);
     let pp = pp.or(base.map(|w| w.pp)).unwrap_or(1);
+    let fit = fitted_layout(tp, pp, gpus).filter(|_| !given);
+    let fitted = fit.map(|(fit_tp, fit_pp)| {
+        format!(
+            "layout TP {fit_tp} × PP {fit_pp}, fitted to the design's {gpus} GPUs: {}'s usual \
+             TP {tp} × PP {pp} needs {} (--tp and --pp choose another)",
+            model.name,
+            u64::from(tp) * u64::from(pp)
+        )
+    });
+    let (tp, pp) = fit.unwrap_or((tp, pp));
     let ep = ep.or(base.and_then(|w| w.moe.and_then(|m| m.ep)));
     let mut training = TrainingJob::new(model.clone(), tp, pp, a.global_batch.unwrap_or(512));
     training.dp = dp;
@@ -190,7 +218,11 @@ pub(super) fn chosen_job(
         weights: a.weights,
         memory_share: a.memory_share,
     });
-    Chosen { training, serving }
+    Chosen {
+        training,
+        serving,
+        fitted,
+    }
 }
 
 impl JobArgs {
@@ -512,7 +544,7 @@ fn energy_text(mwh: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::energy_text;
+    use super::{energy_text, fitted_layout};
 
     #[test]
     fn energy_reads_in_mwh_then_gwh() {
@@ -520,5 +552,17 @@ mod tests {
         assert_eq!(energy_text(41.667), "41.7 MWh");
         // 65,536 H100s for 274.7 days at PUE 1.58: 940,492 MWh.
         assert_eq!(energy_text(940_492.0), "940 GWh");
+    }
+
+    #[test]
+    fn a_usual_layout_too_big_for_the_design_is_narrowed_to_it() {
+        // TP 8 on 4 Macs: TP 4. On 6 GPUs: TP 4 (a power of two), PP 1. TP 8 × PP 4 on 16
+        // GPUs: TP 8 kept, PP 2. A layout that fits, or no GPUs at all, stays as it is.
+        assert_eq!(fitted_layout(8, 1, 4), Some((4, 1)));
+        assert_eq!(fitted_layout(8, 1, 6), Some((4, 1)));
+        assert_eq!(fitted_layout(8, 4, 16), Some((8, 2)));
+        assert_eq!(fitted_layout(8, 1, 1), Some((1, 1)));
+        assert_eq!(fitted_layout(2, 1, 4), None);
+        assert_eq!(fitted_layout(8, 1, 0), None);
     }
 }

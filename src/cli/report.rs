@@ -1,11 +1,13 @@
 //! `railyard report FILE [MORE ...] -o FILE.md`: the Markdown report, and its SVG diagram next
 //! to it.
 
-use super::args::{chosen_workload, parse_bytes, parse_fraction, parse_model, parse_weights};
+use super::args::{
+    chosen_workload, parse_bytes, parse_fraction, parse_model, parse_routing, parse_weights,
+};
 use super::compare::comparison;
 use super::diagram::design_svg;
 use super::{load, write_stdout};
-use crate::analysis::collective::QuantizedWeights;
+use crate::analysis::collective::{QuantizedWeights, Routing};
 use crate::io::design_file::write_atomically;
 use crate::model::{Bytes, Catalog};
 use anyhow::{Context, bail};
@@ -40,6 +42,10 @@ pub(super) struct ReportArgs {
     /// (decode reads and holds fewer bytes; the cache and activations stay in bf16).
     #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
     weights: Option<QuantizedWeights>,
+    /// How flows spread over equal-cost paths, in every design: `ecmp` (static routing, a
+    /// hash of each connection) or `adaptive` (the switches balance them).
+    #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
+    routing: Routing,
 }
 
 pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
@@ -56,9 +62,21 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
     };
     let design = load(file)?;
     let comparison = if files.len() > 1 {
-        Some(comparison(files, bytes, 0, workload, catalog)?)
+        Some(comparison(
+            files,
+            bytes,
+            0,
+            workload,
+            args.routing,
+            catalog,
+        )?)
     } else {
         None
+    };
+    let asked = crate::io::report::ReportQuestion {
+        bytes,
+        workload,
+        routing: args.routing,
     };
     let to_stdout = output.as_os_str() == "-";
     let diagram_path = output.with_extension("svg");
@@ -69,8 +87,7 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
         &file.display().to_string(),
         &design,
         catalog,
-        bytes,
-        workload,
+        asked,
         comparison.as_ref(),
         if to_stdout {
             None
@@ -90,8 +107,7 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
             &other.display().to_string(),
             &design,
             catalog,
-            bytes,
-            workload,
+            asked,
             None,
             if to_stdout { None } else { name.as_deref() },
         ));

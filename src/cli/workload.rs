@@ -325,6 +325,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         precision,
         args.serving,
         &args.job,
+        design.gpu_count(),
     );
     let run_job = |chosen: &job::Chosen, metrics: &Metrics| {
         job::run_job(
@@ -435,6 +436,9 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     );
     report.figures = Some(figures);
     report.job = Some(detail);
+    if let Some(fitted) = chosen.fitted.take() {
+        report.notes.insert(0, fitted);
+    }
     report.serving_layouts = serving_layouts.map(|ranked| {
         ranked
             .into_iter()

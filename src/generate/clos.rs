@@ -24,6 +24,13 @@ impl Split {
                 "oversubscription must be a positive number (1 is non-blocking); got {ratio}"
             )));
         }
+        if ratio < 1.0 {
+            return Err(infeasible(format!(
+                "oversubscription {ratio} would give a leaf more uplinks than downlinks: \
+                 spines for bandwidth its nodes cannot send. 1 is non-blocking, the most a \
+                 fat-tree uses"
+            )));
+        }
         if radix < 2 {
             return Err(infeasible(format!(
                 "a leaf needs at least 2 ports to have both down- and uplinks; this one has {radix}"

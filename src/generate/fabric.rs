@@ -112,26 +112,26 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     } else {
         div_ceil(endpoints, u64::from(split.down))
     };
-    // Racks hold what power and space allow. With whole nodes they follow the leaves: a
-    // leaf's nodes fill one rack or more, the leaf stands in the first (top of rack).
-    let per_rack = if whole {
-        node.nodes_per_rack().min(nodes_per_leaf)
+    // Racks hold what power and space allow. A leaf that serves no more nodes than a rack
+    // holds stands on top of their rack, and the rack holds its nodes alone. Larger leaves'
+    // nodes fill racks in order (a rack of 4 DGX under a 5-node leaf, not 4 and then 1);
+    // with three tiers the racks restart at each pod, so that none straddles two.
+    let per_rack = node.nodes_per_rack();
+    let leaves_per_pod = u64::from(pod_spine_down(radix));
+    let top_of_rack = whole && nodes_per_leaf <= per_rack;
+    let pod_nodes = if whole && spec.tiers == 3 {
+        (leaves_per_pod * u64::from(nodes_per_leaf)).min(u64::from(u32::MAX)) as u32
     } else {
-        node.nodes_per_rack()
+        u32::MAX
     };
-    let racks_per_leaf = if whole {
-        nodes_per_leaf.div_ceil(per_rack)
-    } else {
-        0
-    };
+    let racks_per_pod = pod_nodes.div_ceil(per_rack);
     let rack_of = |i: u32| -> u32 {
-        if whole {
-            i / nodes_per_leaf * racks_per_leaf + i % nodes_per_leaf / per_rack
+        if top_of_rack {
+            i / nodes_per_leaf
         } else {
-            i / per_rack
+            i / pod_nodes * racks_per_pod + i % pod_nodes / per_rack
         }
     };
-    let leaves_per_pod = u64::from(pod_spine_down(radix));
     match spec.tiers {
         2 if leaf_count > u64::from(radix) => {
             return Err(infeasible(format!(
@@ -226,6 +226,25 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
         })
         .map(|(a, z)| (a as u32, z as u32))
         .collect();
+    // Each leaf stands in the rack that holds most of its nodes (the first of equals).
+    let leaf_rack: Vec<u32> = leaf_members
+        .iter()
+        .map(|&(first, last)| {
+            let mut best = (0, rack_of(first));
+            let mut run = (0, rack_of(first));
+            for i in first..=last {
+                let rack = rack_of(i);
+                if rack != run.1 {
+                    run = (0, rack);
+                }
+                run.0 += 1;
+                if run.0 > best.0 {
+                    best = run;
+                }
+            }
+            best.1
+        })
+        .collect();
     let leaves: Vec<DeviceId> = leaf_members
         .iter()
         .enumerate()
@@ -234,7 +253,7 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
                 b.x_of(node_ids[first as usize]),
                 b.x_of(node_ids[last as usize]),
             );
-            let rack = rack_of(first) as usize;
+            let rack = leaf_rack[j] as usize;
             b.switch(
                 numbered("leaf", j, leaf_count),
                 Pos::new((lo + hi) / 2.0, y_leaf),
@@ -245,7 +264,6 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
             )
         })
         .collect();
-    let leaf_rack: Vec<u32> = leaf_members.iter().map(|m| rack_of(m.0)).collect();
 
     let mut down = vec![0u32; leaf_count];
     for i in 0..n {

@@ -158,6 +158,18 @@ pub fn generate(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Genera
             spec.template.cli_name()
         )));
     }
+    if spec.oversubscription != 1.0
+        && !matches!(
+            spec.template,
+            Template::FatTree | Template::RailOptimized | Template::RailOnly
+        )
+    {
+        return Err(GenerateError::Infeasible(format!(
+            "oversubscription (leaf down:up) applies to fat-tree, rail-optimized and \
+             rail-only; `{}` has no leaf uplinks to thin",
+            spec.template.cli_name()
+        )));
+    }
     match spec.template {
         Template::Single => small::single(spec, catalog),
         Template::Star => small::star(spec, catalog),

@@ -4,7 +4,9 @@
 use super::row_units::row_texts;
 use crate::analysis::Metrics;
 use crate::analysis::accuracy::Checked;
-use crate::analysis::collective::{CollectiveResult, Workload, WorkloadResult, model_label};
+use crate::analysis::collective::{
+    CollectiveResult, Routing, Workload, WorkloadResult, model_label,
+};
 use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
 use crate::analysis::finding::{Finding, Severity};
@@ -187,22 +189,33 @@ pub struct ReportInput<'a> {
     pub diagram: Option<&'a str>,
     /// The collective checked against the published measurements.
     pub checked: Option<&'a Checked>,
+    /// How the collective's and the workload's flows spread over equal-cost paths.
+    pub routing: Routing,
 }
 
-/// The design report with every figure computed by the shared cost model (the all-reduce at
-/// `bytes`, and the workload's step with ECMP routing when one is given): what `railyard
-/// report` and the designer's File > Export report write.
+/// What a report weighs a design on: the all-reduce at `bytes`, and the workload's step when
+/// one is given, both under `routing`.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportQuestion<'a> {
+    pub bytes: Bytes,
+    pub workload: Option<&'a Workload>,
+    pub routing: Routing,
+}
+
+/// The design report with every figure computed by the shared cost model (`asked`): what
+/// `railyard report` and the designer's File > Export report write.
 pub fn design_report(
     file: &str,
     design: &Design,
     catalog: &Catalog,
-    bytes: Bytes,
-    workload: Option<&Workload>,
+    asked: ReportQuestion<'_>,
     comparison: Option<&Comparison>,
     diagram: Option<&str>,
 ) -> String {
     use crate::analysis::{Assessor, Question};
-    let question = Question::all_reduce_and_workload(bytes, workload.cloned());
+    let workload = asked.workload;
+    let question =
+        Question::all_reduce_and_workload(asked.bytes, workload.cloned()).routed(asked.routing);
     let a = Assessor::with_published(super::validation_sets::published())
         .assess(design, catalog, &question);
     let result = a.collective.expect("the question asks for a collective");
@@ -238,6 +251,7 @@ pub fn design_report(
         comparison,
         diagram,
         checked: a.checked.as_ref(),
+        routing: asked.routing,
     })
 }
 
@@ -329,15 +343,24 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
 
 /// The workload's section: its layout, the step's communication against an ideal network,
 /// and each part with its busiest link.
-fn workload_section(out: &mut String, w: &Workload, step: Result<&WorkloadResult, &str>) {
+fn workload_section(
+    out: &mut String,
+    w: &Workload,
+    step: Result<&WorkloadResult, &str>,
+    routing: Routing,
+) {
     let label = model_label(&w.name);
     let what = if w.serving { "serving" } else { "training" };
     let _ = writeln!(out, "\n## Workload\n");
     let _ = writeln!(
         out,
-        "{} in {}, {what}, ECMP routing.\n",
+        "{} in {}, {what}, {} routing.\n",
         md_inline(label),
-        w.precision.label()
+        w.precision.label(),
+        match routing {
+            Routing::Ecmp => "ECMP",
+            Routing::Adaptive => "adaptive",
+        }
     );
     let r = match step {
         Ok(r) => r,
@@ -537,7 +560,7 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
     }
 
     if let Some((w, step)) = r.workload {
-        workload_section(&mut out, w, step);
+        workload_section(&mut out, w, step, r.routing);
         if let Some(job) = r.job {
             job_section(&mut out, job);
         }

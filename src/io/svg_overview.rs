@@ -237,15 +237,24 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
             FoldedAs::Group(_) => contents[b].as_str(),
             FoldedAs::Row(_) => "",
         };
+        // A narrow block (a rack seen whole) lists what it holds a kind to a line, where the
+        // one line would not fit its width at 0.8 of its size.
+        let narrow = (r.x1 - r.x0) * 0.9
+            < inside.chars().count() as f32 * CHAR_WIDTH * BLOCK_TALLY_PX * u * 0.8;
+        let inside_lines: Vec<&str> = if narrow {
+            inside.split(" · ").collect()
+        } else {
+            vec![inside]
+        };
         // The captions grow with a large block, up to BLOCK_GROWTH while the lines together
         // take at most 70 % of its height, and each shrinks to 90 % of a narrow block's
         // width, down to 0.6 of its pixels.
         let lines: Vec<(f32, &str)> = [
             (BLOCK_NAME_PX, name.as_str()),
             (BLOCK_TALLY_PX, tally.as_str()),
-            (BLOCK_TALLY_PX, inside),
         ]
         .into_iter()
+        .chain(inside_lines.iter().map(|&line| (BLOCK_TALLY_PX, line)))
         .filter(|(_, text)| !text.is_empty())
         .collect();
         let tall: f32 = lines.iter().map(|&(px, _)| 1.3 * px).sum();
@@ -257,7 +266,11 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
                 .max(px * u * 0.6)
         };
         let (name_size, tally_size) = (fit(BLOCK_NAME_PX, &name), fit(BLOCK_TALLY_PX, &tally));
-        let inside_size = fit(BLOCK_TALLY_PX, inside).min(tally_size);
+        let inside_size = inside_lines
+            .iter()
+            .map(|line| fit(BLOCK_TALLY_PX, line))
+            .fold(tally_size, f32::min);
+        let inside_tall = inside_size * inside_lines.len() as f32;
         // A row of switches far thinner than its caption (the core under 32 pods) is drawn
         // tall enough to hold it.
         let r = if r.y1 - r.y0 < 1.8 * name_size {
@@ -272,10 +285,10 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
         let two_lines = !tally.is_empty() && (r.y1 - r.y0) >= 2.6 * name_size;
         let three_lines = two_lines
             && !inside.is_empty()
-            && (r.y1 - r.y0) >= 1.3 * (name_size + tally_size + inside_size);
+            && (r.y1 - r.y0) >= 1.3 * (name_size + tally_size + inside_tall);
         // The lines' block is centred: the name's baseline sits above the centre.
         let name_y = if three_lines {
-            cy - 0.3 * (tally_size + inside_size)
+            cy - 0.3 * (tally_size + inside_tall)
         } else if two_lines {
             cy - 0.15 * name_size
         } else {
@@ -305,12 +318,14 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
                 xml_escape(&tally)
             );
             if three_lines {
-                let _ = write!(
-                    out,
-                    r##"<text class="contents" x="{cx}" y="{}" text-anchor="middle" font-size="{inside_size}" fill="#37474f">{}</text>"##,
-                    tally_y + 1.3 * inside_size,
-                    xml_escape(inside)
-                );
+                for (k, line) in inside_lines.iter().enumerate() {
+                    let _ = write!(
+                        out,
+                        r##"<text class="contents" x="{cx}" y="{}" text-anchor="middle" font-size="{inside_size}" fill="#37474f">{}</text>"##,
+                        tally_y + 1.3 * inside_size * (k + 1) as f32,
+                        xml_escape(line)
+                    );
+                }
             }
         }
         let _ = writeln!(out, "</g>");
@@ -388,9 +403,10 @@ fn block_contents(design: &Design, block_of: &[u32], blocks: usize) -> Vec<Strin
         .collect()
 }
 
-/// "1,024 devices · 8,192 GPUs", or without GPUs "64 devices".
+/// "1,024 devices · 8,192 GPUs", or without GPUs "64 devices" ("1 device").
 fn tally_text(devices: u32, gpus: u64) -> String {
-    let devices = format!("{} devices", group_thousands(i64::from(devices)));
+    let noun = if devices == 1 { "device" } else { "devices" };
+    let devices = format!("{} {noun}", group_thousands(i64::from(devices)));
     if gpus > 0 {
         format!("{devices} · {} GPUs", group_thousands(gpus as i64))
     } else {

@@ -65,6 +65,7 @@ pub mod codes {
     pub const NICS_OVER_SLOTS: &str = "nics-over-slots";
     pub const NIC_UNCABLED: &str = "nic-uncabled";
     pub const CONNECTOR_MISMATCH: &str = "connector-mismatch";
+    pub const CABLE_TOO_SHORT: &str = "cable-too-short";
 }
 
 /// Runs every check. Sorted by severity (errors first), then code; stable within a code.

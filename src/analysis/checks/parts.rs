@@ -1,12 +1,17 @@
 //! Parts: ids missing from the catalog, ids of the wrong kind, parts without a price, and
-//! named cables that do not plug into their ends (an SFP cable at an RJ-45 jack).
+//! named cables that do not plug into their ends (an SFP cable at an RJ-45 jack), and
+//! Thunderbolt cables too short for the run they are marked for.
 
 use super::checked::CheckedDesign;
 use super::reporting::list_with_more;
 use super::{Finding, Severity, codes::*};
 use crate::analysis::cost::{CableChoice, FastMap, LinkCables};
 use crate::analysis::twisted_pair::named_cable_misfit;
-use crate::model::{DeviceId, DeviceKind, LinkId, PartCategory, PartId};
+use crate::model::{DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, PartCategory, PartId};
+
+/// Metres a cable must reach to join two racks: a neighbour's top of rack is a few metres
+/// away (the catalog's 400G DACs, for in-rack runs, reach 3 m).
+const CROSS_RACK_M: f64 = 3.0;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Default)]
@@ -82,10 +87,23 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
     let mut last_known: Option<(CableChoice<'_>, bool)> = None;
     let mut needs = LinkCables::new(catalog);
     let mut misfits: Vec<(LinkId, String)> = Vec::new();
+    let mut short: BTreeMap<PartId, (f64, Vec<LinkId>)> = BTreeMap::new();
     for link in &checked.design.links {
         let Some(need) = needs.need(link) else {
             continue;
         };
+        // A passive Thunderbolt cable reaches a metre or two, not another rack.
+        if matches!(link.tech, LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5)
+            && link.length == LengthClass::CrossRack
+            && let Some(spec) = catalog.cable(&need.choice.part_id())
+            && spec.max_length_m < CROSS_RACK_M
+        {
+            short
+                .entry(need.choice.part_id())
+                .or_insert((spec.max_length_m, Vec::new()))
+                .1
+                .push(link.id);
+        }
         if let CableChoice::Named(id) = need.choice {
             match checked.part(id) {
                 None => missing_cables
@@ -173,6 +191,23 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
             devices: vec![],
             links: users.links,
             suggestion: String::new(),
+        });
+    }
+    for (id, (reach_m, links)) in short {
+        out.push(Finding {
+            severity: Severity::Warning,
+            code: CABLE_TOO_SHORT,
+            message: format!(
+                "{} marked across racks on `{id}`, which reaches {} m ({})",
+                crate::model::units::count_of(links.len(), "Thunderbolt link", "Thunderbolt links"),
+                crate::model::units::trim_number(reach_m),
+                list_with_more(links.iter().map(ToString::to_string), links.len())
+            ),
+            devices: vec![],
+            links,
+            suggestion: "keep the machines side by side, or budget an active optical \
+                         Thunderbolt cable, which the catalog does not price"
+                .into(),
         });
     }
     for (link, why) in misfits {

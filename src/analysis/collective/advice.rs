@@ -112,10 +112,22 @@ pub fn advice_reusing(
                     // SRD recovers losses itself: no PFC needed.
                     Transport::Efa => false,
                 },
+                // RDMA over Thunderbolt 5 (JACCL) is what Mac clusters run tensor
+                // parallelism over; TCP over Thunderbolt is not.
+                LinkTech::Thunderbolt5 => l.transport != Transport::Rdma,
                 _ => true,
             })
             .collect();
         if !slow.is_empty() {
+            // Macs take no NICs: their way to a fast network is RDMA over Thunderbolt 5.
+            let remedy = if matches!(
+                slow[0].tech,
+                LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5
+            ) {
+                "keep tensor parallelism inside a machine and use pipeline or data parallelism across machines, or join Thunderbolt 5 machines with RDMA (MLX's JACCL backend, macOS 26.2 and later)"
+            } else {
+                "keep tensor parallelism inside a node (tp ≤ GPUs per node) and use pipeline or data parallelism across nodes, or move to InfiniBand or lossless RoCE"
+            };
             out.push(item(
                 Severity::Error,
                 "tp-across-slow-network",
@@ -127,7 +139,7 @@ pub fn advice_reusing(
                 ),
                 nodes.clone(),
                 slow.iter().map(|l| l.id).collect(),
-                "keep tensor parallelism inside a node (tp ≤ GPUs per node) and use pipeline or data parallelism across nodes, or move to InfiniBand or lossless RoCE",
+                remedy,
             ));
         }
     }

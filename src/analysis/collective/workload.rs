@@ -695,7 +695,11 @@ fn step_comm(
     }
     let mut notes = Vec::new();
     if tp_crosses {
-        notes.push(format!("tensor parallelism of {tp} does not fit a scale-up domain of {scale_up} GPUs: its all-reduces cross the network"));
+        notes.push(format!(
+            "tensor parallelism of {tp} does not fit a scale-up domain of {}: its all-reduces \
+             cross the network",
+            crate::model::units::count_of(scale_up as usize, "GPU", "GPUs")
+        ));
     }
     if used < total {
         notes.push(format!("{used} of {total} GPUs used"));

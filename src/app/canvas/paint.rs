@@ -694,6 +694,15 @@ impl Frame<'_> {
                 .filter(|b| b.rect.intersects(self.view))
                 .map(|b| self.to_global * b.rect),
         );
+        // Nor on a device: a count over a node's box hides its name (links fanning down
+        // into a column of nodes pass over the nodes above the one they reach).
+        placed.extend(
+            self.layout
+                .rects
+                .iter()
+                .filter(|r| r.intersects(self.view))
+                .map(|&r| self.to_global * r),
+        );
         let mut shapes = Vec::new();
         let mut bundles: Vec<_> = parallel.bundles(min_labelled(parallel.pairs())).collect();
         sort_for_labels(&mut bundles);
