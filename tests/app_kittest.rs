@@ -1677,7 +1677,7 @@ fn labels_give_way_to_counts_and_are_never_cut_inside_a_word() {
     );
     for count in [
         "su-01 · 18 nodes, 72 GPUs",
-        "leaf · 16 × qm9700",
+        "leaf · 4 × qm9700 in each of 4 units",
         "spine · 9 × qm9700",
     ] {
         assert!(texts.iter().any(|t| t == count), "{count} in {texts:?}");

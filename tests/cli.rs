@@ -2416,3 +2416,27 @@ fn a_serving_search_times_the_fastest_split_and_lists_the_rest() {
     let o = railyard(&["workload", path_str(&file), "--serving", "--sequences", "8"]);
     assert!(assert_refused(&o).contains("--search"));
 }
+
+/// `report --overview` draws each design as the overview (units and racks as blocks), as
+/// `export --overview` does; without it the diagram has every device.
+#[test]
+fn report_draws_overviews_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let su = preset("dgx-h100-superpod-su.ron");
+    let md = dir.path().join("su.md");
+    for (overview, blocks) in [(false, false), (true, true)] {
+        let mut args = vec!["report", path_str(&su), "-o", path_str(&md)];
+        if overview {
+            args.push("--overview");
+        }
+        let o = railyard(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let svg = std::fs::read_to_string(dir.path().join("su.svg")).unwrap();
+        assert_eq!(
+            svg.contains(r#"<g class="block""#),
+            blocks,
+            "--overview {overview}"
+        );
+        assert_eq!(svg.contains("(overview)</title>"), blocks);
+    }
+}

@@ -979,3 +979,38 @@ fn a_cable_part_is_refused_where_the_template_picks_cables_itself() {
     let d = run(&s);
     assert!(d.links.iter().all(|l| l.cable == Some(PartId::new("tb5"))));
 }
+
+#[test]
+fn three_tiers_where_two_would_do_say_so() {
+    // 64 DGX at 1:1: 512 NIC ports / 32 down = 16 leaves, which one tier of 64-port spines
+    // holds; the core is for growth, and the notes say so. 512 DGX need the core (128
+    // leaves > 64).
+    let mut s = spec(Template::FatTree, 64);
+    s.tiers = 3;
+    let d = run(&s);
+    assert!(
+        d.notes
+            .contains("Two tiers would hold these 16 leaves (up to 64 under `qm9700` spines)"),
+        "{}",
+        d.notes
+    );
+    let mut s = spec(Template::FatTree, 512);
+    s.tiers = 3;
+    assert!(!run(&s).notes.contains("Two tiers would hold"));
+}
+
+#[test]
+fn rail_only_past_one_switch_per_rail_names_a_wider_switch() {
+    // 128 DGX: each rail needs 128 ports, past the QM9700's 64. The Q3400's 144 × 800G
+    // ports break out to 288 × 400G: one switch holds a rail.
+    let mut s = spec(Template::RailOnly, 128);
+    s.tiers = 2;
+    let d = run(&s);
+    assert!(
+        d.notes.contains(
+            "while a rail's 128 nodes fit one switch, as on `q3400` (288 ports at 400 Gb/s)"
+        ),
+        "{}",
+        d.notes
+    );
+}

@@ -238,3 +238,67 @@ fn the_inspector_says_what_each_end_takes() {
         Some("1 × dac-400g")
     );
 }
+
+/// `star` of `n` workstations, each with one 25 GbE ConnectX-4 Lx, on a MikroTik CRS504
+/// (4 × 100G QSFP28, each port broken out to 4 × 25G): copper in the rack.
+fn breakout_star(n: u32) -> Design {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut spec = TemplateSpec::new(Template::Star);
+    spec.nodes = Some(n);
+    spec.node = Some(PartId::new("workstation"));
+    spec.gpu = Some(PartId::new("rtx-3090"));
+    spec.nic = Some(PartId::new("cx4lx-25gbe"));
+    spec.switch = Some(PartId::new("crs504-4x100g"));
+    generate(&spec, &Catalog::builtin()).expect("a 25 GbE star")
+}
+
+#[test]
+fn a_broken_out_port_takes_a_splitter_dac_not_a_dac_per_link() {
+    let catalog = Catalog::builtin();
+    let quantity = |d: &Design, part: &str| {
+        bom_lines(d, &catalog)
+            .iter()
+            .find(|l| l.part.as_str() == part)
+            .map_or(0, |l| l.quantity)
+    };
+    // 2 legs fill one QSFP28 breakout ($70), not 2 SFP28 DACs that would not plug in.
+    let two = breakout_star(2);
+    assert_eq!(quantity(&two, "dac-100g-4x25g"), 1);
+    assert_eq!(quantity(&two, "dac-25g"), 0);
+    // 5 legs: ⌈5 / 4⌉ = 2 splitters.
+    assert_eq!(quantity(&breakout_star(5), "dac-100g-4x25g"), 2);
+    // The cut sheet names the splitter on each leg, without a quantity of its own.
+    let mut csv = Vec::new();
+    write_cable_plan(&two, &catalog, &mut csv).expect("cable plan");
+    let text = String::from_utf8(csv).expect("utf-8");
+    let row = text.lines().nth(1).expect("a row");
+    assert!(
+        row.contains(
+            ",dac-100g-4x25g,Generic 100G QSFP28 to 4x 25G SFP28 breakout DAC (one leg of 4),,"
+        ),
+        "{row}"
+    );
+    assert_eq!(
+        automatic_parts_text(&two, &catalog, &two.links[0]).as_deref(),
+        Some("a leg of dac-100g-4x25g at switch-01 (a splitter shared by 4 ports)")
+    );
+}
+
+#[test]
+fn a_single_nic_into_a_twin_port_cage_in_the_rack_is_a_twin_port_splitter() {
+    // One 400G NIC per node into QM9700 twin-port cages, in the rack: each pair of ports
+    // takes one 800G-to-2×400G splitter (MCP7Y00-class). Both ends on twin cages (the
+    // twin_pair above, in a rack) keep a DAC each.
+    let catalog = Catalog::builtin();
+    let (mut d, _) = fan_in("qm9700", "cx7-ndr-400", LinkTech::InfiniBand, 400.0, 4);
+    for l in &mut d.links {
+        l.length = LengthClass::InRack;
+    }
+    let lines = bom_lines(&d, &catalog);
+    let splitters = lines
+        .iter()
+        .find(|l| l.part.as_str() == "dac-800g-2x400g")
+        .map_or(0, |l| l.quantity);
+    assert_eq!(splitters, 2);
+    assert!(lines.iter().all(|l| l.part.as_str() != "dac-400g"));
+}

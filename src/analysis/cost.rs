@@ -15,7 +15,9 @@
 //!   two `optic-<N>g` transceivers cross-rack, N being the smallest of 10, 25, 100, 200, 400,
 //!   800 at or above the lane rate (above 800 the rate itself, rounded up, so a user catalog
 //!   can supply e.g. `optic-1600g`). Ends whose ports share a transceiver cage (twin-port
-//!   OSFP, a broken-out switch port) share its module (`optic_cages`). Active optical
+//!   OSFP, a broken-out switch port) share its module (`optic_cages`), and a DAC with one
+//!   end on such a cage is a leg of a splitter (`dac-100g-4x25g`, one per cage filled) where
+//!   the catalog has one. Active optical
 //!   cables (`aoc-<N>g`) are only used when a link names one; choosing them automatically
 //!   could become a setting later. An Ethernet link with an RJ-45 end (a node's built-in
 //!   10GBASE-T) is one `cat6a` per lane instead, with a `sfp-10gbase-t` module at each end
@@ -236,6 +238,13 @@ pub enum CableChoice<'a> {
     Derived { prefix: &'static str, gbit_s: u64 },
     /// A fixed id such as `tb5` or `nvlink-bridge`.
     Fixed(&'static str),
+    /// A splitter DAC, `dac-<cage>g-<legs>x<lane>g`: one plug in a shared cage (a port broken
+    /// out, a twin-port cage), a leg to each of `legs` ports.
+    Splitter {
+        cage_gbit_s: u64,
+        legs: u32,
+        lane_gbit_s: u64,
+    },
 }
 
 impl CableChoice<'_> {
@@ -244,6 +253,11 @@ impl CableChoice<'_> {
             CableChoice::Named(id) => id.clone(),
             CableChoice::Derived { prefix, gbit_s } => PartId(format!("{prefix}-{gbit_s}g")),
             CableChoice::Fixed(id) => PartId::new(id),
+            CableChoice::Splitter {
+                cage_gbit_s,
+                legs,
+                lane_gbit_s,
+            } => PartId(format!("dac-{cage_gbit_s}g-{legs}x{lane_gbit_s}g")),
         }
     }
 }
@@ -442,6 +456,22 @@ pub fn bom_lines(design: &Design, catalog: &Catalog) -> Vec<BomLine> {
                 cables.add(
                     CableChoice::Derived {
                         prefix: OPTIC,
+                        gbit_s,
+                    },
+                    lanes,
+                );
+            }),
+            Some(CableNeed {
+                choice:
+                    CableChoice::Derived {
+                        prefix: "dac",
+                        gbit_s,
+                    },
+                ..
+            }) => optics.add_dac(link, gbit_s, |gbit_s, lanes| {
+                cables.add(
+                    CableChoice::Derived {
+                        prefix: "dac",
                         gbit_s,
                     },
                     lanes,

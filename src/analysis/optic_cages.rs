@@ -5,7 +5,9 @@
 //! takes one 800G module with splitter fibre. A device's optical ends of one rate are packed
 //! into as few cages as they fill, as a cabling plan plugs them: n ends need ⌈n / ports per
 //! cage⌉ modules. A cage's module is `optic-<N>g` for the cage's whole rate; a catalog
-//! without that part keeps one module per end.
+//! without that part keeps one module per end. Copper is the same with one end: a DAC whose
+//! one end shares a cage is a leg of a splitter (`dac-100g-4x25g`: a QSFP28 plug in a port
+//! broken out to 4 × 25G, an SFP28 leg to each NIC), bought once per cage its legs fill.
 
 use super::cost::{CableChoice, FastMap, cable_speed_grade};
 use super::twisted_pair::{RJ45_MODULE, TWISTED_PAIR, twisted_pair};
@@ -156,7 +158,45 @@ fn end_module(
     }
 }
 
-/// Counts the derived optics of a design's links, end by end, filling shared cages.
+/// The splitter DAC whose legs fill a cage of `legs` lanes at grade `gbit_s`, when the
+/// catalog has it.
+fn splitter(gbit_s: u64, legs: u32, catalog: &Catalog) -> Option<CableChoice<'static>> {
+    let choice = CableChoice::Splitter {
+        cage_gbit_s: cable_speed_grade(gbit_s as f64 * f64::from(legs))?,
+        legs,
+        lane_gbit_s: gbit_s,
+    };
+    match catalog.cable(&choice.part_id()) {
+        Some(spec) if spec.medium == CableMedium::Dac => Some(choice),
+        _ => None,
+    }
+}
+
+/// The splitter a link's derived DAC (grade `gbit_s`) is a leg of, and the end whose cage
+/// holds it: where exactly one end shares a cage and the catalog has the splitter. Two
+/// shared ends (a twin-port cage at each) keep a DAC of their own.
+pub fn dac_splitter(
+    design: &Design,
+    catalog: &Catalog,
+    link: &Link,
+    gbit_s: u64,
+) -> Option<(CableChoice<'static>, Endpoint)> {
+    let lane_gbit_s = link.rate_gbit_s.gbit_s();
+    let shared = |end: Endpoint| {
+        design
+            .device(end.device)
+            .map_or(1, |d| lanes_per_cage(d, end.port, lane_gbit_s, catalog))
+    };
+    let (end, legs) = match (shared(link.a), shared(link.b)) {
+        (a, 1) if a > 1 => (link.a, a),
+        (1, b) if b > 1 => (link.b, b),
+        _ => return None,
+    };
+    splitter(gbit_s, legs, catalog).map(|choice| (choice, end))
+}
+
+/// Counts the derived optics of a design's links, end by end, filling shared cages, and the
+/// splitter DACs whose legs fill them.
 pub(crate) struct CagedOptics<'d, 'c> {
     design: &'d Design,
     catalog: &'c Catalog,
@@ -168,6 +208,10 @@ pub(crate) struct CagedOptics<'d, 'c> {
     first: Vec<Option<((u64, u32), u64)>>,
     /// Other ends on shared cages: (device, lane grade, lanes per cage) → lanes.
     cages: FastMap<(DeviceId, u64, u32), u64>,
+    /// Splitter legs by the device whose cage holds them: (device, lane grade, legs) → lanes.
+    legs: FastMap<(DeviceId, u64, u32), u64>,
+    /// Whether the catalog has the splitter of (lane grade, legs), looked up once each.
+    splitters: FastMap<(u64, u32), Option<CableChoice<'static>>>,
 }
 
 impl<'d, 'c> CagedOptics<'d, 'c> {
@@ -178,6 +222,8 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
             table: None,
             first: Vec::new(),
             cages: FastMap::default(),
+            legs: FastMap::default(),
+            splitters: FastMap::default(),
         }
     }
 
@@ -218,6 +264,33 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
         }
     }
 
+    /// A link whose DAC is derived at grade `gbit_s`: a splitter's leg where exactly one end
+    /// shares a cage (counted at `finish`), else its own DAC per lane through `loose`.
+    pub(crate) fn add_dac(&mut self, link: &Link, gbit_s: u64, mut loose: impl FnMut(u64, u64)) {
+        let lanes = u64::from(link.lanes);
+        let lane_gbit_s = link.rate_gbit_s.gbit_s();
+        let a = self
+            .cages(link.a.device)
+            .lanes_per_cage(link.a.port, lane_gbit_s);
+        let b = self
+            .cages(link.b.device)
+            .lanes_per_cage(link.b.port, lane_gbit_s);
+        let (device, legs) = match (a, b) {
+            (a, 1) if a > 1 => (link.a.device, a),
+            (1, b) if b > 1 => (link.b.device, b),
+            _ => return loose(gbit_s, lanes),
+        };
+        let catalog = self.catalog;
+        let known = *self
+            .splitters
+            .entry((gbit_s, legs))
+            .or_insert_with(|| splitter(gbit_s, legs, catalog));
+        match known {
+            Some(_) => *self.legs.entry((device, gbit_s, legs)).or_default() += lanes,
+            None => loose(gbit_s, lanes),
+        }
+    }
+
     fn add_caged(&mut self, (device, gbit_s, shared): (DeviceId, u64, u32), lanes: u64) {
         let kind = (gbit_s, shared);
         match self.first.get_mut(device.0 as usize) {
@@ -228,9 +301,18 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
     }
 
     /// The modules of the shared cages, as (grade, count): a cage module per cage filled, or
-    /// one module per end when the catalog lacks the cage's module.
+    /// one module per end when the catalog lacks the cage's module; then the splitters, one
+    /// per cage their legs fill.
     pub(crate) fn finish(self) -> impl Iterator<Item = (CableChoice<'static>, u64)> {
         let catalog = self.catalog;
+        let splitters = self.splitters;
+        let legs = self
+            .legs
+            .into_iter()
+            .filter_map(move |((_, gbit_s, legs), lanes)| {
+                let choice = splitters.get(&(gbit_s, legs)).copied().flatten()?;
+                Some((choice, lanes.div_ceil(u64::from(legs))))
+            });
         self.first
             .into_iter()
             .flatten()
@@ -254,6 +336,7 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
                     count,
                 )
             })
+            .chain(legs)
     }
 }
 
@@ -278,6 +361,21 @@ pub fn automatic_parts_text(design: &Design, catalog: &Catalog, link: &Link) -> 
         ));
     }
     let need = super::cost::link_cable(&automatic, catalog)?;
+    if let CableChoice::Derived {
+        prefix: "dac",
+        gbit_s,
+    } = need.choice
+        && let Some((splitter, end)) = dac_splitter(design, catalog, link, gbit_s)
+    {
+        let CableChoice::Splitter { legs, .. } = splitter else {
+            return None;
+        };
+        return Some(format!(
+            "{per_lane}a leg of {} at {} (a splitter shared by {legs} ports)",
+            splitter.part_id(),
+            name(end)
+        ));
+    }
     let CableChoice::Derived {
         prefix: OPTIC,
         gbit_s,

@@ -185,6 +185,8 @@ fn ring_ui(ui: &mut Ui, ring: &RingOrder, design: &Design, dark: bool) {
             &format!("{} × {}", count, hop_label(*hop)),
         );
     }
+    // The dots are coloured by node, not by link: say so, or they read as more link kinds.
+    ui.weak("Dots: each node's GPUs in a colour of their own.");
     ui.separator();
 
     let node_color: HashMap<DeviceId, Color32> = nodes

@@ -956,7 +956,16 @@ fn collective_result_ui(
     ui.label(format!(
         "busbw {:.1} GB/s (line-rate bound {:.1} GB/s), algbw {:.1} GB/s",
         r.busbw_gbyte_s, r.busbw_bound_gbyte_s, r.algbw_gbyte_s
-    ));
+    ))
+    .on_hover_text(
+        "busbw: the bus bandwidth nccl-tests prints (algbw × its factor for the operation: \
+         2(n−1)/n for an all-reduce), so sizes and GPU counts compare.\n\
+         Line-rate bound: the most busbw the links could carry for this operation at their \
+         full rates, every port of every node sending at once, before any library or \
+         protocol cost and without in-network reduction. An algorithm that uses fewer links \
+         (a ring over 2 of a node's 3 cables) stays further below it.\n\
+         algbw: bytes / time.",
+    );
     let bottleneck_links: Vec<LinkId> = r
         .bottleneck
         .iter()

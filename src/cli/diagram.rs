@@ -26,6 +26,16 @@ pub(super) fn design_svg(
     )
 }
 
+/// The design's overview SVG (pods, units and racks folded into blocks), links coloured by
+/// technology: the report's diagram with `--overview`.
+pub(super) fn overview_svg(
+    file: &Path,
+    design: &Design,
+    catalog: &Catalog,
+) -> anyhow::Result<String> {
+    design_svg_in(file, design, ColorMode::Technology, None, true, catalog)
+}
+
 /// The design's SVG with links coloured by `mode`; a heatmap runs an all-reduce of
 /// `heatmap_bytes` (1 GiB if not given). `overview`: pods and rows folded into blocks.
 fn design_svg_in(

@@ -5,7 +5,7 @@ use super::args::{
     chosen_workload, parse_bytes, parse_fraction, parse_model, parse_routing, parse_weights,
 };
 use super::compare::comparison;
-use super::diagram::design_svg;
+use super::diagram::{design_svg, overview_svg};
 use super::{load, write_stdout};
 use crate::analysis::collective::{QuantizedWeights, Routing};
 use crate::io::design_file::write_atomically;
@@ -46,6 +46,10 @@ pub(super) struct ReportArgs {
     /// hash of each connection) or `adaptive` (the switches balance them).
     #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
     routing: Routing,
+    /// Draw each diagram as an overview (pods, units and racks as blocks, bundles between
+    /// them), as `export --overview` does: for a slide of a large fabric.
+    #[arg(long)]
+    overview: bool,
 }
 
 pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
@@ -117,7 +121,11 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
         return write_stdout(&report);
     }
     for (path, file, design) in &diagrams {
-        let svg = design_svg(file, design, None, catalog)?;
+        let svg = if args.overview {
+            overview_svg(file, design, catalog)?
+        } else {
+            design_svg(file, design, None, catalog)?
+        };
         write_atomically(path, svg.as_bytes())
             .with_context(|| format!("could not write {}", path.display()))?;
     }

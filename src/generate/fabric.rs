@@ -10,6 +10,7 @@ use super::parts::{
     node_count,
 };
 use super::{GenerateError, TemplateSpec};
+use crate::model::catalog::NetFamily;
 use crate::model::units::count_of;
 use crate::model::{
     Catalog, Design, DeviceId, GroupId, GroupKind, LengthClass, PartId, Pos, SwitchRole,
@@ -307,6 +308,14 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
         )
     };
     notes.push(sizing_note(&down, &ups, &ratio, upper, pods.len()));
+    // Three tiers where two hold every leaf: the core is bought for growth, and says so.
+    if tiers == 3 && leaf_count <= radix as usize {
+        notes.push(format!(
+            "Two tiers would hold these {leaf_count} leaves (up to {radix} under `{}` spines): \
+             the core tier here is for growth beyond them.",
+            plan.part
+        ));
+    }
     notes.extend(plan.remarks.iter().cloned());
     Ok(b.finish(notes.join(" "), catalog))
 }
@@ -774,6 +783,42 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
         leaves.len(),
         leaf_ports(&down, &all_ups)
     ));
+    notes.push(rail_radix_note(catalog, &plan, n));
     notes.extend(plan.remarks.iter().cloned());
     Ok(b.finish(notes.join(" "), catalog))
+}
+
+/// Rail-only saves spines only while a rail fits one switch. Past that it builds about what
+/// rail-optimized does; the note says so and names the smallest catalog switch of the same
+/// family whose ports at the rail's rate hold all `nodes` of a rail.
+fn rail_radix_note(catalog: &Catalog, plan: &SwitchPlan, nodes: u32) -> String {
+    let rate = plan.node_wire.rate.gbit_s();
+    let family = catalog.switch(&plan.part).map(|s| s.family);
+    let wider = catalog
+        .parts()
+        .filter_map(|p| match &p.spec {
+            crate::model::catalog::PartSpec::Switch(s) => Some((&p.id, s)),
+            _ => None,
+        })
+        .filter(|(_, s)| Some(s.family) == family || s.family == NetFamily::Both)
+        .filter_map(|(id, s)| {
+            let port = s.port_gbit_s.gbit_s();
+            // Ports at the rail's rate: whole ports, or ports broken out down to it.
+            let per_port = (port / rate).round();
+            let fits = port >= rate
+                && (per_port <= f64::from(s.max_breakout.max(1)))
+                && (port / per_port - rate).abs() < 1e-6 * rate;
+            let ports = f64::from(s.ports) * per_port;
+            (fits && ports >= f64::from(nodes)).then_some((id, ports as u32))
+        })
+        .min_by_key(|&(_, ports)| ports);
+    let why = format!(
+        "Past one switch per rail, each rail is a Clos of its own, about the switches \
+         rail-optimized builds: rail-only saves spines while a rail's {nodes} nodes fit one \
+         switch"
+    );
+    match wider {
+        Some((id, ports)) => format!("{why}, as on `{id}` ({ports} ports at {rate} Gb/s)."),
+        None => format!("{why}; the catalog has no switch with {nodes} ports at {rate} Gb/s."),
+    }
 }

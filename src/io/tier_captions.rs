@@ -43,10 +43,52 @@ pub fn tier_captions(
     }
     rows.iter()
         .map(|t: &DeviceRow| TierCaption {
-            text: t.caption(),
+            text: per_frame(design, t).unwrap_or_else(|| t.caption()),
             at: t.at,
         })
         .collect()
+}
+
+/// "leaf · 8 × qm9700 in each of 4 units" for a row that runs through several units or pods
+/// side by side, each holding as many of its switches: the caption sits inside the first of
+/// them, so a total would read as that one's. None where the row is in one frame, its
+/// frames hold different counts, or they are racks.
+fn per_frame(design: &Design, row: &DeviceRow) -> Option<String> {
+    let outermost = |i: usize| {
+        let mut group = design.group(design.devices[i].group?)?;
+        while let Some(parent) = group.parent.and_then(|p| design.group(p)) {
+            group = parent;
+        }
+        Some(group)
+    };
+    let mut frames: Vec<(crate::model::GroupId, crate::model::GroupKind, usize)> = Vec::new();
+    for &i in &row.members {
+        let g = outermost(i)?;
+        match frames.iter_mut().find(|f| f.0 == g.id) {
+            Some(f) => f.2 += 1,
+            None => frames.push((g.id, g.kind, 1)),
+        }
+    }
+    let (_, kind, count) = *frames.first()?;
+    if frames.len() < 2 || frames.iter().any(|f| f.1 != kind || f.2 != count) {
+        return None;
+    }
+    // Top-of-rack leaves each in a rack of their own are one row of the tree, not a count
+    // per rack: only units and pods, which hold a tier's worth each, are named.
+    let noun = match kind {
+        crate::model::GroupKind::Pod => "pods",
+        crate::model::GroupKind::ScalableUnit => "units",
+        crate::model::GroupKind::Rack | crate::model::GroupKind::Plane => return None,
+    };
+    let what = match &row.model {
+        Some(m) => format!("{count} × {m}"),
+        None => format!("{count} switches"),
+    };
+    Some(format!(
+        "{} · {what} in each of {} {noun}",
+        row.kind.label(),
+        frames.len()
+    ))
 }
 
 #[cfg(test)]
@@ -78,6 +120,27 @@ mod tests {
             .map(|d| d.pos.x - 50.0)
             .fold(f32::INFINITY, f32::min);
         assert_eq!(captions[1].at.0, leftmost_leaf);
+    }
+
+    /// 128 DGX: four units of 8 leaves in a 2 × 2 grid, under 16 spines outside any unit.
+    /// Each row of leaves runs through two units: its caption, inside the first, counts one
+    /// unit's leaves, not the row's 16.
+    #[test]
+    fn a_row_through_several_units_is_captioned_per_unit() {
+        let catalog = Catalog::builtin();
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(128);
+        let design = generate(&spec, &catalog).expect("generates");
+        let captions = tier_captions(&design, boxes(&design));
+        let texts: Vec<&str> = captions.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "leaf · 8 × qm9700 in each of 2 units",
+                "spine · 16 × qm9700",
+                "leaf · 8 × qm9700 in each of 2 units"
+            ]
+        );
     }
 
     /// 1,024 core switches of an 8,192-node fabric do not fit one row: the rows they wrap

@@ -280,6 +280,9 @@ pub fn advice_reusing(
             ));
         }
     }
+    // Machines on a desk: Thunderbolt left idle, a workstation past a household circuit.
+    out.extend(super::desk_advice::idle_thunderbolt(design, catalog));
+    out.extend(super::desk_advice::household_circuit(design, catalog));
 
     // RoCE without lossless configuration.
     let lossy: Vec<&crate::model::Link> = design

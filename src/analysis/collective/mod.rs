@@ -11,6 +11,7 @@
 
 pub mod advice;
 mod channels;
+mod desk_advice;
 pub mod efficiency;
 mod evaluate;
 pub(crate) use evaluate::calibrated_ring_step_us;

@@ -2,7 +2,8 @@
 //! the part the bill of materials counts for it, a length class and a printable label.
 //! Optics the bill derives are per end (`a_transceiver`, `b_transceiver`): an end on a
 //! twin-port or broken-out cage names the cage's module, which it shares with the cage's
-//! other cables. Twisted pair into an SFP+ cage names the RJ-45 module there.
+//! other cables. Twisted pair into an SFP+ cage names the RJ-45 module there. A DAC that is
+//! a splitter's leg names the splitter, with no quantity: its cage's legs share one.
 //! RFC 4180 quoting by the `csv` crate, so names with commas or quotes open in a spreadsheet.
 
 use super::ExportError;
@@ -64,6 +65,20 @@ fn row(design: &Design, cable: &Cable<'_>, catalog: &Catalog) -> [String; 19] {
             };
             let ends = [end(link.a), end(link.b)];
             (String::new(), String::new(), String::new(), ends)
+        }
+        // A splitter's leg: the splitter is bought once for the legs that share its cage.
+        Some((choice @ CableChoice::Splitter { legs, .. }, _)) => {
+            let id = choice.part_id();
+            let model = catalog
+                .get(&id)
+                .map(|p| format!("{} {} (one leg of {legs})", p.vendor, p.model))
+                .unwrap_or_default();
+            (
+                id.as_str().to_string(),
+                model,
+                String::new(),
+                Default::default(),
+            )
         }
         Some((choice, quantity)) => {
             let id = choice.part_id();

@@ -3,6 +3,7 @@
 
 use super::ExportError;
 use crate::analysis::cost::{CableChoice, link_cable};
+use crate::analysis::optic_cages::dac_splitter;
 use crate::analysis::twisted_pair::{TWISTED_PAIR, twisted_pair};
 use crate::io::link_colors::{Background, ColorMode, LinkPainter};
 use crate::model::catalog::CableMedium;
@@ -140,8 +141,8 @@ pub fn technology_painter() -> LinkPainter<'static> {
 }
 
 /// The cable or optic part of a link as the bill of materials counts it, and how many
-/// pieces (two transceivers per lane for optics; twisted pair at an RJ-45 end), or None for
-/// a link without one.
+/// pieces (two transceivers per lane for optics; twisted pair at an RJ-45 end; a splitter
+/// DAC for a leg of one, one per lane), or None for a link without one.
 pub fn cable_part<'a>(
     design: &Design,
     link: &'a Link,
@@ -150,7 +151,17 @@ pub fn cable_part<'a>(
     if twisted_pair(design, catalog, link).is_some() {
         return Some((CableChoice::Fixed(TWISTED_PAIR), u64::from(link.lanes)));
     }
-    link_cable(link, catalog).map(|need| (need.choice, need.quantity))
+    let need = link_cable(link, catalog)?;
+    // A DAC that is a splitter's leg names the splitter, which its cage's other legs share.
+    if let CableChoice::Derived {
+        prefix: "dac",
+        gbit_s,
+    } = need.choice
+        && let Some((splitter, _)) = dac_splitter(design, catalog, link, gbit_s)
+    {
+        return Some((splitter, u64::from(link.lanes)));
+    }
+    Some((need.choice, need.quantity))
 }
 
 /// NetBox's cable type slug for a link's part, where the part says it: a DAC is

@@ -592,10 +592,11 @@ fn why_chosen(
             "at"
         },
         crate::model::units::time_text(next.time_us),
-        if time_us > 0.0 {
-            format!("{:+.0} %", (next.time_us / time_us - 1.0) * 100.0)
-        } else {
-            "n/a".into()
+        match (next.time_us / time_us - 1.0) * 100.0 {
+            _ if time_us <= 0.0 => "n/a".into(),
+            // "+0 %" would read as a tie the ranking broke by chance: say how close.
+            percent if percent.abs() < 0.5 => "within 0.5 %".into(),
+            percent => format!("{percent:+.0} %"),
         }
     );
     if next.time_us < time_us {
