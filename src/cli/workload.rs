@@ -436,7 +436,8 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     );
     report.figures = Some(figures);
     report.job = Some(detail);
-    if let Some(fitted) = chosen.fitted.take() {
+    // A search chose its own layout: the narrowed default it started from is not the one run.
+    if let Some(fitted) = chosen.fitted.take().filter(|_| !args.job.searches()) {
         report.notes.insert(0, fitted);
     }
     report.serving_layouts = serving_layouts.map(|ranked| {
