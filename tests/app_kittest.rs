@@ -776,6 +776,21 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     harness.get_by_label("Workload").click();
     wait_for_analysis(&mut harness);
     harness.get_by_label_contains("8 GPUs requested but the design has 4");
+    // The sidebar offers the layout `workload` narrows to: TP 4 on the four Macs.
+    harness.get_by_label("Fit to 4 GPUs: TP 4 × PP 1").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Fit to 4 GPUs: TP 4 × PP 1").click();
+    harness.run();
+    wait_for_analysis(&mut harness);
+    {
+        let (_, analysis) = harness.state().analysis().expect("an analysis");
+        let fitted = analysis
+            .workload
+            .as_ref()
+            .and_then(|w| w.as_ref().ok())
+            .unwrap_or_else(|| panic!("a step once fitted: {:?}", analysis.workload));
+        assert_eq!((fitted.mapping.tp, fitted.mapping.pp), (4, 1));
+    }
     // Llama 8B runs data-parallel over the four Macs.
     harness.get_by_label("model").scroll_to_me();
     harness.run();

@@ -10,7 +10,7 @@ use crate::analysis::accuracy::Checked;
 use crate::analysis::assess;
 use crate::analysis::collective::{
     AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, QuantizedWeights,
-    Routing, SERVING_SEQUENCES, Workload, WorkloadResult, model_label, sweep_sizes,
+    Routing, SERVING_SEQUENCES, Workload, WorkloadResult, fitted_layout, model_label, sweep_sizes,
 };
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
@@ -535,6 +535,20 @@ fn workload_ui(
             }
             Some(Err(message)) => {
                 ui.colored_label(ui.visuals().warn_fg_color, message.to_string());
+                // A layout larger than the design: offer the one `workload` would narrow it to.
+                let gpus = analysis.metrics.gpus;
+                if let Some((tp, pp)) = fitted_layout(settings.tp, settings.pp, gpus)
+                    && ui
+                        .button(format!("Fit to {gpus} GPUs: TP {tp} × PP {pp}"))
+                        .on_hover_text(
+                            "Tensor parallelism to the largest power of two the GPUs hold, \
+                             then pipeline stages to what is left",
+                        )
+                        .clicked()
+                {
+                    settings.tp = tp;
+                    settings.pp = pp;
+                }
             }
             None => {}
         }

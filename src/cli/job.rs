@@ -2,7 +2,7 @@
 //! search, or serving's decode rate and time to first token.
 
 use super::args::{parse_fraction, parse_weights};
-use crate::analysis::collective::{Precision, QuantizedWeights, Routing, Workload};
+use crate::analysis::collective::{Precision, QuantizedWeights, Routing, Workload, fitted_layout};
 use crate::analysis::job::economics::{
     DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH,
 };
@@ -145,19 +145,6 @@ pub(super) struct Chosen {
     pub serving: Option<ServingJob>,
     /// Said when the model's usual layout did not fit the design's GPUs and was narrowed.
     pub fitted: Option<String>,
-}
-
-/// The model's usual layout narrowed to `gpus`: tensor parallelism to the largest power of
-/// two the GPUs hold, then pipeline stages to what is left (at least one). None when it
-/// fits as it is.
-fn fitted_layout(tp: u32, pp: u32, gpus: u64) -> Option<(u32, u32)> {
-    if gpus == 0 || u64::from(tp) * u64::from(pp) <= gpus {
-        return None;
-    }
-    let largest_power = 1u64 << (63 - gpus.leading_zeros());
-    let fit_tp = u64::from(tp).min(largest_power) as u32;
-    let fit_pp = u64::from(pp).min(gpus / u64::from(fit_tp)).max(1) as u32;
-    Some((fit_tp, fit_pp))
 }
 
 /// The training (and serving) job of the arguments: `base` gives the built-in model's usual
@@ -544,7 +531,7 @@ fn energy_text(mwh: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{energy_text, fitted_layout};
+    use super::energy_text;
 
     #[test]
     fn energy_reads_in_mwh_then_gwh() {
@@ -552,17 +539,5 @@ mod tests {
         assert_eq!(energy_text(41.667), "41.7 MWh");
         // 65,536 H100s for 274.7 days at PUE 1.58: 940,492 MWh.
         assert_eq!(energy_text(940_492.0), "940 GWh");
-    }
-
-    #[test]
-    fn a_usual_layout_too_big_for_the_design_is_narrowed_to_it() {
-        // TP 8 on 4 Macs: TP 4. On 6 GPUs: TP 4 (a power of two), PP 1. TP 8 × PP 4 on 16
-        // GPUs: TP 8 kept, PP 2. A layout that fits, or no GPUs at all, stays as it is.
-        assert_eq!(fitted_layout(8, 1, 4), Some((4, 1)));
-        assert_eq!(fitted_layout(8, 1, 6), Some((4, 1)));
-        assert_eq!(fitted_layout(8, 4, 16), Some((8, 2)));
-        assert_eq!(fitted_layout(8, 1, 1), Some((1, 1)));
-        assert_eq!(fitted_layout(2, 1, 4), None);
-        assert_eq!(fitted_layout(8, 1, 0), None);
     }
 }

@@ -54,7 +54,7 @@ pub use routing::Routing;
 pub use workload::{CommComponent, CommFabrics, CommKind, Moe};
 pub use workload::{
     MODELS, Mapping, Precision, QuantizedWeights, SERVING_SEQUENCES, Workload, WorkloadResult,
-    model_label, workload_step_comm, workload_step_comm_in,
+    fitted_layout, model_label, workload_step_comm, workload_step_comm_in,
 };
 pub use workspace::Workspace;
 

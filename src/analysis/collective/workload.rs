@@ -146,6 +146,20 @@ pub const MODELS: [(&str, &str); 5] = [
     ("deepseek-v3", "DeepSeek-V3 671B (MoE)"),
 ];
 
+/// A layout of `tp` × `pp` GPUs narrowed to `gpus`: tensor parallelism to the largest power
+/// of two the GPUs hold, then pipeline stages to what is left (at least one). None when it
+/// fits as it is, or there are no GPUs. `workload` starts from it when a model's usual
+/// layout is larger than the design; the sidebar offers it.
+pub fn fitted_layout(tp: u32, pp: u32, gpus: u64) -> Option<(u32, u32)> {
+    if gpus == 0 || u64::from(tp) * u64::from(pp) <= gpus {
+        return None;
+    }
+    let largest_power = 1u64 << (63 - gpus.leading_zeros());
+    let fit_tp = u64::from(tp).min(largest_power) as u32;
+    let fit_pp = u64::from(pp).min(gpus / u64::from(fit_tp)).max(1) as u32;
+    Some((fit_tp, fit_pp))
+}
+
 /// The label `MODELS` gives a model id, else the id itself.
 pub fn model_label(id: &str) -> &str {
     MODELS
@@ -727,4 +741,21 @@ fn step_comm(
         components,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fitted_layout;
+
+    #[test]
+    fn a_usual_layout_too_big_for_the_design_is_narrowed_to_it() {
+        // TP 8 on 4 Macs: TP 4. On 6 GPUs: TP 4 (a power of two), PP 1. TP 8 × PP 4 on 16
+        // GPUs: TP 8 kept, PP 2. A layout that fits, or no GPUs at all, stays as it is.
+        assert_eq!(fitted_layout(8, 1, 4), Some((4, 1)));
+        assert_eq!(fitted_layout(8, 1, 6), Some((4, 1)));
+        assert_eq!(fitted_layout(8, 4, 16), Some((8, 2)));
+        assert_eq!(fitted_layout(8, 1, 1), Some((1, 1)));
+        assert_eq!(fitted_layout(2, 1, 4), None);
+        assert_eq!(fitted_layout(8, 1, 0), None);
+    }
 }
