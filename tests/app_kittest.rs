@@ -777,7 +777,9 @@ fn sidebar_gives_advice_and_times_a_training_step() {
     wait_for_analysis(&mut harness);
     harness.get_by_label_contains("8 GPUs requested but the design has 4");
     // The sidebar offers the layout `workload` narrows to: TP 4 on the four Macs.
-    harness.get_by_label("Fit to 4 GPUs: TP 4 × PP 1").scroll_to_me();
+    harness
+        .get_by_label("Fit to 4 GPUs: TP 4 × PP 1")
+        .scroll_to_me();
     harness.run();
     harness.get_by_label("Fit to 4 GPUs: TP 4 × PP 1").click();
     harness.run();
