@@ -172,9 +172,19 @@ fn splitter(gbit_s: u64, legs: u32, catalog: &Catalog) -> Option<CableChoice<'st
     }
 }
 
+/// Which end of a DAC holds a splitter, from how many lanes share each end's cage: end a
+/// (true) or b with its legs, where exactly one end shares. Two shared ends (a twin-port cage
+/// at each) keep a DAC of their own.
+fn splitter_end(a_shared: u32, b_shared: u32) -> Option<(bool, u32)> {
+    match (a_shared, b_shared) {
+        (a, 1) if a > 1 => Some((true, a)),
+        (1, b) if b > 1 => Some((false, b)),
+        _ => None,
+    }
+}
+
 /// The splitter a link's derived DAC (grade `gbit_s`) is a leg of, and the end whose cage
-/// holds it: where exactly one end shares a cage and the catalog has the splitter. Two
-/// shared ends (a twin-port cage at each) keep a DAC of their own.
+/// holds it, where the catalog has it (`splitter_end`).
 pub fn dac_splitter(
     design: &Design,
     catalog: &Catalog,
@@ -187,11 +197,8 @@ pub fn dac_splitter(
             .device(end.device)
             .map_or(1, |d| lanes_per_cage(d, end.port, lane_gbit_s, catalog))
     };
-    let (end, legs) = match (shared(link.a), shared(link.b)) {
-        (a, 1) if a > 1 => (link.a, a),
-        (1, b) if b > 1 => (link.b, b),
-        _ => return None,
-    };
+    let (at_a, legs) = splitter_end(shared(link.a), shared(link.b))?;
+    let end = if at_a { link.a } else { link.b };
     splitter(gbit_s, legs, catalog).map(|choice| (choice, end))
 }
 
@@ -275,11 +282,10 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
         let b = self
             .cages(link.b.device)
             .lanes_per_cage(link.b.port, lane_gbit_s);
-        let (device, legs) = match (a, b) {
-            (a, 1) if a > 1 => (link.a.device, a),
-            (1, b) if b > 1 => (link.b.device, b),
-            _ => return loose(gbit_s, lanes),
+        let Some((at_a, legs)) = splitter_end(a, b) else {
+            return loose(gbit_s, lanes);
         };
+        let device = if at_a { link.a.device } else { link.b.device };
         let catalog = self.catalog;
         let known = *self
             .splitters

@@ -4,7 +4,7 @@
 
 use super::checked::{CheckedDesign, DeviceParts, as_nic, as_node};
 use super::{Finding, Severity, codes::*};
-use crate::model::{Device, DeviceKind, Watts};
+use crate::model::{Catalog, Device, DeviceKind, Part, PartId, Watts};
 
 pub(super) fn check_chassis(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     for (device, parts) in checked.design.devices.iter().zip(&checked.device_parts) {
@@ -100,22 +100,47 @@ fn drawn_power<'a>(
     device: &'a Device,
     parts: &DeviceParts<'a>,
 ) -> Watts {
-    let model = parts.model.map_or(0.0, |p| p.power_w.0);
-    let nics: f64 = parts.nics.iter().flatten().map(|p| p.power_w.0).sum();
+    draw(
+        device,
+        parts.model,
+        parts.nics.iter().flatten().copied(),
+        |id| checked.part(id),
+    )
+}
+
+/// `drawn_power` for a caller outside the checks, its parts looked up in `catalog`.
+pub(crate) fn device_draw<'a>(device: &'a Device, catalog: &'a Catalog) -> Watts {
+    let (model, nics) = match &device.kind {
+        DeviceKind::GpuNode(n) => (Some(&n.model), &n.nics[..]),
+        DeviceKind::Host(h) => (h.model.as_ref(), &h.nics[..]),
+        _ => (None, &[][..]),
+    };
+    draw(
+        device,
+        model.and_then(|m| catalog.get(m)),
+        nics.iter().filter_map(|slot| catalog.get(&slot.part)),
+        |id| catalog.get(id),
+    )
+}
+
+fn draw<'a>(
+    device: &'a Device,
+    model: Option<&'a Part>,
+    nics: impl Iterator<Item = &'a Part>,
+    part: impl Fn(&'a PartId) -> Option<&'a Part>,
+) -> Watts {
+    let nics: f64 = nics.map(|p| p.power_w.0).sum();
     let gpus = match &device.kind {
         DeviceKind::GpuNode(node)
-            if parts
-                .model
+            if model
                 .and_then(as_node)
                 .is_some_and(|spec| !spec.gpus_included_in_price) =>
         {
-            checked
-                .part(&node.gpu)
-                .map_or(0.0, |gpu| gpu.power_w.0 * f64::from(node.gpu_count))
+            part(&node.gpu).map_or(0.0, |gpu| gpu.power_w.0 * f64::from(node.gpu_count))
         }
         _ => 0.0,
     };
-    Watts(model + nics + gpus)
+    Watts(model.map_or(0.0, |p| p.power_w.0) + nics + gpus)
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ mod reporting;
 mod uncabled;
 
 pub use crate::analysis::finding::{Finding, Severity};
+pub(crate) use chassis::device_draw;
 
 /// The stable check codes.
 pub mod codes {

@@ -73,8 +73,8 @@ pub fn idle_thunderbolt(design: &Design, catalog: &Catalog) -> Option<Finding> {
     })
 }
 
-/// Workstations (a chassis that takes any GPU) that draw more with their GPUs than a
-/// household circuit carries continuously.
+/// Workstations (a chassis that takes any GPU) that draw more with their GPUs and NICs than
+/// a household circuit carries continuously.
 pub fn household_circuit(design: &Design, catalog: &Catalog) -> Option<Finding> {
     let mut over: Vec<DeviceId> = Vec::new();
     let mut worst_w: f64 = 0.0;
@@ -82,14 +82,11 @@ pub fn household_circuit(design: &Design, catalog: &Catalog) -> Option<Finding> 
         let DeviceKind::GpuNode(n) = &d.kind else {
             continue;
         };
-        let (Some(spec), Some(chassis)) = (catalog.node(&n.model), catalog.get(&n.model)) else {
-            continue;
-        };
-        if !spec.any_gpu {
+        if !catalog.node(&n.model).is_some_and(|spec| spec.any_gpu) {
             continue;
         }
-        let gpu_w = catalog.get(&n.gpu).map_or(0.0, |g| g.power_w.0);
-        let draw_w = chassis.power_w.0 + f64::from(n.gpu_count) * gpu_w;
+        // As the supply check counts it: chassis, GPUs and NICs.
+        let draw_w = crate::analysis::checks::device_draw(d, catalog).0;
         if draw_w > HOUSEHOLD_CIRCUIT_W {
             over.push(d.id);
             worst_w = worst_w.max(draw_w);
