@@ -247,6 +247,33 @@ fn a_user_catalog_overrides_built_in_prices() {
     std::fs::write(&user, "(version: 1, parts: [(id: ").unwrap();
     let o = railyard(&["--catalog", path_str(&user), "catalog"]);
     assert!(assert_refused(&o).contains("mine.ron:1:"));
+    // The designer reads it too: a broken one is refused before any window opens.
+    let o = railyard(&["--catalog", path_str(&user)]);
+    assert!(assert_refused(&o).contains("mine.ron:1:"));
+}
+
+/// `catalog --ron` writes a catalog file that reads back as the very catalog it came from
+/// (every part, every figure), so a user can start their own from any part of it; `--part`
+/// picks parts, and an unknown one is refused.
+#[test]
+fn catalog_ron_reads_back_as_the_same_parts() {
+    let o = railyard(&["catalog", "--ron"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let back = Catalog::parse(&stdout(&o), "stdout").expect("it reads back");
+    assert_eq!(back, Catalog::builtin());
+    let o = railyard(&["catalog", "--ron", "--part", "rtx-6000-ada"]);
+    let one = Catalog::parse(&stdout(&o), "stdout").expect("it reads back");
+    assert_eq!(one.parts().count(), 1);
+    assert_eq!(
+        one.get_str("rtx-6000-ada"),
+        Catalog::builtin().get_str("rtx-6000-ada")
+    );
+    let o = railyard(&["catalog", "--part", "l40s"]);
+    assert!(assert_refused(&o).contains("unknown part `l40s`"));
+    // JSON carries each part's specification.
+    let o = railyard(&["catalog", "--json", "--part", "rtx-6000-ada"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(json[0]["spec"]["Gpu"]["memory_gb"], 48.0);
 }
 
 #[test]
@@ -1203,6 +1230,16 @@ fn report_has_every_section_with_evals_numbers() {
     expected.extend(own);
     expected.push("## Diagram");
     assert_eq!(sections(&text), expected);
+    // Each category's cost says how much of it the catalog marks as estimated: the 25 GbE
+    // pair's GPUs are priced at launch MSRP (sourced), its workstation chassis are our own.
+    assert!(
+        text.contains("| GPUs | 1 | 8 | $12,792 | — | 3.6 kW |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| Nodes | 1 | 2 | $12,000 | $12,000 | 1.1 kW |"),
+        "{text}"
+    );
     let (first, second) = text
         .split_once("\n---\n\n")
         .expect("a rule between designs");
@@ -1637,6 +1674,54 @@ fn workload_names_tensor_parallelism_over_thunderbolt() {
         let o = railyard(&args);
         assert!(assert_refused(&o).contains(why), "{options:?}");
     }
+}
+
+/// `compare --model` runs a model's usual layout narrowed to a design with fewer GPUs, as
+/// `workload` does (Llama 70B's TP 8 on 4 Macs: TP 4), and says so; its communication is the
+/// figure `workload` gives. A layout that does not fit in memory shows no communication (two
+/// 4090 boxes cannot hold Llama 70B at TP 8), only why.
+#[test]
+fn compare_fits_a_models_layout_to_each_design_as_workload_does() {
+    let macs = preset("mac-studio-tb5-x4.ron");
+    let pair = preset("rtx4090-pair-25gbe.ron");
+    let o = railyard(&[
+        "compare",
+        path_str(&macs),
+        path_str(&pair),
+        "--model",
+        "70",
+        "--csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = stdout(&o);
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("workload_step_us,"))
+        .expect("communication row");
+    let cells: Vec<&str> = row.split(',').collect();
+    let o = railyard(&["workload", path_str(&macs), "--model", "70", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    let by_workload = json["total_us"].as_f64().expect("total_us");
+    let by_compare: f64 = cells[3].parse().expect("the Macs' figure");
+    assert!((by_compare / by_workload - 1.0).abs() < 1e-9, "{row}");
+    assert_eq!(
+        cells[4], "",
+        "no figure for a layout that does not fit: {row}"
+    );
+    let o = railyard(&["compare", path_str(&macs), path_str(&pair), "--model", "70"]);
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "Layout: mac-studio-tb5-x4: llama-70b runs TP 4 × PP 1, fitted to the design's 4 GPUs (the \
+             usual TP 8 × PP 1 needs 8)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("rtx4090-pair-25gbe: does not fit: needs 152.7 GiB per GPU"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -172,10 +172,46 @@ fn layouts_that_do_not_fit_are_refused_with_the_shortfall() {
     assert!(err.contains("no published kernel efficiency"), "{err}");
 }
 
+/// Megatron splits the key-value heads over tensor parallelism as it splits the heads, so
+/// Llama 3 70B (64 heads, 8 key-value heads) runs TP 8 at most: TP 16 is refused, and no
+/// layout the search keeps goes beyond 8.
+#[test]
+fn tensor_parallelism_stops_at_the_key_value_heads() {
+    let (code, _, err) = railyard(&[
+        "workload",
+        "presets/dgx-h100-superpod-su.ron",
+        "--model",
+        "70",
+        "--tp",
+        "16",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("8 key-value heads do not split over tensor parallelism of 16"),
+        "{err}"
+    );
+    let (code, out, err) = railyard(&[
+        "workload",
+        "presets/dgx-h100-superpod-su.ron",
+        "--model",
+        "70",
+        "--search",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let found: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let best = found["job"]["search"]["best"].as_array().expect("ranked");
+    assert!(!best.is_empty());
+    for layout in best {
+        assert!(layout["tp"].as_u64().expect("tp") <= 8, "{layout}");
+    }
+}
+
 /// `workload --search` describes one layout throughout: the mapping, the communication per
 /// step and the step time are the fastest layout's, exactly as running that layout by hand
 /// gives them. Llama 3 405B on the SuperPOD SU: the default TP 8 × PP 16 does not even fit
-/// (97.5 GiB per GPU), and the search finds TP 16 × PP 2 × DP 8 with ZeRO 2.
+/// (97.5 GiB per GPU), and the search finds TP 8 × PP 2 × DP 16 with ZeRO 2 (its 8 key-value
+/// heads stop tensor parallelism at 8).
 #[test]
 fn a_search_reports_the_layout_it_found_throughout() {
     let json = |extra: &[&str]| {
@@ -194,6 +230,7 @@ fn a_search_reports_the_layout_it_found_throughout() {
     let found = json(&["--search"]);
     let best = &found["job"]["search"]["best"][0];
     let (tp, pp, dp) = (&best["tp"], &best["pp"], &best["dp"]);
+    assert_eq!((tp, pp, dp), (&8.into(), &2.into(), &16.into()));
     assert_eq!(found["mapping"]["tp"], *tp, "{}", found["mapping"]);
     assert_eq!(found["mapping"]["pp"], *pp);
     assert_eq!(found["mapping"]["dp"], *dp);

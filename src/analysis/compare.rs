@@ -148,6 +148,9 @@ pub struct Comparison {
     /// Why each scenario's workload figures are unknown (a dash in the table), where they
     /// are: no published kernel efficiency for its GPUs, a layout that does not fit.
     pub unknown_why: Vec<Option<String>>,
+    /// How each scenario's workload layout was narrowed to its GPUs, where its usual layout
+    /// needs more than it has.
+    pub fitted: Vec<Option<String>>,
     /// How flows spread over equal-cost paths in every scenario's collectives and workload.
     pub routing: Routing,
 }
@@ -180,15 +183,18 @@ impl Comparison {
                 ));
             }
         }
-        let unknown: Vec<String> = self
-            .scenarios
-            .iter()
-            .zip(&self.unknown_why)
-            .filter_map(|(name, why)| why.as_ref().map(|why| format!("{name}: {why}")))
-            .collect();
-        if !unknown.is_empty() {
-            notes.push(format!("Unknown (—): {}", unknown.join("; ")));
-        }
+        // "name: text" for each scenario that has one, under a heading.
+        let per_scenario = |heading: &str, texts: &[Option<String>]| {
+            let named: Vec<String> = self
+                .scenarios
+                .iter()
+                .zip(texts)
+                .filter_map(|(name, text)| text.as_ref().map(|t| format!("{name}: {t}")))
+                .collect();
+            (!named.is_empty()).then(|| format!("{heading}: {}", named.join("; ")))
+        };
+        notes.extend(per_scenario("Unknown (—)", &self.unknown_why));
+        notes.extend(per_scenario("Layout", &self.fitted));
         if let Some(bisection) = self.row("bisection_gbit_s") {
             let single: Vec<&str> = self
                 .scenarios
@@ -234,6 +240,12 @@ fn figures(
     published: Option<&'static Published>,
     routing: Routing,
 ) -> Figures {
+    // A model's usual layout wider than the design runs narrowed to it, as `workload` runs it.
+    let gpus = design.gpu_count();
+    let (fitted, fitted_note) = workload
+        .and_then(|w| w.fitted_to(gpus))
+        .map_or((None, None), |(w, note)| (Some(w), Some(note)));
+    let workload = fitted.as_ref().or(workload);
     let mut assessor = published.map_or_else(Assessor::default, Assessor::with_published);
     let a = assessor.assess(
         design,
@@ -264,7 +276,12 @@ fn figures(
         .filter(|f| f.severity == Severity::Error)
         .count();
     let unknown_why = workload.and_then(|w| unknown_job_figures(w, &a.workload, &a.job));
-    let step = a.workload.and_then(Result::ok);
+    // A layout that does not fit in memory never runs: its traffic is no figure to compare.
+    let fits = !matches!(
+        a.job,
+        Some(Err(crate::analysis::job::JobError::DoesNotFit { .. }))
+    );
+    let step = a.workload.and_then(Result::ok).filter(|_| fits);
     let job = a.job.and_then(Result::ok);
     let total = m.cost.total.0;
     let mut values = vec![
@@ -321,6 +338,7 @@ fn figures(
         all_reduce_by,
         checked,
         unknown_why,
+        fitted: fitted_note,
     }
 }
 
@@ -331,6 +349,7 @@ struct Figures {
     all_reduce_by: String,
     checked: Option<String>,
     unknown_why: Option<String>,
+    fitted: Option<String>,
 }
 
 /// Why the workload's figures of one design are unknown, where some are.
@@ -346,7 +365,7 @@ fn unknown_job_figures(
         // compare runs each model in its usual layout; the search may find one that fits.
         Some(Err(e @ crate::analysis::job::JobError::DoesNotFit { .. })) if !workload.serving => {
             Some(format!(
-                "{e} in {}'s usual layout (TP {} × PP {}; `workload --search` looks for one that fits)",
+                "{e} in {}'s layout TP {} × PP {} (`workload --search` looks for one that fits)",
                 workload.name, workload.tp, workload.pp
             ))
         }
@@ -530,12 +549,14 @@ pub fn compare_with(
     let mut all_reduce_by = Vec::new();
     let mut all_reduce_checked = Vec::new();
     let mut unknown_why = Vec::new();
+    let mut fitted = Vec::new();
     for (_, d) in designs {
         let f = figures(d, catalog, bytes, workload, published, routing);
         columns.push(f.values);
         all_reduce_by.push(f.all_reduce_by);
         all_reduce_checked.push(f.checked);
         unknown_why.push(f.unknown_why);
+        fitted.push(f.fitted);
     }
     let rows = row_heads(bytes, workload)
         .into_iter()
@@ -560,6 +581,7 @@ pub fn compare_with(
         all_reduce_by,
         all_reduce_checked,
         unknown_why,
+        fitted,
         routing,
     }
 }

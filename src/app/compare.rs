@@ -118,6 +118,10 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
             .iter()
             .map(|(_, c)| c.unknown_why.first().cloned().flatten())
             .collect(),
+        fitted: columns
+            .iter()
+            .map(|(_, c)| c.fitted.first().cloned().flatten())
+            .collect(),
         routing: columns.first().map_or(Routing::Ecmp, |(_, c)| c.routing),
     }
 }

@@ -62,9 +62,13 @@ use tabs::{ClosePrompt, Tab};
 /// The error banner grows to this many points with a long message, then scrolls.
 const BANNER_MAX_HEIGHT: f32 = 96.0;
 
-/// Opens the designer window, optionally with a design file.
-pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
-    let catalog = Catalog::builtin();
+/// Opens the designer window, optionally with a design file, on `catalog` (the built-in one,
+/// or a user catalog merged over it, named by `user_catalog`).
+pub fn run(
+    file: Option<PathBuf>,
+    catalog: Catalog,
+    user_catalog: Option<String>,
+) -> anyhow::Result<()> {
     let exit_after_first_frame =
         std::env::var_os("RAILYARD_EXIT_AFTER_FIRST_FRAME").is_some_and(|v| v == "1");
     let options = eframe::NativeOptions {
@@ -83,7 +87,7 @@ pub fn run(file: Option<PathBuf>) -> anyhow::Result<()> {
                 .storage
                 .and_then(|s| eframe::get_value::<Prefs>(s, PREFS_KEY))
                 .unwrap_or_default();
-            let mut app = RailyardApp::new(catalog, prefs);
+            let mut app = RailyardApp::new(catalog, prefs).with_user_catalog(user_catalog);
             app.exit_after_first_frame = exit_after_first_frame;
             if let Some(path) = file
                 && !app.open_path(&path)
@@ -130,6 +134,8 @@ enum AppEvent {
 
 pub struct RailyardApp {
     catalog: Arc<Catalog>,
+    /// The user catalog merged over the built-in one (`--catalog`), named in the title bar.
+    user_catalog: Option<String>,
     prefs: Prefs,
     tabs: Vec<Tab>,
     active: usize,
@@ -182,6 +188,7 @@ impl RailyardApp {
     pub fn new(catalog: Catalog, prefs: Prefs) -> Self {
         let mut app = Self {
             catalog: Arc::new(catalog),
+            user_catalog: None,
             prefs,
             tabs: Vec::new(),
             active: 0,
@@ -573,7 +580,16 @@ impl RailyardApp {
     fn window_title(&self) -> String {
         let doc = self.document();
         let dirty = if doc.is_dirty() { " •" } else { "" };
-        format!("{}{dirty} — railyard", doc.title())
+        match &self.user_catalog {
+            Some(name) => format!("{}{dirty} — railyard (catalog + {name})", doc.title()),
+            None => format!("{}{dirty} — railyard", doc.title()),
+        }
+    }
+
+    /// Names the user catalog merged into this app's catalog, for the title bar.
+    pub fn with_user_catalog(mut self, name: Option<String>) -> Self {
+        self.user_catalog = name;
+        self
     }
 
     /// The whole window, one frame. Public so tests can run it in a kittest harness.

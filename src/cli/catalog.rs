@@ -1,4 +1,5 @@
-//! `railyard catalog [--json]`: the parts catalog as a table or JSON (`CatalogEntry`).
+//! `railyard catalog [--json | --ron] [--part ID]`: the parts catalog as a table, JSON
+//! (`CatalogEntry`) or a catalog file to start one's own from.
 
 use super::write_stdout;
 use crate::model::Catalog;
@@ -7,9 +8,16 @@ use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub(super) struct CatalogArgs {
-    /// A JSON array instead of a table.
+    /// A JSON array instead of a table, each part with its specification.
     #[arg(long)]
     json: bool,
+    /// The parts as a catalog file (RON) that `--catalog` reads: copy a part, change its id
+    /// and figures, and add it to your own catalog.
+    #[arg(long, conflicts_with = "json")]
+    ron: bool,
+    /// Only this part (repeat for more); an id the catalog lacks is refused.
+    #[arg(long = "part", value_name = "ID")]
+    parts: Vec<String>,
 }
 
 /// One part, as `catalog --json` prints it.
@@ -25,12 +33,26 @@ pub struct CatalogEntry {
     pub power_w: f64,
     /// Price or power is an estimate rather than a sourced figure.
     pub estimate: bool,
+    /// What the part is: a GPU's memory and peak, a switch's ports and rate, ...
+    pub spec: crate::model::PartSpec,
 }
 
 pub(super) fn run(args: &CatalogArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let json = args.json;
-    let entries: Vec<CatalogEntry> = catalog
+    for id in &args.parts {
+        if catalog.get(&crate::model::PartId::new(id)).is_none() {
+            anyhow::bail!("unknown part `{id}` (`railyard catalog` lists the parts)");
+        }
+    }
+    let chosen: Vec<&crate::model::Part> = catalog
         .parts()
+        .filter(|p| args.parts.is_empty() || args.parts.iter().any(|id| p.id.as_str() == id))
+        .collect();
+    if args.ron {
+        return write_stdout(&crate::model::catalog::catalog_file_text(&chosen)?);
+    }
+    let entries: Vec<CatalogEntry> = chosen
+        .into_iter()
         .map(|p| CatalogEntry {
             id: p.id.to_string(),
             category: p.category().label(),
@@ -40,6 +62,7 @@ pub(super) fn run(args: &CatalogArgs, catalog: &Catalog) -> anyhow::Result<()> {
             price_date: p.price.as_ref().map(|price| price.date.clone()),
             power_w: p.power_w.0,
             estimate: p.estimate,
+            spec: p.spec.clone(),
         })
         .collect();
     if json {

@@ -29,7 +29,8 @@ pub(super) struct CompareArgs {
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     baseline: u32,
     /// Add rows for this model's communication per step (as `workload --model`, in its
-    /// usual parallel layout) and its excess over an ideal network.
+    /// usual parallel layout, narrowed on a design with fewer GPUs as workload narrows it) and
+    /// its excess over an ideal network.
     #[arg(long, value_name = "MODEL", value_parser = parse_model)]
     model: Option<String>,
     /// With `--model`: serving replicas (one decode step) rather than training.

@@ -92,10 +92,21 @@ pub fn main() -> ExitCode {
         Err(e) => return clap_exit(&e),
     };
     if cli.command.is_none() {
-        if cli.catalog.is_some() {
-            eprintln!("railyard: note: the designer does not read --catalog yet; ignoring it");
-        }
-        return open_designer(cli.file);
+        // A bad user catalog stops here, with its line and column, before a window opens.
+        let catalog = match load_catalog(cli.catalog.as_deref()) {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                eprintln!("railyard: {}", one_line(&e));
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        };
+        let name = cli.catalog.as_deref().map(|p| {
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        });
+        return open_designer(cli.file, catalog, name);
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -111,8 +122,12 @@ pub fn main() -> ExitCode {
 }
 
 #[cfg(feature = "gui")]
-fn open_designer(file: Option<PathBuf>) -> ExitCode {
-    match crate::app::run(file) {
+fn open_designer(
+    file: Option<PathBuf>,
+    catalog: Catalog,
+    user_catalog: Option<String>,
+) -> ExitCode {
+    match crate::app::run(file, catalog, user_catalog) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("railyard: {}", one_line(&e));
@@ -122,7 +137,11 @@ fn open_designer(file: Option<PathBuf>) -> ExitCode {
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_designer(_file: Option<PathBuf>) -> ExitCode {
+fn open_designer(
+    _file: Option<PathBuf>,
+    _catalog: Catalog,
+    _user_catalog: Option<String>,
+) -> ExitCode {
     eprintln!(
         "railyard: this build has no designer window (built without the `gui` feature); \
          give a command (railyard --help lists them)"

@@ -132,7 +132,11 @@ impl TemplateSpec {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GenerateError {
-    #[error("unknown part `{0}`")]
+    #[error(
+        "unknown part `{0}`: `railyard catalog` lists the parts; to add your own, write them \
+         to a file (`railyard catalog --ron --part ID` prints one to start from) and pass \
+         `--catalog FILE`"
+    )]
     UnknownPart(PartId),
     #[error("part `{id}` is not a {expected}")]
     WrongKind { id: PartId, expected: &'static str },

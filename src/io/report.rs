@@ -212,16 +212,34 @@ pub fn design_report(
     comparison: Option<&Comparison>,
     diagram: Option<&str>,
 ) -> String {
+    use crate::analysis::job::JobError;
     use crate::analysis::{Assessor, Question};
-    let workload = asked.workload;
+    // A usual layout wider than the design runs narrowed to it, as `workload` and `compare`
+    // run it, and the section says so.
+    let gpus = design.gpu_count();
+    let fitted = asked.workload.and_then(|w| w.fitted_to(gpus));
+    let workload = fitted.as_ref().map(|(w, _)| w).or(asked.workload);
     let question =
         Question::all_reduce_and_workload(asked.bytes, workload.cloned()).routed(asked.routing);
     let a = Assessor::with_published(super::validation_sets::published())
         .assess(design, catalog, &question);
     let result = a.collective.expect("the question asks for a collective");
     let error_text = result.as_ref().err().map(ToString::to_string);
-    let step = a.workload.map(|s| s.map_err(|e| e.to_string()));
-    let job = a.job.map(|j| j.map_err(|e| e.to_string()));
+    // A layout that does not fit in memory never runs: the section says why, not its traffic.
+    let (step, job) = match a.job {
+        Some(Err(e @ JobError::DoesNotFit { .. })) => (Some(Err(e.to_string())), None),
+        job => (
+            a.workload.map(|s| {
+                s.map(|mut r| {
+                    r.notes
+                        .extend(fitted.as_ref().map(|(_, note)| note.clone()));
+                    r
+                })
+                .map_err(|e| e.to_string())
+            }),
+            job.map(|j| j.map_err(|e| e.to_string())),
+        ),
+    };
     let (metrics, advice) = (a.metrics, a.advice);
     let bom = crate::analysis::cost::bom_lines(design, catalog);
     render_report(&ReportInput {
@@ -584,8 +602,22 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
     let _ = writeln!(out, "\n## Bill of materials\n");
     let _ = writeln!(
         out,
-        "| Category | Parts | Units | Cost | Power |\n|:--|--:|--:|--:|--:|"
+        "| Category | Parts | Units | Cost | Of which estimated | Power |\n|:--|--:|--:|--:|--:|--:|"
     );
+    let estimated = |lines: &[&BomLine]| -> String {
+        let usd: f64 = lines
+            .iter()
+            .filter(|l| l.estimate)
+            .map(|l| l.extended_price.0)
+            .sum();
+        let unpriced = lines.iter().any(|l| l.price_source.is_empty());
+        match (usd > 0.0, unpriced) {
+            (false, false) => "—".into(),
+            (true, false) => Usd(usd).to_string(),
+            (false, true) => "unpriced parts".into(),
+            (true, true) => format!("{} + unpriced parts", Usd(usd)),
+        }
+    };
     for category in BomCategory::ALL {
         let lines: Vec<&BomLine> = r.bom.iter().filter(|l| l.category == category).collect();
         if lines.is_empty() {
@@ -596,23 +628,33 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
         let power: f64 = lines.iter().map(|l| l.total_power.0).sum();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             category.label(),
             lines.len(),
             group_thousands(i64::try_from(units).unwrap_or(i64::MAX)),
             Usd(cost),
+            estimated(&lines),
             Watts(power)
         );
     }
+    let all: Vec<&BomLine> = r.bom.iter().collect();
     let _ = writeln!(
         out,
-        "| **Total** | {} | {} | **{}** | {} |",
+        "| **Total** | {} | {} | **{}** | {} | {} |",
         r.bom.len(),
         group_thousands(
             i64::try_from(r.bom.iter().map(|l| l.quantity).sum::<u64>()).unwrap_or(i64::MAX)
         ),
         c.total,
+        estimated(&all),
         m.power
+    );
+    let _ = writeln!(
+        out,
+        "\nOf which estimated: the cost of parts the catalog (railyard's, or yours) marks as \
+         estimates: a price of our own, read from a range or converted, or a guessed power \
+         draw; unpriced parts count as $0. `railyard bom` lists every part with its price's \
+         source and date."
     );
 
     if let Some(comparison) = r.comparison {

@@ -372,6 +372,21 @@ struct CatalogFile {
     parts: Vec<Part>,
 }
 
+/// `parts` as a catalog file (RON), which `--catalog` reads back: a user's starting point.
+pub fn catalog_file_text(parts: &[&Part]) -> Result<String, ron::Error> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        version: u32,
+        parts: &'a [&'a Part],
+    }
+    let config = ron::ser::PrettyConfig::new()
+        .depth_limit(3)
+        .struct_names(false);
+    let mut text = ron::ser::to_string_pretty(&Out { version: 1, parts }, config)?;
+    text.push('\n');
+    Ok(text)
+}
+
 /// The built-in catalog text, compiled in so the binary needs no install step.
 pub const BUILTIN_CATALOG: &str = include_str!("../../assets/catalog.ron");
 

@@ -73,8 +73,9 @@ pub fn idle_thunderbolt(design: &Design, catalog: &Catalog) -> Option<Finding> {
     })
 }
 
-/// Workstations (a chassis that takes any GPU) that draw more with their GPUs and NICs than
-/// a household circuit carries continuously.
+/// Machines of a chassis that takes any GPU (a workstation, a PCIe server) that draw more with
+/// their GPUs and NICs than a household circuit carries continuously: where such machines
+/// often stand, in an office or at home, the circuit is the limit.
 pub fn household_circuit(design: &Design, catalog: &Catalog) -> Option<Finding> {
     let mut over: Vec<DeviceId> = Vec::new();
     let mut worst_w: f64 = 0.0;
@@ -99,25 +100,45 @@ pub fn household_circuit(design: &Design, catalog: &Catalog) -> Option<Finding> 
         severity: Severity::Info,
         code: "household-circuit",
         message: format!(
-            "{} {} up to {} W with {} GPUs: more than a 15 A, 120 V circuit carries for hours \
-             ({} W, 80 % of its rating)",
-            count_of(over.len(), "workstation", "workstations"),
-            if over.len() == 1 { "draws" } else { "draw" },
+            "{} up to {} W with {} GPUs and NICs: more than a 15 A, 120 V circuit carries for \
+             hours ({} W, 80 % of its rating)",
+            if over.len() == 1 {
+                "1 machine draws".to_string()
+            } else {
+                format!("{} machines each draw", over.len())
+            },
             crate::model::units::group_thousands(worst_w.round() as i64),
             if over.len() == 1 { "its" } else { "their" },
             crate::model::units::group_thousands(HOUSEHOLD_CIRCUIT_W as i64),
         ),
         devices: over,
         links: vec![],
-        suggestion: if worst_w <= 0.8 * 20.0 * 120.0 {
-            "give each its own 20 A, 120 V circuit (1,920 W at 80 %), or cap the GPUs' power \
-             (nvidia-smi -pl)"
-        } else {
-            "give each its own 240 V, 20 A circuit (3,840 W at 80 %; in Europe a 230 V, 16 A \
-             one), or cap the GPUs' power (nvidia-smi -pl)"
-        }
-        .into(),
+        suggestion: circuit_for(worst_w),
     })
+}
+
+/// The smallest branch circuit that carries `draw_w` continuously, at 80 % of its rating
+/// (NEC 210.20(A)): 20 A at 120 V (1,920 W), 20 A at 240 V (3,840 W; a European 230 V, 16 A
+/// circuit carries 3,680 W), 30 A at 240 V (5,760 W); beyond that, more than one.
+fn circuit_for(draw_w: f64) -> String {
+    let cap = " or cap the GPUs' power (nvidia-smi -pl)";
+    if draw_w <= 0.8 * 20.0 * 120.0 {
+        format!("give each its own 20 A, 120 V circuit (1,920 W at 80 %),{cap}")
+    } else if draw_w <= 3_680.0 {
+        format!(
+            "give each its own 240 V, 20 A circuit (3,840 W at 80 %; in Europe a 230 V, 16 A \
+             one),{cap}"
+        )
+    } else if draw_w <= 0.8 * 20.0 * 240.0 {
+        format!("give each its own 240 V, 20 A circuit (3,840 W at 80 %),{cap}")
+    } else if draw_w <= 0.8 * 30.0 * 240.0 {
+        format!("give each its own 240 V, 30 A circuit (5,760 W at 80 %),{cap}")
+    } else {
+        format!(
+            "one 240 V, 30 A circuit carries 5,760 W at 80 %: spread each machine's power \
+             supplies over two circuits,{cap}"
+        )
+    }
 }
 
 #[cfg(test)]
@@ -139,7 +160,7 @@ mod tests {
             .expect("flagged");
         assert_eq!(f.devices.len(), 4);
         assert!(
-            f.message.starts_with("4 workstations draw up to 2,350 W"),
+            f.message.starts_with("4 machines each draw up to 2,350 W"),
             "{}",
             f.message
         );
@@ -147,6 +168,18 @@ mod tests {
         assert!(
             household_circuit(&preset("dgx-h100-superpod-su.ron"), &Catalog::builtin()).is_none()
         );
+    }
+
+    #[test]
+    fn the_circuit_named_carries_the_draw_at_80_percent() {
+        // 2,350 W: over 20 A at 120 V (1,920 W), under a European 16 A at 230 V (3,680 W).
+        assert!(circuit_for(2_350.0).contains("240 V, 20 A circuit (3,840 W at 80 %; in Europe"));
+        // 3,700 W: over the European circuit, under 20 A at 240 V.
+        let c = circuit_for(3_700.0);
+        assert!(c.contains("240 V, 20 A") && !c.contains("Europe"), "{c}");
+        // An 8-GPU PCIe server, 1,200 W + 8 × 350 W + NICs = 4,040 W: 30 A at 240 V (5,760 W).
+        assert!(circuit_for(4_040.0).contains("240 V, 30 A circuit (5,760 W at 80 %)"));
+        assert!(circuit_for(6_000.0).contains("over two circuits"));
     }
 
     #[test]

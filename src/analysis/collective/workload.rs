@@ -160,6 +160,31 @@ pub fn fitted_layout(tp: u32, pp: u32, gpus: u64) -> Option<(u32, u32)> {
     Some((fit_tp, fit_pp))
 }
 
+impl Workload {
+    /// This workload in its usual layout narrowed to a design of `gpus` GPUs
+    /// (`fitted_layout`), and the note that says so; None when the layout fits as it is.
+    pub fn fitted_to(&self, gpus: u64) -> Option<(Workload, String)> {
+        let (tp, pp) = fitted_layout(self.tp, self.pp, gpus)?;
+        let note = format!(
+            "{} runs TP {tp} × PP {pp}, fitted to the design's {} GPUs (the usual TP {} × PP {} \
+             needs {})",
+            self.name,
+            crate::model::units::group_thousands(i64::try_from(gpus).unwrap_or(i64::MAX)),
+            self.tp,
+            self.pp,
+            u64::from(self.tp) * u64::from(self.pp)
+        );
+        Some((
+            Workload {
+                tp,
+                pp,
+                ..self.clone()
+            },
+            note,
+        ))
+    }
+}
+
 /// The label `MODELS` gives a model id, else the id itself.
 pub fn model_label(id: &str) -> &str {
     MODELS

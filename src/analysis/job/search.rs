@@ -2,11 +2,12 @@
 //! parallel sizes, micro-batch, recomputation and ZeRO stage, each candidate refused when it
 //! does not divide or fit and otherwise timed by the step model.
 //!
-//! Candidates: tensor sizes that are powers of two dividing the heads; pipeline sizes that
-//! divide the layers or are powers of two; the data-parallel size that fills the GPUs; expert sizes dividing both
-//! it and the experts; micro-batches 1, 2, 4 and 8 that split the global batch; no, selective
-//! or full recomputation; ZeRO 1 or 2 (whose traffic is the all-reduce's). ZeRO-3 is left out:
-//! its per-layer weight gathers are not in the communication model.
+//! Candidates: tensor sizes that are powers of two dividing the heads and the key-value heads
+//! (Megatron splits both); pipeline sizes that divide the layers or are powers of two; the
+//! data-parallel size that fills the GPUs; expert sizes dividing both it and the experts;
+//! micro-batches 1, 2, 4 and 8 that split the global batch; no, selective or full
+//! recomputation; ZeRO 1 or 2 (whose traffic is the all-reduce's). ZeRO-3 is left out: its
+//! per-layer weight gathers are not in the communication model.
 
 use super::JobError;
 use super::model::Recompute;
@@ -69,7 +70,7 @@ pub fn search_layouts(
     let m = &job.model;
     let tps: Vec<u32> = (0..8)
         .map(|k| 1u32 << k)
-        .filter(|t| *t <= gpus && m.heads.is_multiple_of(*t))
+        .filter(|t| *t <= gpus && m.heads.is_multiple_of(*t) && m.kv_heads().is_multiple_of(*t))
         .collect();
     // Stage counts that split the layers evenly, and powers of two (whose uneven last stage
     // the step model charges for).

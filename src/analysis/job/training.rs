@@ -232,6 +232,16 @@ pub fn training_step_with(
             job.model.heads, job.tp
         )));
     }
+    // Megatron splits the key-value heads (query groups) across tensor parallelism as it
+    // splits the heads (megatron/core/transformer/attention.py: `divide(num_query_groups,
+    // world_size)`), so Llama 3 70B's 8 of them stop TP at 8.
+    if !job.model.kv_heads().is_multiple_of(job.tp.max(1)) {
+        return Err(JobError::NotDivisible(format!(
+            "{} key-value heads do not split over tensor parallelism of {}",
+            job.model.kv_heads(),
+            job.tp
+        )));
+    }
     if job.zero > 3 {
         return Err(JobError::NotDivisible(format!(
             "ZeRO stage {} does not exist (0 to 3)",
@@ -344,6 +354,17 @@ pub fn training_step_with(
     let ideal_step_ms = ideal.as_ref().map(|r| r.0);
     let utilisation = |flops: f64| step_ms.map(|s| flops / used / (s / 1e3) / (peak * 1e12));
     let mut assumes = vec![
+        format!(
+            "a step of {} sequences of {} tokens ({} M tokens), {} micro-batches of {} per \
+             data-parallel rank",
+            crate::model::units::group_thousands(i64::from(job.global_batch)),
+            crate::model::units::group_thousands(i64::from(job.model.seq_len)),
+            crate::model::units::trim_number(
+                (f64::from(job.global_batch) * f64::from(job.model.seq_len) / 1e4).round() / 1e2
+            ),
+            m,
+            job.micro_batch.max(1)
+        ),
         format!(
             "Megatron-style layout (tp-ep-dp-pp rank order), 1F1B pipeline{}",
             if job.virtual_stages > 1 {
