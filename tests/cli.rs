@@ -268,8 +268,8 @@ fn catalog_ron_reads_back_as_the_same_parts() {
         one.get_str("rtx-6000-ada"),
         Catalog::builtin().get_str("rtx-6000-ada")
     );
-    let o = railyard(&["catalog", "--part", "l40s"]);
-    assert!(assert_refused(&o).contains("unknown part `l40s`"));
+    let o = railyard(&["catalog", "--part", "l40"]);
+    assert!(assert_refused(&o).contains("unknown part `l40`"));
     // JSON carries each part's specification.
     let o = railyard(&["catalog", "--json", "--part", "rtx-6000-ada"]);
     let json: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
@@ -1740,6 +1740,8 @@ fn workload_serving_asks_whether_the_replicas_need_a_fabric() {
     assert!(out.contains("per step   "), "{out}");
     assert!(out.contains("160 × 1 MiB per step"), "{out}");
     assert!(out.contains("replicate-before-distribute"), "{out}");
+    // Decode at the GPUs' peak memory bandwidth is a bound, and the rate says so.
+    assert!(out.contains("(8 GPUs each): at most "), "{out}");
     let w = workload_json(&preset("hgx-h100-x4-roce.ron"), &["--serving"]);
     assert_eq!(w["serving"], true);
     assert!(w.get("weights").is_none());

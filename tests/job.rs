@@ -172,6 +172,35 @@ fn layouts_that_do_not_fit_are_refused_with_the_shortfall() {
     assert!(err.contains("no published kernel efficiency"), "{err}");
 }
 
+/// A GPU with no published peak (the DGX Spark's GB10) still has its memory and its traffic
+/// worked out; only the compute is unknown, and the output says how to give a peak. Llama 8B
+/// on two Sparks, ZeRO 1 over DP 2: weights and gradients 8.03e9 × 2 B = 14.96 GiB each,
+/// the optimizer's 12 B per parameter halved, 44.87 GiB.
+#[test]
+fn an_unknown_peak_leaves_memory_and_traffic_known() {
+    let (code, out, err) = railyard(&[
+        "workload",
+        "presets/dgx-spark-pair.ron",
+        "--model",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert!(json["step_ms"].is_null() && json["mfu"].is_null());
+    assert!(json["total_us"].as_f64().is_some_and(|us| us > 0.0));
+    let memory = &json["job"]["training"]["step"]["memory"];
+    let gib = |b: &serde_json::Value| b.as_f64().expect("bytes") / f64::from(1u32 << 30);
+    let params = 8.03e9;
+    assert!((gib(&memory["weights"]) - params * 2.0 / f64::from(1u32 << 30)).abs() < 0.05);
+    assert!((gib(&memory["optimizer"]) - params * 12.0 / 2.0 / f64::from(1u32 << 30)).abs() < 0.1);
+    let (_, text, _) = railyard(&["workload", "presets/dgx-spark-pair.ron", "--model", "8"]);
+    assert!(
+        text.contains("no published bf16 peak for the gb10: compute time unknown (give the GPU's bf16_tflops in your own catalog, --catalog FILE)"),
+        "{text}"
+    );
+}
+
 /// Megatron splits the key-value heads over tensor parallelism as it splits the heads, so
 /// Llama 3 70B (64 heads, 8 key-value heads) runs TP 8 at most: TP 16 is refused, and no
 /// layout the search keeps goes beyond 8.

@@ -408,12 +408,13 @@ fn step_lines(s: &TrainingStep, out: &mut String) {
         pct_text(s.network_share)
     ));
     out.push_str(&format!(
-        "throughput {} tokens/s, MFU {}, HFU {} of {:.0} TFLOP/s per {}\n",
+        "throughput {} tokens/s, MFU {}, HFU {} of {} per {}\n",
         s.tokens_per_s
             .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
         pct_text(s.mfu),
         pct_text(s.hfu),
-        s.peak_tflops,
+        s.peak_tflops
+            .map_or_else(|| "an unknown peak".into(), |p| format!("{p:.0} TFLOP/s")),
         s.gpu
     ));
     out.push_str(&format!(
@@ -478,10 +479,12 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
         }
         JobDetail::Serving(r) => {
             out.push_str(&format!(
-                "serving    {} of {} ({} each): {} tokens/s in all, {} per replica, {} per sequence\n",
+                "serving    {} of {} ({} each): {}{} tokens/s in all, {} per replica, {} per sequence\n",
                 count_of(r.replicas as usize, "replica", "replicas"),
                 r.layout,
                 count_of(r.gpus_per_replica as usize, "GPU", "GPUs"),
+                // Decode at the peak memory bandwidth is a bound no engine reaches.
+                if r.memory_share.is_none() { "at most " } else { "" },
                 r.decode_tokens_per_s
                     .map_or_else(|| "unknown".into(), |t| group_thousands(t.round() as i64)),
                 r.decode_tokens_per_s_per_replica

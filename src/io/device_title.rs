@@ -1,7 +1,7 @@
 //! The short line above a device's name, on the canvas and in exported diagrams: what the
 //! box is ("8× H100", "leaf · rail 3"), as the catalog names its parts.
 
-use crate::model::{Catalog, Device, DeviceKind, HostRole, PartId};
+use crate::model::{Catalog, Device, DeviceKind, HostRole, PartId, ScaleUp};
 
 /// First label line of a device: "8× H100", "leaf · rail 3", "storage".
 pub fn device_title(catalog: &Catalog, d: &Device) -> String {
@@ -22,10 +22,25 @@ pub fn device_title(catalog: &Catalog, d: &Device) -> String {
 /// The line above a device's name in an exported diagram, longest first, for the box to take
 /// the first that fits: the canvas's, with the switch's model before it, since a slide has no
 /// inspector to ask ("spine · qm9700", then "spine").
+/// A node of several GPUs says how they meet ("4× RTX 3090 · NVLink pairs"), which no link
+/// on the drawing shows.
 pub fn diagram_titles(catalog: &Catalog, d: &Device) -> Vec<String> {
     let title = device_title(catalog, d);
     match &d.kind {
         DeviceKind::Switch(s) => vec![format!("{title} · {}", s.model), title],
+        DeviceKind::GpuNode(n) if n.gpu_count > 1 => {
+            let inside = match &n.scale_up {
+                ScaleUp::NvSwitch { .. } => "NVSwitch",
+                ScaleUp::NvLinkBridgePairs { .. } => "NVLink pairs",
+                ScaleUp::Pcie {
+                    peer_to_peer: false,
+                    ..
+                } => "PCIe, no P2P",
+                ScaleUp::Pcie { .. } => "PCIe",
+                ScaleUp::UnifiedMemory => return vec![title],
+            };
+            vec![format!("{title} · {inside}"), title]
+        }
         _ => vec![title],
     }
 }

@@ -502,7 +502,16 @@ pub fn legend(design: &Design, mode: ColorMode, bg: Background) -> Legend {
             tally.add(mode, link, a, b);
         }
     }
-    tally.legend(mode, bg)
+    let mut legend = tally.legend(mode, bg);
+    // An empty box would read as a legend gone missing.
+    if design.links.is_empty() && !legend.heat_scale {
+        legend.heading = if design.node_count() == 1 {
+            "No links: the GPUs meet inside the node".into()
+        } else {
+            "No links drawn".into()
+        };
+    }
+    legend
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::link_colors::{
 use super::link_label::{label_spots, link_label, min_labelled, sort_for_labels, tally_link};
 use super::name_forms::{fitting_form, name_forms};
 use super::tier_captions::{TierCaption, tier_captions};
-use crate::model::units::group_thousands;
+use crate::model::units::count_of;
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, LinkId, LinkState, Pos};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -550,10 +550,10 @@ pub(crate) fn write_title_block(
         .map(|n| u64::from(n.gpu_count))
         .sum();
     let counts = format!(
-        "{} GPUs · {} devices · {} links · links coloured by {}",
-        group_thousands(gpus as i64),
-        group_thousands(design.devices.len() as i64),
-        group_thousands(design.links.len() as i64),
+        "{} · {} · {} · links coloured by {}",
+        count_of(gpus as usize, "GPU", "GPUs"),
+        count_of(design.devices.len(), "device", "devices"),
+        count_of(design.links.len(), "link", "links"),
         match colors {
             LinkColors::Heatmap(_, of) => format!("load in the {of}"),
             other => other.mode().name().to_string(),

@@ -54,7 +54,7 @@ pub enum JobError {
     /// The GPU has the units, but no published figure for their peak (GB10): the step
     /// cannot be timed, which is not the same as the hardware lacking them.
     #[error(
-        "no published {precision} peak for the {gpu} (the catalog leaves it unknown): its compute cannot be timed"
+        "no published {precision} peak for the {gpu} (the catalog leaves it unknown): its compute cannot be timed; give it as bf16_tflops in your own catalog (--catalog FILE)"
     )]
     UnknownPeak {
         gpu: String,

@@ -128,7 +128,8 @@ pub struct TrainingStep {
     pub recompute: Recompute,
     pub zero: u8,
     pub gpu: String,
-    pub peak_tflops: f64,
+    /// None when no source gives the GPU's peak: compute, MFU and HFU are then unknown.
+    pub peak_tflops: Option<f64>,
     /// The kernels' fraction of peak and where it comes from; None = unknown.
     pub efficiency: Option<Efficiency>,
     /// Model FLOPs (no recomputation) and the FLOPs the GPUs execute, per step, all GPUs.
@@ -219,7 +220,13 @@ pub fn training_step_with(
 ) -> Result<TrainingStep, JobError> {
     job.model.validate().map_err(JobError::Model)?;
     let (gpu_id, gpu) = design_gpu(design, catalog)?;
-    let peak = super::peak_or_refusal(&gpu_id, gpu, job.precision)?;
+    // A GPU whose peak no source gives (the catalog leaves it at zero) still has its memory
+    // and traffic worked out; only its compute is unknown, and the assumptions say so.
+    let peak = match super::peak_or_refusal(&gpu_id, gpu, job.precision) {
+        Ok(peak) => Some(peak),
+        Err(JobError::UnknownPeak { .. }) => None,
+        Err(e) => return Err(e),
+    };
     if job.pp.max(1) > job.model.layers {
         return Err(JobError::NotDivisible(format!(
             "{} layers cannot fill {} pipeline stages",
@@ -352,7 +359,11 @@ pub fn training_step_with(
     let ideal = compose(true);
     let step_ms = real.as_ref().map(|r| r.0);
     let ideal_step_ms = ideal.as_ref().map(|r| r.0);
-    let utilisation = |flops: f64| step_ms.map(|s| flops / used / (s / 1e3) / (peak * 1e12));
+    let utilisation = |flops: f64| {
+        step_ms
+            .zip(peak)
+            .map(|(s, peak)| flops / used / (s / 1e3) / (peak * 1e12))
+    };
     let mut assumes = vec![
         format!(
             "a step of {} sequences of {} tokens ({} M tokens), {} micro-batches of {} per \
@@ -401,13 +412,18 @@ pub fn training_step_with(
             job.model.layers.div_ceil(pp)
         ));
     }
-    match &efficiency {
-        Some(e) => assumes.push(format!(
+    match (&efficiency, peak) {
+        (_, None) => assumes.push(format!(
+            "no published {} peak for the {gpu_id}: compute time unknown (give the GPU's \
+             bf16_tflops in your own catalog, --catalog FILE)",
+            job.precision.label()
+        )),
+        (Some(e), Some(_)) => assumes.push(format!(
             "kernels at {:.0} % of peak: {}",
             e.fraction * 100.0,
             e.source
         )),
-        None => assumes.push(format!(
+        (None, Some(_)) => assumes.push(format!(
             "no published kernel efficiency for {gpu_id} at {}: compute time unknown (set one: --efficiency, or the workload's kernel efficiency in the sidebar)",
             job.precision.label()
         )),
