@@ -170,6 +170,25 @@ fn layouts_that_do_not_fit_are_refused_with_the_shortfall() {
     ]);
     assert_eq!(code, 2);
     assert!(err.contains("no published kernel efficiency"), "{err}");
+    // A search where no layout fits names the leanest and its shortfall: Llama 70B over eight
+    // 24 GB cards keeps its optimizer's 12 B per parameter, 70.6e9 × 12 / 8 = 98.6 GiB per GPU
+    // with no data parallelism to shard it.
+    let (code, _, err) = railyard(&[
+        "workload",
+        "presets/rtx4090-pair-25gbe.ron",
+        "--model",
+        "70",
+        "--search",
+        "--efficiency",
+        "0.4",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no layout of the model fits and divides on this design: the leanest, TP")
+            && err.contains("DP 1 with full recomputation")
+            && err.contains("a rtx-4090 has 24 GiB"),
+        "{err}"
+    );
 }
 
 /// A GPU with no published peak (the DGX Spark's GB10) still has its memory and its traffic

@@ -62,8 +62,9 @@ pub enum JobError {
     },
     #[error("the design's GPUs ({0}) are not in the catalog")]
     UnknownGpu(String),
-    #[error("no layout of the model fits and divides on this design")]
-    NoLayout,
+    /// With the leanest layout tried and what it needs, where memory refused them all.
+    #[error("no layout of the model fits and divides on this design{}", .0.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
+    NoLayout(Option<String>),
     #[error(
         "no published kernel efficiency for the {gpu} at {precision}: step times are unknown, so layouts cannot be ranked (give one: --efficiency, or the workload's kernel efficiency in the sidebar)"
     )]

@@ -151,6 +151,7 @@ pub fn search_layouts(
         tried,
         refused,
         example_refusal,
+        leanest,
     } = state;
     // The layouts kept, timed again with the ideal network for their network share.
     let kept = kept
@@ -159,7 +160,7 @@ pub fn search_layouts(
         .collect::<Result<Vec<_>, _>>()?;
     progress(1.0);
     if kept.is_empty() {
-        return Err(JobError::NoLayout);
+        return Err(JobError::NoLayout(leanest.map(|(_, text)| text)));
     }
     let why = kept.iter().map(|s| explain(s, &kept[0])).collect();
     Ok(SearchResult {
@@ -204,6 +205,9 @@ struct Shared {
     tried: usize,
     refused: usize,
     example_refusal: Option<String>,
+    /// The layout memory refused by the least (GiB needed), described, for a search where
+    /// none fits.
+    leanest: Option<(f64, String)>,
 }
 
 impl Shared {
@@ -220,6 +224,11 @@ impl Shared {
         if self.example_refusal.is_none() {
             self.example_refusal = visit.refused.into_iter().next();
         }
+        if let Some((need, text)) = visit.leanest
+            && self.leanest.as_ref().is_none_or(|(least, _)| need < *least)
+        {
+            self.leanest = Some((need, text));
+        }
         self.kept.extend(visit.steps);
         let key = |s: &TrainingStep| s.step_ms.unwrap_or(f64::INFINITY);
         self.kept.sort_by(|a, b| key(&a.0).total_cmp(&key(&b.0)));
@@ -232,6 +241,8 @@ struct Visit {
     steps: Vec<(TrainingStep, TrainingJob)>,
     tried: usize,
     refused: Vec<String>,
+    /// The setting memory refused by the least: GiB needed, and the layout with its need.
+    leanest: Option<(f64, String)>,
 }
 
 fn visit_shape(
@@ -246,6 +257,7 @@ fn visit_shape(
         steps: Vec::new(),
         tried: 0,
         refused: Vec::new(),
+        leanest: None,
     };
     // Each recomputation setting with the least ZeRO sharding that fits (ZeRO 1 and 2 cost
     // the same traffic, so sharding more than needed gains nothing).
@@ -276,7 +288,29 @@ fn visit_shape(
                     fitted.push(candidate);
                     break;
                 }
-                Err(e) => visit.refused.push(e.to_string()),
+                Err(e) => {
+                    if let JobError::DoesNotFit {
+                        need_gib,
+                        have_gib,
+                        gpu,
+                    } = &e
+                        && visit
+                            .leanest
+                            .as_ref()
+                            .is_none_or(|(least, _)| need_gib < least)
+                    {
+                        visit.leanest = Some((
+                            *need_gib,
+                            format!(
+                                "the leanest, TP {tp} × PP {pp} × DP {dp} with {} recomputation \
+                                 and ZeRO {zero}, needs {need_gib:.1} GiB per GPU, and a {gpu} \
+                                 has {have_gib:.0} GiB (more GPUs, or GPUs with more memory)",
+                                recompute.label()
+                            ),
+                        ));
+                    }
+                    visit.refused.push(e.to_string());
+                }
             }
         }
     }

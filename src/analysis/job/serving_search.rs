@@ -75,7 +75,7 @@ pub fn search_serving(
         }
     }
     if found.is_empty() {
-        return Err(JobError::NoLayout);
+        return Err(JobError::NoLayout(None));
     }
     let rate = |l: &ServingLayout| l.result.decode_tokens_per_s_per_sequence.unwrap_or(0.0);
     found.sort_by(|a, b| {
