@@ -1650,6 +1650,20 @@ fn workload_names_tensor_parallelism_over_thunderbolt() {
     // Refused in one line: more GPUs than drawn, a model that is not offered, expert
     // parallelism for a dense model, and sizes whose product passes 2^32 (not wrapped).
     let macs = preset("mac-studio-tb5-x4.ron");
+    // Llama 8B at TP 1 sends gradients, not activations, over the Thunderbolt mesh: the advice
+    // speaks of those, not of where tensor parallelism belongs.
+    let o = railyard(&[
+        "workload",
+        path_str(&preset("mac-studio-tb5-x4.ron")),
+        "--model",
+        "8",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("data parallelism sends each step's whole gradient at that rate")
+            && !out.contains("keep tensor parallelism inside"),
+        "{out}"
+    );
     // The model's usual layout (TP 8) is narrowed to the 4 Macs, and the output says so;
     // sizes given on the command line are kept, and refused when they do not fit.
     let o = railyard(&["workload", path_str(&macs)]);

@@ -185,6 +185,9 @@ pub fn advice_reusing(
     if !tb.is_empty() {
         let heavy =
             workload.is_some_and(|w| w.tp > scale_up || w.dp.unwrap_or(2) > 1 || w.moe.is_some());
+        // A job whose tensor parallelism stays inside each node sends its gradients, not its
+        // activations, over Thunderbolt.
+        let tp_stays_inside = workload.is_some_and(|w| w.tp <= scale_up && w.moe.is_none());
         let mut devs: Vec<DeviceId> = tb.iter().flat_map(|l| [l.a.device, l.b.device]).collect();
         devs.sort_unstable();
         devs.dedup();
@@ -217,7 +220,13 @@ pub fn advice_reusing(
             super::efficiency::transport_of(library, l.tech, l.transport) == Transport::Tcp
         });
         // MLX's documentation: JACCL's latency is what tensor parallelism across Macs needs.
-        let per_message = if over_tcp {
+        let per_message = if tp_stays_inside {
+            if over_tcp {
+                "a TCP exchange of tens to hundreds of µs per message"
+            } else {
+                "a few µs per message over RDMA"
+            }
+        } else if over_tcp {
             "a TCP exchange of tens to hundreds of µs per message: fine for pipeline stages and \
              data parallelism with large batches, too slow for tensor parallelism, which moves \
              every layer's activations"
@@ -236,7 +245,9 @@ pub fn advice_reusing(
             ),
             devs.clone(),
             tb.iter().map(|l| l.id).collect(),
-            if macs {
+            if macs && tp_stays_inside {
+                "data parallelism sends each step's whole gradient at that rate: a larger global batch per step spreads that transfer over more tokens"
+            } else if macs {
                 "keep tensor parallelism inside as few Macs as the model's memory allows; across the rest run pipeline stages or data parallelism"
             } else {
                 "use Thunderbolt for prototypes or pipeline stages; for data-parallel training move to 100G+ Ethernet with RDMA or InfiniBand"
