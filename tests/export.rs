@@ -407,6 +407,61 @@ fn long_names_shorten_by_whole_words_in_the_diagram() {
 /// A slide has no inspector: each box says what it is above its name, as the canvas does,
 /// and a switch its model too where the box has room (a spine's "spine · qm9700"; a rail
 /// leaf's "leaf · rail 0 · qm9700" is too long for its box, so it keeps "leaf · rail 0").
+/// Four Macs in a full mesh: the two diagonals of the square cross in its middle. Each rate
+/// label lies on its own line only, so no label sits where another line crosses and reads as
+/// that line's (checked by sampling each line, not by the code that places them).
+#[test]
+fn each_link_label_lies_on_one_line_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mesh.svg");
+    let o = railyard(&[
+        "export",
+        path_str(&preset("mac-studio-tb5-x4.ron")),
+        "-o",
+        path_str(&out),
+    ]);
+    assert!(o.status.success());
+    let text = std::fs::read_to_string(&out).unwrap();
+    let attr = |tag: &str, name: &str| -> f32 {
+        let key = format!(" {name}=\"");
+        let from = tag.find(&key).expect(name) + key.len();
+        tag[from..].split('"').next().unwrap().parse().unwrap()
+    };
+    let lines: Vec<[f32; 4]> = text
+        .lines()
+        .filter(|l| l.starts_with(r#"<line class="link""#))
+        .map(|l| [attr(l, "x1"), attr(l, "y1"), attr(l, "x2"), attr(l, "y2")])
+        .collect();
+    assert_eq!(lines.len(), 6);
+    let labels_block = text
+        .split(r#"<g class="link-labels">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</g>").next())
+        .expect("labels");
+    let rects: Vec<[f32; 4]> = labels_block
+        .lines()
+        .filter(|l| l.starts_with("<rect"))
+        .map(|l| {
+            let (x, y) = (attr(l, "x"), attr(l, "y"));
+            [x, y, x + attr(l, "width"), y + attr(l, "height")]
+        })
+        .collect();
+    assert_eq!(rects.len(), 6, "every link labelled");
+    for r in &rects {
+        let meeting = lines
+            .iter()
+            .filter(|[x1, y1, x2, y2]| {
+                (0..=400).any(|k| {
+                    let t = k as f32 / 400.0;
+                    let (x, y) = (x1 + (x2 - x1) * t, y1 + (y2 - y1) * t);
+                    x >= r[0] && x <= r[2] && y >= r[1] && y <= r[3]
+                })
+            })
+            .count();
+        assert_eq!(meeting, 1, "label at {r:?} lies on {meeting} lines");
+    }
+}
+
 #[test]
 fn boxes_say_what_they_are_above_their_names() {
     let svg = generated_svg(&["--nodes", "32"]);

@@ -49,6 +49,41 @@ pub fn label_spots(labelled: usize) -> &'static [f32] {
     }
 }
 
+/// Whether the straight line from `p` to `q` passes through the box `(x0, y0, x1, y1)`
+/// (Liang–Barsky clipping). A label where another line crosses reads as that line's too, so
+/// a small drawing moves it along its own line instead.
+pub fn segment_meets_box(
+    p: (f32, f32),
+    q: (f32, f32),
+    (x0, y0, x1, y1): (f32, f32, f32, f32),
+) -> bool {
+    let (dx, dy) = (q.0 - p.0, q.1 - p.1);
+    let (mut t0, mut t1) = (0.0_f32, 1.0_f32);
+    for (step, room) in [
+        (-dx, p.0 - x0),
+        (dx, x1 - p.0),
+        (-dy, p.1 - y0),
+        (dy, y1 - p.1),
+    ] {
+        if step == 0.0 {
+            if room < 0.0 {
+                return false;
+            }
+            continue;
+        }
+        let t = room / step;
+        if step < 0.0 {
+            t0 = t0.max(t);
+        } else {
+            t1 = t1.min(t);
+        }
+        if t0 > t1 {
+            return false;
+        }
+    }
+    true
+}
+
 /// A link's label: "8 × 400G" for a bundle of one capacity, "×3" when they differ, "400G"
 /// for one link: how network people write cables (G for Gb/s, T for Tb/s).
 pub fn link_label(count: u32, gbit_s: f64) -> String {
@@ -77,6 +112,18 @@ pub fn link_label(count: u32, gbit_s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_meets_a_box_it_crosses_and_not_one_beside_it() {
+        let label = (255.0, 304.0, 285.0, 320.0);
+        // The horizontal line through the middle of a square mesh crosses the vertical's label.
+        assert!(segment_meets_box((90.0, 312.0), (450.0, 312.0), label));
+        // A diagonal far from it does not; nor a line that stops short.
+        assert!(!segment_meets_box((270.0, 130.0), (90.0, 312.0), label));
+        assert!(!segment_meets_box((90.0, 312.0), (250.0, 312.0), label));
+        // A vertical line through it, drawn either way.
+        assert!(segment_meets_box((270.0, 480.0), (270.0, 130.0), label));
+    }
 
     #[test]
     fn link_labels_read_as_cables_are_written() {

@@ -9,7 +9,9 @@ use super::group_frames::{GroupFrame, group_frames};
 use super::link_colors::{
     self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
 };
-use super::link_label::{label_spots, link_label, min_labelled, sort_for_labels, tally_link};
+use super::link_label::{
+    label_spots, link_label, min_labelled, segment_meets_box, sort_for_labels, tally_link,
+};
 use super::name_forms::{fitting_form, name_forms};
 use super::tier_captions::{TierCaption, tier_captions};
 use crate::model::units::count_of;
@@ -484,6 +486,19 @@ fn write_bundle_labels(
         .flat_map(|r| cells_of(r.x0, r.y0, r.x1, r.y1))
         .collect();
     let spots = label_spots(labelled.len());
+    // On a small drawing (several spots to choose from) a label keeps off the other lines,
+    // whose crossing would make it read as theirs.
+    type Line = ((f32, f32), (f32, f32), (DeviceId, DeviceId));
+    let lines: Vec<Line> = if spots.len() > 1 {
+        labelled
+            .iter()
+            .filter_map(|&(a, b, _, _)| {
+                Some((rects.get(&a)?.centre(), rects.get(&b)?.centre(), (a, b)))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let _ = writeln!(out, r#"<g class="link-labels">"#);
     for (a, b, n, gbit_s) in labelled {
         let (Some(ra), Some(rb)) = (rects.get(&a), rects.get(&b)) else {
@@ -504,10 +519,21 @@ fn write_bundle_labels(
             let cells: Vec<(i32, i32)> = cells_of(x0, y0, x0 + width, y0 + height).collect();
             (mx, my, cells)
         };
+        let crossed = |mx: f32, my: f32| {
+            let label = (
+                mx - width / 2.0,
+                my - height / 2.0,
+                mx + width / 2.0,
+                my + height / 2.0,
+            );
+            lines
+                .iter()
+                .any(|&(p, q, pair)| pair != (a, b) && segment_meets_box(p, q, label))
+        };
         let Some((mx, my, cells)) = spots
             .iter()
             .map(|&t| cells_at(t))
-            .find(|(_, _, cells)| !cells.iter().any(|c| taken.contains(c)))
+            .find(|(mx, my, cells)| !cells.iter().any(|c| taken.contains(c)) && !crossed(*mx, *my))
         else {
             continue;
         };

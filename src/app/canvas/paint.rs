@@ -12,7 +12,9 @@ use crate::io::link_colors::{
     self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
     heat_stops,
 };
-use crate::io::link_label::{label_spots, link_label, min_labelled, sort_for_labels};
+use crate::io::link_label::{
+    label_spots, link_label, min_labelled, segment_meets_box, sort_for_labels,
+};
 use crate::io::name_forms::{fitting_form, name_forms, two_lines};
 use crate::io::tier_captions::TierCaption;
 use crate::model::{
@@ -707,6 +709,22 @@ impl Frame<'_> {
         let mut bundles: Vec<_> = parallel.bundles(min_labelled(parallel.pairs())).collect();
         sort_for_labels(&mut bundles);
         let spots = label_spots(bundles.len());
+        // On a small drawing a count keeps off the other lines, whose crossing would make it
+        // read as theirs (as the exported diagram does).
+        let lines: Vec<(Pos2, Pos2, _)> = if spots.len() > 1 {
+            bundles
+                .iter()
+                .map(|&(i, j, _, _)| {
+                    (
+                        self.to_global * self.layout.owner_anchor(i),
+                        self.to_global * self.layout.owner_anchor(j),
+                        (i, j),
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         for (i, j, count, gbit_s) in bundles {
             let (a, b) = (
                 self.to_global * self.layout.owner_anchor(i),
@@ -725,7 +743,15 @@ impl Frame<'_> {
             let Some((mid, rect)) = spots.iter().find_map(|&t| {
                 let at = a + (b - a) * t;
                 let rect = Rect::from_center_size(at, g.size()).expand2(vec2(4.0, 1.0));
-                (clip.contains(at) && !placed.iter().any(|r: &Rect| r.intersects(rect)))
+                let crossed = lines.iter().any(|&(p, q, pair)| {
+                    pair != (i, j)
+                        && segment_meets_box(
+                            (p.x, p.y),
+                            (q.x, q.y),
+                            (rect.min.x, rect.min.y, rect.max.x, rect.max.y),
+                        )
+                });
+                (clip.contains(at) && !crossed && !placed.iter().any(|r: &Rect| r.intersects(rect)))
                     .then_some((at, rect))
             }) else {
                 continue;
