@@ -220,6 +220,52 @@ fn an_unknown_peak_leaves_memory_and_traffic_known() {
     );
 }
 
+/// `--rent` prices the same hours on rented GPUs: Llama 8B on the SU's 256 H100s at $2.50 per
+/// GPU-hour is $640 an hour; over a trillion tokens, that hour rate times the hours the job
+/// takes at its own tokens per second.
+#[test]
+fn renting_bills_every_gpu_for_the_same_hours() {
+    let (code, out, err) = railyard(&[
+        "workload",
+        "presets/dgx-h100-superpod-su.ron",
+        "--model",
+        "8",
+        "--rent",
+        "2.5",
+        "--tokens",
+        "1T",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let rented = &json["job"]["training"]["economics"]["rented"];
+    assert_eq!(rented["gpus"], 256);
+    assert_eq!(rented["usd_per_hour"], 640.0);
+    let tokens_per_s = json["tokens_per_s"].as_f64().expect("tokens/s");
+    let hours = 1e12 / tokens_per_s / 3600.0;
+    let total = rented["usd_total"].as_f64().expect("total");
+    assert!((total / (640.0 * hours) - 1.0).abs() < 1e-9, "{total}");
+    let (_, text, _) = railyard(&[
+        "workload",
+        "presets/dgx-h100-superpod-su.ron",
+        "--model",
+        "8",
+        "--rent",
+        "2.5",
+    ]);
+    assert!(
+        text.contains("at $2.5 per GPU-hour (256 GPUs, $640 an hour against $"),
+        "{text}"
+    );
+    let (code, _, err) = railyard(&[
+        "workload",
+        "presets/dgx-h100-superpod-su.ron",
+        "--rent",
+        "-1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
+
 /// Megatron splits the key-value heads over tensor parallelism as it splits the heads, so
 /// Llama 3 70B (64 heads, 8 key-value heads) runs TP 8 at most: TP 16 is refused, and no
 /// layout the search keeps goes beyond 8.

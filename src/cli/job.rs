@@ -84,6 +84,10 @@ pub(super) struct JobArgs {
     /// Years the design's capital cost is written off over.
     #[arg(long, value_name = "Y", default_value_t = DEFAULT_AMORTISATION_YEARS, value_parser = parse_positive)]
     years: f64,
+    /// Renting the design's GPUs instead, USD per GPU-hour (your cloud's quote, energy
+    /// included): adds what the same job costs rented, beside what it costs owned.
+    #[arg(long, value_name = "USD", value_parser = parse_positive)]
+    rent: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -301,6 +305,7 @@ pub(super) fn run_job(
             pue: a.pue,
             usd_per_kwh: a.usd_per_kwh,
             amortisation_years: a.years,
+            rent: a.rent.map(|usd| (usd, design.gpu_count())),
         })
     };
     if let Some(job) = &chosen.serving {
@@ -430,6 +435,26 @@ fn step_lines(s: &TrainingStep, out: &mut String) {
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
+/// What the same job costs on rented GPUs (`--rent`), beside owning them.
+fn rented_line(e: &Economics, at_least: &str, out: &mut String) {
+    let Some(r) = e.rented else {
+        return;
+    };
+    let total = r
+        .usd_total
+        .map(|usd| format!(", {} in all", crate::model::Usd(usd)))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "rented     {at_least}${:.2} per million tokens at ${} per GPU-hour ({} GPUs, ${:.0} an \
+         hour against ${:.0} owned){total}\n",
+        r.usd_per_million_tokens,
+        trim_number(r.usd_per_gpu_hour),
+        group_thousands(i64::try_from(r.gpus).unwrap_or(i64::MAX)),
+        r.usd_per_hour,
+        e.usd_per_hour
+    ));
+}
+
 /// The job's lines of the `workload` table.
 pub(super) fn job_table(detail: &JobDetail) -> String {
     let mut out = String::new();
@@ -449,6 +474,7 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                      without a break, energy at PUE {} and ${}/kWh)\n",
                     e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
                 ));
+                rented_line(e, "", &mut out);
             }
             &step.assumes
         }
@@ -513,6 +539,7 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                      over {} years serving without a break, energy at PUE {} and ${}/kWh)\n",
                     e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
                 ));
+                rented_line(e, at_least, &mut out);
             }
             &r.assumes
         }

@@ -118,5 +118,6 @@ fn default_economics(tokens_per_s: f64, capital_usd: f64, power_w: f64) -> Econo
         pue: DEFAULT_PUE,
         usd_per_kwh: DEFAULT_USD_PER_KWH,
         amortisation_years: DEFAULT_AMORTISATION_YEARS,
+        rent: None,
     })
 }

@@ -26,6 +26,20 @@ pub struct EconomicsInputs {
     pub pue: f64,
     pub usd_per_kwh: f64,
     pub amortisation_years: f64,
+    /// Renting the same GPUs instead: USD per GPU-hour (a cloud's price, energy included) and
+    /// the GPUs billed; None = no rental line.
+    pub rent: Option<(f64, u64)>,
+}
+
+/// The same work on rented GPUs: what the hours cost at a price per GPU-hour.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rented {
+    pub usd_per_gpu_hour: f64,
+    pub gpus: u64,
+    pub usd_per_hour: f64,
+    pub usd_per_million_tokens: f64,
+    /// Over `tokens`, when given.
+    pub usd_total: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -38,6 +52,7 @@ pub struct Economics {
     pub pue: f64,
     pub usd_per_kwh: f64,
     pub amortisation_years: f64,
+    pub rented: Option<Rented>,
 }
 
 pub fn economics(i: &EconomicsInputs) -> Economics {
@@ -54,6 +69,16 @@ pub fn economics(i: &EconomicsInputs) -> Economics {
         pue: i.pue,
         usd_per_kwh: i.usd_per_kwh,
         amortisation_years: i.amortisation_years,
+        rented: i.rent.map(|(usd_per_gpu_hour, gpus)| {
+            let usd_per_hour = usd_per_gpu_hour * gpus as f64;
+            Rented {
+                usd_per_gpu_hour,
+                gpus,
+                usd_per_hour,
+                usd_per_million_tokens: usd_per_hour * hours_per_million,
+                usd_total: hours.map(|h| h * usd_per_hour),
+            }
+        }),
     }
 }
 
@@ -73,11 +98,18 @@ mod tests {
             pue: 1.5,
             usd_per_kwh: 0.10,
             amortisation_years: 5.0,
+            rent: Some((2.0, 64)),
         });
         assert!((e.usd_per_hour - 215.0).abs() < 1e-9);
         assert!((e.usd_per_million_tokens - 215.0 / 3600.0).abs() < 1e-12);
         // 1e12 tokens at 1e6/s: 1e6 s = 11.574 days; energy 277.8 h × 150 kW = 41.67 MWh.
         assert!((e.train_days.unwrap() - 1e6 / 86400.0).abs() < 1e-9);
+        // Rented: 64 GPUs at $2 an hour is $128 an hour, 3.56 ¢ per million tokens, and
+        // $35,556 over the 277.8 hours.
+        let r = e.rented.expect("a rental line");
+        assert!((r.usd_per_hour - 128.0).abs() < 1e-9);
+        assert!((r.usd_per_million_tokens - 128.0 / 3600.0).abs() < 1e-12);
+        assert!((r.usd_total.unwrap() - 128.0 * 1e6 / 3600.0).abs() < 1e-6);
         assert!((e.energy_mwh.unwrap() - 1e6 / 3600.0 * 150.0 / 1e3).abs() < 1e-9);
     }
 }
