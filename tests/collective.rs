@@ -340,6 +340,46 @@ fn switches_that_could_route_adaptively_are_told_to() {
     assert!(items.iter().all(|a| a.code != "ecmp-elephants"));
 }
 
+/// Two workstations of four RTX 4090s, each on a 400 GbE NIC: the GPUs, with no peer-to-peer,
+/// reach each other through host memory and set the pace, while the network link carries what
+/// one GPU link does, 7.79 of its 46 GB/s (400 Gb/s × 0.92 for RoCE): 17 % busy. The advice
+/// says a slower network would do. A DGX fabric, paced by its network, gets no such note.
+#[test]
+fn a_network_the_nodes_cannot_feed_is_called_so() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::FatTree);
+    spec.nodes = Some(2);
+    spec.node = Some(PartId::new("workstation"));
+    spec.gpu = Some(PartId::new("rtx-4090"));
+    spec.nic = Some(PartId::new("cx7-400gbe"));
+    let design = generate(&spec, &catalog).expect("two workstations");
+    let result = collective(&design, &catalog, &query(Op::AllReduce, GIB)).expect("timed");
+    let network = 400.0 / 8.0 * 0.92;
+    let share = result.busbw_gbyte_s / network;
+    assert!((share - 0.169).abs() < 0.005, "{share}");
+    let items = advice(&design, &catalog, None);
+    let item = items
+        .iter()
+        .find(|a| a.code == "network-outpaces-pcie")
+        .unwrap_or_else(|| panic!("{items:#?}"));
+    assert!(
+        item.message
+            .contains("while the busiest network link is 17 % busy"),
+        "{}",
+        item.message
+    );
+    let mut spec = TemplateSpec::new(Template::FatTree);
+    spec.nodes = Some(16);
+    spec.node = Some(PartId::new("dgx-h100"));
+    let dgx = generate(&spec, &catalog).expect("a fat tree");
+    assert!(
+        advice(&dgx, &catalog, None)
+            .iter()
+            .all(|a| a.code != "network-outpaces-pcie")
+    );
+}
+
 /// 128 DGX H100 in a fat tree under static routing: hashed flows queue on the uplinks, which
 /// NCCL's tuner does not see (it knows its NICs and NVLink). `auto` is its pick, the same
 /// algorithm adaptive routing gets, at the time that algorithm takes forced; a tree the

@@ -595,6 +595,39 @@ pub fn advice_reusing(
         }
     }
 
+    // A network the nodes cannot feed: the all-reduce waits on the GPUs' PCIe links while
+    // the network links idle half the time or more, so a slower network would do as well.
+    if let Ok(result) = ecmp_all_reduce()
+        && let Some(first) = result.bottleneck.first()
+        && first.kind == super::ResourceKind::GpuPcie
+        && first.utilization >= 0.99
+    {
+        let busiest_network = result
+            .link_utilization
+            .iter()
+            .filter(|(id, _)| design.link(*id).is_some_and(|l| l.tech.is_network()))
+            .map(|&(_, u)| u)
+            .fold(0.0_f64, f64::max);
+        if busiest_network > 0.0 && busiest_network <= 0.5 {
+            out.push(item(
+                Severity::Info,
+                "network-outpaces-pcie",
+                format!(
+                    "a 1 GiB all-reduce ({}) waits on the GPUs' PCIe links inside the nodes, \
+                     while the busiest network link is {:.0} % busy: a network of half the \
+                     rate would take the same time",
+                    time_text(result.time_us),
+                    busiest_network * 100.0
+                ),
+                first.device.into_iter().collect(),
+                Vec::new(),
+                "spend on the nodes before the network: GPUs joined by NVLink or NVSwitch, or \
+                 PCIe switches that keep GPU-to-GPU traffic off the host; or price a slower \
+                 network (railyard compare)",
+            ));
+        }
+    }
+
     // Replicated serving on an expensive fabric.
     if let Some(w) = workload
         && w.serving
