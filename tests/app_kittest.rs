@@ -1200,6 +1200,60 @@ fn a_model_change_that_strands_links_asks_first() {
     assert_eq!(*harness.state().document().design(), before);
 }
 
+/// "What about H200?": changing an HGX H100 on 400 GbE RoCE to an HGX H200 keeps the node's
+/// ConnectX-7 400GbE cards, which the new chassis takes, rather than the H200's default
+/// InfiniBand NICs, which would turn all eight RoCE links into errors.
+#[test]
+fn a_model_change_keeps_the_nics_the_new_chassis_takes() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    let design = harness.state().document().design().clone();
+    let node = design
+        .devices
+        .iter()
+        .find(|d| d.kind.as_node().is_some())
+        .expect("a node");
+    let nics_before = node.kind.as_node().map(|n| n.nics.clone());
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.insert(node.id);
+    }
+    harness.run();
+    let entry = "NVIDIA (HGX H200 OEM) HGX H200 8-GPU server";
+    let before: Vec<egui::Rect> = harness
+        .query_all_by_label(entry)
+        .map(|n| n.rect())
+        .collect();
+    harness
+        .get_by_role_and_label(Role::ComboBox, "Model")
+        .scroll_to_me();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::ComboBox, "Model")
+        .click();
+    harness.run();
+    harness
+        .query_all_by_label(entry)
+        .find(|n| !before.contains(&n.rect()))
+        .expect("the H200 in the model menu")
+        .click();
+    harness.run();
+    let after = harness.state().document().design().clone();
+    let changed = after
+        .device(node.id)
+        .and_then(|d| d.kind.as_node())
+        .expect("the node");
+    assert_eq!(changed.model.as_str(), "hgx-h200");
+    assert_eq!(Some(changed.nics.clone()), nics_before);
+    assert!(
+        changed.nics.iter().all(|n| n.part.as_str() == "cx7-400gbe"),
+        "{:?}",
+        changed.nics
+    );
+    assert_eq!(after.links, design.links);
+}
+
 fn harness_with_two_dgx_links() -> Harness<'static, RailyardApp> {
     let mut harness = harness(app());
     for _ in 0..2 {
@@ -1377,6 +1431,45 @@ fn right_click_first_device(harness: &mut Harness<'_, RailyardApp>) {
         .to_screen(harness.state().document().design().devices[0].pos)
         .expect("the canvas has drawn");
     click_at(harness, at, egui::PointerButton::Secondary);
+}
+
+/// The shortcuts promise it: a double-click on a part in the palette adds one at the middle
+/// of the view, as one undo step.
+#[test]
+fn double_clicking_a_part_in_the_palette_adds_it() {
+    // Frames a sixtieth of a second apart, as a screen's: the default quarter second would
+    // put the two clicks further apart than a double-click's 0.3 s.
+    let a = app();
+    let mut harness = Harness::builder()
+        .with_size(WINDOW)
+        .with_max_steps(12)
+        .with_step_dt(1.0 / 60.0)
+        .build_eframe(move |_cc| a);
+    let before = harness.state().document().design().devices.len();
+    let at = harness.get_by_label("NVIDIA DGX H100 (8U)").rect().center();
+    harness.event(egui::Event::PointerMoved(at));
+    harness.step();
+    for _ in 0..2 {
+        for pressed in [true, false] {
+            harness.event(egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: Modifiers::NONE,
+            });
+        }
+    }
+    harness.run();
+    let design = harness.state().document().design().clone();
+    assert_eq!(design.devices.len(), before + 1);
+    assert!(design.devices.iter().any(|d| {
+        d.kind
+            .as_node()
+            .is_some_and(|n| n.model.as_str() == "dgx-h100")
+    }));
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(harness.state().document().design().devices.len(), before);
 }
 
 /// Presses and releases `button` at screen point `at`, a frame each, then settles.

@@ -604,6 +604,26 @@ fn gpu_limit(slots: Option<u32>) -> (u32, String) {
     }
 }
 
+/// Whether the chassis `model` takes `nics` as they are: it has slots enough for the add-in
+/// ones (or does not say how many), and none is built into another machine's board.
+fn chassis_takes_nics(catalog: &Catalog, model: &PartId, nics: &[NicSlot]) -> bool {
+    let Some(spec) = catalog.node(model) else {
+        return false;
+    };
+    let mut add_in = 0u32;
+    for slot in nics {
+        match catalog.nic(&slot.part) {
+            Some(nic) if nic.builtin => {
+                if spec.nic.as_ref() != Some(&slot.part) {
+                    return false;
+                }
+            }
+            _ => add_in += 1,
+        }
+    }
+    spec.nic_slots.is_none_or(|slots| add_in <= slots)
+}
+
 /// The grid rows particular to each kind of device.
 fn device_kind_rows(
     ui: &mut Ui,
@@ -618,14 +638,18 @@ fn device_kind_rows(
         DeviceKind::GpuNode(node) => {
             let mut model = node.model.clone();
             if part_row(ui, "Model", catalog, PartCategory::Node, &mut model) {
-                // A different chassis brings its own GPUs, scale-up and NICs, as a fresh drop
-                // of that part would; the node keeps its name, place and NVLink domain.
+                // A different chassis brings its own GPUs and scale-up, as a fresh drop of
+                // that part would; the node keeps its name, place and NVLink domain, and the
+                // NICs its links are cabled to wherever the new chassis takes them.
                 match device_from_part(catalog, &model, id, draft_name.clone(), pos) {
                     Ok(Device {
                         kind: DeviceKind::GpuNode(mut fresh),
                         ..
                     }) => {
                         fresh.domain = node.domain;
+                        if chassis_takes_nics(catalog, &model, &node.nics) {
+                            fresh.nics = std::mem::take(&mut node.nics);
+                        }
                         *node = fresh;
                     }
                     _ => node.model = model,

@@ -107,15 +107,17 @@ pub fn palette_ui(ui: &mut Ui, catalog: &Catalog, state: &mut PaletteState) -> V
                             let drop = PaletteDrop {
                                 part: part.id.clone(),
                             };
+                            let dragged = ui.dnd_drag_source(id, drop, |ui| {
+                                ui.add(egui::Label::new(&text).selectable(false))
+                            });
+                            // The drag source senses drags only: the same widget also senses
+                            // clicks, so a double-click reaches it.
                             let r = ui
-                                .dnd_drag_source(id, drop, |ui| {
-                                    ui.add(egui::Label::new(&text).selectable(false))
-                                })
-                                .response;
-                            let r = r.on_hover_text(format!(
-                                "{}\nDrag onto the canvas, or double-click to add.",
-                                summary(part)
-                            ));
+                                .interact(dragged.response.rect, id, egui::Sense::click_and_drag())
+                                .on_hover_text(format!(
+                                    "{}\nDrag onto the canvas, or double-click to add.",
+                                    summary(part)
+                                ));
                             if r.double_clicked() {
                                 events.push(PaletteEvent::Add(part.id.clone()));
                             }
