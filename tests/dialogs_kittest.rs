@@ -113,6 +113,32 @@ fn after_saving_as_pme_the_bom_export_proposes_pme_csv_in_a_focused_field() {
     assert!(!dir.path().join("pme.csv").exists());
 }
 
+/// An export to a path whose file exists writes nothing at first: the path field names the
+/// file and waits, and Export again replaces it. A report names its diagram beside it too.
+#[test]
+fn an_export_over_an_existing_file_asks_first() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut harness = harness(app_picking(dir.path().join("fabric.ron")));
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.run();
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::S);
+    harness.run();
+    let svg = dir.path().join("fabric.svg");
+    std::fs::write(&svg, "an earlier export").expect("written");
+    click_menu(&mut harness, "File", "Export report (Markdown)…");
+    harness.run();
+    click_button(&mut harness, "Export");
+    harness.run();
+    let md = dir.path().join("fabric.md");
+    assert!(!md.exists(), "nothing written yet");
+    harness.get_by_label_contains(&format!("{} already exists", svg.display()));
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), "an earlier export");
+    click_button(&mut harness, "Export");
+    common::app::wait_until(&mut harness, "the report", |_| md.exists());
+    harness.run();
+    assert_ne!(std::fs::read_to_string(&svg).unwrap(), "an earlier export");
+}
+
 /// File > Export PNG draws the whole diagram, title block and legend, as `railyard export
 /// -o F.png --scale K` does, at the scale picked beside its path field: 3× is three times
 /// the 1× image in each direction, and the status line says so.

@@ -11,7 +11,7 @@ use crate::analysis::job::{
 };
 use crate::model::units::time_text;
 use crate::model::{Catalog, Design};
-use egui::{RichText, Ui};
+use egui::Ui;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -168,24 +168,23 @@ impl LayoutSearch {
                     found.refused,
                     found.best.len()
                 ));
-                egui::Grid::new("found-layouts")
-                    .num_columns(2)
-                    .show(ui, |ui| {
-                        for (step, why) in found.best.iter().zip(&found.why) {
-                            if let Some(layout) = layout_row(ui, step, why, &now.workload) {
-                                pinned = Some(layout);
-                            }
-                            ui.end_row();
+                // Each row wraps within the sidebar: at full size the figures and their Use
+                // button need not fit one line.
+                for (step, why) in found.best.iter().zip(&found.why) {
+                    ui.horizontal_wrapped(|ui| {
+                        if let Some(layout) = layout_row(ui, step, why, &now.workload) {
+                            pinned = Some(layout);
                         }
                     });
+                }
             }
         }
         (pinned, start)
     }
 }
 
-/// One found layout as a row of two grid cells: its shape, step and MFU, why (on hover);
-/// and Use unless it is the one in use.
+/// One found layout as a row: its shape, step and MFU, why (on hover); and Use unless it is
+/// the one in use.
 fn layout_row(ui: &mut Ui, step: &TrainingStep, why: &str, now: &Workload) -> Option<PinnedLayout> {
     let layout = PinnedLayout {
         tp: step.tp,
@@ -205,12 +204,13 @@ fn layout_row(ui: &mut Ui, step: &TrainingStep, why: &str, now: &Workload) -> Op
         "{}, micro-batch {}: {figures}",
         step.layout, step.micro_batch
     );
-    ui.label(RichText::new(label).small()).on_hover_text(why);
+    // Full-size text: these are the figures a meeting reads off the screen.
+    ui.label(label).on_hover_text(why);
     if in_use {
         ui.weak("in use");
         return None;
     }
-    ui.small_button("Use")
+    ui.button("Use")
         .on_hover_text("Set the workload's layout to this one")
         .clicked()
         .then_some(layout)

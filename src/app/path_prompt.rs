@@ -73,6 +73,26 @@ fn typed_path(text: &str) -> PathBuf {
 pub(super) struct PathPrompt {
     purpose: PathPurpose,
     text: String,
+    /// The path whose files were found to exist: using it again replaces them.
+    replace: Option<PathBuf>,
+}
+
+/// The files using `path` for `purpose` writes (none for Open): the design file, the export
+/// with its extension and, for a report, the diagram written beside it.
+fn files_written(purpose: PathPurpose, path: &std::path::Path) -> Vec<PathBuf> {
+    match purpose {
+        PathPurpose::Open => Vec::new(),
+        PathPurpose::SaveAs => vec![files::with_design_extension(path.to_path_buf())],
+        PathPurpose::Export(kind) => {
+            let file = with_extension(path.to_path_buf(), kind);
+            let mut out = vec![file.clone()];
+            if kind == ExportKind::Report {
+                out.push(file.with_extension("svg"));
+            }
+            out
+        }
+        PathPurpose::Png => vec![with_png_extension(path.to_path_buf())],
+    }
 }
 
 impl RailyardApp {
@@ -112,7 +132,11 @@ impl RailyardApp {
     }
 
     fn open_prompt(&mut self, purpose: PathPurpose, text: String) {
-        self.path_prompt = Some(PathPrompt { purpose, text });
+        self.path_prompt = Some(PathPrompt {
+            purpose,
+            text,
+            replace: None,
+        });
     }
 
     /// The system dialog for `purpose`, proposing a name made from the design's.
@@ -213,6 +237,25 @@ impl RailyardApp {
                 };
             }
             purpose = prompt.purpose;
+            let path = typed_path(&prompt.text);
+            let replacing = prompt.replace.as_ref() == Some(&path);
+            if replacing {
+                let names: Vec<String> = files_written(purpose, &path)
+                    .iter()
+                    .filter(|f| f.exists())
+                    .map(|f| f.display().to_string())
+                    .collect();
+                ui.colored_label(
+                    ui.visuals().warn_fg_color,
+                    format!(
+                        "{} already {}: {} replaces {}.",
+                        names.join(" and "),
+                        if names.len() == 1 { "exists" } else { "exist" },
+                        purpose.verb(),
+                        if names.len() == 1 { "it" } else { "them" }
+                    ),
+                );
+            }
             ui.horizontal(|ui| {
                 done = ui.button(purpose.verb()).clicked() || entered;
                 browse = ui
@@ -232,6 +275,15 @@ impl RailyardApp {
             }
         });
         let path = typed_path(&prompt.text);
+        // Nothing is written over without a second word: the first use of a path whose files
+        // exist names them and waits.
+        if done
+            && prompt.replace.as_ref() != Some(&path)
+            && files_written(purpose, &path).iter().any(|f| f.exists())
+        {
+            prompt.replace = Some(path);
+            return;
+        }
         if done && !path.as_os_str().is_empty() {
             self.path_prompt = None;
             self.use_path(purpose, path, ctx, Some(events));

@@ -715,7 +715,7 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                 ms(step.exposed_comm_ms)
             ));
             if let Some(note) = step.bubble_note() {
-                ui.label(RichText::new(format!("Note: {note}")).small());
+                ui.weak(format!("Note: {note}"));
             }
             ui.label(format!(
                 "MFU {} · {} tokens/s · lost to contention {}",
