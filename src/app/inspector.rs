@@ -604,12 +604,16 @@ fn gpu_limit(slots: Option<u32>) -> (u32, String) {
     }
 }
 
-/// Whether the chassis `model` takes `nics` as they are: it has slots enough for the add-in
-/// ones (or does not say how many), and none is built into another machine's board.
+/// Whether a node's `nics` stay through a change to the chassis `model`: there are some (a
+/// node without any takes the new chassis's own), the chassis has slots enough for the
+/// add-in ones (or does not say how many), and none is built into another machine's board.
 fn chassis_takes_nics(catalog: &Catalog, model: &PartId, nics: &[NicSlot]) -> bool {
     let Some(spec) = catalog.node(model) else {
         return false;
     };
+    if nics.is_empty() {
+        return false;
+    }
     let mut add_in = 0u32;
     for slot in nics {
         match catalog.nic(&slot.part) {
