@@ -1145,28 +1145,10 @@ fn a_model_change_that_strands_links_asks_first() {
     }
     harness.run();
     let choose_mac = |harness: &mut Harness<'_, RailyardApp>| {
-        // The combo's entry reads "vendor model"; the palette names the part too, so the
-        // entry is the node opening the combo added.
-        let entry = "Apple Mac Studio M3 Ultra (2025), 80-core GPU, 512GB";
-        let rects = |h: &Harness<'_, RailyardApp>| -> Vec<egui::Rect> {
-            h.query_all_by_label(entry).map(|n| n.rect()).collect()
-        };
-        let before = rects(harness);
-        // The sidebar may be scrolled (to the question) with the combo under its top edge.
-        harness
-            .get_by_role_and_label(Role::ComboBox, "Model")
-            .scroll_to_me();
-        harness.run();
-        harness
-            .get_by_role_and_label(Role::ComboBox, "Model")
-            .click();
-        harness.run();
-        harness
-            .query_all_by_label(entry)
-            .find(|n| !before.contains(&n.rect()))
-            .expect("the Mac in the model menu")
-            .click();
-        harness.run();
+        choose_model_in_inspector(
+            harness,
+            "Apple Mac Studio M3 Ultra (2025), 80-core GPU, 512GB",
+        );
     };
     choose_mac(&mut harness);
     // Nothing changed yet: the inspector names both links and asks.
@@ -1220,25 +1202,7 @@ fn a_model_change_keeps_the_nics_the_new_chassis_takes() {
         selection.devices.insert(node.id);
     }
     harness.run();
-    let entry = "NVIDIA (HGX H200 OEM) HGX H200 8-GPU server";
-    let before: Vec<egui::Rect> = harness
-        .query_all_by_label(entry)
-        .map(|n| n.rect())
-        .collect();
-    harness
-        .get_by_role_and_label(Role::ComboBox, "Model")
-        .scroll_to_me();
-    harness.run();
-    harness
-        .get_by_role_and_label(Role::ComboBox, "Model")
-        .click();
-    harness.run();
-    harness
-        .query_all_by_label(entry)
-        .find(|n| !before.contains(&n.rect()))
-        .expect("the H200 in the model menu")
-        .click();
-    harness.run();
+    choose_model_in_inspector(&mut harness, "NVIDIA (HGX H200 OEM) HGX H200 8-GPU server");
     let after = harness.state().document().design().clone();
     let changed = after
         .device(node.id)
@@ -1252,6 +1216,30 @@ fn a_model_change_keeps_the_nics_the_new_chassis_takes() {
         changed.nics
     );
     assert_eq!(after.links, design.links);
+}
+
+/// Picks `entry` ("vendor model") in the inspector's Model menu. The palette names the part
+/// too, so the entry is the node opening the menu added.
+fn choose_model_in_inspector(harness: &mut Harness<'_, RailyardApp>, entry: &str) {
+    let before: Vec<egui::Rect> = harness
+        .query_all_by_label(entry)
+        .map(|n| n.rect())
+        .collect();
+    // The sidebar may be scrolled (to the question) with the combo under its top edge.
+    harness
+        .get_by_role_and_label(Role::ComboBox, "Model")
+        .scroll_to_me();
+    harness.run();
+    harness
+        .get_by_role_and_label(Role::ComboBox, "Model")
+        .click();
+    harness.run();
+    harness
+        .query_all_by_label(entry)
+        .find(|n| !before.contains(&n.rect()))
+        .unwrap_or_else(|| panic!("{entry} in the model menu"))
+        .click();
+    harness.run();
 }
 
 fn harness_with_two_dgx_links() -> Harness<'static, RailyardApp> {
