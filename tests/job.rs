@@ -32,6 +32,16 @@ fn railyard(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `railyard workload ARGS --json`, which must succeed, as JSON.
+fn workload_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["workload"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let (code, out, err) = railyard(&all);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).expect("JSON")
+}
+
 #[test]
 fn megatrons_published_runs_within_the_targets_and_the_page_is_current() {
     let (code, json, err) = railyard(&["validate", "--training", "--json"]);
@@ -197,15 +207,7 @@ fn layouts_that_do_not_fit_are_refused_with_the_shortfall() {
 /// the optimizer's 12 B per parameter halved, 44.87 GiB.
 #[test]
 fn an_unknown_peak_leaves_memory_and_traffic_known() {
-    let (code, out, err) = railyard(&[
-        "workload",
-        "presets/dgx-spark-pair.ron",
-        "--model",
-        "8",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let json = workload_json(&["presets/dgx-spark-pair.ron", "--model", "8"]);
     assert!(json["step_ms"].is_null() && json["mfu"].is_null());
     assert!(json["total_us"].as_f64().is_some_and(|us| us > 0.0));
     let memory = &json["job"]["training"]["step"]["memory"];
@@ -225,8 +227,7 @@ fn an_unknown_peak_leaves_memory_and_traffic_known() {
 /// takes at its own tokens per second.
 #[test]
 fn renting_bills_every_gpu_for_the_same_hours() {
-    let (code, out, err) = railyard(&[
-        "workload",
+    let json = workload_json(&[
         "presets/dgx-h100-superpod-su.ron",
         "--model",
         "8",
@@ -234,10 +235,7 @@ fn renting_bills_every_gpu_for_the_same_hours() {
         "2.5",
         "--tokens",
         "1T",
-        "--json",
     ]);
-    assert_eq!(code, 0, "{err}");
-    let json: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let rented = &json["job"]["training"]["economics"]["rented"];
     assert_eq!(rented["gpus"], 256);
     assert_eq!(rented["usd_per_hour"], 640.0);
@@ -284,16 +282,12 @@ fn tensor_parallelism_stops_at_the_key_value_heads() {
         err.contains("8 key-value heads do not split over tensor parallelism of 16"),
         "{err}"
     );
-    let (code, out, err) = railyard(&[
-        "workload",
+    let found = workload_json(&[
         "presets/dgx-h100-superpod-su.ron",
         "--model",
         "70",
         "--search",
-        "--json",
     ]);
-    assert_eq!(code, 0, "{err}");
-    let found: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let best = found["job"]["search"]["best"].as_array().expect("ranked");
     assert!(!best.is_empty());
     for layout in best {

@@ -614,18 +614,18 @@ fn chassis_takes_nics(catalog: &Catalog, model: &PartId, nics: &[NicSlot]) -> bo
     if nics.is_empty() {
         return false;
     }
-    let mut add_in = 0u32;
+    let mut add_in = 0;
     for slot in nics {
         match catalog.nic(&slot.part) {
             Some(nic) if nic.builtin => {
-                if spec.nic.as_ref() != Some(&slot.part) {
+                if !spec.takes_nic(&slot.part, nic) {
                     return false;
                 }
             }
             _ => add_in += 1,
         }
     }
-    spec.nic_slots.is_none_or(|slots| add_in <= slots)
+    spec.has_slots_for(add_in)
 }
 
 /// The grid rows particular to each kind of device.

@@ -220,6 +220,18 @@ pub struct NodeSpec {
 }
 
 impl NodeSpec {
+    /// Whether the chassis takes a NIC of part `id`: any add-in card, and of the NICs built
+    /// into a machine's board only its own.
+    pub fn takes_nic(&self, id: &PartId, nic: &NicSpec) -> bool {
+        !nic.builtin || self.nic.as_ref() == Some(id)
+    }
+
+    /// Whether `add_in` add-in NICs fit the chassis's slots (all do where it does not say how
+    /// many it has).
+    pub fn has_slots_for(&self, add_in: usize) -> bool {
+        self.nic_slots.is_none_or(|slots| add_in <= slots as usize)
+    }
+
     /// The most GPUs the chassis holds: a fixed model's own count, a generic chassis's slots.
     pub fn max_gpus(&self) -> Option<u32> {
         if self.any_gpu {

@@ -39,7 +39,7 @@ pub(super) fn check_chassis(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>)
         };
         if let Some(slots) = spec.nic_slots {
             let add_in = nic_parts().filter(|(_, nic)| !nic.builtin).count();
-            if add_in > slots as usize {
+            if !spec.has_slots_for(add_in) {
                 let room = if slots == 0 {
                     "has no slot for one".to_string()
                 } else {
@@ -54,9 +54,7 @@ pub(super) fn check_chassis(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>)
                 out.push(chassis_error(NICS_OVER_SLOTS, device, message));
             }
         }
-        for (nic, _) in
-            nic_parts().filter(|(p, nic)| nic.builtin && spec.nic.as_ref() != Some(&p.id))
-        {
+        for (nic, _) in nic_parts().filter(|(p, nic)| !spec.takes_nic(&p.id, nic)) {
             let message = format!(
                 "{} holds `{}`, which is built into another machine's board: `{}` cannot take it",
                 checked.name(device.id),
