@@ -284,17 +284,17 @@ fn figures(
     let step = a.workload.and_then(Result::ok).filter(|_| fits);
     let job = a.job.and_then(Result::ok);
     let total = m.cost.total.0;
+    let bisection_ok = matches!(
+        m.bisection.status,
+        crate::analysis::bisection::BisectionStatus::Ok { .. }
+    );
     let mut values = vec![
         Some(m.gpus as f64),
         Some(m.switches as f64),
         Some(m.links as f64),
-        // A single node or domain has no cut to measure: unknown (—), not 0 Gb/s.
-        matches!(
-            m.bisection.status,
-            crate::analysis::bisection::BisectionStatus::Ok { .. }
-        )
-        .then(|| m.bisection.value.gbit_s()),
-        m.bisection.ratio,
+        // A single node or domain has no cut to measure: unknown (—), not 0 Gb/s nor 0 %.
+        bisection_ok.then(|| m.bisection.value.gbit_s()),
+        m.bisection.ratio.filter(|_| bisection_ok),
         Some(total),
         (m.gpus > 0).then(|| total / m.gpus as f64),
         m.switch_cost_share,

@@ -6,17 +6,22 @@ use crate::model::{Design, Link, LinkId, LinkState};
 use std::collections::HashMap;
 
 /// Each link's load under the collective the sidebar asks about, and what that collective
-/// was: the analysis's, whether or not the heatmap colours the links.
-pub struct LinkLoads<'a> {
-    /// Busy time over the collective's bandwidth term: 1.0 for its bottleneck.
-    pub utilisation: &'a HashMap<LinkId, f64>,
-    /// "all-reduce of 1 GiB (ring/Simple)".
-    pub collective: String,
+/// was: the analysis's, whether or not the heatmap colours the links. Unknown, with why, when
+/// the collective could not be worked out.
+pub enum LinkLoads<'a> {
+    Known {
+        /// Busy time over the collective's bandwidth term: 1.0 for its bottleneck.
+        utilisation: &'a HashMap<LinkId, f64>,
+        /// "all-reduce of 1 GiB (ring/Simple)".
+        collective: String,
+    },
+    /// The collective failed: "not connected: no working path from gpu-1 to gpu-9".
+    Unknown { why: String },
 }
 
 impl<'a> LinkLoads<'a> {
     pub fn of(utilisation: &'a HashMap<LinkId, f64>, result: &CollectiveResult) -> Self {
-        Self {
+        Self::Known {
             utilisation,
             collective: format!(
                 "{} of {} ({})",
@@ -29,14 +34,24 @@ impl<'a> LinkLoads<'a> {
 
     /// The link's share of the bottleneck's load, in words.
     pub fn line(&self, link: LinkId) -> String {
-        match self.utilisation.get(&link) {
-            Some(&u) if u >= 0.995 => format!("the bottleneck of the {}", self.collective),
+        let (utilisation, collective) = match self {
+            Self::Known {
+                utilisation,
+                collective,
+            } => (utilisation, collective),
+            Self::Unknown { why } => {
+                return format!(
+                    "unknown: the sidebar's collective could not be worked out ({why})"
+                );
+            }
+        };
+        match utilisation.get(&link) {
+            Some(&u) if u >= 0.995 => format!("the bottleneck of the {collective}"),
             Some(&u) => format!(
-                "{:.0} % of the bottleneck's load in the {}",
+                "{:.0} % of the bottleneck's load in the {collective}",
                 u * 100.0,
-                self.collective
             ),
-            None => format!("carries nothing in the {}", self.collective),
+            None => format!("carries nothing in the {collective}"),
         }
     }
 }
@@ -147,7 +162,7 @@ mod tests {
     #[test]
     fn load_is_said_against_the_bottleneck() {
         let heat: HashMap<LinkId, f64> = [(LinkId(7), 0.634), (LinkId(8), 1.0)].into();
-        let loads = LinkLoads {
+        let loads = LinkLoads::Known {
             utilisation: &heat,
             collective: "all-reduce of 1 GiB (ring/Simple)".into(),
         };
@@ -162,6 +177,14 @@ mod tests {
         assert_eq!(
             loads.line(LinkId(9)),
             "carries nothing in the all-reduce of 1 GiB (ring/Simple)"
+        );
+        // A failed collective leaves every link's load unknown, and says why.
+        let failed = LinkLoads::Unknown {
+            why: "the design has no GPUs".into(),
+        };
+        assert_eq!(
+            failed.line(LinkId(7)),
+            "unknown: the sidebar's collective could not be worked out (the design has no GPUs)"
         );
     }
 }

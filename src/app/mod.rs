@@ -32,6 +32,7 @@ pub mod presentation;
 pub mod presets;
 pub mod shortcuts;
 pub mod sidebar;
+mod status_line;
 mod tabs;
 pub mod whatif;
 pub mod worker;
@@ -142,6 +143,9 @@ pub struct RailyardApp {
     dialogs: Box<dyn FileDialogs>,
     clipboard: Option<Clip>,
     status: String,
+    /// When the status line took its text: which design (tab id and revision) it spoke of and
+    /// at what time, so that it can say its age and fade once the user has moved on.
+    status_moment: Option<status_line::StatusMoment>,
     palette: PaletteState,
     generate: GenerateDialog,
     path_prompt: Option<PathPrompt>,
@@ -195,6 +199,7 @@ impl RailyardApp {
             dialogs: Box::new(NativeDialogs),
             clipboard: None,
             status: "Ready. Drag parts from the left, or File > Open preset.".to_string(),
+            status_moment: None,
             palette: PaletteState::default(),
             generate: GenerateDialog::default(),
             path_prompt: None,
@@ -752,10 +757,22 @@ impl RailyardApp {
 
     fn status_bar(&mut self, ui: &mut egui::Ui) {
         let tab = &self.tabs[self.active];
+        let now = ui.input(|i| i.time);
+        let here = (tab.id, tab.doc.revision());
+        let moment = match self.status_moment.take() {
+            Some(m) if m.text == self.status => m,
+            _ => status_line::StatusMoment {
+                text: self.status.clone(),
+                design: here,
+                since_s: now,
+            },
+        };
+        let status = moment.line(here, now);
+        self.status_moment = Some(moment);
         let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
         egui::Panel::bottom("status-bar").show(ui, |ui| {
             ui.horizontal(|ui| {
-                ui.label(&self.status);
+                ui.label(status);
                 ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
                     if pending {
                         ui.weak("recomputing…");
@@ -1015,10 +1032,13 @@ impl RailyardApp {
     }
 }
 
-/// Each link's load under the analysis's collective, when it ran.
+/// Each link's load under the analysis's collective, or why it is unknown; None when no
+/// collective was asked for.
 fn link_loads(analysis: &sidebar::Analysis) -> Option<link_info::LinkLoads<'_>> {
-    let result = analysis.collective.as_ref()?.as_ref().ok()?;
-    Some(link_info::LinkLoads::of(&analysis.heat, result))
+    Some(match analysis.collective.as_ref()? {
+        Ok(result) => link_info::LinkLoads::of(&analysis.heat, result),
+        Err(e) => link_info::LinkLoads::Unknown { why: e.to_string() },
+    })
 }
 
 /// The inspector and the what-if buttons of the selection, in a scroll area that fills its

@@ -11,15 +11,24 @@ const SINGLE_LINK_LABELS_MAX: usize = 48;
 /// that would only fill the gaps with more labels.
 const FANNED_BUNDLES_MAX: usize = 16;
 
-/// Counts one link of `gbit_s` (rate × lanes) into a pair's tally of (links, capacity per
-/// link in Gb/s, NaN once they differ).
-pub fn tally_link(tally: &mut (u32, f64), gbit_s: f64) {
-    if tally.0 == 0 {
-        tally.1 = gbit_s;
-    } else if tally.1 != gbit_s {
-        tally.1 = f64::NAN;
+/// The links joining one pair in a picture: how many, their capacity each (rate × lanes,
+/// Gb/s; NaN once they differ) and together.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LinkTally {
+    pub links: u32,
+    pub gbit_s: f64,
+    pub total_gbit_s: f64,
+}
+
+/// Counts one link of `gbit_s` (rate × lanes) into a pair's tally.
+pub fn tally_link(tally: &mut LinkTally, gbit_s: f64) {
+    if tally.links == 0 {
+        tally.gbit_s = gbit_s;
+    } else if tally.gbit_s != gbit_s {
+        tally.gbit_s = f64::NAN;
     }
-    tally.0 += 1;
+    tally.links += 1;
+    tally.total_gbit_s += gbit_s;
 }
 
 /// The fewest links a pair needs to be labelled in a picture of `pairs` linked pairs: one on
@@ -84,10 +93,22 @@ pub fn segment_meets_box(
     true
 }
 
-/// A link's label: "8 × 400G" for a bundle of one capacity, "×3" when they differ, "400G"
-/// for one link: how network people write cables (G for Gb/s, T for Tb/s).
-pub fn link_label(count: u32, gbit_s: f64) -> String {
-    let rate = if !gbit_s.is_finite() || gbit_s <= 0.0 {
+/// A link's label: "8 × 400G" for a bundle of one capacity, "3 links, 1.2T" when they
+/// differ, "400G" for one link: how network people write cables (G for Gb/s, T for Tb/s).
+pub fn link_label(tally: &LinkTally) -> String {
+    match (tally.links, rate_text(tally.gbit_s)) {
+        (1, Some(r)) => r,
+        (n, Some(r)) => format!("{n} × {r}"),
+        (n, None) => match rate_text(tally.total_gbit_s) {
+            Some(total) => format!("{n} links, {total}"),
+            None => format!("{n} links"),
+        },
+    }
+}
+
+/// "400G", "1.6T", "500M"; None without a positive rate.
+fn rate_text(gbit_s: f64) -> Option<String> {
+    if !gbit_s.is_finite() || gbit_s <= 0.0 {
         None
     } else if gbit_s >= 1000.0 {
         Some(format!(
@@ -101,11 +122,6 @@ pub fn link_label(count: u32, gbit_s: f64) -> String {
             "{}M",
             crate::model::units::trim_number(gbit_s * 1000.0)
         ))
-    };
-    match (count, rate) {
-        (1, Some(r)) => r,
-        (n, Some(r)) => format!("{n} × {r}"),
-        (n, None) => format!("×{n}"),
     }
 }
 
@@ -127,10 +143,18 @@ mod tests {
 
     #[test]
     fn link_labels_read_as_cables_are_written() {
-        assert_eq!(link_label(8, 400.0), "8 × 400G");
-        assert_eq!(link_label(1, 1600.0), "1.6T");
-        assert_eq!(link_label(1, 25.0), "25G");
-        assert_eq!(link_label(2, 0.5), "2 × 500M");
-        assert_eq!(link_label(3, f64::NAN), "×3");
+        let label = |rates: &[f64]| {
+            let mut tally = LinkTally::default();
+            for &r in rates {
+                tally_link(&mut tally, r);
+            }
+            link_label(&tally)
+        };
+        assert_eq!(label(&[400.0; 8]), "8 × 400G");
+        assert_eq!(label(&[1600.0]), "1.6T");
+        assert_eq!(label(&[25.0]), "25G");
+        assert_eq!(label(&[0.5, 0.5]), "2 × 500M");
+        // A bundle of mixed rates gives its total: 400 + 400 + 200 + 200 = 1.2 Tb/s.
+        assert_eq!(label(&[400.0, 200.0, 400.0, 200.0]), "4 links, 1.2T");
     }
 }

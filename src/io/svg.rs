@@ -10,7 +10,8 @@ use super::link_colors::{
     self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
 };
 use super::link_label::{
-    label_spots, link_label, min_labelled, segment_meets_box, sort_for_labels, tally_link,
+    LinkTally, label_spots, link_label, min_labelled, segment_meets_box, sort_for_labels,
+    tally_link,
 };
 use super::name_forms::{fitting_form, name_forms};
 use super::tier_captions::{TierCaption, tier_captions};
@@ -453,7 +454,7 @@ fn write_bundle_labels(
     rects: &HashMap<DeviceId, Rect>,
     avoid: &[Rect],
 ) {
-    let mut pairs: HashMap<(DeviceId, DeviceId), (u32, f64)> = HashMap::new();
+    let mut pairs: HashMap<(DeviceId, DeviceId), LinkTally> = HashMap::new();
     for link in &design.links {
         if !(rects.contains_key(&link.a.device) && rects.contains_key(&link.b.device)) {
             continue;
@@ -470,8 +471,8 @@ fn write_bundle_labels(
     let min = min_labelled(pairs.len());
     let mut labelled: Vec<_> = pairs
         .into_iter()
-        .filter(|(_, (n, _))| *n >= min)
-        .map(|((a, b), (n, gbit_s))| (a, b, n, gbit_s))
+        .filter(|(_, t)| t.links >= min)
+        .map(|((a, b), t)| (a, b, t.links, t))
         .collect();
     sort_for_labels(&mut labelled);
     // Cells of 16 units a label covers: an overlap test that stays linear at 200,000 links.
@@ -500,12 +501,12 @@ fn write_bundle_labels(
         Vec::new()
     };
     let _ = writeln!(out, r#"<g class="link-labels">"#);
-    for (a, b, n, gbit_s) in labelled {
+    for (a, b, _, tally) in labelled {
         let (Some(ra), Some(rb)) = (rects.get(&a), rects.get(&b)) else {
             continue;
         };
         let ((x1, y1), (x2, y2)) = (ra.centre(), rb.centre());
-        let text = link_label(n, gbit_s);
+        let text = link_label(&tally);
         let width = text.chars().count() as f32 * 12.0 * CHAR_WIDTH + 8.0;
         let height = 16.0;
         if (x2 - x1).hypot(y2 - y1) < 3.0 * width {

@@ -9,7 +9,7 @@ use super::folding::{FoldScope, FoldedAs, fold};
 use super::link_colors::{
     Background, LegendEntry, LegendTally, LinkPainter, LinkStyle, Pattern, Rgb,
 };
-use super::link_label::{link_label, min_labelled, tally_link};
+use super::link_label::{LinkTally, link_label, min_labelled, tally_link};
 use super::svg::{
     LinkColors, MARGIN, Rect, TITLE_HEIGHT, dash_attribute, device_rects, legend_height,
     legend_width, write_device, write_legend, write_title_block, xml_escape,
@@ -39,7 +39,7 @@ const MIXED: Rgb = Rgb(0x75, 0x75, 0x75);
 
 /// Links between two drawn things (blocks or devices): how many, their rate, their look.
 struct Bundle {
-    tally: (u32, f64),
+    tally: LinkTally,
     /// The look of its links, `None` once they differ.
     style: Option<LinkStyle>,
     /// Under the heatmap, the busiest link's load.
@@ -109,7 +109,7 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
         let style = painter.style(link, &devices[ia], &devices[ib]);
         let load = heat.get(&link.id).copied().unwrap_or(0.0);
         let bundle = bundles.entry((oa.min(ob), oa.max(ob))).or_insert(Bundle {
-            tally: (0, 0.0),
+            tally: LinkTally::default(),
             style: Some(style),
             hottest: load,
             shown: (k, ia, ib),
@@ -194,14 +194,14 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
             color: MIXED,
             pattern: Pattern::Solid,
         });
-        let n = bundle.tally.0;
+        let n = bundle.tally.links;
         let width = (1.5 + 0.35 * (n as f32).log2()).min(5.0) * u;
         let _ = writeln!(
             out,
             r#"<line class="bundle" data-links="{n}" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{}" stroke-width="{width}"{}><title>{}</title></line>"#,
             style.color.hex(),
             dash_attribute(style.pattern),
-            xml_escape(&link_label(n, bundle.tally.1))
+            xml_escape(&link_label(&bundle.tally))
         );
     }
     let _ = writeln!(out, "</g>");
@@ -431,10 +431,10 @@ fn write_bundle_labels(
     let _ = writeln!(out, r#"<g class="link-labels">"#);
     for &((a, b), bundle) in bundles
         .iter()
-        .filter(|(_, b)| b.tally.0 >= min)
+        .filter(|(_, b)| b.tally.links >= min)
         .take(MAX_LABELS)
     {
-        let text = link_label(bundle.tally.0, bundle.tally.1);
+        let text = link_label(&bundle.tally);
         let (width, height) = (
             (text.chars().count() as f32 * LABEL_PX * CHAR_WIDTH + 8.0) * u,
             (LABEL_PX + 4.0) * u,

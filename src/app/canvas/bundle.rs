@@ -5,7 +5,7 @@
 //! keeps a zoomed-out frame to a few thousand lines.
 
 use super::geometry::Layout;
-use crate::io::link_label::tally_link;
+use crate::io::link_label::{LinkTally, tally_link};
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -147,8 +147,8 @@ impl Drawn {
 /// `Layout::owner`) in either direction, for the count shown on a bundle of parallel links.
 #[derive(Default)]
 pub(super) struct ParallelLinks {
-    /// Per owner pair: how many links, and their capacity in Gb/s (NaN when they differ).
-    counts: HashMap<u64, (u32, f64), BuildHasherDefault<MixHasher>>,
+    /// Per owner pair: how many links, and their capacities.
+    counts: HashMap<u64, LinkTally, BuildHasherDefault<MixHasher>>,
 }
 
 impl ParallelLinks {
@@ -163,18 +163,17 @@ impl ParallelLinks {
         self.counts.len()
     }
 
-    /// The owner pairs joined by at least `min` links, with their counts and capacity per
-    /// link in Gb/s (NaN when the links differ).
-    pub fn bundles(&self, min: u32) -> impl Iterator<Item = (usize, usize, u32, f64)> + '_ {
+    /// The owner pairs joined by at least `min` links, with their counts and tallies.
+    pub fn bundles(&self, min: u32) -> impl Iterator<Item = (usize, usize, u32, LinkTally)> + '_ {
         self.counts
             .iter()
-            .filter(move |(_, (n, _))| *n >= min)
-            .map(|(key, &(n, gbit_s))| {
+            .filter(move |(_, t)| t.links >= min)
+            .map(|(key, &t)| {
                 (
                     (key >> 32) as usize,
                     (key & 0xffff_ffff) as usize,
-                    n,
-                    gbit_s,
+                    t.links,
+                    t,
                 )
             })
     }
@@ -271,14 +270,18 @@ mod tests {
         for (i, j) in [(0, 1), (1, 0), (0, 1), (2, 1), (0, 2)] {
             parallel.add(i, j, 400.0);
         }
-        let bundles: Vec<_> = parallel.bundles(2).collect();
+        let bundles: Vec<_> = parallel
+            .bundles(2)
+            .map(|(i, j, n, t)| (i, j, n, t.gbit_s))
+            .collect();
         assert_eq!(bundles, [(0, 1, 3, 400.0)]);
         assert_eq!(parallel.pairs(), 3);
         // A 100G link beside them makes the bundle mixed.
         parallel.add(1, 0, 100.0);
-        let (_, _, n, rate) = parallel.bundles(2).next().expect("the bundle");
+        let (_, _, n, tally) = parallel.bundles(2).next().expect("the bundle");
         assert_eq!(n, 4);
-        assert!(rate.is_nan());
+        assert!(tally.gbit_s.is_nan());
+        assert_eq!(tally.total_gbit_s, 1300.0);
     }
 
     #[test]

@@ -725,16 +725,14 @@ impl Frame<'_> {
         } else {
             Vec::new()
         };
-        for (i, j, count, gbit_s) in bundles {
+        for (i, j, _, tally) in bundles {
             let (a, b) = (
                 self.to_global * self.layout.owner_anchor(i),
                 self.to_global * self.layout.owner_anchor(j),
             );
-            let g = self.labels.layout_no_wrap(
-                link_label(count, gbit_s),
-                FontId::proportional(TAG_PX),
-                LABEL,
-            );
+            let g =
+                self.labels
+                    .layout_no_wrap(link_label(&tally), FontId::proportional(TAG_PX), LABEL);
             if a.distance(b) < 3.0 * (g.size().x + 8.0) {
                 continue;
             }
