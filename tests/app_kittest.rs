@@ -899,6 +899,8 @@ fn the_layout_search_finds_layouts_and_use_pins_one() {
     harness.get_by_label("Workload").click();
     wait_for_analysis(&mut harness);
     choose_model(&mut harness, "Llama 8B");
+    // The sidebar settles on the new model's figures before the button is aimed at.
+    wait_for_analysis(&mut harness);
     harness
         .get_by_label("Find the fastest layout")
         .scroll_to_me();
@@ -939,7 +941,13 @@ fn the_layout_search_finds_layouts_and_use_pins_one() {
     let Some(Ok(JobOutcome::Training { step, .. })) = &analysis.job else {
         panic!("a training job: {:?}", analysis.job);
     };
-    let pinned = format!("{}, micro-batch {}:", step.layout, step.micro_batch);
+    let pinned = format!(
+        "{}, micro-batch {}, recompute {}, ZeRO {}:",
+        step.layout,
+        step.micro_batch,
+        step.recompute.label(),
+        step.zero
+    );
     assert!(
         rows.last().is_some_and(|row| row.starts_with(&pinned)),
         "pinned {pinned}, rows {rows:?}"
@@ -948,6 +956,11 @@ fn the_layout_search_finds_layouts_and_use_pins_one() {
     assert_eq!(
         (prefs.tp, prefs.pp, prefs.micro_batch),
         (step.tp, step.pp, step.micro_batch)
+    );
+    // Recomputation and ZeRO are searched as `workload --search` searches them, and pinned.
+    assert_eq!(
+        (prefs.recompute, prefs.zero),
+        (Some(step.recompute), Some(step.zero))
     );
     // The pinned row is now the one in use.
     harness.get_by_label("in use");
@@ -1314,10 +1327,10 @@ fn an_out_of_range_value_is_refused_with_the_reason() {
     assert_eq!(gpus(&harness), Some(4));
     // The workstation chassis has 4 GPU slots (catalog): the reason names them, and 8 is
     // refused as well.
-    harness.get_by_label_contains("99999 refused: this chassis has 4 GPU slots");
+    harness.get_by_label_contains("99999 refused: this chassis holds 1 to 4 GPUs (4 GPU slots)");
     type_into(&mut harness, "GPUs", "8");
     assert_eq!(gpus(&harness), Some(4));
-    harness.get_by_label_contains("8 refused: this chassis has 4 GPU slots");
+    harness.get_by_label_contains("8 refused: this chassis holds 1 to 4 GPUs (4 GPU slots)");
     type_into(&mut harness, "GPUs", "2");
     assert_eq!(gpus(&harness), Some(2));
     assert!(harness.query_by_label_contains("refused").is_none());
@@ -1775,7 +1788,7 @@ fn labels_give_way_to_counts_and_are_never_cut_inside_a_word() {
     );
     for count in [
         "su-01 · 18 nodes, 72 GPUs",
-        "leaf · 4 × qm9700 in each of 4 units",
+        "leaf · 4 × qm9700 in each unit",
         "spine · 9 × qm9700",
     ] {
         assert!(texts.iter().any(|t| t == count), "{count} in {texts:?}");

@@ -343,6 +343,51 @@ fn a_search_reports_the_layout_it_found_throughout() {
     }
     assert_eq!(found["step_ms"], by_hand["step_ms"]);
     assert_eq!(found["memory_gib_per_gpu"], by_hand["memory_gib_per_gpu"]);
+    assert_eq!(
+        found["usd_per_million_tokens"],
+        by_hand["usd_per_million_tokens"]
+    );
+    // The table prints the fastest layout's step, throughput, memory and cost in full, as
+    // running that layout by hand prints them.
+    let text = |extra: &[&str]| {
+        let mut args = vec![
+            "workload",
+            "presets/dgx-h100-superpod-su.ron",
+            "--model",
+            "405",
+            "--rent",
+            "2.5",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = railyard(&args);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let searched = text(&["--search"]);
+    let (tp, pp, dp) = (tp.to_string(), pp.to_string(), dp.to_string());
+    let by_hand = text(&[
+        "--tp",
+        &tp,
+        "--pp",
+        &pp,
+        "--dp",
+        &dp,
+        "--zero",
+        &zero,
+        "--micro-batch",
+        &micro,
+        "--recompute",
+        best["recompute"].as_str().expect("recompute"),
+    ]);
+    for head in ["step ", "throughput ", "memory ", "cost ", "rented "] {
+        let line = |out: &str| {
+            out.lines()
+                .find(|l| l.starts_with(head))
+                .unwrap_or_else(|| panic!("no `{head}` line in\n{out}"))
+                .to_string()
+        };
+        assert_eq!(line(&searched), line(&by_hand));
+    }
 }
 
 #[test]

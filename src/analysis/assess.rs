@@ -10,7 +10,7 @@ use super::collective::{
     WorkloadResult, Workspace, add_workload_advice, advice_reusing, workload_step_comm_in,
 };
 use super::finding::Finding;
-use super::job::{JobError, JobOutcome, add_job_advice, job_of_workload};
+use super::job::{JobError, JobOutcome, add_job_advice, job_of_workload, training_job_of_workload};
 use super::whatif::{CollectiveFigures, Figures, HealthyCache, WhatIfDelta, default_query, delta};
 use super::{Metrics, evaluate};
 use crate::model::{Bytes, Catalog, Design, LinkId};
@@ -167,6 +167,14 @@ impl Assessor {
         if let Some(Ok(job)) = &job {
             add_job_advice(&mut advice, design, job);
         }
+        // As the step counts it (the job above scaled its own copy): full recomputation
+        // repeats the forward's exchanges.
+        let workload = match (question.workload.as_ref(), workload) {
+            (Some(w), Some(Ok(comm))) if !w.serving => Some(Ok(training_job_of_workload(w)
+                .map_or(w.recompute.unwrap_or_default(), |j| j.recompute)
+                .communication(comm))),
+            (_, other) => other,
+        };
         let whatif = if question.whatif {
             let current = current_figures(&metrics, question.collective.as_ref(), known, |q| {
                 collective::collective_in(design, catalog, q, &self.workspace).ok()

@@ -593,10 +593,12 @@ fn kind_text(kind: &DeviceKind) -> String {
 /// slots where the catalog states them, else the 16 the largest servers hold.
 fn gpu_limit(slots: Option<u32>) -> (u32, String) {
     match slots {
+        // The range, not only the top: a negative count typed reads as 0.
         Some(slots) => (
             slots.max(1),
             format!(
-                "this chassis has {}",
+                "this chassis holds 1 to {} ({})",
+                count_of(slots.max(1) as usize, "GPU", "GPUs"),
                 count_of(slots as usize, "GPU slot", "GPU slots")
             ),
         ),

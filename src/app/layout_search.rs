@@ -1,11 +1,11 @@
 //! The sidebar's layout search: the fastest tensor, pipeline, data and expert parallel
-//! layouts (and micro-batch) of the workload's model on the design, found off the UI thread
-//! with its progress shown, each with a Use button that pins it into the workload settings.
-//! Recomputation and ZeRO stay as the sidebar's job has them, so a pinned layout shows the
-//! figures the search found.
+//! layouts (with micro-batch, recomputation and ZeRO stage) of the workload's model on the
+//! design, as `workload --search` searches them, found off the UI thread with its progress
+//! shown, each with a Use button that pins all of it into the workload settings, so a pinned
+//! layout shows the figures the search found.
 
 use super::jobs::Jobs;
-use crate::analysis::collective::{Routing, Workload};
+use crate::analysis::collective::{Recompute, Routing, Workload};
 use crate::analysis::job::{
     SearchOptions, SearchResult, TrainingStep, search_layouts, training_job_of_workload,
 };
@@ -28,11 +28,13 @@ pub struct SearchKey {
 }
 
 impl SearchKey {
-    /// Equal but for the parallel layout, which is what the search chooses.
+    /// Equal but for the parallel layout, recomputation and ZeRO stage, which are what the
+    /// search chooses.
     fn same_question(&self, other: &SearchKey) -> bool {
         let strip = |w: &Workload| {
             let mut w = w.clone();
             (w.tp, w.pp, w.dp, w.micro_batch) = (1, 1, None, 1);
+            (w.recompute, w.zero) = (None, None);
             if let Some(moe) = &mut w.moe {
                 moe.ep = None;
             }
@@ -65,6 +67,8 @@ pub struct PinnedLayout {
     /// 0 for a dense model.
     pub ep: u32,
     pub micro_batch: u32,
+    pub recompute: Recompute,
+    pub zero: u8,
 }
 
 impl LayoutSearch {
@@ -145,7 +149,7 @@ impl LayoutSearch {
         } else if ui
             .button("Find the fastest layout")
             .on_hover_text(
-                "Try tensor, pipeline, data and expert parallel sizes and micro-batches of this model on this design; recomputation and ZeRO stay as above",
+                "Try tensor, pipeline, data and expert parallel sizes, micro-batches, recomputation (none, selective, full) and ZeRO stages 1 and 2 of this model on this design, as `railyard workload --search` does",
             )
             .clicked()
         {
@@ -191,18 +195,25 @@ fn layout_row(ui: &mut Ui, step: &TrainingStep, why: &str, now: &Workload) -> Op
         pp: step.pp,
         ep: if now.moe.is_some() { step.ep } else { 0 },
         micro_batch: step.micro_batch,
+        recompute: step.recompute,
+        zero: step.zero,
     };
     let in_use = now.tp == layout.tp
         && now.pp == layout.pp
         && now.micro_batch == layout.micro_batch
-        && now.moe.is_none_or(|m| m.ep == Some(layout.ep));
+        && now.moe.is_none_or(|m| m.ep == Some(layout.ep))
+        && training_job_of_workload(now)
+            .is_some_and(|j| j.recompute == layout.recompute && j.zero == layout.zero);
     let figures = match (step.step_ms, step.mfu) {
         (Some(ms), Some(mfu)) => format!("{}, MFU {:.1} %", time_text(ms * 1e3), mfu * 100.0),
         _ => "step time unknown".to_string(),
     };
     let label = format!(
-        "{}, micro-batch {}: {figures}",
-        step.layout, step.micro_batch
+        "{}, micro-batch {}, recompute {}, ZeRO {}: {figures}",
+        step.layout,
+        step.micro_batch,
+        step.recompute.label(),
+        step.zero
     );
     // Full-size text: these are the figures a meeting reads off the screen.
     ui.label(label).on_hover_text(why);
@@ -227,7 +238,7 @@ fn search(design: &Design, catalog: &Catalog, key: &SearchKey, progress: &Atomic
         SearchOptions {
             keep: LAYOUTS_SHOWN,
             routing: key.routing,
-            hold_memory_settings: true,
+            hold_memory_settings: false,
         },
         &mut |done| progress.store((done.clamp(0.0, 1.0) * 1000.0) as u32, Ordering::Relaxed),
     )

@@ -10,11 +10,12 @@ use crate::analysis::accuracy::Checked;
 use crate::analysis::assess;
 use crate::analysis::collective::{
     AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, QuantizedWeights,
-    Routing, SERVING_SEQUENCES, Workload, WorkloadResult, fitted_layout, model_label, sweep_sizes,
+    Recompute, Routing, SERVING_SEQUENCES, Workload, WorkloadResult, fitted_layout, model_label,
+    sweep_sizes,
 };
 use crate::analysis::finding::{Finding, Severity};
-use crate::analysis::job::JobOutcome;
 use crate::analysis::job::serving::SERVING_MEMORY_SHARE;
+use crate::analysis::job::{JobError, JobOutcome};
 use crate::analysis::{Assessment, Assessor, Question};
 use crate::io::validation_sets::published;
 use crate::model::units::{Usd, group_thousands, time_text, trim_number};
@@ -143,6 +144,9 @@ pub struct WorkloadSettings {
     pub weights: Option<QuantizedWeights>,
     /// Serving: the share of peak memory bandwidth decode reaches; None = the peak.
     pub memory_share: Option<f64>,
+    /// Training: recomputation and ZeRO stage; None = railyard's defaults (selective, 1).
+    pub recompute: Option<Recompute>,
+    pub zero: Option<u8>,
 }
 
 impl Default for WorkloadSettings {
@@ -160,6 +164,8 @@ impl Default for WorkloadSettings {
             serving_batch: SERVING_SEQUENCES,
             weights: None,
             memory_share: None,
+            recompute: None,
+            zero: None,
         }
     }
 }
@@ -183,6 +189,9 @@ impl WorkloadSettings {
             w.serving_batch = Some(self.serving_batch.max(1));
             w.weights = self.weights;
             w.memory_share = self.memory_share;
+        } else {
+            w.recompute = self.recompute;
+            w.zero = self.zero;
         }
         Some(w)
     }
@@ -466,6 +475,7 @@ fn workload_ui(
                 ui.add(egui::DragValue::new(&mut settings.micro_batch).range(1..=64))
                     .on_hover_text("Sequences per micro-batch; the global batch must split into data-parallel replicas × micro-batches");
             });
+            memory_settings_ui(ui, settings);
         }
         if Workload::named(&settings.model).is_some_and(|w| w.moe.is_some()) {
             ui.horizontal_wrapped(|ui| {
@@ -501,7 +511,12 @@ fn workload_ui(
         efficiency_ui(ui, &mut settings.efficiency);
         match &analysis.workload {
             Some(Ok(result)) => {
-                workload_result_ui(ui, result, events);
+                // A layout that does not fit in memory never runs: its traffic is no figure
+                // to show (the CLI refuses it); only why, and the search that finds one.
+                let fits = !matches!(analysis.job, Some(Err(JobError::DoesNotFit { .. })));
+                if fits {
+                    workload_result_ui(ui, result, events);
+                }
                 match &analysis.job {
                     Some(Ok(job)) => job_ui(ui, job),
                     Some(Err(e)) => {
@@ -527,6 +542,8 @@ fn workload_ui(
                         settings.pp = layout.pp;
                         settings.ep = layout.ep;
                         settings.micro_batch = layout.micro_batch;
+                        settings.recompute = Some(layout.recompute);
+                        settings.zero = Some(layout.zero);
                     }
                 }
             }
@@ -635,6 +652,39 @@ fn own_fraction_ui(
             (true, None) => *value = Some(start),
             (false, _) => *value = None,
         }
+    });
+}
+
+/// Training's recomputation and ZeRO stage: what trades compute for memory, as
+/// `workload --recompute --zero` sets them.
+fn memory_settings_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
+    let recompute = settings.recompute.unwrap_or(Recompute::Selective);
+    let zero = settings.zero.unwrap_or(1);
+    ui.horizontal_wrapped(|ui| {
+        ComboBox::from_label("recompute")
+            .width(80.0)
+            .selected_text(recompute.label())
+            .show_ui(ui, |ui| {
+                for r in [Recompute::None, Recompute::Selective, Recompute::Full] {
+                    if ui.selectable_label(recompute == r, r.label()).clicked() {
+                        settings.recompute = Some(r);
+                    }
+                }
+            })
+            .response
+            .on_hover_text("Activations computed again in the backward pass to save memory: selective recomputes attention's scores (Megatron's default); full runs each layer's forward again, with its tensor-parallel all-reduces");
+        ComboBox::from_label("ZeRO")
+            .width(36.0)
+            .selected_text(zero.to_string())
+            .show_ui(ui, |ui| {
+                for z in [1, 2] {
+                    if ui.selectable_label(zero == z, z.to_string()).clicked() {
+                        settings.zero = Some(z);
+                    }
+                }
+            })
+            .response
+            .on_hover_text("Optimizer state (1) or optimizer state and gradients (2) sharded over the data-parallel replicas");
     });
 }
 

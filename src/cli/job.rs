@@ -280,7 +280,12 @@ pub enum JobDetail {
         step: Box<TrainingStep>,
         economics: Option<Economics>,
     },
-    Search(Box<SearchResult>),
+    /// The layouts a search found, and what the fastest costs.
+    Search {
+        #[serde(flatten)]
+        found: Box<SearchResult>,
+        economics: Option<Economics>,
+    },
     Serving(Box<ServingResult>),
 }
 
@@ -373,7 +378,10 @@ pub(super) fn run_job(
         usd_per_million_tokens: money.map(|m| m.usd_per_million_tokens),
     };
     let detail = match detail {
-        Some(found) => JobDetail::Search(Box::new(found)),
+        Some(found) => JobDetail::Search {
+            found: Box::new(found),
+            economics: money,
+        },
         None => JobDetail::Training {
             step: Box::new(step),
             economics: money,
@@ -455,6 +463,24 @@ fn rented_line(e: &Economics, at_least: &str, out: &mut String) {
     ));
 }
 
+/// What a training job's tokens cost: days and energy when a token count was given, the
+/// price per million tokens owned and rented.
+fn money_lines(e: &Economics, out: &mut String) {
+    if let Some(days) = e.train_days {
+        out.push_str(&format!(
+            "training   {days:.1} days, {} at PUE {}\n",
+            energy_text(e.energy_mwh.unwrap_or(0.0)),
+            e.pue
+        ));
+    }
+    out.push_str(&format!(
+        "cost       ${:.2} per million tokens (capital over {} years of training without a \
+         break, energy at PUE {} and ${}/kWh)\n",
+        e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
+    ));
+    rented_line(e, "", out);
+}
+
 /// The job's lines of the `workload` table.
 pub(super) fn job_table(detail: &JobDetail) -> String {
     let mut out = String::new();
@@ -462,23 +488,11 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
         JobDetail::Training { step, economics } => {
             step_lines(step, &mut out);
             if let Some(e) = economics {
-                if let Some(days) = e.train_days {
-                    out.push_str(&format!(
-                        "training   {days:.1} days, {} at PUE {}\n",
-                        energy_text(e.energy_mwh.unwrap_or(0.0)),
-                        e.pue
-                    ));
-                }
-                out.push_str(&format!(
-                    "cost       ${:.2} per million tokens (capital over {} years of training \
-                     without a break, energy at PUE {} and ${}/kWh)\n",
-                    e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
-                ));
-                rented_line(e, "", &mut out);
+                money_lines(e, &mut out);
             }
             &step.assumes
         }
-        JobDetail::Search(found) => {
+        JobDetail::Search { found, economics } => {
             out.push_str(&format!(
                 "search     {} layouts tried, {} refused{}\n",
                 found.tried,
@@ -500,6 +514,11 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                     s.zero,
                     pct_text(s.mfu),
                 ));
+            }
+            // The fastest in full, as a job of that layout prints it.
+            step_lines(&found.best[0], &mut out);
+            if let Some(e) = economics {
+                money_lines(e, &mut out);
             }
             &found.best[0].assumes
         }

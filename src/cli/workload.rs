@@ -370,7 +370,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
             &chosen,
             &assess(&design, catalog, &Question::metrics_only()).metrics,
         )?;
-        if let job::JobDetail::Search(s) = &found.1 {
+        if let job::JobDetail::Search { found: s, .. } = &found.1 {
             job::take_layout(&mut chosen.training, &s.best[0]);
         }
         Some(found)
@@ -415,12 +415,6 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
             e => anyhow::Error::new(e),
         })
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
-    // As the step counts it: full recomputation repeats the forward's exchanges.
-    let result = if args.serving {
-        result
-    } else {
-        chosen.training.recompute.communication(result)
-    };
     let (figures, detail) = match searched {
         Some(found) => found,
         None => run_job(&chosen, &a.metrics)?,

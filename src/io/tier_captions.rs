@@ -49,9 +49,10 @@ pub fn tier_captions(
         .collect()
 }
 
-/// "leaf · 8 × qm9700 in each of 4 units" for a row that runs through several units or pods
-/// side by side, each holding as many of its switches: the caption sits inside the first of
-/// them, so a total would read as that one's. None where the row is in one frame, its
+/// "leaf · 8 × qm9700 in each unit" for a row that runs through several units or pods side
+/// by side, each holding as many of its switches: the caption sits inside the first of them,
+/// so a total would read as that one's. It does not count the row's units: a count read as
+/// the fabric's (2 in a row of a 2 × 2 grid of 4) misleads. None where the row is in one frame, its
 /// frames hold different counts, or they are racks.
 fn per_frame(design: &Design, row: &DeviceRow) -> Option<String> {
     let outermost = |i: usize| {
@@ -76,19 +77,15 @@ fn per_frame(design: &Design, row: &DeviceRow) -> Option<String> {
     // Top-of-rack leaves each in a rack of their own are one row of the tree, not a count
     // per rack: only units and pods, which hold a tier's worth each, are named.
     let noun = match kind {
-        crate::model::GroupKind::Pod => "pods",
-        crate::model::GroupKind::ScalableUnit => "units",
+        crate::model::GroupKind::Pod => "pod",
+        crate::model::GroupKind::ScalableUnit => "unit",
         crate::model::GroupKind::Rack | crate::model::GroupKind::Plane => return None,
     };
     let what = match &row.model {
         Some(m) => format!("{count} × {m}"),
         None => format!("{count} switches"),
     };
-    Some(format!(
-        "{} · {what} in each of {} {noun}",
-        row.kind.label(),
-        frames.len()
-    ))
+    Some(format!("{} · {what} in each {noun}", row.kind.label()))
 }
 
 #[cfg(test)]
@@ -136,9 +133,9 @@ mod tests {
         assert_eq!(
             texts,
             [
-                "leaf · 8 × qm9700 in each of 2 units",
+                "leaf · 8 × qm9700 in each unit",
                 "spine · 16 × qm9700",
-                "leaf · 8 × qm9700 in each of 2 units"
+                "leaf · 8 × qm9700 in each unit"
             ]
         );
     }

@@ -41,15 +41,21 @@ impl fmt::Display for NcclRelease {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not an NCCL release: write major.minor.patch, e.g. 2.21.5")]
-pub struct ReleaseError(pub String);
+pub enum ReleaseError {
+    #[error("`{0}` is not an NCCL release: write major.minor.patch, e.g. 2.21.5")]
+    Malformed(String),
+    /// Well formed, but NCCL 2 is the only NCCL there is (1.x was single-node only and is
+    /// long gone).
+    #[error("there is no NCCL {0}: NCCL releases are numbered 2.x.y (the newest the model reads is {modelled})", modelled = NcclRelease::MODELLED)]
+    NoSuchMajor(String),
+}
 
 impl FromStr for NcclRelease {
     type Err = ReleaseError;
 
     /// `2.21.5`, `v2.21.5-1`, `2.21.5+cuda12.3`: what NCCL's logs and tags print.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || ReleaseError(s.to_string());
+        let bad = || ReleaseError::Malformed(s.to_string());
         let t = s.trim();
         let t = t.strip_prefix('v').unwrap_or(t);
         let t = t.split(['+', '-']).next().unwrap_or(t);
@@ -58,8 +64,11 @@ impl FromStr for NcclRelease {
             parts.next().ok_or_else(bad)?.parse().map_err(|_| bad())
         };
         let release = NcclRelease::new(number()?, number()?, number()?);
-        if parts.next().is_some() || release.major != 2 {
+        if parts.next().is_some() {
             return Err(bad());
+        }
+        if release.major != 2 {
+            return Err(ReleaseError::NoSuchMajor(release.to_string()));
         }
         Ok(release)
     }
@@ -97,5 +106,10 @@ mod tests {
         for bad in ["2.21", "2.21.5.1", "3.0.0", "two", ""] {
             assert!(bad.parse::<NcclRelease>().is_err(), "{bad}");
         }
+        // A well-formed number that is no release says so, not how to write one.
+        assert_eq!(
+            "9.9.9".parse::<NcclRelease>().unwrap_err().to_string(),
+            "there is no NCCL 9.9.9: NCCL releases are numbered 2.x.y (the newest the model reads is 2.30.7)"
+        );
     }
 }

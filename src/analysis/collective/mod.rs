@@ -53,8 +53,8 @@ pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
 pub use workload::{CommComponent, CommFabrics, CommKind, Moe};
 pub use workload::{
-    MODELS, Mapping, Precision, QuantizedWeights, SERVING_SEQUENCES, Workload, WorkloadResult,
-    fitted_layout, model_label, workload_step_comm, workload_step_comm_in,
+    MODELS, Mapping, Precision, QuantizedWeights, Recompute, SERVING_SEQUENCES, Workload,
+    WorkloadResult, fitted_layout, model_label, workload_step_comm, workload_step_comm_in,
 };
 pub use workspace::Workspace;
 

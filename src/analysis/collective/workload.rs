@@ -135,6 +135,52 @@ pub struct Workload {
     /// bound). The communication does not depend on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_share: Option<f64>,
+    /// Training: recomputation; None = railyard's default framework settings (selective).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute: Option<Recompute>,
+    /// Training: the ZeRO stage (1 or 2); None = railyard's default (1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero: Option<u8>,
+}
+
+/// How much of the forward pass is computed again in the backward pass to save memory
+/// (Korthikanti et al. 2022, arXiv 2205.05198).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Recompute {
+    /// Every activation is kept.
+    #[default]
+    None,
+    /// Attention's scores, softmax and weighted sum are recomputed (their activations are
+    /// the ones that grow with the sequence).
+    Selective,
+    /// Each layer's forward pass runs again; only its input is kept.
+    Full,
+}
+
+impl Recompute {
+    /// A step's communication as this recomputation runs it: full recomputation runs each
+    /// layer's forward pass again, with its tensor-parallel all-reduces and expert exchanges,
+    /// so 6 of them per layer and micro-batch instead of 4 (2 forward, 2 backward).
+    pub fn communication(self, comm: WorkloadResult) -> WorkloadResult {
+        match self {
+            Recompute::Full => comm.with_layer_exchanges_scaled(
+                1.5,
+                "full recomputation runs each layer's forward again: its tensor-parallel \
+                 all-reduces and expert exchanges 6 times per layer and micro-batch, not 4"
+                    .into(),
+            ),
+            Recompute::None | Recompute::Selective => comm,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Recompute::None => "none",
+            Recompute::Selective => "selective",
+            Recompute::Full => "full",
+        }
+    }
 }
 
 /// The models offered by name (id, label), dense Llama 3 sizes first, then mixtures of experts.
@@ -284,6 +330,8 @@ impl Workload {
             efficiency: None,
             weights: None,
             memory_share: None,
+            recompute: None,
+            zero: None,
         }
     }
 

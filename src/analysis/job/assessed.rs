@@ -57,6 +57,12 @@ pub fn training_job_of_workload(w: &Workload) -> Option<TrainingJob> {
     job.micro_batch = w.micro_batch;
     job.precision = w.precision;
     job.efficiency = w.efficiency;
+    if let Some(recompute) = w.recompute {
+        job.recompute = recompute;
+    }
+    if let Some(zero) = w.zero {
+        job.zero = zero;
+    }
     Some(job)
 }
 

@@ -9,7 +9,6 @@
 //! 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)) with recomputation and 72·…·(1 + s/(6h) + V/(12·l·h))
 //! without. Norms, biases and the router's softmax are left out (under 0.1 % of the FLOPs).
 
-use crate::analysis::collective::WorkloadResult;
 use serde::{Deserialize, Serialize};
 
 /// A dense or mixture-of-experts decoder-only transformer. A model file is this in RON:
@@ -49,45 +48,8 @@ pub struct ModelSpec {
     pub tied_embeddings: bool,
 }
 
-/// How much of the forward pass is computed again in the backward pass to save memory
-/// (Korthikanti et al. 2022, arXiv 2205.05198).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Recompute {
-    /// Every activation is kept.
-    #[default]
-    None,
-    /// Attention's scores, softmax and weighted sum are recomputed (their activations are
-    /// the ones that grow with the sequence).
-    Selective,
-    /// Each layer's forward pass runs again; only its input is kept.
-    Full,
-}
-
-impl Recompute {
-    /// A step's communication as this recomputation runs it: full recomputation runs each
-    /// layer's forward pass again, with its tensor-parallel all-reduces and expert exchanges,
-    /// so 6 of them per layer and micro-batch instead of 4 (2 forward, 2 backward).
-    pub fn communication(self, comm: WorkloadResult) -> WorkloadResult {
-        match self {
-            Recompute::Full => comm.with_layer_exchanges_scaled(
-                1.5,
-                "full recomputation runs each layer's forward again: its tensor-parallel \
-                 all-reduces and expert exchanges 6 times per layer and micro-batch, not 4"
-                    .into(),
-            ),
-            Recompute::None | Recompute::Selective => comm,
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Recompute::None => "none",
-            Recompute::Selective => "selective",
-            Recompute::Full => "full",
-        }
-    }
-}
+/// Defined beside the workload, whose communication it changes.
+pub use crate::analysis::collective::Recompute;
 
 impl ModelSpec {
     pub fn kv_heads(&self) -> u32 {

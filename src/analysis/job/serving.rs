@@ -150,6 +150,8 @@ pub fn serving(
         efficiency: job.efficiency,
         weights: job.weights,
         memory_share: job.memory_share,
+        recompute: None,
+        zero: None,
     };
     // Built once for the decode step and the prompt's prefill.
     let workspace = Workspace::default();

@@ -101,6 +101,8 @@ impl TrainingJob {
             efficiency: self.efficiency,
             weights: None,
             memory_share: None,
+            recompute: Some(self.recompute),
+            zero: Some(self.zero),
         }
     }
 }
