@@ -80,7 +80,7 @@ fn harness_stepping(app: App, step_dt: f32) -> Harness<'static, App> {
         .build_ui_state(
             |ui, app: &mut App| {
                 // The loads of a made-up collective, when a test gives link heat.
-                let loads = app.heat.as_ref().map(|utilisation| LinkLoads {
+                let loads = app.heat.as_ref().map(|utilisation| LinkLoads::Known {
                     utilisation,
                     collective: "all-reduce of 1 GiB (ring/Simple)".into(),
                 });
