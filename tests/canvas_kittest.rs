@@ -595,7 +595,7 @@ fn a_link_of_another_rate_is_drawn_beside_its_bundle() {
     let mut h = harness(a);
     h.run();
     assert_eq!(h.state().canvas.links_drawn(), 2);
-    assert!(painted_texts(&h).contains(&"×3".to_string()));
+    assert!(painted_texts(&h).contains(&"3 links, 1T".to_string()));
     // Taken away, one line again.
     let slow = h.state().design.links[1].id;
     h.state_mut().design.link_mut(slow).unwrap().rate_gbit_s = Bandwidth::from_gbit_s(400.0);

@@ -70,11 +70,13 @@ fn swap_nics(design: &mut Design, node: &str, x: u32, y: u32) {
 }
 
 /// The sample: the scalable unit with node-03's NIC 0 and 1 swapped, node-20's NIC 5 cable
-/// left out, node-12's NIC 4 cabled into the leaf-r5 port that freed, and a UFM appliance
-/// plugged into the leaf-r4 port node-12 left.
+/// left out, node-12's NIC 4 cabled into the leaf-r5 port that freed, a UFM appliance
+/// plugged into the leaf-r4 port node-12 left, and node-07's NIC 2 cable trained at HDR.
 fn sample_as_built() -> Design {
     let mut built = su();
     swap_nics(&mut built, "node-03", 0, 1);
+    let hdr = link_at(&built, "node-07", Port::Nic(2));
+    built.links[hdr].rate_gbit_s = gbit(200.0);
     let gone = link_at(&built, "node-20", Port::Nic(5));
     let freed = built.links.remove(gone).b;
     let moved = link_at(&built, "node-12", Port::Nic(4));
@@ -142,6 +144,39 @@ fn a_missing_cable_names_its_rail_and_costs_one_cable_of_bisection() {
     assert_eq!(cost.bisection_gbit_s, -400.0);
     assert!(cost.all_reduce_us.expect("runs") > 0.0, "{cost:?}");
     assert_eq!(r.as_built.bisection_gbit_s, 50_800.0);
+}
+
+/// node-20's NIC 5 cable trained at 100 Gb/s (a quarter of its 4xNDR: three lanes lost, or
+/// an EDR-only part): cabled where drawn, so only the rate says so. It carries a quarter of
+/// its 400 Gb/s, so the cut loses 300 Gb/s of the 400 the missing cable above loses.
+#[test]
+fn a_cable_slower_than_drawn_is_a_slow_fault_with_its_cost() {
+    let drawn = su();
+    let mut built = drawn.clone();
+    let i = link_at(&built, "node-20", Port::Nic(5));
+    built.links[i].rate_gbit_s = gbit(100.0);
+    let r = check(&drawn, &built);
+    let f = only_fault(&r);
+    assert_eq!(f.kind, FaultKind::Slow);
+    assert_eq!(f.rails, vec![5]);
+    assert_eq!(f.drawn, vec!["node-20:nic5 <-> leaf-r5:p19"]);
+    assert!(
+        f.summary.contains("runs at 100 Gb/s, drawn at 400 Gb/s") && f.summary.contains("25 %"),
+        "{}",
+        f.summary
+    );
+    let cost = f.cost.as_ref().expect("modelled");
+    assert_eq!(cost.bisection_gbit_s, -300.0);
+    assert_eq!(r.as_built.bisection_gbit_s, 50_900.0);
+    // The whole fabric trained at HDR (200 Gb/s): every cable is slow, and the cut halves.
+    let mut hdr = drawn.clone();
+    for l in &mut hdr.links {
+        l.rate_gbit_s = gbit(200.0);
+    }
+    let r = check(&drawn, &hdr);
+    assert_eq!(r.faults.len(), 512);
+    assert!(r.faults.iter().all(|f| f.kind == FaultKind::Slow));
+    assert_eq!(r.as_built.bisection_gbit_s, 25_600.0);
 }
 
 /// An inter-switch cable nobody drew between the rail-0 and rail-1 switches of the rail-only
@@ -463,7 +498,9 @@ fn the_command_prints_json_and_exits_0_when_clean_and_2_on_a_bad_listing() {
         .iter()
         .filter_map(|f| f["kind"].as_str())
         .collect();
-    assert_eq!(kinds, ["swapped", "wrong-rail", "missing", "extra"]);
+    assert_eq!(kinds, ["swapped", "wrong-rail", "missing", "extra", "slow"]);
+    // node-07's NIC 2 at HDR carries half its 400 Gb/s: the cut loses 200.
+    assert_eq!(json["faults"][4]["cost"]["bisection_gbit_s"], -200.0);
     assert_eq!(json["faults"][2]["cost"]["bisection_gbit_s"], -400.0);
     assert_eq!(json["as_drawn"]["bisection_gbit_s"], 51_200.0);
 
@@ -493,9 +530,11 @@ fn the_sample_names_a_rail_breaking_nic() {
             FaultKind::Swapped,
             FaultKind::WrongRail,
             FaultKind::Missing,
-            FaultKind::Extra
+            FaultKind::Extra,
+            FaultKind::Slow
         ]
     );
     assert!(r.faults[3].cost.is_none(), "ufm-01 is not in the design");
-    assert_eq!(r.as_built.bisection_gbit_s, 50_800.0);
+    // node-20's missing cable (400 Gb/s) and node-07's at half rate (200) both cross the cut.
+    assert_eq!(r.as_built.bisection_gbit_s, 50_600.0);
 }

@@ -1,7 +1,9 @@
 //! As built against as drawn: the cables a fabric listing shows (`io::ibnetdiscover`, ends
 //! resolved by `resolve`) set against the design's network links, as faults: missing (drawn,
 //! not cabled), extra (cabled, not drawn), swapped (two drawn cables with their far ends
-//! exchanged), a NIC on another rail's leaf, and a cable moved to another port. Each fault
+//! exchanged), a NIC on another rail's leaf, a cable moved to another port, and a cable where
+//! drawn that trained below its drawn rate (the listing's `1xNDR` for a drawn 400 Gb/s: a
+//! lane or a speed lost, one of bring-up's commonest faults). Each fault
 //! names the rails it touches and what it costs alone (`cost`); the whole as-built design is
 //! weighed too.
 
@@ -14,7 +16,10 @@ pub use resolve::{BuiltCable, BuiltEnd, resolve};
 
 use crate::analysis::collective::Workspace;
 use crate::model::ports::port_name;
-use crate::model::{Catalog, Design, DeviceId, DeviceKind, Endpoint, Link, LinkId, LinkTech, Port};
+use crate::model::{
+    Bandwidth, Catalog, Design, DeviceId, DeviceKind, Endpoint, Link, LinkId, LinkState, LinkTech,
+    Port,
+};
 use serde::Serialize;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -31,6 +36,8 @@ pub enum FaultKind {
     WrongRail,
     /// A cable with one end where drawn and the other on another port of the same rail.
     Moved,
+    /// Cabled as drawn, but running below the drawn rate (fewer lanes or a slower speed).
+    Slow,
 }
 
 impl FaultKind {
@@ -41,6 +48,7 @@ impl FaultKind {
             FaultKind::Swapped => "swapped",
             FaultKind::WrongRail => "wrong rail",
             FaultKind::Moved => "moved",
+            FaultKind::Slow => "slow",
         }
     }
 }
@@ -213,6 +221,21 @@ pub fn check_cabling(design: &Design, catalog: &Catalog, built: &[BuiltCable]) -
             faults.push(extra_fault(design, &drawn, c));
         }
     }
+    // Cables where drawn that the listing shows running slower than drawn.
+    let built_at: HashMap<_, &BuiltCable> = built
+        .iter()
+        .filter_map(|c| known(c).map(|(a, b)| (pair_key(key(a), key(b)), c)))
+        .collect();
+    for l in &drawn {
+        let Some(c) = built_at.get(&pair_key(key(l.a), key(l.b))) else {
+            continue;
+        };
+        if let Some(rate) = c.rate
+            && rate.gbit_s() < l.nominal_capacity().gbit_s() * (1.0 - 1e-9)
+        {
+            faults.push(slow_fault(design, l, c, rate));
+        }
+    }
 
     let workspace = Workspace::default();
     let as_drawn = cost::figures(design, catalog, &workspace);
@@ -368,6 +391,36 @@ fn swapped(design: &Design, x: &Miswire, y: &Miswire) -> Fault {
         change: Some(Change {
             remove: vec![x.drawn.id, y.drawn.id],
             add: vec![rewired(x), rewired(y)],
+        }),
+    }
+}
+
+fn slow_fault(design: &Design, l: &Link, c: &BuiltCable, rate: Bandwidth) -> Fault {
+    let rail = link_rail(design, l.a, l.b);
+    let drawn = l.nominal_capacity();
+    let fraction = rate.gbit_s() / drawn.gbit_s();
+    let summary = format!(
+        "{} runs at {rate}, drawn at {drawn}: it trained with fewer lanes or at a slower speed \
+         ({:.0} % of its rate{}); reseat or replace the cable, or check both ports' speed",
+        label(design, l.a, l.b),
+        fraction * 100.0,
+        rail.map(|r| format!(", on rail {r}")).unwrap_or_default()
+    );
+    let mut slowed = l.clone();
+    slowed.state = LinkState::Degraded { fraction };
+    Fault {
+        kind: FaultKind::Slow,
+        summary,
+        drawn: vec![label(design, l.a, l.b)],
+        built: vec![format!("{} at {rate}", label(design, l.a, l.b))],
+        lines: vec![c.line],
+        rails: rail.into_iter().collect(),
+        links: vec![l.id],
+        devices: devices(&[l.a, l.b]),
+        cost: None,
+        change: Some(Change {
+            remove: vec![l.id],
+            add: vec![slowed],
         }),
     }
 }
