@@ -775,9 +775,12 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
             ))
             .on_hover_text("The share of the step lost to queueing in the fabric: against the same step on a fabric that never queues. The communication itself is the exposed part above");
             ui.label(format!(
-                "Memory {:.0} of {:.0} GiB per GPU",
-                step.memory_gib_per_gpu, step.gpu_memory_gib
-            ));
+                "Memory {:.0} of {:.0} GiB per GPU ({:.1} free)",
+                step.memory_gib_per_gpu,
+                step.gpu_memory_gib,
+                step.gpu_memory_gib - step.memory_gib_per_gpu
+            ))
+            .on_hover_text("Weights, gradients, optimizer state and activations. The CUDA context, NCCL's buffers and the allocator's fragmentation also take memory and are not modelled: a layout with little free may not run");
             if let Some(e) = economics {
                 ui.label(format!(
                     "${:.2} per million tokens",

@@ -431,13 +431,14 @@ fn step_lines(s: &TrainingStep, out: &mut String) {
         s.gpu
     ));
     out.push_str(&format!(
-        "memory     {:.1} of {:.0} GiB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1})\n",
+        "memory     {:.1} of {:.0} GiB per GPU (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}; {:.1} free for what is not modelled)\n",
         s.memory_gib_per_gpu,
         s.gpu_memory_gib,
         s.memory.weights / GIB,
         s.memory.gradients / GIB,
         s.memory.optimizer / GIB,
         s.memory.activations / GIB,
+        s.gpu_memory_gib - s.memory_gib_per_gpu,
     ));
 }
 

@@ -91,7 +91,7 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     let radix = plan.radix;
     let endpoints = u64::from(n) * u64::from(nics);
     let model = switch_model(&plan);
-    let mut b = Builder::new(format!("fat-tree: {n} × {}", node.part));
+    let mut b = Builder::new(format!("fat-tree{}: {n} × {}", oversubscribed(spec), node.part));
     let mut notes = vec![format!("Fat-tree. {}", fabric_summary(&node, n, &plan))];
 
     if endpoints <= u64::from(radix) {
@@ -597,7 +597,7 @@ pub(super) fn rail_optimized(
         _ => {}
     }
     let model = switch_model(&plan);
-    let mut b = Builder::new(format!("rail-optimized: {n} × {}", node.part));
+    let mut b = Builder::new(format!("rail-optimized{}: {n} × {}", oversubscribed(spec), node.part));
     let mut notes = vec![format!(
         "Rail-optimized: NIC k of every node on rail k. {}",
         fabric_summary(&node, n, &plan)
@@ -688,7 +688,7 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
     let rails = node.nic_count;
     let radix = plan.radix;
     let model = switch_model(&plan);
-    let mut b = Builder::new(format!("rail-only: {n} × {}", node.part));
+    let mut b = Builder::new(format!("rail-only{}: {n} × {}", oversubscribed(spec), node.part));
     let mut notes = vec![format!(
         "Rail-only: NIC k of every node on the rail-k switch, no spine; traffic between rails crosses inside the node. {}",
         fabric_summary(&node, n, &plan)
@@ -820,5 +820,15 @@ fn rail_radix_note(catalog: &Catalog, plan: &SwitchPlan, nodes: u32) -> String {
     match wider {
         Some((id, ports)) => format!("{why}, as on `{id}` ({ports} ports at {rate} Gb/s)."),
         None => format!("{why}; the catalog has no switch with {nodes} ports at {rate} Gb/s."),
+    }
+}
+
+/// " 2:1" in a design's name when its fabric is oversubscribed, so that two designs of the
+/// same nodes read apart on a slide; nothing at 1:1.
+fn oversubscribed(spec: &TemplateSpec) -> String {
+    if spec.oversubscription > 1.0 {
+        format!(" {}", Split::ratio_label(spec.oversubscription))
+    } else {
+        String::new()
     }
 }

@@ -561,6 +561,13 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
                 let _ = writeln!(out);
             }
             if !col.bottleneck.is_empty() {
+                // 100 % is no fault: a collective large enough runs its bottleneck flat out.
+                let _ = writeln!(
+                    out,
+                    "Utilisation is each resource's busy time over the time the collective \
+                     spends moving data: its bottleneck is busy throughout (100 %). That is \
+                     no fault, but the resource a faster part would speed up.\n"
+                );
                 let _ = writeln!(out, "| Busiest resource | Utilisation |\n|:--|--:|");
                 for load in col.bottleneck.iter().take(REPORT_BOTTLENECK_ROWS) {
                     let _ = writeln!(
@@ -654,7 +661,10 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
         "\nOf which estimated: the cost of parts the catalog (railyard's, or yours) marks as \
          estimates: a price of our own, read from a range or converted, or a guessed power \
          draw; unpriced parts count as $0. `railyard bom` lists every part with its price's \
-         source and date."
+         source and date.\n\nWhat the total leaves out: only what is drawn is billed (GPU \
+         servers, NICs, switches, cables and transceivers), so the fibre patch cords between \
+         optics, racks, PDUs and cooling, the storage and management networks, the subnet \
+         manager or UFM, software, support and installation come on top."
     );
 
     if let Some(comparison) = r.comparison {

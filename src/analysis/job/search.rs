@@ -179,12 +179,14 @@ fn explain(step: &TrainingStep, best: &TrainingStep) -> String {
     };
     let pct = |ms: Option<f64>| ms.unwrap_or(0.0) / total * 100.0;
     let mut text = format!(
-        "compute {:.0} %, bubble {:.0} %, exposed communication {:.0} %; {:.0} of {:.0} GiB",
+        "compute {:.0} %, bubble {:.0} %, exposed communication {:.0} %; {:.0} of {:.0} GiB \
+         ({:.1} free)",
         compute / total * 100.0,
         pct(step.bubble_ms),
         pct(step.exposed_comm_ms),
         step.memory_gib_per_gpu,
-        step.gpu_memory_gib
+        step.gpu_memory_gib,
+        step.gpu_memory_gib - step.memory_gib_per_gpu
     );
     if let Some(best_ms) = best.step_ms
         && !std::ptr::eq(step, best)

@@ -406,6 +406,11 @@ pub fn training_step_with(
             job.zero,
             job.precision.label()
         ),
+        // Not modelled, so not guessed: the free memory is shown beside the figure instead.
+        "memory counts weights, gradients, optimizer state and activations; the CUDA \
+         context, NCCL's buffers and the allocator's fragmentation also take memory and are \
+         not counted, so a layout with little memory free may not run"
+            .into(),
     ];
     if !job.model.layers.is_multiple_of(pp) {
         assumes.push(format!(
