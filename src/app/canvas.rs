@@ -32,7 +32,7 @@ pub use paint::{heat_color, tech_color};
 use super::link_info::{self, LinkLoads};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
-use crate::model::factory::{default_link, default_name, devices_from_part};
+use crate::model::factory::{default_link, default_name, devices_from_part, match_design_nics};
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, GroupId, LinkId, PartId, Pos};
 use egui::containers::DragPanButtons;
 use egui::emath::TSTransform;
@@ -1213,7 +1213,11 @@ fn drop_part(
         default_name(part, id),
         Pos::new(at.x, at.y),
     ) {
-        Ok(devices) => {
+        Ok(mut devices) => {
+            let nics = devices
+                .first_mut()
+                .and_then(|d| match_design_nics(catalog, design, d));
+            let name = devices.first().map(|d| d.name.clone()).unwrap_or_default();
             state.selection.clear();
             state.selection.devices.insert(id);
             events.push(CanvasEvent::Command(Command::Insert {
@@ -1221,6 +1225,9 @@ fn drop_part(
                 links: vec![],
                 groups: vec![],
             }));
+            if let Some(nics) = nics {
+                events.push(CanvasEvent::Status(format!("Added {name} {nics}")));
+            }
         }
         Err(e) => events.push(CanvasEvent::Status(e.to_string())),
     }

@@ -40,7 +40,7 @@ pub mod worker;
 use crate::io::import::{ImportFormat, import_file, placeholders};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
-use crate::model::factory::{default_name, devices_from_part};
+use crate::model::factory::{default_name, devices_from_part, match_design_nics};
 use crate::model::units::count_of;
 use crate::model::{Catalog, DeviceId, LinkId, PartId, Pos};
 use actions::{Action, ActionState};
@@ -422,15 +422,21 @@ impl RailyardApp {
         let pos = Pos::new(centre.x + 24.0 * taken, centre.y + 24.0 * taken);
         let id = design.next_device_id();
         match devices_from_part(&self.catalog, part, id, default_name(part, id), pos) {
-            Ok(devices) => {
+            Ok(mut devices) => {
                 let ids: Vec<DeviceId> = devices.iter().map(|d| d.id).collect();
                 let name = devices.first().map(|d| d.name.clone()).unwrap_or_default();
+                let nics = devices
+                    .first_mut()
+                    .and_then(|d| match_design_nics(&self.catalog, design, d));
                 if self.apply(Command::Insert {
                     devices,
                     links: Vec::new(),
                     groups: Vec::new(),
                 }) {
-                    self.status = format!("Added {name}");
+                    self.status = match nics {
+                        Some(nics) => format!("Added {name} {nics}"),
+                        None => format!("Added {name}"),
+                    };
                     let selection = &mut self.tabs[self.active].canvas.selection;
                     selection.devices = ids.into_iter().collect();
                     selection.links.clear();

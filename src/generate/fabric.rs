@@ -91,7 +91,11 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     let radix = plan.radix;
     let endpoints = u64::from(n) * u64::from(nics);
     let model = switch_model(&plan);
-    let mut b = Builder::new(format!("fat-tree{}: {n} × {}", oversubscribed(spec), node.part));
+    let mut b = Builder::new(format!(
+        "fat-tree{}: {n} × {}",
+        oversubscribed(spec),
+        node.part
+    ));
     let mut notes = vec![format!("Fat-tree. {}", fabric_summary(&node, n, &plan))];
 
     if endpoints <= u64::from(radix) {
@@ -597,7 +601,11 @@ pub(super) fn rail_optimized(
         _ => {}
     }
     let model = switch_model(&plan);
-    let mut b = Builder::new(format!("rail-optimized{}: {n} × {}", oversubscribed(spec), node.part));
+    let mut b = Builder::new(format!(
+        "rail-optimized{}: {n} × {}",
+        oversubscribed(spec),
+        node.part
+    ));
     let mut notes = vec![format!(
         "Rail-optimized: NIC k of every node on rail k. {}",
         fabric_summary(&node, n, &plan)
@@ -688,7 +696,11 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
     let rails = node.nic_count;
     let radix = plan.radix;
     let model = switch_model(&plan);
-    let mut b = Builder::new(format!("rail-only{}: {n} × {}", oversubscribed(spec), node.part));
+    let mut b = Builder::new(format!(
+        "rail-only{}: {n} × {}",
+        oversubscribed(spec),
+        node.part
+    ));
     let mut notes = vec![format!(
         "Rail-only: NIC k of every node on the rail-k switch, no spine; traffic between rails crosses inside the node. {}",
         fabric_summary(&node, n, &plan)

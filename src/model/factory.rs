@@ -113,6 +113,56 @@ pub fn device_from_part(
     })
 }
 
+/// Gives a new GPU node the NIC most of the design's nodes carry, where its chassis takes it
+/// in place of its own default: an HGX server dropped into a RoCE design gets the design's
+/// Ethernet NICs rather than its catalog's InfiniBand ones, so it cables like its neighbours.
+/// Returns what was done, in words, for the status line (nothing changes unsaid); None when
+/// the node keeps its own.
+pub fn match_design_nics(
+    catalog: &Catalog,
+    design: &Design,
+    device: &mut Device,
+) -> Option<String> {
+    let DeviceKind::GpuNode(node) = &mut device.kind else {
+        return None;
+    };
+    let own = node.nics.first()?.part.clone();
+    let mut counts: std::collections::BTreeMap<&PartId, usize> = Default::default();
+    for d in &design.devices {
+        if let DeviceKind::GpuNode(n) = &d.kind {
+            for slot in &n.nics {
+                *counts.entry(&slot.part).or_default() += 1;
+            }
+        }
+    }
+    // The most common; on a tie, the first by id, so the choice never depends on order.
+    let most = counts.values().copied().max()?;
+    let common = counts
+        .into_iter()
+        .find(|&(_, n)| n == most)
+        .map(|(p, _)| p.clone())?;
+    if common == own {
+        return None;
+    }
+    let chassis = catalog.node(&node.model)?;
+    let nic = catalog.nic(&common)?;
+    let add_in = if nic.builtin { 0 } else { node.nics.len() };
+    if !chassis.takes_nic(&common, nic) || !chassis.has_slots_for(add_in) {
+        return None;
+    }
+    let peer_to_peer = catalog.gpu(&node.gpu).is_some_and(|g| g.peer_to_peer);
+    for slot in &mut node.nics {
+        slot.part = common.clone();
+        slot.gpudirect = nic.rdma && peer_to_peer;
+    }
+    let model = |id: &PartId| catalog.get(id).map_or(id.to_string(), |p| p.model.clone());
+    Some(format!(
+        "with the design's {} NICs in place of its own {}",
+        model(&common),
+        model(&own)
+    ))
+}
+
 /// Vertical distance between compute trays stacked inside a dropped domain.
 const TRAY_PITCH: f32 = 72.0;
 /// Horizontal distance between the columns of trays.
@@ -896,6 +946,42 @@ mod tests {
         }
         let l = connect(&mut d, &c, node, leaf);
         assert_eq!(l.a.port, Port::Nic(5));
+    }
+
+    /// An HGX H100 (ConnectX-7 NDR by default) dropped beside two on ConnectX-7 400GbE takes
+    /// their NICs, all eight, with GPUDirect as the Ethernet NIC and the H100 allow; a Mac
+    /// (no NICs) and a node already on the design's NIC keep their own.
+    #[test]
+    fn a_new_node_takes_the_designs_nics_where_its_chassis_does() {
+        let c = catalog();
+        let mut d = Design::new("roce");
+        for _ in 0..2 {
+            let id = add(&mut d, &c, "hgx-h100");
+            if let Some(DeviceKind::GpuNode(n)) = d.device_mut(id).map(|dev| &mut dev.kind) {
+                for slot in &mut n.nics {
+                    slot.part = PartId::new("cx7-400gbe");
+                }
+            }
+        }
+        let new = |part: &str| {
+            let id = d.next_device_id();
+            device_from_part(&c, &PartId::new(part), id, "new".into(), Pos::default()).unwrap()
+        };
+        let mut hgx = new("hgx-h100");
+        let said = match_design_nics(&c, &d, &mut hgx).expect("changed");
+        assert!(said.starts_with("with the design's "), "{said}");
+        let DeviceKind::GpuNode(n) = &hgx.kind else {
+            panic!("a node");
+        };
+        assert_eq!(n.nics.len(), 8);
+        assert!(
+            n.nics
+                .iter()
+                .all(|s| s.part == PartId::new("cx7-400gbe") && s.gpudirect)
+        );
+        let mut mac = new("mac-studio-m3-ultra");
+        assert_eq!(match_design_nics(&c, &d, &mut mac), None);
+        assert_eq!(match_design_nics(&c, &d, &mut hgx), None);
     }
 
     #[test]
