@@ -966,6 +966,53 @@ fn the_layout_search_finds_layouts_and_use_pins_one() {
     harness.get_by_label("in use");
 }
 
+/// The workload belongs to the design: turning it on and choosing a model are undoable edits
+/// that make the design unsaved and ride in its file, and another design keeps its own.
+#[test]
+fn the_workload_is_the_designs_own_undoable_edit() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    assert!(!harness.state().document().is_dirty());
+    harness.get_by_label("Workload").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Workload").click();
+    wait_for_analysis(&mut harness);
+    let job = |h: &Harness<'_, RailyardApp>| {
+        h.state()
+            .document()
+            .design()
+            .job
+            .as_ref()
+            .map(|j| j.model.clone())
+    };
+    assert_eq!(job(&harness).as_deref(), Some("llama-70b"));
+    assert!(harness.state().document().is_dirty());
+    choose_model(&mut harness, "Llama 8B");
+    assert_eq!(job(&harness).as_deref(), Some("llama-8b"));
+    // Saved with the design, as its file would carry it.
+    let text = ron::ser::to_string(harness.state().document().design()).expect("RON");
+    let back: railyard::model::Design = ron::from_str(&text).expect("reads back");
+    assert_eq!(back.job.map(|j| j.model).as_deref(), Some("llama-8b"));
+    // Each step undoes on its own: the model, then the workload itself.
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(job(&harness).as_deref(), Some("llama-70b"));
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(job(&harness), None);
+    harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    harness.run();
+    assert_eq!(job(&harness).as_deref(), Some("llama-70b"));
+    // Another design has none until given one; back on the first, its own is there.
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    assert_eq!(job(&harness), None);
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    assert!(analysis.workload.is_none());
+    harness.get_by_label_contains("4 × HGX H100 on 400G RoCE").click();
+    harness.run();
+    assert_eq!(job(&harness).as_deref(), Some("llama-70b"));
+}
+
 #[test]
 fn shortcuts_open_on_question_mark_list_the_gestures_and_close_on_escape() {
     let mut harness = harness(app());

@@ -180,13 +180,22 @@ fn compare_adds_the_sidebars_workload() {
     let catalog = Catalog::builtin();
     let (hgx, star) = (preset(HGX), preset(STAR));
     let mut prefs = railyard::app::Prefs::default();
-    prefs.workload.enabled = true;
     prefs.workload.model = "llama-8b".into();
     prefs.workload.tp = 1;
-    let workload = prefs.workload.workload().expect("a workload");
+    let workload =
+        railyard::analysis::collective::Workload::of_job(&prefs.workload).expect("a workload");
     let mut harness = harness(RailyardApp::new(Catalog::builtin(), prefs));
     open_preset(&mut harness, HGX);
     open_preset(&mut harness, STAR);
+    // The active design's workload, turned on: it starts from the last one chosen.
+    harness.get_by_label("Workload").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Workload").click();
+    harness.run();
+    assert_eq!(
+        harness.state().document().design().job.as_ref(),
+        Some(&harness.state().prefs().workload)
+    );
     click_menu(&mut harness, "View", "Compare designs");
     wait_until(&mut harness, "the comparison", |app| {
         app.comparison().is_some()

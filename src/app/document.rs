@@ -27,6 +27,9 @@ pub struct Document {
     untitled_number: u32,
     /// An error to show above the canvas (a file that would not open, a failed save).
     pub banner: Option<String>,
+    /// Changes with every edit, undo and redo but those of the job alone (`SetJob`): what a
+    /// layout search depends on, so that pinning a layout it found keeps its list.
+    fabric_revision: u64,
 }
 
 impl Document {
@@ -53,6 +56,7 @@ impl Document {
             saved_depth: Some(0),
             untitled_number: 0,
             banner: None,
+            fabric_revision: 0,
         }
     }
 
@@ -99,6 +103,11 @@ impl Document {
         self.history.revision()
     }
 
+    /// Changes with every edit, undo and redo but those of the job alone.
+    pub fn fabric_revision(&self) -> u64 {
+        self.fabric_revision
+    }
+
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
     }
@@ -131,8 +140,12 @@ impl Document {
 
     /// Applies one edit as one undo step. On error the design is unchanged.
     pub fn apply(&mut self, command: Command) -> Result<(), CommandError> {
+        let job_only = matches!(command, Command::SetJob(_));
         self.history
             .apply(Arc::make_mut(&mut self.design), command)?;
+        if !job_only {
+            self.fabric_revision += 1;
+        }
         if self.saved_depth.is_some_and(|saved| saved > self.depth) {
             // The saved state was on the redo branch that this edit just discarded.
             self.saved_depth = None;
@@ -144,13 +157,23 @@ impl Document {
     pub fn undo(&mut self) -> Option<&'static str> {
         let label = self.history.undo(Arc::make_mut(&mut self.design))?;
         self.depth -= 1;
+        self.count_fabric_step(label);
         Some(label)
     }
 
     pub fn redo(&mut self) -> Option<&'static str> {
         let label = self.history.redo(Arc::make_mut(&mut self.design))?;
         self.depth += 1;
+        self.count_fabric_step(label);
         Some(label)
+    }
+
+    /// An undo or redo step changed the fabric unless it was a job edit (`SetJob`, whose
+    /// label no other command has).
+    fn count_fabric_step(&mut self, label: &str) {
+        if label != Command::SetJob(None).label() {
+            self.fabric_revision += 1;
+        }
     }
 
     /// Saves atomically and marks the document clean; keeps the old path if saving fails.

@@ -252,7 +252,7 @@ impl RailyardApp {
             kind,
             design: doc.shared_design(),
             label,
-            workload: self.prefs.workload.workload(),
+            workload: doc.design().job.as_ref().and_then(Workload::of_job),
             catalog: std::sync::Arc::clone(&self.catalog),
             path: path.to_path_buf(),
             colors,

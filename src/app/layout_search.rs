@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// How many of the fastest layouts the sidebar lists.
 const LAYOUTS_SHOWN: usize = 5;
 
-/// What a search was asked: the design's revision, the workload (whose own layout does not
-/// matter: the search replaces it) and the routing.
+/// What a search was asked: the design's fabric revision (its job's edits aside: pinning a
+/// layout keeps the list), the workload (whose own layout does not matter: the search
+/// replaces it) and the routing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchKey {
     pub revision: u64,

@@ -37,6 +37,7 @@ mod tabs;
 pub mod whatif;
 pub mod worker;
 
+use crate::analysis::collective::Workload;
 use crate::io::import::{ImportFormat, import_file, placeholders};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
@@ -146,6 +147,9 @@ pub struct RailyardApp {
     /// When the status line took its text: which design (tab id and revision) it spoke of and
     /// at what time, so that it can say its age and fade once the user has moved on.
     status_moment: Option<status_line::StatusMoment>,
+    /// The sidebar's workload while a gesture edits it (a drag, a typed number), with the
+    /// tab it belongs to: it becomes one `SetJob` command when the gesture ends.
+    job_draft: Option<(u64, sidebar::WorkloadSettings)>,
     palette: PaletteState,
     generate: GenerateDialog,
     path_prompt: Option<PathPrompt>,
@@ -200,6 +204,7 @@ impl RailyardApp {
             clipboard: None,
             status: "Ready. Drag parts from the left, or File > Open preset.".to_string(),
             status_moment: None,
+            job_draft: None,
             palette: PaletteState::default(),
             generate: GenerateDialog::default(),
             path_prompt: None,
@@ -299,7 +304,11 @@ impl RailyardApp {
             self.document().revision(),
             sidebar::question(
                 self.prefs.collective.query(),
-                self.prefs.workload.workload(),
+                self.document()
+                    .design()
+                    .job
+                    .as_ref()
+                    .and_then(Workload::of_job),
             ),
         )
     }
@@ -543,12 +552,18 @@ impl RailyardApp {
     /// Searches the layouts of the sidebar's workload on the active design, off the UI
     /// thread; the sidebar shows its progress and what it found.
     fn start_layout_search(&mut self, ctx: &egui::Context) {
-        let Some(workload) = self.prefs.workload.workload() else {
+        let Some(workload) = self
+            .document()
+            .design()
+            .job
+            .as_ref()
+            .and_then(Workload::of_job)
+        else {
             return;
         };
         let tab = &mut self.tabs[self.active];
         let key = SearchKey {
-            revision: tab.doc.revision(),
+            revision: tab.doc.fabric_revision(),
             workload,
             routing: self.prefs.collective.routing(),
         };
@@ -831,7 +846,14 @@ impl RailyardApp {
         let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
         let catalog = &self.catalog;
         let settings = &mut self.prefs.collective;
-        let workload = &mut self.prefs.workload;
+        // The design's job as the sidebar edits it: the draft of a gesture under way, else
+        // the design's own.
+        let committed =
+            sidebar::WorkloadSettings::of(tab.doc.design().job.as_ref(), &self.prefs.workload);
+        let mut workload = match self.job_draft.take() {
+            Some((id, draft)) if id == tab.id => draft,
+            _ => committed.clone(),
+        };
         let inspector_height = self.prefs.inspector_height;
         let view = &mut self.prefs.sidebar_view;
         let mut sidebar_events = Vec::new();
@@ -867,12 +889,24 @@ impl RailyardApp {
                                 analysis.as_ref().map(|(_, a)| a.as_ref()),
                                 pending,
                                 settings,
-                                workload,
-                                (&tab.layout_search, tab.doc.revision()),
+                                &mut workload,
+                                (&tab.layout_search, tab.doc.fabric_revision()),
                             );
                         });
                 }
             });
+        // A changed workload is one undoable edit of the design, once the gesture ends.
+        if workload != committed {
+            let gesture = ui.input(|i| i.pointer.any_down()) || ui.ctx().text_edit_focused();
+            if gesture {
+                self.job_draft = Some((self.tabs[self.active].id, workload));
+            } else {
+                self.prefs.workload = workload.job.clone();
+                events.push(AppEvent::Command(Command::SetJob(
+                    workload.design_job().map(Box::new),
+                )));
+            }
+        }
         if let Some(size) = panel_size(ui.ctx(), "sidebar") {
             self.prefs.sidebar_width = size.x;
         }
@@ -1004,11 +1038,15 @@ impl RailyardApp {
         {
             self.apply(command);
         }
-        // Only while the window is open (this runs every frame).
+        // Only while the window is open (this runs every frame). The active design's job is
+        // asked of every design compared.
         let workload = self
             .compare
             .open
-            .then(|| self.prefs.workload.workload())
+            .then(|| {
+                let design = self.tabs[self.active].doc.design();
+                design.job.as_ref().and_then(Workload::of_job)
+            })
             .flatten();
         self.compare
             .window(ctx, &self.tabs, &self.catalog, workload.as_ref());

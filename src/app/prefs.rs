@@ -1,12 +1,13 @@
 //! The designer's preferences: what eframe keeps between runs (recent files, theme, panel
-//! sizes, view toggles, the sidebar's collective and workload). The design itself lives only
-//! in its file.
+//! sizes, view toggles, the sidebar's collective, the last workload chosen). The design
+//! itself, its workload included, lives only in its file.
 
 use std::path::PathBuf;
 
 use super::menu::Theme;
-use super::sidebar::{CollectiveSettings, SidebarView, WorkloadSettings};
+use super::sidebar::{CollectiveSettings, SidebarView};
 use crate::io::link_colors::ColorMode;
+use crate::model::JobSpec;
 
 /// Key of the preferences in eframe's storage.
 pub(super) const PREFS_KEY: &str = "railyard-prefs";
@@ -30,7 +31,8 @@ pub struct Prefs {
     /// The canvas's legend folded to its heading.
     pub legend_folded: bool,
     pub collective: CollectiveSettings,
-    pub workload: WorkloadSettings,
+    /// The last workload chosen: what a design without one starts from when it is turned on.
+    pub workload: JobSpec,
 }
 
 impl Default for Prefs {
@@ -48,7 +50,7 @@ impl Default for Prefs {
             link_colors: ColorMode::Technology,
             legend_folded: false,
             collective: CollectiveSettings::default(),
-            workload: WorkloadSettings::default(),
+            workload: JobSpec::default(),
         }
     }
 }

@@ -10,8 +10,7 @@ use crate::analysis::accuracy::Checked;
 use crate::analysis::assess;
 use crate::analysis::collective::{
     AlgoChoice, CollectiveQuery, CollectiveResult, MODELS, Op, Precision, QuantizedWeights,
-    Recompute, Routing, SERVING_SEQUENCES, Workload, WorkloadResult, fitted_layout, model_label,
-    sweep_sizes,
+    Recompute, Routing, Workload, WorkloadResult, fitted_layout, model_label, sweep_sizes,
 };
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::serving::SERVING_MEMORY_SHARE;
@@ -19,7 +18,7 @@ use crate::analysis::job::{JobError, JobOutcome};
 use crate::analysis::{Assessment, Assessor, Question};
 use crate::io::validation_sets::published;
 use crate::model::units::{Usd, group_thousands, time_text, trim_number};
-use crate::model::{Bytes, Catalog, Design, DeviceId, LinkId};
+use crate::model::{Bytes, Catalog, Design, DeviceId, JobSpec, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -119,91 +118,43 @@ impl CollectiveSettings {
     }
 }
 
-/// The training job the sidebar weighs the design against; a UI preference.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+/// The workload the sidebar weighs the design against, as it edits it: the design's job
+/// (`Design::job`), or, while the design has none, the last job chosen, ready to turn on.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct WorkloadSettings {
     pub enabled: bool,
-    /// A model id from `collective::MODELS`.
-    pub model: String,
-    pub tp: u32,
-    pub pp: u32,
-    /// Expert-parallel size of a mixture of experts; 0 = as many as it has experts.
-    pub ep: u32,
-    /// Sequences per micro-batch of a training step.
-    pub micro_batch: u32,
-    pub precision: Precision,
-    /// Serving replicas (one decode step) rather than training.
-    pub serving: bool,
-    /// The kernels' fraction of the GPUs' dense peak, as the user sets it; None = the
-    /// published figure for the GPU generation (unknown where there is none).
-    pub efficiency: Option<f64>,
-    /// Serving: sequences each replica decodes at once (one person chatting is 1).
-    pub serving_batch: u32,
-    /// Serving: weights quantized below the precision; None = in the precision.
-    pub weights: Option<QuantizedWeights>,
-    /// Serving: the share of peak memory bandwidth decode reaches; None = the peak.
-    pub memory_share: Option<f64>,
-    /// Training: recomputation and ZeRO stage; None = railyard's defaults (selective, 1).
-    pub recompute: Option<Recompute>,
-    pub zero: Option<u8>,
-}
-
-impl Default for WorkloadSettings {
-    fn default() -> Self {
-        Self {
-            enabled: false,
-            model: "llama-70b".into(),
-            tp: 8,
-            pp: 1,
-            ep: 0,
-            micro_batch: 1,
-            precision: Precision::Bf16,
-            serving: false,
-            efficiency: None,
-            serving_batch: SERVING_SEQUENCES,
-            weights: None,
-            memory_share: None,
-            recompute: None,
-            zero: None,
-        }
-    }
+    pub job: JobSpec,
 }
 
 impl WorkloadSettings {
+    /// The settings shown for a design whose job is `job`; `last` fills them while it has none.
+    pub fn of(job: Option<&JobSpec>, last: &JobSpec) -> Self {
+        Self {
+            enabled: job.is_some(),
+            job: job.unwrap_or(last).clone(),
+        }
+    }
+
+    /// The design's job these settings make: None with the workload off.
+    pub fn design_job(&self) -> Option<JobSpec> {
+        self.enabled.then(|| self.job.clone())
+    }
+
     pub fn workload(&self) -> Option<Workload> {
         if !self.enabled {
             return None;
         }
-        let mut w = Workload::named(&self.model)?;
-        w.tp = self.tp.max(1);
-        w.pp = self.pp.max(1);
-        w.micro_batch = self.micro_batch.max(1);
-        if let Some(moe) = &mut w.moe {
-            moe.ep = (self.ep > 0).then_some(self.ep);
-        }
-        w.precision = self.precision;
-        w.serving = self.serving;
-        w.efficiency = self.efficiency;
-        if self.serving {
-            w.serving_batch = Some(self.serving_batch.max(1));
-            w.weights = self.weights;
-            w.memory_share = self.memory_share;
-        } else {
-            w.recompute = self.recompute;
-            w.zero = self.zero;
-        }
-        Some(w)
+        Workload::of_job(&self.job)
     }
 
     /// Chooses a model with its usual parallel layout.
     fn choose(&mut self, id: &str) {
         if let Some(w) = Workload::named(id) {
-            self.tp = w.tp;
-            self.pp = w.pp;
-            self.micro_batch = w.micro_batch;
-            self.ep = w.moe.and_then(|m| m.ep).unwrap_or(0);
-            self.model = id.to_string();
+            self.job.tp = w.tp;
+            self.job.pp = w.pp;
+            self.job.micro_batch = w.micro_batch;
+            self.job.ep = w.moe.and_then(|m| m.ep).unwrap_or(0);
+            self.job.model = id.to_string();
         }
     }
 }
@@ -444,11 +395,13 @@ fn workload_ui(
         .on_hover_text("Time one training step's communication (or a serving decode step's) against an ideal network");
     if settings.enabled {
         ComboBox::from_label("model")
-            .selected_text(model_label(&settings.model))
+            .selected_text(model_label(&settings.job.model))
             .show_ui(ui, |ui| {
                 for (id, label) in MODELS {
-                    if ui.selectable_label(settings.model == id, label).clicked()
-                        && settings.model != id
+                    if ui
+                        .selectable_label(settings.job.model == id, label)
+                        .clicked()
+                        && settings.job.model != id
                     {
                         settings.choose(id);
                     }
@@ -456,32 +409,32 @@ fn workload_ui(
             });
         ui.horizontal_wrapped(|ui| {
             ui.label("tensor parallel");
-            ui.add(egui::DragValue::new(&mut settings.tp).range(1..=64));
+            ui.add(egui::DragValue::new(&mut settings.job.tp).range(1..=64));
             ui.label("pipeline");
-            ui.add(egui::DragValue::new(&mut settings.pp).range(1..=64));
+            ui.add(egui::DragValue::new(&mut settings.job.pp).range(1..=64));
         });
-        if settings.serving {
+        if settings.job.serving {
             ui.horizontal_wrapped(|ui| {
                 ui.label("sequences at once");
-                ui.add(egui::DragValue::new(&mut settings.serving_batch).range(1..=4096))
+                ui.add(egui::DragValue::new(&mut settings.job.serving_batch).range(1..=4096))
                     .on_hover_text("Sequences each replica decodes together: 1 for one person chatting, tens to hundreds for a shared service. Few sequences leave each token's all-reduces exposed; many fill the memory with key/value cache");
             });
             weights_ui(ui, settings);
-            memory_share_ui(ui, &mut settings.memory_share);
+            memory_share_ui(ui, &mut settings.job.memory_share);
         }
-        if !settings.serving {
+        if !settings.job.serving {
             ui.horizontal_wrapped(|ui| {
                 ui.label("micro-batch");
-                ui.add(egui::DragValue::new(&mut settings.micro_batch).range(1..=64))
+                ui.add(egui::DragValue::new(&mut settings.job.micro_batch).range(1..=64))
                     .on_hover_text("Sequences per micro-batch; the global batch must split into data-parallel replicas × micro-batches");
             });
             memory_settings_ui(ui, settings);
         }
-        if Workload::named(&settings.model).is_some_and(|w| w.moe.is_some()) {
+        if Workload::named(&settings.job.model).is_some_and(|w| w.moe.is_some()) {
             ui.horizontal_wrapped(|ui| {
                 ui.label("expert parallel");
                 ui.add(
-                    egui::DragValue::new(&mut settings.ep)
+                    egui::DragValue::new(&mut settings.job.ep)
                         .range(0..=1024)
                         .custom_formatter(|n, _| {
                             if n < 1.0 {
@@ -498,17 +451,17 @@ fn workload_ui(
         }
         ui.horizontal_wrapped(|ui| {
             ComboBox::from_label("precision")
-                .selected_text(settings.precision.label())
+                .selected_text(settings.job.precision.label())
                 .show_ui(ui, |ui| {
                     for p in [Precision::Bf16, Precision::Fp16, Precision::Fp8, Precision::Fp32] {
-                        ui.selectable_value(&mut settings.precision, p, p.label());
+                        ui.selectable_value(&mut settings.job.precision, p, p.label());
                     }
                 });
-            ui.checkbox(&mut settings.serving, "serving").on_hover_text(
+            ui.checkbox(&mut settings.job.serving, "serving").on_hover_text(
                 "Inference replicas instead of training: time one decode step, and ask whether the replicas need a fabric at all",
             );
         });
-        efficiency_ui(ui, &mut settings.efficiency);
+        efficiency_ui(ui, &mut settings.job.efficiency);
         match &analysis.workload {
             Some(Ok(result)) => {
                 // A layout that does not fit in memory never runs: its traffic is no figure
@@ -525,7 +478,7 @@ fn workload_ui(
                     None => {}
                 }
                 if analysis.job.is_some()
-                    && !settings.serving
+                    && !settings.job.serving
                     && let Some(workload) = settings.workload()
                 {
                     let now = SearchKey {
@@ -538,12 +491,12 @@ fn workload_ui(
                         events.push(SidebarEvent::SearchLayouts);
                     }
                     if let Some(layout) = pinned {
-                        settings.tp = layout.tp;
-                        settings.pp = layout.pp;
-                        settings.ep = layout.ep;
-                        settings.micro_batch = layout.micro_batch;
-                        settings.recompute = Some(layout.recompute);
-                        settings.zero = Some(layout.zero);
+                        settings.job.tp = layout.tp;
+                        settings.job.pp = layout.pp;
+                        settings.job.ep = layout.ep;
+                        settings.job.micro_batch = layout.micro_batch;
+                        settings.job.recompute = Some(layout.recompute);
+                        settings.job.zero = Some(layout.zero);
                     }
                 }
             }
@@ -554,7 +507,7 @@ fn workload_ui(
                 ui.colored_label(ui.visuals().warn_fg_color, message.to_string());
                 // A layout larger than the design: offer the one `workload` would narrow it to.
                 let gpus = analysis.metrics.gpus;
-                if let Some((tp, pp)) = fitted_layout(settings.tp, settings.pp, gpus)
+                if let Some((tp, pp)) = fitted_layout(settings.job.tp, settings.job.pp, gpus)
                     && ui
                         .button(format!("Fit to {gpus} GPUs: TP {tp} × PP {pp}"))
                         .on_hover_text(
@@ -563,8 +516,8 @@ fn workload_ui(
                         )
                         .clicked()
                 {
-                    settings.tp = tp;
-                    settings.pp = pp;
+                    settings.job.tp = tp;
+                    settings.job.pp = pp;
                 }
             }
             None => {}
@@ -577,17 +530,17 @@ fn workload_ui(
 
 /// Serving's weight format: the precision's, or quantized (int8; int4 in groups of 128).
 fn weights_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
-    let as_precision = format!("{} (as precision)", settings.precision.label());
+    let as_precision = format!("{} (as precision)", settings.job.precision.label());
     let label = |w: Option<QuantizedWeights>| match w {
         Some(q) => q.label().to_string(),
         None => as_precision.clone(),
     };
     ComboBox::from_label("weights")
-        .selected_text(label(settings.weights))
+        .selected_text(label(settings.job.weights))
         .show_ui(ui, |ui| {
-            ui.selectable_value(&mut settings.weights, None, label(None));
+            ui.selectable_value(&mut settings.job.weights, None, label(None));
             for q in QuantizedWeights::ALL {
-                ui.selectable_value(&mut settings.weights, Some(q), label(Some(q)));
+                ui.selectable_value(&mut settings.job.weights, Some(q), label(Some(q)));
             }
         })
         .response
@@ -658,8 +611,8 @@ fn own_fraction_ui(
 /// Training's recomputation and ZeRO stage: what trades compute for memory, as
 /// `workload --recompute --zero` sets them.
 fn memory_settings_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
-    let recompute = settings.recompute.unwrap_or(Recompute::Selective);
-    let zero = settings.zero.unwrap_or(1);
+    let recompute = settings.job.recompute.unwrap_or(Recompute::Selective);
+    let zero = settings.job.zero.unwrap_or(1);
     ui.horizontal_wrapped(|ui| {
         ComboBox::from_label("recompute")
             .width(80.0)
@@ -667,7 +620,7 @@ fn memory_settings_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
             .show_ui(ui, |ui| {
                 for r in [Recompute::None, Recompute::Selective, Recompute::Full] {
                     if ui.selectable_label(recompute == r, r.label()).clicked() {
-                        settings.recompute = Some(r);
+                        settings.job.recompute = Some(r);
                     }
                 }
             })
@@ -679,7 +632,7 @@ fn memory_settings_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
             .show_ui(ui, |ui| {
                 for z in [1, 2] {
                     if ui.selectable_label(zero == z, z.to_string()).clicked() {
-                        settings.zero = Some(z);
+                        settings.job.zero = Some(z);
                     }
                 }
             })

@@ -4,6 +4,7 @@
 use super::calibration::Calibration;
 use super::design::{Design, DeviceId, Group, GroupId, LinkId, Pos};
 use super::device::{Device, DeviceKind};
+use super::job_spec::JobSpec;
 use super::library_choice::LibraryChoice;
 use super::link::Link;
 use super::nccl_buffer::NcclBuffer;
@@ -45,6 +46,8 @@ pub enum Command {
     SetNcclRelease(Option<NcclRelease>),
     /// Sets NCCL_BUFFSIZE for the design's jobs; None runs NCCL's default.
     SetNcclBuffer(Option<NcclBuffer>),
+    /// Sets the job the design is for, or clears it with None.
+    SetJob(Option<Box<JobSpec>>),
     /// Several commands as one undo step.
     Batch(Vec<Command>),
     /// A command under the name undo and the status bar show ("fail links"), where its own
@@ -87,6 +90,7 @@ impl Command {
             Command::SetLibrary(_) => "collective library",
             Command::SetNcclRelease(_) => "NCCL release",
             Command::SetNcclBuffer(_) => "NCCL buffer",
+            Command::SetJob(_) => "workload",
             Command::Batch(_) => "edit",
             Command::Named { label, .. } => label,
         }
@@ -167,7 +171,8 @@ impl Command {
             | Command::SetSharpEnabled(_)
             | Command::SetLibrary(_)
             | Command::SetNcclRelease(_)
-            | Command::SetNcclBuffer(_) => Ok(()),
+            | Command::SetNcclBuffer(_)
+            | Command::SetJob(_) => Ok(()),
             Command::Named { command, .. } => command.check(design),
             Command::Batch(commands) => {
                 // Later commands may depend on earlier ones: check on a scratch copy only
@@ -330,6 +335,10 @@ impl Command {
             Command::SetNcclBuffer(buffer) => {
                 let was = std::mem::replace(&mut design.nccl_buffer, buffer);
                 Command::SetNcclBuffer(was)
+            }
+            Command::SetJob(job) => {
+                let was = std::mem::replace(&mut design.job, job.map(|j| *j));
+                Command::SetJob(was.map(Box::new))
             }
             Command::SetCalibration(new) => {
                 let old = std::mem::replace(&mut design.calibration, new.map(|c| *c));
@@ -684,5 +693,30 @@ mod tests {
         assert!(ron::from_str::<Design>(&bad).is_err());
         undo.apply(&mut design).unwrap();
         assert_eq!(design.nccl_buffer, None);
+    }
+
+    /// The job rides in the file: set, saved, read back, undone; a design without one writes
+    /// nothing of it, so files from before load and save unchanged.
+    #[test]
+    fn the_job_is_set_undone_and_saved_only_when_there_is_one() {
+        use crate::model::JobSpec;
+        use crate::model::job_spec::Recompute;
+        let mut design = two_switches();
+        assert!(!ron::ser::to_string(&design).unwrap().contains("job"));
+        let job = JobSpec {
+            model: "llama-8b".into(),
+            tp: 2,
+            recompute: Some(Recompute::Full),
+            ..JobSpec::default()
+        };
+        let undo = Command::SetJob(Some(Box::new(job.clone())))
+            .apply(&mut design)
+            .unwrap();
+        assert_eq!(undo.label(), "workload");
+        let text = ron::ser::to_string(&design).unwrap();
+        let back: Design = ron::from_str(&text).unwrap();
+        assert_eq!(back.job, Some(job));
+        undo.apply(&mut design).unwrap();
+        assert_eq!(design.job, None);
     }
 }

@@ -4,6 +4,7 @@
 use super::calibration::Calibration;
 use super::device::{Device, DeviceKind};
 pub use super::ids::{DeviceId, GroupId, LinkId};
+use super::job_spec::JobSpec;
 use super::library_choice::LibraryChoice;
 use super::link::Link;
 use super::nccl_buffer::NcclBuffer;
@@ -68,6 +69,9 @@ pub struct Design {
     /// can say where a placeholder part came from; absent for designs drawn in railyard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported_from: Option<String>,
+    /// The job the design is for (the sidebar's workload); files without it have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobSpec>,
 }
 
 fn is_false(b: &bool) -> bool {

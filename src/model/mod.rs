@@ -9,6 +9,7 @@ pub mod design;
 pub mod device;
 pub mod factory;
 pub mod ids;
+pub mod job_spec;
 pub mod library_choice;
 pub mod link;
 pub mod nccl_buffer;
@@ -26,6 +27,7 @@ pub use device::{
     Device, DeviceKind, GpuNode, Host, HostRole, NicSlot, NvSwitchDomain, PcieVia, ScaleUp, Switch,
     SwitchFeatures, SwitchRole,
 };
+pub use job_spec::JobSpec;
 pub use library_choice::LibraryChoice;
 pub use link::{Endpoint, LengthClass, Link, LinkState, LinkTech, Transport};
 pub use nccl_buffer::NcclBuffer;

@@ -10,14 +10,8 @@ use super::{Algorithm, CollectiveError, Op, Routing};
 use crate::model::{Catalog, Design};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Precision {
-    Fp32,
-    Bf16,
-    Fp16,
-    Fp8,
-}
+// Defined with the design's job, which names them; their arithmetic is here.
+pub use crate::model::job_spec::{Precision, QuantizedWeights, Recompute, SERVING_SEQUENCES};
 
 impl Precision {
     pub fn label(self) -> &'static str {
@@ -47,21 +41,6 @@ impl Precision {
             p => p.bytes(),
         }
     }
-}
-
-/// Weights stored in fewer bits than the activations, as served models often are: the
-/// weights are read (and held) at this size and widened to the activations' precision in the
-/// kernel, so decode reads fewer bytes while the key/value cache, the all-reduces and the
-/// prefill's arithmetic keep the activations' precision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QuantizedWeights {
-    /// 8-bit integers with one scale per output channel (LLM.int8(), SmoothQuant, vLLM's
-    /// W8A16): the scales add under 0.1 % to the bytes, left out.
-    Int8,
-    /// 4-bit integers in groups of 128 weights, each group with a 16-bit scale and a 16-bit
-    /// zero point (AWQ and GPTQ's default `group_size=128`): 4 + 32/128 = 4.25 bits a weight.
-    Int4,
 }
 
 impl QuantizedWeights {
@@ -141,21 +120,6 @@ pub struct Workload {
     /// Training: the ZeRO stage (1 or 2); None = railyard's default (1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zero: Option<u8>,
-}
-
-/// How much of the forward pass is computed again in the backward pass to save memory
-/// (Korthikanti et al. 2022, arXiv 2205.05198).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Recompute {
-    /// Every activation is kept.
-    #[default]
-    None,
-    /// Attention's scores, softmax and weighted sum are recomputed (their activations are
-    /// the ones that grow with the sequence).
-    Selective,
-    /// Each layer's forward pass runs again; only its input is kept.
-    Full,
 }
 
 impl Recompute {
@@ -254,6 +218,30 @@ impl Workload {
             (tp, pp),
             None,
         ))
+    }
+
+    /// The workload of a design's job (`Design::job`): its built-in model in the job's
+    /// layout, precision and settings; None for a model railyard does not know.
+    pub fn of_job(job: &crate::model::JobSpec) -> Option<Workload> {
+        let mut w = Workload::named(&job.model)?;
+        w.tp = job.tp.max(1);
+        w.pp = job.pp.max(1);
+        w.micro_batch = job.micro_batch.max(1);
+        if let Some(moe) = &mut w.moe {
+            moe.ep = (job.ep > 0).then_some(job.ep);
+        }
+        w.precision = job.precision;
+        w.serving = job.serving;
+        w.efficiency = job.efficiency;
+        if job.serving {
+            w.serving_batch = Some(job.serving_batch.max(1));
+            w.weights = job.weights;
+            w.memory_share = job.memory_share;
+        } else {
+            w.recompute = job.recompute;
+            w.zero = job.zero;
+        }
+        Some(w)
     }
 
     /// A model from `MODELS` by id, with its usual parallel layout; bf16, 8k sequences,
@@ -441,9 +429,6 @@ impl WorkloadResult {
         self
     }
 }
-
-/// Sequences each serving replica decodes at once.
-pub const SERVING_SEQUENCES: u32 = 64;
 
 /// Communication time of one step of `w` on the design: a training step, or for a serving
 /// workload one decode step.

@@ -57,7 +57,7 @@ pub fn design_to_drawio(design: &Design) -> String {
     );
     let _ = writeln!(out, r#"    <mxGraphModel grid="1" gridSize="10" page="0">"#);
     let _ = writeln!(out, "      <root>");
-    // The design less its devices and links: name, notes, groups, calibration.
+    // The design less its devices and links: name, notes, groups, calibration, job.
     let rest = Design {
         devices: Vec::new(),
         links: Vec::new(),
@@ -70,6 +70,7 @@ pub fn design_to_drawio(design: &Design) -> String {
         nccl_release: design.nccl_release,
         nccl_buffer: design.nccl_buffer,
         imported_from: design.imported_from.clone(),
+        job: design.job.clone(),
     };
     let _ = writeln!(
         out,
