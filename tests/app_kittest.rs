@@ -1008,7 +1008,9 @@ fn the_workload_is_the_designs_own_undoable_edit() {
     assert_eq!(job(&harness), None);
     let (_, analysis) = harness.state().analysis().expect("an analysis");
     assert!(analysis.workload.is_none());
-    harness.get_by_label_contains("4 × HGX H100 on 400G RoCE").click();
+    harness
+        .get_by_label_contains("4 × HGX H100 on 400G RoCE")
+        .click();
     harness.run();
     assert_eq!(job(&harness).as_deref(), Some("llama-70b"));
 }

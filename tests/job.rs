@@ -949,3 +949,76 @@ fn a_serving_search_ranks_the_splits_by_each_sequences_rate() {
     assert!(ranked.iter().all(|l| l.tp * l.pp >= 2));
     assert!(ranked.iter().any(|l| l.tp * l.pp == 2));
 }
+
+/// A design that carries its job (the designer's workload, saved in the file) is asked that
+/// job when `workload` names no model: the same figures as naming every setting by hand, with
+/// a note saying whose job it is; flags given still change it, and `--model` asks another.
+#[test]
+fn a_design_file_with_a_job_is_asked_that_job() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut design = railyard::io::design_file::load_design(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/presets/hgx-h100-x4-roce.ron"
+    )))
+    .expect("the preset loads");
+    design.job = Some(railyard::model::JobSpec {
+        model: "llama-8b".into(),
+        tp: 1,
+        micro_batch: 2,
+        recompute: Some(railyard::model::job_spec::Recompute::Full),
+        zero: Some(2),
+        ..railyard::model::JobSpec::default()
+    });
+    let file = dir.path().join("with-job.ron");
+    railyard::io::design_file::save_design(&file, &design).expect("saves");
+    let file = file.to_str().expect("UTF-8 path");
+    let own = workload_json(&[file]);
+    let by_hand = workload_json(&[
+        file,
+        "--model",
+        "8",
+        "--tp",
+        "1",
+        "--pp",
+        "1",
+        "--micro-batch",
+        "2",
+        "--recompute",
+        "full",
+        "--zero",
+        "2",
+    ]);
+    assert_eq!(own["model"], "llama-8b");
+    for key in [
+        "mapping",
+        "components",
+        "total_us",
+        "step_ms",
+        "memory_gib_per_gpu",
+    ] {
+        assert_eq!(own[key], by_hand[key], "{key}");
+    }
+    assert!(
+        own["notes"].as_array().expect("notes").iter().any(|n| n
+            .as_str()
+            .is_some_and(|n| n.starts_with("the design's own job"))),
+        "{}",
+        own["notes"]
+    );
+    // A flag changes the design's job; --model replaces it.
+    let zero_one = workload_json(&[file, "--zero", "1"]);
+    assert_ne!(zero_one["memory_gib_per_gpu"], own["memory_gib_per_gpu"]);
+    assert_eq!(
+        workload_json(&[file, "--model", "70"])["model"],
+        "llama-70b"
+    );
+    // compare and report ask it too, of every design compared.
+    let (code, table, err) = railyard(&["compare", file, "presets/rtx4090-pair-25gbe.ron"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(table.contains("llama-8b training step"), "{table}");
+    let report = dir.path().join("report.md");
+    let (code, _, err) = railyard(&["report", file, "-o", report.to_str().expect("UTF-8")]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&report).expect("the report");
+    assert!(text.contains("## Workload\n\nLlama 8B in bf16, training"), "{text}");
+}

@@ -30,7 +30,8 @@ pub(super) struct CompareArgs {
     baseline: u32,
     /// Add rows for this model's communication per step (as `workload --model`, in its
     /// usual parallel layout, narrowed on a design with fewer GPUs as workload narrows it) and
-    /// its excess over an ideal network.
+    /// its excess over an ideal network. Without it, the baseline design's own job, if its file
+    /// carries one (the designer's workload).
     #[arg(long, value_name = "MODEL", value_parser = parse_model)]
     model: Option<String>,
     /// With `--model`: serving replicas (one decode step) rather than training.
@@ -86,12 +87,24 @@ pub(super) fn comparison(
         .iter()
         .map(|f| Ok((scenario_name(f), load(f)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // Without --model, the baseline's own job (the designer's workload, saved in its file)
+    // is asked of every design.
+    let own = workload
+        .is_none()
+        .then(|| {
+            designs[baseline]
+                .1
+                .job
+                .as_ref()
+                .and_then(collective::Workload::of_job)
+        })
+        .flatten();
     Ok(crate::analysis::compare::compare_with(
         &designs,
         catalog,
         bytes,
         baseline,
-        workload,
+        workload.or(own.as_ref()),
         Some(crate::io::validation_sets::published()),
         routing,
     ))

@@ -2,7 +2,9 @@
 //! search, or serving's decode rate and time to first token.
 
 use super::args::{parse_fraction, parse_weights};
-use crate::analysis::collective::{Precision, QuantizedWeights, Routing, Workload, fitted_layout};
+use crate::analysis::collective::{
+    Precision, QuantizedWeights, Routing, SERVING_SEQUENCES, Workload, fitted_layout,
+};
 use crate::analysis::job::economics::{
     DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH,
 };
@@ -24,19 +26,20 @@ pub(super) struct JobArgs {
     /// Sequences per training step over all replicas (default 512).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
     global_batch: Option<u32>,
-    /// Sequences per micro-batch.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_536))]
-    micro_batch: u32,
+    /// Sequences per micro-batch (1 unless the design's job says otherwise).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    micro_batch: Option<u32>,
     /// Sequence length; the model's own when absent.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     seq: Option<u32>,
     /// Activation recomputation: none, selective (attention's scores, as FlashAttention and
-    /// Megatron's default do) or full (every layer).
-    #[arg(long, value_enum, default_value = "selective")]
-    recompute: RecomputeArg,
-    /// ZeRO / FSDP stage: 0 none, 1 optimizer states, 2 and gradients, 3 and weights.
-    #[arg(long, value_name = "0-3", default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=3))]
-    zero: u8,
+    /// Megatron's default do; the default) or full (every layer).
+    #[arg(long, value_enum)]
+    recompute: Option<RecomputeArg>,
+    /// ZeRO / FSDP stage: 0 none, 1 optimizer states (the default), 2 and gradients, 3 and
+    /// weights.
+    #[arg(long, value_name = "0-3", value_parser = clap::value_parser!(u8).range(0..=3))]
+    zero: Option<u8>,
     /// Tokens to train on (e.g. 15T, 300B, 2e12): adds the days and energy it takes.
     #[arg(long, value_name = "N", value_parser = parse_tokens)]
     tokens: Option<f64>,
@@ -49,9 +52,10 @@ pub(super) struct JobArgs {
     /// being served), shared out between the replicas of each layout.
     #[arg(long, value_name = "N", default_value_t = 64, requires = "search", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     sequences: u32,
-    /// With --serving: sequences each replica decodes at once.
-    #[arg(long, value_name = "N", default_value_t = 64, requires = "serving", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    batch: u32,
+    /// With --serving: sequences each replica decodes at once (64 unless the design's job
+    /// says otherwise).
+    #[arg(long, value_name = "N", requires = "serving", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    batch: Option<u32>,
     /// With --serving: prompt tokens per sequence (time to first token, and the key/value
     /// cache decode reads).
     #[arg(long, value_name = "N", default_value_t = 2048, requires = "serving", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
@@ -186,14 +190,14 @@ pub(super) fn chosen_job(
     let mut training = TrainingJob::new(model.clone(), tp, pp, a.global_batch.unwrap_or(512));
     training.dp = dp;
     training.ep = ep;
-    training.micro_batch = a.micro_batch;
+    training.micro_batch = a.micro_batch.unwrap_or(1);
     training.precision = precision;
-    training.recompute = match a.recompute {
+    training.recompute = match a.recompute.unwrap_or(RecomputeArg::Selective) {
         RecomputeArg::None => Recompute::None,
         RecomputeArg::Selective => Recompute::Selective,
         RecomputeArg::Full => Recompute::Full,
     };
-    training.zero = a.zero;
+    training.zero = a.zero.unwrap_or(1);
     training.virtual_stages = a.interleave;
     training.overlap_grad_reduce = !a.no_grad_overlap;
     training.efficiency = a.efficiency;
@@ -202,7 +206,7 @@ pub(super) fn chosen_job(
         tp,
         pp,
         ep: ep.unwrap_or(1),
-        batch: a.batch,
+        batch: a.batch.unwrap_or(SERVING_SEQUENCES),
         prompt: a.prompt,
         precision,
         efficiency: a.efficiency,
@@ -217,6 +221,23 @@ pub(super) fn chosen_job(
 }
 
 impl JobArgs {
+    /// What the flags leave out, from the design's job.
+    pub(super) fn fill_from(&mut self, job: &crate::model::JobSpec) {
+        self.micro_batch = self.micro_batch.or(Some(job.micro_batch));
+        self.recompute = self.recompute.or(job.recompute.map(|r| match r {
+            Recompute::None => RecomputeArg::None,
+            Recompute::Selective => RecomputeArg::Selective,
+            Recompute::Full => RecomputeArg::Full,
+        }));
+        self.zero = self.zero.or(job.zero);
+        if job.serving {
+            self.batch = self.batch.or(Some(job.serving_batch));
+            self.weights = self.weights.or(job.weights);
+            self.memory_share = self.memory_share.or(job.memory_share);
+        }
+        self.efficiency = self.efficiency.or(job.efficiency);
+    }
+
     /// Whether the job searches layouts (`--search`).
     pub(super) fn searches(&self) -> bool {
         self.search

@@ -27,7 +27,8 @@ pub(super) struct ReportArgs {
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes, allow_negative_numbers = true)]
     bytes: Bytes,
     /// Add a workload section for this model (as `workload --model`), in its usual
-    /// parallel layout.
+    /// parallel layout. Without it, the design's own job, if its file carries one (the
+    /// designer's workload).
     #[arg(long, value_name = "MODEL", value_parser = parse_model)]
     model: Option<String>,
     /// With `--model`: serving replicas (one decode step) rather than training.
@@ -65,6 +66,17 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
         bail!("give at least one design file");
     };
     let design = load(file)?;
+    // Without --model, the design's own job (the designer's workload, saved in its file).
+    let own = workload
+        .is_none()
+        .then(|| {
+            design
+                .job
+                .as_ref()
+                .and_then(crate::analysis::collective::Workload::of_job)
+        })
+        .flatten();
+    let workload = workload.or(own.as_ref());
     let comparison = if files.len() > 1 {
         Some(comparison(
             files,

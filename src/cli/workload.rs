@@ -18,14 +18,16 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(super) struct WorkloadArgs {
     /// The design file.
     file: PathBuf,
     /// The model: a Llama 3 size in billions (8, 70, 405) or an id: llama-8b, llama-70b,
-    /// llama-405b, mixtral-8x7b, deepseek-v3 (the last two mixtures of experts).
-    #[arg(long, value_name = "MODEL", default_value = "70", value_parser = parse_model)]
-    model: String,
+    /// llama-405b, mixtral-8x7b, deepseek-v3 (the last two mixtures of experts). Without it,
+    /// the design's own job (the designer's workload, saved in the file), else Llama 70B; the
+    /// flags given change the design's job.
+    #[arg(long, value_name = "MODEL", value_parser = parse_model)]
+    model: Option<String>,
     /// Tensor-parallel size (placed inside a scale-up domain first); the model's usual one
     /// when absent (Llama 1, 8, 8; Mixtral 1; DeepSeek-V3 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_536))]
@@ -44,8 +46,9 @@ pub(super) struct WorkloadArgs {
     /// Serving replicas instead of training: decode rate and time to first token.
     #[arg(long)]
     serving: bool,
-    #[arg(long, value_enum, default_value = "bf16")]
-    precision: PrecisionArg,
+    /// Numbers' precision (bf16 unless the design's job says otherwise).
+    #[arg(long, value_enum)]
+    precision: Option<PrecisionArg>,
     /// How flows spread over equal-cost paths: ecmp (hashed) or adaptive.
     #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
     routing: Routing,
@@ -66,7 +69,7 @@ pub(super) struct WorkloadArgs {
     job: job::JobArgs,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
 enum PrecisionArg {
     Bf16,
     Fp16,
@@ -295,6 +298,10 @@ impl WorkloadReport {
 
 pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let mut design = load(&args.file)?;
+    // The design's own job answers when no model is named: the question the designer asked.
+    let (args, from_design) = with_design_job(args, design.job.as_ref());
+    let args = &args;
+    let model_id = args.model.clone().unwrap_or_else(|| "llama-70b".into());
     if let Some(choice) = args.library {
         design.library = choice;
     }
@@ -304,15 +311,15 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     if args.nccl_buffsize.is_some() {
         design.nccl_buffer = args.nccl_buffsize;
     }
-    let base = collective::Workload::named(&args.model);
-    let model = job::model_of(&args.model)?;
+    let base = collective::Workload::named(&model_id);
+    let model = job::model_of(&model_id)?;
     if model.experts.is_none() && args.ep.is_some_and(|ep| ep > 1) {
         anyhow::bail!(
             "{} has no experts: --ep applies to mixture-of-experts models",
             model.name
         );
     }
-    let precision = match args.precision {
+    let precision = match args.precision.unwrap_or(PrecisionArg::Bf16) {
         PrecisionArg::Bf16 => collective::Precision::Bf16,
         PrecisionArg::Fp16 => collective::Precision::Fp16,
         PrecisionArg::Fp8 => collective::Precision::Fp8,
@@ -434,6 +441,19 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     if let Some(fitted) = chosen.fitted.take().filter(|_| !args.job.searches()) {
         report.notes.insert(0, fitted);
     }
+    if let Some(job) = from_design {
+        report.notes.insert(
+            0,
+            format!(
+                "the design's own job, as saved in its file: {} {}, TP {} × PP {} \
+                 (--model asks another)",
+                job.model,
+                if job.serving { "serving" } else { "training" },
+                job.tp,
+                job.pp
+            ),
+        );
+    }
     report.serving_layouts = serving_layouts.map(|ranked| {
         ranked
             .into_iter()
@@ -455,4 +475,29 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         }
         write_stdout(&table)
     }
+}
+
+/// The arguments with the design's job filling what they leave out, when they name no model;
+/// with the job they took, to say so.
+fn with_design_job(
+    args: &WorkloadArgs,
+    job: Option<&crate::model::JobSpec>,
+) -> (WorkloadArgs, Option<crate::model::JobSpec>) {
+    let mut filled = args.clone();
+    let Some(job) = job.filter(|_| args.model.is_none()) else {
+        return (filled, None);
+    };
+    filled.model = Some(job.model.clone());
+    filled.tp = args.tp.or(Some(job.tp));
+    filled.pp = args.pp.or(Some(job.pp));
+    filled.ep = args.ep.or((job.ep > 0).then_some(job.ep));
+    filled.serving = args.serving || job.serving;
+    filled.precision = args.precision.or(Some(match job.precision {
+        collective::Precision::Bf16 => PrecisionArg::Bf16,
+        collective::Precision::Fp16 => PrecisionArg::Fp16,
+        collective::Precision::Fp8 => PrecisionArg::Fp8,
+        collective::Precision::Fp32 => PrecisionArg::Fp32,
+    }));
+    filled.job.fill_from(job);
+    (filled, Some(job.clone()))
 }
