@@ -1020,5 +1020,8 @@ fn a_design_file_with_a_job_is_asked_that_job() {
     let (code, _, err) = railyard(&["report", file, "-o", report.to_str().expect("UTF-8")]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&report).expect("the report");
-    assert!(text.contains("## Workload\n\nLlama 8B in bf16, training"), "{text}");
+    assert!(
+        text.contains("## Workload\n\nLlama 8B in bf16, training"),
+        "{text}"
+    );
 }

@@ -214,6 +214,43 @@ fn the_scalable_unit_buys_one_twin_port_module_per_two_ports() {
     assert_eq!(&first[column("part")], "");
 }
 
+/// The 3:1 fat-tree preset: 22 DGX H100 hang from their leaves on copper, all 8 NICs of a
+/// node on one leaf, so each of a node's twin-port cages meets one of its leaf's: 176 links in
+/// 88 twin-port DACs (2 × 400G, MCP4Y10-class), not 176 single-port DACs that would not fill
+/// an OSFP twin-port cage. The cable plan names the twin for each link, and the inspector says
+/// the pair shares one.
+#[test]
+fn copper_between_twin_port_cages_is_one_twin_dac_per_two_links() {
+    let catalog = Catalog::builtin();
+    let design = preset("dgx-h100-fat-tree-3to1.ron");
+    let quantity = |part: &str| {
+        bom_lines(&design, &catalog)
+            .into_iter()
+            .find(|l| l.part.as_str() == part)
+            .map_or(0, |l| l.quantity)
+    };
+    let copper = design
+        .links
+        .iter()
+        .filter(|l| l.length == LengthClass::InRack && l.tech == LinkTech::InfiniBand)
+        .count() as u64;
+    assert_eq!(copper, 176);
+    assert_eq!(quantity("dac-800g"), copper / 2);
+    assert_eq!(quantity("dac-400g"), 0);
+    let link = design
+        .links
+        .iter()
+        .find(|l| l.length == LengthClass::InRack && l.tech == LinkTech::InfiniBand)
+        .expect("a copper link");
+    let text = automatic_parts_text(&design, &catalog, link).expect("a part");
+    assert!(text.starts_with("one port of dac-800g between "), "{text}");
+    let mut bytes = Vec::new();
+    write_cable_plan(&design, &catalog, &mut bytes).expect("a cable plan");
+    let plan = String::from_utf8(bytes).expect("UTF-8");
+    assert!(!plan.contains("dac-400g"), "{plan}");
+    assert!(plan.contains("dac-800g"));
+}
+
 #[test]
 fn the_inspector_says_what_each_end_takes() {
     let catalog = catalog();

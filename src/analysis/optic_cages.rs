@@ -7,7 +7,11 @@
 //! cage⌉ modules. A cage's module is `optic-<N>g` for the cage's whole rate; a catalog
 //! without that part keeps one module per end. Copper is the same with one end: a DAC whose
 //! one end shares a cage is a leg of a splitter (`dac-100g-4x25g`: a QSFP28 plug in a port
-//! broken out to 4 × 25G, an SFP28 leg to each NIC), bought once per cage its legs fill.
+//! broken out to 4 × 25G, an SFP28 leg to each NIC), bought once per cage its legs fill. A DAC
+//! with both ends in cages shared the same number of ways carries that many ports between
+//! the same two devices (`dac-800g`: a DGX H100's twin-port cage to a QM9700's, 2 × 400G):
+//! the links between two devices are packed into as few as they fill, as a cabling plan
+//! plugs a cage's ports to the same cage at the far end; one left over keeps a DAC of its own.
 
 use super::cost::{CableChoice, FastMap, cable_speed_grade};
 use super::twisted_pair::{RJ45_MODULE, TWISTED_PAIR, twisted_pair};
@@ -202,6 +206,32 @@ pub fn dac_splitter(
     splitter(gbit_s, legs, catalog).map(|choice| (choice, end))
 }
 
+/// The twin-port DAC a link's derived DAC (grade `gbit_s`) is one port of, where both ends
+/// sit in cages shared the same number of ways and the catalog has it (`dac-800g` between a
+/// DGX H100 and a QM9700). A pair of devices with an odd link count keeps one DAC of its own
+/// in the bill of materials; a cable plan names the twin for each.
+pub fn dac_twin(
+    design: &Design,
+    catalog: &Catalog,
+    link: &Link,
+    gbit_s: u64,
+) -> Option<CableChoice<'static>> {
+    let lane_gbit_s = link.rate_gbit_s.gbit_s();
+    let ways = |end: Endpoint| {
+        design
+            .device(end.device)
+            .map_or(1, |d| lanes_per_cage(d, end.port, lane_gbit_s, catalog))
+    };
+    let (a, b) = (ways(link.a), ways(link.b));
+    if a <= 1 || a != b {
+        return None;
+    }
+    twin_dac(gbit_s, a, catalog).map(|grade| CableChoice::Derived {
+        prefix: "dac",
+        gbit_s: grade,
+    })
+}
+
 /// Counts the derived optics of a design's links, end by end, filling shared cages, and the
 /// splitter DACs whose legs fill them.
 pub(crate) struct CagedOptics<'d, 'c> {
@@ -219,6 +249,9 @@ pub(crate) struct CagedOptics<'d, 'c> {
     legs: FastMap<(DeviceId, u64, u32), u64>,
     /// Whether the catalog has the splitter of (lane grade, legs), looked up once each.
     splitters: FastMap<(u64, u32), Option<CableChoice<'static>>>,
+    /// Lanes between two devices whose ends share cages the same number of ways at both ends:
+    /// (lower device, higher device, lane grade, ways) → lanes.
+    twins: FastMap<(DeviceId, DeviceId, u64, u32), u64>,
 }
 
 impl<'d, 'c> CagedOptics<'d, 'c> {
@@ -231,6 +264,7 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
             cages: FastMap::default(),
             legs: FastMap::default(),
             splitters: FastMap::default(),
+            twins: FastMap::default(),
         }
     }
 
@@ -283,6 +317,15 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
             .cages(link.b.device)
             .lanes_per_cage(link.b.port, lane_gbit_s);
         let Some((at_a, legs)) = splitter_end(a, b) else {
+            if a > 1 && a == b && twin_dac(gbit_s, a, self.catalog).is_some() {
+                let (lo, hi) = if link.a.device <= link.b.device {
+                    (link.a.device, link.b.device)
+                } else {
+                    (link.b.device, link.a.device)
+                };
+                *self.twins.entry((lo, hi, gbit_s, a)).or_default() += lanes;
+                return;
+            }
             return loose(gbit_s, lanes);
         };
         let device = if at_a { link.a.device } else { link.b.device };
@@ -312,6 +355,31 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
     pub(crate) fn finish(self) -> impl Iterator<Item = (CableChoice<'static>, u64)> {
         let catalog = self.catalog;
         let splitters = self.splitters;
+        // Whole cages' worth between two devices on twin DACs, the rest on DACs of their own.
+        let twins = self
+            .twins
+            .into_iter()
+            .flat_map(move |((_, _, gbit_s, ways), lanes)| {
+                let whole = lanes / u64::from(ways);
+                let rest = lanes % u64::from(ways);
+                let twin = twin_dac(gbit_s, ways, catalog).map(|grade| {
+                    (
+                        CableChoice::Derived {
+                            prefix: "dac",
+                            gbit_s: grade,
+                        },
+                        whole,
+                    )
+                });
+                let single = (
+                    CableChoice::Derived {
+                        prefix: "dac",
+                        gbit_s,
+                    },
+                    rest,
+                );
+                twin.into_iter().chain([single]).filter(|(_, n)| *n > 0)
+            });
         let legs = self
             .legs
             .into_iter()
@@ -343,6 +411,17 @@ impl<'d, 'c> CagedOptics<'d, 'c> {
                 )
             })
             .chain(legs)
+            .chain(twins)
+    }
+}
+
+/// The DAC whose two plugs each fill a cage of `ways` ports at lane grade `gbit_s`
+/// (`dac-800g` for 2 × 400G), when the catalog has it as copper: its grade.
+fn twin_dac(gbit_s: u64, ways: u32, catalog: &Catalog) -> Option<u64> {
+    let grade = cable_speed_grade(gbit_s as f64 * f64::from(ways))?;
+    match catalog.cable(&PartId(format!("dac-{grade}g"))) {
+        Some(spec) if spec.medium == CableMedium::Dac => Some(grade),
+        _ => None,
     }
 }
 
@@ -380,6 +459,20 @@ pub fn automatic_parts_text(design: &Design, catalog: &Catalog, link: &Link) -> 
             "{per_lane}a leg of {} at {} (a splitter shared by {legs} ports)",
             splitter.part_id(),
             name(end)
+        ));
+    }
+    if let CableChoice::Derived {
+        prefix: "dac",
+        gbit_s,
+    } = need.choice
+        && let Some(twin) = dac_twin(design, catalog, link, gbit_s)
+    {
+        return Some(format!(
+            "{per_lane}one port of {} between {} and {} (a shared cage at each end: a pair \
+             of links between them shares one)",
+            twin.part_id(),
+            name(link.a),
+            name(link.b)
         ));
     }
     let CableChoice::Derived {

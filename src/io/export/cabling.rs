@@ -3,7 +3,7 @@
 
 use super::ExportError;
 use crate::analysis::cost::{CableChoice, link_cable};
-use crate::analysis::optic_cages::dac_splitter;
+use crate::analysis::optic_cages::{dac_splitter, dac_twin};
 use crate::analysis::twisted_pair::{TWISTED_PAIR, twisted_pair};
 use crate::io::link_colors::{Background, ColorMode, LinkPainter};
 use crate::model::catalog::CableMedium;
@@ -160,6 +160,15 @@ pub fn cable_part<'a>(
         && let Some((splitter, _)) = dac_splitter(design, catalog, link, gbit_s)
     {
         return Some((splitter, u64::from(link.lanes)));
+    }
+    // A DAC between two shared cages is one port of a twin-port DAC its neighbour shares.
+    if let CableChoice::Derived {
+        prefix: "dac",
+        gbit_s,
+    } = need.choice
+        && let Some(twin) = dac_twin(design, catalog, link, gbit_s)
+    {
+        return Some((twin, u64::from(link.lanes)));
     }
     Some((need.choice, need.quantity))
 }
