@@ -1025,3 +1025,67 @@ fn a_design_file_with_a_job_is_asked_that_job() {
         "{text}"
     );
 }
+
+/// A GPU with no published kernel efficiency (the RTX 6000 Ada) takes one from a user
+/// catalog, for that GPU alone: its search runs without --efficiency, while an H100 design
+/// compared beside it keeps Megatron's published 47 %. A figure outside (0, 1] is refused.
+#[test]
+fn a_catalog_gives_one_gpu_its_own_kernel_efficiency() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (code, part, err) = railyard(&["catalog", "--ron", "--part", "rtx-6000-ada"]);
+    assert_eq!(code, 0, "{err}");
+    let with = |f: &str| {
+        part.replace(
+            "memory_gbyte_s: Some(960.0)",
+            &format!("memory_gbyte_s: Some(960.0), kernel_efficiency: Some({f})"),
+        )
+    };
+    let catalog = dir.path().join("mine.ron");
+    std::fs::write(&catalog, with("0.4")).expect("writes");
+    let catalog = catalog.to_str().expect("UTF-8");
+    let ws = dir.path().join("ws.ron");
+    let ws = ws.to_str().expect("UTF-8");
+    let (code, _, err) = railyard(&[
+        "generate",
+        "star",
+        "--nodes",
+        "4",
+        "--node",
+        "workstation",
+        "--gpu",
+        "rtx-6000-ada",
+        "--gpus-per-node",
+        "4",
+        "-o",
+        ws,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = railyard(&["workload", ws, "--model", "8", "--search"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no published kernel efficiency"), "{err}");
+    let (code, out, err) = railyard(&[
+        "workload",
+        ws,
+        "--model",
+        "8",
+        "--search",
+        "--catalog",
+        catalog,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("kernels at 40 % of peak: the catalog's kernel_efficiency for this GPU"),
+        "{out}"
+    );
+    let h100 = |extra: &[&str]| {
+        let mut args = vec!["presets/hgx-h100-x4-roce.ron", "--model", "8"];
+        args.extend_from_slice(extra);
+        workload_json(&args)["mfu"].clone()
+    };
+    assert_eq!(h100(&["--catalog", catalog]), h100(&[]));
+    let bad = dir.path().join("bad.ron");
+    std::fs::write(&bad, with("1.5")).expect("writes");
+    let (code, _, err) = railyard(&["workload", ws, "--catalog", bad.to_str().expect("UTF-8")]);
+    assert_eq!(code, 2);
+    assert!(err.contains("kernel_efficiency is a fraction"), "{err}");
+}

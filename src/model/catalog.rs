@@ -152,6 +152,12 @@ pub struct GpuSpec {
     /// Peak memory bandwidth (HBM, GDDR or unified memory), GB/s; None when unknown.
     #[serde(default)]
     pub memory_gbyte_s: Option<f64>,
+    /// The fraction of its dense peak a training or prefill step's kernels reach on this GPU
+    /// (0 to 1), where you have a measurement; None takes the published figure for its
+    /// generation (unknown where there is none). The built-in catalog sets none: a user
+    /// catalog gives one GPU its own while the others keep theirs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_efficiency: Option<f64>,
 }
 
 /// How a node's GPUs are joined inside it, by default.
@@ -525,7 +531,14 @@ impl Catalog {
                         return Err(invalid("a NIC needs ports and a speed"));
                     }
                 }
-                PartSpec::Gpu(_) | PartSpec::Cable(_) => {}
+                PartSpec::Gpu(g) => {
+                    if g.kernel_efficiency.is_some_and(|f| !(f > 0.0 && f <= 1.0)) {
+                        return Err(invalid(
+                            "kernel_efficiency is a fraction of the dense peak, above 0 and at most 1",
+                        ));
+                    }
+                }
+                PartSpec::Cable(_) => {}
             }
         }
         Ok(())

@@ -34,6 +34,18 @@ pub struct Efficiency {
     pub source: String,
 }
 
+/// The kernels' efficiency on `gpu` at `precision`: the catalog's own figure for the GPU
+/// where it gives one (a user's measurement), else the published one for its generation.
+pub fn gpu_efficiency(gpu: &GpuSpec, precision: Precision) -> Option<Efficiency> {
+    match gpu.kernel_efficiency {
+        Some(fraction) => Some(Efficiency {
+            fraction,
+            source: "the catalog's kernel_efficiency for this GPU".into(),
+        }),
+        None => default_efficiency(gpu.arch, precision),
+    }
+}
+
 /// The published fraction of dense peak that Megatron-LM's kernels reach on a GPU generation
 /// at a precision, where one is known. Each figure is a whole-run measurement that includes
 /// its own communication and pipeline bubble, so the kernels alone ran at least this fast:

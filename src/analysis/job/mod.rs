@@ -15,7 +15,7 @@ pub mod training;
 
 pub use advice::add_job_advice;
 pub use assessed::{JobOutcome, job_of_workload, training_job_of_workload};
-pub use compute::{Efficiency, default_efficiency, peak_tflops};
+pub use compute::{Efficiency, default_efficiency, gpu_efficiency, peak_tflops};
 pub use economics::{Economics, EconomicsInputs, economics};
 pub use memory::{MemoryUse, training_memory};
 pub use model::{ModelSpec, Recompute, gpt, named_model};
@@ -66,7 +66,7 @@ pub enum JobError {
     #[error("no layout of the model fits and divides on this design{}", .0.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
     NoLayout(Option<String>),
     #[error(
-        "no published kernel efficiency for the {gpu} at {precision}: step times are unknown, so layouts cannot be ranked (give one: --efficiency, or the workload's kernel efficiency in the sidebar)"
+        "no published kernel efficiency for the {gpu} at {precision}: step times are unknown, so layouts cannot be ranked (give one: --efficiency, the workload's kernel efficiency in the sidebar, or kernel_efficiency on the GPU in your own catalog, --catalog FILE)"
     )]
     UnknownEfficiency {
         gpu: String,

@@ -61,7 +61,7 @@ pub fn search_layouts(
     }
     let (gpu_id, gpu) = super::design_gpu(design, catalog)?;
     super::peak_or_refusal(&gpu_id, gpu, job.precision)?;
-    if job.efficiency.is_none() && super::default_efficiency(gpu.arch, job.precision).is_none() {
+    if job.efficiency.is_none() && super::compute::gpu_efficiency(gpu, job.precision).is_none() {
         return Err(JobError::UnknownEfficiency {
             gpu: gpu_id,
             precision: job.precision.label(),

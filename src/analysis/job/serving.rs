@@ -8,7 +8,7 @@
 //! and stage hand-offs timed on the links. Prefill (time to first token) is bound by compute
 //! at the kernels' achieved rate, plus the prompt's all-reduces.
 
-use super::compute::{Efficiency, default_efficiency, peak_tflops};
+use super::compute::{Efficiency, gpu_efficiency, peak_tflops};
 use super::economics::Economics;
 use super::model::ModelSpec;
 use super::{JobError, design_gpu};
@@ -209,7 +209,7 @@ pub fn serving(
             fraction,
             source: "set by the user".into(),
         }),
-        None => default_efficiency(gpu.arch, job.precision),
+        None => gpu_efficiency(gpu, job.precision),
     };
     let peak = peak_tflops(gpu, job.precision);
     let ttft_ms = match (&efficiency, peak) {
@@ -294,7 +294,7 @@ pub fn serving(
             e.source
         )),
         None => assumes.push(format!(
-            "no published kernel efficiency for the {gpu_id}: time to first token unknown (set one: --efficiency, or the workload's kernel efficiency in the sidebar)"
+            "no published kernel efficiency for the {gpu_id}: time to first token unknown (set one: --efficiency, the workload's kernel efficiency in the sidebar, or kernel_efficiency on the GPU in your own catalog, --catalog FILE)"
         )),
     }
     Ok(ServingResult {

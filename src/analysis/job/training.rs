@@ -10,7 +10,7 @@
 //! all-reduce overlapped with the last micro-batch's backward pass, except its last bucket
 //! (Megatron's default bucket, 40M parameters), or not at all when overlap is off.
 
-use super::compute::{Efficiency, default_efficiency, peak_tflops};
+use super::compute::{Efficiency, gpu_efficiency, peak_tflops};
 use super::memory::{MemoryLayout, MemoryUse, training_memory};
 use super::model::{ModelSpec, Recompute};
 use super::{JobError, design_gpu};
@@ -431,7 +431,7 @@ pub fn training_step_with(
             e.source
         )),
         (None, Some(_)) => assumes.push(format!(
-            "no published kernel efficiency for {gpu_id} at {}: compute time unknown (set one: --efficiency, or the workload's kernel efficiency in the sidebar)",
+            "no published kernel efficiency for {gpu_id} at {}: compute time unknown (set one: --efficiency, the workload's kernel efficiency in the sidebar, or kernel_efficiency on the GPU in your own catalog, --catalog FILE)",
             job.precision.label()
         )),
     }
@@ -492,7 +492,7 @@ pub(super) fn job_efficiency(job: &TrainingJob, gpu: &GpuSpec) -> Option<Efficie
             fraction,
             source: "set by the user".into(),
         }),
-        None => default_efficiency(gpu.arch, job.precision),
+        None => gpu_efficiency(gpu, job.precision),
     }
 }
 
