@@ -251,6 +251,26 @@ fn copper_between_twin_port_cages_is_one_twin_dac_per_two_links() {
     assert!(plan.contains("dac-800g"));
 }
 
+/// The SuperPOD unit on Spectrum-X instead: the DGX's ConnectX-7 run as 400GbE still plug
+/// into its four twin-port cages, so the node side is 32 × 4 = 128 twin-port modules, as on
+/// InfiniBand, not 256 single-port optics. The SN5600's 64 × 800G ports split 2 × 400G are
+/// its own cages: 256 node links and 256 uplinks at the leaves and 256 at the spines, at 2
+/// lanes a cage = 384 modules. 512 in all, every one an 800G twin-port.
+#[test]
+fn a_dgx_on_ethernet_nics_keeps_its_twin_port_cages() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    use railyard::model::Transport;
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::RailOptimized);
+    spec.nodes = Some(32);
+    spec.node = Some(PartId::new("dgx-h100"));
+    spec.nic = Some(PartId::new("cx7-400gbe"));
+    spec.switch = Some(PartId::new("sn5600"));
+    spec.transport = Some(Transport::Rdma);
+    let design = generate(&spec, &catalog).expect("generates");
+    assert_eq!(optics(&design, &catalog), pairs(&[("optic-800g", 512)]));
+}
+
 #[test]
 fn the_inspector_says_what_each_end_takes() {
     let catalog = catalog();

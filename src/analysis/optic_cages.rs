@@ -70,13 +70,21 @@ impl Cages {
                 if spec.nic_ports_per_cage <= 1 {
                     return Cages::Alone;
                 }
-                // The cages belong to the chassis: they hold its own NICs, in their own slots.
+                // The cages belong to the chassis: they hold the NICs in its own slots, its
+                // own part or another of the same port rate (a DGX H100's ConnectX-7 run as
+                // 400GbE for RoCE still plug into its twin-port cages).
+                let fits_cage = |part: &crate::model::PartId| {
+                    part == nic_part
+                        || catalog.nic(part).is_some_and(|other| {
+                            same_rate(other.port_gbit_s.gbit_s(), nic.port_gbit_s.gbit_s())
+                        })
+                };
                 let own = node
                     .nics
                     .iter()
                     .take(spec.nic_count.min(64) as usize)
                     .enumerate()
-                    .filter(|(_, slot)| slot.part == *nic_part)
+                    .filter(|(_, slot)| fits_cage(&slot.part))
                     .fold(0u64, |bits, (k, _)| bits | 1 << k);
                 Cages::Node {
                     shared: spec.nic_ports_per_cage,
