@@ -1089,3 +1089,43 @@ fn a_catalog_gives_one_gpu_its_own_kernel_efficiency() {
     assert_eq!(code, 2);
     assert!(err.contains("kernel_efficiency is a fraction"), "{err}");
 }
+
+/// `compare --search` trains each design in its own fastest layout, the one `workload
+/// --search` finds on it: the same step time within a millionth (on the SuperPOD unit the
+/// two paths differ by about 1 µs in 19.5 s, a difference not yet traced; another layout
+/// differs by whole percents), and a Layout note naming it.
+#[test]
+fn compare_search_gives_each_design_the_layout_workload_search_finds() {
+    let designs = [
+        "presets/hgx-h100-x4-roce.ron",
+        "presets/dgx-h100-superpod-su.ron",
+    ];
+    let (code, csv, err) = railyard(&[
+        "compare", designs[0], designs[1], "--model", "70", "--search", "--csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("step_us,"))
+        .unwrap_or_else(|| panic!("a step row in\n{csv}"));
+    let cells: Vec<&str> = row.split(',').collect();
+    for (k, design) in designs.iter().enumerate() {
+        let compared: f64 = cells[3 + k].parse().expect("a step time");
+        let searched = workload_json(&[design, "--model", "70", "--search"])["step_ms"]
+            .as_f64()
+            .expect("a step")
+            * 1e3;
+        assert!(
+            (compared / searched - 1.0).abs() < 1e-6,
+            "{design}: {compared} against {searched}"
+        );
+    }
+    let (code, text, err) = railyard(&[
+        "compare", designs[0], designs[1], "--model", "70", "--search",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("Layout: hgx-h100-x4-roce: the fastest found (workload --search): TP "),
+        "{text}"
+    );
+}

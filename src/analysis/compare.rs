@@ -231,21 +231,70 @@ impl Comparison {
     }
 }
 
+/// `w` in the fastest layout `workload --search` finds on the design, with a note naming it;
+/// or why none was found.
+fn fastest_layout(
+    design: &Design,
+    catalog: &Catalog,
+    w: &Workload,
+    routing: Routing,
+) -> Result<(Workload, String), String> {
+    use crate::analysis::job::{SearchOptions, search_layouts, training_job_of_workload};
+    let job = training_job_of_workload(w)
+        .ok_or_else(|| format!("no search: railyard does not know the shape of {}", w.name))?;
+    let options = SearchOptions {
+        keep: 1,
+        routing,
+        hold_memory_settings: false,
+    };
+    let found = search_layouts(design, catalog, &job, options, &mut |_| {})
+        .map_err(|e| format!("no layout found by the search: {e}"))?;
+    let best = found.best.first().ok_or("no layout found by the search")?;
+    let mut fastest = w.clone();
+    (fastest.tp, fastest.pp, fastest.dp) = (best.tp, best.pp, Some(best.dp));
+    fastest.micro_batch = best.micro_batch;
+    fastest.recompute = Some(best.recompute);
+    fastest.zero = Some(best.zero);
+    if let Some(moe) = &mut fastest.moe {
+        moe.ep = Some(best.ep);
+    }
+    let note = format!(
+        "the fastest found (workload --search): {}, micro-batch {}, recompute {}, ZeRO {}",
+        best.layout,
+        best.micro_batch,
+        best.recompute.label(),
+        best.zero
+    );
+    Ok((fastest, note))
+}
+
 /// The figures of one design, in row order, and how its all-reduce runs.
 fn figures(
     design: &Design,
     catalog: &Catalog,
     bytes: Bytes,
-    workload: Option<&Workload>,
+    (workload, search): (Option<&Workload>, bool),
     published: Option<&'static Published>,
     routing: Routing,
 ) -> Figures {
     // A model's usual layout wider than the design runs narrowed to it, as `workload` runs it.
     let gpus = design.gpu_count();
-    let (fitted, fitted_note) = workload
+    let (fitted, mut fitted_note) = workload
         .and_then(|w| w.fitted_to(gpus))
         .map_or((None, None), |(w, note)| (Some(w), Some(note)));
-    let workload = fitted.as_ref().or(workload);
+    let mut workload = fitted.as_ref().or(workload);
+    // Each design in its own fastest training layout, as `workload --search` finds it.
+    let searched = workload
+        .filter(|w| search && !w.serving)
+        .map(|w| fastest_layout(design, catalog, w, routing));
+    match &searched {
+        Some(Ok((w, note))) => {
+            workload = Some(w);
+            fitted_note = Some(note.clone());
+        }
+        Some(Err(why)) => fitted_note = Some(why.clone()),
+        None => {}
+    }
     let mut assessor = published.map_or_else(Assessor::default, Assessor::with_published);
     let a = assessor.assess(
         design,
@@ -540,6 +589,29 @@ pub fn compare_with(
     published: Option<&'static Published>,
     routing: Routing,
 ) -> Comparison {
+    compare_searching(
+        designs,
+        catalog,
+        bytes,
+        baseline,
+        (workload, false),
+        published,
+        routing,
+    )
+}
+
+/// `compare_with`, and with `search` each design runs a training workload in its own
+/// fastest layout (`workload --search`), which the Layout note names, rather than all in
+/// the model's usual one.
+pub fn compare_searching(
+    designs: &[(String, Design)],
+    catalog: &Catalog,
+    bytes: Bytes,
+    baseline: usize,
+    (workload, search): (Option<&Workload>, bool),
+    published: Option<&'static Published>,
+    routing: Routing,
+) -> Comparison {
     let baseline = if baseline < designs.len() {
         baseline
     } else {
@@ -551,7 +623,7 @@ pub fn compare_with(
     let mut unknown_why = Vec::new();
     let mut fitted = Vec::new();
     for (_, d) in designs {
-        let f = figures(d, catalog, bytes, workload, published, routing);
+        let f = figures(d, catalog, bytes, (workload, search), published, routing);
         columns.push(f.values);
         all_reduce_by.push(f.all_reduce_by);
         all_reduce_checked.push(f.checked);

@@ -46,6 +46,11 @@ pub(super) struct CompareArgs {
     /// (decode reads and holds fewer bytes; the cache and activations stay in bf16).
     #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
     weights: Option<QuantizedWeights>,
+    /// Train each design in its own fastest layout (tensor, pipeline, data parallel sizes,
+    /// micro-batch, recomputation, ZeRO), as `workload --search` finds it, rather than all in
+    /// the model's usual one; the Layout note names each.
+    #[arg(long, conflicts_with = "serving")]
+    search: bool,
     /// How flows spread over equal-cost paths, in every design: `ecmp` (static routing, a
     /// hash of each connection) or `adaptive` (the switches balance them).
     #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
@@ -72,7 +77,7 @@ pub(super) fn comparison(
     files: &[PathBuf],
     bytes: Bytes,
     baseline: usize,
-    workload: Option<&collective::Workload>,
+    (workload, search): (Option<&collective::Workload>, bool),
     routing: Routing,
     catalog: &Catalog,
 ) -> anyhow::Result<crate::analysis::compare::Comparison> {
@@ -99,12 +104,12 @@ pub(super) fn comparison(
                 .and_then(collective::Workload::of_job)
         })
         .flatten();
-    Ok(crate::analysis::compare::compare_with(
+    Ok(crate::analysis::compare::compare_searching(
         &designs,
         catalog,
         bytes,
         baseline,
-        workload.or(own.as_ref()),
+        (workload.or(own.as_ref()), search),
         Some(crate::io::validation_sets::published()),
         routing,
     ))
@@ -128,7 +133,14 @@ pub(super) fn run(args: &CompareArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let (files, bytes, baseline, workload) =
         (&args.files, args.bytes, args.baseline, workload.as_ref());
     let baseline = usize::try_from(baseline.saturating_sub(1)).unwrap_or(usize::MAX);
-    let c = comparison(files, bytes, baseline, workload, args.routing, catalog)?;
+    let c = comparison(
+        files,
+        bytes,
+        baseline,
+        (workload, args.search),
+        args.routing,
+        catalog,
+    )?;
     let text = match format {
         TableFormat::Text => render_text(&c),
         TableFormat::Markdown => render_markdown(&c),
