@@ -557,6 +557,28 @@ fn pair_of_workstations_on_a_25g_dac() {
     assert!(!node.nics[0].gpudirect);
 }
 
+/// Two 8-NIC HGX H100 servers back to back: every NIC is a rail, so all eight are cabled,
+/// NIC k to NIC k (8 × 400 Gb/s = 3.2 Tb/s between them), not NIC 0 alone with seven left
+/// uncabled. A chain of three shares the middle server's eight between its two neighbours.
+#[test]
+fn servers_back_to_back_cable_every_nic() {
+    let mut s = spec(Template::Chain, 2);
+    s.node = Some(PartId::new("hgx-h100"));
+    s.nic = Some(PartId::new("cx7-400gbe"));
+    s.nics_per_node = Some(8);
+    s.link = Some(PartId::new("dac-400g"));
+    let d = run(&s);
+    assert_eq!(d.links.len(), 8);
+    for (k, l) in d.links.iter().enumerate() {
+        assert_eq!(
+            (l.a.port, l.b.port),
+            (Port::Nic(k as u32), Port::Nic(k as u32))
+        );
+    }
+    s.nodes = Some(3);
+    assert_eq!(run(&s).links.len(), 8);
+}
+
 #[test]
 fn nvl72_two_racks() {
     // 2 racks × 18 trays × 4 GPUs = 144 GPUs; 36 trays ≤ 64 ports, so one leaf per rail:

@@ -84,16 +84,27 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
             .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
             .collect(),
     };
+    // A server's NICs are its rails: back to back, every one is cabled, shared out between
+    // its neighbours (two 8-NIC servers: 8 cables, NIC k to NIC k). Other ports (Thunderbolt,
+    // on-board Ethernet) take one cable per neighbour.
+    let per_pair = if plan.port_kind == "NIC" {
+        (plan.ports / needed.max(1)).max(1)
+    } else {
+        1
+    };
     for &(i, j) in &pairs {
-        b.link_next(nodes[i], nodes[j], &plan.wire, LengthClass::InRack);
+        for _ in 0..per_pair {
+            b.link_next(nodes[i], nodes[j], &plan.wire, LengthClass::InRack);
+        }
     }
+    let used = needed * per_pair;
     let notes = format!(
-        "{}: {n} × `{}` cabled directly with `{link_id}` ({} at {}), {}; {needed} of each node's {} {} {} used.",
+        "{}: {n} × `{}` cabled directly with `{link_id}` ({} at {}), {}; {used} of each node's {} {} {} used.",
         capitalize(shape),
         node.part,
         plan.wire.tech.label(),
         plan.wire.rate,
-        count_of(pairs.len(), "cable", "cables"),
+        count_of(pairs.len() * per_pair as usize, "cable", "cables"),
         plan.ports,
         plan.port_kind,
         if plan.ports == 1 { "port" } else { "ports" }
