@@ -302,18 +302,25 @@ fn tensor_parallelism_stops_at_the_key_value_heads() {
 /// heads stop tensor parallelism at 8).
 #[test]
 fn a_search_reports_the_layout_it_found_throughout() {
-    let json = |extra: &[&str]| {
+    // Llama 405B on the SuperPOD unit with `extra` arguments: the table's text.
+    let text = |extra: &[&str]| {
         let mut args = vec![
             "workload",
             "presets/dgx-h100-superpod-su.ron",
             "--model",
             "405",
-            "--json",
+            "--rent",
+            "2.5",
         ];
         args.extend_from_slice(extra);
         let (code, out, err) = railyard(&args);
         assert_eq!(code, 0, "{err}");
-        serde_json::from_str::<serde_json::Value>(&out).expect("JSON")
+        out
+    };
+    let json = |extra: &[&str]| {
+        let mut args = extra.to_vec();
+        args.push("--json");
+        serde_json::from_str::<serde_json::Value>(&text(&args)).expect("JSON")
     };
     let found = json(&["--search"]);
     let best = &found["job"]["search"]["best"][0];
@@ -349,20 +356,6 @@ fn a_search_reports_the_layout_it_found_throughout() {
     );
     // The table prints the fastest layout's step, throughput, memory and cost in full, as
     // running that layout by hand prints them.
-    let text = |extra: &[&str]| {
-        let mut args = vec![
-            "workload",
-            "presets/dgx-h100-superpod-su.ron",
-            "--model",
-            "405",
-            "--rent",
-            "2.5",
-        ];
-        args.extend_from_slice(extra);
-        let (code, out, err) = railyard(&args);
-        assert_eq!(code, 0, "{err}");
-        out
-    };
     let searched = text(&["--search"]);
     let (tp, pp, dp) = (tp.to_string(), pp.to_string(), dp.to_string());
     let by_hand = text(&[

@@ -259,11 +259,8 @@ fn fastest_layout(
         moe.ep = Some(best.ep);
     }
     let note = format!(
-        "the fastest found (workload --search): {}, micro-batch {}, recompute {}, ZeRO {}",
-        best.layout,
-        best.micro_batch,
-        best.recompute.label(),
-        best.zero
+        "the fastest found (workload --search): {}",
+        best.settings_text()
     );
     Ok((fastest, note))
 }

@@ -209,13 +209,7 @@ fn layout_row(ui: &mut Ui, step: &TrainingStep, why: &str, now: &Workload) -> Op
         (Some(ms), Some(mfu)) => format!("{}, MFU {:.1} %", time_text(ms * 1e3), mfu * 100.0),
         _ => "step time unknown".to_string(),
     };
-    let label = format!(
-        "{}, micro-batch {}, recompute {}, ZeRO {}: {figures}",
-        step.layout,
-        step.micro_batch,
-        step.recompute.label(),
-        step.zero
-    );
+    let label = format!("{}: {figures}", step.settings_text());
     // Full-size text: these are the figures a meeting reads off the screen.
     ui.label(label).on_hover_text(why);
     if in_use {

@@ -527,13 +527,10 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
             ));
             for (i, (s, why)) in found.best.iter().zip(&found.why).enumerate() {
                 out.push_str(&format!(
-                    "  {}. {}  {}, micro-batch {}, recompute {}, ZeRO {}: MFU {} — {why}\n",
+                    "  {}. {}  {}: MFU {} — {why}\n",
                     i + 1,
                     ms_text(s.step_ms),
-                    s.layout,
-                    s.micro_batch,
-                    s.recompute.label(),
-                    s.zero,
+                    s.settings_text(),
                     pct_text(s.mfu),
                 ));
             }

@@ -162,6 +162,18 @@ pub struct TrainingStep {
 }
 
 impl TrainingStep {
+    /// The settings a search chooses, as a search lists them: "TP 4 × PP 4 × DP 1,
+    /// micro-batch 1, recompute full, ZeRO 1".
+    pub fn settings_text(&self) -> String {
+        format!(
+            "{}, micro-batch {}, recompute {}, ZeRO {}",
+            self.layout,
+            self.micro_batch,
+            self.recompute.label(),
+            self.zero
+        )
+    }
+
     /// Why the step is mostly waiting, when the 1F1B pipeline's bubble is over half of it:
     /// each stage idles (p − 1)/m of the compute (Narayanan et al., SC21), so with few
     /// micro-batches per replica the GPUs mostly wait. Says what shrinks it: the batch that
