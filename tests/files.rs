@@ -86,8 +86,9 @@ const CORPUS: &[(&str, Where, &str)] = &[
     ),
     // `version: "one"` on line 2.
     ("wrong_type.ron", Where::Line(2), "expected a whole number"),
-    // Cut off after 300 bytes, inside line 9.
-    ("truncated.ron", Where::Line(9), ""),
+    // Cut off after 300 bytes, inside line 9 (in the middle of `name`): said, not only the
+    // field it reads as.
+    ("truncated.ron", Where::Line(9), "it looks cut short"),
     ("empty.ron", Where::Line(1), "not a design file"),
     // 1,000 nested lists on line 2, in the part a future-version file would skip.
     ("deep_nesting.ron", Where::Line(2), "nested too deeply"),

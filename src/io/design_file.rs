@@ -103,13 +103,33 @@ fn join_problems(errors: &[ValidationError]) -> String {
     }
 }
 
-fn syntax_error(origin: &str, e: &ron::error::SpannedError) -> DesignFileError {
+fn syntax_error(origin: &str, text: &str, e: &ron::error::SpannedError) -> DesignFileError {
+    let (line, column) = (e.span.start.line, e.span.start.col);
+    let mut message = super::plain_error::plain(&e.code);
+    if nothing_after(text, line, column) && !message.contains("cut short") {
+        message.push_str(
+            ", but the file ends there: it looks cut short (an unfinished copy, download or \
+             save)",
+        );
+    }
     DesignFileError::Syntax {
         origin: origin.to_string(),
-        line: e.span.start.line,
-        column: e.span.start.col,
-        message: super::plain_error::plain(&e.code),
+        line,
+        column,
+        message,
     }
+}
+
+/// Whether at most one word follows `line`:`column` (1-based, in characters) in `text`: an
+/// error there is at the end of the file (cut in the middle of `true` or of a name), not a
+/// wrong value in the middle of it.
+fn nothing_after(text: &str, line: usize, column: usize) -> bool {
+    let mut lines = text.lines().skip(line.saturating_sub(1));
+    let Some(here) = lines.next() else {
+        return true;
+    };
+    let rest: String = here.chars().skip(column.saturating_sub(1)).collect();
+    rest.split_whitespace().count() <= 1 && lines.all(|l| l.trim().is_empty())
 }
 
 pub(super) fn ron_options() -> ron::Options {
@@ -226,7 +246,7 @@ fn parse_in_one_pass(
     migrations: &[Migration],
 ) -> Result<Design, DesignFileError> {
     Ok(match ron_options().from_str::<Envelope>(text) {
-        Err(e) => return Err(syntax_error(origin, &e)),
+        Err(e) => return Err(syntax_error(origin, text, &e)),
         Ok(Envelope::Current(design)) => *design,
         Ok(Envelope::Other(found)) if found > CURRENT_VERSION => {
             return Err(DesignFileError::FutureVersion {
@@ -238,7 +258,7 @@ fn parse_in_one_pass(
         Ok(Envelope::Other(CURRENT_VERSION)) => {
             ron_options()
                 .from_str::<DesignFile>(text)
-                .map_err(|e| syntax_error(origin, &e))?
+                .map_err(|e| syntax_error(origin, text, &e))?
                 .design
         }
         Ok(Envelope::Other(found)) => migrate(text, origin, found, migrations)?,
@@ -320,7 +340,7 @@ fn located(text: &str, origin: &str, found: u32) -> Option<DesignFileError> {
     if found != 1 {
         return None;
     }
-    super::migrations::locate_v1_error(text).map(|e| syntax_error(origin, &e))
+    super::migrations::locate_v1_error(text).map(|e| syntax_error(origin, text, &e))
 }
 
 /// The oldest version a migration list reaches the current one from; the list must run
