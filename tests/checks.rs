@@ -818,3 +818,46 @@ fn thunderbolt_across_racks_outruns_its_cable() {
         f.message
     );
 }
+
+/// A spine whose links are all marked failed is named as down in one note (the figures
+/// then leave it out), rather than reading as a shortage of uplinks; a degraded link is
+/// counted beside. The SuperPOD unit's spine-01 has 64 links, one to each leaf port.
+#[test]
+fn a_spine_with_every_link_failed_is_named_down() {
+    let mut design = common::design::preset("dgx-h100-superpod-su.ron");
+    let spine = design
+        .devices
+        .iter()
+        .find(|d| d.name == "spine-01")
+        .expect("spine-01")
+        .id;
+    let mut failed = 0;
+    for l in &mut design.links {
+        if l.touches(spine) {
+            l.state = LinkState::Failed;
+            failed += 1;
+        }
+    }
+    assert_eq!(failed, 64);
+    let degraded = design
+        .links
+        .iter_mut()
+        .find(|l| l.state == LinkState::Up)
+        .expect("a working link");
+    degraded.state = LinkState::Degraded { fraction: 0.5 };
+    let all = checks(&design, &catalog());
+    let note = single(&all, codes::LINKS_DOWN);
+    assert_eq!(note.severity, Severity::Info);
+    assert!(
+        note.message.starts_with(
+            "64 links failed and 1 degraded: spine-01 (all 64) has no working link left"
+        ),
+        "{}",
+        note.message
+    );
+    assert_eq!(note.devices, vec![spine]);
+    assert_eq!(note.links.len(), 65);
+    // A design with every link up has no such note.
+    let healthy = common::design::preset("dgx-h100-superpod-su.ron");
+    assert!(with_code(&checks(&healthy, &catalog()), codes::LINKS_DOWN).is_empty());
+}

@@ -892,6 +892,9 @@ impl RailyardApp {
                                 &mut workload,
                                 (&tab.layout_search, tab.doc.fabric_revision()),
                             );
+                            // Room under the last row, so that the scroll bar floating over
+                            // the bottom edge on hover never covers it.
+                            ui.add_space(ui.spacing().scroll.bar_width + 12.0);
                         });
                 }
             });

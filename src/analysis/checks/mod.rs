@@ -14,13 +14,15 @@
 //! carries: family, speed, rails, port counts), `ports` (what a link end plugs into and how
 //! many ports each device uses), `isolation` (GPUs cut off), `chassis` (GPUs and power a
 //! node's chassis holds), `rates` (link rates outside their technology's range) and
-//! `uncabled` (NICs nothing is cabled to). `checked` holds the design with its catalog parts
+//! `uncabled` (NICs nothing is cabled to), `down` (links marked failed or degraded).
+//! `checked` holds the design with its catalog parts
 //! looked up once; `reporting` phrases and groups the findings.
 
 use crate::model::{Catalog, Design};
 use chassis::check_chassis;
 use checked::CheckedDesign;
 use devices::check_devices;
+use down::check_links_down;
 use isolation::check_isolation;
 use links::check_links;
 use parts::check_parts;
@@ -30,6 +32,7 @@ use uncabled::check_uncabled_nics;
 mod chassis;
 mod checked;
 mod devices;
+mod down;
 mod isolation;
 mod link_ends;
 mod links;
@@ -67,6 +70,7 @@ pub mod codes {
     pub const NIC_UNCABLED: &str = "nic-uncabled";
     pub const CONNECTOR_MISMATCH: &str = "connector-mismatch";
     pub const CABLE_TOO_SHORT: &str = "cable-too-short";
+    pub const LINKS_DOWN: &str = "links-down";
 }
 
 /// Runs every check. Sorted by severity (errors first), then code; stable within a code.
@@ -80,6 +84,7 @@ pub fn checks(design: &Design, catalog: &Catalog) -> Vec<Finding> {
     check_rates(&checked, &mut out);
     check_isolation(&checked, &mut out);
     check_uncabled_nics(&checked, &mut out);
+    check_links_down(&checked, &mut out);
     out.sort_by(|x, y| x.severity.cmp(&y.severity).then(x.code.cmp(y.code)));
     out
 }
