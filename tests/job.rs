@@ -329,22 +329,24 @@ fn a_search_reports_the_layout_it_found_throughout() {
     assert_eq!(found["mapping"]["tp"], *tp, "{}", found["mapping"]);
     assert_eq!(found["mapping"]["pp"], *pp);
     assert_eq!(found["mapping"]["dp"], *dp);
-    let zero = best["zero"].to_string();
-    let micro = best["micro_batch"].to_string();
-    let by_hand = json(&[
+    // The fastest layout's settings, given by hand.
+    let (tp_s, pp_s, dp_s) = (tp.to_string(), pp.to_string(), dp.to_string());
+    let (zero, micro) = (best["zero"].to_string(), best["micro_batch"].to_string());
+    let flags = [
         "--tp",
-        &tp.to_string(),
+        tp_s.as_str(),
         "--pp",
-        &pp.to_string(),
+        pp_s.as_str(),
         "--dp",
-        &dp.to_string(),
+        dp_s.as_str(),
         "--zero",
-        &zero,
+        zero.as_str(),
         "--micro-batch",
-        &micro,
+        micro.as_str(),
         "--recompute",
         best["recompute"].as_str().expect("recompute"),
-    ]);
+    ];
+    let by_hand = json(&flags);
     for key in ["mapping", "components", "total_us", "advice"] {
         assert_eq!(found[key], by_hand[key], "{key}");
     }
@@ -357,21 +359,7 @@ fn a_search_reports_the_layout_it_found_throughout() {
     // The table prints the fastest layout's step, throughput, memory and cost in full, as
     // running that layout by hand prints them.
     let searched = text(&["--search"]);
-    let (tp, pp, dp) = (tp.to_string(), pp.to_string(), dp.to_string());
-    let by_hand = text(&[
-        "--tp",
-        &tp,
-        "--pp",
-        &pp,
-        "--dp",
-        &dp,
-        "--zero",
-        &zero,
-        "--micro-batch",
-        &micro,
-        "--recompute",
-        best["recompute"].as_str().expect("recompute"),
-    ]);
+    let by_hand = text(&flags);
     for head in ["step ", "throughput ", "memory ", "cost ", "rented "] {
         let line = |out: &str| {
             out.lines()

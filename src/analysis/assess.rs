@@ -10,7 +10,7 @@ use super::collective::{
     WorkloadResult, Workspace, add_workload_advice, advice_reusing, workload_step_comm_in,
 };
 use super::finding::Finding;
-use super::job::{JobError, JobOutcome, add_job_advice, job_of_workload, training_job_of_workload};
+use super::job::{JobError, JobOutcome, add_job_advice, job_of_workload};
 use super::whatif::{CollectiveFigures, Figures, HealthyCache, WhatIfDelta, default_query, delta};
 use super::{Metrics, evaluate};
 use crate::model::{Bytes, Catalog, Design, LinkId};
@@ -168,11 +168,12 @@ impl Assessor {
             add_job_advice(&mut advice, design, job);
         }
         // As the step counts it (the job above scaled its own copy): full recomputation
-        // repeats the forward's exchanges.
+        // repeats the forward's exchanges. Only full changes them, so a workload that names no
+        // recomputation (railyard's default, selective) keeps its exchanges as they are.
         let workload = match (question.workload.as_ref(), workload) {
-            (Some(w), Some(Ok(comm))) if !w.serving => Some(Ok(training_job_of_workload(w)
-                .map_or(w.recompute.unwrap_or_default(), |j| j.recompute)
-                .communication(comm))),
+            (Some(w), Some(Ok(comm))) if !w.serving => {
+                Some(Ok(w.recompute.unwrap_or_default().communication(comm)))
+            }
             (_, other) => other,
         };
         let whatif = if question.whatif {
