@@ -128,6 +128,50 @@ fn pcie_box_without_peer_to_peer_goes_through_host_memory() {
     }
 }
 
+/// NCCL 2.30.7's tuner enables LL128 across nodes only where the GPU reaches its NIC through a
+/// PCIe switch they share (`ncclTopoTuneModel`: `typeInter <= PATH_PXB`, or PXN on Hopper):
+/// a NIC without GPUDirect RDMA stands beyond one, and its communicators keep LL and Simple.
+/// Inside one node LL128 stays on over NVLink whatever the NICs.
+#[test]
+fn ll128_crosses_the_network_only_beside_a_pcie_switch() {
+    use railyard::model::DeviceKind;
+    let catalog = Catalog::builtin();
+    let without_gpudirect = |mut d: Design| {
+        for dev in &mut d.devices {
+            if let DeviceKind::GpuNode(n) = &mut dev.kind {
+                for slot in &mut n.nics {
+                    slot.gpudirect = false;
+                }
+            }
+        }
+        d
+    };
+    let ll128 = |d: &Design, algo: AlgoChoice| {
+        collective(
+            d,
+            &catalog,
+            &forced(Op::AllReduce, 1 << 24, algo, Protocol::Ll128),
+        )
+    };
+    let beside = fx::dgx_rail_leaves(2);
+    let beyond = without_gpudirect(fx::dgx_rail_leaves(2));
+    for algo in [AlgoChoice::Ring, AlgoChoice::Tree] {
+        assert_eq!(ll128(&beside, algo).unwrap().protocol, Protocol::Ll128);
+        assert!(ll128(&beyond, algo).is_err(), "{algo:?}");
+    }
+    // The tuner's own pick never lands on it across those nodes, at any size.
+    for s in [1u64 << 12, 1 << 18, 1 << 22, 1 << 26, 1 << 30] {
+        let r = collective(&beyond, &catalog, &query(Op::AllReduce, s)).unwrap();
+        assert_ne!(r.protocol, Protocol::Ll128, "{s} B");
+    }
+    // One node alone crosses no network: LL128 over NVLink stays.
+    let one = without_gpudirect(fx::dgx_rail_leaves(1));
+    assert_eq!(
+        ll128(&one, AlgoChoice::Ring).unwrap().protocol,
+        Protocol::Ll128
+    );
+}
+
 #[test]
 fn thunderbolt_ring_of_macs() {
     // TB4 at 40 Gb/s: 32 Gb/s PCIe tunnel (0.8) × 0.82 for IP over Thunderbolt = 26.24 Gb/s

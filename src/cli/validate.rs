@@ -12,7 +12,7 @@ use crate::analysis::refit::{RefitSummary, refit_sweep};
 use crate::analysis::validate::{
     ErrorSummary, MeasuredRow, RowFailure, RowPrediction, predict_rows, summarize,
 };
-use crate::io::measured::{ValidationSystem, parse_systems_csv};
+use crate::io::measured::{SystemsList, ValidationSystem, parse_systems_csv};
 use crate::io::validation_plot::{PlotPoint, PlotSeries, validation_svg};
 use crate::io::validation_sets::{GroupedRows, SystemRows, group_rows, public_rows};
 use crate::model::units::time_text;
@@ -105,6 +105,8 @@ struct ValidationReport {
     unreadable: Vec<(String, String)>,
     /// Rows of no listed system.
     unmatched: Vec<String>,
+    /// Rows of sets listed without a design (id, why not drawn).
+    undrawn: Vec<(String, String)>,
 }
 
 pub(super) fn run(args: &ValidateArgs, catalog: &Catalog) -> anyhow::Result<()> {
@@ -144,14 +146,7 @@ fn run_source(source: Source<'_>, format: Format, catalog: &Catalog) -> anyhow::
                 .with_context(|| format!("{}: cannot read", measured.display()))?;
             match (design, systems) {
                 (Some(design), _) => {
-                    let one = vec![ValidationSystem {
-                        prefix: String::new(),
-                        design: design.to_path_buf(),
-                        assumes: String::new(),
-                        not_counted: None,
-                        harness: Default::default(),
-                        nccl: None,
-                    }];
+                    let one = SystemsList::one(design.to_path_buf());
                     validate(&text, &one, |s| load(&s.design), catalog)
                 }
                 (None, Some(list)) => {
@@ -184,7 +179,7 @@ fn run_source(source: Source<'_>, format: Format, catalog: &Catalog) -> anyhow::
 
 fn validate(
     measured: &str,
-    systems: &[ValidationSystem],
+    systems: &SystemsList,
     design_of: impl Fn(&ValidationSystem) -> anyhow::Result<Design>,
     catalog: &Catalog,
 ) -> anyhow::Result<ValidationReport> {
@@ -226,6 +221,7 @@ fn report_of(grouped: GroupedRows, catalog: &Catalog) -> ValidationReport {
         summary: summarize(&all),
         unreadable: grouped.unreadable,
         unmatched: grouped.unmatched,
+        undrawn: grouped.undrawn,
     }
 }
 
@@ -357,32 +353,44 @@ fn text_report(r: &ValidationReport) -> String {
         out.push('\n');
     }
     for (set, why, count) in skipped_sets(&skipped_rows(r, "no system lists them")) {
-        out.push_str(&format!("skipped {count} row(s) of {set}-*: {why}\n"));
+        out.push_str(&format!("skipped {count} row(s) of {set}: {why}\n"));
     }
     out.push_str(&format!("overall: {}\n", summary_line(&r.summary)));
     out
 }
 
-/// Every row not predicted, with why: unreadable ones first, then those of no listed system.
+/// Every row not predicted, with why: unreadable ones first, then those of sets listed without
+/// a design, then those of no listed system.
 fn skipped_rows<'a>(r: &'a ValidationReport, unmatched: &'a str) -> Vec<(String, &'a str)> {
     r.unreadable
         .iter()
+        .chain(&r.undrawn)
         .map(|(id, why)| (id.clone(), why.as_str()))
         .chain(r.unmatched.iter().map(|id| (id.clone(), unmatched)))
         .collect()
 }
 
-/// Skipped rows by data set (the id up to its last `-`), with the reason, in first-seen order.
+/// Skipped rows by data set (the id up to its last `-`), with the reason, in first-seen order:
+/// each set's label (`SET-*`, or the row's own id when it is the only one) and row count.
 fn skipped_sets<'a>(rows: &[(String, &'a str)]) -> Vec<(String, &'a str, usize)> {
-    let mut sets: Vec<(String, &str, usize)> = Vec::new();
+    let mut sets: Vec<(String, &str, usize, &str)> = Vec::new();
     for (id, why) in rows {
         let set = id.rsplit_once('-').map_or(id.as_str(), |(head, _)| head);
-        match sets.iter_mut().find(|(s, w, _)| s == set && w == why) {
+        match sets.iter_mut().find(|(s, w, _, _)| s == set && w == why) {
             Some(entry) => entry.2 += 1,
-            None => sets.push((set.to_string(), why, 1)),
+            None => sets.push((set.to_string(), why, 1, id)),
         }
     }
-    sets
+    sets.into_iter()
+        .map(|(set, why, count, first)| {
+            let label = if count == 1 {
+                first.to_string()
+            } else {
+                format!("{set}-*")
+            };
+            (label, why, count)
+        })
+        .collect()
 }
 
 fn markdown_report(r: &ValidationReport, figure_file: Option<&str>) -> String {
@@ -447,13 +455,10 @@ fn markdown_report(r: &ValidationReport, figure_file: Option<&str>) -> String {
             }
         }
     }
-    out.push_str("\nRows not predicted: ");
-    let skipped: Vec<String> = skipped_sets(&skipped_rows(r, "no design is drawn for them"))
-        .into_iter()
-        .map(|(set, why, count)| format!("`{set}-*` ({count}: {why})"))
-        .collect();
-    out.push_str(&skipped.join("; "));
-    out.push_str(".\n");
+    out.push_str("\nRows not predicted, and why:\n\n");
+    for (set, why, count) in skipped_sets(&skipped_rows(r, "no design is drawn for them")) {
+        out.push_str(&format!("- `{set}` ({count}): {why}.\n"));
+    }
     for s in &r.systems {
         out.push_str(&format!("\n## `{}` on `{}`\n\n", s.prefix, s.design));
         if !s.assumes.is_empty() {

@@ -227,24 +227,87 @@ pub struct ValidationSystem {
     pub nccl: Option<NcclRelease>,
 }
 
-/// Parses the systems list: CSV with columns prefix, design (a path relative to the list),
+/// A set the systems list names without a design: its rows are shown as not predicted, with
+/// why (a transport or library not modelled, a setup the source does not state).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndrawnSet {
+    pub prefix: String,
+    pub why: String,
+}
+
+/// The systems list: systems drawn as a design, and sets listed only to say why they are not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SystemsList {
+    pub drawn: Vec<ValidationSystem>,
+    pub undrawn: Vec<UndrawnSet>,
+}
+
+impl SystemsList {
+    /// One system on `design` for every row.
+    pub fn one(design: PathBuf) -> SystemsList {
+        SystemsList {
+            drawn: vec![ValidationSystem {
+                prefix: String::new(),
+                design,
+                assumes: String::new(),
+                not_counted: None,
+                harness: Harness::default(),
+                nccl: None,
+            }],
+            undrawn: Vec::new(),
+        }
+    }
+
+    /// The system a row belongs to, by the longest prefix its id starts with: a drawn one, or
+    /// (Err) the reason its set is not drawn. None when no entry names it.
+    pub fn of(&self, id: &str) -> Option<Result<&ValidationSystem, &UndrawnSet>> {
+        let drawn = system_of(&self.drawn, id);
+        let undrawn = self
+            .undrawn
+            .iter()
+            .filter(|u| id.starts_with(&u.prefix))
+            .max_by_key(|u| u.prefix.len());
+        match (drawn, undrawn) {
+            (Some(d), Some(u)) if u.prefix.len() > d.prefix.len() => Some(Err(u)),
+            (Some(d), _) => Some(Ok(d)),
+            (None, Some(u)) => Some(Err(u)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Parses the systems list: CSV with columns prefix, design (a path relative to the list;
+/// empty for a set listed only to say, in not_counted, why it is not drawn),
 /// assumes and, optionally, not_counted (why the system's rows do not count),
 /// gpus_per_thread (nccl-tests `-g`, 1 when empty), cuda_graph (`yes` for nccl-tests `-G`)
 /// and nccl (the NCCL release the system ran, e.g. 2.21.5).
-pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredError> {
+pub fn parse_systems_csv(text: &str) -> Result<SystemsList, MeasuredError> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
         .from_reader(text.as_bytes());
-    let mut out = Vec::new();
+    let mut out = SystemsList::default();
     for record in reader.records() {
         let record = record?;
         let line = record.position().map_or(0, |p| p.line() as usize);
         let field = |i: usize| record.get(i).map(str::trim).unwrap_or("");
-        if field(0).is_empty() || field(1).is_empty() {
+        if field(0).is_empty() {
             return Err(MeasuredError::Row {
                 line,
-                message: "a system needs a prefix and a design".into(),
+                message: "a system needs a prefix".into(),
             });
+        }
+        if field(1).is_empty() {
+            if field(3).is_empty() {
+                return Err(MeasuredError::Row {
+                    line,
+                    message: "a system needs a design, or (in not_counted) why it has none".into(),
+                });
+            }
+            out.undrawn.push(UndrawnSet {
+                prefix: field(0).to_string(),
+                why: field(3).to_string(),
+            });
+            continue;
         }
         let gpus_per_thread = match field(4) {
             "" => 1,
@@ -277,7 +340,7 @@ pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredEr
                     })?,
             ),
         };
-        out.push(ValidationSystem {
+        out.drawn.push(ValidationSystem {
             prefix: field(0).to_string(),
             design: PathBuf::from(field(1)),
             assumes: field(2).to_string(),
@@ -293,7 +356,7 @@ pub fn parse_systems_csv(text: &str) -> Result<Vec<ValidationSystem>, MeasuredEr
 }
 
 /// The system whose prefix is the longest that `id` starts with.
-pub fn system_of<'a>(systems: &'a [ValidationSystem], id: &str) -> Option<&'a ValidationSystem> {
+fn system_of<'a>(systems: &'a [ValidationSystem], id: &str) -> Option<&'a ValidationSystem> {
     systems
         .iter()
         .filter(|s| id.starts_with(&s.prefix))
@@ -387,18 +450,26 @@ mod tests {
 
     #[test]
     fn the_longest_prefix_names_the_system() {
-        let systems = parse_systems_csv(
-            "prefix,design,assumes\nOCIA100-,a.ron,one\nOCIA100-2N-,b.ron,two nodes\n",
+        let list = parse_systems_csv(
+            "prefix,design,assumes,not_counted\nOCIA100-,a.ron,one\nOCIA100-2N-,b.ron,two nodes\n\
+             OCIA100-2N-X,,,its network is not stated\n",
         )
         .expect("parses");
+        let assumes = |id: &str| match list.of(id) {
+            Some(Ok(s)) => Some(s.assumes.clone()),
+            Some(Err(u)) => Some(format!("not drawn: {}", u.why)),
+            None => None,
+        };
+        assert_eq!(assumes("OCIA100-2N-07").as_deref(), Some("two nodes"));
+        assert_eq!(assumes("OCIA100-1N-07").as_deref(), Some("one"));
+        // A set listed without a design, under a drawn system's prefix, keeps its reason.
         assert_eq!(
-            system_of(&systems, "OCIA100-2N-07").map(|s| s.assumes.as_str()),
-            Some("two nodes")
+            assumes("OCIA100-2N-X1").as_deref(),
+            Some("not drawn: its network is not stated")
         );
-        assert_eq!(
-            system_of(&systems, "OCIA100-1N-07").map(|s| s.assumes.as_str()),
-            Some("one")
-        );
-        assert!(system_of(&systems, "DGX-1").is_none());
+        assert_eq!(assumes("DGX-1"), None);
+        // Without a design a set must say why.
+        let e = parse_systems_csv("prefix,design,assumes\nA-,,x\n").expect_err("refused");
+        assert!(e.to_string().contains("why it has none"), "{e}");
     }
 }

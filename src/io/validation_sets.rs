@@ -4,7 +4,7 @@
 //! a file, and what the sidebar's and `eval`'s "published measurements" line draws on).
 
 use super::measured::{
-    MeasuredError, ValidationSystem, parse_measured_csv, parse_systems_csv, system_of,
+    MeasuredError, SystemsList, ValidationSystem, parse_measured_csv, parse_systems_csv,
 };
 use super::{DesignFileError, parse_design};
 use crate::analysis::accuracy::{Published, PublishedSet, SystemClass};
@@ -91,6 +91,8 @@ pub struct GroupedRows {
     pub unreadable: Vec<(String, String)>,
     /// Rows of no listed system.
     pub unmatched: Vec<String>,
+    /// Rows of a set the list names without a design (id, why it is not drawn).
+    pub undrawn: Vec<(String, String)>,
 }
 
 /// Reads `measured`, gives each row to the system whose prefix it carries (its harness, and
@@ -99,16 +101,18 @@ pub struct GroupedRows {
 /// failing that, the one every row of it names.
 pub fn group_rows<E: From<MeasuredError>>(
     measured: &str,
-    systems: &[ValidationSystem],
+    list: &SystemsList,
     design_of: impl Fn(&ValidationSystem) -> Result<Design, E>,
 ) -> Result<GroupedRows, E> {
+    let systems = &list.drawn;
     let mut grouped = GroupedRows::default();
     let mut by_system: Vec<Vec<MeasuredRow>> = vec![Vec::new(); systems.len()];
     for row in parse_measured_csv(measured)? {
         match row {
             Err(why) => grouped.unreadable.push(why),
-            Ok(mut row) => match system_of(systems, &row.id) {
-                Some(s) => {
+            Ok(mut row) => match list.of(&row.id) {
+                Some(Err(undrawn)) => grouped.undrawn.push((row.id, undrawn.why.clone())),
+                Some(Ok(s)) => {
                     let i = systems
                         .iter()
                         .position(|x| std::ptr::eq(x, s))

@@ -197,6 +197,14 @@ pub(super) fn protocols_for(plan: &Plan) -> Vec<Protocol> {
     if plan.efa {
         return vec![Protocol::Simple];
     }
+    if plan.no_net_ll128
+        && !matches!(
+            plan.algorithm,
+            Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp
+        )
+    {
+        return vec![Protocol::Ll, Protocol::Simple];
+    }
     match plan.algorithm {
         Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp => vec![Protocol::Simple],
         Algorithm::Direct => vec![Protocol::Ll, Protocol::Simple],

@@ -449,6 +449,11 @@ pub(crate) fn build(
         device_ids: design.devices.iter().map(|d| d.id).collect(),
         link_ids,
         efa,
+        nic_beyond_pcie_switch: design
+            .devices
+            .iter()
+            .filter_map(|d| d.kind.as_node())
+            .any(|n| n.nics.iter().any(|s| !s.gpudirect)),
         arc_core: Vec::new(),
     };
     // Links between two switches: NCCL's tuner knows its NICs and NVLink, not the fabric

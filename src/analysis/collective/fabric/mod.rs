@@ -174,6 +174,10 @@ pub(crate) struct Fabric {
     /// Some working Ethernet link runs AWS EFA: aws-ofi-nccl then restricts NCCL to its
     /// Simple protocol on communicators that cross the network (`Plan::efa`).
     pub efa: bool,
+    /// Some node's NIC works without GPUDirect RDMA: NCCL's network graph then reaches it
+    /// beyond a PCIe switch shared with the GPU (past `PATH_PXB`), where NCCL's tuner leaves
+    /// LL128 off on communicators that cross the network (`Plan::no_net_ll128`).
+    pub nic_beyond_pcie_switch: bool,
 }
 
 impl Fabric {

@@ -65,6 +65,11 @@ pub(crate) struct Plan {
     /// NCCL reaches the network through aws-ofi-nccl over EFA, which sets NCCL_PROTO=simple
     /// (`Fabric::efa`).
     pub efa: bool,
+    /// The plan crosses the network from a GPU whose NIC lies beyond a PCIe switch they share
+    /// (`Fabric::nic_beyond_pcie_switch`): NCCL 2.30.7's tuner enables LL128 only where the
+    /// network graph's path is PXB or closer (PXN on Hopper and later, which still needs some
+    /// GPU beside the NIC; `src/graph/tuning.cc`, `ncclTopoTuneModel`).
+    pub no_net_ll128: bool,
     /// Stack, switch and propagation latency of the worst network path, µs.
     pub net_extra_us: f64,
     /// Per-GPU usable NVLink rate at NVLS efficiency (bytes/s) for the NVLS pipeline fill.
@@ -621,6 +626,7 @@ pub(crate) fn plan<'f>(
         intra_hop,
         uses_net,
         efa,
+        no_net_ll128: uses_net && fab.library == Library::Nccl && fab.nic_beyond_pcie_switch,
         net_extra_us: net_extra,
         nvls_rate,
         nvls_channels,
