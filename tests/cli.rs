@@ -1976,13 +1976,15 @@ fn mlx_results_name_no_nccl_protocol_and_say_what_they_assume() {
     let mac = preset("mac-studio-tb5-x4.ron");
     let eval = stdout(&railyard(&["eval", path_str(&mac)]));
     assert!(
-        eval.contains("all-reduce of 1 GiB on 4 GPUs: bidirectional-ring (ecmp routing)"),
+        eval.contains("all-reduce of 1 GiB on 4 GPUs: mesh (ecmp routing)"),
         "{eval}"
     );
     assert!(
         eval.contains(
-            "  assumes          MLX JACCL backend: RDMA over Thunderbolt 5, a ring both ways \
-             above 32 KiB"
+            "  assumes          MLX JACCL backend: RDMA over Thunderbolt 5; on a full mesh \
+             (every pair cabled) each rank's array to every peer up to 32 KiB, a \
+             reduce-scatter then an all-gather between every pair above; otherwise a ring, \
+             both ways above 32 KiB"
         ),
         "{eval}"
     );
@@ -1992,7 +1994,7 @@ fn mlx_results_name_no_nccl_protocol_and_say_what_they_assume() {
     assert!(!rows.is_empty());
     assert!(
         rows.iter()
-            .all(|r| r.ends_with(" ring") || r.ends_with(" bidirectional-ring")),
+            .all(|r| r.ends_with(" direct") || r.ends_with(" mesh")),
         "{sweep}"
     );
     // NCCL keeps its protocol.

@@ -203,6 +203,68 @@ fn thunderbolt_ring_of_macs() {
     assert!(a2a.time_us.is_finite());
 }
 
+/// MLX JACCL on four Macs with every pair cabled runs its mesh group (jaccl.cpp takes a valid
+/// mesh first; mesh.cpp `MeshGroup::all_reduce`), not a ring: above 32 KiB a reduce-scatter
+/// and an all-gather, each sending a quarter of the array over every link at once, so
+/// 2 × S/4 per link against the two-way ring's 1.5 × S/2; up to 32 KiB one exchange of the
+/// whole array with every peer, one message time where the ring takes six.
+#[test]
+fn jaccl_runs_its_mesh_where_every_pair_of_macs_is_cabled() {
+    let catalog = Catalog::builtin();
+    let mesh = fx::mac_mesh4(LinkTech::Thunderbolt5, Transport::Rdma);
+    let ring = fx::mac_ring(4, LinkTech::Thunderbolt5, Transport::Rdma);
+    // TB5: 80 Gb/s × 0.80 (PCIe tunnel) × 0.95 (RDMA headers) = 60.8 Gb/s = 7.6 GB/s.
+    let link = 7.6e9;
+    let big = |d: &Design| collective(d, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    let (m, r) = (big(&mesh), big(&ring));
+    assert_eq!(
+        (m.algorithm, r.algorithm),
+        (Algorithm::Mesh, Algorithm::BidirectionalRing)
+    );
+    let quarter = GIB as f64 / 4.0;
+    assert!(
+        close(m.bandwidth_us, 2.0 * quarter / link * 1e6, 1e-9),
+        "{}",
+        m.bandwidth_us
+    );
+    assert!(
+        close(r.bandwidth_us, 1.5 * GIB as f64 / (2.0 * link) * 1e6, 1e-9),
+        "{}",
+        r.bandwidth_us
+    );
+    // Small: one message time on the mesh, six round the ring; the whole 16 KiB crosses
+    // every link once.
+    let small = |d: &Design| collective(d, &catalog, &query(Op::AllReduce, 16384)).unwrap();
+    let (ms, rs) = (small(&mesh), small(&ring));
+    assert_eq!(
+        (ms.algorithm, rs.algorithm),
+        (Algorithm::Direct, Algorithm::Ring)
+    );
+    assert!(
+        close(rs.latency_us, 6.0 * ms.latency_us, 1e-9),
+        "{} vs {}",
+        rs.latency_us,
+        ms.latency_us
+    );
+    assert!(
+        close(ms.bandwidth_us, 16384.0 / link * 1e6, 1e-9),
+        "{}",
+        ms.bandwidth_us
+    );
+    // JACCL_RING (a forced ring) still runs the ring on the mesh.
+    let forced_ring = collective(
+        &mesh,
+        &catalog,
+        &forced(Op::AllReduce, GIB, AlgoChoice::Ring, Protocol::Simple),
+    )
+    .unwrap();
+    assert_eq!(forced_ring.algorithm, Algorithm::Ring);
+    // A diagonal down: no longer a mesh, so the ring again.
+    let mut cut = mesh.clone();
+    cut.links[4].state = LinkState::Failed;
+    assert_eq!(big(&cut).algorithm, Algorithm::BidirectionalRing);
+}
+
 #[test]
 fn all_to_all_across_two_dgx_is_rail_aligned() {
     // 16 GPUs; each sends S/16 to every other. Per GPU 8 × S/16 = S/2 leaves the node. With
@@ -1080,8 +1142,9 @@ fn advice_names_devices_and_fixes() {
 }
 
 /// Apple silicon runs MLX, not NCCL: on the 4 × Mac Studio Thunderbolt 5 mesh (RDMA) it is
-/// JACCL's ring, one way for small arrays and both ways round above 32 KiB, Simple buffers
-/// only; over TCP it is the `ring` backend, both ways only from 2 × 256 KiB per rank.
+/// JACCL's mesh group; with a diagonal unplugged, JACCL's ring, one way for small arrays and
+/// both ways round above 32 KiB, Simple buffers only; over TCP it is the `ring` backend, both
+/// ways only from 2 × 256 KiB per rank.
 #[test]
 fn a_mac_cluster_runs_mlx_rings_both_ways_for_large_arrays() {
     use railyard::analysis::collective::Library;
@@ -1089,6 +1152,45 @@ fn a_mac_cluster_runs_mlx_rings_both_ways_for_large_arrays() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/mac-studio-tb5-x4.ron");
     let mut design = railyard::io::load_design(&path).expect("the Mac preset");
+    // TB5 at 80 Gb/s × 0.8 (PCIe tunnel) × 0.95 (RDMA headers); a message costs 5 µs of RDMA
+    // latency plus 2 m of cable (0.01 µs).
+    let link = 80e9 / 8.0 * 0.8 * 0.95;
+    let message_us = 5.0 + 0.01;
+    // Every pair cabled: the mesh. A reduce-scatter and an all-gather, a quarter of 1 GiB
+    // over every link each; small arrays in one exchange.
+    let mesh = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    assert_eq!(mesh.library, Library::MlxJaccl);
+    assert_eq!(
+        (mesh.algorithm, mesh.protocol),
+        (Algorithm::Mesh, Protocol::Simple)
+    );
+    let expected = 2.0 * GIB as f64 / 4.0 / link * 1e6 + 2.0 * message_us;
+    assert!(
+        (mesh.time_us - expected).abs() < 0.01,
+        "{} µs against {expected} µs",
+        mesh.time_us
+    );
+    let tiny = collective(&design, &catalog, &query(Op::AllReduce, 4096)).unwrap();
+    assert_eq!(tiny.algorithm, Algorithm::Direct);
+    let expected = 4096.0 / link * 1e6 + message_us;
+    assert!(
+        (tiny.time_us - expected).abs() < 0.01,
+        "{} µs against {expected} µs",
+        tiny.time_us
+    );
+    // One diagonal unplugged: no longer a mesh, so JACCL's ring.
+    let diagonal = design
+        .links
+        .iter()
+        .position(|l| {
+            let (a, b) = (
+                l.a.device.0.min(l.b.device.0),
+                l.a.device.0.max(l.b.device.0),
+            );
+            b - a == 2
+        })
+        .expect("a diagonal");
+    design.links[diagonal].state = railyard::model::LinkState::Failed;
     let large = collective(&design, &catalog, &query(Op::AllReduce, GIB)).unwrap();
     assert_eq!(large.library, Library::MlxJaccl);
     assert_eq!(
@@ -1098,8 +1200,8 @@ fn a_mac_cluster_runs_mlx_rings_both_ways_for_large_arrays() {
     // Each direction of a ring link carries half of 2(n − 1)/n × 1 GiB, at TB5's 80 Gb/s ×
     // 0.8 (PCIe tunnel) × 0.95 (RDMA headers); six steps of 5 µs RDMA latency plus 2 m of cable
     // (0.01 µs) each.
-    let bandwidth_us = 0.5 * 1.5 * GIB as f64 / (80e9 / 8.0 * 0.8 * 0.95) * 1e6;
-    let latency_us = 6.0 * (5.0 + 0.01);
+    let bandwidth_us = 0.5 * 1.5 * GIB as f64 / link * 1e6;
+    let latency_us = 6.0 * message_us;
     assert!(
         (large.time_us - (bandwidth_us + latency_us)).abs() < 0.01,
         "{} µs against {} µs",

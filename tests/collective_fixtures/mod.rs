@@ -210,6 +210,20 @@ pub fn mac_ring(n: u32, tech: LinkTech, transport: Transport) -> Design {
     d
 }
 
+/// `mac_ring` of 4 with its two diagonals cabled too: every pair of Macs joined directly.
+pub fn mac_mesh4(tech: LinkTech, transport: Transport) -> Design {
+    let mut d = mac_ring(4, tech, transport);
+    let macs: Vec<DeviceId> = d.devices.iter().map(|dev| dev.id).collect();
+    let rate = d.links[0].rate_gbit_s;
+    for (a, b) in [(0, 2), (1, 3)] {
+        let id = link(&mut d, (macs[a], 2), (macs[b], 2), tech, rate.gbit_s());
+        if let Some(l) = d.link_mut(id) {
+            l.transport = transport;
+        }
+    }
+    d
+}
+
 /// Two leaves of `per_leaf` one-GPU nodes (one 100G NIC each) and `spines` spines, one link
 /// from each leaf to each spine. Node order alternates leaves when `interleave`.
 pub fn two_leaf(per_leaf: u32, spines: u32, interleave: bool) -> Design {

@@ -75,7 +75,9 @@ impl Library {
         // What the tuner is left to choose once NCCL_ALGO or NCCL_PROTO forces the rest.
         // The hierarchical scheme and direct exchanges are not NCCL_ALGO values.
         let algo = |a: super::Algorithm| match a {
-            super::Algorithm::Hierarchical | super::Algorithm::Direct => format!("{a} forced"),
+            super::Algorithm::Hierarchical | super::Algorithm::Direct | super::Algorithm::Mesh => {
+                format!("{a} forced")
+            }
             _ => format!("{a} forced (NCCL_ALGO)"),
         };
         let choice = match (forced.algorithm, forced.protocol) {
@@ -103,9 +105,11 @@ impl Library {
             (Library::MlxRing, _) => "MLX ring backend: reduce-scatter and all-gather round one \
                  ring over TCP, both ways once the array holds 256 KiB per rank per direction"
                 .into(),
-            (Library::MlxJaccl, _) => {
-                "MLX JACCL backend: RDMA over Thunderbolt 5, a ring both ways above 32 KiB".into()
-            }
+            (Library::MlxJaccl, _) => "MLX JACCL backend: RDMA over Thunderbolt 5; on a full \
+                 mesh (every pair cabled) each rank's array to every peer up to 32 KiB, a \
+                 reduce-scatter then an all-gather between every pair above; otherwise a ring, \
+                 both ways above 32 KiB"
+                .into(),
             (Library::Gloo, _) => "PyTorch's Gloo backend: one-way rings for all-reduce and \
                  all-gather, a ring reduce-scatter then a gather for reduce, a binomial tree for \
                  broadcast, reduce-scatter run as a whole all-reduce; one TCP connection per \
@@ -212,6 +216,14 @@ impl Library {
             Library::MlxJaccl => Some(32.0 * 1024.0),
             Library::Gloo => None,
         }
+    }
+
+    /// On a full mesh, the array size above which JACCL's all-reduce runs as a reduce-scatter
+    /// then an all-gather rather than each rank's whole array to every peer
+    /// (`MeshGroup::all_reduce`: `size_ > 2 && n_bytes > 32 * 1024`, MLX PR #3901). None
+    /// where it never splits: two ranks, or a library without the mesh.
+    pub(crate) fn mesh_splits_above(self, ranks: u32) -> Option<f64> {
+        (self == Library::MlxJaccl && ranks > 2).then_some(32.0 * 1024.0)
     }
 }
 

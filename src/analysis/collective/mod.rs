@@ -79,12 +79,16 @@ pub enum Algorithm {
     Sharp,
     /// Reduce-scatter inside nodes, all-reduce per rail between nodes, all-gather inside.
     Hierarchical,
-    /// Direct pairwise exchange (all-to-all, send/recv).
+    /// Direct pairwise exchange (all-to-all, send/recv; on MLX JACCL's full mesh, each
+    /// rank's whole array to every peer).
     Direct,
+    /// MLX JACCL's mesh for large arrays: a reduce-scatter, then an all-gather, each one
+    /// direct exchange between every pair of ranks.
+    Mesh,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 8] = [
+    pub const ALL: [Algorithm; 9] = [
         Algorithm::Ring,
         Algorithm::BidirectionalRing,
         Algorithm::Tree,
@@ -93,6 +97,7 @@ impl Algorithm {
         Algorithm::Sharp,
         Algorithm::Hierarchical,
         Algorithm::Direct,
+        Algorithm::Mesh,
     ];
 
     pub fn label(self) -> &'static str {
@@ -105,6 +110,7 @@ impl Algorithm {
             Algorithm::Sharp => "sharp",
             Algorithm::Hierarchical => "hierarchical",
             Algorithm::Direct => "direct",
+            Algorithm::Mesh => "mesh",
         }
     }
 

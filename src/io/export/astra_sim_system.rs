@@ -47,7 +47,7 @@ pub fn implementations(algorithm: Algorithm, dims: usize) -> Vec<&'static str> {
         | Algorithm::Sharp => ("ring", "ring"),
         Algorithm::Tree => ("ring", "doubleBinaryTree"),
         Algorithm::Nvls | Algorithm::NvlsTree => ("direct", "doubleBinaryTree"),
-        Algorithm::Direct => ("direct", "direct"),
+        Algorithm::Direct | Algorithm::Mesh => ("direct", "direct"),
     };
     let mut out = vec![inside];
     out.extend(std::iter::repeat_n(across, dims.saturating_sub(1)));

@@ -120,7 +120,7 @@ pub(crate) fn evaluate_groups_with(
         let mut best = (f64::INFINITY, f64::INFINITY, 0.0, usize::MAX);
         for (i, c) in plans.iter().enumerate() {
             for p in protocols_for(&c.plan) {
-                if !used_at(&c.plan, spec.bytes) {
+                if !used_at(&c.plan, spec.op, spec.bytes) {
                     continue;
                 }
                 // Picked as NCCL's tuner picks (all channels), timed as it runs.

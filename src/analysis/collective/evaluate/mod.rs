@@ -125,7 +125,7 @@ pub(super) fn weigh(
     mut candidate: impl FnMut(Candidate),
 ) -> bool {
     let mut chosen = false;
-    if !used_at(&c.plan, s) {
+    if !used_at(&c.plan, op, s) {
         return false;
     }
     for p in protocols_for(&c.plan) {
@@ -149,13 +149,24 @@ pub(super) fn weigh(
 }
 
 /// Whether the library runs the plan at this size: MLX turns its ring both ways only for
-/// large arrays (`Library::both_ways_from_bytes`).
-pub(super) fn used_at(plan: &Plan, s: f64) -> bool {
-    plan.algorithm != Algorithm::BidirectionalRing
-        || plan
+/// large arrays (`Library::both_ways_from_bytes`); JACCL's mesh sends every rank's whole
+/// array to every peer up to 32 KiB, and on three or more ranks reduce-scatters and
+/// all-gathers above (`Library::mesh_splits_above`).
+pub(super) fn used_at(plan: &Plan, op: Op, s: f64) -> bool {
+    let mesh_splits = || {
+        plan.library
+            .mesh_splits_above(plan.gpus)
+            .is_some_and(|above| s > above)
+    };
+    match plan.algorithm {
+        Algorithm::BidirectionalRing => plan
             .library
             .both_ways_from_bytes(plan.gpus)
-            .is_some_and(|from| s >= from)
+            .is_some_and(|from| s >= from),
+        Algorithm::Mesh => mesh_splits(),
+        Algorithm::Direct if op == Op::AllReduce && plan.library.is_mlx() => !mesh_splits(),
+        _ => true,
+    }
 }
 
 /// Usable capacity of an arc in a phase (NVLS phases run NVLink ports at NVLS efficiency).

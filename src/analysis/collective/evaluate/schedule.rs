@@ -18,7 +18,13 @@ use crate::model::Design;
 /// it) has one-way rings for all-reduce, all-gather, reduce-scatter and reduce (a ring
 /// reduce-scatter, then a gather to the root), a binomial tree for broadcast and direct
 /// exchanges.
-fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) -> Vec<Algorithm> {
+fn algorithms_for(
+    op: Op,
+    choice: AlgoChoice,
+    domains: u32,
+    library: Library,
+    jaccl_mesh: bool,
+) -> Vec<Algorithm> {
     if library == Library::Gloo {
         return match (op, choice) {
             (
@@ -29,6 +35,21 @@ fn algorithms_for(op: Op, choice: AlgoChoice, domains: u32, library: Library) ->
             }
             (Op::Reduce, AlgoChoice::Auto | AlgoChoice::Ring) => vec![Algorithm::Ring],
             (Op::Broadcast, AlgoChoice::Auto | AlgoChoice::Tree) => vec![Algorithm::Tree],
+            (Op::AllToAll | Op::SendRecv, AlgoChoice::Auto | AlgoChoice::Direct) => {
+                vec![Algorithm::Direct]
+            }
+            _ => Vec::new(),
+        };
+    }
+    // JACCL runs its mesh group wherever every pair of ranks is cabled (jaccl.cpp: a valid
+    // mesh unless JACCL_RING asks for the ring, which a forced ring stands for).
+    if jaccl_mesh && library == Library::MlxJaccl {
+        return match (op, choice) {
+            (Op::AllReduce, AlgoChoice::Auto | AlgoChoice::Direct) => {
+                vec![Algorithm::Direct, Algorithm::Mesh]
+            }
+            (Op::AllGather, AlgoChoice::Auto | AlgoChoice::Direct) => vec![Algorithm::Direct],
+            (Op::AllReduce | Op::AllGather, AlgoChoice::Ring) => vec![Algorithm::Ring],
             (Op::AllToAll | Op::SendRecv, AlgoChoice::Auto | AlgoChoice::Direct) => {
                 vec![Algorithm::Direct]
             }
@@ -147,7 +168,8 @@ pub(super) fn make_plans(
                 .into(),
         });
     }
-    let algorithms: Vec<Algorithm> = algorithms_for(op, choice, domains, fab.library)
+    let jaccl_mesh = fab.library == Library::MlxJaccl && fully_cabled(fab, design, &groups[0]);
+    let algorithms: Vec<Algorithm> = algorithms_for(op, choice, domains, fab.library, jaccl_mesh)
         .into_iter()
         .filter(|&a| {
             !(a == Algorithm::Sharp
@@ -282,6 +304,27 @@ pub(super) fn plan_threads(fab: &Fabric, strategy: &Strategy) -> usize {
     }
 }
 
+/// Every pair of the group's nodes joined by a working link of their own: the mesh JACCL
+/// takes for its mesh group.
+fn fully_cabled(fab: &Fabric, design: &Design, group: &[u32]) -> bool {
+    let mut nodes: Vec<crate::model::DeviceId> =
+        group.iter().map(|&g| fab.node_of_gpu(g).device).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let mut pairs: std::collections::HashSet<(crate::model::DeviceId, crate::model::DeviceId)> =
+        std::collections::HashSet::new();
+    for l in &design.links {
+        if l.state == crate::model::LinkState::Failed {
+            continue;
+        }
+        let (a, b) = (l.a.device.min(l.b.device), l.a.device.max(l.b.device));
+        if a != b && nodes.binary_search(&a).is_ok() && nodes.binary_search(&b).is_ok() {
+            pairs.insert((a, b));
+        }
+    }
+    nodes.len() > 1 && pairs.len() == nodes.len() * (nodes.len() - 1) / 2
+}
+
 /// The order in which to plan: the long plans first (several threads end together), and
 /// in-network reduction first of all: where the switches offer it, it most often wins at
 /// large sizes, and a fast time found early lets the other plans stop early (see `Prune`).
@@ -290,7 +333,7 @@ fn relative_plan_cost(a: Algorithm) -> u8 {
         Algorithm::Sharp => 4,
         Algorithm::Tree => 3,
         Algorithm::NvlsTree | Algorithm::Ring | Algorithm::BidirectionalRing => 2,
-        Algorithm::Hierarchical | Algorithm::Direct => 1,
+        Algorithm::Hierarchical | Algorithm::Direct | Algorithm::Mesh => 1,
         Algorithm::Nvls => 0,
     }
 }

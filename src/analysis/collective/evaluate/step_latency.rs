@@ -188,12 +188,14 @@ fn builtin_hop(hop_kind: HopKind, p: Protocol) -> f64 {
 
 /// MLX's step latency: a ring takes 2(n − 1) steps for an all-reduce and n − 1 for an
 /// all-gather, each one message over the worst network path (its stack, switch and cable
-/// latency); a point-to-point exchange takes one.
+/// latency); JACCL's mesh takes two (a reduce-scatter, then an all-gather, each sent to every
+/// peer at once); a direct exchange takes one.
 fn mlx_latency_us(plan: &Plan, op: Op) -> f64 {
     let n = f64::from(plan.gpus);
     let steps = match (plan.algorithm, op) {
         (Algorithm::Ring | Algorithm::BidirectionalRing, Op::AllReduce) => 2.0 * (n - 1.0),
         (Algorithm::Ring | Algorithm::BidirectionalRing, _) => n - 1.0,
+        (Algorithm::Mesh, _) => 2.0,
         _ => 1.0,
     };
     steps * plan.net_extra_us
@@ -346,7 +348,8 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol, byt
                 + 2.0 * (g - 1.0) * intra(TableAlgo::Ring)
                 + 2.0 * (m - 1.0) * inter(TableAlgo::Ring)
         }
-        Algorithm::Direct => {
+        // The mesh is MLX's: NCCL never plans it.
+        Algorithm::Direct | Algorithm::Mesh => {
             let hop = if plan.uses_net {
                 inter(TableAlgo::Ring)
             } else {

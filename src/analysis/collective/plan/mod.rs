@@ -562,6 +562,32 @@ pub(crate) fn plan<'f>(
             push(b.finish()?, 2.0 * (mf - 1.0), false, &mut phases);
             push(intra_copy, g - 1.0, false, &mut phases);
         }
+        // MLX JACCL's mesh group (mesh.cpp, `MeshGroup::all_reduce`): on three or more ranks
+        // above 32 KiB a reduce-scatter then an all-gather, each rank sending 1/n of the array
+        // to every peer at once; its all-gather sends each rank's part to every peer.
+        (Op::AllReduce, Algorithm::Mesh) | (Op::AllGather, Algorithm::Direct)
+            if fab.library == Library::MlxJaccl =>
+        {
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for (group, segs) in gs.each() {
+                all_to_all(&mut b, fab, group, segs, routing, &mut notes)?;
+            }
+            let exchanges = if op == Op::AllReduce { 2.0 } else { 1.0 };
+            push(b.finish()?, exchanges, false, &mut phases);
+        }
+        // Below 32 KiB, or on two ranks, every rank's whole array to every peer in one exchange
+        // (`MeshImpl::all_reduce`).
+        (Op::AllReduce, Algorithm::Direct) if fab.library == Library::MlxJaccl => {
+            let mut b = LoadBuilder::new(fab, router, routing);
+            for group in groups {
+                for (i, &from) in group.iter().enumerate() {
+                    for &to in group.iter().filter(|&&to| to != from) {
+                        send(&mut b, fab, from, to, 1.0, key(i as u64, u64::from(to), 42))?;
+                    }
+                }
+            }
+            push(b.finish()?, 1.0, false, &mut phases);
+        }
         (Op::AllToAll, Algorithm::Direct) => {
             let mut b = LoadBuilder::new(fab, router, routing);
             for (group, segs) in gs.each() {
