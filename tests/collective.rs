@@ -576,6 +576,41 @@ fn oversubscribed_leaves_are_one_finding() {
         f.message
     );
     assert!(!f.message.contains("rail"), "{}", f.message);
+    assert_eq!(
+        f.severity,
+        railyard::analysis::collective::Severity::Warning
+    );
+}
+
+/// A rail-optimized unit of 32 DGX at 2:1: each rail's 32 NICs sit on its one leaf, so NCCL's
+/// rail-aligned collectives never climb the halved uplinks. The ratio is said, as information,
+/// with what it does touch; at 128 nodes a rail spans three leaves and it is a warning again.
+#[test]
+fn oversubscribed_rail_leaves_of_one_unit_are_information() {
+    use railyard::analysis::collective::Severity;
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let unit = |nodes: u32| {
+        let mut spec = TemplateSpec::new(Template::RailOptimized);
+        spec.nodes = Some(nodes);
+        spec.node = Some(PartId::new("dgx-h100"));
+        spec.oversubscription = 2.0;
+        let d = generate(&spec, &catalog).expect("a 2:1 rail-optimized fabric");
+        advice(&d, &catalog, None)
+            .into_iter()
+            .find(|a| a.code == "oversubscribed-uplinks")
+            .expect("the ratio is said")
+    };
+    let one = unit(32);
+    assert_eq!(one.severity, Severity::Info);
+    assert!(
+        one.message.contains("12800 Gb/s down, 6400 Gb/s up"),
+        "{}",
+        one.message
+    );
+    assert!(one.message.contains("never climb them"), "{}", one.message);
+    let three = unit(128);
+    assert_eq!(three.severity, Severity::Warning);
 }
 
 #[test]

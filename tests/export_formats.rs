@@ -117,6 +117,11 @@ fn a_known_cable_reads_back_with_both_ends() {
     assert_eq!(l0["technology"], "InfiniBand");
     assert_eq!(l0["rate_gbit_s"], "400");
     assert_eq!(l0["part"], "");
+    // No cable part: the fibre between the optics is said to be outside the bill.
+    assert_eq!(
+        l0["part_model"],
+        "fibre patch cord between the optics (not in the bill)"
+    );
     assert_eq!(l0["a_transceiver"], "optic-800g");
     assert_eq!(l0["b_transceiver"], "optic-800g");
     assert_eq!(l0["length_class"], "cross-rack");

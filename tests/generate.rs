@@ -184,6 +184,39 @@ fn star_refuses_when_the_switch_is_too_small() {
     assert!(msg.contains("20") && msg.contains("16"), "{msg}");
 }
 
+/// A switch named without a NIC: a node whose own NIC does not speak the switch's network
+/// takes the catalog's NIC of that network at its own rate, and the notes say so; a NIC named
+/// that does not speak it is still refused, as asked.
+#[test]
+fn a_named_switch_brings_nics_of_its_network() {
+    let mut s = spec(Template::RailOptimized, 32);
+    s.node = Some(PartId::new("dgx-h100"));
+    s.switch = Some(PartId::new("sn5600"));
+    let d = run(&s);
+    let nics: Vec<&str> = d
+        .devices
+        .iter()
+        .filter_map(|x| x.kind.as_node())
+        .flat_map(|n| n.nics.iter().map(|slot| slot.part.as_str()))
+        .collect();
+    assert_eq!(nics.len(), 256);
+    assert!(nics.iter().all(|&p| p == "cx7-400gbe"), "{nics:?}");
+    assert!(
+        d.notes
+            .contains("NICs: `cx7-400gbe` in place of the node's own `cx7-ndr-400`"),
+        "{}",
+        d.notes
+    );
+    assert!(d.links.iter().all(|l| l.tech == LinkTech::RoceV2));
+    // InfiniBand switches keep the node's own NICs, and say nothing.
+    s.switch = Some(PartId::new("qm9700"));
+    let ib = run(&s);
+    assert!(!ib.notes.contains("in place of"), "{}", ib.notes);
+    // Named, a NIC of the other network is refused.
+    s.nic = Some(PartId::new("cx7-400gbe"));
+    assert!(infeasible(&s).contains("share no network family"));
+}
+
 #[test]
 fn star_of_h100_on_400g_roce() {
     // 4 hgx-h100 × 8 cx7-400gbe = 32 ports; sn5600 is 64 × 800G, split 2 → 128 × 400G.
@@ -641,9 +674,10 @@ fn parts_are_checked() {
             ..
         })
     ));
-    // An InfiniBand NIC on an Ethernet switch shares no family.
+    // An InfiniBand NIC named for an Ethernet switch shares no family.
     let mut s = spec(Template::FatTree, 8);
     s.switch = Some(PartId::new("sn5600"));
+    s.nic = Some(PartId::new("cx7-ndr-400"));
     assert!(infeasible(&s).contains("no network family"));
     // A DGX cannot take other GPUs.
     let mut s = spec(Template::Single, 1);

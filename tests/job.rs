@@ -1110,3 +1110,45 @@ fn compare_search_gives_each_design_the_layout_workload_search_finds() {
         "{text}"
     );
 }
+
+/// Macs serve with MLX, whose Metal allocator takes at most 95 % of unified memory
+/// (allocator.cpp: min(1.5 × the recommended working set, 0.95 × memory)); NVIDIA GPUs with
+/// vLLM's default 90 %. Llama 70B in bf16 on one 512 GiB M3 Ultra: 486.4 GiB usable. One
+/// replica per Mac exchanges nothing, and the Thunderbolt advice says so rather than speak of
+/// gradients.
+#[test]
+fn a_mac_serves_under_mlx_s_allocator_limit() {
+    use railyard::analysis::collective::{Severity, advice};
+    let design = preset("mac-studio-tb5-x4.ron");
+    let catalog = Catalog::builtin();
+    let r = serving(&design, &catalog, &one_llama_70b_sequence(1), Routing::Ecmp)
+        .expect("one Mac holds it");
+    assert!((r.usable_memory_gib - 0.95 * 512.0).abs() < 1e-9, "{r:?}");
+    assert_eq!(r.memory_budget_source, "MLX's allocator limit");
+    assert_eq!(r.decode_comm_ms, 0.0);
+    let h100 = serving(
+        &preset("dgx-h100-superpod-su.ron"),
+        &catalog,
+        &one_llama_70b_sequence(8),
+        Routing::Ecmp,
+    )
+    .expect("eight H100 hold it");
+    assert!((h100.usable_memory_gib - 0.9 * 80.0).abs() < 1e-9);
+    assert_eq!(h100.memory_budget_source, "vLLM's default");
+
+    let mut w = railyard::analysis::collective::Workload::llama(70).expect("Llama 70B");
+    w.serving = true;
+    w.tp = 1;
+    w.dp = Some(4);
+    let items = advice(&design, &catalog, Some(&w));
+    let tb = items
+        .iter()
+        .find(|a| a.code == "thunderbolt")
+        .expect("the Thunderbolt links are described");
+    assert_eq!(tb.severity, Severity::Info);
+    assert!(
+        tb.suggestion.contains("exchange nothing"),
+        "{}",
+        tb.suggestion
+    );
+}

@@ -13,7 +13,6 @@ use crate::analysis::collective::{
     Recompute, Routing, Workload, WorkloadResult, fitted_layout, model_label, sweep_sizes,
 };
 use crate::analysis::finding::{Finding, Severity};
-use crate::analysis::job::serving::SERVING_MEMORY_SHARE;
 use crate::analysis::job::{JobError, JobOutcome};
 use crate::analysis::{Assessment, Assessor, Question};
 use crate::io::validation_sets::published;
@@ -785,9 +784,10 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                 trim_number(r.usable_memory_gib)
             ))
             .on_hover_text(format!(
-                "A serving engine takes {:.0} % of each GPU's {} GiB (vLLM's default gpu_memory_utilization); the rest is the CUDA context's",
-                SERVING_MEMORY_SHARE * 100.0,
-                trim_number(r.gpu_memory_gib)
+                "A serving engine takes {:.0} % of each GPU's {} GiB ({})",
+                r.usable_memory_gib / r.gpu_memory_gib * 100.0,
+                trim_number(r.gpu_memory_gib),
+                r.memory_budget_explained
             ));
             if let Some(e) = r.economics {
                 let (at_least, basis) = match r.memory_share {

@@ -8,7 +8,6 @@ use crate::analysis::collective::{
 use crate::analysis::job::economics::{
     DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH,
 };
-use crate::analysis::job::serving::SERVING_MEMORY_SHARE;
 use crate::analysis::job::{
     Economics, EconomicsInputs, JobError, ModelSpec, Recompute, SearchOptions, SearchResult,
     ServingJob, ServingResult, TrainingJob, TrainingStep, economics, named_model, search_layouts,
@@ -563,11 +562,12 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                 ms_text(r.ttft_ms)
             ));
             out.push_str(&format!(
-                "memory     {:.1} of {} GiB per GPU ({:.0} % of {} GiB, vLLM's default)\n",
+                "memory     {:.1} of {} GiB per GPU ({:.0} % of {} GiB, {})\n",
                 r.memory_gib_per_gpu,
                 trim_number(r.usable_memory_gib),
-                SERVING_MEMORY_SHARE * 100.0,
-                trim_number(r.gpu_memory_gib)
+                r.usable_memory_gib / r.gpu_memory_gib * 100.0,
+                trim_number(r.gpu_memory_gib),
+                r.memory_budget_source
             ));
             if let Some(e) = &r.economics {
                 let at_least = if r.memory_share.is_none() { "≥ " } else { "" };

@@ -40,7 +40,7 @@ pub(super) fn fabric_summary(node: &NodeProfile, nodes: u32, plan: &SwitchPlan) 
         .nic
         .as_ref()
         .map_or_else(String::new, |(id, _)| format!(" × `{id}`"));
-    format!(
+    let summary = format!(
         "{nodes} × `{}` ({} GPUs), {} NICs{nic} per node; `{}` switches ({} ports at {}), {} links at {}.",
         node.part,
         node.gpu_total(nodes),
@@ -50,7 +50,11 @@ pub(super) fn fabric_summary(node: &NodeProfile, nodes: u32, plan: &SwitchPlan) 
         plan.fabric_wire.rate,
         plan.node_wire.tech.label(),
         plan.node_wire.rate,
-    )
+    );
+    match &node.nic_note {
+        Some(why) => format!("{summary} {why}"),
+        None => summary,
+    }
 }
 
 fn check_tiers(spec: &TemplateSpec, allowed: &[u8]) -> Result<(), GenerateError> {
@@ -92,9 +96,10 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     let endpoints = u64::from(n) * u64::from(nics);
     let model = switch_model(&plan);
     let mut b = Builder::new(format!(
-        "fat-tree{}: {n} × {}",
+        "fat-tree{}: {n} × {}{}",
         oversubscribed(spec),
-        node.part
+        node.part,
+        on_switches(&plan)
     ));
     let mut notes = vec![format!("Fat-tree. {}", fabric_summary(&node, n, &plan))];
 
@@ -602,9 +607,10 @@ pub(super) fn rail_optimized(
     }
     let model = switch_model(&plan);
     let mut b = Builder::new(format!(
-        "rail-optimized{}: {n} × {}",
+        "rail-optimized{}: {n} × {}{}",
         oversubscribed(spec),
-        node.part
+        node.part,
+        on_switches(&plan)
     ));
     let mut notes = vec![format!(
         "Rail-optimized: NIC k of every node on rail k. {}",
@@ -681,6 +687,18 @@ pub(super) fn rail_optimized(
             split.down,
             sizing_note(&down, &ups, &ratio, upper, pods.len())
         ));
+        // A unit smaller than a leaf's down ports leaves each rail leaf part-used: said, so
+        // that a bill of half-empty leaves is not taken for the least the nodes need.
+        if units == 1 && n < split.down {
+            let used = down[0] + ups[0];
+            notes.push(format!(
+                "Each rail leaf uses {used} of its {radix} ports for {n} nodes ({} free, room \
+                 for {} more nodes per rail); for these nodes alone a fat tree of the same \
+                 switches (`generate fat-tree`) needs fewer of them.",
+                radix - used,
+                split.down - n
+            ));
+        }
     }
     notes.extend(plan.remarks.iter().cloned());
     Ok(b.finish(notes.join(" "), catalog))
@@ -697,9 +715,10 @@ pub(super) fn rail_only(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design
     let radix = plan.radix;
     let model = switch_model(&plan);
     let mut b = Builder::new(format!(
-        "rail-only{}: {n} × {}",
+        "rail-only{}: {n} × {}{}",
         oversubscribed(spec),
-        node.part
+        node.part,
+        on_switches(&plan)
     ));
     let mut notes = vec![format!(
         "Rail-only: NIC k of every node on the rail-k switch, no spine; traffic between rails crosses inside the node. {}",
@@ -837,6 +856,12 @@ fn rail_radix_note(catalog: &Catalog, plan: &SwitchPlan, nodes: u32) -> String {
 
 /// " 2:1" in a design's name when its fabric is oversubscribed, so that two designs of the
 /// same nodes read apart on a slide; nothing at 1:1.
+/// The switches and network in a generated fabric's name, so that two options of the same
+/// nodes read apart in a report ("… on sn5600 (RoCEv2)", "… on qm9700 (InfiniBand)").
+fn on_switches(plan: &SwitchPlan) -> String {
+    format!(" on {} ({})", plan.part, plan.node_wire.tech.label())
+}
+
 fn oversubscribed(spec: &TemplateSpec) -> String {
     if spec.oversubscription > 1.0 {
         format!(" {}", Split::ratio_label(spec.oversubscription))

@@ -250,6 +250,7 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
             ));
         }
     }
+    notes.extend(tray.nic_note.iter().cloned());
     notes.extend(plan.remarks.iter().cloned());
     Ok(b.finish(notes.join(" "), catalog))
 }

@@ -139,6 +139,9 @@ pub(super) struct NodeProfile {
     /// GPUDirect RDMA on the NIC slots: datacenter GPUs have it, GeForce cards do not (the
     /// same cards that lack PCIe peer-to-peer), and it needs an RDMA NIC.
     pub gpudirect: bool,
+    /// Why the NICs are not the node's own, for the design's notes: a switch named without
+    /// a NIC, of a network the node's own NIC does not speak.
+    pub nic_note: Option<String>,
 }
 
 impl NodeProfile {
@@ -206,7 +209,22 @@ impl NodeProfile {
             }
         };
 
-        let nic_id = spec.nic.clone().or_else(|| node.nic.clone());
+        let mut nic_note = None;
+        let nic_id = match (&spec.nic, &node.nic) {
+            (Some(id), _) => Some(id.clone()),
+            (None, Some(own)) => match nic_for_switch(spec, catalog, node_id, node, own)? {
+                Some(other) => {
+                    nic_note = Some(format!(
+                        "NICs: `{other}` in place of the node's own `{own}`, which `{}` does not \
+                         speak.",
+                        spec.switch.as_ref().map_or("", PartId::as_str)
+                    ));
+                    Some(other)
+                }
+                None => Some(own.clone()),
+            },
+            (None, None) => None,
+        };
         let nic = match &nic_id {
             Some(id) => Some((id.clone(), nic_spec(catalog, id)?.clone())),
             None => None,
@@ -241,6 +259,7 @@ impl NodeProfile {
             nic,
             nic_count,
             gpudirect,
+            nic_note,
         })
     }
 
@@ -290,6 +309,60 @@ impl NodeProfile {
 
     pub fn gpu_total(&self, nodes: u32) -> u64 {
         u64::from(nodes) * u64::from(self.gpu_count)
+    }
+}
+
+/// The NIC a node takes when a switch is named and no NIC is: its own where the two share a
+/// network; else the catalog's NIC of the switch's network at the same port rate (RDMA where
+/// its own has it) that the chassis takes and has slots for, first by id, so that `--switch sn5600` on a DGX
+/// gives it ConnectX-7 400GbE rather than a refusal. None keeps its own (the switch plan
+/// then says what is wrong); an error when no such NIC exists.
+fn nic_for_switch(
+    spec: &TemplateSpec,
+    catalog: &Catalog,
+    node_id: &PartId,
+    node: &NodeSpec,
+    own: &PartId,
+) -> Result<Option<PartId>, GenerateError> {
+    let (Some(switch_id), Some(own_spec)) = (&spec.switch, catalog.nic(own)) else {
+        return Ok(None);
+    };
+    let Some(switch) = catalog.switch(switch_id) else {
+        return Ok(None);
+    };
+    let speaks = |family: NetFamily| {
+        (family.speaks_infiniband() && switch.family.speaks_infiniband())
+            || (family.speaks_ethernet() && switch.family.speaks_ethernet())
+    };
+    if speaks(own_spec.family) {
+        return Ok(None);
+    }
+    let found = catalog
+        .parts()
+        .filter_map(|p| match &p.spec {
+            PartSpec::Nic(n) => Some((&p.id, n)),
+            _ => None,
+        })
+        .filter(|(id, n)| {
+            speaks(n.family)
+                && n.port_gbit_s == own_spec.port_gbit_s
+                && (n.rdma || !own_spec.rdma)
+                && node.takes_nic(id, n)
+                && node.has_slots_for(if n.builtin {
+                    0
+                } else {
+                    spec.nics_per_node.unwrap_or(node.nic_count) as usize
+                })
+        })
+        .map(|(id, _)| id.clone())
+        .min_by(|a, b| a.as_str().cmp(b.as_str()));
+    match found {
+        Some(id) => Ok(Some(id)),
+        None => Err(infeasible(format!(
+            "`{node_id}`'s own NIC `{own}` does not speak `{switch_id}`'s network, and the \
+             catalog has no NIC of that network at {} for it; name one with --nic",
+            own_spec.port_gbit_s
+        ))),
     }
 }
 

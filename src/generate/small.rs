@@ -152,6 +152,7 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
         plan.node_wire.tech.label(),
         plan.node_wire.rate
     )];
+    notes.extend(node.nic_note.iter().cloned());
     notes.extend(plan.remarks.iter().cloned());
     Ok(b.finish(notes.join(" "), catalog))
 }

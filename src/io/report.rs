@@ -11,7 +11,6 @@ use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
-use crate::analysis::job::serving::SERVING_MEMORY_SHARE;
 use crate::model::units::{group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, Usd, Watts};
 use std::fmt::Write as _;
@@ -315,7 +314,7 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
         JobOutcome::Serving(r) => {
             let _ = writeln!(
                 out,
-                "\nServing: {} of {}, decode {} {} tokens/s in all ({} per replica, {} per sequence), first token after {}; {:.1} of the {} GiB per GPU a serving engine takes ({:.0} % of {} GiB, vLLM's default).",
+                "\nServing: {} of {}, decode {} {} tokens/s in all ({} per replica, {} per sequence), first token after {}; {:.1} of the {} GiB per GPU a serving engine takes ({:.0} % of {} GiB, {}).",
                 crate::model::units::count_of(r.replicas as usize, "replica", "replicas"),
                 r.layout,
                 match r.memory_share {
@@ -334,8 +333,9 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
                 ms(r.ttft_ms),
                 r.memory_gib_per_gpu,
                 trim_number(r.usable_memory_gib),
-                SERVING_MEMORY_SHARE * 100.0,
-                trim_number(r.gpu_memory_gib)
+                r.usable_memory_gib / r.gpu_memory_gib * 100.0,
+                trim_number(r.gpu_memory_gib),
+                r.memory_budget_source
             );
             if let Some(e) = &r.economics {
                 let lead = if r.memory_share.is_none() {

@@ -183,8 +183,11 @@ pub fn advice_reusing(
         .filter(|l| l.tech.is_thunderbolt())
         .collect();
     if !tb.is_empty() {
-        let heavy =
-            workload.is_some_and(|w| w.tp > scale_up || w.dp.unwrap_or(2) > 1 || w.moe.is_some());
+        // Serving replicas exchange nothing: only tensor and expert splits cross the links.
+        let heavy = workload.is_some_and(|w| {
+            w.tp > scale_up || w.moe.is_some() || (!w.serving && w.dp.unwrap_or(2) > 1)
+        });
+        let serving = workload.is_some_and(|w| w.serving);
         // A job whose tensor parallelism stays inside each node sends its gradients, not its
         // activations, over Thunderbolt.
         let tp_stays_inside = workload.is_some_and(|w| w.tp <= scale_up && w.moe.is_none());
@@ -245,7 +248,9 @@ pub fn advice_reusing(
             ),
             devs.clone(),
             tb.iter().map(|l| l.id).collect(),
-            if macs && tp_stays_inside {
+            if macs && tp_stays_inside && serving {
+                "replicas that each fit one Mac exchange nothing over Thunderbolt: only a model split across Macs (tensor or pipeline) uses these links"
+            } else if macs && tp_stays_inside {
                 "data parallelism sends each step's whole gradient at that rate: a larger global batch per step spreads that transfer over more tokens"
             } else if macs {
                 "keep tensor parallelism inside as few Macs as the model's memory allows; across the rest run pipeline stages or data parallelism"
@@ -278,6 +283,14 @@ pub fn advice_reusing(
                 "on macOS 26.2 or later enable RDMA over Thunderbolt 5 (rdma_ctl enable in recovery) and use MLX's JACCL backend: single-digit µs per message instead of a TCP exchange",
             ));
         } else if !tb4.is_empty() && tb4.len() == tb.len() {
+            // Macs whose own ports are Thunderbolt 5 need only TB5 cables, not other Macs.
+            let tb5_ports = devs.iter().all(|&id| {
+                design
+                    .device(id)
+                    .and_then(|d| d.kind.as_node())
+                    .and_then(|n| catalog.node(&n.model))
+                    .is_some_and(|spec| spec.thunderbolt_generation == Some(5))
+            });
             out.push(item(
                 Severity::Info,
                 "thunderbolt4-no-rdma",
@@ -287,7 +300,11 @@ pub fn advice_reusing(
                 ),
                 devs,
                 tb4,
-                "Thunderbolt 5 ports (M3 Ultra, M4 Pro/Max) with macOS 26.2 or later allow RDMA (MLX's JACCL backend)",
+                if tb5_ports {
+                    "these Macs' ports are Thunderbolt 5: TB5 cables and macOS 26.2 or later allow RDMA (MLX's JACCL backend)"
+                } else {
+                    "Thunderbolt 5 ports (M3 Ultra, M4 Pro/Max) with macOS 26.2 or later allow RDMA (MLX's JACCL backend)"
+                },
             ));
         }
     }
@@ -384,14 +401,49 @@ pub fn advice_reusing(
                 up.round()
             )
         };
-        out.push(item(
-            Severity::Warning,
-            "oversubscribed-uplinks",
-            message,
-            oversubscribed.iter().map(|o| o.0).collect(),
-            oversubscribed.iter().flat_map(|o| o.3.iter().copied()).collect(),
-            "add uplinks or spines until uplink capacity matches the node-facing ports (1:1 for training)",
-        ));
+        // Each rail on one leaf of its own (a rail-optimized fabric of one scalable unit):
+        // NCCL keeps collectives on the rails (PXN moves data to the right rail over NVLink
+        // first), so only traffic between rails climbs those uplinks.
+        let mut rails: Vec<Option<u32>> = design
+            .devices
+            .iter()
+            .filter_map(|d| d.kind.as_switch())
+            .filter(|s| s.role == SwitchRole::Leaf)
+            .map(|s| s.rail)
+            .collect();
+        let leaf_count = rails.len();
+        rails.sort_unstable();
+        rails.dedup();
+        let one_leaf_per_rail =
+            leaf_count > 0 && rails.len() == leaf_count && rails.iter().all(Option::is_some);
+        if one_leaf_per_rail {
+            out.push(item(
+                Severity::Info,
+                "oversubscribed-uplinks",
+                format!(
+                    "{message}; but each rail's NICs all sit on its one leaf, so NCCL's \
+                     collectives (rail-aligned, PXN between rails) never climb them: the ratio \
+                     shows only in traffic between rails (storage, other jobs on the fabric, \
+                     all-to-all without PXN)"
+                ),
+                oversubscribed.iter().map(|o| o.0).collect(),
+                oversubscribed
+                    .iter()
+                    .flat_map(|o| o.3.iter().copied())
+                    .collect(),
+                "keep 1:1 if traffic between rails matters here; once a rail needs more than one \
+                 leaf, collectives cross the spines too",
+            ));
+        } else {
+            out.push(item(
+                Severity::Warning,
+                "oversubscribed-uplinks",
+                message,
+                oversubscribed.iter().map(|o| o.0).collect(),
+                oversubscribed.iter().flat_map(|o| o.3.iter().copied()).collect(),
+                "add uplinks or spines until uplink capacity matches the node-facing ports (1:1 for training)",
+            ));
+        }
     }
 
     // GPUDirect off. Only NCCL reads GPU memory from the NIC: MLX and Gloo run on the CPU

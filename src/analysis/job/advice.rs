@@ -113,6 +113,12 @@ fn decode_waits(design: &Design, step_ms: Option<f64>, comm_ms: f64) -> Option<F
             "fewer GPUs per replica (less tensor parallelism, more replicas) where the model \
              fits, with quantized weights if it would not (--weights, or the sidebar's weights); \
              the GPUs already share NVSwitch; `workload --serving --search` tries the splits"
+        } else if all_unified_memory(design) {
+            "fewer Macs per replica where the model fits, with quantized weights if it would \
+             not (--weights, or the sidebar's weights), or Thunderbolt 5 with RDMA (MLX's \
+             JACCL: a few µs per message, not a TCP exchange) and every pair of Macs cabled \
+             (JACCL's mesh: one message per all-reduce); `workload --serving --search` tries \
+             the splits"
         } else {
             "fewer GPUs per replica (less tensor parallelism, more replicas) where the model \
              fits, with quantized weights if it would not (--weights, or the sidebar's weights), \
@@ -123,14 +129,24 @@ fn decode_waits(design: &Design, step_ms: Option<f64>, comm_ms: f64) -> Option<F
     })
 }
 
-/// Every GPU node's GPUs share NVSwitch: NVLink is no remedy to offer.
-fn on_nvswitch(design: &Design) -> bool {
+/// The design has GPU nodes and every one's scale-up is of the kind `is`.
+fn every_node(design: &Design, is: impl Fn(&ScaleUp) -> bool) -> bool {
     let mut nodes = design
         .devices
         .iter()
         .filter_map(|d| d.kind.as_node())
         .peekable();
-    nodes.peek().is_some() && nodes.all(|n| matches!(n.scale_up, ScaleUp::NvSwitch { .. }))
+    nodes.peek().is_some() && nodes.all(|n| is(&n.scale_up))
+}
+
+/// Every GPU node's GPUs share NVSwitch: NVLink is no remedy to offer.
+fn on_nvswitch(design: &Design) -> bool {
+    every_node(design, |s| matches!(s, ScaleUp::NvSwitch { .. }))
+}
+
+/// Every GPU node is Apple silicon (unified memory): NVLink is no remedy to offer.
+fn all_unified_memory(design: &Design) -> bool {
+    every_node(design, |s| matches!(s, ScaleUp::UnifiedMemory))
 }
 
 fn nodes(design: &Design) -> Vec<DeviceId> {

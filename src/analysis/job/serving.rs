@@ -25,6 +25,46 @@ const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// allocations outside the engine. A replica that needs more does not start.
 pub const SERVING_MEMORY_SHARE: f64 = 0.9;
 
+/// MLX's ceiling on Apple silicon: its Metal allocator's limit is min(1.5 × Metal's
+/// recommended working set, 0.95 × the unified memory) (`mlx/backend/metal/allocator.cpp`,
+/// `block_limit_`), so at most 95 %; macOS's recommended working set itself is not published
+/// (`iogpu.wired_limit_mb` raises it), and past it the system may page.
+pub const MLX_MEMORY_SHARE: f64 = 0.95;
+
+/// What a serving engine may take of one GPU's memory, and whose rule that is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServingBudget {
+    pub share: f64,
+    /// Whose figure: "vLLM's default" or "MLX's allocator limit".
+    pub source: &'static str,
+    /// The same, at length, for assumption lines and hover text.
+    pub explained: &'static str,
+}
+
+impl ServingBudget {
+    /// Apple silicon serves with MLX under its allocator's limit; other GPUs with vLLM's
+    /// default.
+    pub fn of(gpu: &crate::model::catalog::GpuSpec) -> ServingBudget {
+        use crate::model::catalog::GpuArch;
+        if matches!(gpu.arch, GpuArch::AppleM2 | GpuArch::AppleM3) {
+            ServingBudget {
+                share: MLX_MEMORY_SHARE,
+                source: "MLX's allocator limit",
+                explained: "MLX's Metal allocator takes at most 95 % of unified memory; past \
+                            macOS's recommended working set (not published; \
+                            iogpu.wired_limit_mb raises it) the system may page",
+            }
+        } else {
+            ServingBudget {
+                share: SERVING_MEMORY_SHARE,
+                source: "vLLM's default",
+                explained: "vLLM's default gpu_memory_utilization; the rest is the CUDA \
+                            context's",
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServingJob {
     pub model: ModelSpec,
@@ -59,8 +99,12 @@ pub struct ServingResult {
     pub kv_bytes_per_gpu: f64,
     pub memory_gib_per_gpu: f64,
     pub gpu_memory_gib: f64,
-    /// What the serving engine may take of it (`SERVING_MEMORY_SHARE`).
+    /// What the serving engine may take of it (`ServingBudget`).
     pub usable_memory_gib: f64,
+    /// Whose rule sets that share ("vLLM's default", "MLX's allocator limit").
+    pub memory_budget_source: String,
+    /// The same, at length.
+    pub memory_budget_explained: String,
     /// None when the GPU's memory bandwidth is unknown.
     pub decode_step_ms: Option<f64>,
     /// The share of peak memory bandwidth decode is timed at: None = the peak, so the rates
@@ -183,14 +227,16 @@ pub fn serving(
     let held = (dense / f64::from(tp * pp) + experts / f64::from(gpus_per_replica)) * weight_bytes
         + kv_bytes_per_gpu;
     let need_gib = held / GIB;
-    let usable_memory_gib = gpu.memory_gb * SERVING_MEMORY_SHARE;
+    let budget = ServingBudget::of(gpu);
+    let usable_memory_gib = gpu.memory_gb * budget.share;
     if need_gib > usable_memory_gib {
         return Err(JobError::DoesNotFit {
             need_gib,
             have_gib: usable_memory_gib,
             gpu: format!(
-                "{gpu_id} (vLLM's default {:.0} % of its {} GiB)",
-                SERVING_MEMORY_SHARE * 100.0,
+                "{gpu_id} ({} {:.0} % of its {} GiB)",
+                budget.source,
+                budget.share * 100.0,
                 crate::model::units::trim_number(gpu.memory_gb)
             ),
         });
@@ -224,8 +270,9 @@ pub fn serving(
     };
     let mut assumes = vec![
         format!(
-            "the serving engine takes {:.0} % of each GPU's memory (vLLM's default gpu_memory_utilization): {} of {} GiB",
-            SERVING_MEMORY_SHARE * 100.0,
+            "the serving engine takes {:.0} % of each GPU's memory ({}): {} of {} GiB",
+            budget.share * 100.0,
+            budget.explained,
             crate::model::units::trim_number(usable_memory_gib),
             crate::model::units::trim_number(gpu.memory_gb)
         ),
@@ -314,6 +361,8 @@ pub fn serving(
         memory_gib_per_gpu: need_gib,
         gpu_memory_gib: gpu.memory_gb,
         usable_memory_gib,
+        memory_budget_source: budget.source.to_string(),
+        memory_budget_explained: budget.explained.to_string(),
         decode_step_ms,
         decode_comm_ms,
         decode_tokens_per_s_per_replica: per_replica,

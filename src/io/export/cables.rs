@@ -1,5 +1,6 @@
 //! The cable plan (cut sheet) as CSV: one row per cable with both ends, what it carries,
-//! the part the bill of materials counts for it, a length class and a printable label.
+//! the part the bill of materials counts for it, a length class and a printable label. A
+//! link on derived optics has no cable part: its `part_model` says the fibre is not billed.
 //! Optics the bill derives are per end (`a_transceiver`, `b_transceiver`): an end on a
 //! twin-port or broken-out cage names the cage's module, which it shares with the cage's
 //! other cables. Twisted pair into an SFP+ cage names the RJ-45 module there. A DAC that is
@@ -13,6 +14,9 @@ use crate::analysis::optic_cages::{OPTIC, end_transceiver};
 use crate::analysis::twisted_pair::{RJ45_MODULE, twisted_pair};
 use crate::model::catalog::CableMedium;
 use crate::model::{Catalog, Design, LinkState};
+
+/// `part_model` of a link whose optics the bill derives: the fibre between them.
+pub const FIBRE: &str = "fibre patch cord between the optics (not in the bill)";
 
 pub const HEADER: [&str; 19] = [
     "cable",
@@ -64,7 +68,9 @@ fn row(design: &Design, cable: &Cable<'_>, catalog: &Catalog) -> [String; 19] {
                     .to_string()
             };
             let ends = [end(link.a), end(link.b)];
-            (String::new(), String::new(), String::new(), ends)
+            // The fibre between the two optics is no catalog part and not in the bill: said,
+            // so that an empty cell does not read as a cable forgotten.
+            (String::new(), FIBRE.to_string(), String::new(), ends)
         }
         // A splitter's leg: the splitter is bought once for the legs that share its cage.
         Some((choice @ CableChoice::Splitter { legs, .. }, _)) => {
