@@ -186,6 +186,26 @@ fn assert_ratio(b: &Bisection, expected: f64) {
 // ---------------------------------------------------------------------------------------
 // Known answers
 
+/// Five equal servers on one non-blocking switch, 8 × 400G each: nodes stay whole, so the
+/// halves are two and three servers, and the two can send 2 × 3.2 = 6.4 Tb/s, all of which
+/// the switch carries. That is full bisection: 100 %, not 6.4 of 8 (half the total). Three
+/// servers of a 2:1 fat tree's kind are not (see `fat_tree_three_to_one`).
+#[test]
+fn an_odd_count_of_whole_nodes_on_one_switch_is_full() {
+    let mut d = Design::new("star of 5");
+    let sw = switch(&mut d, "sw", SwitchRole::Leaf, None);
+    for i in 0..5u32 {
+        let n = gpu_node(&mut d, &format!("n{i}"), 8, 8, i as f32 * 100.0);
+        for k in 0..8u32 {
+            link(&mut d, (n, k), (sw, i * 8 + k), 400.0);
+        }
+    }
+    let b = run(&d);
+    assert_gbit(b.value, 6400.0);
+    assert_gbit(b.full, 6400.0);
+    assert_ratio(&b, 1.0);
+}
+
 #[test]
 fn fat_tree_one_to_one() {
     // 8 nodes × 1 NIC × 100G; 2 leaves of 4 down / 4 up; 4 spines, one link to each leaf.

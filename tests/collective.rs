@@ -71,6 +71,38 @@ fn ring_all_reduce_on_a_100g_bus_by_hand() {
     assert_eq!(r.link_utilization.len(), 4);
 }
 
+/// One GPU per node: NCCL takes the tree's network column for every algorithm ("With ppn=1
+/// latencies are fully exposed, use the Tree network latency", tuning.cc). The 100G bus of four
+/// one-GPU servers, ring LL at 8 B: base 6.6 + 6 network steps × (NET tree LL 5.0 + 0.13 µs
+/// QM8700 + 0.01 µs cable), where the ring's own column would give 2.7 a step. Eight GPUs per
+/// node keep the ring's column.
+#[test]
+fn one_gpu_per_node_takes_the_tree_network_latency() {
+    let catalog = Catalog::builtin();
+    let r = collective(
+        &fx::ib_bus4(),
+        &catalog,
+        &forced(Op::AllReduce, 8, AlgoChoice::Ring, Protocol::Ll),
+    )
+    .unwrap();
+    let latency = 6.6 + 6.0 * (5.0 + 0.13 + 0.01);
+    assert!(
+        close(r.latency_us, latency, 1e-9),
+        "{} vs {latency}",
+        r.latency_us
+    );
+    // Two DGX H100 (8 per node) on rail leaves: 2 network steps at the ring's 2.7 plus the
+    // path, 28 NVLink steps at the network overhead (1.0) NCCL floors them to.
+    let two = collective(
+        &fx::dgx_rail_leaves(2),
+        &catalog,
+        &forced(Op::AllReduce, 8, AlgoChoice::Ring, Protocol::Ll),
+    )
+    .unwrap();
+    let path = (two.latency_us - 6.6 - 28.0 * 1.0) / 2.0 - 2.7;
+    assert!(path > 0.0 && path < 1.0, "{path}");
+}
+
 #[test]
 fn busbw_follows_nccl_tests_factors() {
     let catalog = Catalog::builtin();

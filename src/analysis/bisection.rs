@@ -25,7 +25,9 @@ use std::hash::{Hash, Hasher};
 pub struct Bisection {
     /// Least max-flow between balanced halves, per direction.
     pub value: Bandwidth,
-    /// What full bisection would be: half the GPUs times their scale-out injection.
+    /// What full bisection would be: the scale-out injection of the smaller half of the least
+    /// cut (half the total where the halves are equal; nodes kept whole, five equal nodes
+    /// split two and three, and two nodes' injection is all a cut between them can carry).
     pub full: Bandwidth,
     /// `value / full`; `None` when `full` is zero or no bipartition exists.
     pub ratio: Option<f64>,
@@ -142,6 +144,22 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
         .collect();
     cut_links.sort_unstable();
     cut_links.dedup();
+    // The smaller half's injection bounds any cut between these halves.
+    let side_injection = |side: bool| -> Bandwidth {
+        graph
+            .units
+            .iter()
+            .zip(&search.best_sides)
+            .filter(|&(_, &s)| s == side)
+            .map(|(u, _)| u.injection)
+            .sum()
+    };
+    let full = if search.best_sides.is_empty() {
+        full
+    } else {
+        let (a, b) = (side_injection(true), side_injection(false));
+        if a.gbit_s() < b.gbit_s() { a } else { b }
+    };
     Bisection {
         value,
         full,

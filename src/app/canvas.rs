@@ -1116,8 +1116,21 @@ fn finish_gesture(
                 }
                 match default_link(design, catalog, from, to) {
                     Ok(link) => {
+                        let down = if link.state == crate::model::LinkState::Failed {
+                            let which = if crate::model::factory::device_down(design, from) {
+                                from
+                            } else {
+                                to
+                            };
+                            format!(
+                                ", failed: {} is failed in the what-if (Restore brings it back)",
+                                name_of(design, which)
+                            )
+                        } else {
+                            String::new()
+                        };
                         let status = format!(
-                            "linked {} and {}: {} at {}",
+                            "linked {} and {}: {} at {}{down}",
                             name_of(design, from),
                             name_of(design, to),
                             link.tech.label(),

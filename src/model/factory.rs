@@ -557,6 +557,13 @@ pub fn default_link(
     wished_link(design, catalog, a, b, LinkWish::default())
 }
 
+/// A device whose links are all failed: what "fail device" leaves (a what-if marks links, not
+/// devices), so a link drawn to it starts failed too. False for a device with no links.
+pub fn device_down(design: &Design, id: DeviceId) -> bool {
+    let mut links = design.links.iter().filter(|l| l.touches(id)).peekable();
+    links.peek().is_some() && links.all(|l| l.state == crate::model::LinkState::Failed)
+}
+
 /// What a bulk wiring asks of a link beyond `default_link`'s choice: a given port on end
 /// `a` (NIC i for rail i), or one technology (a Thunderbolt 5 mesh).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -691,6 +698,11 @@ pub fn wished_link(
             let mut link = Link::new(Endpoint::new(a, pa), Endpoint::new(b, pb), c.tech, c.rate)
                 .with_lanes(c.lanes);
             link.id = design.next_link_id();
+            // A device failed in a what-if (every link of it failed) stays down: a cable
+            // drawn to it does not bring it back.
+            if device_down(design, a) || device_down(design, b) {
+                link.state = crate::model::LinkState::Failed;
+            }
             return Ok(link);
         }
     }
@@ -750,6 +762,30 @@ mod tests {
         let link = default_link(design, catalog, a, b).unwrap();
         design.insert_link(link.clone());
         link
+    }
+
+    /// "Fail device" fails every link of a switch; a server cabled to it afterwards gets a
+    /// failed link too, or the what-if would route through a switch that is off.
+    #[test]
+    fn a_link_drawn_to_a_failed_device_starts_failed() {
+        let c = catalog();
+        let mut d = Design::new("t");
+        let leaf = add(&mut d, &c, "qm9700");
+        let a = add(&mut d, &c, "dgx-h100");
+        let b = add(&mut d, &c, "dgx-h100");
+        assert!(!device_down(&d, leaf), "no links: not down");
+        let first = connect(&mut d, &c, a, leaf);
+        assert_eq!(first.state, crate::model::LinkState::Up);
+        d.link_mut(first.id).unwrap().state = crate::model::LinkState::Failed;
+        assert!(device_down(&d, leaf));
+        let second = default_link(&d, &c, b, leaf).unwrap();
+        assert_eq!(second.state, crate::model::LinkState::Failed);
+        // One working link left on the switch: it is up, and so is what is drawn to it.
+        d.link_mut(first.id).unwrap().state = crate::model::LinkState::Up;
+        assert_eq!(
+            default_link(&d, &c, b, leaf).unwrap().state,
+            crate::model::LinkState::Up
+        );
     }
 
     #[test]

@@ -291,7 +291,14 @@ pub(super) fn latency_us(plan: &Plan, hops: &IntraHops, op: Op, p: Protocol, byt
             l
         }
     };
-    let inter = |algo: TableAlgo| table.hop(HopKind::Net, algo, p) + plan.net_extra_us;
+    // "With ppn=1 latencies are fully exposed, use the Tree network latency" (tuning.cc,
+    // `ncclTopoTuneModel`, 2.25.1 to 2.30.7): one GPU per node takes the tree's network
+    // column whatever the algorithm.
+    let one_per_node = multi && plan.max_domain_gpus == 1;
+    let inter = |algo: TableAlgo| {
+        let column = if one_per_node { TableAlgo::Tree } else { algo };
+        table.hop(HopKind::Net, column, p) + plan.net_extra_us
+    };
     let fill = if plan.nvls_rate > 0.0 {
         lat::nvls_fill_us(plan.nvls_rate, plan.nvls_channels, bytes)
     } else {
