@@ -403,6 +403,47 @@ fn paste_lands_at_the_pointer_with_a_fresh_name() {
     assert_ne!(copy.name, original.name);
 }
 
+/// With the pointer still on the copied device (click it, Ctrl+C, Ctrl+V), the copy goes 40
+/// units below and right of it, not on top where it would hide the original.
+#[test]
+fn a_paste_over_the_original_moves_off_it() {
+    let mut harness = harness(app());
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.run();
+    let original = harness.state().document().design().devices[0].clone();
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::C);
+    harness.run();
+    // The screen point of the original's centre, found from the canvas's own mapping.
+    let on = (0..1440)
+        .step_by(4)
+        .flat_map(|x| {
+            (0..900)
+                .step_by(4)
+                .map(move |y| egui::pos2(x as f32, y as f32))
+        })
+        .find(|&p| {
+            harness
+                .state()
+                .canvas_state()
+                .to_canvas(p)
+                .is_some_and(|c| {
+                    (c.x - original.pos.x).abs() < 3.0 && (c.y - original.pos.y).abs() < 3.0
+                })
+        })
+        .expect("the original is on screen");
+    harness.hover_at(on);
+    harness.run();
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::V);
+    harness.run();
+    let design = harness.state().document().design();
+    assert_eq!(design.devices.len(), 2);
+    let copy = &design.devices[1];
+    assert_eq!(
+        (copy.pos.x - original.pos.x, copy.pos.y - original.pos.y),
+        (40.0, 40.0)
+    );
+}
+
 /// Two DGX H100 joined by one default link, the link alone selected.
 fn two_nodes_one_link(harness: &mut Harness<'_, RailyardApp>) -> LinkId {
     for _ in 0..2 {

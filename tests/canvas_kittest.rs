@@ -437,18 +437,20 @@ fn right_click_connects_the_devices_selected_before_to_the_device_clicked() {
             (LinkTech::InfiniBand, 400.0)
         );
     }
+    // Each DGX brings all 8 NICs to the switch, NIC k on the next free port.
     let ends: Vec<_> = app.design.links.iter().map(|l| (l.a, l.b)).collect();
     let end = |d, port| Endpoint::new(DeviceId(d), port);
-    assert_eq!(
-        ends,
-        [
-            (end(0, Port::Nic(0)), end(1, Port::Switch(0))),
-            (end(2, Port::Nic(0)), end(1, Port::Switch(1))),
-        ]
-    );
+    let expected: Vec<_> = [0u32, 2]
+        .iter()
+        .enumerate()
+        .flat_map(|(i, &d)| {
+            (0..8u32).map(move |k| (end(d, Port::Nic(k)), end(1, Port::Switch(8 * i as u32 + k))))
+        })
+        .collect();
+    assert_eq!(ends, expected);
     assert_eq!(
         app.statuses.last().map(String::as_str),
-        Some("2 links added: selected → qm9700-1")
+        Some("16 links added: selected → qm9700-1")
     );
     assert_eq!(app.history.revision(), 1);
 }

@@ -487,3 +487,43 @@ fn boxes_say_what_they_are_above_their_names() {
     assert_eq!(what("spine-01"), "spine · qm9700");
     assert_eq!(what("leaf-r0"), "leaf · rail 0");
 }
+
+/// A diagram exported during a what-if says so in its title block, so it is not shown as the
+/// healthy design: the SuperPOD unit with leaf-r0's 64 links failed.
+#[test]
+fn a_what_if_is_named_in_the_diagram_title() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = std::fs::read_to_string(preset("dgx-h100-superpod-su.ron")).expect("preset");
+    let mut design = railyard::io::parse_design(&text, "su").expect("parses");
+    let leaf = design
+        .devices
+        .iter()
+        .find(|d| d.name == "leaf-r0")
+        .expect("leaf-r0")
+        .id;
+    for l in &mut design.links {
+        if l.touches(leaf) {
+            l.state = railyard::model::LinkState::Failed;
+        }
+    }
+    let path = dir.path().join("down.ron");
+    railyard::io::save_design(&path, &design).expect("saved");
+    let o = railyard(&["export", path_str(&path), "-o", "-", "--format", "svg"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = String::from_utf8(o.stdout).expect("UTF-8");
+    assert!(
+        svg.contains(">what-if: 64 links failed · 256 GPUs"),
+        "{}",
+        &svg[..800]
+    );
+    // The healthy preset's title says nothing of it.
+    let o = railyard(&[
+        "export",
+        path_str(&preset("dgx-h100-superpod-su.ron")),
+        "-o",
+        "-",
+        "--format",
+        "svg",
+    ]);
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("what-if"));
+}

@@ -90,6 +90,19 @@ pub fn unhealthy_counts(design: &Design) -> (usize, usize) {
         })
 }
 
+/// "what-if: 16 links failed, 2 degraded" when any link is down or slowed, for titles and
+/// strips that a reader might take for the healthy design; None when all are up.
+pub fn what_if_text(design: &Design) -> Option<String> {
+    let (failed, degraded) = unhealthy_counts(design);
+    let count = |n: usize| crate::model::units::count_of(n, "link", "links");
+    match (failed, degraded) {
+        (0, 0) => None,
+        (f, 0) => Some(format!("what-if: {} failed", count(f))),
+        (0, d) => Some(format!("what-if: {} degraded", count(d))),
+        (f, d) => Some(format!("what-if: {} failed, {d} degraded", count(f))),
+    }
+}
+
 /// The same design with every link up; None when it already is.
 pub fn healthy(design: &Design) -> Option<Design> {
     if design.links.iter().all(|l| l.state == LinkState::Up) {
@@ -221,6 +234,28 @@ mod tests {
             }
         }
         d
+    }
+
+    /// The words that name a what-if in the exported diagram's title block and presentation
+    /// mode's strip.
+    #[test]
+    fn a_what_if_is_counted_in_words() {
+        let d = rail_optimized();
+        assert_eq!(what_if_text(&d), None);
+        let rail0 = links_in_scope(&d, Scope::Rail(0));
+        let mut down = fail(&d, &rail0);
+        let failed = rail0.len();
+        assert_eq!(
+            what_if_text(&down).as_deref(),
+            Some(format!("what-if: {failed} links failed").as_str())
+        );
+        // Made slow instead of down: both counts.
+        let first = rail0[0];
+        down.link_mut(first).expect("a link").state = LinkState::Degraded { fraction: 0.5 };
+        assert_eq!(
+            what_if_text(&down).as_deref(),
+            Some(format!("what-if: {} links failed, 1 degraded", failed - 1).as_str())
+        );
     }
 
     #[test]

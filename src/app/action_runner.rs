@@ -12,9 +12,13 @@ use super::path_prompt::PathPurpose;
 use super::{canvas, presentation};
 use crate::model::Pos;
 
+/// How far a paste moves the copy off the original, in canvas units.
+const PASTE_STEP: f32 = 40.0;
+
 impl RailyardApp {
     /// Where a paste goes: centred on the pointer when it is over the canvas, else 40 units
-    /// below and right of the copied devices, so the copy never hides the original.
+    /// below and right of the copied devices, so the copy never hides the original; so too
+    /// when the pointer still rests on what was copied (click, Ctrl+C, Ctrl+V).
     pub(super) fn paste_offset(&self, clip: &Clip, ctx: &egui::Context) -> (f32, f32) {
         let canvas = &self.tabs[self.active].canvas;
         let pointer = ctx
@@ -22,14 +26,19 @@ impl RailyardApp {
             .and_then(|p| canvas.to_canvas(p))
             .filter(|p| canvas.scene_rect.contains(egui::pos2(p.x, p.y)));
         let (Some(at), Some(first)) = (pointer, clip.devices.first()) else {
-            return (40.0, 40.0);
+            return (PASTE_STEP, PASTE_STEP);
         };
         let (mut lo, mut hi) = (first.pos, first.pos);
         for d in &clip.devices {
             lo = Pos::new(lo.x.min(d.pos.x), lo.y.min(d.pos.y));
             hi = Pos::new(hi.x.max(d.pos.x), hi.y.max(d.pos.y));
         }
-        (at.x - (lo.x + hi.x) / 2.0, at.y - (lo.y + hi.y) / 2.0)
+        let (dx, dy) = (at.x - (lo.x + hi.x) / 2.0, at.y - (lo.y + hi.y) / 2.0);
+        if dx.abs() < PASTE_STEP && dy.abs() < PASTE_STEP {
+            (PASTE_STEP, PASTE_STEP)
+        } else {
+            (dx, dy)
+        }
     }
 
     pub(super) fn run_action(&mut self, action: Action, shift: bool, ctx: &egui::Context) {

@@ -689,6 +689,7 @@ impl RailyardApp {
         } else if presentation::strip_ui(
             ui,
             &self.document().title(),
+            crate::analysis::whatif::what_if_text(self.document().design()).as_deref(),
             self.analysis().as_ref().map(|(_, a)| a.as_ref()),
         ) {
             events.push(AppEvent::Action {

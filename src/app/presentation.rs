@@ -56,12 +56,26 @@ pub fn key_figures(analysis: &Analysis) -> Vec<(&'static str, String)> {
     out
 }
 
-/// The strip at the top of the window; returns true when "Exit" was clicked.
-pub fn strip_ui(ui: &mut Ui, title: &str, analysis: Option<&Analysis>) -> bool {
+/// The strip at the top of the window; returns true when "Exit" was clicked. `what_if` says
+/// which links a what-if has down, so the figures are not taken for the healthy design's.
+pub fn strip_ui(
+    ui: &mut Ui,
+    title: &str,
+    what_if: Option<&str>,
+    analysis: Option<&Analysis>,
+) -> bool {
     let mut exit = false;
     egui::Panel::top("presentation-strip").show(ui, |ui| {
         ui.horizontal_wrapped(|ui| {
             ui.label(RichText::new(title).strong());
+            if let Some(what_if) = what_if {
+                ui.separator();
+                ui.label(
+                    RichText::new(what_if)
+                        .strong()
+                        .color(ui.visuals().warn_fg_color),
+                );
+            }
             match analysis {
                 Some(a) => {
                     for (label, value) in key_figures(a) {

@@ -576,7 +576,7 @@ pub(crate) fn write_title_block(
         .filter_map(|d| d.kind.as_node())
         .map(|n| u64::from(n.gpu_count))
         .sum();
-    let counts = format!(
+    let mut counts = format!(
         "{} · {} · {} · links coloured by {}",
         count_of(gpus as usize, "GPU", "GPUs"),
         count_of(design.devices.len(), "device", "devices"),
@@ -586,6 +586,10 @@ pub(crate) fn write_title_block(
             other => other.mode().name().to_string(),
         }
     );
+    // A what-if is said where the picture is titled, so it is not shown as the design.
+    if let Some(what_if) = crate::analysis::whatif::what_if_text(design) {
+        counts = format!("{what_if} · {counts}");
+    }
     let _ = writeln!(
         out,
         r##"<g class="title-block"><text x="{x}" y="{}" font-size="{TITLE_PX}" font-weight="bold" fill="#212121">{}</text><text x="{x}" y="{}" font-size="13" fill="#616161">{}</text></g>"##,

@@ -113,8 +113,9 @@ pub fn rails(
     plan.finish("NIC i → rail-i leaf")
 }
 
-/// One link from every selected device (other than `target`) to `target`, on the first free
-/// ports both ends share. Devices already linked to `target` are skipped.
+/// Every selected device (other than `target`) linked to `target` on the first free ports both
+/// ends share: a server's every free NIC when `target` is a switch (a star cables them all),
+/// else one link. Devices with nothing left to link are skipped.
 pub fn connect_to(
     design: &Design,
     catalog: &Catalog,
@@ -134,7 +135,26 @@ pub fn connect_to(
         });
     }
     let mut plan = Plan::new(design);
+    let to_switch = to.kind.as_switch().is_some();
     for from in devices {
+        let nics = nic_count(from);
+        if to_switch && nics > 0 {
+            let free: Vec<Port> = (0..nics)
+                .map(|i| Port::Nic(u32::try_from(i).unwrap_or(u32::MAX)))
+                .filter(|&nic| !plan.is_wired(from.id, nic))
+                .collect();
+            if free.is_empty() {
+                plan.skipped += 1;
+            }
+            for nic in free {
+                let wish = LinkWish {
+                    port_a: Some(nic),
+                    tech: None,
+                };
+                plan.add(catalog, from, to, wish, &format!("{}'s {nic}", from.name))?;
+            }
+            continue;
+        }
         if plan.are_linked(from.id, target, None) {
             plan.skipped += 1;
             continue;
@@ -466,17 +486,23 @@ mod tests {
         );
     }
 
+    /// Servers connected to one switch bring every free NIC: 4 DGX × 8 NICs fill a QM9700's
+    /// 32 of 64 ports; a server already cabled on NIC 0 brings its other 7.
     #[test]
-    fn nodes_connect_to_one_switch_once_each() {
+    fn servers_connect_every_free_nic_to_one_switch() {
         let catalog = Catalog::builtin();
-        let (design, nodes, leaves) = dgx_and_leaves();
+        let (mut design, nodes, leaves) = dgx_and_leaves();
+        let first = crate::model::factory::default_link(&design, &catalog, nodes[0], leaves[0])
+            .expect("free ports");
+        assert_eq!(first.a.port, Port::Nic(0));
+        design.insert_link(first);
         let selected: BTreeSet<DeviceId> = nodes.iter().copied().collect();
         let wiring = connect_to(&design, &catalog, &selected, leaves[0]).expect("room");
-        assert_eq!(wiring.links.len(), 4);
-        assert_eq!(wiring.summary, "4 links added: selected → leaf-7");
+        assert_eq!(wiring.links.len(), 31);
+        assert_eq!(wiring.summary, "31 links added: selected → leaf-7");
         let mut applied = design.clone();
         wiring.command().apply(&mut applied).expect("valid");
-        // Again: every node is linked to leaf-7 already.
+        // Again: every NIC is cabled already.
         assert_eq!(
             connect_to(&applied, &catalog, &selected, leaves[0]),
             Err(WiringRefusal::AllWired { skipped: 4 })

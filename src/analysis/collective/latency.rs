@@ -402,8 +402,9 @@ pub(crate) fn nvls_fill_us(per_gpu_nvls_bytes_per_s: f64, channels: f64, bytes: 
 }
 
 /// A grouped send/recv (all-to-all) issues one operation per peer; NCCL spreads them over its
-/// p2p channels. We charge each peer's per-step overhead divided by this many in flight
-/// (our estimate).
+/// p2p channels, each running up to `NCCL_MAX_DEV_WORK_P2P_PER_BATCH` (8, `device.h`) of
+/// them at once (`enqueue.cc`). We charge each peer's per-step overhead divided by that many
+/// in flight: one channel's worth, which leaves the spread over several channels out.
 pub(crate) const P2P_IN_FLIGHT: f64 = 8.0;
 
 #[cfg(test)]
