@@ -2049,3 +2049,45 @@ fn the_sidebar_says_when_no_published_run_speaks_for_the_time() {
     );
     harness.get_by_label("No counted published run of this kind near this size: accuracy unknown");
 }
+
+/// A fitted view refits when the legend grows over the design (a what-if adds its "failed"
+/// row), but not when it shrinks again and the design stays clear: restoring the links
+/// leaves the view where it is, so nothing moves under the pointer a second time.
+#[test]
+fn a_legend_that_shrinks_leaves_the_view_be() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    for _ in 0..3 {
+        harness.run();
+    }
+    let design = harness.state().document().design().clone();
+    let first = design.links[0].id;
+    let fail = railyard::app::whatif::scope_command(
+        &design,
+        railyard::analysis::whatif::Scope::Link(first),
+        railyard::model::LinkState::Failed,
+    )
+    .expect("a link to fail");
+    let fitted = harness.state().canvas_state().scene_rect;
+    assert!(harness.state_mut().apply(fail));
+    for _ in 0..3 {
+        harness.run();
+    }
+    let failed = harness.state().canvas_state().scene_rect;
+    assert_ne!(
+        failed, fitted,
+        "the grown legend reached the design: refitted"
+    );
+    let now = harness.state().document().design().clone();
+    let restore = railyard::app::whatif::scope_command(
+        &now,
+        railyard::analysis::whatif::Scope::Link(first),
+        railyard::model::LinkState::Up,
+    )
+    .expect("a link to restore");
+    assert!(harness.state_mut().apply(restore));
+    for _ in 0..3 {
+        harness.run();
+    }
+    assert_eq!(harness.state().canvas_state().scene_rect, failed);
+}

@@ -338,6 +338,13 @@ fn same_view(a: Rect, b: Rect) -> bool {
     (a.min - b.min).length() <= tolerance && (a.max - b.max).length() <= tolerance
 }
 
+/// Where `r` (canvas units) lies on screen when `view` fills `outer`.
+fn on_screen(r: Rect, view: Rect, outer: Rect) -> Rect {
+    let scale = outer.width() / view.width().max(f32::EPSILON);
+    let map = |p: Pos2| outer.min + (p - view.min) * scale;
+    Rect::from_min_max(map(r.min), map(r.max))
+}
+
 /// The design's bounds with the fit's margin.
 fn fit_content(design: &Design) -> Rect {
     Layout::build(design, None, Fold::Nothing)
@@ -517,7 +524,17 @@ pub fn canvas_ui(
     if (asked.is_some() || legend_changed.is_some()) && usable(outer) {
         // Laid out only now, not every frame: a layout walks every device.
         let content = asked.unwrap_or_else(|| fit_content(design));
-        if asked.is_some() || legend_changed.is_some_and(|f| f.content == content) {
+        // A legend that changed but still clears the design (a what-if adds its "failed"
+        // row) leaves the view be: a jump would move what is under the pointer.
+        let still_clear = asked.is_none()
+            && legend.is_none_or(|l| !l.intersects(on_screen(content, state.scene_rect, outer)));
+        if still_clear && legend_changed.is_some_and(|f| f.content == content) {
+            state.interaction.fitted = Some(Fitted {
+                view: state.scene_rect,
+                legend,
+                content,
+            });
+        } else if asked.is_some() || legend_changed.is_some_and(|f| f.content == content) {
             state.scene_rect = fit_clear_of(content, outer, legend);
             state.interaction.fitted = Some(Fitted {
                 view: state.scene_rect,
@@ -1278,6 +1295,18 @@ mod tests {
         assert!((view.width() - 1000.0).abs() < 1e-3 && (view.height() - 600.0).abs() < 1e-3);
         assert!((view.min.x - (300.0 - 606.0)).abs() < 1e-3, "{view:?}");
         assert!(view.min.y.abs() < 1e-3, "{view:?}");
+    }
+
+    #[test]
+    fn canvas_rects_map_to_the_screen_at_the_view_s_scale() {
+        // A view 2000 units wide over a 1000-point canvas: half a point a unit.
+        let outer = Rect::from_min_size(Pos2::new(10.0, 20.0), Vec2::new(1000.0, 600.0));
+        let view = Rect::from_min_size(Pos2::new(-200.0, 0.0), Vec2::new(2000.0, 1200.0));
+        let r = Rect::from_min_max(Pos2::new(0.0, 100.0), Pos2::new(200.0, 300.0));
+        assert_eq!(
+            on_screen(r, view, outer),
+            Rect::from_min_max(Pos2::new(110.0, 70.0), Pos2::new(210.0, 170.0))
+        );
     }
 
     #[test]
