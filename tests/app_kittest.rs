@@ -2091,3 +2091,41 @@ fn a_legend_that_shrinks_leaves_the_view_be() {
     }
     assert_eq!(harness.state().canvas_state().scene_rect, failed);
 }
+
+/// A link selected from a bundle says in the inspector that it is one of the bundle's, so a
+/// speed set there is not taken for the whole bundle's; a lone link says nothing of it.
+#[test]
+fn the_inspector_says_a_bundled_link_is_one_of_several() {
+    let mut harness = harness(app());
+    let first = two_nodes_one_link(&mut harness);
+    let says = |harness: &Harness<'_, RailyardApp>| {
+        painted_texts(harness)
+            .iter()
+            .any(|t| t.starts_with("One of ") && t.ends_with("edits change this one only"))
+    };
+    assert!(!says(&harness), "a lone link");
+    let design = harness.state().document().design();
+    let second = default_link(
+        design,
+        &Catalog::builtin(),
+        design.devices[0].id,
+        design.devices[1].id,
+    )
+    .expect("a second NIC pair");
+    assert!(harness.state_mut().apply(Command::Insert {
+        devices: vec![],
+        links: vec![second],
+        groups: vec![],
+    }));
+    let selection = &mut harness.state_mut().canvas_state_mut().selection;
+    selection.clear();
+    selection.links.insert(first);
+    harness.run();
+    assert!(
+        painted_texts(&harness)
+            .iter()
+            .any(|t| t == "One of 2 links drawn as one line: edits change this one only"),
+        "{:?}",
+        painted_texts(&harness)
+    );
+}

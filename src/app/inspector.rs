@@ -937,6 +937,20 @@ fn link_ui(
         endpoint_text(design, source.a.device, source.a.port),
         endpoint_text(design, source.b.device, source.b.port)
     ));
+    // The canvas draws parallel links as one line: say that an edit here is one link's.
+    let parallel = design
+        .links
+        .iter()
+        .filter(|l| l.touches(source.a.device) && l.touches(source.b.device))
+        .count();
+    if parallel > 1 {
+        ui.label(
+            egui::RichText::new(format!(
+                "One of {parallel} links drawn as one line: edits change this one only"
+            ))
+            .color(ui.visuals().warn_fg_color),
+        );
+    }
     // What it carries in the sidebar's collective, as the canvas's hover card says. Always
     // one line (cut short, whole on hover), so that the rows below do not move when the
     // analysis comes in.
