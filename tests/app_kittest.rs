@@ -450,6 +450,11 @@ fn two_nodes_one_link(harness: &mut Harness<'_, RailyardApp>) -> LinkId {
         harness.state_mut().add_part(&PartId::new("dgx-h100"));
         harness.run();
     }
+    cable_first_two_and_select(harness)
+}
+
+/// One more default link between the design's first two devices, alone selected.
+fn cable_first_two_and_select(harness: &mut Harness<'_, RailyardApp>) -> LinkId {
     let design = harness.state().document().design();
     let link = default_link(
         design,
@@ -2104,19 +2109,7 @@ fn the_inspector_says_a_bundled_link_is_one_of_several() {
             .any(|t| t.starts_with("One of ") && t.ends_with("edits change this one only"))
     };
     assert!(!says(&harness), "a lone link");
-    let design = harness.state().document().design();
-    let second = default_link(
-        design,
-        &Catalog::builtin(),
-        design.devices[0].id,
-        design.devices[1].id,
-    )
-    .expect("a second NIC pair");
-    assert!(harness.state_mut().apply(Command::Insert {
-        devices: vec![],
-        links: vec![second],
-        groups: vec![],
-    }));
+    cable_first_two_and_select(&mut harness);
     let selection = &mut harness.state_mut().canvas_state_mut().selection;
     selection.clear();
     selection.links.insert(first);
