@@ -779,6 +779,53 @@ fn serving_costs_per_output_token_at_the_decode_bound() {
     );
 }
 
+/// Four Mac Studios on a desk pay for energy at home: no data-centre overhead (PUE 1.0) and
+/// the US residential price, 16 ¢/kWh (EIA 2023), where the HGX above pays PUE 1.58 and 8 ¢.
+/// The command line says which, and a PUE the user gives drops the claim.
+#[test]
+fn desk_machines_pay_for_energy_at_home() {
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::job::{JobOutcome, Site};
+
+    let catalog = Catalog::builtin();
+    let design = preset("mac-studio-tb5-x4.ron");
+    assert_eq!(Site::of(&design, &catalog), Site::Desk);
+    // The workload as `workload --serving` runs it on four Macs: one stage per Mac.
+    assert_eq!(
+        Site::of(&preset("hgx-h100-x4-roce.ron"), &catalog),
+        Site::DataCentre
+    );
+    let mut w = Workload::named("llama-70b").expect("built in");
+    w.serving = true;
+    (w.tp, w.pp) = (1, 4);
+    let a = assessed_with(&design, &catalog, w);
+    let Some(Ok(JobOutcome::Serving(r))) = &a.job else {
+        panic!("serving: {:?}", a.job);
+    };
+    let (capital, power_w) = (a.metrics.cost.total.0, a.metrics.power.0);
+    let per_hour = capital / (5.0 * 8766.0) + power_w / 1e3 * 1.0 * 0.16;
+    let e = r.economics.expect("priced");
+    assert!((e.usd_per_hour / per_hour - 1.0).abs() < 1e-12, "{e:?}");
+    assert_eq!(e.energy_defaults, Some(Site::Desk));
+
+    let args = [
+        "workload",
+        "presets/mac-studio-tb5-x4.ron",
+        "--model",
+        "70",
+        "--serving",
+    ];
+    let (code, text, err) = railyard(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("energy at PUE 1 and $0.16/kWh; desk machines at home"),
+        "{text}"
+    );
+    let (code, text, err) = railyard(&[&args[..], &["--pue", "1.2"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("energy at PUE 1.2 and $0.16/kWh)"), "{text}");
+}
+
 /// Llama 70B served to one sequence with a 2,048-token prompt, in bf16, at tensor parallelism
 /// `tp`.
 fn one_llama_70b_sequence(tp: u32) -> ServingJob {

@@ -739,10 +739,11 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                     e.usd_per_million_tokens
                 ))
                 .on_hover_text(format!(
-                    "Capital written off over {} years of training without a break, plus energy at PUE {} and ${}/kWh ({} an hour)",
+                    "Capital written off over {} years of training without a break, plus energy at PUE {} and ${}/kWh{} ({} an hour)",
                     e.amortisation_years,
                     e.pue,
                     e.usd_per_kwh,
+                    e.energy_basis(),
                     Usd(e.usd_per_hour).compact()
                 ));
             }
@@ -799,10 +800,11 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                     e.usd_per_million_tokens
                 ))
                 .on_hover_text(format!(
-                    "{basis}: capital written off over {} years of serving without a break, plus energy at PUE {} and ${}/kWh ({} an hour)",
+                    "{basis}: capital written off over {} years of serving without a break, plus energy at PUE {} and ${}/kWh{} ({} an hour)",
                     e.amortisation_years,
                     e.pue,
                     e.usd_per_kwh,
+                    e.energy_basis(),
                     Usd(e.usd_per_hour).compact()
                 ));
             }

@@ -5,13 +5,11 @@ use super::args::{parse_fraction, parse_weights};
 use crate::analysis::collective::{
     Precision, QuantizedWeights, Routing, SERVING_SEQUENCES, Workload, fitted_layout,
 };
-use crate::analysis::job::economics::{
-    DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH,
-};
+use crate::analysis::job::economics::DEFAULT_AMORTISATION_YEARS;
 use crate::analysis::job::{
     Economics, EconomicsInputs, JobError, ModelSpec, Recompute, SearchOptions, SearchResult,
-    ServingJob, ServingResult, TrainingJob, TrainingStep, economics, named_model, search_layouts,
-    serving, training_step,
+    ServingJob, ServingResult, Site, TrainingJob, TrainingStep, economics, named_model,
+    search_layouts, serving, training_step,
 };
 use crate::model::units::{count_of, group_thousands, significant, time_text, trim_number};
 use crate::model::{Catalog, Design};
@@ -78,12 +76,14 @@ pub(super) struct JobArgs {
     /// Reduce gradients after the backward pass instead of overlapping it.
     #[arg(long)]
     no_grad_overlap: bool,
-    /// Power usage effectiveness of the facility.
-    #[arg(long, value_name = "R", default_value_t = DEFAULT_PUE, value_parser = parse_pue)]
-    pue: f64,
-    /// Electricity price, USD per kWh.
-    #[arg(long, value_name = "USD", default_value_t = DEFAULT_USD_PER_KWH, value_parser = parse_non_negative)]
-    usd_per_kwh: f64,
+    /// Power usage effectiveness of the facility [default: 1.58, Uptime Institute's 2023
+    /// average; 1.0 where every machine is a desk machine (Mac Studio, DGX Spark, workstation)]
+    #[arg(long, value_name = "R", value_parser = parse_pue)]
+    pue: Option<f64>,
+    /// Electricity price, USD per kWh [default: 0.08, the US industrial price; 0.16, the US
+    /// residential price, where every machine is a desk machine]
+    #[arg(long, value_name = "USD", value_parser = parse_non_negative)]
+    usd_per_kwh: Option<f64>,
     /// Years the design's capital cost is written off over.
     #[arg(long, value_name = "Y", default_value_t = DEFAULT_AMORTISATION_YEARS, value_parser = parse_positive)]
     years: f64,
@@ -320,17 +320,20 @@ pub(super) fn run_job(
     (capital_usd, power_w): (f64, f64),
 ) -> anyhow::Result<(JobFigures, JobDetail)> {
     let name = &chosen.training.model.name;
-    // Money at the command line's PUE, price and write-off, for training or serving.
+    // Money at the command line's PUE, price and write-off, for training or serving; the
+    // site's PUE and price where it gives neither.
+    let site = Site::of(design, catalog);
     let priced = |tokens_per_s: f64, tokens: Option<f64>| {
         economics(&EconomicsInputs {
             tokens_per_s,
             tokens,
             capital_usd,
             power_w,
-            pue: a.pue,
-            usd_per_kwh: a.usd_per_kwh,
+            pue: a.pue.unwrap_or(site.pue()),
+            usd_per_kwh: a.usd_per_kwh.unwrap_or(site.usd_per_kwh()),
             amortisation_years: a.years,
             rent: a.rent.map(|usd| (usd, design.gpu_count())),
+            energy_defaults: (a.pue.is_none() && a.usd_per_kwh.is_none()).then_some(site),
         })
     };
     if let Some(job) = &chosen.serving {
@@ -496,8 +499,12 @@ fn money_lines(e: &Economics, out: &mut String) {
     }
     out.push_str(&format!(
         "cost       ${:.2} per million tokens (capital over {} years of training without a \
-         break, energy at PUE {} and ${}/kWh)\n",
-        e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
+         break, energy at PUE {} and ${}/kWh{})\n",
+        e.usd_per_million_tokens,
+        e.amortisation_years,
+        e.pue,
+        e.usd_per_kwh,
+        e.energy_basis()
     ));
     rented_line(e, "", out);
 }
@@ -574,8 +581,12 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                 let rate = r.decode_basis();
                 out.push_str(&format!(
                     "cost       {at_least}${:.2} per million output tokens ({rate}; capital \
-                     over {} years serving without a break, energy at PUE {} and ${}/kWh)\n",
-                    e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
+                     over {} years serving without a break, energy at PUE {} and ${}/kWh{})\n",
+                    e.usd_per_million_tokens,
+                    e.amortisation_years,
+                    e.pue,
+                    e.usd_per_kwh,
+                    e.energy_basis()
                 ));
                 rented_line(e, at_least, &mut out);
             }

@@ -305,8 +305,12 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
             if let Some(e) = economics {
                 let _ = writeln!(
                     out,
-                    "\n${:.2} per million tokens (capital over {} years of training without a break, energy at PUE {} and ${}/kWh).",
-                    e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
+                    "\n${:.2} per million tokens (capital over {} years of training without a break, energy at PUE {} and ${}/kWh{}).",
+                    e.usd_per_million_tokens,
+                    e.amortisation_years,
+                    e.pue,
+                    e.usd_per_kwh,
+                    e.energy_basis()
                 );
             }
             &step.assumes
@@ -346,8 +350,12 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
                 let basis = r.decode_basis();
                 let _ = writeln!(
                     out,
-                    "\n{lead}{:.2} per million output tokens ({basis}; capital over {} years of serving without a break, energy at PUE {} and ${}/kWh).",
-                    e.usd_per_million_tokens, e.amortisation_years, e.pue, e.usd_per_kwh
+                    "\n{lead}{:.2} per million output tokens ({basis}; capital over {} years of serving without a break, energy at PUE {} and ${}/kWh{}).",
+                    e.usd_per_million_tokens,
+                    e.amortisation_years,
+                    e.pue,
+                    e.usd_per_kwh,
+                    e.energy_basis()
                 );
             }
             &r.assumes

@@ -223,6 +223,10 @@ pub struct NodeSpec {
     /// unknown, and nothing is checked.
     #[serde(default)]
     pub nic_slots: Option<u32>,
+    /// A machine made for a desk, run from a wall socket (a Mac Studio, a DGX Spark, a
+    /// workstation): a design of only these is priced at home, not in a data centre.
+    #[serde(default)]
+    pub desk: bool,
 }
 
 impl NodeSpec {

@@ -94,6 +94,55 @@ impl RingChannels {
     }
 }
 
+/// How a ring all-reduce's chunks were cut before NCCL 2.20: on the GPU, each loop in
+/// nChannels × nRanks chunks of one size, that size rounded up to a grain of the protocol's
+/// threads (NVIDIA/nccl v2.19.4 `src/device/all_reduce.h`, `runRing`; v2.18 has it in
+/// `src/collectives/device/all_reduce.h`):
+/// - LL and LL128: `min(chunk, divUp(left, nChannels·nRanks·minChunk)·minChunk)`, where
+///   `minChunk` is the threads × `calcBytePerGrain` (LL 512 threads × 8 bytes = 4 KiB; LL128
+///   640 threads × 60 bytes, halved: 19,200 bytes);
+/// - Simple: `min(chunk, divUp(left, nChannels·nRanks))` rounded up to (threads − one warp) ×
+///   8 bytes (544 − 32 threads: 4 KiB).
+///
+/// Chunks are laid out channel after channel, so at a mid size the last ones hold nothing
+/// while every step of the ring waits on a full one. 2.20 moved the split to the host
+/// (`ncclCollCbdPart`), which shares the last loop out evenly.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct DeviceChunking {
+    /// Simple's largest chunk: NCCL_BUFFSIZE / NCCL_STEPS × ALLREDUCE_CHUNKSTEPS (4 of 8).
+    pub simple_chunk_bytes: f64,
+}
+
+/// LL's largest chunk: its 512 KiB buffer over 8 steps, half of each line data (32 KiB).
+const LL_CHUNK_BYTES: f64 = 32_768.0;
+/// LL128's: its 4,915,200-byte buffer over 8 steps, 120 of each 128 bytes data.
+const LL128_CHUNK_BYTES: f64 = 576_000.0;
+
+impl DeviceChunking {
+    /// The bytes a channel's ring steps carry, summed over the loops, over an even split of
+    /// `bytes` on the `channels` and `ranks`: 1 where chunks come out even, 1.32 for 8 MiB
+    /// under LL128 on 24 channels and 8 ranks (chunks of 57,600 bytes for 43,690 each).
+    pub(crate) fn rounding(&self, p: Protocol, channels: u32, ranks: u32, bytes: f64) -> f64 {
+        let cut = f64::from(channels.max(1)) * f64::from(ranks.max(1));
+        if bytes.is_nan() || bytes <= 0.0 {
+            return 1.0;
+        }
+        let (chunk, grain) = match p {
+            Protocol::Ll => (LL_CHUNK_BYTES, 512.0 * 8.0),
+            Protocol::Ll128 => (LL128_CHUNK_BYTES, 640.0 * 60.0 / 2.0),
+            Protocol::Simple => (self.simple_chunk_bytes, (544.0 - 32.0) * 8.0),
+        };
+        let loop_bytes = cut * chunk;
+        let full_loops = ((bytes / loop_bytes).ceil() - 1.0).max(0.0);
+        let left = bytes - full_loops * loop_bytes;
+        let last = match p {
+            Protocol::Simple => ((left / cut).ceil().min(chunk) / grain).ceil() * grain,
+            _ => chunk.min((left / (cut * grain)).ceil() * grain),
+        };
+        (full_loops * chunk + last) * cut / bytes
+    }
+}
+
 /// Threads per channel and the bytes each must hold before NCCL drops a channel
 /// (`maxThreads`, `threadThresholds`: LL 512 threads and 8 bytes, times the ranks on a ring;
 /// LL128 640 and 8; Simple 512 and 64, on NVLink where the ring carries more than PCI_BW).
@@ -129,6 +178,31 @@ mod tests {
         let slow = RingChannels::of(ArchRow::Ampere, 12.0).unwrap();
         assert_eq!((slow.comm, slow.speed_gbyte_s), (2, 12.0));
         assert!(RingChannels::of(ArchRow::Hopper, 0.0).is_none());
+    }
+
+    #[test]
+    fn nccl_before_2_20_rounds_a_rings_chunks_up() {
+        let cut = DeviceChunking {
+            simple_chunk_bytes: 2.0 * 1_048_576.0,
+        };
+        let mib = 1_048_576.0;
+        // LL128, 24 channels, 8 ranks: a grain of 19,200 bytes, 3,686,400 per round of chunks.
+        // 8 MiB takes 3 grains a chunk, 57,600 bytes, where 8 MiB / 192 is 43,690.7.
+        let ll128 = |m: f64| cut.rounding(Protocol::Ll128, 24, 8, m * mib);
+        assert!((ll128(8.0) - 57_600.0 * 192.0 / (8.0 * mib)).abs() < 1e-12);
+        assert!((ll128(8.0) - 1.318).abs() < 1e-3);
+        // 16 and 32 MiB: 5 and 10 grains (96,000 and 192,000 bytes), ×1.099.
+        assert!((ll128(16.0) - 96_000.0 * 192.0 / (16.0 * mib)).abs() < 1e-12);
+        assert!((ll128(32.0) - 192_000.0 * 192.0 / (32.0 * mib)).abs() < 1e-12);
+        // 128 MiB: one loop of full 576,000-byte chunks (110.6 MB), then 23.6 MB left in 7
+        // grains (134,400 bytes): (576,000 + 134,400) × 192 / 128 MiB.
+        assert!((ll128(128.0) - 710_400.0 * 192.0 / (128.0 * mib)).abs() < 1e-12);
+        // Simple rounds to 4 KiB only: 32 MiB is 174,763 bytes a chunk, cut at 176,128.
+        let simple = cut.rounding(Protocol::Simple, 24, 8, 32.0 * mib);
+        assert!((simple - 176_128.0 * 192.0 / (32.0 * mib)).abs() < 1e-12);
+        // LL, 1 MiB: two 4 KiB grains for 5,461 bytes, ×1.5; an even fit is exactly 1.
+        assert!((cut.rounding(Protocol::Ll, 24, 8, mib) - 1.5).abs() < 1e-12);
+        assert!((cut.rounding(Protocol::Ll, 16, 8, 0.5 * mib) - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -1,12 +1,10 @@
 //! The job figures the sidebar, `compare --model` and the report show beside a workload's
 //! communication: the same step, in railyard's default framework settings (selective
-//! recomputation, ZeRO-1, the published kernel efficiency unless the workload gives one, the default PUE, price and write-
-//! off period), reusing the communication the assessment already timed.
+//! recomputation, ZeRO-1, the published kernel efficiency unless the workload gives one, the
+//! site's PUE and price, the default write-off period), reusing the communication the
+//! assessment already timed.
 
-use super::economics::{
-    DEFAULT_AMORTISATION_YEARS, DEFAULT_PUE, DEFAULT_USD_PER_KWH, Economics, EconomicsInputs,
-    economics,
-};
+use super::economics::{DEFAULT_AMORTISATION_YEARS, Economics, EconomicsInputs, Site, economics};
 use super::serving::{ServingJob, ServingResult, serving};
 use super::training::{TrainingJob, TrainingStep, training_step_with};
 use super::{JobError, named_model};
@@ -93,9 +91,14 @@ pub fn job_of_workload(
             memory_share: w.memory_share,
         };
         return Some(serving(design, catalog, &job, routing).map(|mut r| {
-            r.economics = r
-                .decode_tokens_per_s
-                .map(|tokens_per_s| default_economics(tokens_per_s, capital_usd, power_w));
+            r.economics = r.decode_tokens_per_s.map(|tokens_per_s| {
+                default_economics(
+                    tokens_per_s,
+                    capital_usd,
+                    power_w,
+                    Site::of(design, catalog),
+                )
+            });
             JobOutcome::Serving(Box::new(r))
         }));
     }
@@ -103,9 +106,14 @@ pub fn job_of_workload(
     job.dp = Some(comm.mapping.dp);
     Some(
         training_step_with(comm.clone(), design, catalog, &job).map(|step| {
-            let economics = step
-                .tokens_per_s
-                .map(|tokens_per_s| default_economics(tokens_per_s, capital_usd, power_w));
+            let economics = step.tokens_per_s.map(|tokens_per_s| {
+                default_economics(
+                    tokens_per_s,
+                    capital_usd,
+                    power_w,
+                    Site::of(design, catalog),
+                )
+            });
             JobOutcome::Training {
                 step: Box::new(step),
                 economics,
@@ -114,16 +122,17 @@ pub fn job_of_workload(
     )
 }
 
-/// Money per token at railyard's default PUE, electricity price and write-off period.
-fn default_economics(tokens_per_s: f64, capital_usd: f64, power_w: f64) -> Economics {
+/// Money per token at the site's PUE and electricity price and the default write-off period.
+fn default_economics(tokens_per_s: f64, capital_usd: f64, power_w: f64, site: Site) -> Economics {
     economics(&EconomicsInputs {
         tokens_per_s,
         tokens: None,
         capital_usd,
         power_w,
-        pue: DEFAULT_PUE,
-        usd_per_kwh: DEFAULT_USD_PER_KWH,
+        pue: site.pue(),
+        usd_per_kwh: site.usd_per_kwh(),
         amortisation_years: DEFAULT_AMORTISATION_YEARS,
         rent: None,
+        energy_defaults: Some(site),
     })
 }

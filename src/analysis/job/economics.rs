@@ -3,6 +3,7 @@
 //! period plus energy at a price. The defaults are stated with their sources; every one of
 //! them can be set.
 
+use crate::model::{Catalog, Design};
 use serde::Serialize;
 
 /// Power usage effectiveness: Uptime Institute's Global Data Center Survey 2023 average, 1.58.
@@ -10,11 +11,71 @@ pub const DEFAULT_PUE: f64 = 1.58;
 /// Electricity, USD per kWh: US industrial average 2023, 8.0 ¢ (EIA Electric Power Monthly,
 /// Table 5.3).
 pub const DEFAULT_USD_PER_KWH: f64 = 0.080;
+/// A home or office adds no data-centre power chain or cooling plant to the machines' own
+/// draw: PUE 1.0 (air conditioning that removes the heat, where there is any, is not counted).
+pub const DESK_PUE: f64 = 1.0;
+/// Electricity at home, USD per kWh: US residential average 2023, 16.0 ¢ (EIA Electric Power
+/// Annual 2023, average revenue per kWh by sector), twice the industrial price.
+pub const DESK_USD_PER_KWH: f64 = 0.160;
 /// Years the hardware is written off over, straight line: 5, Amazon's server life from 2025
 /// (its 2024 annual report; Microsoft and Alphabet use 6, Meta 5.5).
 pub const DEFAULT_AMORTISATION_YEARS: f64 = 5.0;
 
 const HOURS_PER_YEAR: f64 = 8766.0;
+
+/// Where the machines run, which decides what energy costs by default: a data centre (its
+/// overhead, an industrial price) or a desk (a wall socket, a household price).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Site {
+    DataCentre,
+    Desk,
+}
+
+impl Site {
+    /// A desk where every GPU machine of the design is one made for a desk (a Mac Studio, a
+    /// DGX Spark, a workstation); a data centre otherwise, and for a design with none.
+    pub fn of(design: &Design, catalog: &Catalog) -> Site {
+        let mut nodes = design
+            .devices
+            .iter()
+            .filter_map(|d| d.kind.as_node())
+            .peekable();
+        let all_desk = nodes.peek().is_some()
+            && nodes.all(|n| catalog.node(&n.model).is_some_and(|spec| spec.desk));
+        if all_desk {
+            Site::Desk
+        } else {
+            Site::DataCentre
+        }
+    }
+
+    pub fn pue(self) -> f64 {
+        match self {
+            Site::DataCentre => DEFAULT_PUE,
+            Site::Desk => DESK_PUE,
+        }
+    }
+
+    pub fn usd_per_kwh(self) -> f64 {
+        match self {
+            Site::DataCentre => DEFAULT_USD_PER_KWH,
+            Site::Desk => DESK_USD_PER_KWH,
+        }
+    }
+
+    /// Where the defaults come from, for the line that shows them.
+    pub fn basis(self) -> &'static str {
+        match self {
+            Site::DataCentre => {
+                "a data centre's: Uptime Institute's 2023 average PUE, EIA's 2023 US industrial price"
+            }
+            Site::Desk => {
+                "desk machines at home: no data-centre overhead, EIA's 2023 US residential price"
+            }
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct EconomicsInputs {
@@ -29,6 +90,8 @@ pub struct EconomicsInputs {
     /// Renting the same GPUs instead: USD per GPU-hour (a cloud's price, energy included) and
     /// the GPUs billed; None = no rental line.
     pub rent: Option<(f64, u64)>,
+    /// The site whose defaults the PUE and price are; None where the user set either.
+    pub energy_defaults: Option<Site>,
 }
 
 /// The same work on rented GPUs: what the hours cost at a price per GPU-hour.
@@ -53,6 +116,17 @@ pub struct Economics {
     pub usd_per_kwh: f64,
     pub amortisation_years: f64,
     pub rented: Option<Rented>,
+    /// The site whose defaults the PUE and price are; None where the user set either.
+    pub energy_defaults: Option<Site>,
+}
+
+impl Economics {
+    /// "; desk machines at home: …" after the PUE and price where they are a site's defaults.
+    pub fn energy_basis(&self) -> String {
+        self.energy_defaults
+            .map(|site| format!("; {}", site.basis()))
+            .unwrap_or_default()
+    }
 }
 
 pub fn economics(i: &EconomicsInputs) -> Economics {
@@ -69,6 +143,7 @@ pub fn economics(i: &EconomicsInputs) -> Economics {
         pue: i.pue,
         usd_per_kwh: i.usd_per_kwh,
         amortisation_years: i.amortisation_years,
+        energy_defaults: i.energy_defaults,
         rented: i.rent.map(|(usd_per_gpu_hour, gpus)| {
             let usd_per_hour = usd_per_gpu_hour * gpus as f64;
             Rented {
@@ -99,6 +174,7 @@ mod tests {
             usd_per_kwh: 0.10,
             amortisation_years: 5.0,
             rent: Some((2.0, 64)),
+            energy_defaults: None,
         });
         assert!((e.usd_per_hour - 215.0).abs() < 1e-9);
         assert!((e.usd_per_million_tokens - 215.0 / 3600.0).abs() < 1e-12);

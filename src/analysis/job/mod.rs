@@ -16,7 +16,7 @@ pub mod training;
 pub use advice::add_job_advice;
 pub use assessed::{JobOutcome, job_of_workload, training_job_of_workload};
 pub use compute::{Efficiency, default_efficiency, gpu_efficiency, peak_tflops};
-pub use economics::{Economics, EconomicsInputs, economics};
+pub use economics::{Economics, EconomicsInputs, Site, economics};
 pub use memory::{MemoryUse, training_memory};
 pub use model::{ModelSpec, Recompute, gpt, named_model};
 pub use search::{SearchOptions, SearchResult, search_layouts};

@@ -638,14 +638,22 @@ fn why_chosen(
 /// (latency µs, bandwidth µs) of a costed plan at a size and protocol, on the channels NCCL
 /// runs it on.
 /// A tree under Simple also fills its pipeline one whole chunk at a time (`tree_fill_us`),
-/// which NCCL's tuner does not count.
+/// and before 2.20 a ring all-reduce waits on chunks rounded up on the GPU
+/// (`DeviceChunking`); NCCL's tuner counts neither.
 pub(super) fn time_of(c: &Costed, op: Op, p: Protocol, s: f64) -> (f64, f64) {
-    let channels = c
-        .plan
+    let plan = &c.plan;
+    let channels = plan
         .channels
-        .map_or(1.0, |ch| ch.share(c.plan.algorithm, p, c.plan.gpus, s));
+        .map_or(1.0, |ch| ch.share(plan.algorithm, p, plan.gpus, s));
     let (latency, bw) = time_with(c, c.seconds_per_byte, &c.intra_hops, op, p, s, channels);
-    (latency + tree_fill_us(c, p, s), bw)
+    let rounding = match (plan.device_chunking, plan.channels) {
+        (Some(cut), Some(ch)) if op == Op::AllReduce => {
+            let in_use = ch.in_use(plan.algorithm, p, plan.gpus, s);
+            cut.rounding(p, in_use, plan.gpus, s)
+        }
+        _ => 1.0,
+    };
+    (latency + tree_fill_us(c, p, s), bw * rounding)
 }
 
 /// µs a tree all-reduce under Simple spends filling its pipeline (`TreePipeline::fill_us`);

@@ -252,6 +252,7 @@ pub(super) fn latency_floor_us(
         nvls_rate: 0.0,
         nvls_channels: 0.0,
         channels: None,
+        device_chunking: None,
         tree_pipeline: None,
         staging_s_per_byte: 0.0,
         latency,

@@ -15,7 +15,7 @@ mod tree;
 pub(crate) use loads::LoadBuilder;
 
 use super::Library;
-use super::channels::RingChannels;
+use super::channels::{DeviceChunking, RingChannels};
 use super::efficiency::nvlink_efficiency;
 use super::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
 use super::latency::{self as lat, ArchRow, HopKind, LatencyTable};
@@ -80,6 +80,9 @@ pub(crate) struct Plan {
     /// domain, of which a small operation runs on fewer; None elsewhere (other libraries or
     /// algorithms, PCIe hops, networks).
     pub channels: Option<RingChannels>,
+    /// How a release before 2.20 cuts a ring all-reduce's chunks on the GPU, rounding them up
+    /// (`DeviceChunking`); None from 2.20, and where `channels` is None.
+    pub device_chunking: Option<DeviceChunking>,
     /// A tree all-reduce's shape and rates for its Simple pipeline fill; None for other
     /// algorithms and libraries.
     pub tree_pipeline: Option<TreePipeline>,
@@ -635,6 +638,12 @@ pub(crate) fn plan<'f>(
         && intra_hop == Some(HopKind::NvLink))
     .then(|| nvlink_ring_channels(fab, first))
     .flatten();
+    let device_chunking = (algorithm == Algorithm::Ring
+        && channels.is_some()
+        && fab.nccl.before(2, 20, 0))
+    .then(|| DeviceChunking {
+        simple_chunk_bytes: fab.nccl_buffer.step_bytes() * 4.0,
+    });
     let tree_pipeline = match (fab.library, algorithm) {
         (Library::Nccl, Algorithm::Tree) => tree_pipeline(fab, first, m, max_g, intra_hop),
         (Library::Nccl, Algorithm::NvlsTree) => {
@@ -657,6 +666,7 @@ pub(crate) fn plan<'f>(
         nvls_rate,
         nvls_channels,
         channels,
+        device_chunking,
         tree_pipeline,
         staging_s_per_byte,
         latency: fab.latency_table(),
