@@ -35,6 +35,8 @@ struct Svg {
     height: f64,
     /// (`data-rail` if any, `stroke`) of every link line.
     links: Vec<(Option<String>, String)>,
+    /// Each link line's ends as written (x1 y1 x2 y2), in the order of `links`.
+    link_ends: Vec<String>,
     /// Texts inside the `legend` group, in order (its heading first).
     legend: Vec<String>,
     /// (label, stroke) of each legend entry.
@@ -71,6 +73,8 @@ fn read_svg(text: &str) -> Svg {
                 if class == "link" {
                     svg.links
                         .push((attr("data-rail"), attr("stroke").expect("a stroke")));
+                    let ends = ["x1", "y1", "x2", "y2"].map(|a| attr(a).expect("an end"));
+                    svg.link_ends.push(ends.join(" "));
                 }
                 if e.name().as_ref() == b"line" && open.last().is_some_and(|c| c == "legend-entry")
                 {
@@ -110,6 +114,39 @@ fn export_svg(file: &Path, color: &str) -> Svg {
     let o = railyard(&["export", path_str(file), "-o", "-", "--color", color]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     read_svg(&String::from_utf8(o.stdout).unwrap())
+}
+
+/// A fat tree's server puts its eight NICs on one leaf: eight cables, eight rails. Under rail
+/// colours each rail gets its own lane beside the others, in its own colour, as on the
+/// canvas; before, the eight shared one line and it showed whichever rail came last. Under
+/// technology colours they are one look and share one line.
+#[test]
+fn a_bundle_of_several_rails_shows_each_rail_in_its_lane() {
+    let dir = tempfile::tempdir().unwrap();
+    let ft = dir.path().join("ft.ron");
+    let o = railyard(&[
+        "generate",
+        "fat-tree",
+        "--nodes",
+        "4",
+        "--output",
+        path_str(&ft),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let svg = export_svg(&ft, "rail");
+    assert_eq!(svg.links.len(), 32);
+    let lines: BTreeSet<&String> = svg.link_ends.iter().collect();
+    assert_eq!(lines.len(), 32, "{lines:?}");
+    let mut strokes: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (rail, stroke) in &svg.links {
+        let rail = rail.as_deref().expect("a NIC's rail");
+        strokes.entry(rail).or_default().insert(stroke);
+    }
+    assert_eq!(strokes.len(), 8);
+    assert!(strokes.values().all(|s| s.len() == 1), "{strokes:?}");
+    let plain = export_svg(&ft, "technology");
+    let lines: BTreeSet<&String> = plain.link_ends.iter().collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
 }
 
 #[test]

@@ -32,7 +32,7 @@ pub use paint::{heat_color, tech_color};
 use super::link_info::{self, LinkLoads};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
-use crate::model::factory::{default_link, default_name, devices_from_part, match_design_nics};
+use crate::model::factory::{default_link, devices_from_part, match_design_nics, name_for_new};
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, GroupId, LinkId, PartId, Pos};
 use egui::containers::DragPanButtons;
 use egui::emath::TSTransform;
@@ -1240,7 +1240,7 @@ fn drop_part(
         catalog,
         part,
         id,
-        default_name(part, id),
+        name_for_new(design, catalog, part, id),
         Pos::new(at.x, at.y),
     ) {
         Ok(mut devices) => {

@@ -41,7 +41,7 @@ use crate::analysis::collective::Workload;
 use crate::io::import::{ImportFormat, import_file, placeholders};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
-use crate::model::factory::{default_name, devices_from_part, match_design_nics};
+use crate::model::factory::{devices_from_part, match_design_nics, name_for_new};
 use crate::model::units::count_of;
 use crate::model::{Catalog, DeviceId, LinkId, PartId, Pos};
 use actions::{Action, ActionState};
@@ -430,7 +430,8 @@ impl RailyardApp {
             .count() as f32;
         let pos = Pos::new(centre.x + 24.0 * taken, centre.y + 24.0 * taken);
         let id = design.next_device_id();
-        match devices_from_part(&self.catalog, part, id, default_name(part, id), pos) {
+        let name = name_for_new(design, &self.catalog, part, id);
+        match devices_from_part(&self.catalog, part, id, name, pos) {
             Ok(mut devices) => {
                 let ids: Vec<DeviceId> = devices.iter().map(|d| d.id).collect();
                 let name = devices.first().map(|d| d.name.clone()).unwrap_or_default();

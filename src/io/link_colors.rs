@@ -198,6 +198,23 @@ pub fn rail_of(a: &Device, port_a: Port, b: &Device, port_b: Port, tech: LinkTec
         .or_else(|| nic_rail(b, port_b))
 }
 
+/// What sets links between the same two devices apart into lanes side by side: technology
+/// and rate, and under rail colours the rail too, so a cable bundle that carries several
+/// rails (a fat tree's eight NICs on one leaf) shows each rail in its colour instead of one
+/// rail for all. The canvas and the exported diagram lay lanes out by it alike.
+pub fn lane_look(link: &Link, a: &Device, b: &Device, mode: ColorMode) -> u64 {
+    let rate = (link.nominal_capacity().gbit_s().max(0.0) as u64) & ((1 << 40) - 1);
+    let look = (link.tech as u64) << 48 | rate;
+    match mode {
+        ColorMode::Rail => {
+            let rail = rail_of(a, link.a.port, b, link.b.port, link.tech)
+                .map_or(0, |r| (u64::from(r) + 1) & 0xFF);
+            look | rail << 40
+        }
+        _ => look,
+    }
+}
+
 /// Which tiers a link joins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TierPair {

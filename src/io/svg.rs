@@ -7,7 +7,7 @@ use super::device_rows::Corners;
 use super::device_title::diagram_titles;
 use super::group_frames::{GroupFrame, group_frames};
 use super::link_colors::{
-    self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, rail_of,
+    self, Background, ColorMode, Legend, LinkPainter, Pattern, heat_stops, lane_look, rail_of,
 };
 use super::link_label::{
     LinkTally, label_spots, link_label, min_labelled, segment_meets_box, sort_for_labels,
@@ -329,6 +329,9 @@ pub fn design_to_svg(design: &Design, catalog: &Catalog, colors: LinkColors<'_>)
     let _ = writeln!(out, "</g>");
 
     let _ = writeln!(out, r#"<g class="links">"#);
+    // The looks seen between each pair of devices, in order: a link's lane is its look's
+    // place (as on the canvas, lanes alternate either side of the line between centres).
+    let mut looks: HashMap<(DeviceId, DeviceId), Vec<u64>> = HashMap::new();
     for link in &design.links {
         let (Some(a), Some(b)) = (rects.get(&link.a.device), rects.get(&link.b.device)) else {
             continue;
@@ -338,7 +341,26 @@ pub fn design_to_svg(design: &Design, catalog: &Catalog, colors: LinkColors<'_>)
         else {
             continue;
         };
-        let ((x1, y1), (x2, y2)) = (a.centre(), b.centre());
+        let ((mut x1, mut y1), (mut x2, mut y2)) = (a.centre(), b.centre());
+        let width = link_width(link.lanes);
+        let pair = if link.a.device <= link.b.device {
+            (link.a.device, link.b.device)
+        } else {
+            (link.b.device, link.a.device)
+        };
+        let look = lane_look(link, dev_a, dev_b, painter.mode);
+        let seen = looks.entry(pair).or_default();
+        let lane = seen.iter().position(|&l| l == look).unwrap_or_else(|| {
+            seen.push(look);
+            seen.len() - 1
+        });
+        let length = (x2 - x1).hypot(y2 - y1);
+        if lane > 0 && length > 0.0 {
+            let side = if lane % 2 == 1 { 1.0 } else { -1.0 };
+            let step = side * lane.div_ceil(2) as f32 * (width + LANE_GAP);
+            let (nx, ny) = (-(y2 - y1) / length * step, (x2 - x1) / length * step);
+            (x1, y1, x2, y2) = (x1 + nx, y1 + ny, x2 + nx, y2 + ny);
+        }
         let style = painter.style(link, dev_a, dev_b);
         let note = match colors {
             LinkColors::Heatmap(..) => match heat.get(&link.id) {
@@ -356,7 +378,6 @@ pub fn design_to_svg(design: &Design, catalog: &Catalog, colors: LinkColors<'_>)
             Some(r) => format!(r#" data-rail="{r}""#),
             None => String::new(),
         };
-        let width = link_width(link.lanes);
         let title = format!(
             "{} {}: {} × {}{note}{state}",
             link.id,
@@ -551,6 +572,9 @@ fn write_bundle_labels(
 }
 
 /// A link's line width: thicker with more lanes, up to eight.
+/// Space between lanes of links side by side, SVG units.
+const LANE_GAP: f32 = 2.0;
+
 pub(crate) fn link_width(lanes: u32) -> f32 {
     1.5 + (lanes.min(8) as f32 - 1.0) * 0.5
 }

@@ -41,6 +41,54 @@ pub fn default_name(part: &PartId, id: DeviceId) -> String {
     format!("{part}-{}", id.0)
 }
 
+/// A name for a new device that follows the design's own: where two or more devices of its
+/// kind (GPU machines, leaf switches, NVSwitch domains) are named one prefix and a number
+/// ("node-01", "node-02"), the next number in the same width ("node-05"); else the part id
+/// and the device number (`default_name`). Never a name the design already has.
+pub fn name_for_new(design: &Design, catalog: &Catalog, part: &PartId, id: DeviceId) -> String {
+    let fallback = default_name(part, id);
+    let Some(spec) = catalog.get(part).map(|p| &p.spec) else {
+        return fallback;
+    };
+    // A GPU card makes a workstation, a switch part a leaf (`device_from_part`).
+    let same_kind = |kind: &DeviceKind| match (spec, kind) {
+        (PartSpec::Node(_) | PartSpec::Gpu(_), DeviceKind::GpuNode(_)) => true,
+        (PartSpec::Switch(_), DeviceKind::Switch(s)) => s.role == SwitchRole::Leaf,
+        (PartSpec::Domain(_), DeviceKind::NvSwitchDomain(_)) => true,
+        _ => false,
+    };
+    // Prefix → (devices, highest number, its digits).
+    let mut series: Vec<(&str, u32, u64, usize)> = Vec::new();
+    for d in design.devices.iter().filter(|d| same_kind(&d.kind)) {
+        let digits = d.name.len() - d.name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (prefix, number) = d.name.split_at(d.name.len() - digits);
+        let Ok(number) = number.parse::<u64>() else {
+            continue;
+        };
+        match series.iter_mut().find(|s| s.0 == prefix) {
+            Some(s) => {
+                s.1 += 1;
+                if number >= s.2 {
+                    (s.2, s.3) = (number, digits);
+                }
+            }
+            None => series.push((prefix, 1, number, digits)),
+        }
+    }
+    let Some(&(prefix, _, highest, width)) = series
+        .iter()
+        .filter(|s| s.1 >= 2 && !s.0.is_empty())
+        .max_by_key(|s| s.1)
+    else {
+        return fallback;
+    };
+    let taken = |name: &str| design.devices.iter().any(|d| d.name == name);
+    (highest + 1..)
+        .map(|n| format!("{prefix}{n:0width$}"))
+        .find(|name| !taken(name))
+        .unwrap_or(fallback)
+}
+
 /// One device from a catalog part, at `pos` (the device's centre on the canvas).
 ///
 /// A node part gives a GPU node with the part's GPUs, scale-up and default NICs; a GPU card
@@ -756,6 +804,41 @@ mod tests {
         .unwrap();
         design.insert_device(d);
         id
+    }
+
+    #[test]
+    fn a_new_device_follows_the_designs_own_names() {
+        let catalog = catalog();
+        let mut design = Design::new("t");
+        let part = PartId::new("hgx-h100");
+        // Alone, a server takes the part's name and its number.
+        assert_eq!(
+            name_for_new(&design, &catalog, &part, design.next_device_id()),
+            format!("hgx-h100-{}", design.next_device_id().0)
+        );
+        for name in ["node-01", "node-02", "node-04", "gpu-box"] {
+            let id = add(&mut design, &catalog, "hgx-h100");
+            design.device_mut(id).unwrap().name = name.into();
+        }
+        let leaf = add(&mut design, &catalog, "qm9700");
+        design.device_mut(leaf).unwrap().name = "leaf-7".into();
+        // Servers: after the highest of the series, in its width.
+        let next = design.next_device_id();
+        assert_eq!(name_for_new(&design, &catalog, &part, next), "node-05");
+        // A card makes a workstation, a GPU machine too.
+        assert_eq!(
+            name_for_new(&design, &catalog, &PartId::new("rtx-4090"), next),
+            "node-05"
+        );
+        // One leaf is no series: the part's own name.
+        let switch = PartId::new("sn5600");
+        assert_eq!(
+            name_for_new(&design, &catalog, &switch, next),
+            format!("sn5600-{}", next.0)
+        );
+        // A name taken by another kind is skipped.
+        design.device_mut(leaf).unwrap().name = "node-05".into();
+        assert_eq!(name_for_new(&design, &catalog, &part, next), "node-06");
     }
 
     fn connect(design: &mut Design, catalog: &Catalog, a: DeviceId, b: DeviceId) -> Link {

@@ -10,7 +10,7 @@ use crate::io::device_title::device_title;
 use crate::io::group_frames::GroupFrame;
 use crate::io::link_colors::{
     self, Background, ColorMode, Legend, LegendEntry, LegendTally, LinkPainter, Pattern, Rgb,
-    heat_stops,
+    heat_stops, lane_look,
 };
 use crate::io::link_label::{
     label_spots, link_label, min_labelled, segment_meets_box, sort_for_labels,
@@ -564,10 +564,10 @@ impl Frame<'_> {
             // cover one another on screen) or as its first hot one; failed and degraded
             // links always show, and leave the bundle to its healthy links. A selected or
             // highlighted link always shows too, in its bundle's lane.
-            // Links that look different (another technology or rate) bundle apart, each in
-            // its own lane beside the first.
+            // Links that look different (another technology or rate; under rail colours
+            // another rail) bundle apart, each in its own lane beside the first.
             let capacity = link.nominal_capacity().gbit_s();
-            let look = (link.tech as u64) << 48 | capacity as u64;
+            let look = lane_look(link, &design.devices[ia], &design.devices[ib], mode);
             let mut lane = 0;
             if link.state == LinkState::Up {
                 // Both marked whatever the other says: a bundle shows at most one cool and
