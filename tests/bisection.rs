@@ -206,6 +206,38 @@ fn an_odd_count_of_whole_nodes_on_one_switch_is_full() {
     assert_ratio(&b, 1.0);
 }
 
+/// Rail-only: 4 servers of 2 GPUs and 2 NICs, NIC k on rail leaf k, no spine. Halves of two
+/// servers: each rail leaf carries its two servers' NIC k across, 2 × 100 Gb/s a rail, so the
+/// cut is full (400 of 400), but only because a server forwards between its rails over
+/// NVLink: the two leaves never meet in the network, and the bisection says so. A spine that
+/// joins them makes it a network of one piece, and the remark goes.
+#[test]
+fn rail_only_bisection_says_the_rails_meet_inside_the_servers() {
+    let mut d = Design::new("rail-only");
+    let leaves: Vec<DeviceId> = (0..2u32)
+        .map(|k| switch(&mut d, &format!("rail-{k}"), SwitchRole::Leaf, Some(k)))
+        .collect();
+    for i in 0..4u32 {
+        let n = gpu_node(&mut d, &format!("n{i}"), 2, 2, i as f32 * 100.0);
+        for (k, &leaf) in leaves.iter().enumerate() {
+            link(&mut d, (n, k as u32), (leaf, i), 100.0);
+        }
+    }
+    let b = run(&d);
+    assert_gbit(b.value, 400.0);
+    assert_ratio(&b, 1.0);
+    assert_eq!(b.switch_islands, 2);
+    let remark = b.through_servers().expect("a remark");
+    assert!(remark.contains("its 2 groups of switches meet only inside the nodes"));
+    let spine = switch(&mut d, "spine", SwitchRole::Spine, None);
+    for (k, &leaf) in leaves.iter().enumerate() {
+        link(&mut d, (leaf, 8), (spine, k as u32), 100.0);
+    }
+    let b = run(&d);
+    assert_eq!(b.switch_islands, 1);
+    assert!(b.through_servers().is_none());
+}
+
 #[test]
 fn fat_tree_one_to_one() {
     // 8 nodes × 1 NIC × 100G; 2 leaves of 4 down / 4 up; 4 spines, one link to each leaf.

@@ -341,6 +341,41 @@ fn a_two_to_one_fat_tree_fills_its_racks() {
     assert_eq!(leaves[..4], ["rack-01", "rack-02", "rack-04", "rack-05"]);
 }
 
+/// 16 DGX at 2:1 need 4 leaves of room for 5 (43 down ports): shared out 4/4/4/4, each leaf
+/// 32 NIC links down and ceil(32 × 21 / 43) = 16 up, so the bisection is half of full, as
+/// "2:1" says. Filling leaves in order gave 5/5/5/1 and 62.5 %: the last leaf's one node had
+/// 4 uplinks to itself.
+#[test]
+fn a_fat_tree_shares_its_nodes_out_evenly_over_the_leaves_it_needs() {
+    use railyard::analysis::bisection::bisection;
+    let mut s = spec(Template::FatTree, 16);
+    s.oversubscription = 2.0;
+    let d = run(&s);
+    let leaves = switches(&d, SwitchRole::Leaf);
+    assert_eq!(leaves.len(), 4);
+    for leaf in leaves.iter().map(|l| l.id) {
+        let links = |node_side: bool| {
+            d.links
+                .iter()
+                .filter(|l| l.a.device == leaf || l.b.device == leaf)
+                .filter(|l| {
+                    let other = if l.a.device == leaf {
+                        l.b.device
+                    } else {
+                        l.a.device
+                    };
+                    d.device(other)
+                        .is_some_and(|o| matches!(o.kind, DeviceKind::GpuNode(_)) == node_side)
+                })
+                .count()
+        };
+        assert_eq!((links(true), links(false)), (32, 16));
+    }
+    let b = bisection(&d, &catalog());
+    let ratio = b.ratio.expect("a ratio");
+    assert!((ratio - 0.5).abs() < 1e-9, "{b:?}");
+}
+
 #[test]
 fn oversubscription_below_one_or_without_uplinks_is_refused() {
     let mut s = spec(Template::FatTree, 64);

@@ -779,6 +779,48 @@ fn serving_costs_per_output_token_at_the_decode_bound() {
     );
 }
 
+/// Decode cannot run faster than the GPUs compute. Llama 3 70B on four M3 Ultras (TP 4), 64
+/// sequences with 2,048 tokens of cache: a token takes 2 × 68.45 G layer weights (80 layers of
+/// 151.0 M attention and 704.6 M MLP weights) + 4 × 2,048 × 8,192 × 80 for attention over the
+/// cache + 2 × 8,192 × 128,256 for the logits = 144.4 GFLOP. 64 of them on four GPUs of 28
+/// TFLOP/s take 82.5 ms, longer than the 56 ms the memory reads take: the step is compute's,
+/// and the rate never needs more than the peak. Before, the step was the reads alone: 930
+/// tokens/s, 134 TFLOP/s from 112.
+#[test]
+fn decode_is_bound_by_compute_where_the_batch_outruns_the_reads() {
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::job::JobOutcome;
+
+    let catalog = Catalog::builtin();
+    let design = preset("mac-studio-tb5-x4.ron");
+    let mut w = Workload::named("llama-70b").expect("built in");
+    w.serving = true;
+    (w.tp, w.pp) = (4, 1);
+    let a = assessed_with(&design, &catalog, w);
+    let Some(Ok(JobOutcome::Serving(r))) = &a.job else {
+        panic!("serving: {:?}", a.job);
+    };
+    let flops =
+        2.0 * 80.0 * (151.0e6 + 704.6e6) + 4.0 * 2048.0 * 8192.0 * 80.0 + 2.0 * 8192.0 * 128_256.0;
+    let compute_ms = 64.0 * flops / (4.0 * 28e12) * 1e3;
+    let got = r.decode_compute_ms.expect("a published peak");
+    assert!(
+        (got / compute_ms - 1.0).abs() < 2e-3,
+        "{got} against {compute_ms}"
+    );
+    let memory_ms = r.decode_memory_ms.expect("a published bandwidth");
+    assert!(memory_ms < got, "{memory_ms}");
+    let step = r.decode_step_ms.expect("known");
+    assert!((step - (got + r.decode_comm_ms)).abs() < 1e-9);
+    let tokens_per_s = r.decode_tokens_per_s.expect("known");
+    assert!(tokens_per_s * flops <= 4.0 * 28e12, "{tokens_per_s}");
+    assert!(
+        r.assumes
+            .iter()
+            .any(|a| a.starts_with("decode bound by compute"))
+    );
+}
+
 /// Four Mac Studios on a desk pay for energy at home: no data-centre overhead (PUE 1.0) and
 /// the US residential price, 16 ¢/kWh (EIA 2023), where the HGX above pays PUE 1.58 and 8 ¢.
 /// The command line says which, and a PUE the user gives drops the claim.

@@ -249,6 +249,46 @@ fn copper_between_twin_port_cages_is_one_twin_dac_per_two_links() {
     let plan = String::from_utf8(bytes).expect("UTF-8");
     assert!(!plan.contains("dac-400g"), "{plan}");
     assert!(plan.contains("dac-800g"));
+    // The plan's quantities add up to the bill's: a twin counts on the cable that opens it,
+    // and the cable that shares it says whose it is (before, every row said 1: 176).
+    let planned = |design: &Design, part: &str| -> u64 {
+        let mut bytes = Vec::new();
+        write_cable_plan(design, &catalog, &mut bytes).expect("a cable plan");
+        let mut reader = csv::Reader::from_reader(bytes.as_slice());
+        let headers = reader.headers().expect("a header").clone();
+        let column = |name: &str| headers.iter().position(|h| h == name).expect(name);
+        reader
+            .records()
+            .map(|r| r.expect("a record"))
+            .filter(|r| &r[column("part")] == part)
+            .map(|r| r[column("part_quantity")].parse::<u64>().expect("a count"))
+            .sum()
+    };
+    assert_eq!(planned(&design, "dac-800g"), 88);
+    assert!(
+        plan.contains(&format!("(shares the DAC of {})", link.id)),
+        "{plan}"
+    );
+    // One cable fewer between a node and its leaf: its partner keeps a dac-400g of its own,
+    // in the plan as in the bill.
+    let mut odd = design.clone();
+    let gone = odd
+        .links
+        .iter()
+        .position(|l| l.id == link.id)
+        .expect("there");
+    odd.links.remove(gone);
+    let bill = |part: &str| {
+        bom_lines(&odd, &catalog)
+            .into_iter()
+            .find(|l| l.part.as_str() == part)
+            .map_or(0, |l| l.quantity)
+    };
+    assert_eq!((bill("dac-800g"), bill("dac-400g")), (87, 1));
+    assert_eq!(
+        (planned(&odd, "dac-800g"), planned(&odd, "dac-400g")),
+        (87, 1)
+    );
 }
 
 /// The SuperPOD unit on Spectrum-X instead: the DGX's ConnectX-7 run as 400GbE still plug

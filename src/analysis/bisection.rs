@@ -13,7 +13,7 @@
 //! leaf, rack by rack or group by group (every template) are cut along their worst cut.
 
 use super::graph::{FabricGraph, Flow, FlowNetwork, from_mbit};
-use crate::model::{Bandwidth, Catalog, Design, DeviceId, GroupId, LinkId};
+use crate::model::{Bandwidth, Catalog, Design, DeviceId, DeviceKind, GroupId, LinkId};
 use serde::Serialize;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -34,6 +34,53 @@ pub struct Bisection {
     /// Links crossing the minimum cut, in id order.
     pub cut_links: Vec<LinkId>,
     pub status: BisectionStatus,
+    /// Groups of switches that no switch-to-switch link joins, where there are two or more
+    /// (a rail-only fabric's rail leaves): what crosses between them goes through the servers
+    /// (NCCL's PXN over NVLink), which the bisection counts. 0 or 1: the network itself
+    /// joins every switch.
+    pub switch_islands: usize,
+}
+
+impl Bisection {
+    /// "across the servers: its 8 groups of switches meet only inside the nodes, …" where
+    /// they do.
+    pub fn through_servers(&self) -> Option<String> {
+        (self.switch_islands > 1).then(|| {
+            format!(
+                "across the servers: its {} groups of switches meet only inside the nodes, \
+                 over NVLink (NCCL's PXN), never in the network",
+                self.switch_islands
+            )
+        })
+    }
+}
+
+/// Groups of switches joined by switch-to-switch links (union-find over the switches).
+fn switch_islands(design: &Design) -> usize {
+    let index: HashMap<DeviceId, usize> = design
+        .devices
+        .iter()
+        .filter(|d| matches!(d.kind, DeviceKind::Switch(_)))
+        .enumerate()
+        .map(|(i, d)| (d.id, i))
+        .collect();
+    let mut parent: Vec<usize> = (0..index.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for link in &design.links {
+        if let (Some(&a), Some(&b)) = (index.get(&link.a.device), index.get(&link.b.device)) {
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            parent[ra] = rb;
+        }
+    }
+    (0..parent.len())
+        .filter(|&i| root(&mut parent, i) == i)
+        .count()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -107,6 +154,7 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
         },
         cut_links: Vec::new(),
         status,
+        switch_islands: 0,
     };
     if graph.total_gpus() == 0 {
         return degenerate(BisectionStatus::NoGpus);
@@ -166,6 +214,7 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
         ratio: (full.gbit_s() > 0.0).then(|| value / full),
         cut_links,
         status: BisectionStatus::Ok { exact },
+        switch_islands: switch_islands(design),
     }
 }
 

@@ -40,7 +40,7 @@ impl Quantity {
             Quantity::GbyteS => format!("{value:.1} GB/s"),
             Quantity::Fraction => format!("{:.1} %", value * 100.0),
             Quantity::Usd => Usd(value).to_string(),
-            Quantity::UsdCents => format!("${value:.2}"),
+            Quantity::UsdCents => format!("${}", crate::model::units::cents_or_less(value)),
             Quantity::Watts => Watts(value).to_string(),
             Quantity::Microseconds => {
                 if value >= 1e6 {

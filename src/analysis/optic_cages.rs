@@ -224,6 +224,16 @@ pub fn dac_twin(
     link: &Link,
     gbit_s: u64,
 ) -> Option<CableChoice<'static>> {
+    dac_twin_ways(design, catalog, link, gbit_s).map(|(twin, _)| twin)
+}
+
+/// `dac_twin`, with the ports one twin DAC carries (2 for `dac-800g`'s 2 × 400G).
+pub fn dac_twin_ways(
+    design: &Design,
+    catalog: &Catalog,
+    link: &Link,
+    gbit_s: u64,
+) -> Option<(CableChoice<'static>, u32)> {
     let lane_gbit_s = link.rate_gbit_s.gbit_s();
     let ways = |end: Endpoint| {
         design
@@ -234,9 +244,12 @@ pub fn dac_twin(
     if a <= 1 || a != b {
         return None;
     }
-    twin_dac(gbit_s, a, catalog).map(|grade| CableChoice::Derived {
-        prefix: "dac",
-        gbit_s: grade,
+    twin_dac(gbit_s, a, catalog).map(|grade| {
+        let twin = CableChoice::Derived {
+            prefix: "dac",
+            gbit_s: grade,
+        };
+        (twin, a)
     })
 }
 

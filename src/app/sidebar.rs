@@ -16,7 +16,7 @@ use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::{JobError, JobOutcome};
 use crate::analysis::{Assessment, Assessor, Question};
 use crate::io::validation_sets::published;
-use crate::model::units::{Usd, group_thousands, time_text, trim_number};
+use crate::model::units::{Usd, cents_or_less, group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, DeviceId, JobSpec, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
 use std::collections::HashSet;
@@ -289,10 +289,16 @@ pub fn sidebar_ui(
     let r = ui
         .add(egui::Label::new(RichText::new(bisection_text).strong()).sense(egui::Sense::hover()))
         .on_hover_text(format!(
-            "{} links cross the narrowest balanced cut; they are highlighted on the canvas. {}",
+            "{} links cross the narrowest balanced cut; they are highlighted on the canvas. {}{}",
             b.cut_links.len(),
-            b.status
+            b.status,
+            b.through_servers()
+                .map(|t| format!(" Counted {t}."))
+                .unwrap_or_default()
         ));
+    if let Some(through) = b.through_servers() {
+        ui.label(RichText::new(format!("Counted {through}")).small().weak());
+    }
     if r.hovered() {
         events.push(SidebarEvent::Highlight(
             b.cut_links.iter().copied().collect(),
@@ -735,8 +741,8 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
             .on_hover_text("Weights, gradients, optimizer state and activations. The CUDA context, NCCL's buffers and the allocator's fragmentation also take memory and are not modelled: a layout with little free may not run");
             if let Some(e) = economics {
                 ui.label(format!(
-                    "${:.2} per million tokens",
-                    e.usd_per_million_tokens
+                    "${} per million tokens",
+                    cents_or_less(e.usd_per_million_tokens)
                 ))
                 .on_hover_text(format!(
                     "Capital written off over {} years of training without a break, plus energy at PUE {} and ${}/kWh{} ({} an hour)",
@@ -796,8 +802,8 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                     Some(_) => ("", "At your memory-bandwidth share"),
                 };
                 ui.label(format!(
-                    "{at_least}${:.2} per million output tokens",
-                    e.usd_per_million_tokens
+                    "{at_least}${} per million output tokens",
+                    cents_or_less(e.usd_per_million_tokens)
                 ))
                 .on_hover_text(format!(
                     "{basis}: capital written off over {} years of serving without a break, plus energy at PUE {} and ${}/kWh{} ({} an hour)",

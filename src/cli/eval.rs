@@ -196,6 +196,9 @@ pub struct EvalReport {
     pub bisection_ratio: Option<f64>,
     /// `ok`, `no-gpus`, `single-unit`, `no-links` or `not-connected`.
     pub bisection_status: &'static str,
+    /// Where the bisection crosses between groups of switches only inside the servers (a
+    /// rail-only fabric), what it says; null where the network joins every switch.
+    pub bisection_through_servers: Option<String>,
     pub cost_usd: CostReport,
     /// Fractions 0–1 of the total cost; null when the total is zero.
     pub switch_cost_share: Option<f64>,
@@ -230,6 +233,7 @@ impl EvalReport {
             bisection_gbit_s: m.bisection.value.gbit_s(),
             full_bisection_gbit_s: m.bisection.full.gbit_s(),
             bisection_ratio: m.bisection.ratio,
+            bisection_through_servers: m.bisection.through_servers(),
             bisection_status: match m.bisection.status {
                 BisectionStatus::Ok { .. } => "ok",
                 BisectionStatus::NoGpus => "no-gpus",
@@ -297,6 +301,9 @@ impl EvalReport {
             (status, _) => format!("— ({})", status.replace('-', " ")),
         };
         rows.push(("bisection".into(), bisection));
+        if let Some(through) = &self.bisection_through_servers {
+            rows.push(("  counted".into(), through.clone()));
+        }
         // Parts the catalog lacks are left out of the bill: the totals say so.
         let incomplete = if self.checks.iter().any(|c| c.code == UNKNOWN_PART) {
             " (incomplete: parts missing from the catalog are not counted)"

@@ -11,7 +11,9 @@ use crate::analysis::job::{
     ServingJob, ServingResult, Site, TrainingJob, TrainingStep, economics, named_model,
     search_layouts, serving, training_step,
 };
-use crate::model::units::{count_of, group_thousands, significant, time_text, trim_number};
+use crate::model::units::{
+    cents_or_less, count_of, group_thousands, significant, time_text, trim_number,
+};
 use crate::model::{Catalog, Design};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -477,9 +479,9 @@ fn rented_line(e: &Economics, at_least: &str, out: &mut String) {
         .map(|usd| format!(", {} in all", crate::model::Usd(usd)))
         .unwrap_or_default();
     out.push_str(&format!(
-        "rented     {at_least}${:.2} per million tokens at ${} per GPU-hour ({} GPUs, ${:.0} an \
+        "rented     {at_least}${} per million tokens at ${} per GPU-hour ({} GPUs, ${:.0} an \
          hour against ${:.0} owned){total}\n",
-        r.usd_per_million_tokens,
+        cents_or_less(r.usd_per_million_tokens),
         trim_number(r.usd_per_gpu_hour),
         group_thousands(i64::try_from(r.gpus).unwrap_or(i64::MAX)),
         r.usd_per_hour,
@@ -498,9 +500,9 @@ fn money_lines(e: &Economics, out: &mut String) {
         ));
     }
     out.push_str(&format!(
-        "cost       ${:.2} per million tokens (capital over {} years of training without a \
+        "cost       ${} per million tokens (capital over {} years of training without a \
          break, energy at PUE {} and ${}/kWh{})\n",
-        e.usd_per_million_tokens,
+        cents_or_less(e.usd_per_million_tokens),
         e.amortisation_years,
         e.pue,
         e.usd_per_kwh,
@@ -580,9 +582,9 @@ pub(super) fn job_table(detail: &JobDetail) -> String {
                 let at_least = if r.memory_share.is_none() { "≥ " } else { "" };
                 let rate = r.decode_basis();
                 out.push_str(&format!(
-                    "cost       {at_least}${:.2} per million output tokens ({rate}; capital \
+                    "cost       {at_least}${} per million output tokens ({rate}; capital \
                      over {} years serving without a break, energy at PUE {} and ${}/kWh{})\n",
-                    e.usd_per_million_tokens,
+                    cents_or_less(e.usd_per_million_tokens),
                     e.amortisation_years,
                     e.pue,
                     e.usd_per_kwh,

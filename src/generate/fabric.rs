@@ -116,11 +116,19 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     let ratio = Split::ratio_label(spec.oversubscription);
     // Whole nodes under a leaf while a node's NICs fit its down ports; else NICs in order.
     let whole = nics <= split.down;
-    let nodes_per_leaf = if whole { split.down / nics } else { 0 };
+    let most_per_leaf = if whole { split.down / nics } else { 0 };
     let leaf_count = if whole {
-        div_ceil(u64::from(n), u64::from(nodes_per_leaf))
+        div_ceil(u64::from(n), u64::from(most_per_leaf))
     } else {
         div_ceil(endpoints, u64::from(split.down))
+    };
+    // As few leaves as hold the nodes, shared out evenly: 16 nodes on four 2:1 leaves of room
+    // for 5 go 4/4/4/4, each leaf's uplinks half its downlinks, not 5/5/5/1, whose lone node
+    // has a leaf to itself and lifts the bisection to 62.5 %.
+    let nodes_per_leaf = if whole {
+        div_ceil(u64::from(n), leaf_count) as u32
+    } else {
+        0
     };
     // Racks hold what power and space allow. A leaf that serves no more nodes than a rack
     // holds stands on top of their rack, and the rack holds its nodes alone. Larger leaves'

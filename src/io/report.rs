@@ -11,7 +11,7 @@ use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
-use crate::model::units::{group_thousands, time_text, trim_number};
+use crate::model::units::{cents_or_less, group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, Usd, Watts};
 use std::fmt::Write as _;
 
@@ -305,8 +305,8 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
             if let Some(e) = economics {
                 let _ = writeln!(
                     out,
-                    "\n${:.2} per million tokens (capital over {} years of training without a break, energy at PUE {} and ${}/kWh{}).",
-                    e.usd_per_million_tokens,
+                    "\n${} per million tokens (capital over {} years of training without a break, energy at PUE {} and ${}/kWh{}).",
+                    cents_or_less(e.usd_per_million_tokens),
                     e.amortisation_years,
                     e.pue,
                     e.usd_per_kwh,
@@ -350,8 +350,8 @@ fn job_section(out: &mut String, job: Result<&JobOutcome, &str>) {
                 let basis = r.decode_basis();
                 let _ = writeln!(
                     out,
-                    "\n{lead}{:.2} per million output tokens ({basis}; capital over {} years of serving without a break, energy at PUE {} and ${}/kWh{}).",
-                    e.usd_per_million_tokens,
+                    "\n{lead}{} per million output tokens ({basis}; capital over {} years of serving without a break, energy at PUE {} and ${}/kWh{}).",
+                    cents_or_less(e.usd_per_million_tokens),
                     e.amortisation_years,
                     e.pue,
                     e.usd_per_kwh,

@@ -272,6 +272,16 @@ pub fn significant(x: f64, digits: i32) -> String {
     }
 }
 
+/// US dollars to the cent, or to two significant digits under a cent ("0.0042"): a price per
+/// million tokens can be that small, and "$0.00" would read as free.
+pub fn cents_or_less(usd: f64) -> String {
+    if usd == 0.0 || usd.abs() >= 0.01 || !usd.is_finite() {
+        format!("{usd:.2}")
+    } else {
+        significant(usd, 2)
+    }
+}
+
 /// Prints a number with at most two decimals and no trailing zeros.
 pub fn trim_number(x: f64) -> String {
     let s = format!("{x:.2}");
@@ -304,6 +314,14 @@ pub fn group_thousands(n: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prices_under_a_cent_keep_two_significant_digits() {
+        assert_eq!(cents_or_less(0.4412), "0.44");
+        assert_eq!(cents_or_less(0.004_213), "0.0042");
+        assert_eq!(cents_or_less(0.0), "0.00");
+        assert_eq!(cents_or_less(12.0), "12.00");
+    }
 
     #[test]
     fn bits_and_bytes_do_not_mix() {

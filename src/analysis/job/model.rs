@@ -135,6 +135,12 @@ impl ModelSpec {
             + 4.0 * seq * f64::from(self.hidden) * f64::from(self.layers)
     }
 
+    /// Forward FLOPs of one decoded token whose key/value cache holds `context` tokens: the
+    /// active weights' matrices, attention over the cache, the vocabulary projection.
+    pub fn decode_flops(&self, context: u32) -> f64 {
+        self.layer_forward_flops(f64::from(context)) + self.logit_flops()
+    }
+
     /// Forward FLOPs per token of the vocabulary projection.
     fn logit_flops(&self) -> f64 {
         2.0 * f64::from(self.hidden) * f64::from(self.vocab)

@@ -5,7 +5,8 @@
 //! mixture of experts, the experts the batch's tokens reach) and the batch's key/value
 //! cache, at the GPU's peak memory bandwidth (a datasheet figure, so decode rates are upper
 //! bounds), stage after stage of the pipeline, plus the step's tensor-parallel all-reduces
-//! and stage hand-offs timed on the links. Prefill (time to first token) is bound by compute
+//! and stage hand-offs timed on the links. A large batch is bound by compute instead: its
+//! tokens' FLOPs at the GPU's peak (still an upper bound) take longer than the reads. Prefill (time to first token) is bound by compute
 //! at the kernels' achieved rate, plus the prompt's all-reduces.
 
 use super::compute::{Efficiency, gpu_efficiency, peak_tflops};
@@ -111,6 +112,11 @@ pub struct ServingResult {
     /// are upper bounds (and the cost per token a lower one).
     pub memory_share: Option<f64>,
     pub decode_comm_ms: f64,
+    /// A decode step's FLOPs at the GPU's peak, stage after stage, ms; None where the peak
+    /// is unknown (then compute bounds nothing).
+    pub decode_compute_ms: Option<f64>,
+    /// The step's reads at the memory bandwidth it is timed at, ms; None where it is unknown.
+    pub decode_memory_ms: Option<f64>,
     pub decode_tokens_per_s_per_replica: Option<f64>,
     /// What one sequence (one user's stream) sees: a token each decode step.
     pub decode_tokens_per_s_per_sequence: Option<f64>,
@@ -243,11 +249,18 @@ pub fn serving(
     }
     let decode_comm_ms = decode.total_us / 1e3;
     let memory_share = job.memory_share.filter(|f| *f > 0.0 && *f <= 1.0);
-    let decode_step_ms = gpu.memory_gbyte_s.map(|bw| {
+    let decode_memory_ms = gpu.memory_gbyte_s.map(|bw| {
         let reached = bw * memory_share.unwrap_or(1.0);
         f64::from(pp) * (weight_bytes_per_gpu + kv_bytes_per_gpu) / (reached * 1e9) * 1e3
-            + decode_comm_ms
     });
+    let peak = peak_tflops(gpu, job.precision);
+    // Each stage's tp × ep GPUs do its share of the batch's FLOPs; stages go in turn, so
+    // the step takes the whole batch's FLOPs over one stage's GPUs.
+    let decode_flops = f64::from(batch) * m.decode_flops(job.prompt);
+    let decode_compute_ms =
+        peak.map(|peak| decode_flops / (f64::from(tp * ep) * peak * 1e12) * 1e3);
+    let decode_step_ms = decode_memory_ms
+        .map(|memory_ms| memory_ms.max(decode_compute_ms.unwrap_or(0.0)) + decode_comm_ms);
     let per_replica = decode_step_ms.map(|ms| f64::from(batch) / (ms / 1e3));
 
     let efficiency = match job.efficiency {
@@ -257,7 +270,6 @@ pub fn serving(
         }),
         None => gpu_efficiency(gpu, job.precision),
     };
-    let peak = peak_tflops(gpu, job.precision);
     let ttft_ms = match (&efficiency, peak) {
         (Some(e), Some(peak)) => {
             let prefill = fabrics.step_comm(design, &workload(job.prompt), routing)?;
@@ -321,15 +333,33 @@ pub fn serving(
             "the {gpu_id}'s memory bandwidth is unknown: decode rate unknown"
         ));
     }
+    if let (Some(memory_ms), Some(compute_ms), Some(peak)) =
+        (decode_memory_ms, decode_compute_ms, peak)
+    {
+        let work = format!(
+            "{} × {:.1} GFLOP a token at the {gpu_id}'s {} TFLOP/s {} peak takes {} a step",
+            crate::model::units::count_of(batch as usize, "sequence", "sequences"),
+            m.decode_flops(job.prompt) / 1e9,
+            crate::model::units::trim_number(peak),
+            job.precision.label(),
+            crate::model::units::time_text(compute_ms * 1e3)
+        );
+        let reads = crate::model::units::time_text(memory_ms * 1e3);
+        assumes.push(if compute_ms > memory_ms {
+            format!("decode bound by compute: {work}, more than its memory reads' {reads}")
+        } else {
+            format!("decode's compute hides under its memory reads ({reads}): {work}")
+        });
+    }
     if peak.is_none() {
         assumes.push(if gpu.bf16_tflops <= 0.0 {
             format!(
-                "no published {} peak for the {gpu_id}: time to first token unknown",
+                "no published {} peak for the {gpu_id}: time to first token unknown, and decode bounded by its memory reads alone",
                 job.precision.label()
             )
         } else {
             format!(
-                "the {gpu_id} has no {} tensor units: time to first token unknown",
+                "the {gpu_id} has no {} tensor units: time to first token unknown, and decode bounded by its memory reads alone",
                 job.precision.label()
             )
         });
@@ -365,6 +395,8 @@ pub fn serving(
         memory_budget_explained: budget.explained.to_string(),
         decode_step_ms,
         decode_comm_ms,
+        decode_compute_ms,
+        decode_memory_ms,
         decode_tokens_per_s_per_replica: per_replica,
         decode_tokens_per_s_per_sequence: decode_step_ms.map(|ms| 1e3 / ms),
         memory_share,

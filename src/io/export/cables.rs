@@ -4,16 +4,19 @@
 //! Optics the bill derives are per end (`a_transceiver`, `b_transceiver`): an end on a
 //! twin-port or broken-out cage names the cage's module, which it shares with the cage's
 //! other cables. Twisted pair into an SFP+ cage names the RJ-45 module there. A DAC that is
-//! a splitter's leg names the splitter, with no quantity: its cage's legs share one.
+//! a splitter's leg names the splitter, with no quantity: its cage's legs share one. A cable
+//! on a twin-port DAC counts the DAC on the cable that opens it and 0 on the one that shares
+//! it ("shares the DAC of l0"), so the column adds up to the bill of materials.
 //! RFC 4180 quoting by the `csv` crate, so names with commas or quotes open in a spreadsheet.
 
 use super::ExportError;
 use super::cabling::{Cable, cable_part, cables};
-use crate::analysis::cost::CableChoice;
-use crate::analysis::optic_cages::{OPTIC, end_transceiver};
+use crate::analysis::cost::{CableChoice, link_cable};
+use crate::analysis::optic_cages::{OPTIC, dac_splitter, dac_twin_ways, end_transceiver};
 use crate::analysis::twisted_pair::{RJ45_MODULE, twisted_pair};
 use crate::model::catalog::CableMedium;
-use crate::model::{Catalog, Design, LinkState};
+use crate::model::{Catalog, Design, DeviceId, Link, LinkId, LinkState};
+use std::collections::HashMap;
 
 /// `part_model` of a link whose optics the bill derives: the fibre between them.
 pub const FIBRE: &str = "fibre patch cord between the optics (not in the bill)";
@@ -47,13 +50,144 @@ pub fn write_cable_plan<W: std::io::Write>(
     out: W,
 ) -> Result<usize, ExportError> {
     let cables = cables(design)?;
+    let shares = twin_shares(design, catalog, &cables);
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(HEADER)?;
     for cable in &cables {
-        writer.write_record(row(design, cable, catalog))?;
+        let mut record = row(design, cable, catalog);
+        if let Some(share) = shares.get(&cable.link.id) {
+            share.write_into(&mut record, catalog);
+        }
+        writer.write_record(record)?;
     }
     writer.flush().map_err(csv::Error::from)?;
     Ok(cables.len())
+}
+
+/// A cable on a twin-port DAC (a DGX H100's twin cage to a QM9700's: `dac-800g`, 2 × 400G),
+/// billed as the bill of materials bills it: one DAC for every `ways` cables between the same
+/// two devices, the cable that opens it counting it and the next sharing it; a cable left
+/// over (an odd count) gets a DAC of its own rate.
+struct TwinShare {
+    twin: CableChoice<'static>,
+    single: CableChoice<'static>,
+    ways: u32,
+    /// Twin DACs this cable opens (0 for one that shares a DAC opened before it).
+    twins: u64,
+    /// Lanes left over, on DACs of their own.
+    singles: u64,
+    /// The cable whose DAC this one shares.
+    shares_with: Option<LinkId>,
+}
+
+impl TwinShare {
+    fn write_into(&self, record: &mut [String; 19], catalog: &Catalog) {
+        let model = |choice: CableChoice<'_>| {
+            catalog
+                .get(&choice.part_id())
+                .map(|p| format!("{} {}", p.vendor, p.model))
+                .unwrap_or_default()
+        };
+        let (part, model, quantity) = if self.twins == 0 && self.singles > 0 {
+            (self.single, model(self.single), self.singles)
+        } else {
+            let note = match self.shares_with {
+                Some(first) => format!(" (shares the DAC of {first})"),
+                None => format!(" ({} cables per DAC)", self.ways),
+            };
+            (self.twin, model(self.twin) + &note, self.twins)
+        };
+        record[12] = part.part_id().as_str().to_string();
+        record[13] = model;
+        record[14] = quantity.to_string();
+    }
+}
+
+/// Whether a link's cable is one port of a twin-port DAC: its derived DAC with both ends in
+/// cages shared the same number of ways (`cable_part`'s rule), with its own rate's DAC.
+fn on_twin(
+    design: &Design,
+    catalog: &Catalog,
+    link: &Link,
+) -> Option<(CableChoice<'static>, CableChoice<'static>, u32)> {
+    if twisted_pair(design, catalog, link).is_some() {
+        return None;
+    }
+    let CableChoice::Derived {
+        prefix: "dac",
+        gbit_s,
+    } = link_cable(link, catalog)?.choice
+    else {
+        return None;
+    };
+    if dac_splitter(design, catalog, link, gbit_s).is_some() {
+        return None;
+    }
+    let (twin, ways) = dac_twin_ways(design, catalog, link, gbit_s)?;
+    let single = CableChoice::Derived {
+        prefix: "dac",
+        gbit_s,
+    };
+    Some((twin, single, ways))
+}
+
+/// The twin-DAC share of every cable on one, in the plan's order.
+fn twin_shares(
+    design: &Design,
+    catalog: &Catalog,
+    cables: &[Cable<'_>],
+) -> HashMap<LinkId, TwinShare> {
+    type Key = (DeviceId, DeviceId, u64);
+    let on: Vec<_> = cables
+        .iter()
+        .filter_map(|c| {
+            let (twin, single, ways) = on_twin(design, catalog, c.link)?;
+            let (a, b) = (c.link.a.device, c.link.b.device);
+            // Twins of one grade between the same two devices pair up, as the bill pairs them.
+            let grade = match twin {
+                CableChoice::Derived { gbit_s, .. } => gbit_s,
+                _ => 0,
+            };
+            let key: Key = (a.min(b), a.max(b), grade);
+            Some((c.link, key, twin, single, ways))
+        })
+        .collect();
+    let mut total: HashMap<Key, u64> = HashMap::new();
+    for (link, key, ..) in &on {
+        *total.entry(*key).or_default() += u64::from(link.lanes);
+    }
+    let mut seen: HashMap<Key, (u64, Option<LinkId>)> = HashMap::new();
+    let mut shares = HashMap::new();
+    for (link, key, twin, single, ways) in on {
+        let w = u64::from(ways);
+        let limit = total[&key] / w * w;
+        let (start, opener) = seen.get(&key).copied().unwrap_or((0, None));
+        let end = start + u64::from(link.lanes);
+        // A DAC counts on the cable that opens it.
+        let twins = end.min(limit).div_ceil(w) - start.min(limit).div_ceil(w);
+        let singles = end.saturating_sub(start.max(limit));
+        let shares_with = (start < limit && start % w != 0)
+            .then_some(opener)
+            .flatten();
+        let opener = if start < limit && start % w == 0 {
+            Some(link.id)
+        } else {
+            opener
+        };
+        seen.insert(key, (end, opener));
+        shares.insert(
+            link.id,
+            TwinShare {
+                twin,
+                single,
+                ways,
+                twins,
+                singles,
+                shares_with,
+            },
+        );
+    }
+    shares
 }
 
 fn row(design: &Design, cable: &Cable<'_>, catalog: &Catalog) -> [String; 19] {
