@@ -985,7 +985,7 @@ fn compare_as_markdown() {
         lines[0],
         "| Figure | rtx4090-pair-25gbe (baseline) | hgx-h100-x4-roce |"
     );
-    assert_eq!(lines.len(), 2 + 15 + 6, "{text}");
+    assert_eq!(lines.len(), 2 + 15 + 10, "{text}");
     assert_eq!(lines[2], "| GPUs | 8 | 32 (+300.0 %) |");
     assert_eq!(lines[3], "| Switches | 0 | 1 |");
     assert!(
@@ -1007,6 +1007,15 @@ fn compare_as_markdown() {
             "The scenarios have different GPU counts (rtx4090-pair-25gbe 8, hgx-h100-x4-roce \
              32): each collective and step runs on all of its own GPUs, so their times are of \
              different jobs",
+            "",
+            // Each scenario's advice, named: a count in the table would not say what it is.
+            "Advice, rtx4090-pair-25gbe: info: 2 node(s) have GPUs without PCIe peer-to-peer \
+             (GeForce cards), so without GPUDirect RDMA: network traffic bounces through host \
+             memory",
+            "",
+            "Advice, rtx4090-pair-25gbe: info: 2 machines each draw up to 2,359 W with their \
+             GPUs and NICs: more than a 15 A, 120 V circuit carries for hours (1,440 W, 80 % of \
+             its rating)",
             "",
             "Collective times: each design's library with its defaults (eval says which), under \
              static routing, modelled as a hash of each connection (--routing adaptive \

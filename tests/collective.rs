@@ -1937,3 +1937,53 @@ fn a_few_nodes_on_tiers_of_switches_are_told_one_switch_would_do() {
         "128 ports do not fit a 64-port QM9700"
     );
 }
+
+/// NVLSTree crosses the network from at most 32 GPUs of a domain: NCCL caps the NVLS graph's
+/// channels, its heads, at NCCL_MAX_NVLS_ARITY (`search.cc`, `device.h`). Two NVL72 racks,
+/// a NIC per GPU: the all-reduce's network tree runs on 32 NICs a rack and leaves 40 idle,
+/// where every one of the 72 used to carry a share. And NVLS runs all-gather only up to 32
+/// GPUs a domain (`enqueue.cc`): forced on a rack of 72 it is refused.
+#[test]
+fn nvls_tree_heads_a_domain_from_at_most_32_gpus() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let mut spec = TemplateSpec::new(Template::Nvl72);
+    spec.nodes = Some(2);
+    let design = generate(&spec, &catalog).expect("two racks");
+    let r = collective(&design, &catalog, &query(Op::AllReduce, GIB)).expect("an all-reduce");
+    assert_eq!(r.algorithm, Algorithm::NvlsTree);
+    let network: Vec<_> = design
+        .links
+        .iter()
+        .filter(|l| l.tech != LinkTech::NvLink)
+        .collect();
+    assert_eq!(network.len(), 144);
+    let busy = network
+        .iter()
+        .filter(|l| {
+            r.link_utilization
+                .iter()
+                .any(|&(id, u)| id == l.id && u > 0.0)
+        })
+        .count();
+    assert_eq!(busy, 64);
+    let rack: Design = generate(
+        &TemplateSpec {
+            nodes: Some(1),
+            ..spec
+        },
+        &catalog,
+    )
+    .expect("one rack");
+    let forced = forced(
+        Op::AllGather,
+        GIB,
+        AlgoChoice::from_cli_name("nvls").expect("an algorithm"),
+        Protocol::Simple,
+    );
+    let e = collective(&rack, &catalog, &forced).expect_err("refused");
+    assert!(
+        e.to_string().contains("only up to 32 GPUs in a domain"),
+        "{e}"
+    );
+}

@@ -599,6 +599,19 @@ fn mesh_of_four_m3_ultras_over_tb5() {
         assert_eq!(l.rate_gbit_s, Bandwidth::from_gbit_s(80.0));
         assert_eq!(l.transport, Transport::Rdma);
     }
+    assert!(!d.notes.contains("--transport rdma"), "{}", d.notes);
+    // Without a transport, Thunderbolt 5 carries TCP, and the notes say how JACCL's RDMA
+    // would be had.
+    let mut s = spec(Template::Mesh, 4);
+    s.node = Some(PartId::new("mac-studio-m3-ultra"));
+    let d = run(&s);
+    assert!(d.links.iter().all(|l| l.transport == Transport::Tcp));
+    assert!(
+        d.notes.contains("with RDMA turned on (macOS 26.2 or later")
+            && d.notes.contains("--transport rdma"),
+        "{}",
+        d.notes
+    );
     // RDMA over Thunderbolt 4 is refused.
     let mut s = spec(Template::Ring, 4);
     s.transport = Some(Transport::Rdma);

@@ -153,6 +153,9 @@ pub struct Comparison {
     pub fitted: Vec<Option<String>>,
     /// How flows spread over equal-cost paths in every scenario's collectives and workload.
     pub routing: Routing,
+    /// Each scenario's advice, "severity: message", most severe first: a count in the table
+    /// would not say that one option's switches sit half used.
+    pub advice: Vec<Vec<String>>,
 }
 
 impl Comparison {
@@ -211,6 +214,9 @@ impl Comparison {
                     if single.len() == 1 { "has" } else { "have" }
                 ));
             }
+        }
+        for (name, advice) in self.scenarios.iter().zip(&self.advice) {
+            notes.extend(advice.iter().map(|item| format!("Advice, {name}: {item}")));
         }
         let timed = self
             .row("all_reduce_time_us")
@@ -379,12 +385,19 @@ fn figures(
     }
     values.push(Some(errors as f64));
     values.push(Some(advice.len() as f64));
+    let mut ranked: Vec<&crate::analysis::finding::Finding> = advice.iter().collect();
+    // Severity orders most severe first.
+    ranked.sort_by_key(|f| f.severity);
     Figures {
         values,
         all_reduce_by,
         checked,
         unknown_why,
         fitted: fitted_note,
+        advice: ranked
+            .iter()
+            .map(|f| format!("{}: {}", f.severity.advice_label(), f.message))
+            .collect(),
     }
 }
 
@@ -396,6 +409,7 @@ struct Figures {
     checked: Option<String>,
     unknown_why: Option<String>,
     fitted: Option<String>,
+    advice: Vec<String>,
 }
 
 /// Why the workload's figures of one design are unknown, where some are.
@@ -619,6 +633,7 @@ pub fn compare_searching(
     let mut all_reduce_checked = Vec::new();
     let mut unknown_why = Vec::new();
     let mut fitted = Vec::new();
+    let mut advice = Vec::new();
     for (_, d) in designs {
         let f = figures(d, catalog, bytes, (workload, search), published, routing);
         columns.push(f.values);
@@ -626,6 +641,7 @@ pub fn compare_searching(
         all_reduce_checked.push(f.checked);
         unknown_why.push(f.unknown_why);
         fitted.push(f.fitted);
+        advice.push(f.advice);
     }
     let rows = row_heads(bytes, workload)
         .into_iter()
@@ -652,6 +668,7 @@ pub fn compare_searching(
         unknown_why,
         fitted,
         routing,
+        advice,
     }
 }
 

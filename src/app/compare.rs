@@ -122,6 +122,10 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
             .iter()
             .map(|(_, c)| c.fitted.first().cloned().flatten())
             .collect(),
+        advice: columns
+            .iter()
+            .map(|(_, c)| c.advice.first().cloned().unwrap_or_default())
+            .collect(),
         routing: columns.first().map_or(Routing::Ecmp, |(_, c)| c.routing),
     }
 }

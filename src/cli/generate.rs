@@ -56,7 +56,9 @@ pub(super) struct GenerateArgs {
     /// Scale-out NICs in each node (rails, on rail templates).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(0..=64))]
     nics_per_node: Option<u32>,
-    /// Transport over Ethernet and Thunderbolt links.
+    /// Transport over Ethernet and Thunderbolt links [default: InfiniBand where both ends
+    /// speak it, RDMA (RoCEv2) on an Ethernet NIC that does RDMA, else TCP; over Thunderbolt
+    /// TCP, and rdma for MLX's JACCL on Thunderbolt 5 where macOS has RDMA turned on]
     #[arg(long, value_enum)]
     transport: Option<TransportArg>,
     /// Switch part id.

@@ -7,7 +7,9 @@ use super::parts::{
 };
 use super::{GenerateError, Template, TemplateSpec};
 use crate::model::units::count_of;
-use crate::model::{Catalog, Design, DeviceId, GroupKind, LengthClass, PartId, Pos};
+use crate::model::{
+    Catalog, Design, DeviceId, GroupKind, LengthClass, LinkTech, PartId, Pos, Transport,
+};
 
 /// Direct-cable default: Mac Studios over Thunderbolt, the homelab classic.
 const DEFAULT_DIRECT_NODE: &str = "mac-studio-m2-ultra";
@@ -98,8 +100,18 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         }
     }
     let used = needed * per_pair;
+    // Thunderbolt 5 takes RDMA only where macOS turns it on: said, since JACCL then runs
+    // several times faster than the TCP modelled by default.
+    let tcp_on_tb5 =
+        if plan.wire.tech == LinkTech::Thunderbolt5 && plan.wire.transport == Transport::Tcp {
+            " The links carry TCP (IP over Thunderbolt: MLX's ring backend); with RDMA turned on \
+         (macOS 26.2 or later, `rdma_ctl enable` in recovery) MLX's JACCL runs over them: \
+         --transport rdma."
+        } else {
+            ""
+        };
     let notes = format!(
-        "{}: {n} × `{}` cabled directly with `{link_id}` ({} at {}), {}; {used} of each node's {} {} {} used.",
+        "{}: {n} × `{}` cabled directly with `{link_id}` ({} at {}), {}; {used} of each node's {} {} {} used.{tcp_on_tb5}",
         capitalize(shape),
         node.part,
         plan.wire.tech.label(),

@@ -253,7 +253,11 @@ fn nvls_tree_pipeline(fab: &Fabric, first: &[u32], m: u32, g: u32, channels: f64
     };
     TreePipeline {
         channels,
-        heads: f64::from(g.min(nic_rings(fab, first)).max(1)),
+        heads: f64::from(
+            g.min(nic_rings(fab, first))
+                .min(tree::NVLS_MAX_HEADS as u32)
+                .max(1),
+        ),
         intra_stages: 0.0,
         net_stages: net_stages(m),
         intra_bytes_per_s: 0.0,
@@ -461,6 +465,16 @@ pub(crate) fn plan<'f>(
             }
             if let Some(reason) = nvls_refused(fab.nccl, max_g, m) {
                 return Err(unavailable(&reason));
+            }
+            // enqueue.cc (`topoGetAlgoInfo`) skips NVLS for everything but all-reduce where a
+            // node holds more ranks than NVLS's 32 heads.
+            if op != Op::AllReduce && max_g as usize > tree::NVLS_MAX_HEADS {
+                return Err(unavailable(&format!(
+                    "NCCL runs NVLS {} only up to {} GPUs in a domain (NCCL_MAX_NVLS_ARITY); \
+                     this one has {max_g}",
+                    op.cli_name(),
+                    tree::NVLS_MAX_HEADS
+                )));
             }
             let mut b = LoadBuilder::new(fab, router, routing);
             for group in groups {

@@ -7,6 +7,11 @@ use crate::analysis::collective::CollectiveError;
 use crate::analysis::collective::fabric::{ABSENT_ARC, Fabric};
 use crate::analysis::collective::routing::NetFlow;
 
+/// The most GPUs of one domain that head NVLS's channels (`NCCL_MAX_NVLS_ARITY` in
+/// `src/include/device.h`; `ncclTopoCompute` caps the NVLS graph's channels at it): NVLSTree
+/// crosses the network from at most this many of a domain's GPUs and NICs.
+pub(crate) const NVLS_MAX_HEADS: usize = 32;
+
 /// Parent position of 1-based position `p` in a balanced in-order binary tree over 1..=m.
 fn tree_parent(p: u32, m: u32) -> Option<u32> {
     let mut q = p;
@@ -136,8 +141,10 @@ pub(super) fn trees(
             b.add_switch_hops(segs.iter().flat_map(|s| s.gpus), 2.0 * per);
         }
         true => {
-            // One tree set per local GPU index, each over that GPU's own NIC (NVLS-tree).
-            let g_count = segs[0].gpus.len();
+            // One tree set per head, each over that GPU's own NIC (NVLS-tree): every GPU of
+            // the domain up to NCCL's 32 (`NCCL_MAX_NVLS_ARITY`, the NVLS graph's channel
+            // limit in `search.cc`), so an NVL72 rack's network tree runs on 32 of its 72 NICs.
+            let g_count = segs[0].gpus.len().min(NVLS_MAX_HEADS);
             let per = total / g_count as f64 / 2.0;
             for l in 0..g_count {
                 heads.clear();
