@@ -196,7 +196,7 @@ fn layouts_that_do_not_fit_are_refused_with_the_shortfall() {
     assert!(
         err.contains("no layout of the model fits and divides on this design: the leanest, TP")
             && err.contains("DP 1 with full recomputation")
-            && err.contains("a rtx-4090 has 24 GiB"),
+            && err.contains("each rtx-4090 has 24 GiB"),
         "{err}"
     );
 }
@@ -821,6 +821,43 @@ fn decode_is_bound_by_compute_where_the_batch_outruns_the_reads() {
     );
 }
 
+/// Llama 70B served on two RTX 4090 boxes of two cards each does not fit, and the refusal
+/// names what shrinks a serving job (fewer sequences, shorter prompts, quantized weights,
+/// more GPUs per replica) and the search.
+#[test]
+fn serving_that_does_not_fit_says_what_would() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("ws2.ron");
+    let file = file.to_str().expect("UTF-8");
+    let (code, _, err) = railyard(&[
+        "generate",
+        "chain",
+        "--nodes",
+        "2",
+        "--node",
+        "workstation",
+        "--gpu",
+        "rtx-4090",
+        "--gpus-per-node",
+        "2",
+        "--nic",
+        "cx4lx-25gbe",
+        "--link",
+        "dac-25g",
+        "--output",
+        file,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = railyard(&["workload", file, "--model", "70", "--serving"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("each rtx-4090")
+            && err
+                .contains("--search finds a layout that fits (or set --batch for fewer sequences"),
+        "{err}"
+    );
+}
+
 /// Four Mac Studios on a desk pay for energy at home: no data-centre overhead (PUE 1.0) and
 /// the US residential price, 16 ¢/kWh (EIA 2023), where the HGX above pays PUE 1.58 and 8 ¢.
 /// The command line says which, and a PUE the user gives drops the claim.
@@ -849,6 +886,15 @@ fn desk_machines_pay_for_energy_at_home() {
     let e = r.economics.expect("priced");
     assert!((e.usd_per_hour / per_hour - 1.0).abs() < 1e-12, "{e:?}");
     assert_eq!(e.energy_defaults, Some(Site::Desk));
+    // A month of it flat out: the draw × 730.5 hours (8,766 / 12) at 16 ¢.
+    let month = power_w / 1e3 * 730.5 * 0.16;
+    assert!((a.metrics.running.usd_per_month / month - 1.0).abs() < 1e-12);
+    let (code, text, _) = railyard(&["eval", "presets/mac-studio-tb5-x4.ron"]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("$117 a month at full draw (731 kWh at PUE 1 and $0.16/kWh; desk machines"),
+        "{text}"
+    );
 
     let args = [
         "workload",

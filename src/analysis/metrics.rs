@@ -4,6 +4,7 @@ use crate::analysis::bisection::{Bisection, bisection};
 use crate::analysis::checks::checks;
 use crate::analysis::cost::{CostSummary, bom_lines, cost_summary};
 use crate::analysis::finding::Finding;
+use crate::analysis::job::economics::{RunningCost, Site};
 use crate::model::{Catalog, Design, Watts};
 use serde::Serialize;
 
@@ -20,6 +21,8 @@ pub struct Metrics {
     /// (Switches + NICs + cables and optics) / total cost; None when it costs nothing.
     pub network_cost_share: Option<f64>,
     pub power: Watts,
+    /// Electricity a month at full draw, at the site's PUE and price.
+    pub running: RunningCost,
     pub checks: Vec<Finding>,
 }
 
@@ -36,6 +39,7 @@ pub fn evaluate(design: &Design, catalog: &Catalog) -> Metrics {
         switch_cost_share: cost.switch_cost_share(),
         network_cost_share: cost.network_cost_share(),
         power: cost.power_total,
+        running: RunningCost::at_full_draw(cost.power_total.0, Site::of(design, catalog)),
         cost,
         checks: checks(design, catalog),
     }

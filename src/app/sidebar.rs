@@ -361,7 +361,13 @@ pub fn sidebar_ui(
         format!("Power {} (incomplete)", m.power)
     } else {
         format!("Power {}", m.power)
-    });
+    })
+    .on_hover_text(format!("Electricity: {}", m.running.text()));
+    ui.weak(format!(
+        "electricity ≤ {} a month",
+        crate::model::Usd(m.running.usd_per_month).compact()
+    ))
+    .on_hover_text(m.running.text());
     ui.separator();
 
     findings_ui(ui, ("Checks: all clear", "Checks"), &m.checks, &mut events);

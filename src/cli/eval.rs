@@ -7,6 +7,7 @@ use crate::analysis::accuracy::Checked;
 use crate::analysis::checks::codes::UNKNOWN_PART;
 use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
 use crate::analysis::finding::Finding;
+use crate::analysis::job::economics::RunningCost;
 use crate::analysis::{Assessor, Metrics, Question};
 use crate::io::validation_sets::published;
 use crate::model::units::{group_thousands, time_text, trim_number};
@@ -204,6 +205,9 @@ pub struct EvalReport {
     pub switch_cost_share: Option<f64>,
     pub network_cost_share: Option<f64>,
     pub power_w: f64,
+    /// Electricity a month at full draw, at the site's PUE and price (a home's for desk
+    /// machines, a data centre's otherwise).
+    pub running: RunningCost,
     pub checks: Vec<CheckReport>,
     /// The modelled collective; null when it cannot run (see `collective_error`).
     pub collective: Option<CollectiveReport>,
@@ -253,6 +257,7 @@ impl EvalReport {
             switch_cost_share: m.switch_cost_share,
             network_cost_share: m.network_cost_share,
             power_w: m.power.0,
+            running: m.running,
             checks: m
                 .checks
                 .iter()
@@ -333,6 +338,7 @@ impl EvalReport {
             "power".into(),
             format!("{}{incomplete}", Watts(self.power_w)),
         ));
+        rows.push(("  electricity".into(), self.running.text()));
         match (&self.collective, &self.collective_error) {
             (Some(c), _) => {
                 // MLX and Gloo have no protocols: name one only where NCCL runs.

@@ -340,6 +340,14 @@ pub(super) fn run_job(
     };
     if let Some(job) = &chosen.serving {
         let mut r = serving(design, catalog, job, routing)
+            .map_err(|e| match e {
+                // Serving holds the weights and every sequence's cache: say what shrinks them.
+                JobError::DoesNotFit { .. } => anyhow::anyhow!(
+                    "{e}; --search finds a layout that fits (or set --batch for fewer \
+                     sequences, --prompt, --weights int8 or int4, --tp, --pp)"
+                ),
+                e => anyhow::Error::new(e),
+            })
             .with_context(|| format!("{}: cannot serve {name}", file.display()))?;
         r.economics = r.decode_tokens_per_s.map(|t| priced(t, None));
         return Ok((

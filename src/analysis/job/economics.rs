@@ -22,6 +22,44 @@ pub const DESK_USD_PER_KWH: f64 = 0.160;
 pub const DEFAULT_AMORTISATION_YEARS: f64 = 5.0;
 
 const HOURS_PER_YEAR: f64 = 8766.0;
+/// An average month: 8,766 hours a year over 12.
+pub const HOURS_PER_MONTH: f64 = HOURS_PER_YEAR / 12.0;
+
+/// What the design's electricity costs a month run flat out (every part at its listed draw)
+/// at its site's PUE and price: an upper bound, since idle machines draw less.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RunningCost {
+    pub kwh_per_month: f64,
+    pub usd_per_month: f64,
+    pub pue: f64,
+    pub usd_per_kwh: f64,
+    pub site: Site,
+}
+
+impl RunningCost {
+    pub fn at_full_draw(power_w: f64, site: Site) -> RunningCost {
+        let kwh_per_month = power_w / 1e3 * site.pue() * HOURS_PER_MONTH;
+        RunningCost {
+            kwh_per_month,
+            usd_per_month: kwh_per_month * site.usd_per_kwh(),
+            pue: site.pue(),
+            usd_per_kwh: site.usd_per_kwh(),
+            site,
+        }
+    }
+
+    /// "$274 a month at full draw (1,716 kWh at PUE 1 and $0.16/kWh; desk machines at home: …)".
+    pub fn text(&self) -> String {
+        format!(
+            "{} a month at full draw ({} kWh at PUE {} and ${}/kWh; {})",
+            crate::model::Usd(self.usd_per_month).compact(),
+            crate::model::units::group_thousands(self.kwh_per_month.round() as i64),
+            crate::model::units::trim_number(self.pue),
+            crate::model::units::trim_number(self.usd_per_kwh),
+            self.site.basis()
+        )
+    }
+}
 
 /// Where the machines run, which decides what energy costs by default: a data centre (its
 /// overhead, an industrial price) or a desk (a wall socket, a household price).

@@ -37,7 +37,7 @@ pub enum JobError {
     #[error("{0}")]
     NotDivisible(String),
     #[error(
-        "does not fit: needs {need_gib:.1} GiB per GPU, a {gpu} has {} GiB ({:.1} GiB short)",
+        "does not fit: needs {need_gib:.1} GiB per GPU; each {gpu} has {} GiB ({:.1} GiB short)",
         crate::model::units::trim_number(*have_gib),
         need_gib - have_gib
     )]

@@ -305,7 +305,7 @@ fn visit_shape(
                             *need_gib,
                             format!(
                                 "the leanest, TP {tp} × PP {pp} × DP {dp} with {} recomputation \
-                                 and ZeRO {zero}, needs {need_gib:.1} GiB per GPU, and a {gpu} \
+                                 and ZeRO {zero}, needs {need_gib:.1} GiB per GPU, and each {gpu} \
                                  has {have_gib:.0} GiB (more GPUs, or GPUs with more memory)",
                                 recompute.label()
                             ),
