@@ -2280,7 +2280,7 @@ fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
     let notes = c["notes"].to_string();
     assert!(
         notes.contains("NVLSTree's heads forward their 128 KiB chunks whole")
-            && notes.contains("all 2 network hops"),
+            && notes.contains("the tree's 2 node-to-node hops, up and down"),
         "{notes}"
     );
 }

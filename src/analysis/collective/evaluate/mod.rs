@@ -436,9 +436,9 @@ impl<'d> Evaluator<'d> {
             notes.push(if chosen.plan.algorithm == Algorithm::NvlsTree {
                 format!(
                     "NVLSTree's heads forward their {chunk} chunks whole up and down the tree \
-                     between nodes (all_reduce.h, enqueue.cc): the first of them crosses all \
-                     {hops} network hops before the rest streams behind, {tree_fill:.0} µs that \
-                     NCCL's tuner does not count"
+                     between nodes (all_reduce.h, enqueue.cc): the first of them crosses the \
+                     tree's {hops} node-to-node hops, up and down, before the rest streams \
+                     behind, {tree_fill:.0} µs that NCCL's tuner does not count"
                 )
             } else {
                 format!(
