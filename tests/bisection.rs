@@ -223,6 +223,8 @@ fn rail_only_bisection_says_the_rails_meet_inside_the_servers() {
             link(&mut d, (n, k as u32), (leaf, i), 100.0);
         }
     }
+    // A spare switch cabled to nothing is no third rail.
+    switch(&mut d, "spare", SwitchRole::Leaf, None);
     let b = run(&d);
     assert_gbit(b.value, 400.0);
     assert_ratio(&b, 1.0);

@@ -55,7 +55,8 @@ impl Bisection {
     }
 }
 
-/// Groups of switches joined by switch-to-switch links (union-find over the switches).
+/// Groups of switches joined by switch-to-switch links (union-find over the switches),
+/// counting only groups that reach a GPU node: a spare switch cabled to nothing is no rail.
 fn switch_islands(design: &Design) -> usize {
     let index: HashMap<DeviceId, usize> = design
         .devices
@@ -72,15 +73,30 @@ fn switch_islands(design: &Design) -> usize {
         }
         i
     }
+    let is_node = |id: DeviceId| {
+        design
+            .device(id)
+            .is_some_and(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+    };
+    let mut serves = vec![false; index.len()];
     for link in &design.links {
-        if let (Some(&a), Some(&b)) = (index.get(&link.a.device), index.get(&link.b.device)) {
-            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-            parent[ra] = rb;
+        match (index.get(&link.a.device), index.get(&link.b.device)) {
+            (Some(&a), Some(&b)) => {
+                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+                parent[ra] = rb;
+            }
+            (Some(&s), None) if is_node(link.b.device) => serves[s] = true,
+            (None, Some(&s)) if is_node(link.a.device) => serves[s] = true,
+            _ => {}
         }
     }
-    (0..parent.len())
-        .filter(|&i| root(&mut parent, i) == i)
-        .count()
+    let mut roots: Vec<usize> = (0..parent.len())
+        .filter(|&i| serves[i])
+        .map(|i| root(&mut parent, i))
+        .collect();
+    roots.sort_unstable();
+    roots.dedup();
+    roots.len()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -83,7 +83,10 @@ pub fn name_for_new(design: &Design, catalog: &Catalog, part: &PartId, id: Devic
         return fallback;
     };
     let taken = |name: &str| design.devices.iter().any(|d| d.name == name);
-    (highest + 1..)
+    let Some(next) = highest.checked_add(1) else {
+        return fallback;
+    };
+    (next..)
         .map(|n| format!("{prefix}{n:0width$}"))
         .find(|name| !taken(name))
         .unwrap_or(fallback)

@@ -6,8 +6,9 @@
 //! cache, at the GPU's peak memory bandwidth (a datasheet figure, so decode rates are upper
 //! bounds), stage after stage of the pipeline, plus the step's tensor-parallel all-reduces
 //! and stage hand-offs timed on the links. A large batch is bound by compute instead: its
-//! tokens' FLOPs at the GPU's peak (still an upper bound) take longer than the reads. Prefill (time to first token) is bound by compute
-//! at the kernels' achieved rate, plus the prompt's all-reduces.
+//! tokens' FLOPs at the GPU's peak (still an upper bound) take longer than the reads.
+//! Prefill (time to first token) is bound by compute at the kernels' achieved rate, plus the
+//! prompt's all-reduces.
 
 use super::compute::{Efficiency, gpu_efficiency, peak_tflops};
 use super::economics::Economics;

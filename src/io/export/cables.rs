@@ -43,6 +43,9 @@ pub const HEADER: [&str; 19] = [
     "b_transceiver",
 ];
 
+/// Where `part`, then `part_model` and `part_quantity`, sit in `HEADER`.
+const PART: usize = 12;
+
 /// Writes the cable plan; returns the number of cables (rows below the header).
 pub fn write_cable_plan<W: std::io::Write>(
     design: &Design,
@@ -91,15 +94,23 @@ impl TwinShare {
         let (part, model, quantity) = if self.twins == 0 && self.singles > 0 {
             (self.single, model(self.single), self.singles)
         } else {
-            let note = match self.shares_with {
+            let mut note = match self.shares_with {
                 Some(first) => format!(" (shares the DAC of {first})"),
                 None => format!(" ({} cables per DAC)", self.ways),
             };
+            // A cable of several lanes can fill twins and leave a lane over: both said.
+            if self.singles > 0 {
+                note += &format!(
+                    ", and {} × {} of its own",
+                    self.singles,
+                    self.single.part_id()
+                );
+            }
             (self.twin, model(self.twin) + &note, self.twins)
         };
-        record[12] = part.part_id().as_str().to_string();
-        record[13] = model;
-        record[14] = quantity.to_string();
+        record[PART] = part.part_id().as_str().to_string();
+        record[PART + 1] = model;
+        record[PART + 2] = quantity.to_string();
     }
 }
 
@@ -279,4 +290,17 @@ fn row(design: &Design, cable: &Cable<'_>, catalog: &Catalog) -> [String; 19] {
         transceivers[0].clone(),
         transceivers[1].clone(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_part_columns_are_where_twin_shares_write() {
+        assert_eq!(
+            HEADER[PART..PART + 3],
+            ["part", "part_model", "part_quantity"]
+        );
+    }
 }
