@@ -164,8 +164,13 @@ impl Comparison {
     }
 
     /// What a reader must know to read the table: scenarios of different GPU counts time
-    /// different jobs, and why a figure is unknown.
+    /// different jobs, why a figure is unknown, and each scenario's advice.
     pub fn notes(&self) -> Vec<String> {
+        self.notes_with(true)
+    }
+
+    /// `notes`, with each scenario's advice or without it (a report lists it per design).
+    pub fn notes_with(&self, advice: bool) -> Vec<String> {
         let mut notes = Vec::new();
         if let Some(gpus) = self.row("gpus") {
             let counts: Vec<u64> = gpus.values.iter().flatten().map(|&g| g as u64).collect();
@@ -215,8 +220,9 @@ impl Comparison {
                 ));
             }
         }
-        for (name, advice) in self.scenarios.iter().zip(&self.advice) {
-            notes.extend(advice.iter().map(|item| format!("Advice, {name}: {item}")));
+        let each = self.advice.iter().filter(|_| advice);
+        for (name, items) in self.scenarios.iter().zip(each) {
+            notes.extend(items.iter().map(|item| format!("Advice, {name}: {item}")));
         }
         let timed = self
             .row("all_reduce_time_us")

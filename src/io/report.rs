@@ -49,6 +49,12 @@ fn cells(c: &Comparison, row: usize) -> Vec<String> {
 
 /// A GitHub-flavoured Markdown table: figures down, scenarios across, numbers right-aligned.
 pub fn render_markdown(c: &Comparison) -> String {
+    comparison_markdown(c, true)
+}
+
+/// The table, how each all-reduce runs, and the notes; `advice`: each option's advice under
+/// them (a report lists it under each design already).
+fn comparison_markdown(c: &Comparison, advice: bool) -> String {
     let mut out = String::from("| Figure |");
     for col in 0..c.scenarios.len() {
         out.push_str(&format!(" {} |", md_cell(&heading(c, col))));
@@ -64,7 +70,7 @@ pub fn render_markdown(c: &Comparison) -> String {
         out.push('\n');
     }
     out.push_str(&format!("\n{}\n", md_inline(&runs_as(c))));
-    for note in c.notes() {
+    for note in c.notes_with(advice) {
         out.push_str(&format!("\n{}\n", md_inline(&note)));
     }
     out
@@ -677,7 +683,7 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
 
     if let Some(comparison) = r.comparison {
         let _ = writeln!(out, "\n## Comparison\n");
-        out.push_str(&render_markdown(comparison));
+        out.push_str(&comparison_markdown(comparison, false));
     }
     if let Some(diagram) = r.diagram {
         let _ = writeln!(out, "\n## Diagram\n");
