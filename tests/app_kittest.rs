@@ -367,16 +367,22 @@ fn keyboard_nudge_copy_paste_and_delete() {
     );
 }
 
-/// With the pointer over the canvas, a paste lands centred on it (not on the original),
-/// under the next free name.
-#[test]
-fn paste_lands_at_the_pointer_with_a_fresh_name() {
+/// A fresh window with one QM9700 added and copied (Ctrl+C): the window, and the original.
+fn one_switch_copied() -> (Harness<'static, RailyardApp>, railyard::model::Device) {
     let mut harness = harness(app());
     harness.state_mut().add_part(&PartId::new("qm9700"));
     harness.run();
     let original = harness.state().document().design().devices[0].clone();
     harness.key_press_modifiers(Modifiers::COMMAND, Key::C);
     harness.run();
+    (harness, original)
+}
+
+/// With the pointer over the canvas, a paste lands centred on it (not on the original),
+/// under the next free name.
+#[test]
+fn paste_lands_at_the_pointer_with_a_fresh_name() {
+    let (mut harness, original) = one_switch_copied();
     // A point in the canvas, well away from the device.
     let p = egui::pos2(900.0, 300.0);
     harness.hover_at(p);
@@ -407,12 +413,7 @@ fn paste_lands_at_the_pointer_with_a_fresh_name() {
 /// units below and right of it, not on top where it would hide the original.
 #[test]
 fn a_paste_over_the_original_moves_off_it() {
-    let mut harness = harness(app());
-    harness.state_mut().add_part(&PartId::new("qm9700"));
-    harness.run();
-    let original = harness.state().document().design().devices[0].clone();
-    harness.key_press_modifiers(Modifiers::COMMAND, Key::C);
-    harness.run();
+    let (mut harness, original) = one_switch_copied();
     // The screen point of the original's centre, found from the canvas's own mapping.
     let on = (0..1440)
         .step_by(4)

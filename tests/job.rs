@@ -748,22 +748,39 @@ fn assessed_with(
     )
 }
 
+/// Llama 70B served on `design` (the catalog's own parts), in TP × PP `layout` or the
+/// workload's own: the assessment, and its serving figures.
+fn llama_70b_served(
+    design: &Design,
+    layout: Option<(u32, u32)>,
+) -> (
+    railyard::analysis::assess::Assessment,
+    railyard::analysis::job::ServingResult,
+) {
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::job::JobOutcome;
+
+    let mut w = Workload::named("llama-70b").expect("built in");
+    w.serving = true;
+    if let Some((tp, pp)) = layout {
+        (w.tp, w.pp) = (tp, pp);
+    }
+    let a = assessed_with(design, &Catalog::builtin(), w);
+    let Some(Ok(JobOutcome::Serving(r))) = &a.job else {
+        panic!("serving: {:?}", a.job);
+    };
+    let r = (**r).clone();
+    (a, r)
+}
+
 /// Serving's cost per output token, at the decode bound: four HGX H100 serving Llama 70B, the
 /// capital over 5 years of 8,766 hours (365.25 days) plus the facility's power at PUE 1.58 and $0.08/kWh,
 /// over the decode rate. The rate is an upper bound, so the cost is a lower bound.
 #[test]
 fn serving_costs_per_output_token_at_the_decode_bound() {
-    use railyard::analysis::collective::Workload;
     use railyard::analysis::job::JobOutcome;
 
-    let catalog = Catalog::builtin();
-    let design = preset("hgx-h100-x4-roce.ron");
-    let mut w = Workload::named("llama-70b").expect("built in");
-    w.serving = true;
-    let a = assessed_with(&design, &catalog, w);
-    let Some(Ok(JobOutcome::Serving(r))) = &a.job else {
-        panic!("serving: {:?}", a.job);
-    };
+    let (a, r) = llama_70b_served(&preset("hgx-h100-x4-roce.ron"), None);
     let (capital, power_w) = (a.metrics.cost.total.0, a.metrics.power.0);
     let per_hour = capital / (5.0 * 8766.0) + power_w / 1e3 * 1.58 * 0.08;
     let tokens_per_hour = r.decode_tokens_per_s.expect("bandwidth known") * 3600.0;
@@ -788,18 +805,7 @@ fn serving_costs_per_output_token_at_the_decode_bound() {
 /// tokens/s, 134 TFLOP/s from 112.
 #[test]
 fn decode_is_bound_by_compute_where_the_batch_outruns_the_reads() {
-    use railyard::analysis::collective::Workload;
-    use railyard::analysis::job::JobOutcome;
-
-    let catalog = Catalog::builtin();
-    let design = preset("mac-studio-tb5-x4.ron");
-    let mut w = Workload::named("llama-70b").expect("built in");
-    w.serving = true;
-    (w.tp, w.pp) = (4, 1);
-    let a = assessed_with(&design, &catalog, w);
-    let Some(Ok(JobOutcome::Serving(r))) = &a.job else {
-        panic!("serving: {:?}", a.job);
-    };
+    let (_, r) = llama_70b_served(&preset("mac-studio-tb5-x4.ron"), Some((4, 1)));
     let flops =
         2.0 * 80.0 * (151.0e6 + 704.6e6) + 4.0 * 2048.0 * 8192.0 * 80.0 + 2.0 * 8192.0 * 128_256.0;
     let compute_ms = 64.0 * flops / (4.0 * 28e12) * 1e3;
@@ -863,24 +869,17 @@ fn serving_that_does_not_fit_says_what_would() {
 /// The command line says which, and a PUE the user gives drops the claim.
 #[test]
 fn desk_machines_pay_for_energy_at_home() {
-    use railyard::analysis::collective::Workload;
-    use railyard::analysis::job::{JobOutcome, Site};
+    use railyard::analysis::job::Site;
 
     let catalog = Catalog::builtin();
     let design = preset("mac-studio-tb5-x4.ron");
     assert_eq!(Site::of(&design, &catalog), Site::Desk);
-    // The workload as `workload --serving` runs it on four Macs: one stage per Mac.
     assert_eq!(
         Site::of(&preset("hgx-h100-x4-roce.ron"), &catalog),
         Site::DataCentre
     );
-    let mut w = Workload::named("llama-70b").expect("built in");
-    w.serving = true;
-    (w.tp, w.pp) = (1, 4);
-    let a = assessed_with(&design, &catalog, w);
-    let Some(Ok(JobOutcome::Serving(r))) = &a.job else {
-        panic!("serving: {:?}", a.job);
-    };
+    // The layout `workload --serving` runs on four Macs: one stage per Mac.
+    let (a, r) = llama_70b_served(&design, Some((1, 4)));
     let (capital, power_w) = (a.metrics.cost.total.0, a.metrics.power.0);
     let per_hour = capital / (5.0 * 8766.0) + power_w / 1e3 * 1.0 * 0.16;
     let e = r.economics.expect("priced");

@@ -113,6 +113,13 @@ pub(crate) struct DeviceChunking {
     pub simple_chunk_bytes: f64,
 }
 
+/// Threads a channel runs each protocol on (`NCCL_LL_MAX_NTHREADS`, `NCCL_LL128_MAX_NTHREADS`,
+/// `NCCL_SIMPLE_MAX_NTHREADS`; the kernel runs Simple with one warp more for synchronisation,
+/// `enqueue.cc`).
+const LL_THREADS: f64 = 512.0;
+const LL128_THREADS: f64 = 640.0;
+const SIMPLE_THREADS: f64 = 512.0;
+
 /// LL's largest chunk: its 512 KiB buffer over 8 steps, half of each line data (32 KiB).
 const LL_CHUNK_BYTES: f64 = 32_768.0;
 /// LL128's: its 4,915,200-byte buffer over 8 steps, 120 of each 128 bytes data.
@@ -127,10 +134,12 @@ impl DeviceChunking {
         if bytes.is_nan() || bytes <= 0.0 {
             return 1.0;
         }
+        // Simple rounds to (its threads with the sync warp − one warp) × 8 bytes:
+        // (544 − 32) × 8, the channel's 512 threads × 8.
         let (chunk, grain) = match p {
-            Protocol::Ll => (LL_CHUNK_BYTES, 512.0 * 8.0),
-            Protocol::Ll128 => (LL128_CHUNK_BYTES, 640.0 * 60.0 / 2.0),
-            Protocol::Simple => (self.simple_chunk_bytes, (544.0 - 32.0) * 8.0),
+            Protocol::Ll => (LL_CHUNK_BYTES, LL_THREADS * 8.0),
+            Protocol::Ll128 => (LL128_CHUNK_BYTES, LL128_THREADS * 60.0 / 2.0),
+            Protocol::Simple => (self.simple_chunk_bytes, SIMPLE_THREADS * 8.0),
         };
         let loop_bytes = cut * chunk;
         let full_loops = ((bytes / loop_bytes).ceil() - 1.0).max(0.0);
@@ -148,10 +157,10 @@ impl DeviceChunking {
 /// LL128 640 and 8; Simple 512 and 64, on NVLink where the ring carries more than PCI_BW).
 fn threads_and_threshold(algorithm: Algorithm, p: Protocol, ranks: u32) -> (f64, f64) {
     match p {
-        Protocol::Ll if algorithm == Algorithm::Ring => (512.0, 8.0 * f64::from(ranks.max(1))),
-        Protocol::Ll => (512.0, 8.0),
-        Protocol::Ll128 => (640.0, 8.0),
-        Protocol::Simple => (512.0, 64.0),
+        Protocol::Ll if algorithm == Algorithm::Ring => (LL_THREADS, 8.0 * f64::from(ranks.max(1))),
+        Protocol::Ll => (LL_THREADS, 8.0),
+        Protocol::Ll128 => (LL128_THREADS, 8.0),
+        Protocol::Simple => (SIMPLE_THREADS, 64.0),
     }
 }
 

@@ -257,9 +257,9 @@ pub fn serving(
     let peak = peak_tflops(gpu, job.precision);
     // Each stage's tp × ep GPUs do its share of the batch's FLOPs; stages go in turn, so
     // the step takes the whole batch's FLOPs over one stage's GPUs.
-    let decode_flops = f64::from(batch) * m.decode_flops(job.prompt);
-    let decode_compute_ms =
-        peak.map(|peak| decode_flops / (f64::from(tp * ep) * peak * 1e12) * 1e3);
+    let flops_per_token = m.decode_flops(job.prompt);
+    let decode_compute_ms = peak
+        .map(|peak| f64::from(batch) * flops_per_token / (f64::from(tp * ep) * peak * 1e12) * 1e3);
     let decode_step_ms = decode_memory_ms
         .map(|memory_ms| memory_ms.max(decode_compute_ms.unwrap_or(0.0)) + decode_comm_ms);
     let per_replica = decode_step_ms.map(|ms| f64::from(batch) / (ms / 1e3));
@@ -340,7 +340,7 @@ pub fn serving(
         let work = format!(
             "{} × {:.1} GFLOP a token at the {gpu_id}'s {} TFLOP/s {} peak takes {} a step",
             crate::model::units::count_of(batch as usize, "sequence", "sequences"),
-            m.decode_flops(job.prompt) / 1e9,
+            flops_per_token / 1e9,
             crate::model::units::trim_number(peak),
             job.precision.label(),
             crate::model::units::time_text(compute_ms * 1e3)

@@ -10,12 +10,12 @@
 //! RFC 4180 quoting by the `csv` crate, so names with commas or quotes open in a spreadsheet.
 
 use super::ExportError;
-use super::cabling::{Cable, cable_part, cables};
-use crate::analysis::cost::{CableChoice, link_cable};
-use crate::analysis::optic_cages::{OPTIC, dac_splitter, dac_twin_ways, end_transceiver};
+use super::cabling::{Cable, TwinPort, cable_part, cables, twin_port_of};
+use crate::analysis::cost::CableChoice;
+use crate::analysis::optic_cages::{OPTIC, end_transceiver};
 use crate::analysis::twisted_pair::{RJ45_MODULE, twisted_pair};
 use crate::model::catalog::CableMedium;
-use crate::model::{Catalog, Design, DeviceId, Link, LinkId, LinkState};
+use crate::model::{Catalog, Design, DeviceId, LinkId, LinkState, PartId};
 use std::collections::HashMap;
 
 /// `part_model` of a link whose optics the bill derives: the fibre between them.
@@ -72,9 +72,7 @@ pub fn write_cable_plan<W: std::io::Write>(
 /// two devices, the cable that opens it counting it and the next sharing it; a cable left
 /// over (an odd count) gets a DAC of its own rate.
 struct TwinShare {
-    twin: CableChoice<'static>,
-    single: CableChoice<'static>,
-    ways: u32,
+    port: TwinPort,
     /// Twin DACs this cable opens (0 for one that shares a DAC opened before it).
     twins: u64,
     /// Lanes left over, on DACs of their own.
@@ -91,55 +89,24 @@ impl TwinShare {
                 .map(|p| format!("{} {}", p.vendor, p.model))
                 .unwrap_or_default()
         };
+        let TwinPort { twin, single, ways } = self.port;
         let (part, model, quantity) = if self.twins == 0 && self.singles > 0 {
-            (self.single, model(self.single), self.singles)
+            (single, model(single), self.singles)
         } else {
             let mut note = match self.shares_with {
                 Some(first) => format!(" (shares the DAC of {first})"),
-                None => format!(" ({} cables per DAC)", self.ways),
+                None => format!(" ({ways} cables per DAC)"),
             };
             // A cable of several lanes can fill twins and leave a lane over: both said.
             if self.singles > 0 {
-                note += &format!(
-                    ", and {} × {} of its own",
-                    self.singles,
-                    self.single.part_id()
-                );
+                note += &format!(", and {} × {} of its own", self.singles, single.part_id());
             }
-            (self.twin, model(self.twin) + &note, self.twins)
+            (twin, model(twin) + &note, self.twins)
         };
         record[PART] = part.part_id().as_str().to_string();
         record[PART + 1] = model;
         record[PART + 2] = quantity.to_string();
     }
-}
-
-/// Whether a link's cable is one port of a twin-port DAC: its derived DAC with both ends in
-/// cages shared the same number of ways (`cable_part`'s rule), with its own rate's DAC.
-fn on_twin(
-    design: &Design,
-    catalog: &Catalog,
-    link: &Link,
-) -> Option<(CableChoice<'static>, CableChoice<'static>, u32)> {
-    if twisted_pair(design, catalog, link).is_some() {
-        return None;
-    }
-    let CableChoice::Derived {
-        prefix: "dac",
-        gbit_s,
-    } = link_cable(link, catalog)?.choice
-    else {
-        return None;
-    };
-    if dac_splitter(design, catalog, link, gbit_s).is_some() {
-        return None;
-    }
-    let (twin, ways) = dac_twin_ways(design, catalog, link, gbit_s)?;
-    let single = CableChoice::Derived {
-        prefix: "dac",
-        gbit_s,
-    };
-    Some((twin, single, ways))
 }
 
 /// The twin-DAC share of every cable on one, in the plan's order.
@@ -148,29 +115,25 @@ fn twin_shares(
     catalog: &Catalog,
     cables: &[Cable<'_>],
 ) -> HashMap<LinkId, TwinShare> {
-    type Key = (DeviceId, DeviceId, u64);
+    // Twins of one part between the same two devices pair up, as the bill pairs them.
+    type Key = (DeviceId, DeviceId, PartId);
     let on: Vec<_> = cables
         .iter()
         .filter_map(|c| {
-            let (twin, single, ways) = on_twin(design, catalog, c.link)?;
+            let port = twin_port_of(design, c.link, catalog)?;
             let (a, b) = (c.link.a.device, c.link.b.device);
-            // Twins of one grade between the same two devices pair up, as the bill pairs them.
-            let grade = match twin {
-                CableChoice::Derived { gbit_s, .. } => gbit_s,
-                _ => 0,
-            };
-            let key: Key = (a.min(b), a.max(b), grade);
-            Some((c.link, key, twin, single, ways))
+            let key: Key = (a.min(b), a.max(b), port.twin.part_id());
+            Some((c.link, key, port))
         })
         .collect();
     let mut total: HashMap<Key, u64> = HashMap::new();
-    for (link, key, ..) in &on {
-        *total.entry(*key).or_default() += u64::from(link.lanes);
+    for (link, key, _) in &on {
+        *total.entry(key.clone()).or_default() += u64::from(link.lanes);
     }
     let mut seen: HashMap<Key, (u64, Option<LinkId>)> = HashMap::new();
     let mut shares = HashMap::new();
-    for (link, key, twin, single, ways) in on {
-        let w = u64::from(ways);
+    for (link, key, port) in on {
+        let w = u64::from(port.ways);
         let limit = total[&key] / w * w;
         let (start, opener) = seen.get(&key).copied().unwrap_or((0, None));
         let end = start + u64::from(link.lanes);
@@ -189,9 +152,7 @@ fn twin_shares(
         shares.insert(
             link.id,
             TwinShare {
-                twin,
-                single,
-                ways,
+                port,
                 twins,
                 singles,
                 shares_with,

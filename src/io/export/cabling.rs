@@ -3,7 +3,7 @@
 
 use super::ExportError;
 use crate::analysis::cost::{CableChoice, link_cable};
-use crate::analysis::optic_cages::{dac_splitter, dac_twin};
+use crate::analysis::optic_cages::{dac_splitter, dac_twin_ways};
 use crate::analysis::twisted_pair::{TWISTED_PAIR, twisted_pair};
 use crate::io::link_colors::{Background, ColorMode, LinkPainter};
 use crate::model::catalog::CableMedium;
@@ -162,15 +162,56 @@ pub fn cable_part<'a>(
         return Some((splitter, u64::from(link.lanes)));
     }
     // A DAC between two shared cages is one port of a twin-port DAC its neighbour shares.
-    if let CableChoice::Derived {
-        prefix: "dac",
-        gbit_s,
-    } = need.choice
-        && let Some(twin) = dac_twin(design, catalog, link, gbit_s)
-    {
-        return Some((twin, u64::from(link.lanes)));
+    if let Some(port) = twin_port(design, catalog, link, need.choice) {
+        return Some((port.twin, u64::from(link.lanes)));
     }
     Some((need.choice, need.quantity))
+}
+
+/// A link whose cable is one port of a twin-port DAC (`dac-800g` between a DGX H100's twin
+/// cage and a QM9700's): the twin, the DAC of the link's own rate, and the ports one twin
+/// carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TwinPort {
+    pub twin: CableChoice<'static>,
+    pub single: CableChoice<'static>,
+    pub ways: u32,
+}
+
+/// `cable_part`'s twin rule: the link's cable is that port where `cable_part` names the twin.
+pub fn twin_port_of(design: &Design, link: &Link, catalog: &Catalog) -> Option<TwinPort> {
+    if twisted_pair(design, catalog, link).is_some() {
+        return None;
+    }
+    twin_port(design, catalog, link, link_cable(link, catalog)?.choice)
+}
+
+/// The twin-DAC port a link's derived cable `choice` is, unless it is a splitter's leg.
+fn twin_port(
+    design: &Design,
+    catalog: &Catalog,
+    link: &Link,
+    choice: CableChoice<'_>,
+) -> Option<TwinPort> {
+    let CableChoice::Derived {
+        prefix: "dac",
+        gbit_s,
+    } = choice
+    else {
+        return None;
+    };
+    if dac_splitter(design, catalog, link, gbit_s).is_some() {
+        return None;
+    }
+    let (twin, ways) = dac_twin_ways(design, catalog, link, gbit_s)?;
+    Some(TwinPort {
+        twin,
+        single: CableChoice::Derived {
+            prefix: "dac",
+            gbit_s,
+        },
+        ways,
+    })
 }
 
 /// NetBox's cable type slug for a link's part, where the part says it: a DAC is
