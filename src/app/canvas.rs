@@ -779,8 +779,14 @@ fn body(
                     &state.interaction.lanes,
                     state.interaction.stubs,
                 );
-                let remembered =
-                    found.and_then(|k| Some((k, seen(k)?, layout.links_alongside(design, k))));
+                // Lanes as the links were drawn: the heatmap's, else the chosen colours'.
+                let mode = if overlay.heat.is_some() {
+                    ColorMode::Heatmap
+                } else {
+                    crate::io::link_colors::drawn_mode(state.link_colors, design)
+                };
+                let remembered = found
+                    .and_then(|k| Some((k, seen(k)?, layout.links_alongside(design, k, mode))));
                 state.interaction.hover_link = Some((key, remembered));
                 remembered.map(|(k, _, parallel)| (k, parallel))
             }

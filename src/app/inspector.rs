@@ -9,6 +9,7 @@
 use super::link_info::LinkLoads;
 use crate::analysis::collective::{Library, release};
 use crate::analysis::optic_cages::automatic_parts_text;
+use crate::io::link_colors::{ColorMode, links_in_lane};
 use crate::model::Port;
 use crate::model::catalog::PartSpec;
 use crate::model::command::Command;
@@ -54,6 +55,14 @@ impl Gesture {
     }
 }
 
+/// What the canvas shows of the links this frame, which the inspector's words follow.
+pub struct DrawnLinks<'a> {
+    /// Each link's load under the sidebar's collective, once evaluated.
+    pub loads: Option<&'a LinkLoads<'a>>,
+    /// The colours the canvas draws links in, which set their lanes.
+    pub lanes: ColorMode,
+}
+
 pub fn inspector_ui(
     ui: &mut Ui,
     design: &Design,
@@ -61,7 +70,7 @@ pub fn inspector_ui(
     devices: &BTreeSet<DeviceId>,
     links: &BTreeSet<LinkId>,
     state: &mut InspectorState,
-    loads: Option<&LinkLoads>,
+    drawn: &DrawnLinks,
 ) -> Vec<Command> {
     let mut commands = Vec::new();
     let selected_devices: Vec<&Device> = devices.iter().filter_map(|&d| design.device(d)).collect();
@@ -69,7 +78,7 @@ pub fn inspector_ui(
     match (selected_devices.as_slice(), selected_links.as_slice()) {
         ([], []) => design_meta_ui(ui, design, catalog, state, &mut commands),
         ([device], []) => device_ui(ui, design, catalog, device, state, &mut commands),
-        ([], [link]) => link_ui(ui, design, catalog, link, state, loads, &mut commands),
+        ([], [link]) => link_ui(ui, design, catalog, link, state, drawn, &mut commands),
         (d, l) => {
             state.live = false;
             multi_ui(ui, d, l, &mut commands);
@@ -923,7 +932,7 @@ fn link_ui(
     catalog: &Catalog,
     source: &Link,
     state: &mut InspectorState,
-    loads: Option<&LinkLoads>,
+    drawn: &DrawnLinks,
     out: &mut Vec<Command>,
 ) {
     let mut draft = match state.link_draft.take() {
@@ -937,12 +946,9 @@ fn link_ui(
         endpoint_text(design, source.a.device, source.a.port),
         endpoint_text(design, source.b.device, source.b.port)
     ));
-    // The canvas draws parallel links as one line: say that an edit here is one link's.
-    let parallel = design
-        .links
-        .iter()
-        .filter(|l| l.touches(source.a.device) && l.touches(source.b.device))
-        .count();
+    // The canvas draws parallel links of one lane as one line: say that an edit here is
+    // one link's.
+    let parallel = links_in_lane(design, source, drawn.lanes);
     if parallel > 1 {
         ui.label(
             egui::RichText::new(format!(
@@ -954,7 +960,7 @@ fn link_ui(
     // What it carries in the sidebar's collective, as the canvas's hover card says. Always
     // one line (cut short, whole on hover), so that the rows below do not move when the
     // analysis comes in.
-    let load = match loads {
+    let load = match drawn.loads {
         Some(loads) => format!("Load: {}", loads.line(source.id)),
         None => "Load: unknown (no collective evaluated yet)".to_string(),
     };

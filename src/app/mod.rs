@@ -844,6 +844,8 @@ impl RailyardApp {
     fn right_panel(&mut self, ui: &mut egui::Ui, events: &mut Vec<AppEvent>) {
         let analysis = self.analysis();
         let loads = analysis.as_ref().and_then(|(_, a)| link_loads(a));
+        // As the canvas decides: the heatmap shows when asked for and evaluated.
+        let heatmap = self.prefs.heatmap && analysis.is_some();
         let tab = &mut self.tabs[self.active];
         let pending = tab.worker.as_ref().is_some_and(|w| w.is_pending());
         let catalog = &self.catalog;
@@ -871,10 +873,12 @@ impl RailyardApp {
                         .resizable(true)
                         .default_size(inspector_height)
                         .size_range(120.0..=800.0)
-                        .show(ui, |ui| inspector_area(ui, tab, catalog, loads.as_ref()))
+                        .show(ui, |ui| {
+                            inspector_area(ui, tab, catalog, loads.as_ref(), heatmap)
+                        })
                         .inner;
                 } else if view.shows_inspector() {
-                    commands = inspector_area(ui, tab, catalog, loads.as_ref());
+                    commands = inspector_area(ui, tab, catalog, loads.as_ref(), heatmap);
                 }
                 for command in commands {
                     events.push(AppEvent::Command(command));
@@ -1098,20 +1102,27 @@ fn inspector_area(
     tab: &mut Tab,
     catalog: &Catalog,
     loads: Option<&link_info::LinkLoads>,
+    heatmap: bool,
 ) -> Vec<Command> {
     egui::ScrollArea::both()
         .id_salt("inspector-scroll")
         .auto_shrink([false, false])
         .show(ui, |ui| {
             let sel = &tab.canvas.selection;
+            let design = tab.doc.design();
+            let lanes = if heatmap {
+                ColorMode::Heatmap
+            } else {
+                crate::io::link_colors::drawn_mode(tab.canvas.link_colors, design)
+            };
             let mut commands = inspector::inspector_ui(
                 ui,
-                tab.doc.design(),
+                design,
                 catalog,
                 &sel.devices,
                 &sel.links,
                 &mut tab.inspector,
-                loads,
+                &inspector::DrawnLinks { loads, lanes },
             );
             ui.separator();
             commands.extend(whatif::whatif_ui(

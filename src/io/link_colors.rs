@@ -215,6 +215,25 @@ pub fn lane_look(link: &Link, a: &Device, b: &Device, mode: ColorMode) -> u64 {
     }
 }
 
+/// How many links of `design` run between the two devices `link` joins in its lane (itself
+/// included): the links one drawn line stands for, on the canvas and in the diagram.
+pub fn links_in_lane(design: &Design, link: &Link, mode: ColorMode) -> usize {
+    let look = |l: &Link| {
+        let a = design.device(l.a.device)?;
+        let b = design.device(l.b.device)?;
+        Some(lane_look(l, a, b, mode))
+    };
+    let Some(mine) = look(link) else {
+        return 0;
+    };
+    design
+        .links
+        .iter()
+        .filter(|l| l.touches(link.a.device) && l.touches(link.b.device))
+        .filter(|l| look(l) == Some(mine))
+        .count()
+}
+
 /// Which tiers a link joins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TierPair {
@@ -689,6 +708,51 @@ mod tests {
         assert_eq!(heat_color(1.0), Rgb(229, 57, 53));
         assert_eq!(heat_color(7.0), heat_color(1.0));
         assert_eq!(heat_color(f64::NAN), heat_color(1.0));
+    }
+
+    #[test]
+    fn a_line_stands_for_the_links_of_its_lane_only() {
+        let mut design = Design {
+            name: "t".to_string(),
+            ..Default::default()
+        };
+        design.devices = vec![
+            node(0, 4),
+            switch(1, SwitchRole::Leaf, None),
+            switch(2, SwitchRole::Spine, None),
+        ];
+        let ib = |id: u32, a: (u32, Port), b: (u32, Port), gbit_s: f64| {
+            let mut l = Link::new(
+                Endpoint::new(DeviceId(a.0), a.1),
+                Endpoint::new(DeviceId(b.0), b.1),
+                LinkTech::InfiniBand,
+                crate::model::Bandwidth::from_gbit_s(gbit_s),
+            );
+            l.id = LinkId(id);
+            l
+        };
+        // Four NICs to one leaf, the last at 200G; the leaf up to a spine.
+        let (nic, sw) = (Port::Nic, Port::Switch);
+        design.links = vec![
+            ib(0, (0, nic(0)), (1, sw(0)), 400.0),
+            ib(1, (0, nic(1)), (1, sw(1)), 400.0),
+            ib(2, (0, nic(2)), (1, sw(2)), 400.0),
+            ib(3, (0, nic(3)), (1, sw(3)), 200.0),
+            ib(4, (1, sw(40)), (2, sw(0)), 400.0),
+        ];
+        let count = |k: usize, mode| links_in_lane(&design, &design.links[k], mode);
+        // By technology the three 400G cables share a line and the 200G one has its own.
+        assert_eq!(
+            (
+                count(0, ColorMode::Technology),
+                count(3, ColorMode::Technology)
+            ),
+            (3, 1)
+        );
+        assert_eq!(count(4, ColorMode::Technology), 1);
+        // By rail each NIC's cable is a lane of its own.
+        assert_eq!(count(0, ColorMode::Rail), 1);
+        assert_eq!(count(1, ColorMode::Heatmap), 3);
     }
 
     #[test]

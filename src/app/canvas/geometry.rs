@@ -3,6 +3,7 @@
 //! canvas units; a device's `pos` is its centre.
 
 use crate::io::folding::{self, FoldScope, FoldedAs, Folding, NOT_FOLDED};
+use crate::io::link_colors::{ColorMode, lane_look};
 use crate::model::{Design, Device, DeviceId, DeviceKind, GroupId, Link, LinkId, Pos};
 use egui::{Pos2, Rect, Vec2, pos2, vec2};
 use std::collections::{BTreeSet, HashMap};
@@ -243,21 +244,23 @@ impl Layout {
         }
     }
 
-    /// How many links join the two owners link `k` is drawn between (itself included): the
-    /// count its bundle shows.
-    pub fn links_alongside(&self, design: &Design, k: usize) -> usize {
-        let pair = |l: &Link| {
+    /// How many links join the two owners link `k` is drawn between in its lane (itself
+    /// included): the links its one line stands for. Under `mode`, links that look different
+    /// (another technology, rate or rail) run in lanes of their own.
+    pub fn links_alongside(&self, design: &Design, k: usize, mode: ColorMode) -> usize {
+        let lane = |l: &Link| {
             let (a, b) = self.link_ends(&design.devices, l)?;
+            let look = lane_look(l, &design.devices[a], &design.devices[b], mode);
             let (a, b) = (self.owner(a), self.owner(b));
-            Some((a.min(b), a.max(b)))
+            Some((a.min(b), a.max(b), look))
         };
-        let Some(mine) = design.links.get(k).and_then(pair) else {
+        let Some(mine) = design.links.get(k).and_then(lane) else {
             return 0;
         };
         design
             .links
             .iter()
-            .filter(|l| pair(l) == Some(mine))
+            .filter(|l| lane(l) == Some(mine))
             .count()
     }
 
