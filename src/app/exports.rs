@@ -17,7 +17,7 @@ use crate::io::design_file::write_atomically;
 use crate::io::export::{ExportFormat, export_to_path};
 use crate::io::link_colors::ColorMode;
 use crate::io::raster::svg_to_png;
-use crate::io::svg::{Detail, LinkColors, design_to_svg, diagram_svg};
+use crate::io::svg::{Detail, LinkColors, design_to_svg, diagram_svg, drawn_detail};
 use crate::model::{Bytes, Catalog, Design, LinkId};
 
 /// The scale File > Export PNG offers first: sharp on a projector, a few megapixels for most
@@ -35,6 +35,16 @@ pub(super) fn proposed_detail(design: &Design) -> Detail {
         Detail::Overview
     } else {
         Detail::Full
+    }
+}
+
+/// What the export message adds where an overview was asked for a design that is all one
+/// group: it is drawn in full, since its overview would be one box.
+fn drawn_in_full(design: &Design, asked: Detail) -> &'static str {
+    if drawn_detail(design, asked) == asked {
+        ""
+    } else {
+        ", drawn in full: all one group, its overview would be one box"
     }
 }
 
@@ -164,16 +174,20 @@ pub fn write_export(
                 path,
                 diagram_svg(design, catalog, colors, detail).as_bytes(),
             )?;
-            Ok(format!("Exported {}", path.display()))
+            Ok(format!(
+                "Exported {}{}",
+                path.display(),
+                drawn_in_full(design, detail)
+            ))
         }
         ExportKind::Png(scale, detail) => {
             let png = svg_to_png(&diagram_svg(design, catalog, colors, detail), scale)
                 .context("could not draw the PNG")?;
             write(path, &png)?;
             let (w, h) = png_size(&png).unwrap_or_default();
-            let overview = match detail {
-                Detail::Overview => ", overview",
-                Detail::Full => "",
+            let overview = match drawn_detail(design, detail) {
+                Detail::Overview => ", overview".to_string(),
+                Detail::Full => drawn_in_full(design, detail).to_string(),
             };
             Ok(format!(
                 "Exported {}: {w} × {h} pixels ({scale}×{overview})",

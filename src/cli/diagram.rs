@@ -46,12 +46,18 @@ fn design_svg_in(
     overview: bool,
     catalog: &Catalog,
 ) -> anyhow::Result<String> {
-    use crate::io::svg::{Detail, LinkColors, diagram_svg};
+    use crate::io::svg::{Detail, LinkColors, diagram_svg, drawn_detail};
     let detail = if overview {
         Detail::Overview
     } else {
         Detail::Full
     };
+    if drawn_detail(design, detail) != detail {
+        eprintln!(
+            "railyard: {} is all one group, so its overview would be a single box: drawn in full",
+            file.display()
+        );
+    }
     let draw =
         |design: &Design, colors: LinkColors<'_>| diagram_svg(design, catalog, colors, detail);
     let heatmap_bytes = match (mode, heatmap_bytes) {

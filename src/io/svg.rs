@@ -93,14 +93,23 @@ pub enum Detail {
     Overview,
 }
 
-/// The design's diagram at `detail`.
+/// The detail `design` is drawn at when `asked` is: in full where its overview would be one
+/// box with nothing beside it (a design that is all one group), which says nothing.
+pub fn drawn_detail(design: &Design, asked: Detail) -> Detail {
+    match asked {
+        Detail::Overview if super::svg_overview::overview_is_one_box(design) => Detail::Full,
+        _ => asked,
+    }
+}
+
+/// The design's diagram at `detail` (as [`drawn_detail`] decides).
 pub fn diagram_svg(
     design: &Design,
     catalog: &Catalog,
     colors: LinkColors<'_>,
     detail: Detail,
 ) -> String {
-    match detail {
+    match drawn_detail(design, detail) {
         Detail::Full => design_to_svg(design, catalog, colors),
         Detail::Overview => super::svg_overview::design_overview_svg(design, catalog, colors),
     }

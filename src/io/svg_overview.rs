@@ -5,7 +5,7 @@
 //! is, so 8,192 nodes come out about as wide as a screen rather than 26,000 pixels.
 
 use super::device_title::diagram_titles;
-use super::folding::{FoldScope, FoldedAs, fold};
+use super::folding::{FoldScope, FoldedAs, Folding, NOT_FOLDED, fold};
 use super::link_colors::{
     Background, LegendEntry, LegendTally, LinkPainter, LinkStyle, Pattern, Rgb,
 };
@@ -48,6 +48,40 @@ struct Bundle {
     shown: (usize, usize, usize),
 }
 
+/// What an overview draws: blocks, then the devices left on their own (by index).
+struct Folded {
+    folding: Folding,
+    loose: Vec<usize>,
+}
+
+fn folded(design: &Design, rects: &HashMap<crate::model::DeviceId, Rect>) -> Folded {
+    let devices = &design.devices;
+    let corners = |i: usize| {
+        let r = rects.get(&devices.get(i)?.id)?;
+        Some(r.corners())
+    };
+    let folding = fold(design, corners, FoldScope::Overview);
+    let folded = |i: usize| folding.block_of.get(i).is_some_and(|&b| b != NOT_FOLDED);
+    // Domains whose trays folded go with them.
+    let folded_domains: std::collections::HashSet<crate::model::DeviceId> = devices
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| folded(j))
+        .filter_map(|(_, d)| d.kind.as_node().and_then(|n| n.domain))
+        .collect();
+    let loose = (0..devices.len())
+        .filter(|&i| !folded(i) && !folded_domains.contains(&devices[i].id))
+        .collect();
+    Folded { folding, loose }
+}
+
+/// Whether the overview of `design` would be a single box with nothing beside it: a design
+/// that is all one group (a desk of four Macs, one rack). Such a design is drawn in full.
+pub fn overview_is_one_box(design: &Design) -> bool {
+    let Folded { folding, loose } = folded(design, &device_rects(design));
+    folding.blocks.len() <= 1 && loose.is_empty()
+}
+
 /// The design's overview as a standalone SVG document, with a title block and a legend for
 /// `colors`. Its `width` and `height` are the picture's size in pixels at scale 1.
 pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColors<'_>) -> String {
@@ -55,29 +89,13 @@ pub fn design_overview_svg(design: &Design, catalog: &Catalog, colors: LinkColor
     let colors = colors.drawn_on(design);
     let devices = &design.devices;
     let rects = device_rects(design);
-    let corners = |i: usize| {
-        let r = rects.get(&devices.get(i)?.id)?;
-        Some(r.corners())
-    };
-    let folding = fold(design, corners, FoldScope::Overview);
+    let Folded { folding, loose } = folded(design, &rects);
     let block_of = |i: usize| match folding.block_of.get(i) {
-        Some(&b) if b != super::folding::NOT_FOLDED => Some(b as usize),
+        Some(&b) if b != NOT_FOLDED => Some(b as usize),
         _ => None,
     };
-    // What is drawn: blocks, then the devices left on their own.
     let index: HashMap<crate::model::DeviceId, usize> =
         devices.iter().enumerate().map(|(i, d)| (d.id, i)).collect();
-    // Domains whose trays folded go with them.
-    let folded_domains: std::collections::HashSet<crate::model::DeviceId> = devices
-        .iter()
-        .enumerate()
-        .filter(|&(j, _)| block_of(j).is_some())
-        .filter_map(|(_, d)| d.kind.as_node().and_then(|n| n.domain))
-        .collect();
-    let domain_folded = |i: usize| folded_domains.contains(&devices[i].id);
-    let loose: Vec<usize> = (0..devices.len())
-        .filter(|&i| block_of(i).is_none() && !domain_folded(i))
-        .collect();
     let owner_rect = |owner: usize| match owner.checked_sub(devices.len()) {
         Some(b) => Rect::from_corners(folding.blocks[b].bounds),
         None => rects[&devices[owner].id],
@@ -590,5 +608,16 @@ mod tests {
         );
         assert!(!svg.contains(r#"class="device""#));
         assert!(!svg.contains(r#"class="bundle""#));
+        // That box says nothing, so a diagram asked at overview detail draws it in full: its
+        // three machines and three cables.
+        assert!(overview_is_one_box(&design));
+        let drawn = super::super::svg::diagram_svg(
+            &design,
+            &catalog,
+            LinkColors::Technology,
+            super::super::svg::Detail::Overview,
+        );
+        assert!(!drawn.contains(r#"<g class="block""#), "{drawn}");
+        assert_eq!(drawn.matches(r#"class="device""#).count(), 3, "{drawn}");
     }
 }
