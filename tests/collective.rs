@@ -196,6 +196,20 @@ fn ll128_crosses_the_network_only_beside_a_pcie_switch() {
         let r = collective(&beyond, &catalog, &query(Op::AllReduce, s)).unwrap();
         assert_ne!(r.protocol, Protocol::Ll128, "{s} B");
     }
+    // NCCL's socket transport takes host buffers only (`net_socket.cc`), so its path to the
+    // network runs through the CPU as well: cables that carry TCP keep LL128 off too.
+    let mut sockets = fx::dgx_rail_leaves(2);
+    for link in &mut sockets.links {
+        if link.tech == LinkTech::InfiniBand {
+            link.tech = LinkTech::Ethernet;
+            link.transport = Transport::Tcp;
+        }
+    }
+    assert!(ll128(&sockets, AlgoChoice::Ring).is_err());
+    assert_eq!(
+        ll128(&beside, AlgoChoice::Ring).unwrap().protocol,
+        Protocol::Ll128
+    );
     // One node alone crosses no network: LL128 over NVLink stays.
     let one = without_gpudirect(fx::dgx_rail_leaves(1));
     assert_eq!(

@@ -8,7 +8,8 @@ use super::{ArcId, Fabric, FxBuild, Vertex, usable_bytes_per_s};
 use crate::analysis::collective::efficiency as eff;
 use crate::analysis::collective::{CollectiveError, Library};
 use crate::model::{
-    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech, Port, Transport,
+    Catalog, Design, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkState, LinkTech, Port,
+    Transport,
 };
 use std::collections::HashMap;
 
@@ -449,11 +450,12 @@ pub(crate) fn build(
         device_ids: design.devices.iter().map(|d| d.id).collect(),
         link_ids,
         efa,
-        nic_beyond_pcie_switch: design
+        net_without_gdr: design
             .devices
             .iter()
             .filter_map(|d| d.kind.as_node())
-            .any(|n| n.nics.iter().any(|s| !s.gpudirect)),
+            .any(|n| n.nics.iter().any(|s| !s.gpudirect))
+            || (library == Library::Nccl && design.links.iter().any(runs_nccl_sockets)),
         arc_core: Vec::new(),
     };
     // Links between two switches: NCCL's tuner knows its NICs and NVLink, not the fabric
@@ -625,4 +627,14 @@ mod tests {
         assert!(fab.port_resource.capacity() <= 2 * n + 4096);
         assert!(fab.adj.capacity() <= 2 * fab.adj.len().max(1) + 4096);
     }
+}
+
+/// A working network link NCCL drives through its socket transport (TCP over Ethernet or
+/// Thunderbolt IP), which has no GPUDirect RDMA (`Fabric::net_without_gdr`).
+fn runs_nccl_sockets(link: &Link) -> bool {
+    let network = link.tech.is_ethernet_family()
+        || matches!(link.tech, LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5);
+    network
+        && link.state != LinkState::Failed
+        && eff::transport_of(Library::Nccl, link.tech, link.transport) == Transport::Tcp
 }

@@ -174,10 +174,12 @@ pub(crate) struct Fabric {
     /// Some working Ethernet link runs AWS EFA: aws-ofi-nccl then restricts NCCL to its
     /// Simple protocol on communicators that cross the network (`Plan::efa`).
     pub efa: bool,
-    /// Some node's NIC works without GPUDirect RDMA: NCCL's network graph then reaches it
-    /// beyond a PCIe switch shared with the GPU (past `PATH_PXB`), where NCCL's tuner leaves
-    /// LL128 off on communicators that cross the network (`Plan::no_net_ll128`).
-    pub nic_beyond_pcie_switch: bool,
+    /// Some GPU reaches the network without GPUDirect RDMA: a NIC without it, or NCCL's
+    /// socket transport, which takes host buffers only (`net_socket.cc`: `ptrSupport =
+    /// NCCL_PTR_HOST`). NCCL's network path then runs through the CPU (`paths.cc` adds it as
+    /// a step, `PATH_PHB`), past the `PATH_PXB` where its tuner still enables LL128, so LL128
+    /// is off on communicators that cross the network (`Plan::no_net_ll128`).
+    pub net_without_gdr: bool,
 }
 
 impl Fabric {

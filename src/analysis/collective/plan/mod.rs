@@ -66,7 +66,7 @@ pub(crate) struct Plan {
     /// (`Fabric::efa`).
     pub efa: bool,
     /// The plan crosses the network from a GPU whose NIC lies beyond a PCIe switch they share
-    /// (`Fabric::nic_beyond_pcie_switch`): NCCL 2.30.7's tuner enables LL128 only where the
+    /// (`Fabric::net_without_gdr`): NCCL 2.30.7's tuner enables LL128 only where the
     /// network graph's path is PXB or closer (PXN on Hopper and later, which still needs some
     /// GPU beside the NIC; `src/graph/tuning.cc`, `ncclTopoTuneModel`).
     pub no_net_ll128: bool,
@@ -675,7 +675,7 @@ pub(crate) fn plan<'f>(
         intra_hop,
         uses_net,
         efa,
-        no_net_ll128: uses_net && fab.library == Library::Nccl && fab.nic_beyond_pcie_switch,
+        no_net_ll128: uses_net && fab.library == Library::Nccl && fab.net_without_gdr,
         net_extra_us: net_extra,
         nvls_rate,
         nvls_channels,
