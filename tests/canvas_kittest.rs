@@ -605,7 +605,8 @@ fn a_link_of_another_rate_is_drawn_beside_its_bundle() {
     assert_eq!(h.state().canvas.links_drawn(), 1);
 }
 
-/// A link drawn in the lane beside its bundle is clicked and hovered where it is drawn: the
+/// A link drawn in the lane beside its bundle is clicked and hovered where it is drawn, and its
+/// card counts its lane's links only: the
 /// 200 Gb/s link among 400s sits a lane's offset above the line (its width, 1 + 1.1·log2(20)
 /// = 5.75 points, and 3 points of gap: 8.75 at zoom 1), outside the 400s' reach (half of
 /// 6.85 and 4 points: 7.4).
@@ -642,8 +643,15 @@ fn a_link_in_a_lane_is_found_where_it_is_drawn() {
         texts.contains("The bottleneck of the all-reduce of 1 GiB (ring/Simple)"),
         "{texts}"
     );
+    // It is the one link of its lane; the line beside it stands for the two 400s.
+    assert!(!texts.contains("One of"), "{texts}");
+    h.hover_at(screen(&h, 150.0, 0.0));
+    for _ in 0..4 {
+        h.run();
+    }
+    let texts = painted_texts(&h).join("\n");
     assert!(
-        texts.contains("One of 3 links drawn as this one line"),
+        texts.contains("One of 2 links drawn as this one line"),
         "{texts}"
     );
 }

@@ -2000,4 +2000,27 @@ fn nvls_tree_heads_a_domain_from_at_most_32_gpus() {
         e.to_string().contains("only up to 32 GPUs in a domain"),
         "{e}"
     );
+    // Inside the rack only those 32 heads reduce, each 1/32 of the data on top of the 1 that
+    // every GPU's port carries each way: their ports set the pace, as on a domain of 32
+    // GPUs, all heads. The rate per byte is the same on 72 GPUs as on 32 (1 + 1/32 each
+    // way), where 1 + 1/72 would make 72 GPUs 1.7 % faster.
+    let nvls = |gpus: u32| {
+        let mut q = query(Op::AllReduce, GIB);
+        q.algorithm = AlgoChoice::from_cli_name("nvls").expect("an algorithm");
+        q.gpus = Some(gpus);
+        collective(&rack, &catalog, &q).expect("an all-reduce")
+    };
+    let (all, heads) = (nvls(72), nvls(32));
+    assert!(
+        close(all.bandwidth_us, heads.bandwidth_us, 1e-9),
+        "{} vs {}",
+        all.bandwidth_us,
+        heads.bandwidth_us
+    );
+    // Fewer GPUs are fewer heads, each with a larger share.
+    let ratio = nvls(16).bandwidth_us / heads.bandwidth_us;
+    assert!(
+        close(ratio, (1.0 + 1.0 / 16.0) / (1.0 + 1.0 / 32.0), 1e-9),
+        "{ratio}"
+    );
 }

@@ -1,6 +1,7 @@
 //! NVLS: the NVSwitch reduces, so each GPU's port carries its share once each way.
 
 use super::loads::LoadBuilder;
+use super::tree::NVLS_MAX_HEADS;
 use crate::analysis::collective::Op;
 use crate::analysis::collective::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
 use crate::analysis::collective::latency::HopKind;
@@ -15,14 +16,20 @@ pub(crate) fn all_nvls(fab: &Fabric, group: &[u32]) -> bool {
 
 pub(super) fn nvls_loads(b: &mut LoadBuilder, fab: &Fabric, seg: &[u32], op: Op) {
     let n = seg.len() as f64;
-    let (up, down) = match op {
-        // Reads of every slice for the in-switch reduction plus the store of one's own result;
-        // the result back plus the multicast of everyone's.
-        Op::AllReduce => (1.0 + 1.0 / n, 1.0 + 1.0 / n),
-        Op::ReduceScatter => (1.0, 1.0 / n),
-        _ => (1.0 / n, 1.0),
-    };
-    for &g in seg {
+    // At most 32 GPUs of a domain are NVLS heads (`NCCL_MAX_NVLS_ARITY`); only heads reduce
+    // (`connect.cc` gives the others no head rank), each its 1/heads of the data. We take the
+    // first GPUs of the domain as the heads.
+    let heads = seg.len().min(NVLS_MAX_HEADS);
+    for (i, &g) in seg.iter().enumerate() {
+        let share = if i < heads { 1.0 / heads as f64 } else { 0.0 };
+        let (up, down) = match op {
+            // The switch reads every GPU's data for the heads' reductions; a head stores its
+            // share of the result, which the switch multicasts back to every GPU, and
+            // receives its share of the reduction.
+            Op::AllReduce => (1.0 + share, 1.0 + share),
+            Op::ReduceScatter => (1.0, 1.0 / n),
+            _ => (1.0 / n, 1.0),
+        };
         let gpu = &fab.gpus[g as usize];
         b.add_arc(gpu.su_up, up);
         b.add_arc(gpu.su_down, down);
