@@ -2024,3 +2024,33 @@ fn nvls_tree_heads_a_domain_from_at_most_32_gpus() {
         "{ratio}"
     );
 }
+
+/// Before 2.27 NCCL's tuner enables LL128 by default only on the GPUs NVIDIA tested it on
+/// (sm70, sm80, sm90; from 2.25 sm100 and sm120; `tuning.cc`): two RTX 2080 Ti (sm75) on an
+/// NVLink bridge run LL and Simple under PyTorch 2.5's NCCL 2.21.5, and LL128 too from 2.27,
+/// where every GPU from sm70 gets it. The eval says which.
+#[test]
+fn ll128_runs_only_on_the_gpus_its_release_was_tested_on() {
+    use railyard::model::NcclRelease;
+    let catalog = Catalog::builtin();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/validation/rtx2080ti-pair-nvlink.ron");
+    let mut design = railyard::io::load_design(&path).expect("the 2080 Ti pair");
+    let ring_ll128 = forced(Op::AllReduce, 1 << 22, AlgoChoice::Ring, Protocol::Ll128);
+    design.nccl_release = Some(NcclRelease::new(2, 21, 5));
+    let e = collective(&design, &catalog, &ring_ll128).expect_err("no LL128 on sm75");
+    assert!(e.to_string().contains("LL128"), "{e}");
+    let r = collective(&design, &catalog, &query(Op::AllReduce, 1 << 22)).unwrap();
+    assert_ne!(r.protocol, Protocol::Ll128);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("NCCL 2.21.5 enables LL128 by default only on GPUs it was tested on (sm70, sm80 and sm90)")),
+        "{:?}",
+        r.notes
+    );
+    design.nccl_release = Some(NcclRelease::new(2, 27, 7));
+    let r = collective(&design, &catalog, &ring_ll128).expect("LL128 from 2.27");
+    assert_eq!(r.protocol, Protocol::Ll128);
+    assert!(!r.notes.iter().any(|n| n.contains("enables LL128")));
+}

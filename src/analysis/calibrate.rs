@@ -273,7 +273,7 @@ pub fn fit_calibration(
     let design = match log.nccl {
         Some(release) if design.nccl_release.unwrap_or(NcclRelease::MODELLED) != release => {
             notes.push(format!(
-                "fitted with NCCL {release}'s latency tables and NVLS rules, the release the \
+                "fitted with NCCL {release}'s latency tables, NVLS and LL128 rules, the release the \
                  log names; the design runs {}",
                 design.nccl_release.unwrap_or(NcclRelease::MODELLED)
             ));

@@ -186,7 +186,7 @@ fn library_ui(ui: &mut Ui, design: &Design, catalog: &Catalog, out: &mut Vec<Com
         );
 }
 
-/// The NCCL release the design's jobs run: its latency tables and NVLS rules. The modelled
+/// The NCCL release the design's jobs run: its latency tables, NVLS and LL128 rules. The modelled
 /// release is the default and is saved as no choice at all.
 fn nccl_release_ui(ui: &mut Ui, design: &Design, out: &mut Vec<Command>) {
     let modelled = NcclRelease::MODELLED;

@@ -151,7 +151,7 @@ pub(super) struct QueryArgs {
     #[arg(long, value_name = "LIBRARY", value_parser = parse_library)]
     library: Option<LibraryChoice>,
     /// The NCCL release the jobs run (e.g. 2.21.5), over the design's own: its latency
-    /// tables and NVLS rules; the model's other figures are 2.30.7's.
+    /// tables, NVLS and LL128 rules; the model's other figures are 2.30.7's.
     #[arg(long, value_name = "RELEASE", value_parser = parse_nccl_release)]
     nccl: Option<NcclRelease>,
     /// NCCL_BUFFSIZE the jobs run with (e.g. 8M, as AWS's and Google's recipes set), over

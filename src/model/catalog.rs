@@ -158,6 +158,29 @@ pub struct GpuSpec {
     /// catalog gives one GPU its own while the others keep theirs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_efficiency: Option<f64>,
+    /// CUDA compute capability as NCCL counts it, major × 10 + minor (8.6 → 86), from
+    /// NVIDIA's table (developer.nvidia.com/cuda-gpus); None takes its architecture's first
+    /// (`GpuSpec::compute_capability`). Consumer Ampere (86) and Ada (89) differ from A100 (80)
+    /// and H100 (90) in what NCCL enables by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_compute_capability: Option<u16>,
+}
+
+impl GpuSpec {
+    /// The GPU's CUDA compute capability (major × 10 + minor): the catalog's, else its
+    /// architecture's data-centre part's (Volta 70, Turing 75, Ampere 80, Ada 89, Hopper 90,
+    /// Blackwell 100); None for GPUs that do not run CUDA.
+    pub fn compute_capability(&self) -> Option<u16> {
+        self.cuda_compute_capability.or(match self.arch {
+            GpuArch::Volta => Some(70),
+            GpuArch::Turing => Some(75),
+            GpuArch::Ampere => Some(80),
+            GpuArch::Ada => Some(89),
+            GpuArch::Hopper => Some(90),
+            GpuArch::Blackwell => Some(100),
+            GpuArch::AppleM2 | GpuArch::AppleM3 => None,
+        })
+    }
 }
 
 /// How a node's GPUs are joined inside it, by default.

@@ -61,7 +61,7 @@ impl Library {
         let nccl = || {
             let defaults = match release {
                 Some(r) if r != NcclRelease::MODELLED => format!(
-                    "NCCL {r} defaults (its latency tables and NVLS rules; other figures as in \
+                    "NCCL {r} defaults (its latency tables, NVLS and LL128 rules; other figures as in \
                      {})",
                     NcclRelease::MODELLED
                 ),

@@ -56,10 +56,42 @@ pub fn release_note(release: NcclRelease) -> String {
         )
     } else {
         format!(
-            "NCCL {release}'s latency tables (tuning.cc) and NVLS rules (nvls.cc); bandwidth \
-             figures as in {modelled}"
+            "NCCL {release}'s latency tables and LL128 rules (tuning.cc) and NVLS rules \
+             (nvls.cc); bandwidth figures as in {modelled}"
         )
     }
+}
+
+/// The GPUs `release` enables LL128 on by default, for a note.
+pub(crate) fn ll128_tested_on(release: NcclRelease) -> &'static str {
+    if !release.before(2, 27, 0) {
+        "sm70 and up"
+    } else if !release.before(2, 25, 0) {
+        "sm70, sm80, sm90, sm100 and sm120"
+    } else {
+        "sm70, sm80 and sm90"
+    }
+}
+
+/// Whether `release`'s tuner enables LL128 by default on GPUs whose CUDA compute
+/// capabilities (major × 10 + minor) run from `min` to `max` (`tuning.cc`,
+/// `ncclTopoTuneModel`, "not tested and may cause silent data corruption" elsewhere):
+/// - to 2.24 only on sm70, sm80 and sm90, all GPUs alike;
+/// - 2.25 and 2.26 add sm100 and sm120;
+/// - from 2.27 on every GPU from sm70, and on GPUs that differ from sm90 up.
+///
+/// So before 2.27 an RTX 3090 (sm86) or 2080 Ti (sm75) pair on an NVLink bridge runs LL and
+/// Simple only.
+pub(crate) fn ll128_by_default(release: NcclRelease, min: u16, max: u16) -> bool {
+    if min < 70 {
+        return false;
+    }
+    if !release.before(2, 27, 0) {
+        return min == max || min >= 90;
+    }
+    let tested =
+        matches!(min, 70 | 80 | 90) || (!release.before(2, 25, 0) && matches!(min, 100 | 120));
+    min == max && tested
 }
 
 /// Why `release` sets no NVLS up for a group of `gpus_per_node` GPUs in each of `nodes`
@@ -122,6 +154,31 @@ mod tests {
         assert!(nvls_refused(NcclRelease::MODELLED, 2, 1).is_none());
         assert!(nvls_refused(r(2, 16, 5), 8, 1).is_some());
         assert!(nvls_refused(r(2, 17, 1), 8, 2).is_some());
+    }
+
+    #[test]
+    fn ll128_by_release_and_gpu() {
+        let r = |m, n, p| NcclRelease::new(m, n, p);
+        // 2.21.5 (PyTorch 2.5's): A100, H100, V100 yes; RTX 3090 (86), 2080 Ti (75), L40S
+        // (89), B200 (100) no.
+        for cc in [70, 80, 90] {
+            assert!(ll128_by_default(r(2, 21, 5), cc, cc), "sm{cc}");
+        }
+        for cc in [75, 86, 89, 100, 120] {
+            assert!(!ll128_by_default(r(2, 21, 5), cc, cc), "sm{cc}");
+        }
+        // 2.25 adds Blackwell's 100 and 120 (not GB10's 121).
+        assert!(ll128_by_default(r(2, 25, 1), 100, 100));
+        assert!(ll128_by_default(r(2, 26, 6), 120, 120));
+        assert!(!ll128_by_default(r(2, 26, 6), 121, 121));
+        assert!(!ll128_by_default(r(2, 26, 6), 86, 86));
+        // 2.27 on: any GPU from sm70; mixed ones only from sm90.
+        assert!(ll128_by_default(r(2, 27, 3), 86, 86));
+        assert!(ll128_by_default(NcclRelease::MODELLED, 89, 89));
+        assert!(!ll128_by_default(NcclRelease::MODELLED, 80, 90));
+        assert!(ll128_by_default(NcclRelease::MODELLED, 90, 100));
+        assert!(!ll128_by_default(r(2, 21, 5), 80, 90));
+        assert!(!ll128_by_default(NcclRelease::MODELLED, 61, 61));
     }
 
     #[test]

@@ -219,8 +219,10 @@ pub(super) fn protocols_for(plan: &Plan) -> Vec<Protocol> {
     match plan.algorithm {
         Algorithm::Nvls | Algorithm::NvlsTree | Algorithm::Sharp => vec![Protocol::Simple],
         Algorithm::Direct => vec![Protocol::Ll, Protocol::Simple],
-        // NCCL enables LL128 only where GPUs talk over NVLink.
-        _ if plan.intra_hop == Some(HopKind::Pci) => vec![Protocol::Ll, Protocol::Simple],
+        // NCCL enables LL128 only where GPUs talk over NVLink, and on GPUs it was tested on.
+        _ if plan.intra_hop == Some(HopKind::Pci) || plan.gpus_without_ll128 => {
+            vec![Protocol::Ll, Protocol::Simple]
+        }
         _ => Protocol::ALL.to_vec(),
     }
 }

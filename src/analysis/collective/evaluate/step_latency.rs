@@ -248,6 +248,7 @@ pub(super) fn latency_floor_us(
         // A floor over every protocol stays a floor where EFA allows only Simple.
         efa: false,
         no_net_ll128: false,
+        gpus_without_ll128: false,
         net_extra_us: 0.0,
         nvls_rate: 0.0,
         nvls_channels: 0.0,

@@ -79,6 +79,8 @@ pub(crate) struct Node {
     /// This node's entries in `Fabric::other_access` (see `Fabric::other_access_of`).
     other_access: std::ops::Range<u32>,
     pub arch: ArchRow,
+    /// Its GPUs' CUDA compute capability (major × 10 + minor); 0 where they run no CUDA.
+    pub compute_capability: u16,
 }
 
 #[derive(Debug, Clone)]

@@ -323,6 +323,7 @@ impl NodePart {
                 nics: first_nic..nics.len() as u32,
                 other_access: first_other..other_access.len() as u32,
                 arch,
+                compute_capability: gpu_spec.compute_capability().unwrap_or(0),
             });
         }
         Ok(NodePart {

@@ -19,7 +19,7 @@ use super::channels::{DeviceChunking, RingChannels};
 use super::efficiency::nvlink_efficiency;
 use super::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
 use super::latency::{self as lat, ArchRow, HopKind, LatencyTable};
-use super::release::nvls_refused;
+use super::release::{self, nvls_refused};
 use super::routing::{Router, TreeUse};
 use super::tree_pipeline::{ChunkRule, TreePipeline};
 use super::{Algorithm, CollectiveError, Op, Routing};
@@ -70,6 +70,9 @@ pub(crate) struct Plan {
     /// network graph's path is PXB or closer (PXN on Hopper and later, which still needs some
     /// GPU beside the NIC; `src/graph/tuning.cc`, `ncclTopoTuneModel`).
     pub no_net_ll128: bool,
+    /// NCCL's release leaves LL128 off on these GPUs by default
+    /// (`release::ll128_by_default`): consumer Ampere and Turing, and Ada before 2.27.
+    pub gpus_without_ll128: bool,
     /// Stack, switch and propagation latency of the worst network path, µs.
     pub net_extra_us: f64,
     /// Per-GPU usable NVLink rate at NVLS efficiency (bytes/s) for the NVLS pipeline fill.
@@ -645,6 +648,23 @@ pub(crate) fn plan<'f>(
     if efa {
         notes.push(EFA_SIMPLE_NOTE.to_string());
     }
+    let gpus_without_ll128 = fab.library == Library::Nccl && {
+        let (min, max) = compute_capabilities(fab, groups);
+        let off = !release::ll128_by_default(fab.nccl, min, max);
+        // Said where LL128 would otherwise run: rings and trees over NVLink or the network.
+        if off
+            && matches!(algorithm, Algorithm::Ring | Algorithm::Tree)
+            && intra_hop != Some(HopKind::Pci)
+        {
+            notes.push(format!(
+                "NCCL {} enables LL128 by default only on GPUs it was tested on ({}): LL and \
+                 Simple here (sm{min})",
+                fab.nccl,
+                release::ll128_tested_on(fab.nccl)
+            ));
+        }
+        off
+    };
     notes.dedup();
     let channels = (fab.library == Library::Nccl
         && matches!(algorithm, Algorithm::Ring | Algorithm::Tree)
@@ -676,6 +696,7 @@ pub(crate) fn plan<'f>(
         uses_net,
         efa,
         no_net_ll128: uses_net && fab.library == Library::Nccl && fab.net_without_gdr,
+        gpus_without_ll128,
         net_extra_us: net_extra,
         nvls_rate,
         nvls_channels,
@@ -687,6 +708,16 @@ pub(crate) fn plan<'f>(
         fallback: None,
         notes,
     })
+}
+
+/// The lowest and highest CUDA compute capability among the groups' GPUs, as NCCL's tuner
+/// takes them (`minCompCap`, `maxCompCap`).
+fn compute_capabilities(fab: &Fabric, groups: &[Vec<u32>]) -> (u16, u16) {
+    groups
+        .iter()
+        .flatten()
+        .map(|&g| fab.node_of_gpu(g).compute_capability)
+        .fold((u16::MAX, 0), |(lo, hi), c| (lo.min(c), hi.max(c)))
 }
 
 /// ProcessGroupGloo copies a GPU tensor into pinned host memory, runs the collective on the
