@@ -487,6 +487,16 @@ pub(crate) fn build(
     Ok(fab)
 }
 
+/// A working network link NCCL drives through its socket transport (TCP over Ethernet or
+/// Thunderbolt IP), which has no GPUDirect RDMA (`Fabric::net_without_gdr`).
+fn runs_nccl_sockets(link: &Link) -> bool {
+    let network = link.tech.is_ethernet_family()
+        || matches!(link.tech, LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5);
+    network
+        && link.state != LinkState::Failed
+        && eff::transport_of(Library::Nccl, link.tech, link.transport) == Transport::Tcp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -627,14 +637,4 @@ mod tests {
         assert!(fab.port_resource.capacity() <= 2 * n + 4096);
         assert!(fab.adj.capacity() <= 2 * fab.adj.len().max(1) + 4096);
     }
-}
-
-/// A working network link NCCL drives through its socket transport (TCP over Ethernet or
-/// Thunderbolt IP), which has no GPUDirect RDMA (`Fabric::net_without_gdr`).
-fn runs_nccl_sockets(link: &Link) -> bool {
-    let network = link.tech.is_ethernet_family()
-        || matches!(link.tech, LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5);
-    network
-        && link.state != LinkState::Failed
-        && eff::transport_of(Library::Nccl, link.tech, link.transport) == Transport::Tcp
 }
