@@ -66,7 +66,7 @@ fn generate_star(dir: &Path) -> PathBuf {
     assert_eq!(
         stderr(&o).trim_end(),
         format!(
-            "railyard: wrote {}: 8 GPUs in 4 nodes, 1 switch, 4 links",
+            "railyard: wrote {}: 8 GPUs (rtx-4090) in 4 nodes, 1 switch, 4 links",
             path.display()
         )
     );
@@ -1252,7 +1252,10 @@ fn report_has_every_section_with_evals_numbers() {
     let (first, second) = text
         .split_once("\n---\n\n")
         .expect("a rule between designs");
-    assert!(first.starts_with("# star: 2 × workstation\n"), "{first}");
+    assert!(
+        first.starts_with("# star: 2 × workstation with 2 × rtx-4090\n"),
+        "{first}"
+    );
     assert!(
         second.starts_with("# 2 × workstation with 4 × RTX 4090, 25 GbE back to back\n"),
         "{second}"
@@ -1307,7 +1310,7 @@ fn report_has_every_section_with_evals_numbers() {
     assert!(!text.contains("Advice, "));
 
     // The diagram sits next to the report and is linked from it.
-    has("![Diagram of star: 2 × workstation](r.svg)");
+    has("![Diagram of star: 2 × workstation with 2 × rtx-4090](r.svg)");
     let svg = read_svg(&std::fs::read_to_string(dir.path().join("r.svg")).unwrap());
     assert_eq!(svg.devices.len(), 3);
     assert_eq!(svg.links.len(), 2);

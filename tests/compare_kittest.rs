@@ -8,7 +8,7 @@ mod common;
 use common::app::{app, click_menu, harness, open_preset, wait_until};
 use egui::accesskit::Role;
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use railyard::analysis::compare::compare_with;
 use railyard::analysis::cost::{bom_lines, cost_summary};
 use railyard::app::RailyardApp;
@@ -234,6 +234,20 @@ fn compare_adds_the_sidebars_workload() {
         shown.unknown_why
     );
     harness.get_by_label("llama-8b communication per step");
+    // The window says whose job every column runs, and that each GPU keeps its own kernel
+    // efficiency (the job sets none).
+    let line = harness
+        .get_by_label_contains("Every design runs")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    assert!(
+        line.ends_with(
+            "'s job (training llama-8b); each GPU at its generation's published kernel \
+             efficiency"
+        ),
+        "{line}"
+    );
 }
 
 #[test]

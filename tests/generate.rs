@@ -175,6 +175,38 @@ fn star_of_four_workstations() {
     );
 }
 
+/// A named chassis brings its own GPUs: the PCIe server's eight L40S (peer to peer on PCIe 5),
+/// not the workstation's RTX 4090s, and the design's name says which; its on-board 10 GbE
+/// reaches the switch. Its cost reads incomplete: the chassis has no public price.
+#[test]
+fn a_star_of_pcie_servers_holds_their_l40s() {
+    let mut s = spec(Template::Star, 4);
+    s.node = Some(PartId::new("pcie-server-8gpu"));
+    let d = run(&s);
+    assert_eq!(d.gpu_count(), 32);
+    assert!(
+        d.devices
+            .iter()
+            .filter_map(|x| x.kind.as_node())
+            .all(|n| n.gpu.as_str() == "l40s")
+    );
+    assert_eq!(d.name, "star: 4 × pcie-server-8gpu with 8 × l40s");
+    assert!(
+        d.links
+            .iter()
+            .all(|l| l.tech == LinkTech::Ethernet && l.rate_gbit_s == Bandwidth::from_gbit_s(10.0))
+    );
+    let m = railyard::analysis::metrics::evaluate(&d, &catalog());
+    assert_eq!(
+        m.cost_gap().as_deref(),
+        Some("`pcie-server-8gpu` has no price in the catalog (counted at $0)")
+    );
+    assert!(!m.parts_unknown());
+    // The workstation's star is whole.
+    let m = railyard::analysis::metrics::evaluate(&run(&spec(Template::Star, 4)), &catalog());
+    assert_eq!(m.cost_gap(), None);
+}
+
 #[test]
 fn star_refuses_when_the_switch_is_too_small() {
     // crs317: 16 × 10G; 20 nodes need 20 ports.

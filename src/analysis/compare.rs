@@ -148,6 +148,8 @@ pub struct Comparison {
     /// Why each scenario's workload figures are unknown (a dash in the table), where they
     /// are: no published kernel efficiency for its GPUs, a layout that does not fit.
     pub unknown_why: Vec<Option<String>>,
+    /// Per scenario, what its cost total leaves out (`Metrics::cost_gap`).
+    pub cost_gaps: Vec<Option<String>>,
     /// How each scenario's workload layout was narrowed to its GPUs, where its usual layout
     /// needs more than it has.
     pub fitted: Vec<Option<String>>,
@@ -201,6 +203,7 @@ impl Comparison {
                 .collect();
             (!named.is_empty()).then(|| format!("{heading}: {}", named.join("; ")))
         };
+        notes.extend(per_scenario("Cost incomplete", &self.cost_gaps));
         notes.extend(per_scenario("Unknown (—)", &self.unknown_why));
         notes.extend(per_scenario("Layout", &self.fitted));
         if let Some(bisection) = self.row("bisection_gbit_s") {
@@ -398,6 +401,7 @@ fn figures(
         values,
         all_reduce_by,
         checked,
+        cost_gap: m.cost_gap(),
         unknown_why,
         fitted: fitted_note,
         advice: ranked
@@ -413,6 +417,7 @@ struct Figures {
     values: Vec<Option<f64>>,
     all_reduce_by: String,
     checked: Option<String>,
+    cost_gap: Option<String>,
     unknown_why: Option<String>,
     fitted: Option<String>,
     advice: Vec<String>,
@@ -638,6 +643,7 @@ pub fn compare_searching(
     let mut all_reduce_by = Vec::new();
     let mut all_reduce_checked = Vec::new();
     let mut unknown_why = Vec::new();
+    let mut cost_gaps = Vec::new();
     let mut fitted = Vec::new();
     let mut advice = Vec::new();
     for (_, d) in designs {
@@ -646,6 +652,7 @@ pub fn compare_searching(
         all_reduce_by.push(f.all_reduce_by);
         all_reduce_checked.push(f.checked);
         unknown_why.push(f.unknown_why);
+        cost_gaps.push(f.cost_gap);
         fitted.push(f.fitted);
         advice.push(f.advice);
     }
@@ -672,6 +679,7 @@ pub fn compare_searching(
         all_reduce_by,
         all_reduce_checked,
         unknown_why,
+        cost_gaps,
         fitted,
         routing,
         advice,

@@ -23,6 +23,23 @@ use super::RailyardApp;
 pub use super::jobs::Jobs;
 use super::tabs::Tab;
 
+/// What the Compare window says of the job it asks of every design: whose it is, and the
+/// kernel efficiency it sets on every GPU, if any.
+fn job_line(w: &Workload, job_of: &str) -> String {
+    let what = if w.serving { "serving" } else { "training" };
+    let efficiency = match w.efficiency {
+        Some(e) => format!(
+            "; its kernel efficiency, {:.0} % of peak, on every design's GPUs",
+            e * 100.0
+        ),
+        None => "; each GPU at its generation's published kernel efficiency".to_string(),
+    };
+    format!(
+        "Every design runs {job_of}'s job ({what} {}){efficiency}",
+        w.name
+    )
+}
+
 /// One column's cache key: the tab, its design's revision, the collective size and the
 /// sidebar's workload (`workload_key`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -117,6 +134,10 @@ pub fn assemble(columns: &[(String, &Comparison)], baseline: usize, bytes: Bytes
         unknown_why: columns
             .iter()
             .map(|(_, c)| c.unknown_why.first().cloned().flatten())
+            .collect(),
+        cost_gaps: columns
+            .iter()
+            .map(|(_, c)| c.cost_gaps.first().cloned().flatten())
             .collect(),
         fitted: columns
             .iter()
@@ -264,12 +285,14 @@ impl CompareView {
     }
 
     /// The Compare window; with the sidebar's `workload`, rows for its communication too.
+    /// `job_of`: the title of the design whose job every design is asked.
     pub(super) fn window(
         &mut self,
         ctx: &egui::Context,
         tabs: &[Tab],
         catalog: &Arc<Catalog>,
         workload: Option<&Workload>,
+        job_of: &str,
     ) {
         if !self.open {
             return;
@@ -281,11 +304,11 @@ impl CompareView {
             .open(&mut open)
             .default_size([760.0, 700.0])
             .vscroll(true)
-            .show(ctx, |ui| self.contents(ui, tabs, workload));
+            .show(ctx, |ui| self.contents(ui, tabs, workload, job_of));
         self.open = open;
     }
 
-    fn contents(&mut self, ui: &mut Ui, tabs: &[Tab], workload: Option<&Workload>) {
+    fn contents(&mut self, ui: &mut Ui, tabs: &[Tab], workload: Option<&Workload>, job_of: &str) {
         if let Some(error) = &self.error {
             ui.colored_label(ui.visuals().error_fg_color, error);
             return;
@@ -332,6 +355,11 @@ impl CompareView {
             self.shown = None;
             ui.weak("Tick the designs to compare.");
             return;
+        }
+        if let Some(w) = workload {
+            // One job for all, so the columns time the same work: say whose, and that a
+            // kernel efficiency set for one GPU applies to every design's.
+            ui.weak(job_line(w, job_of));
         }
         ui.separator();
         match self.comparison(tabs, workload) {

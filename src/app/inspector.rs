@@ -879,6 +879,7 @@ fn nics_ui(
         .add_enabled(!full, egui::Button::new("Add NIC"))
         .on_disabled_hover_text(match slots {
             Some(0) => "This machine has no slot for an add-in NIC".to_string(),
+            Some(1) => "This machine's one NIC slot is taken".to_string(),
             Some(n) => format!("This machine's {n} NIC slots are taken"),
             None => String::new(),
         });

@@ -1057,8 +1057,9 @@ impl RailyardApp {
                 design.job.as_ref().and_then(Workload::of_job)
             })
             .flatten();
+        let job_of = self.tabs[self.active].doc.title();
         self.compare
-            .window(ctx, &self.tabs, &self.catalog, workload.as_ref());
+            .window(ctx, &self.tabs, &self.catalog, workload.as_ref(), &job_of);
         self.plots
             .window(ctx, &self.tabs, self.active, &self.compare, &self.catalog);
         let tab = &self.tabs[self.active];

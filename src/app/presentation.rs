@@ -31,7 +31,13 @@ pub fn key_figures(analysis: &Analysis) -> Vec<(&'static str, String)> {
             _ => b.value.to_string(),
         },
     ));
-    out.push(("cost", m.cost.total.compact()));
+    // A total that leaves parts out says so on the slide too.
+    let incomplete = if m.cost_gap().is_some() {
+        " (incomplete)"
+    } else {
+        ""
+    };
+    out.push(("cost", format!("{}{incomplete}", m.cost.total.compact())));
     if m.gpus > 0 {
         out.push((
             "per GPU",

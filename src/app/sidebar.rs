@@ -316,21 +316,16 @@ pub fn sidebar_ui(
     // Cost and power.
     let c = &m.cost;
     // Parts the catalog lacks are left out of the bill: the totals say so.
-    let incomplete = m
-        .checks
-        .iter()
-        .any(|f| f.code == crate::analysis::checks::codes::UNKNOWN_PART);
-    let total = if incomplete {
+    let cost_gap = m.cost_gap();
+    let incomplete = m.parts_unknown();
+    let total = if cost_gap.is_some() {
         format!("Cost {} (incomplete)", c.total.compact())
     } else {
         format!("Cost {}", c.total.compact())
     };
     ui.label(RichText::new(total).strong())
-        .on_hover_text(if incomplete {
-            format!(
-                "{} exactly, without the parts missing from the catalog (see Checks)",
-                c.total
-            )
+        .on_hover_text(if let Some(gap) = &cost_gap {
+            format!("{} exactly, and incomplete: {gap} (see Checks)", c.total)
         } else {
             format!("{} exactly", c.total)
         });

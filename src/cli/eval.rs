@@ -4,7 +4,6 @@
 use super::args::{QueryArgs, parse_bytes};
 use super::{count_of, load, write_stdout};
 use crate::analysis::accuracy::Checked;
-use crate::analysis::checks::codes::UNKNOWN_PART;
 use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
 use crate::analysis::finding::Finding;
 use crate::analysis::job::economics::RunningCost;
@@ -201,6 +200,11 @@ pub struct EvalReport {
     /// rail-only fabric), what it says; null where the network joins every switch.
     pub bisection_through_servers: Option<String>,
     pub cost_usd: CostReport,
+    /// What the cost total leaves out (parts missing from the catalog or without a price);
+    /// null when it is whole.
+    pub cost_incomplete: Option<String>,
+    /// Parts missing from the catalog are not counted in the power either.
+    pub power_incomplete: bool,
     /// Fractions 0–1 of the total cost; null when the total is zero.
     pub switch_cost_share: Option<f64>,
     pub network_cost_share: Option<f64>,
@@ -254,6 +258,8 @@ impl EvalReport {
                 nvswitch: m.cost.nvswitch.0,
                 other: m.cost.other.0,
             },
+            cost_incomplete: m.cost_gap(),
+            power_incomplete: m.parts_unknown(),
             switch_cost_share: m.switch_cost_share,
             network_cost_share: m.network_cost_share,
             power_w: m.power.0,
@@ -309,15 +315,14 @@ impl EvalReport {
         if let Some(through) = &self.bisection_through_servers {
             rows.push(("  counted".into(), through.clone()));
         }
-        // Parts the catalog lacks are left out of the bill: the totals say so.
-        let incomplete = if self.checks.iter().any(|c| c.code == UNKNOWN_PART) {
-            " (incomplete: parts missing from the catalog are not counted)"
-        } else {
-            ""
-        };
+        // What the bill leaves out, the totals say.
+        let cost_gap = self
+            .cost_incomplete
+            .as_ref()
+            .map_or(String::new(), |gap| format!(" (incomplete: {gap})"));
         rows.push((
             "cost".into(),
-            format!("{}{incomplete}", Usd(self.cost_usd.total).headline()),
+            format!("{}{cost_gap}", Usd(self.cost_usd.total).headline()),
         ));
         let c = &self.cost_usd;
         for (label, value, always) in [
@@ -334,9 +339,14 @@ impl EvalReport {
         }
         rows.push(("switch share".into(), percent(self.switch_cost_share)));
         rows.push(("network share".into(), percent(self.network_cost_share)));
+        let power_gap = if self.power_incomplete {
+            " (incomplete: parts missing from the catalog are not counted)"
+        } else {
+            ""
+        };
         rows.push((
             "power".into(),
-            format!("{}{incomplete}", Watts(self.power_w)),
+            format!("{}{power_gap}", Watts(self.power_w)),
         ));
         rows.push(("  electricity".into(), self.running.text()));
         match (&self.collective, &self.collective_error) {

@@ -149,9 +149,17 @@ pub(super) fn run(args: &GenerateArgs, catalog: &Catalog) -> anyhow::Result<()> 
 
     let design = generate(&spec, catalog)
         .with_context(|| format!("cannot build `{}`", args.template.cli_name()))?;
+    // Which GPUs, so a chassis's default is never a surprise.
+    let gpu_parts: std::collections::BTreeSet<&str> = design
+        .devices
+        .iter()
+        .filter_map(|d| d.kind.as_node())
+        .map(|n| n.gpu.as_str())
+        .collect();
     let summary = format!(
-        "{} in {}, {}, {}",
+        "{} ({}) in {}, {}, {}",
         count_of(design.gpu_count() as usize, "GPU", "GPUs"),
+        gpu_parts.into_iter().collect::<Vec<_>>().join(", "),
         count_of(design.node_count(), "node", "nodes"),
         count_of(design.switch_count(), "switch", "switches"),
         count_of(design.links.len(), "link", "links"),

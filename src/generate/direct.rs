@@ -21,7 +21,7 @@ pub(super) fn direct(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         .node
         .clone()
         .unwrap_or_else(|| PartId::new(DEFAULT_DIRECT_NODE));
-    let node = NodeProfile::resolve(spec, catalog, &node_id, None)?;
+    let node = NodeProfile::resolve(spec, catalog, &node_id)?;
     let n = node_count(spec, DEFAULT_DIRECT_NODES, 2)?;
     check_gpu_total(&node, n)?;
     let link_id = spec

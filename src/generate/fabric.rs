@@ -78,7 +78,7 @@ fn resolve_fabric_node(
         .node
         .clone()
         .unwrap_or_else(|| PartId::new(DEFAULT_FABRIC_NODE));
-    let node = NodeProfile::resolve(spec, catalog, &node_id, None)?;
+    let node = NodeProfile::resolve(spec, catalog, &node_id)?;
     let nodes = node_count(spec, DEFAULT_FABRIC_NODES, 1)?;
     check_gpu_total(&node, nodes)?;
     let (nic_id, nic) = node.require_nic()?;

@@ -49,7 +49,7 @@ pub(super) fn nvl72(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Ge
     if domain.members == 0 {
         return Err(infeasible(format!("`{domain_id}` lists no member trays")));
     }
-    let tray = NodeProfile::resolve(spec, catalog, &domain.member_node, None)?;
+    let tray = NodeProfile::resolve(spec, catalog, &domain.member_node)?;
     let (nic_id, nic) = tray.require_nic()?;
     let plan = choose_switch(spec, catalog, nic_id, nic, SwitchUse::Fabric)?;
     let members = domain.members;

@@ -146,20 +146,16 @@ pub(super) struct NodeProfile {
 
 impl NodeProfile {
     /// Resolves the node part (spec's or `default_node`) and the GPU, NIC and scale-up that
-    /// go with it. `default_gpu` applies only to a chassis that takes any GPU.
+    /// go with it: the spec's GPU, else the chassis's own default (a workstation's RTX 4090s,
+    /// the PCIe server's L40S).
     pub fn resolve(
         spec: &TemplateSpec,
         catalog: &Catalog,
         node_id: &PartId,
-        default_gpu: Option<&str>,
     ) -> Result<NodeProfile, GenerateError> {
         let (node_part, node) = node_part(catalog, node_id)?;
 
-        let gpu = match (&spec.gpu, default_gpu) {
-            (Some(g), _) => g.clone(),
-            (None, Some(g)) if node.any_gpu => PartId::new(g),
-            (None, _) => node.gpu.clone(),
-        };
+        let gpu = spec.gpu.clone().unwrap_or_else(|| node.gpu.clone());
         let gpu_spec = gpu_spec(catalog, &gpu)?;
         if !node.any_gpu && gpu != node.gpu {
             return Err(infeasible(format!(
@@ -232,7 +228,7 @@ impl NodeProfile {
         let nic_count = match (&nic, spec.nics_per_node) {
             (None, Some(n)) if n > 0 => {
                 return Err(infeasible(format!(
-                    "`{node_id}` has no default scale-out NIC; name one with --nic"
+                    "`{node_id}` has no default scale-out NIC; choose a NIC (--nic on the command line)"
                 )));
             }
             (None, _) => 0,
@@ -289,7 +285,7 @@ impl NodeProfile {
         match &self.nic {
             Some((id, spec)) => Ok((id, spec)),
             None => Err(infeasible(format!(
-                "`{}` has no scale-out NIC; name one with --nic",
+                "`{}` has no scale-out NIC; choose a NIC (--nic on the command line)",
                 self.part
             ))),
         }
@@ -360,7 +356,7 @@ fn nic_for_switch(
         Some(id) => Ok(Some(id)),
         None => Err(infeasible(format!(
             "`{node_id}`'s own NIC `{own}` does not speak `{switch_id}`'s network, and the \
-             catalog has no NIC of that network at {} for it; name one with --nic",
+             catalog has no NIC of that network at {} for it; choose a NIC (--nic on the command line)",
             own_spec.port_gbit_s
         ))),
     }
@@ -707,7 +703,7 @@ pub(super) fn plan_direct(
                     let eth = node.spec.builtin_ethernet_ports;
                     let Some(speed) = node.spec.builtin_ethernet_gbit_s.filter(|_| eth > 0) else {
                         return Err(infeasible(format!(
-                            "`{}` has neither NICs nor built-in Ethernet for `{link_id}`; add a NIC with --nic",
+                            "`{}` has neither NICs nor built-in Ethernet for `{link_id}`; choose a NIC (--nic on the command line)",
                             node.part
                         )));
                     };

@@ -9,9 +9,8 @@ use super::{GenerateError, TemplateSpec};
 use crate::model::catalog::{NetFamily, NicSpec};
 use crate::model::{Catalog, Design, GroupId, GroupKind, LengthClass, PartId, Pos, SwitchRole};
 
-/// A star's default: a 4-GPU GeForce workstation.
+/// A star's default: a workstation, with its four RTX 4090s.
 const DEFAULT_STAR_NODE: &str = "workstation";
-const DEFAULT_STAR_GPU: &str = "rtx-4090";
 const DEFAULT_STAR_NODES: u32 = 4;
 
 pub(super) fn single(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, GenerateError> {
@@ -24,7 +23,7 @@ pub(super) fn single(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, G
         .node
         .clone()
         .unwrap_or_else(|| PartId::new(DEFAULT_FABRIC_NODE));
-    let node = NodeProfile::resolve(spec, catalog, &node_id, None)?;
+    let node = NodeProfile::resolve(spec, catalog, &node_id)?;
     let mut b = Builder::new(format!("single: {}", node.part));
     let rack = b.group("rack-01".to_string(), GroupKind::Rack, None);
     b.device(
@@ -47,7 +46,7 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
         .node
         .clone()
         .unwrap_or_else(|| PartId::new(DEFAULT_STAR_NODE));
-    let node = NodeProfile::resolve(spec, catalog, &node_id, Some(DEFAULT_STAR_GPU))?;
+    let node = NodeProfile::resolve(spec, catalog, &node_id)?;
     let n = node_count(spec, DEFAULT_STAR_NODES, 1)?;
     check_gpu_total(&node, n)?;
 
@@ -62,7 +61,7 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
                 .filter(|_| node.spec.builtin_ethernet_ports > 0)
                 .ok_or_else(|| {
                     infeasible(format!(
-                        "`{}` has no NIC and no built-in Ethernet to reach a switch; add one with --nic",
+                        "`{}` has no NIC and no built-in Ethernet to reach a switch; choose a NIC (--nic on the command line)",
                         node.part
                     ))
                 })?;
@@ -106,7 +105,10 @@ pub(super) fn star(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design, Gen
     }
 
     let model = switch_model(&plan);
-    let mut b = Builder::new(format!("star: {n} × {}", node.part));
+    let mut b = Builder::new(format!(
+        "star: {n} × {} with {} × {}",
+        node.part, node.gpu_count, node.gpu
+    ));
     let per_rack = node.nodes_per_rack();
     let racks = n.div_ceil(per_rack) as usize;
     let groups: Vec<GroupId> = (0..racks)

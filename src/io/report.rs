@@ -11,7 +11,7 @@ use crate::analysis::compare::Comparison;
 use crate::analysis::cost::{BomCategory, BomLine};
 use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::JobOutcome;
-use crate::model::units::{cents_or_less, group_thousands, time_text, trim_number};
+use crate::model::units::{cents_or_less, count_of, group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, Usd, Watts};
 use std::fmt::Write as _;
 
@@ -488,7 +488,13 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
             },
         ),
         ("Bisection ratio", percent(m.bisection.ratio)),
-        ("Total cost", c.total.to_string()),
+        (
+            "Total cost",
+            match m.cost_gap() {
+                Some(gap) => format!("{} (incomplete: {gap})", c.total),
+                None => c.total.to_string(),
+            },
+        ),
         (
             "Cost per GPU",
             if m.gpus > 0 {
@@ -505,10 +511,10 @@ pub fn render_report(r: &ReportInput<'_>) -> String {
     rows.push((
         "Checks",
         format!(
-            "{} errors, {} warnings, {} notes",
-            count(Severity::Error),
-            count(Severity::Warning),
-            count(Severity::Info)
+            "{}, {}, {}",
+            count_of(count(Severity::Error), "error", "errors"),
+            count_of(count(Severity::Warning), "warning", "warnings"),
+            count_of(count(Severity::Info), "note", "notes")
         ),
     ));
     for (label, value) in rows {

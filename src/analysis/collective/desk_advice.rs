@@ -73,9 +73,9 @@ pub fn idle_thunderbolt(design: &Design, catalog: &Catalog) -> Option<Finding> {
     })
 }
 
-/// Machines of a chassis that takes any GPU (a workstation, a PCIe server) that draw more with
-/// their GPUs and NICs than a household circuit carries continuously: where such machines
-/// often stand, in an office or at home, the circuit is the limit.
+/// Machines made for a desk (a workstation; the catalog's `desk`) that draw more with their
+/// GPUs and NICs than a household circuit carries continuously: in an office or at home, the
+/// circuit is the limit. A rack server's circuit is the data centre's to size.
 pub fn household_circuit(design: &Design, catalog: &Catalog) -> Option<Finding> {
     let mut over: Vec<DeviceId> = Vec::new();
     let mut worst_w: f64 = 0.0;
@@ -83,7 +83,7 @@ pub fn household_circuit(design: &Design, catalog: &Catalog) -> Option<Finding> 
         let DeviceKind::GpuNode(n) = &d.kind else {
             continue;
         };
-        if !catalog.node(&n.model).is_some_and(|spec| spec.any_gpu) {
+        if !catalog.node(&n.model).is_some_and(|spec| spec.desk) {
             continue;
         }
         // As the supply check counts it: chassis, GPUs and NICs.
@@ -168,6 +168,12 @@ mod tests {
         assert!(
             household_circuit(&preset("dgx-h100-superpod-su.ron"), &Catalog::builtin()).is_none()
         );
+        // Nor is a 4U PCIe server of eight L40S, which draws 4,250 W in a rack.
+        use crate::generate::{Template, TemplateSpec, generate};
+        let mut spec = TemplateSpec::new(Template::Star);
+        spec.node = Some(crate::model::PartId::new("pcie-server-8gpu"));
+        let servers = generate(&spec, &Catalog::builtin()).expect("a star of PCIe servers");
+        assert!(household_circuit(&servers, &Catalog::builtin()).is_none());
     }
 
     #[test]
