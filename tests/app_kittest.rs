@@ -1327,6 +1327,48 @@ fn a_model_change_keeps_the_nics_the_new_chassis_takes() {
     assert_eq!(after.links, design.links);
 }
 
+/// A switch's model changed to one without SHARP and adaptive routing turns both off and says
+/// so under its features; one undo brings model and features back.
+#[test]
+fn a_switch_model_without_its_features_turns_them_off_and_says_so() {
+    let mut harness = harness(app());
+    harness.state_mut().add_part(&PartId::new("qm9700"));
+    harness.run();
+    let id = harness.state().document().design().devices[0].id;
+    let features = |h: &Harness<'_, RailyardApp>| match &h
+        .state()
+        .document()
+        .design()
+        .device(id)
+        .expect("the switch")
+        .kind
+    {
+        railyard::model::DeviceKind::Switch(s) => (
+            s.model.to_string(),
+            s.features.in_network_reduction,
+            s.features.adaptive_routing,
+        ),
+        _ => panic!("a switch"),
+    };
+    assert_eq!(features(&harness), ("qm9700".to_string(), true, true));
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.insert(id);
+    }
+    harness.run();
+    choose_model_in_inspector(&mut harness, "MikroTik CRS317-1G-16S+RM");
+    harness.run();
+    assert_eq!(
+        features(&harness),
+        ("crs317-16x10g".to_string(), false, false)
+    );
+    harness.get_by_label("SHARP and adaptive routing turned off: `crs317-16x10g` has neither");
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(features(&harness), ("qm9700".to_string(), true, true));
+}
+
 /// Picks `entry` ("vendor model") in the inspector's Model menu. The palette names the part
 /// too, so the entry is the node opening the menu added.
 fn choose_model_in_inspector(harness: &mut Harness<'_, RailyardApp>, entry: &str) {

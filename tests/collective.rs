@@ -804,6 +804,30 @@ fn sharp_needs_reducing_switches() {
     )
     .unwrap();
     assert!(r.busbw_gbyte_s > ring.busbw_gbyte_s);
+    // SHARP ticked on switches whose model has none (a file edited by hand, from before the
+    // inspector turned it off with the model): nothing reduces, and the checks say why.
+    for d in design.devices.iter_mut() {
+        if let railyard::model::DeviceKind::Switch(s) = &mut d.kind {
+            s.model = railyard::model::PartId::new("sn5600");
+        }
+    }
+    assert!(matches!(
+        collective(&design, &catalog, &q),
+        Err(CollectiveError::AlgorithmUnavailable { .. })
+    ));
+    let found = railyard::analysis::checks::checks(&design, &catalog);
+    let unsupported: Vec<_> = found
+        .iter()
+        .filter(|f| f.code == railyard::analysis::checks::codes::FEATURE_UNSUPPORTED)
+        .collect();
+    assert!(!unsupported.is_empty(), "{found:#?}");
+    assert!(
+        unsupported[0]
+            .message
+            .ends_with("has in-network reduction (SHARP) ticked, which `sn5600` does not have: the analysis leaves it out"),
+        "{}",
+        unsupported[0].message
+    );
 }
 
 /// The three-tier rail-optimized template with `nodes` DGX H100 (SHARP-capable switches).

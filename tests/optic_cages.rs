@@ -364,17 +364,36 @@ fn a_broken_out_port_takes_a_splitter_dac_not_a_dac_per_link() {
     assert_eq!(quantity(&two, "dac-25g"), 0);
     // 5 legs: ⌈5 / 4⌉ = 2 splitters.
     assert_eq!(quantity(&breakout_star(5), "dac-100g-4x25g"), 2);
-    // The cut sheet names the splitter on each leg, without a quantity of its own.
-    let mut csv = Vec::new();
-    write_cable_plan(&two, &catalog, &mut csv).expect("cable plan");
-    let text = String::from_utf8(csv).expect("utf-8");
+    // The cut sheet names the splitter on each leg; the leg that opens one counts it and the
+    // others share it, so the column adds up to the bill: 1 + 0 for two legs, and for five
+    // 1 + 0 + 0 + 0 + 1.
+    let plan = |d: &Design| {
+        let mut csv = Vec::new();
+        write_cable_plan(d, &catalog, &mut csv).expect("cable plan");
+        String::from_utf8(csv).expect("utf-8")
+    };
+    let text = plan(&two);
     let row = text.lines().nth(1).expect("a row");
     assert!(
         row.contains(
-            ",dac-100g-4x25g,Generic 100G QSFP28 to 4x 25G SFP28 breakout DAC (one leg of 4),,"
+            ",dac-100g-4x25g,Generic 100G QSFP28 to 4x 25G SFP28 breakout DAC (one leg of 4),1,"
         ),
         "{row}"
     );
+    let row = text.lines().nth(2).expect("a row");
+    assert!(
+        row.contains("(one leg of 4), shares the splitter of l0\",0,"),
+        "{row}"
+    );
+    let counts: Vec<String> = plan(&breakout_star(5))
+        .lines()
+        .skip(1)
+        .map(|r| {
+            let fields: Vec<&str> = r.rsplitn(6, ',').collect();
+            fields[4].to_string()
+        })
+        .collect();
+    assert_eq!(counts, ["1", "0", "0", "0", "1"]);
     assert_eq!(
         automatic_parts_text(&two, &catalog, &two.links[0]).as_deref(),
         Some("a leg of dac-100g-4x25g at switch-01 (a splitter shared by 4 ports)")

@@ -40,6 +40,9 @@ pub struct InspectorState {
     port_change: Option<Device>,
     /// The question about `port_change` has not been scrolled into view yet.
     port_question_new: bool,
+    /// What a switch's change of model turned off (features the new model lacks), said
+    /// under its features while it stays selected.
+    features_dropped: Option<(DeviceId, String)>,
 }
 
 /// Tracks whether any widget of this frame is mid-gesture.
@@ -371,6 +374,13 @@ fn device_ui(
         Some(d) if state.live && d.id == source.id => d,
         _ => source.clone(),
     };
+    if state
+        .features_dropped
+        .as_ref()
+        .is_some_and(|(id, _)| *id != source.id)
+    {
+        state.features_dropped = None;
+    }
     let mut gesture = Gesture { live: false };
     ui.heading(&source.name);
     ui.weak(format!("{} {}", kind_text(&source.kind), source.id));
@@ -400,9 +410,40 @@ fn device_ui(
     } else if let DeviceKind::Host(host) = &mut draft.kind {
         remove_nic = nics_ui(ui, catalog, &mut host.nics, None);
     } else if let DeviceKind::Switch(sw) = &mut draft.kind {
+        if let DeviceKind::Switch(before) = &source.kind
+            && before.model != sw.model
+        {
+            let mut dropped = Vec::new();
+            if before.features.in_network_reduction && !sw.features.in_network_reduction {
+                dropped.push("SHARP");
+            }
+            if before.features.adaptive_routing && !sw.features.adaptive_routing {
+                dropped.push("adaptive routing");
+            }
+            if !dropped.is_empty() {
+                state.features_dropped = Some((
+                    source.id,
+                    format!(
+                        "{} turned off: `{}` has {}",
+                        dropped.join(" and "),
+                        sw.model,
+                        if dropped.len() == 1 {
+                            "none"
+                        } else {
+                            "neither"
+                        }
+                    ),
+                ));
+            }
+        }
         let spec = catalog.switch(&sw.model);
         let supports = |f: fn(&crate::model::catalog::SwitchSpec) -> bool| spec.is_none_or(f);
         ui.label("Features");
+        if let Some((id, dropped)) = &state.features_dropped
+            && *id == source.id
+        {
+            ui.label(egui::RichText::new(dropped).color(ui.visuals().warn_fg_color));
+        }
         ui.checkbox(
             &mut sw.features.in_network_reduction,
             "SHARP (in-network reduction)",
@@ -717,6 +758,9 @@ fn device_kind_rows(
                 && let Some(spec) = catalog.switch(&sw.model)
             {
                 sw.breakout = sw.breakout.clamp(1, spec.max_breakout);
+                // What the new model lacks goes off with it (`features_dropped` says so).
+                sw.features.in_network_reduction &= spec.in_network_reduction;
+                sw.features.adaptive_routing &= spec.adaptive_routing;
             }
             combo_row(ui, "Role", sw.role.label(), |ui| {
                 for role in [SwitchRole::Leaf, SwitchRole::Spine, SwitchRole::Core] {

@@ -1,4 +1,4 @@
-//! Devices: switch breakouts and NVSwitch domain membership and capacity.
+//! Devices: switch breakouts and features, and NVSwitch domain membership and capacity.
 
 use super::checked::CheckedDesign;
 use super::{Finding, Severity, codes::*};
@@ -11,10 +11,37 @@ pub(super) fn check_devices(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>)
     for device in &checked.design.devices {
         match &device.kind {
             DeviceKind::Switch(switch) => {
-                let max = checked
-                    .catalog
-                    .switch(&switch.model)
-                    .map(|s| s.max_breakout);
+                let spec = checked.catalog.switch(&switch.model);
+                // Features set on a model that lacks them (a file edited by hand): SHARP then
+                // reduces nothing, and adaptive routing is the query's to choose.
+                if let Some(spec) = spec {
+                    let mut lacking = Vec::new();
+                    if switch.features.in_network_reduction && !spec.in_network_reduction {
+                        lacking.push("in-network reduction (SHARP)");
+                    }
+                    if switch.features.adaptive_routing && !spec.adaptive_routing {
+                        lacking.push("adaptive routing");
+                    }
+                    if !lacking.is_empty() {
+                        out.push(Finding {
+                            severity: Severity::Warning,
+                            code: FEATURE_UNSUPPORTED,
+                            message: format!(
+                                "{} has {} ticked, which `{}` does not have: the analysis leaves it \
+                                 out",
+                                checked.name(device.id),
+                                lacking.join(" and "),
+                                switch.model
+                            ),
+                            devices: vec![device.id],
+                            links: vec![],
+                            suggestion: "untick it in the inspector, or choose a switch model \
+                                         that has it"
+                                .to_string(),
+                        });
+                    }
+                }
+                let max = spec.map(|s| s.max_breakout);
                 let bad = switch.breakout == 0 || max.is_some_and(|m| switch.breakout > m);
                 if bad {
                     out.push(Finding {

@@ -63,6 +63,7 @@ pub mod codes {
     pub const DANGLING_DOMAIN: &str = "dangling-domain";
     pub const DOMAIN_OVER_CAPACITY: &str = "domain-over-capacity";
     pub const BREAKOUT_UNSUPPORTED: &str = "breakout-unsupported";
+    pub const FEATURE_UNSUPPORTED: &str = "feature-unsupported";
     pub const IMPLAUSIBLE_RATE: &str = "implausible-rate";
     pub const GPUS_OVER_SLOTS: &str = "gpus-over-slots";
     pub const POWER_OVER_SUPPLY: &str = "power-over-supply";

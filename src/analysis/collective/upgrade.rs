@@ -80,6 +80,11 @@ pub fn upgrade_remedy(
             EndKind::Switch => format!("the `{part}` switch ports ({rate})"),
         };
         steps.push(match (kind, replacement) {
+            // Its own model runs faster ports: they are split (breakout) below the cable's rate.
+            (EndKind::Switch, Some(p)) if p.id == part => format!(
+                "{what} are split below {fastest}: lower the `{part}`'s breakout (in the \
+                 inspector) so its ports run at {fastest}"
+            ),
             (EndKind::Switch, Some(p)) => format!(
                 "move these cables from {what} to a switch with {fastest} ports such as `{}` ({})",
                 p.id, p.model
@@ -257,5 +262,49 @@ mod tests {
         let workstation = remedy("workstation");
         assert!(workstation.contains("add a `"), "{workstation}");
         assert!(!workstation.contains("cx7-gb10"), "{workstation}");
+    }
+
+    /// An SN5600 split four ways has 200 Gb/s ports: a 400 Gb/s cable on one is told to lower
+    /// the breakout, not sent to "a switch such as `sn5600`", the switch it is on.
+    #[test]
+    fn a_split_port_is_told_to_split_less() {
+        use crate::model::{DeviceKind, Port};
+        let catalog = Catalog::builtin();
+        let mut design = Design::new("split");
+        for (part, name) in [("dgx-h100", "node"), ("sn5600", "leaf")] {
+            let id = design.next_device_id();
+            let d = device_from_part(
+                &catalog,
+                &PartId::new(part),
+                id,
+                name.into(),
+                Pos::default(),
+            )
+            .expect("builtin part");
+            design.insert_device(d);
+        }
+        if let DeviceKind::Switch(s) = &mut design.devices[1].kind {
+            s.breakout = 4;
+        }
+        let (a, b) = (design.devices[0].id, design.devices[1].id);
+        design.add_link(Link::new(
+            Endpoint {
+                device: a,
+                port: Port::Nic(0),
+            },
+            Endpoint {
+                device: b,
+                port: Port::Switch(0),
+            },
+            LinkTech::RoceV2,
+            Bandwidth::from_gbit_s(400.0),
+        ));
+        let slow: Vec<&Link> = design.links.iter().collect();
+        let remedy = upgrade_remedy(&design, &catalog, &slow, Bandwidth::from_gbit_s(400.0));
+        assert_eq!(
+            remedy,
+            "the `sn5600` switch ports (200 Gb/s) are split below 400 Gb/s: lower the \
+             `sn5600`'s breakout (in the inspector) so its ports run at 400 Gb/s"
+        );
     }
 }

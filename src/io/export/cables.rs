@@ -4,7 +4,8 @@
 //! Optics the bill derives are per end (`a_transceiver`, `b_transceiver`): an end on a
 //! twin-port or broken-out cage names the cage's module, which it shares with the cage's
 //! other cables. Twisted pair into an SFP+ cage names the RJ-45 module there. A DAC that is
-//! a splitter's leg names the splitter, with no quantity: its cage's legs share one. A cable
+//! a splitter's leg names the splitter, which the leg that opens it counts and the others
+//! share ("shares the splitter of l0"), one for every so many legs at a device. A cable
 //! on a twin-port DAC counts the DAC on the cable that opens it and 0 on the one that shares
 //! it ("shares the DAC of l0"), so the column adds up to the bill of materials.
 //! RFC 4180 quoting by the `csv` crate, so names with commas or quotes open in a spreadsheet.
@@ -12,7 +13,7 @@
 use super::ExportError;
 use super::cabling::{Cable, TwinPort, cable_part, cables, twin_port_of};
 use crate::analysis::cost::CableChoice;
-use crate::analysis::optic_cages::{OPTIC, end_transceiver};
+use crate::analysis::optic_cages::{OPTIC, dac_splitter, end_transceiver};
 use crate::analysis::twisted_pair::{RJ45_MODULE, twisted_pair};
 use crate::model::catalog::CableMedium;
 use crate::model::{Catalog, Design, DeviceId, LinkId, LinkState, PartId};
@@ -54,12 +55,19 @@ pub fn write_cable_plan<W: std::io::Write>(
 ) -> Result<usize, ExportError> {
     let cables = cables(design)?;
     let shares = twin_shares(design, catalog, &cables);
+    let legs = splitter_legs(design, catalog, &cables);
     let mut writer = csv::Writer::from_writer(out);
     writer.write_record(HEADER)?;
     for cable in &cables {
         let mut record = row(design, cable, catalog);
         if let Some(share) = shares.get(&cable.link.id) {
             share.write_into(&mut record, catalog);
+        }
+        if let Some(&(splitters, opener)) = legs.get(&cable.link.id) {
+            record[PART + 2] = splitters.to_string();
+            if let Some(first) = opener {
+                record[PART + 1] += &format!(", shares the splitter of {first}");
+            }
         }
         writer.write_record(record)?;
     }
@@ -160,6 +168,50 @@ fn twin_shares(
         );
     }
     shares
+}
+
+/// The splitters a splitter's legs count, as the bill of materials counts them: one for
+/// every `legs` legs at the same device's cages, on the leg that opens it, and 0 (with the
+/// cable it shares with) on the others.
+fn splitter_legs(
+    design: &Design,
+    catalog: &Catalog,
+    cables: &[Cable<'_>],
+) -> HashMap<LinkId, (u64, Option<LinkId>)> {
+    let mut seen: HashMap<(DeviceId, PartId), (u64, Option<LinkId>)> = HashMap::new();
+    let mut out = HashMap::new();
+    for cable in cables {
+        let link = cable.link;
+        let Some((choice @ CableChoice::Splitter { legs, .. }, _)) =
+            cable_part(design, link, catalog)
+        else {
+            continue;
+        };
+        let Some(CableChoice::Derived { gbit_s, .. }) =
+            crate::analysis::cost::link_cable(link, catalog).map(|n| n.choice)
+        else {
+            continue;
+        };
+        let Some((_, end)) = dac_splitter(design, catalog, link, gbit_s) else {
+            continue;
+        };
+        let legs = u64::from(legs);
+        let (start, opener) = seen
+            .get(&(end.device, choice.part_id()))
+            .copied()
+            .unwrap_or((0, None));
+        let end_count = start + u64::from(link.lanes);
+        let splitters = end_count.div_ceil(legs) - start.div_ceil(legs);
+        let shares_with = (start % legs != 0).then_some(opener).flatten();
+        let opener = if start % legs == 0 {
+            Some(link.id)
+        } else {
+            opener
+        };
+        seen.insert((end.device, choice.part_id()), (end_count, opener));
+        out.insert(link.id, (splitters, shares_with));
+    }
+    out
 }
 
 fn row(design: &Design, cable: &Cable<'_>, catalog: &Catalog) -> [String; 19] {

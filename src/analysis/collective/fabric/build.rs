@@ -382,7 +382,7 @@ pub(crate) fn build(
             std::mem::take(&mut kept.groups),
         ),
     );
-    let fill_graph = |graph: &mut RoutingGraph| graph.fill(design, &transit, &links_of);
+    let fill_graph = |graph: &mut RoutingGraph| graph.fill(design, catalog, &transit, &links_of);
     // The GPU nodes' side and the routing graph do not depend on each other. The node side
     // stays on the calling thread: it allocates the nodes' own lists, and memory one thread
     // allocates and another frees tends to go back to the system, to fault in anew next time.

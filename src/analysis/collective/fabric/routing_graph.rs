@@ -3,7 +3,7 @@
 use super::build::DevLink;
 use super::scratch::reuse;
 use super::{Adj, AdjGroup, FxBuild, Vertex};
-use crate::model::{Design, DeviceKind};
+use crate::model::{Catalog, Design, DeviceKind};
 use std::collections::HashMap;
 
 /// The routing graph over transit devices, with its twin classes and their quotient graph.
@@ -48,6 +48,7 @@ impl RoutingGraph {
     pub(super) fn fill<'d>(
         &mut self,
         design: &'d Design,
+        catalog: &Catalog,
         transit: &[bool],
         links_of: &(dyn Fn(usize) -> &'d [DevLink] + Sync),
     ) {
@@ -143,11 +144,12 @@ impl RoutingGraph {
             class_adj.extend(groups[s..e].iter().map(|g| g.class));
         }
         class_adj_start.push(class_adj.len() as u32);
-        in_network.extend(
-            design.devices.iter().map(
-                |d| matches!(&d.kind, DeviceKind::Switch(s) if s.features.in_network_reduction),
-            ),
-        );
+        // SHARP set on a switch whose model has none (a file edited by hand) reduces nothing:
+        // the checks say so.
+        in_network.extend(design.devices.iter().map(|d| {
+            matches!(&d.kind, DeviceKind::Switch(s) if s.features.in_network_reduction
+                && catalog.switch(&s.model).is_none_or(|spec| spec.in_network_reduction))
+        }));
         is_node.extend(
             design
                 .devices
