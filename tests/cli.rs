@@ -973,6 +973,28 @@ fn compare_weighs_each_design_against_a_workload() {
     ]));
 }
 
+/// With a workload, the note on different GPU counts says the step is still one job: the
+/// same global batch on each design's GPUs.
+#[test]
+fn compare_says_a_step_is_the_same_job_on_different_gpu_counts() {
+    let a = preset("rtx4090-pair-25gbe.ron");
+    let b = preset("hgx-h100-x4-roce.ron");
+    let text = stdout(&railyard(&[
+        "compare",
+        path_str(&a),
+        path_str(&b),
+        "--model",
+        "8",
+    ]));
+    assert!(
+        text.contains(
+            "so the collective times are of different collectives; a workload's step is the \
+             same job, its global batch, on each design's GPUs"
+        ),
+        "{text}"
+    );
+}
+
 #[test]
 fn compare_as_markdown() {
     let a = preset("rtx4090-pair-25gbe.ron");
@@ -995,7 +1017,7 @@ fn compare_as_markdown() {
     );
     // Under the table: which library and algorithm each all-reduce time is, and how far the
     // model was from published runs of each kind (neither was measured); and that 8 GPUs
-    // against 32 time different jobs.
+    // against 32 time different collectives.
     assert_eq!(
         lines[17..],
         [
@@ -1005,8 +1027,8 @@ fn compare_as_markdown() {
              (none near this size); hgx-h100-x4-roce: unknown (none near this size)",
             "",
             "The scenarios have different GPU counts (rtx4090-pair-25gbe 8, hgx-h100-x4-roce \
-             32): each collective and step runs on all of its own GPUs, so their times are of \
-             different jobs",
+             32): each collective runs on all of its own GPUs, so the collective times are of \
+             different collectives",
             "",
             // Each scenario's advice, named: a count in the table would not say what it is.
             "Advice, rtx4090-pair-25gbe: info: 2 node(s) have GPUs without PCIe peer-to-peer \

@@ -166,7 +166,7 @@ impl Comparison {
     }
 
     /// What a reader must know to read the table: scenarios of different GPU counts time
-    /// different jobs, why a figure is unknown, and each scenario's advice.
+    /// different collectives, why a figure is unknown, and each scenario's advice.
     pub fn notes(&self) -> Vec<String> {
         self.notes_with(true)
     }
@@ -186,9 +186,16 @@ impl Comparison {
                         None => format!("{name} –"),
                     })
                     .collect();
+                // A workload's step is the same job (one global batch) on every design; the
+                // collective rows are not.
+                let step = if self.row("workload_step_us").is_some() {
+                    "; a workload's step is the same job, its global batch, on each design's GPUs"
+                } else {
+                    ""
+                };
                 notes.push(format!(
-                    "The scenarios have different GPU counts ({}): each collective and step \
-                     runs on all of its own GPUs, so their times are of different jobs",
+                    "The scenarios have different GPU counts ({}): each collective runs on all \
+                     of its own GPUs, so the collective times are of different collectives{step}",
                     each.join(", ")
                 ));
             }

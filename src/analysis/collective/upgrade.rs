@@ -190,11 +190,11 @@ mod tests {
     use crate::model::ports::{PortKind, port_groups};
     use crate::model::{Bandwidth, Catalog, Design, Endpoint, Link, LinkTech, PartId, Pos};
 
-    /// A `node` cabled by its own 10 GbE port to a 10 GbE switch, as on a homelab's switch.
-    fn on_ten_gbe(node: &str) -> (Design, Catalog) {
+    /// A design of two built-in parts, named as given, and no links.
+    fn two_parts(name: &str, parts: [(&str, &str); 2]) -> (Design, Catalog) {
         let catalog = Catalog::builtin();
-        let mut design = Design::new("homelab");
-        for (part, name) in [(node, "box"), ("crs317-16x10g", "switch")] {
+        let mut design = Design::new(name);
+        for (part, name) in parts {
             let id = design.next_device_id();
             let d = device_from_part(
                 &catalog,
@@ -206,6 +206,13 @@ mod tests {
             .expect("builtin part");
             design.insert_device(d);
         }
+        (design, catalog)
+    }
+
+    /// A `node` cabled by its own 10 GbE port to a 10 GbE switch, as on a homelab's switch.
+    fn on_ten_gbe(node: &str) -> (Design, Catalog) {
+        let (mut design, catalog) =
+            two_parts("homelab", [(node, "box"), ("crs317-16x10g", "switch")]);
         let port = |i: usize, builtin: bool| {
             let device = &design.devices[i];
             let group = port_groups(&catalog, device)
@@ -269,20 +276,7 @@ mod tests {
     #[test]
     fn a_split_port_is_told_to_split_less() {
         use crate::model::{DeviceKind, Port};
-        let catalog = Catalog::builtin();
-        let mut design = Design::new("split");
-        for (part, name) in [("dgx-h100", "node"), ("sn5600", "leaf")] {
-            let id = design.next_device_id();
-            let d = device_from_part(
-                &catalog,
-                &PartId::new(part),
-                id,
-                name.into(),
-                Pos::default(),
-            )
-            .expect("builtin part");
-            design.insert_device(d);
-        }
+        let (mut design, catalog) = two_parts("split", [("dgx-h100", "node"), ("sn5600", "leaf")]);
         if let DeviceKind::Switch(s) = &mut design.devices[1].kind {
             s.breakout = 4;
         }

@@ -1,5 +1,6 @@
 //! "Arrange by tier": core switches on top, then spines, then leaves (grouped by rail), then
-//! the nodes (grouped by NVLink domain or rack, stacked like a rack), then plain hosts.
+//! the nodes (grouped by NVLink domain or rack, stacked like a rack; a small design's racks
+//! in a row), then plain hosts.
 
 use crate::model::command::Command;
 use crate::model::{Catalog, Design, DeviceId, DeviceKind, GroupId, Pos, SwitchRole};
@@ -99,6 +100,11 @@ pub fn arrange_by_tier(design: &Design, _catalog: &Catalog) -> Command {
             .filter(|row| !row.is_empty())
             .collect();
     let node_top = tiers.len() as f32 * TIER;
+    let node_count = design
+        .devices
+        .iter()
+        .filter(|d| matches!(d.kind, DeviceKind::GpuNode(_)))
+        .count();
 
     // Lay the node blocks out left to right, each as columns of a rack.
     let mut x = 0.0;
@@ -114,7 +120,12 @@ pub fn arrange_by_tier(design: &Design, _catalog: &Catalog) -> Command {
             x += width + GAP;
             continue;
         }
-        let rows = ids.len().clamp(1, RACK_ROWS);
+        // A rack's nodes stack as in the rack, except in a small design, where they stand in
+        // a row: cables drawn down to a stack would run through the boxes above.
+        let rows = match key {
+            BlockKey::Group(_) if node_count <= LOOSE_ROW => 1,
+            _ => ids.len().clamp(1, RACK_ROWS),
+        };
         let columns = ids.len().div_ceil(rows);
         for (k, id) in ids.iter().enumerate() {
             let pos = Pos::new(
@@ -244,21 +255,22 @@ mod tests {
             }),
         });
         let cmd = arrange_by_tier(&d, &c);
-        // Two switch tiers (spine, leaf) put the nodes at y = 2 × 260 = 520.
-        // Rack a: one column at x 0..120 (centre 60), nodes 3 and 5 at y 520 and 592.
+        // Two switch tiers (spine, leaf) put the nodes at y = 2 × 260 = 520. Four nodes are a
+        // small design: each rack's stand in a row, so no cable runs through a box.
+        // Rack a: x 0..240, nodes 3 and 5 at centres 60 and 180.
         assert_eq!(position(&cmd, 3), Pos::new(60.0, 520.0));
-        assert_eq!(position(&cmd, 5), Pos::new(60.0, 592.0));
-        // Rack b starts after 120 + 60 of gap: centre 240.
-        assert_eq!(position(&cmd, 4), Pos::new(240.0, 520.0));
-        assert_eq!(position(&cmd, 6), Pos::new(240.0, 592.0));
-        // Nodes span 0..300; the leaf row is 2 × 120 + 60 (rail change) = 300 wide: rail 0
-        // first at centre 60, rail 1 at 240.
-        assert_eq!(position(&cmd, 2), Pos::new(60.0, 260.0));
-        assert_eq!(position(&cmd, 1), Pos::new(240.0, 260.0));
-        // The lone spine is centred: 150.
-        assert_eq!(position(&cmd, 0), Pos::new(150.0, 0.0));
-        // The host row sits one tier below the lowest node: 592 + 260.
-        assert_eq!(position(&cmd, 7), Pos::new(150.0, 852.0));
+        assert_eq!(position(&cmd, 5), Pos::new(180.0, 520.0));
+        // Rack b starts after 240 + 60 of gap: centres 360 and 480.
+        assert_eq!(position(&cmd, 4), Pos::new(360.0, 520.0));
+        assert_eq!(position(&cmd, 6), Pos::new(480.0, 520.0));
+        // Nodes span 0..540; the leaf row is 2 × 120 + 60 (rail change) = 300 wide, centred:
+        // rail 0 at 120 + 60 = 180, rail 1 at 120 + 240 = 360.
+        assert_eq!(position(&cmd, 2), Pos::new(180.0, 260.0));
+        assert_eq!(position(&cmd, 1), Pos::new(360.0, 260.0));
+        // The lone spine is centred: 270.
+        assert_eq!(position(&cmd, 0), Pos::new(270.0, 0.0));
+        // The host row sits one tier below the nodes: 520 + 260.
+        assert_eq!(position(&cmd, 7), Pos::new(270.0, 780.0));
     }
 
     #[test]
