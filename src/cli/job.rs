@@ -486,9 +486,17 @@ fn rented_line(e: &Economics, at_least: &str, out: &mut String) {
         .usd_total
         .map(|usd| format!(", {} in all", crate::model::Usd(usd)))
         .unwrap_or_default();
+    // Owning's hour counts capital and energy only (no colocation, staff or support).
+    let pays_off = match r.break_even_use {
+        Some(u) => format!(
+            "; owning costs less only if the GPUs are busy over {:.0} % of the hours",
+            u * 100.0
+        ),
+        None => "; renting costs less even with the owned GPUs busy every hour".to_string(),
+    };
     out.push_str(&format!(
         "rented     {at_least}${} per million tokens at ${} per GPU-hour ({} GPUs, ${:.0} an \
-         hour against ${:.0} owned){total}\n",
+         hour against ${:.0} owned: capital and energy, no colocation or staff){total}{pays_off}\n",
         cents_or_less(r.usd_per_million_tokens),
         trim_number(r.usd_per_gpu_hour),
         group_thousands(i64::try_from(r.gpus).unwrap_or(i64::MAX)),

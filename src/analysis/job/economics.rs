@@ -141,6 +141,10 @@ pub struct Rented {
     pub usd_per_million_tokens: f64,
     /// Over `tokens`, when given.
     pub usd_total: Option<f64>,
+    /// The share of the hours the owned GPUs must be busy for owning to cost less than
+    /// renting (capital runs by the hour, busy or not; energy only when busy): capital per
+    /// hour ÷ (rent − energy per hour). None where renting costs less even at full use.
+    pub break_even_use: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -169,8 +173,9 @@ impl Economics {
 
 pub fn economics(i: &EconomicsInputs) -> Economics {
     let facility_kw = i.power_w / 1e3 * i.pue;
-    let usd_per_hour =
-        i.capital_usd / (i.amortisation_years * HOURS_PER_YEAR) + facility_kw * i.usd_per_kwh;
+    let capital_per_hour = i.capital_usd / (i.amortisation_years * HOURS_PER_YEAR);
+    let energy_per_hour = facility_kw * i.usd_per_kwh;
+    let usd_per_hour = capital_per_hour + energy_per_hour;
     let hours_per_million = 1e6 / i.tokens_per_s / 3600.0;
     let hours = i.tokens.map(|t| t / i.tokens_per_s / 3600.0);
     Economics {
@@ -190,6 +195,9 @@ pub fn economics(i: &EconomicsInputs) -> Economics {
                 usd_per_hour,
                 usd_per_million_tokens: usd_per_hour * hours_per_million,
                 usd_total: hours.map(|h| h * usd_per_hour),
+                break_even_use: (usd_per_hour > energy_per_hour)
+                    .then(|| capital_per_hour / (usd_per_hour - energy_per_hour))
+                    .filter(|&u| u <= 1.0),
             }
         }),
     }
@@ -225,5 +233,25 @@ mod tests {
         assert!((r.usd_per_million_tokens - 128.0 / 3600.0).abs() < 1e-12);
         assert!((r.usd_total.unwrap() - 128.0 * 1e6 / 3600.0).abs() < 1e-6);
         assert!((e.energy_mwh.unwrap() - 1e6 / 3600.0 * 150.0 / 1e3).abs() < 1e-9);
+        // $128 rented against $200 of capital and $15 of energy an hour: renting costs less
+        // even busy every hour. At $4 a GPU-hour ($256) owning pays off above
+        // 200 / (256 − 15) = 83.0 % of the hours.
+        assert_eq!(r.break_even_use, None);
+        let dearer = economics(&EconomicsInputs {
+            tokens_per_s: 1e6,
+            tokens: None,
+            capital_usd: 8_766_000.0,
+            power_w: 100_000.0,
+            pue: 1.5,
+            usd_per_kwh: 0.10,
+            amortisation_years: 5.0,
+            rent: Some((4.0, 64)),
+            energy_defaults: None,
+        });
+        let u = dearer
+            .rented
+            .and_then(|r| r.break_even_use)
+            .expect("pays off");
+        assert!((u - 200.0 / 241.0).abs() < 1e-12, "{u}");
     }
 }
