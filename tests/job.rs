@@ -1286,3 +1286,27 @@ fn a_mac_serves_under_mlx_s_allocator_limit() {
         tb.suggestion
     );
 }
+
+/// An L40S keeps 1/16 of its GDDR6 for ECC (on by default): nvidia-smi reports 46,068 MiB
+/// (akash-network/provider-configs PR #99), so a job has 44.99 GiB of its "48 GB", and the
+/// refusal says so.
+#[test]
+fn an_l40s_holds_45_gib_for_jobs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("l40s.ron");
+    let path = path.to_str().expect("utf-8 path");
+    let (code, _, err) = railyard(&[
+        "generate",
+        "star",
+        "--nodes",
+        "4",
+        "--node",
+        "pcie-server-8gpu",
+        "-o",
+        path,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = railyard(&["workload", path, "--model", "8"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("each l40s has 44.99 GiB"), "{err}");
+}

@@ -164,9 +164,20 @@ pub struct GpuSpec {
     /// and H100 (90) in what NCCL enables by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda_compute_capability: Option<u16>,
+    /// The memory a program gets where the card holds some back, in GiB: what nvidia-smi
+    /// reports as `memory.total` (GDDR6 with ECC on, as on an L40S, keeps 1/16 for the check
+    /// bits: 46,068 MiB of 48 GiB). None: all of `memory_gb`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_usable_gib: Option<f64>,
 }
 
 impl GpuSpec {
+    /// The memory jobs can fill, GiB: `memory_usable_gib` where the card holds some back,
+    /// else `memory_gb`.
+    pub fn memory_gib(&self) -> f64 {
+        self.memory_usable_gib.unwrap_or(self.memory_gb)
+    }
+
     /// The GPU's CUDA compute capability (major × 10 + minor): the catalog's, else its
     /// architecture's data-centre part's (Volta 70, Turing 75, Ampere 80, Ada 89, Hopper 90,
     /// Blackwell 100); None for GPUs that do not run CUDA.

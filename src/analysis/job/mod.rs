@@ -146,10 +146,10 @@ fn memory_check(
         },
     );
     let need_gib = use_.total() / (1024.0 * 1024.0 * 1024.0);
-    if need_gib > gpu.memory_gb {
+    if need_gib > gpu.memory_gib() {
         return Err(JobError::DoesNotFit {
             need_gib,
-            have_gib: gpu.memory_gb,
+            have_gib: gpu.memory_gib(),
             gpu: gpu_id,
         });
     }

@@ -235,7 +235,7 @@ pub fn serving(
         + kv_bytes_per_gpu;
     let need_gib = held / GIB;
     let budget = ServingBudget::of(gpu);
-    let usable_memory_gib = gpu.memory_gb * budget.share;
+    let usable_memory_gib = gpu.memory_gib() * budget.share;
     if need_gib > usable_memory_gib {
         return Err(JobError::DoesNotFit {
             need_gib,
@@ -244,7 +244,7 @@ pub fn serving(
                 "{gpu_id} ({} {:.0} % of its {} GiB)",
                 budget.source,
                 budget.share * 100.0,
-                crate::model::units::trim_number(gpu.memory_gb)
+                crate::model::units::trim_number(gpu.memory_gib())
             ),
         });
     }
@@ -287,7 +287,7 @@ pub fn serving(
             budget.share * 100.0,
             budget.explained,
             crate::model::units::trim_number(usable_memory_gib),
-            crate::model::units::trim_number(gpu.memory_gb)
+            crate::model::units::trim_number(gpu.memory_gib())
         ),
         match memory_share {
             None => format!(
@@ -390,7 +390,7 @@ pub fn serving(
         weight_bytes_per_gpu,
         kv_bytes_per_gpu,
         memory_gib_per_gpu: need_gib,
-        gpu_memory_gib: gpu.memory_gb,
+        gpu_memory_gib: gpu.memory_gib(),
         usable_memory_gib,
         memory_budget_source: budget.source.to_string(),
         memory_budget_explained: budget.explained.to_string(),

@@ -296,7 +296,7 @@ pub fn training_step_with(
             recompute: job.recompute,
         },
     );
-    let have_gib = gpu.memory_gb;
+    let have_gib = gpu.memory_gib();
     let need_gib = memory.total() / GIB;
     if need_gib > have_gib {
         return Err(JobError::DoesNotFit {
