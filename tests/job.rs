@@ -33,6 +33,20 @@ fn railyard(args: &[&str]) -> (i32, String, String) {
 }
 
 /// `railyard workload ARGS --json`, which must succeed, as JSON.
+/// A design `railyard generate ARGS` writes into a new temporary directory (kept alive by
+/// the returned handle), and its path.
+fn generated(args: &[&str]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("generated.ron");
+    let file = file.to_str().expect("UTF-8").to_string();
+    let mut all = vec!["generate"];
+    all.extend_from_slice(args);
+    all.extend(["--output", &file]);
+    let (code, _, err) = railyard(&all);
+    assert_eq!(code, 0, "{err}");
+    (dir, file)
+}
+
 fn workload_json(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["workload"];
     all.extend_from_slice(args);
@@ -832,11 +846,7 @@ fn decode_is_bound_by_compute_where_the_batch_outruns_the_reads() {
 /// more GPUs per replica) and the search.
 #[test]
 fn serving_that_does_not_fit_says_what_would() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let file = dir.path().join("ws2.ron");
-    let file = file.to_str().expect("UTF-8");
-    let (code, _, err) = railyard(&[
-        "generate",
+    let (_dir, file) = generated(&[
         "chain",
         "--nodes",
         "2",
@@ -850,11 +860,8 @@ fn serving_that_does_not_fit_says_what_would() {
         "cx4lx-25gbe",
         "--link",
         "dac-25g",
-        "--output",
-        file,
     ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, _, err) = railyard(&["workload", file, "--model", "70", "--serving"]);
+    let (code, _, err) = railyard(&["workload", &file, "--model", "70", "--serving"]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("each rtx-4090")
@@ -1292,21 +1299,8 @@ fn a_mac_serves_under_mlx_s_allocator_limit() {
 /// refusal says so.
 #[test]
 fn an_l40s_holds_45_gib_for_jobs() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("l40s.ron");
-    let path = path.to_str().expect("utf-8 path");
-    let (code, _, err) = railyard(&[
-        "generate",
-        "star",
-        "--nodes",
-        "4",
-        "--node",
-        "pcie-server-8gpu",
-        "-o",
-        path,
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, _, err) = railyard(&["workload", path, "--model", "8"]);
+    let (_dir, file) = generated(&["star", "--nodes", "4", "--node", "pcie-server-8gpu"]);
+    let (code, _, err) = railyard(&["workload", &file, "--model", "8"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("each l40s has 44.99 GiB"), "{err}");
 }
