@@ -2077,4 +2077,24 @@ fn ll128_runs_only_on_the_gpus_its_release_was_tested_on() {
     let r = collective(&design, &catalog, &ring_ll128).expect("LL128 from 2.27");
     assert_eq!(r.protocol, Protocol::Ll128);
     assert!(!r.notes.iter().any(|n| n.contains("enables LL128")));
+    // A100s with an H100 (sm80 with sm90) even under 2.30.7: GPUs that differ get it only
+    // from sm90 up.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/validation/hgx-a100-2node-roce.ron");
+    let mut mixed = railyard::io::load_design(&path).expect("the OCI pair");
+    if let Some(n) = mixed.devices.iter_mut().find_map(|d| match &mut d.kind {
+        railyard::model::DeviceKind::GpuNode(n) => Some(n),
+        _ => None,
+    }) {
+        n.gpu = railyard::model::PartId::new("h100-sxm");
+    }
+    let r = collective(&mixed, &catalog, &query(Op::AllReduce, 1 << 20)).unwrap();
+    assert_ne!(r.protocol, Protocol::Ll128);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("leaves LL128 off where the GPUs differ (sm80 with sm90")),
+        "{:?}",
+        r.notes
+    );
 }

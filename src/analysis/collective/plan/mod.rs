@@ -656,12 +656,20 @@ pub(crate) fn plan<'f>(
             && matches!(algorithm, Algorithm::Ring | Algorithm::Tree)
             && intra_hop != Some(HopKind::Pci)
         {
-            notes.push(format!(
-                "NCCL {} enables LL128 by default only on GPUs it was tested on ({}): LL and \
-                 Simple here (sm{min})",
-                fab.nccl,
-                release::ll128_tested_on(fab.nccl)
-            ));
+            notes.push(if min == max {
+                format!(
+                    "NCCL {} enables LL128 by default only on GPUs it was tested on ({}): LL \
+                     and Simple here (sm{min})",
+                    fab.nccl,
+                    release::ll128_tested_on(fab.nccl)
+                )
+            } else {
+                format!(
+                    "NCCL {} leaves LL128 off where the GPUs differ (sm{min} with sm{max}; \
+                     from 2.27 only below sm90): LL and Simple here",
+                    fab.nccl
+                )
+            });
         }
         off
     };
