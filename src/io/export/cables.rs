@@ -11,9 +11,9 @@
 //! RFC 4180 quoting by the `csv` crate, so names with commas or quotes open in a spreadsheet.
 
 use super::ExportError;
-use super::cabling::{Cable, TwinPort, cable_part, cables, twin_port_of};
+use super::cabling::{Cable, TwinPort, cable_part, cables, splitter_leg_of, twin_port_of};
 use crate::analysis::cost::CableChoice;
-use crate::analysis::optic_cages::{OPTIC, dac_splitter, end_transceiver};
+use crate::analysis::optic_cages::{OPTIC, end_transceiver};
 use crate::analysis::twisted_pair::{RJ45_MODULE, twisted_pair};
 use crate::model::catalog::CableMedium;
 use crate::model::{Catalog, Design, DeviceId, LinkId, LinkState, PartId};
@@ -182,17 +182,9 @@ fn splitter_legs(
     let mut out = HashMap::new();
     for cable in cables {
         let link = cable.link;
-        let Some((choice @ CableChoice::Splitter { legs, .. }, _)) =
-            cable_part(design, link, catalog)
+        let Some((choice @ CableChoice::Splitter { legs, .. }, end)) =
+            splitter_leg_of(design, link, catalog)
         else {
-            continue;
-        };
-        let Some(CableChoice::Derived { gbit_s, .. }) =
-            crate::analysis::cost::link_cable(link, catalog).map(|n| n.choice)
-        else {
-            continue;
-        };
-        let Some((_, end)) = dac_splitter(design, catalog, link, gbit_s) else {
             continue;
         };
         let legs = u64::from(legs);

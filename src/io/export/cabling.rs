@@ -8,7 +8,8 @@ use crate::analysis::twisted_pair::{TWISTED_PAIR, twisted_pair};
 use crate::io::link_colors::{Background, ColorMode, LinkPainter};
 use crate::model::catalog::CableMedium;
 use crate::model::{
-    Catalog, Design, Device, DeviceId, Group, GroupId, GroupKind, LengthClass, Link, LinkTech, Port,
+    Catalog, Design, Device, DeviceId, Endpoint, Group, GroupId, GroupKind, LengthClass, Link,
+    LinkTech, Port,
 };
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -166,6 +167,26 @@ pub fn cable_part<'a>(
         return Some((port.twin, u64::from(link.lanes)));
     }
     Some((need.choice, need.quantity))
+}
+
+/// `cable_part`'s splitter rule: the splitter a link's DAC is a leg of, and the end whose
+/// cage holds it; None for a link on a cable of its own.
+pub fn splitter_leg_of(
+    design: &Design,
+    link: &Link,
+    catalog: &Catalog,
+) -> Option<(CableChoice<'static>, Endpoint)> {
+    if twisted_pair(design, catalog, link).is_some() {
+        return None;
+    }
+    let CableChoice::Derived {
+        prefix: "dac",
+        gbit_s,
+    } = link_cable(link, catalog)?.choice
+    else {
+        return None;
+    };
+    dac_splitter(design, catalog, link, gbit_s)
 }
 
 /// A link whose cable is one port of a twin-port DAC (`dac-800g` between a DGX H100's twin
