@@ -2098,3 +2098,49 @@ fn ll128_runs_only_on_the_gpus_its_release_was_tested_on() {
         r.notes
     );
 }
+
+/// NCCL's socket transport moves TCP, whose payload at Ethernet's standard 1500-byte MTU is
+/// 1448 bytes (IPv4 20, TCP 20 and its timestamp option 12) per 1538 on the wire (preamble 8,
+/// MAC header 14, FCS 4, gap 12). Four PCs, one RTX 4090 each, on a 10 GbE star: a ring
+/// all-reduce puts 2(n − 1)/n = 1.5 of the buffer on each link, so at 1 GiB the wire alone
+/// takes 1.5 × 2^30 B / (1.25 GB/s × 1448/1538) = 1.368 s. On 100 GbE cards the plan says a
+/// single TCP flow, not the wire, may bind (the slowest published, 16.5 Gb/s, nccl #209).
+#[test]
+fn nccl_sockets_carry_tcp_at_its_1500_byte_frame_share_and_say_when_a_flow_may_bind() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let star = |nic: &str| {
+        let mut spec = TemplateSpec::new(Template::Star);
+        spec.nodes = Some(4);
+        spec.node = Some(PartId::new("workstation"));
+        spec.gpu = Some(PartId::new("rtx-4090"));
+        spec.gpus_per_node = Some(1);
+        spec.nic = Some(PartId::new(nic));
+        spec.transport = Some(Transport::Tcp);
+        generate(&spec, &catalog).expect("four PCs on a star")
+    };
+    let ten = collective(&star("x710-10gbe"), &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    let wire_s = 1.5 * GIB as f64 / (10e9 / 8.0 * 1448.0 / 1538.0);
+    assert!(
+        ten.time_us > wire_s * 1e6 && close(ten.time_us, wire_s * 1e6, 1e-3),
+        "{} µs against the wire's {} µs",
+        ten.time_us,
+        wire_s * 1e6
+    );
+    let said = |notes: &[String], what: &str| notes.iter().any(|n| n.contains(what));
+    assert!(
+        said(&ten.notes, "TCP carries 94 % of the line rate"),
+        "{:?}",
+        ten.notes
+    );
+    assert!(!said(&ten.notes, "proxy thread"), "{:?}", ten.notes);
+    let hundred = collective(&star("e810-100gbe"), &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    assert!(
+        said(
+            &hundred.notes,
+            "a flow has been measured as slow as 16.5 Gb/s"
+        ) && said(&hundred.notes, "at 100 Gb/s the host's CPU may bind"),
+        "{:?}",
+        hundred.notes
+    );
+}

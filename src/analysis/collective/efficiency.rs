@@ -37,8 +37,29 @@ pub const ROCE_LOSSY: f64 = 0.75;
 /// it never falls back to go-back-N and needs no PFC; its Ethernet/IP/UDP headers cost what
 /// RoCE's do. Lossless RoCE's figure, whatever the switches' PFC setting.
 pub const EFA: f64 = ROCE_LOSSLESS;
-/// NCCL's socket transport over a kernel TCP stack: copies and interrupts. Our estimate.
-pub const TCP: f64 = 0.70;
+/// TCP payload per byte on the wire of Ethernet at the standard 1500-byte MTU: each frame
+/// carries 1500 − 52 bytes of data (IPv4 20 + TCP 20 + the 12-byte timestamp option Linux
+/// sends by default, RFC 7323) in 1500 + 38 bytes of line time (preamble and start 8, MAC
+/// header 14, FCS 4, inter-frame gap 12; IEEE 802.3). 1448/1538: 94 %, what NCCL's sockets
+/// reach on 10 GbE (9.4 of 10 Gb/s, see `docs/validation.md`). Above that a single TCP flow's
+/// rate, which depends on the host's CPU, may bind first (`SOCKET_FLOW_GBIT_S`).
+pub const TCP: f64 = TCP_PAYLOAD_BYTES / TCP_WIRE_BYTES;
+/// Standard Ethernet MTU, less IPv4, TCP and TCP timestamp headers.
+const TCP_PAYLOAD_BYTES: f64 = 1500.0 - 20.0 - 20.0 - 12.0;
+/// The MTU plus Ethernet preamble, MAC header, FCS and inter-frame gap.
+const TCP_WIRE_BYTES: f64 = 1500.0 + 8.0 + 14.0 + 4.0 + 12.0;
+/// The slowest single TCP flow published under NCCL, Gb/s: one ring on one socket with its
+/// own thread, 2.06 GB/s on a 2018 cloud VM's 32 Gb/s network (NVIDIA/nccl #209, NCCL 2.3.7).
+/// NCCL's socket transport puts each channel's traffic on one socket, progressed by the
+/// rank's one proxy thread (`net_socket.cc`: no helper threads or extra sockets by default
+/// outside AWS and GCP), and its bandwidth is the slowest socket's rate × the sockets (the
+/// maintainer, nccl-tests #83). Above this rate the host may bind before the wire; not
+/// modelled (a flow's rate depends on the CPU: 4–6 GB/s all-reduce on 100 Gb/s TCP in
+/// nccl #450), so the plans say so.
+pub const SOCKET_FLOW_GBIT_S: f64 = 2.06 * 8.0;
+/// What one message through NCCL's sockets costs on top of NCCL's network constants, µs
+/// (`stack_latency_us`).
+pub const SOCKET_MESSAGE_US: f64 = 20.0;
 /// Gloo's single TCP connection per peer, measured on Gloo itself at two line rates: 110 of
 /// 125 MB/s on 1 GbE (pytorch/gloo #21, its maintainer) and 1.11 GB/s of 1.25 on 10 GbE
 /// (point-to-point, discuss.pytorch.org/t/194008): 0.88 and 0.89. Above 10 GbE one core's
@@ -138,8 +159,11 @@ pub fn stack_latency_us(tech: LinkTech, transport: Transport) -> f64 {
         // RoCE end to end 2–10 µs against InfiniBand's 1–5 µs (hardware.md §7). EFA
         // publishes no one-way latency of its own: RoCE's figure.
         (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Rdma | Transport::Efa) => 1.0,
-        // A kernel socket send and receive: our estimate.
-        (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Tcp) => 20.0,
+        // A kernel socket send and receive: our estimate, between published 8-byte runs of
+        // NCCL's sockets, about 5 µs a message on bare metal (two L40S servers, 13.2 µs for a
+        // two-step all-reduce) and 35–40 µs on cloud VMs (nccl-tests #82: 45.8 µs for a
+        // one-step broadcast).
+        (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Tcp) => SOCKET_MESSAGE_US,
         // ~300 µs per exchange over TCP in Mac clusters before RDMA: half of it one way.
         (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Tcp) => 150.0,
         // RDMA over TB5: "single-digit µs" (exo), ~3 µs (NetworkChuck).

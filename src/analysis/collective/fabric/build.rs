@@ -456,6 +456,17 @@ pub(crate) fn build(
             .filter_map(|d| d.kind.as_node())
             .any(|n| n.nics.iter().any(|s| !s.gpudirect))
             || (library == Library::Nccl && design.links.iter().any(runs_nccl_sockets)),
+        fastest_socket_gbit_s: if library == Library::Nccl {
+            design
+                .links
+                .iter()
+                .filter(|l| l.tech.is_ethernet_family() && runs_nccl_sockets(l))
+                // One flow rides one cable of a bundle.
+                .map(|l| l.rate_gbit_s.gbit_s())
+                .fold(0.0, f64::max)
+        } else {
+            0.0
+        },
         arc_core: Vec::new(),
     };
     // Links between two switches: NCCL's tuner knows its NICs and NVLink, not the fabric

@@ -182,6 +182,10 @@ pub(crate) struct Fabric {
     /// a step, `PATH_PHB`), past the `PATH_PXB` where its tuner still enables LL128, so LL128
     /// is off on communicators that cross the network (`Plan::no_net_ll128`).
     pub net_without_gdr: bool,
+    /// The fastest working Ethernet link NCCL drives through its socket transport, Gb/s (0
+    /// without one): above a single TCP flow's rate the host, not the wire, may bind
+    /// (`efficiency::SOCKET_FLOW_GBIT_S`).
+    pub fastest_socket_gbit_s: f64,
 }
 
 impl Fabric {

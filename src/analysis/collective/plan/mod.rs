@@ -16,7 +16,7 @@ pub(crate) use loads::LoadBuilder;
 
 use super::Library;
 use super::channels::{DeviceChunking, RingChannels};
-use super::efficiency::nvlink_efficiency;
+use super::efficiency::{self as eff, nvlink_efficiency};
 use super::fabric::{ABSENT_ARC, Fabric, GpuInterconnect};
 use super::latency::{self as lat, ArchRow, HopKind, LatencyTable};
 use super::release::{self, nvls_refused};
@@ -644,6 +644,9 @@ pub(crate) fn plan<'f>(
     } else {
         0.0
     };
+    if uses_net && fab.library == Library::Nccl && fab.fastest_socket_gbit_s > 0.0 {
+        notes.push(socket_note(fab.fastest_socket_gbit_s));
+    }
     let efa = fab.efa && uses_net && fab.library == Library::Nccl;
     if efa {
         notes.push(EFA_SIMPLE_NOTE.to_string());
@@ -744,6 +747,31 @@ fn gloo_staging_s_per_byte(fab: &Fabric, groups: &[Vec<u32>]) -> f64 {
             1.0 / up.max(1.0) + 1.0 / down.max(1.0)
         })
         .fold(0.0, f64::max)
+}
+
+/// What NCCL's socket transport assumes: TCP at its 1500-byte-frame share of the line, and,
+/// on links whose TCP rate passes the slowest single flow published under NCCL, that the
+/// host may bind first.
+fn socket_note(fastest_gbit_s: f64) -> String {
+    let tcp_gbit_s = fastest_gbit_s * eff::TCP;
+    let base = format!(
+        "NCCL's sockets: TCP carries {:.0} % of the line rate (1500-byte frames, IPv4 and TCP \
+         headers), and a message costs {:.0} µs (our estimate: published runs range from about \
+         5 µs on bare metal to 40 µs on cloud VMs)",
+        eff::TCP * 100.0,
+        eff::SOCKET_MESSAGE_US
+    );
+    if tcp_gbit_s <= eff::SOCKET_FLOW_GBIT_S {
+        return base;
+    }
+    format!(
+        "{base}; each channel's traffic is one TCP flow, all driven by the rank's one proxy \
+         thread (net_socket.cc), and a flow has been measured as slow as {:.1} Gb/s (NVIDIA/nccl \
+         #209): at {} Gb/s the host's CPU may bind before the wire, which is not modelled \
+         (NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD add flows)",
+        eff::SOCKET_FLOW_GBIT_S,
+        crate::model::units::trim_number(fastest_gbit_s)
+    )
 }
 
 #[cfg(test)]
