@@ -307,6 +307,8 @@ fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
     // Panned far away before presenting: presentation starts with the whole design in view.
     let far = egui::Rect::from_min_size(egui::pos2(50_000.0, 50_000.0), egui::vec2(10.0, 10.0));
     harness.state_mut().canvas_state_mut().scene_rect = far;
+    harness.run();
+    let before = harness.state().canvas_state().scene_rect;
     harness.key_press(egui::Key::F11);
     harness.run();
     let shown = harness.state().canvas_state().scene_rect;
@@ -333,6 +335,12 @@ fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
     harness.run();
     harness.get_by_label("File");
     assert_eq!(body(&harness), normal);
+    // Leaving gives the presenter's own view back, not the fit shown to the audience.
+    let after = harness.state().canvas_state().scene_rect;
+    assert!(
+        (after.center() - before.center()).length() < 1.0,
+        "{after:?} against {before:?}"
+    );
 
     // Escape leaves it too, and only once: a second Escape does not re-enter.
     harness.key_press(egui::Key::F11);

@@ -170,10 +170,16 @@ impl RailyardApp {
                 self.presentation = !self.presentation;
                 ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(self.presentation));
                 presentation::set_large_fonts(ctx, self.presentation);
-                // The audience sees the whole design first.
+                // The audience sees the whole design first; leaving gives back the view the
+                // presenter had.
+                let tab = &mut self.tabs[self.active];
                 if self.presentation {
-                    let tab = &mut self.tabs[self.active];
+                    self.view_before_presentation = Some((tab.id, tab.canvas.scene_rect));
                     canvas::zoom_to_fit(tab.doc.design(), &mut tab.canvas);
+                } else if let Some((id, view)) = self.view_before_presentation.take()
+                    && id == tab.id
+                {
+                    canvas::show_view(&mut tab.canvas, view);
                 }
             }
             Action::Calibrate => self.calibrate.open = true,

@@ -331,6 +331,12 @@ pub fn zoom_to_fit(design: &Design, state: &mut CanvasState) {
     state.interaction.fit_pending = Some(content);
 }
 
+/// Shows `view` (canvas units), as it was left: no fit on the next frame.
+pub fn show_view(state: &mut CanvasState, view: Rect) {
+    state.scene_rect = view;
+    state.interaction.fit_pending = None;
+}
+
 /// Whether two views are the same but for rounding (the scene writes its view back each
 /// frame).
 fn same_view(a: Rect, b: Rect) -> bool {

@@ -160,6 +160,9 @@ pub struct RailyardApp {
     /// Links the sidebar points at this frame (the bisection cut, a check).
     highlight: HashSet<LinkId>,
     presentation: bool,
+    /// The tab (its id) and view presentation mode was entered from: leaving it on that tab
+    /// shows that view again.
+    view_before_presentation: Option<(u64, egui::Rect)>,
     sent_title: Option<String>,
     applied_theme: Option<Theme>,
     /// The symbol fallback is installed in the window's fonts (`fonts`).
@@ -213,6 +216,7 @@ impl RailyardApp {
             shortcuts: false,
             highlight: HashSet::new(),
             presentation: false,
+            view_before_presentation: None,
             sent_title: None,
             applied_theme: None,
             fonts_installed: false,

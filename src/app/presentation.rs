@@ -64,44 +64,64 @@ pub fn key_figures(analysis: &Analysis) -> Vec<(&'static str, String)> {
 
 /// The strip at the top of the window; returns true when "Exit" was clicked. `what_if` says
 /// which links a what-if has down, so the figures are not taken for the healthy design's.
+///
+/// The figures wrap in the width the way out leaves them, so a long strip never runs under
+/// the button.
 pub fn strip_ui(
     ui: &mut Ui,
     title: &str,
     what_if: Option<&str>,
     analysis: Option<&Analysis>,
 ) -> bool {
+    const EXIT: &str = "Exit presentation";
     let mut exit = false;
     egui::Panel::top("presentation-strip").show(ui, |ui| {
-        ui.horizontal_wrapped(|ui| {
-            ui.label(RichText::new(title).strong());
-            if let Some(what_if) = what_if {
-                ui.separator();
-                ui.label(
-                    RichText::new(what_if)
-                        .strong()
-                        .color(ui.visuals().warn_fg_color),
-                );
-            }
-            match analysis {
-                Some(a) => {
-                    for (label, value) in key_figures(a) {
-                        ui.separator();
-                        ui.weak(label);
-                        ui.label(RichText::new(value).strong());
-                    }
-                }
-                None => {
-                    ui.separator();
-                    ui.weak("computing…");
-                }
-            }
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                exit = ui
-                    .button("Exit presentation")
-                    .on_hover_text("F11")
-                    .clicked();
+        let exit_width = egui::WidgetText::from(EXIT)
+            .into_galley(
+                ui,
+                Some(egui::TextWrapMode::Extend),
+                f32::INFINITY,
+                egui::TextStyle::Button,
+            )
+            .size()
+            .x
+            + 2.0 * ui.spacing().button_padding.x;
+        let figures_width = ui.available_width() - exit_width - ui.spacing().item_spacing.x;
+        ui.horizontal_top(|ui| {
+            ui.vertical(|ui| {
+                ui.set_max_width(figures_width.max(0.0));
+                ui.horizontal_wrapped(|ui| figures_ui(ui, title, what_if, analysis));
+            });
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), |ui| {
+                exit = ui.button(EXIT).on_hover_text("F11").clicked();
             });
         });
     });
     exit
+}
+
+/// The title, a what-if's warning and the key figures, parted by separators.
+fn figures_ui(ui: &mut Ui, title: &str, what_if: Option<&str>, analysis: Option<&Analysis>) {
+    ui.label(RichText::new(title).strong());
+    if let Some(what_if) = what_if {
+        ui.separator();
+        ui.label(
+            RichText::new(what_if)
+                .strong()
+                .color(ui.visuals().warn_fg_color),
+        );
+    }
+    match analysis {
+        Some(a) => {
+            for (label, value) in key_figures(a) {
+                ui.separator();
+                ui.weak(label);
+                ui.label(RichText::new(value).strong());
+            }
+        }
+        None => {
+            ui.separator();
+            ui.weak("computing…");
+        }
+    }
 }
