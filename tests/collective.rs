@@ -2144,3 +2144,78 @@ fn nccl_sockets_carry_tcp_at_its_1500_byte_frame_share_and_say_when_a_flow_may_b
         hundred.notes
     );
 }
+
+/// Without GPUDirect RDMA NCCL stages network data in host memory (net.cc maps the buffers
+/// there): the sending GPU's kernel writes into it and the receiving GPU's kernel reads from
+/// it, so each GPU's PCIe link carries the data as SHM traffic does. Two servers, one L40S
+/// each (PCIe 4.0 x16, 31.5 GB/s a direction), 400 GbE RDMA NICs with GPUDirect off: each GPU
+/// sends and receives the whole buffer through host memory at once, so its link moves
+/// 31.5 GB/s × SHM's one-way share (10.31/15.754) × the share each direction keeps when both
+/// run (3.9/10.31) = 31.5 × 3.9/15.754 = 7.80 GB/s: the busbw of a 2-rank all-reduce.
+/// Measured on such servers (two R760xa, L40S, 200 GbE): 7.99 GB/s.
+#[test]
+fn network_data_without_gpudirect_crosses_each_gpus_pcie_link_as_host_memory_traffic() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    use railyard::model::{DeviceKind, PcieVia, ScaleUp};
+    let catalog = Catalog::builtin();
+    let servers = |gpus: u32| {
+        let mut spec = TemplateSpec::new(Template::Star);
+        spec.nodes = Some(2);
+        spec.node = Some(PartId::new("pcie-server-8gpu"));
+        spec.gpus_per_node = Some(gpus);
+        spec.nic = Some(PartId::new("cx7-400gbe"));
+        spec.transport = Some(Transport::Rdma);
+        generate(&spec, &catalog).expect("two L40S servers")
+    };
+    let set_gpudirect = |design: &mut railyard::model::Design, on: bool| {
+        for d in &mut design.devices {
+            if let DeviceKind::GpuNode(n) = &mut d.kind {
+                for slot in &mut n.nics {
+                    slot.gpudirect = on;
+                }
+            }
+        }
+    };
+    let said = |notes: &[String], what: &str| notes.iter().any(|n| n.contains(what));
+    let mut off = servers(1);
+    set_gpudirect(&mut off, false);
+    let r = collective(&off, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    let staged = 31.5 * 3.9 / 15.754;
+    assert!(
+        r.busbw_gbyte_s < staged && close(r.busbw_gbyte_s, staged, 2e-3),
+        "{} GB/s against {staged}",
+        r.busbw_gbyte_s
+    );
+    assert!(
+        said(&r.notes, "no GPUDirect RDMA (a NIC has it turned off)"),
+        "{:?}",
+        r.notes
+    );
+    // With it on, the NIC reads GPU memory itself: the PCIe link's peer-to-peer rate,
+    // 31.5 × 0.8 = 25.2 GB/s, is the bound, and nothing is said of host memory.
+    let mut on = servers(1);
+    set_gpudirect(&mut on, true);
+    let r = collective(&on, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    assert!(r.busbw_gbyte_s > 20.0, "{} GB/s", r.busbw_gbyte_s);
+    assert!(!said(&r.notes, "GPUDirect"), "{:?}", r.notes);
+    // Two GPUs that meet at the host bridge sit on the CPU's root ports, and so does the NIC:
+    // NCCL's default NCCL_NET_GDR_LEVEL (PXB, a shared PCIe switch) leaves GPUDirect off
+    // whatever the NIC offers. Behind a PCIe switch it stays on.
+    let mut bridge = servers(2);
+    set_gpudirect(&mut bridge, true);
+    let r = collective(&bridge, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    assert!(
+        said(&r.notes, "GPUs and NICs meet only at the host bridge"),
+        "{:?}",
+        r.notes
+    );
+    for d in &mut bridge.devices {
+        if let DeviceKind::GpuNode(n) = &mut d.kind
+            && let ScaleUp::Pcie { via, .. } = &mut n.scale_up
+        {
+            *via = PcieVia::Switch;
+        }
+    }
+    let r = collective(&bridge, &catalog, &query(Op::AllReduce, GIB)).unwrap();
+    assert!(!said(&r.notes, "GPUDirect"), "{:?}", r.notes);
+}

@@ -400,6 +400,7 @@ pub(crate) fn build(
         nics,
         other_access,
         gpus,
+        staged_why,
         domains,
         line: port_line,
         resource: port_resource,
@@ -455,7 +456,9 @@ pub(crate) fn build(
             .iter()
             .filter_map(|d| d.kind.as_node())
             .any(|n| n.nics.iter().any(|s| !s.gpudirect))
+            || staged_why != 0
             || (library == Library::Nccl && design.links.iter().any(runs_nccl_sockets)),
+        staged_why,
         fastest_socket_gbit_s: if library == Library::Nccl {
             design
                 .links
@@ -500,7 +503,7 @@ pub(crate) fn build(
 
 /// A working network link NCCL drives through its socket transport (TCP over Ethernet or
 /// Thunderbolt IP), which has no GPUDirect RDMA (`Fabric::net_without_gdr`).
-fn runs_nccl_sockets(link: &Link) -> bool {
+pub(super) fn runs_nccl_sockets(link: &Link) -> bool {
     let network = link.tech.is_ethernet_family()
         || matches!(link.tech, LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5);
     network

@@ -57,12 +57,28 @@ pub(crate) enum GpuInterconnect {
     Unified,
 }
 
+/// Why network data passes through host memory somewhere in a design (`Fabric::staged_why`),
+/// as bits.
+pub(crate) mod staged_why {
+    /// A NIC slot with GPUDirect RDMA off.
+    pub const NIC_SETTING: u8 = 1;
+    /// GPUs that are no PCIe peers (GeForce cards): no NIC reaches their memory.
+    pub const NO_PEER_GPU: u8 = 2;
+    /// GPUs and NICs that meet only at the host bridge (PHB), past NCCL_NET_GDR_LEVEL's PXB.
+    pub const HOST_BRIDGE: u8 = 4;
+    /// NCCL's socket transport, which takes host buffers only.
+    pub const SOCKETS: u8 = 8;
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Nic {
     pub pcie_up: ArcId,
     pub pcie_down: ArcId,
     /// The working link at this NIC's port: (arc out, arc in, far device index).
     pub access: Option<(ArcId, ArcId, Vertex)>,
+    /// Its GPUs' network data passes through host memory: no GPUDirect RDMA (the slot's, or
+    /// GPUs that are no PCIe peers), or NCCL's socket transport on its cable.
+    pub host_staged: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -78,6 +94,9 @@ pub(crate) struct Node {
     nics: std::ops::Range<u32>,
     /// This node's entries in `Fabric::other_access` (see `Fabric::other_access_of`).
     other_access: std::ops::Range<u32>,
+    /// Network data through the node's other ports passes through host memory (as
+    /// `Nic::host_staged`).
+    pub other_host_staged: bool,
     pub arch: ArchRow,
     /// Its GPUs' CUDA compute capability (major × 10 + minor); 0 where they run no CUDA.
     pub compute_capability: u16,
@@ -176,12 +195,14 @@ pub(crate) struct Fabric {
     /// Some working Ethernet link runs AWS EFA: aws-ofi-nccl then restricts NCCL to its
     /// Simple protocol on communicators that cross the network (`Plan::efa`).
     pub efa: bool,
-    /// Some GPU reaches the network without GPUDirect RDMA: a NIC without it, or NCCL's
-    /// socket transport, which takes host buffers only (`net_socket.cc`: `ptrSupport =
+    /// Some GPU reaches the network without GPUDirect RDMA: a NIC without it (its setting, or
+    /// GPUs that cannot have it, `Nic::host_staged`), or NCCL's socket transport, which takes host buffers only (`net_socket.cc`: `ptrSupport =
     /// NCCL_PTR_HOST`). NCCL's network path then runs through the CPU (`paths.cc` adds it as
     /// a step, `PATH_PHB`), past the `PATH_PXB` where its tuner still enables LL128, so LL128
     /// is off on communicators that cross the network (`Plan::no_net_ll128`).
     pub net_without_gdr: bool,
+    /// Why some GPU's network data passes through host memory (`staged_why` bits; 0: none).
+    pub staged_why: u8,
     /// The fastest working Ethernet link NCCL drives through its socket transport, Gb/s (0
     /// without one): above a single TCP flow's rate the host, not the wire, may bind
     /// (`efficiency::SOCKET_FLOW_GBIT_S`).

@@ -1,7 +1,8 @@
 //! The GPU nodes' side of a fabric: nodes, GPUs, scale-up domains and their port arcs.
 
-use super::build::{DevLink, DeviceIndex};
+use super::build::{DevLink, DeviceIndex, runs_nccl_sockets};
 use super::scratch::reuse;
+use super::staged_why;
 use super::{
     ABSENT_ARC, ArcId, Domain, Gpu, GpuInterconnect, Nic, Node, Resource, Vertex,
     usable_bytes_per_s,
@@ -11,7 +12,7 @@ use crate::analysis::collective::efficiency as eff;
 use crate::analysis::collective::latency::ArchRow;
 use crate::model::catalog::PartSpec;
 use crate::model::device::{pcie_bandwidth, pcie_x16_bandwidth};
-use crate::model::{Catalog, Design, DeviceId, DeviceKind, ScaleUp};
+use crate::model::{Catalog, Design, DeviceId, DeviceKind, PcieVia, ScaleUp};
 use std::collections::HashMap;
 
 /// The GPU nodes' side of the fabric: nodes, GPUs, scale-up domains, and the port arcs (GPU
@@ -22,6 +23,8 @@ pub(super) struct NodePart {
     pub(super) nics: Vec<Nic>,
     pub(super) other_access: Vec<(ArcId, ArcId, Vertex)>,
     pub(super) gpus: Vec<Gpu>,
+    /// Why network data passes through host memory (`staged_why` bits over every NIC).
+    pub(super) staged_why: u8,
     pub(super) domains: Vec<Domain>,
     pub(super) line: Vec<f64>,
     pub(super) resource: Vec<Resource>,
@@ -52,6 +55,7 @@ impl NodePart {
         let mut domains: Vec<Domain> = Vec::new();
         let mut rack_domain: HashMap<DeviceId, u32> = HashMap::new();
         let mut nodes: Vec<Node> = Vec::with_capacity(node_total);
+        let mut staged = 0u8;
         let mut nics = reuse(kept.nics, nic_total);
         let mut other_access = reuse(kept.other_access, nic_total);
         let mut gpus = reuse(kept.gpus, gpu_total);
@@ -255,6 +259,21 @@ impl NodePart {
 
             let links = links_of(i);
             let first_nic = nics.len() as u32;
+            // Whether NCCL lets a NIC reach this node's GPU memory by default: the GPU must be
+            // a PCIe peer, and the NIC no farther than a PCIe switch they share (paths.cc,
+            // `ncclTopoCheckGdr`: NCCL_NET_GDR_LEVEL defaults to PXB). GPUs that meet at the
+            // host bridge sit on the CPU's own root ports, and so do their NICs: the path
+            // crosses the host bridge (PHB). A node of one GPU says nothing of its PCIe paths;
+            // there the NIC slot's setting stands.
+            let at_host_bridge = n.gpu_count > 1
+                && matches!(
+                    n.scale_up,
+                    ScaleUp::Pcie {
+                        via: PcieVia::HostBridge,
+                        ..
+                    }
+                );
+            let gdr_reach = gpu_spec.peer_to_peer && !at_host_bridge;
             for (ni, slot) in n.nics.iter().enumerate() {
                 let part_pcie = match last_nic {
                     Some((id, g)) if *id == slot.part => g,
@@ -295,10 +314,29 @@ impl NodePart {
                     .iter()
                     .find(|l| l.nic == ni as u32)
                     .map(|l| (l.out, l.arc_in, l.far));
+                let on_sockets = links
+                    .iter()
+                    .find(|l| l.nic == ni as u32)
+                    .is_some_and(|l| runs_nccl_sockets(&design.links[(l.out / 2) as usize]));
+                // GPUs that are no peers rule GPUDirect out before any setting or distance.
+                let peer = gpu_spec.peer_to_peer;
+                let why = [
+                    (peer && !slot.gpudirect, staged_why::NIC_SETTING),
+                    (!peer, staged_why::NO_PEER_GPU),
+                    (peer && at_host_bridge, staged_why::HOST_BRIDGE),
+                    (on_sockets, staged_why::SOCKETS),
+                ]
+                .iter()
+                .filter(|(yes, _)| *yes)
+                .fold(0, |bits, (_, bit)| bits | bit);
+                if access.is_some() {
+                    staged |= why;
+                }
                 nics.push(Nic {
                     pcie_up: up,
                     pcie_down: up + 1,
                     access,
+                    host_staged: why != 0,
                 });
             }
             let nic_ports = k;
@@ -309,6 +347,27 @@ impl NodePart {
                     .filter(|l| l.nic >= nic_ports)
                     .map(|l| (l.out, l.arc_in, l.far)),
             );
+            let mut other_links = links.iter().filter(|l| l.nic >= nic_ports).peekable();
+            let other_host_staged = match other_links.peek() {
+                Some(_) => {
+                    let sockets =
+                        other_links.any(|l| runs_nccl_sockets(&design.links[(l.out / 2) as usize]));
+                    let why = [
+                        (!gpu_spec.peer_to_peer, staged_why::NO_PEER_GPU),
+                        (
+                            gpu_spec.peer_to_peer && at_host_bridge,
+                            staged_why::HOST_BRIDGE,
+                        ),
+                        (sockets, staged_why::SOCKETS),
+                    ]
+                    .iter()
+                    .filter(|(yes, _)| *yes)
+                    .fold(0, |bits, (_, bit)| bits | bit);
+                    staged |= why;
+                    why != 0
+                }
+                None => !gdr_reach || nics[first_nic as usize..].iter().any(|n| n.host_staged),
+            };
             if other_access.len() as u32 == first_other {
                 other_access.extend(links.iter().map(|l| (l.out, l.arc_in, l.far)));
             }
@@ -322,6 +381,7 @@ impl NodePart {
                 domain,
                 nics: first_nic..nics.len() as u32,
                 other_access: first_other..other_access.len() as u32,
+                other_host_staged,
                 arch,
                 compute_capability: gpu_spec.compute_capability().unwrap_or(0),
             });
@@ -331,6 +391,7 @@ impl NodePart {
             nics,
             other_access,
             gpus,
+            staged_why: staged,
             domains,
             line,
             resource,

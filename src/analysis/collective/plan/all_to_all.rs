@@ -208,6 +208,8 @@ pub(super) fn all_to_all(
                             b.add_arc(gpu.pcie_down, remote);
                         }
                     }
+                } else if b.staged_at(g, gpu.nic) {
+                    b.gpu_net(g, remote, remote, true);
                 } else {
                     b.add_arc(gpu.pcie_up, remote);
                     b.add_arc(gpu.pcie_down, remote);

@@ -7,7 +7,7 @@ use crate::analysis::collective::fabric::{
 };
 use crate::analysis::collective::latency::HopKind;
 use crate::analysis::collective::routing::{NetFlow, Router, Unreachable};
-use crate::analysis::collective::{Algorithm, CollectiveError, Op, Routing};
+use crate::analysis::collective::{Algorithm, CollectiveError, Library, Op, Routing};
 use std::sync::Arc;
 
 /// Transfers of one size between GPUs behind an NVSwitch, counted per GPU: each adds the same
@@ -127,6 +127,23 @@ impl ShmTally {
         self.down[to as usize] += bytes;
     }
 
+    /// Host-memory traffic at one GPU only: `up` from it into host memory, else down.
+    #[inline]
+    fn add_one(&mut self, fab: &Fabric, g: u32, up: bool, bytes: f64) {
+        if self.up.len() < fab.gpus.len() {
+            self.up.resize(fab.gpus.len(), 0.0);
+            self.down.resize(fab.gpus.len(), 0.0);
+        }
+        if self.up[g as usize] == 0.0 && self.down[g as usize] == 0.0 {
+            self.gpus.push(g);
+        }
+        if up {
+            self.up[g as usize] += bytes;
+        } else {
+            self.down[g as usize] += bytes;
+        }
+    }
+
     /// Charges each GPU's PCIe link for SHM traffic in both directions at once: with `up`
     /// and `down` bytes the link takes max/rate + min·(1/share − 1)/rate (one way: the PCIe
     /// rate; both ways evenly: `SHM_BIDIRECTIONAL_SHARE` of it each), added to both arcs so
@@ -174,6 +191,39 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     }
 
     #[inline]
+    /// Whether GPU `g`'s network data through its NIC `nic` (None: the node's other ports)
+    /// passes through host memory under NCCL: without GPUDirect RDMA, or on NCCL's sockets,
+    /// the sending GPU's kernel writes it into a host-memory buffer and the receiving GPU's
+    /// kernel reads it from one (`net.cc` maps the buffers in host memory).
+    pub(super) fn staged_at(&self, g: u32, nic: Option<u32>) -> bool {
+        let fab = self.fab;
+        let node = &fab.nodes[fab.gpus[g as usize].node as usize];
+        fab.library == Library::Nccl
+            && match nic.and_then(|i| fab.nics_of(node).get(i as usize)) {
+                Some(n) => n.host_staged,
+                None => node.other_host_staged,
+            }
+    }
+
+    /// GPU `g`'s network bytes out (`up_bytes`) and in at its PCIe link: at face value, or
+    /// through host memory as SHM traffic (`SHM_LOAD_PER_BYTE`, and a link used both ways at
+    /// once is charged as `ShmTally::charge` says).
+    pub(super) fn gpu_net(&mut self, g: u32, up_bytes: f64, down_bytes: f64, staged: bool) {
+        let gpu = &self.fab.gpus[g as usize];
+        let (up_arc, down_arc) = (gpu.pcie_up, gpu.pcie_down);
+        let per_byte = if staged { eff::SHM_LOAD_PER_BYTE } else { 1.0 };
+        for (arc, up, bytes) in [(up_arc, true, up_bytes), (down_arc, false, down_bytes)] {
+            if bytes == 0.0 {
+                continue;
+            }
+            let load = bytes * per_byte;
+            if staged && arc != ABSENT_ARC {
+                self.shm.add_one(self.fab, g, up, load);
+            }
+            self.add(arc, load);
+        }
+    }
+
     pub(super) fn add(&mut self, arc: ArcId, bytes: f64) {
         if arc != ABSENT_ARC {
             self.loads[arc as usize] += bytes;
@@ -323,8 +373,9 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
             })
         };
         let (nic_a, nic_b) = (usable(nic_g, na, nb.vertex), usable(nic_h, nb, na.vertex));
-        self.add(ga.pcie_up, bytes);
-        self.add(gb.pcie_down, bytes);
+        let (staged_a, staged_b) = (self.staged_at(g, nic_a), self.staged_at(h, nic_b));
+        self.gpu_net(g, bytes, 0.0, staged_a);
+        self.gpu_net(h, 0.0, bytes, staged_b);
         if let Some(i) = nic_a {
             self.add(fab.nics_of(na)[i as usize].pcie_up, bytes);
         }
@@ -394,12 +445,16 @@ impl<'a, 'f> LoadBuilder<'a, 'f> {
     }
 
     /// How GPU `g` meets the network through NIC `nic` when `inter` would resolve it without
-    /// looking at the peer: the NIC exists and is cabled to a switch, and the node does not
-    /// forward traffic itself.
+    /// looking at the peer: the NIC exists and is cabled to a switch, the node does not
+    /// forward traffic itself, and the data does not pass through host memory (`inter`
+    /// charges that).
     pub fn simple_end(&self, g: u32, nic: Option<u32>) -> Option<SimpleEnd> {
         let fab = self.fab;
         let node = &fab.nodes[fab.gpus[g as usize].node as usize];
         let i = nic.filter(|&i| (i as usize) < fab.nics_of(node).len())?;
+        if self.staged_at(g, Some(i)) {
+            return None;
+        }
         let n = &fab.nics_of(node)[i as usize];
         let (out, arc_in, far) = n.access?;
         let switch = fab.transit[far as usize] && !fab.is_node[far as usize];

@@ -647,6 +647,9 @@ pub(crate) fn plan<'f>(
     if uses_net && fab.library == Library::Nccl && fab.fastest_socket_gbit_s > 0.0 {
         notes.push(socket_note(fab.fastest_socket_gbit_s));
     }
+    if uses_net && fab.library == Library::Nccl && fab.staged_why != 0 {
+        notes.push(staging_note(fab.staged_why));
+    }
     let efa = fab.efa && uses_net && fab.library == Library::Nccl;
     if efa {
         notes.push(EFA_SIMPLE_NOTE.to_string());
@@ -747,6 +750,33 @@ fn gloo_staging_s_per_byte(fab: &Fabric, groups: &[Vec<u32>]) -> f64 {
             1.0 / up.max(1.0) + 1.0 / down.max(1.0)
         })
         .fold(0.0, f64::max)
+}
+
+/// Why NCCL stages network data in host memory here, and what that costs.
+fn staging_note(why: u8) -> String {
+    use super::fabric::staged_why as w;
+    let reasons: Vec<&str> = [
+        (w::NIC_SETTING, "a NIC has it turned off"),
+        (
+            w::NO_PEER_GPU,
+            "these GPUs, like GeForce cards, are no PCIe peers: no NIC reaches their memory",
+        ),
+        (
+            w::HOST_BRIDGE,
+            "GPUs and NICs meet only at the host bridge, past NCCL_NET_GDR_LEVEL's default \
+             (PXB: a PCIe switch they share; paths.cc)",
+        ),
+        (w::SOCKETS, "NCCL's sockets take host buffers only"),
+    ]
+    .iter()
+    .filter(|(bit, _)| why & bit != 0)
+    .map(|(_, text)| *text)
+    .collect();
+    format!(
+        "no GPUDirect RDMA ({}): NCCL stages network data in host memory, so each GPU's PCIe \
+         link carries it as host-memory (SHM) traffic, and LL128 stays off across the network",
+        reasons.join("; ")
+    )
 }
 
 /// What NCCL's socket transport assumes: TCP at its 1500-byte-frame share of the line, and,
