@@ -650,6 +650,14 @@ pub(crate) fn plan<'f>(
     if uses_net && fab.library == Library::Nccl && fab.staged_why != 0 {
         notes.push(staging_note(fab.staged_why));
     }
+    let shm_inside = intra_hop == Some(HopKind::Pci)
+        && groups.iter().flatten().any(|&g| {
+            let node = fab.node_of_gpu(g);
+            !node.p2p && node.gpu_count > 1
+        });
+    if fab.library == Library::Nccl && (shm_inside || (uses_net && fab.staged_why != 0)) {
+        notes.push(SHM_RATES_NOTE.to_string());
+    }
     let efa = fab.efa && uses_net && fab.library == Library::Nccl;
     if efa {
         notes.push(EFA_SIMPLE_NOTE.to_string());
@@ -751,6 +759,12 @@ fn gloo_staging_s_per_byte(fab: &Fabric, groups: &[Vec<u32>]) -> f64 {
         })
         .fold(0.0, f64::max)
 }
+
+/// Where host-memory (SHM) rates come from, and how far newer hosts are from them.
+const SHM_RATES_NOTE: &str = "host-memory (SHM) rates are a PCIe 3.0 host's of 2019 (nccl #384: \
+     65 % of the line one way, 3.9 GB/s each way when both run); newer CPUs take both \
+     directions better, up to about twice that on PCIe 5.0 hosts (8 RTX 5090: 28 GB/s busbw, \
+     nccl #1639), so times through host memory may be shorter here";
 
 /// Why NCCL stages network data in host memory here, and what that costs.
 fn staging_note(why: u8) -> String {
