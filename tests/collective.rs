@@ -2217,6 +2217,12 @@ fn network_data_without_gpudirect_crosses_each_gpus_pcie_link_as_host_memory_tra
         "{:?}",
         r.notes
     );
+    let past_level = |design: &railyard::model::Design| {
+        advice(design, &catalog, None)
+            .iter()
+            .any(|f| f.code == "gpudirect-past-level")
+    };
+    assert!(past_level(&bridge));
     for d in &mut bridge.devices {
         if let DeviceKind::GpuNode(n) = &mut d.kind
             && let ScaleUp::Pcie { via, .. } = &mut n.scale_up
@@ -2226,4 +2232,5 @@ fn network_data_without_gpudirect_crosses_each_gpus_pcie_link_as_host_memory_tra
     }
     let r = collective(&bridge, &catalog, &query(Op::AllReduce, GIB)).unwrap();
     assert!(!said(&r.notes, "GPUDirect"), "{:?}", r.notes);
+    assert!(!past_level(&bridge));
 }

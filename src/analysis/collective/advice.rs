@@ -7,8 +7,8 @@ use super::{CollectiveQuery, CollectiveResult, Op, Routing, collective_in};
 use crate::model::catalog::PartSpec;
 use crate::model::units::time_text;
 use crate::model::{
-    Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech,
-    SwitchRole, Transport,
+    Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech, PcieVia,
+    ScaleUp, SwitchRole, Transport,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -453,15 +453,29 @@ pub fn advice_reusing(
     let nccl = library.is_nccl();
     let mut no_gdr: Vec<DeviceId> = Vec::new();
     let mut cannot_gdr: Vec<DeviceId> = Vec::new();
+    let mut gdr_past_level: Vec<DeviceId> = Vec::new();
     for d in &design.devices {
         let Some(n) = d.kind.as_node() else { continue };
-        if n.nics.iter().all(|s| s.gpudirect) {
-            continue;
-        }
         let peer_capable = match catalog.get(&n.gpu).map(|p| &p.spec) {
             Some(PartSpec::Gpu(g)) => g.peer_to_peer,
             _ => true,
         };
+        if n.nics.iter().all(|s| s.gpudirect) {
+            // GPUs that meet at the host bridge leave their NICs on the CPU's root ports too,
+            // past NCCL_NET_GDR_LEVEL's default (PXB): NCCL does not use GPUDirect there.
+            let at_host_bridge = n.gpu_count > 1
+                && matches!(
+                    n.scale_up,
+                    ScaleUp::Pcie {
+                        via: PcieVia::HostBridge,
+                        ..
+                    }
+                );
+            if at_host_bridge && peer_capable && !n.nics.is_empty() {
+                gdr_past_level.push(d.id);
+            }
+            continue;
+        }
         if peer_capable {
             no_gdr.push(d.id);
         } else {
@@ -479,6 +493,23 @@ pub fn advice_reusing(
             no_gdr,
             Vec::new(),
             "enable GPUDirect RDMA (nvidia-peermem, NIC and GPU under one PCIe switch)",
+        ));
+    }
+    if nccl && !gdr_past_level.is_empty() {
+        out.push(item(
+            Severity::Info,
+            "gpudirect-past-level",
+            format!(
+                "{} node(s) have GPUs and NICs that meet only at the host bridge: NCCL uses \
+                 GPUDirect RDMA only as far as a PCIe switch they share (NCCL_NET_GDR_LEVEL \
+                 defaults to PXB), so network traffic bounces through host memory",
+                gdr_past_level.len()
+            ),
+            gdr_past_level,
+            Vec::new(),
+            "NCCL_NET_GDR_LEVEL=PHB lets NCCL use it across the host bridge (measure it: some \
+             CPUs pass peer traffic slowly); servers with a PCIe switch per GPU and NIC pair do \
+             not need it",
         ));
     }
     if nccl && !cannot_gdr.is_empty() {
