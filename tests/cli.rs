@@ -2594,3 +2594,67 @@ fn report_draws_overviews_on_request() {
         assert_eq!(svg.contains("(overview)</title>"), blocks);
     }
 }
+
+/// `compare --rent` prices each design's training tokens on rented GPUs and says how busy the
+/// owned GPUs must be for owning to cost less: the same figures `workload --rent` gives for
+/// each design alone. At $2.5 a GPU-hour four HGX H100 pay off above 41 % of the hours; at
+/// $1 renting costs less even at full use, so the share is unknown (—) and a note says why.
+#[test]
+fn compare_prices_renting_as_workload_does() {
+    let (a, b) = (
+        preset("hgx-h100-x4-roce.ron"),
+        preset("dgx-h100-superpod-su.ron"),
+    );
+    let rows = compare_csv(&[path_str(&a), path_str(&b), "--model", "8", "--rent", "2.5"]);
+    let row = |key: &str| {
+        rows.iter()
+            .find(|r| r.0 == key)
+            .unwrap_or_else(|| panic!("no row {key}"))
+            .clone()
+    };
+    let (rented, pays) = (
+        row("rented_usd_per_million_tokens"),
+        row("owning_pays_above_use"),
+    );
+    for (i, file) in [&a, &b].into_iter().enumerate() {
+        let w = workload_json(file, &["--model", "8", "--rent", "2.5"]);
+        let r = &w["job"]["training"]["economics"]["rented"];
+        assert!(close(
+            rented.1[i].expect("a rented price"),
+            f64_of(&r["usd_per_million_tokens"])
+        ));
+        assert!(close(
+            pays.1[i].expect("a share"),
+            f64_of(&r["break_even_use"])
+        ));
+    }
+    assert!((pays.1[0].unwrap() - 0.41).abs() < 0.005, "{pays:?}");
+    let o = railyard(&[
+        "compare",
+        path_str(&a),
+        path_str(&b),
+        "--model",
+        "8",
+        "--rent",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("owning never costs less on hgx-h100-x4-roce, dgx-h100-superpod-su (—)"),
+        "{text}"
+    );
+    // Without --rent no rental rows; with --serving it is refused.
+    let plain = compare_csv(&[path_str(&a), path_str(&b), "--model", "8"]);
+    assert!(!plain.iter().any(|r| r.0.starts_with("rented")));
+    assert_refused(&railyard(&[
+        "compare",
+        path_str(&a),
+        path_str(&b),
+        "--model",
+        "8",
+        "--serving",
+        "--rent",
+        "2",
+    ]));
+}

@@ -212,6 +212,30 @@ impl Comparison {
         };
         notes.extend(per_scenario("Cost incomplete", &self.cost_gaps));
         notes.extend(per_scenario("Unknown (—)", &self.unknown_why));
+        if let (Some(rented), Some(pays)) = (
+            self.row("rented_usd_per_million_tokens"),
+            self.row("owning_pays_above_use"),
+        ) {
+            // A rented figure without a share: renting costs less even at full use.
+            let never: Vec<&str> = self
+                .scenarios
+                .iter()
+                .zip(rented.values.iter().zip(&pays.values))
+                .filter(|(_, (r, p))| r.is_some() && p.is_none())
+                .map(|(name, _)| name.as_str())
+                .collect();
+            let mut note = "Owning against renting: the owned hour counts the capital written \
+                            off and the energy of busy hours, not staff, space or upkeep"
+                .to_string();
+            if !never.is_empty() {
+                note.push_str(&format!(
+                    "; owning never costs less on {} (—): renting costs less even with the \
+                     owned GPUs busy every hour",
+                    never.join(", ")
+                ));
+            }
+            notes.push(note);
+        }
         notes.extend(per_scenario("Layout", &self.fitted));
         if let Some(bisection) = self.row("bisection_gbit_s") {
             let single: Vec<&str> = self
@@ -292,7 +316,7 @@ fn figures(
     design: &Design,
     catalog: &Catalog,
     bytes: Bytes,
-    (workload, search): (Option<&Workload>, bool),
+    (workload, search, rent): (Option<&Workload>, bool, Option<f64>),
     published: Option<&'static Published>,
     routing: Routing,
 ) -> Figures {
@@ -388,6 +412,15 @@ fn figures(
                 values.push(training.and_then(|s| s.step_ms).map(|ms| ms * 1e3));
                 values.push(training.and_then(|s| s.mfu));
                 values.push(job.as_ref().and_then(JobOutcome::usd_per_million_tokens));
+                if let Some(usd) = rent {
+                    let rented = job
+                        .as_ref()
+                        .and_then(JobOutcome::economics)
+                        .map(|e| e.rented_at(usd, design.gpu_count()));
+                    values.push(rented.map(|r| r.usd_per_million_tokens));
+                    // Renting costs less even at full use: owning never pays (no share).
+                    values.push(rented.and_then(|r| r.break_even_use));
+                }
             }
             _ => {
                 let serving = job.as_ref().and_then(|j| match j {
@@ -469,7 +502,11 @@ fn unknown_job_figures(
 }
 
 /// Row keys, labels and quantities, in the order `figures` returns values.
-fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, String, Quantity)> {
+fn row_heads(
+    bytes: Bytes,
+    workload: Option<&Workload>,
+    rent: Option<f64>,
+) -> Vec<(&'static str, String, Quantity)> {
     let mut heads = vec![
         ("gpus", "GPUs".into(), Quantity::Count),
         ("switches", "Switches".into(), Quantity::Count),
@@ -556,6 +593,22 @@ fn row_heads(bytes: Bytes, workload: Option<&Workload>) -> Vec<(&'static str, St
                 format!("{} $ per million tokens", w.name),
                 Quantity::UsdCents,
             ));
+            if let Some(usd) = rent {
+                let usd = crate::model::units::trim_number(usd);
+                heads.push((
+                    "rented_usd_per_million_tokens",
+                    format!(
+                        "{} $ per million tokens rented at ${usd} a GPU-hour",
+                        w.name
+                    ),
+                    Quantity::UsdCents,
+                ));
+                heads.push((
+                    "owning_pays_above_use",
+                    format!("Owning costs less when busy more than (rent ${usd} a GPU-hour)"),
+                    Quantity::Fraction,
+                ));
+            }
         }
     }
     heads.push(("check_errors", "Check errors".into(), Quantity::Count));
@@ -623,7 +676,7 @@ pub fn compare_with(
         catalog,
         bytes,
         baseline,
-        (workload, false),
+        (workload, false, None),
         published,
         routing,
     )
@@ -637,7 +690,7 @@ pub fn compare_searching(
     catalog: &Catalog,
     bytes: Bytes,
     baseline: usize,
-    (workload, search): (Option<&Workload>, bool),
+    (workload, search, rent): (Option<&Workload>, bool, Option<f64>),
     published: Option<&'static Published>,
     routing: Routing,
 ) -> Comparison {
@@ -654,7 +707,14 @@ pub fn compare_searching(
     let mut fitted = Vec::new();
     let mut advice = Vec::new();
     for (_, d) in designs {
-        let f = figures(d, catalog, bytes, (workload, search), published, routing);
+        let f = figures(
+            d,
+            catalog,
+            bytes,
+            (workload, search, rent),
+            published,
+            routing,
+        );
         columns.push(f.values);
         all_reduce_by.push(f.all_reduce_by);
         all_reduce_checked.push(f.checked);
@@ -663,7 +723,7 @@ pub fn compare_searching(
         fitted.push(f.fitted);
         advice.push(f.advice);
     }
-    let rows = row_heads(bytes, workload)
+    let rows = row_heads(bytes, workload, rent)
         .into_iter()
         .enumerate()
         .map(|(i, (key, label, quantity))| {

@@ -239,3 +239,11 @@ pub(super) fn parse_routing(text: &str) -> Result<Routing, String> {
     Routing::from_cli_name(text)
         .ok_or_else(|| format!("`{text}` is not a routing; one of ecmp, adaptive"))
 }
+
+/// A number above 0 (a price, a period).
+pub(super) fn parse_positive(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!("`{text}` must be a number above 0")),
+    }
+}

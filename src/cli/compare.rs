@@ -1,7 +1,8 @@
 //! `railyard compare A B [...]`: designs side by side, with changes against a baseline.
 
 use super::args::{
-    chosen_workload, parse_bytes, parse_fraction, parse_model, parse_routing, parse_weights,
+    chosen_workload, parse_bytes, parse_fraction, parse_model, parse_positive, parse_routing,
+    parse_weights,
 };
 use super::{count_of, load, write_stdout};
 use crate::analysis::collective;
@@ -51,6 +52,11 @@ pub(super) struct CompareArgs {
     /// the model's usual one; the Layout note names each.
     #[arg(long, conflicts_with = "serving")]
     search: bool,
+    /// Renting each design's GPUs instead, USD per GPU-hour (your cloud's quote, energy
+    /// included): adds rows for what a training job's tokens cost rented, and the share of
+    /// the hours the owned GPUs must be busy for owning to cost less.
+    #[arg(long, value_name = "USD", conflicts_with = "serving", value_parser = parse_positive)]
+    rent: Option<f64>,
     /// How flows spread over equal-cost paths, in every design: `ecmp` (static routing, a
     /// hash of each connection) or `adaptive` (the switches balance them).
     #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
@@ -77,7 +83,7 @@ pub(super) fn comparison(
     files: &[PathBuf],
     bytes: Bytes,
     baseline: usize,
-    (workload, search): (Option<&collective::Workload>, bool),
+    (workload, search, rent): (Option<&collective::Workload>, bool, Option<f64>),
     routing: Routing,
     catalog: &Catalog,
 ) -> anyhow::Result<crate::analysis::compare::Comparison> {
@@ -109,7 +115,7 @@ pub(super) fn comparison(
         catalog,
         bytes,
         baseline,
-        (workload.or(own.as_ref()), search),
+        (workload.or(own.as_ref()), search, rent),
         Some(crate::io::validation_sets::published()),
         routing,
     ))
@@ -137,7 +143,7 @@ pub(super) fn run(args: &CompareArgs, catalog: &Catalog) -> anyhow::Result<()> {
         files,
         bytes,
         baseline,
-        (workload, args.search),
+        (workload, args.search, args.rent),
         args.routing,
         catalog,
     )?;

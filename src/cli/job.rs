@@ -1,7 +1,7 @@
 //! `workload`'s job figures: a training step's time, MFU, memory, time and money, the layout
 //! search, or serving's decode rate and time to first token.
 
-use super::args::{parse_fraction, parse_weights};
+use super::args::{parse_fraction, parse_positive, parse_weights};
 use crate::analysis::collective::{
     Precision, QuantizedWeights, Routing, SERVING_SEQUENCES, Workload, fitted_layout,
 };
@@ -130,13 +130,6 @@ fn parse_non_negative(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
         _ => Err(format!("`{text}` must be a number of at least 0")),
-    }
-}
-
-fn parse_positive(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
-        _ => Err(format!("`{text}` must be a number above 0")),
     }
 }
 

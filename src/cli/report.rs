@@ -82,7 +82,7 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
             files,
             bytes,
             0,
-            (workload, false),
+            (workload, false, None),
             args.routing,
             catalog,
         )?)

@@ -36,9 +36,14 @@ impl JobOutcome {
     /// Training's cost per token; serving's per output token at the decode bound (so a
     /// lower bound).
     pub fn usd_per_million_tokens(&self) -> Option<f64> {
+        self.economics().map(|e| e.usd_per_million_tokens)
+    }
+
+    /// What the job's hours cost owned (None where its rate is unknown).
+    pub fn economics(&self) -> Option<&Economics> {
         match self {
-            JobOutcome::Training { economics, .. } => economics.map(|e| e.usd_per_million_tokens),
-            JobOutcome::Serving(r) => r.economics.map(|e| e.usd_per_million_tokens),
+            JobOutcome::Training { economics, .. } => economics.as_ref(),
+            JobOutcome::Serving(r) => r.economics.as_ref(),
         }
     }
 }

@@ -160,9 +160,23 @@ pub struct Economics {
     pub rented: Option<Rented>,
     /// The site whose defaults the PUE and price are; None where the user set either.
     pub energy_defaults: Option<Site>,
+    /// The parts of `usd_per_hour`: capital written off per hour, and energy per busy hour.
+    pub capital_usd_per_hour: f64,
+    pub energy_usd_per_hour: f64,
 }
 
 impl Economics {
+    /// The same work on `gpus` rented GPUs at `usd_per_gpu_hour` (energy included).
+    pub fn rented_at(&self, usd_per_gpu_hour: f64, gpus: u64) -> Rented {
+        let hours_per_million = self.usd_per_million_tokens / self.usd_per_hour;
+        let hours = self.train_days.map(|d| d * 24.0);
+        rented(
+            (self.capital_usd_per_hour, self.energy_usd_per_hour),
+            (hours_per_million, hours),
+            (usd_per_gpu_hour, gpus),
+        )
+    }
+
     /// "; desk machines at home: …" after the PUE and price where they are a site's defaults.
     pub fn energy_basis(&self) -> String {
         self.energy_defaults
@@ -187,19 +201,35 @@ pub fn economics(i: &EconomicsInputs) -> Economics {
         usd_per_kwh: i.usd_per_kwh,
         amortisation_years: i.amortisation_years,
         energy_defaults: i.energy_defaults,
-        rented: i.rent.map(|(usd_per_gpu_hour, gpus)| {
-            let usd_per_hour = usd_per_gpu_hour * gpus as f64;
-            Rented {
-                usd_per_gpu_hour,
-                gpus,
-                usd_per_hour,
-                usd_per_million_tokens: usd_per_hour * hours_per_million,
-                usd_total: hours.map(|h| h * usd_per_hour),
-                break_even_use: (usd_per_hour > energy_per_hour)
-                    .then(|| capital_per_hour / (usd_per_hour - energy_per_hour))
-                    .filter(|&u| u <= 1.0),
-            }
+        rented: i.rent.map(|rent| {
+            rented(
+                (capital_per_hour, energy_per_hour),
+                (hours_per_million, hours),
+                rent,
+            )
         }),
+        capital_usd_per_hour: capital_per_hour,
+        energy_usd_per_hour: energy_per_hour,
+    }
+}
+
+/// Renting `gpus` at `usd_per_gpu_hour` for work that takes `hours_per_million` per million
+/// tokens (and `hours` in all), against owning at `capital_per_hour` plus `energy_per_hour`.
+fn rented(
+    (capital_per_hour, energy_per_hour): (f64, f64),
+    (hours_per_million, hours): (f64, Option<f64>),
+    (usd_per_gpu_hour, gpus): (f64, u64),
+) -> Rented {
+    let usd_per_hour = usd_per_gpu_hour * gpus as f64;
+    Rented {
+        usd_per_gpu_hour,
+        gpus,
+        usd_per_hour,
+        usd_per_million_tokens: usd_per_hour * hours_per_million,
+        usd_total: hours.map(|h| h * usd_per_hour),
+        break_even_use: (usd_per_hour > energy_per_hour)
+            .then(|| capital_per_hour / (usd_per_hour - energy_per_hour))
+            .filter(|&u| u <= 1.0),
     }
 }
 
@@ -253,5 +283,11 @@ mod tests {
             .and_then(|r| r.break_even_use)
             .expect("pays off");
         assert!((u - 200.0 / 241.0).abs() < 1e-12, "{u}");
+        // Asked afterwards (a comparison's rent), the owned figures give the same line: the
+        // $4 rent of 64 GPUs is $256 an hour, 7.11 ¢ per million tokens, 83.0 % to break even.
+        let later = e.rented_at(4.0, 64);
+        assert!((later.usd_per_million_tokens - 256.0 / 3600.0).abs() < 1e-12);
+        assert!((later.usd_total.unwrap() - 256.0 * 1e6 / 3600.0).abs() < 1e-6);
+        assert!((later.break_even_use.unwrap() - 200.0 / 241.0).abs() < 1e-12);
     }
 }
