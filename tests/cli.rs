@@ -2211,9 +2211,10 @@ fn nccl_runs_only_simple_over_efa_and_srd_needs_no_pfc() {
         (over_efa / over_lossless - 1.0).abs() < 1e-12,
         "{over_efa} {over_lossless}"
     );
-    // The rails carry nearly all of the time: it scales by 0.92 / 0.75.
+    // The rails carry nearly all of the time: it scales by RoCE's 1024/1106 (1024-byte
+    // packets on 1500-byte Ethernet) over lossy RoCE's 0.75.
     assert!(
-        (over_lossy / over_efa - 0.92 / 0.75).abs() < 0.005,
+        (over_lossy / over_efa - 1024.0 / 1106.0 / 0.75).abs() < 0.005,
         "{over_lossy} {over_efa}"
     );
     // The report says it under its collective too.
@@ -2252,11 +2253,12 @@ fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
         );
     }
     // 16 MiB: a wave is 8 channels × 512 KiB = 4 MiB. A network hop moves it at the cards'
-    // 4 × 100 Gb/s × 0.92 = 46 GB/s in 91.18 µs, an NVLink hop at the A100's 12 × 20 GB/s in
-    // 17.48 µs; the bandwidth term already paces one network hop, so the fill is
-    // 91.18 + 14 × 17.48 = 335.9 µs on top of the latency 8 B pays (whose fill is ~1 ns).
+    // 4 × 100 Gb/s × 1024/1106 (RoCE's packets) = 46.29 GB/s in 90.60 µs, an NVLink hop at
+    // the A100's 12 × 20 GB/s in 17.48 µs; the bandwidth term already paces one network hop,
+    // so the fill is 90.60 + 14 × 17.48 = 335.3 µs on top of the latency 8 B pays (whose fill
+    // is ~1 ns).
     let fill = latency(&mid) - latency(&tiny);
-    assert!((fill - 335.9).abs() < 0.1, "{fill}");
+    assert!((fill - 335.3).abs() < 0.1, "{fill}");
     let notes = mid["notes"].to_string();
     assert!(
         notes.contains("512 KiB chunks whole") && notes.contains("all 16 hops"),
@@ -2267,30 +2269,30 @@ fn a_tree_under_simple_fills_its_pipeline_one_chunk_at_a_time() {
         mid["why"]
             .as_str()
             .unwrap()
-            .starts_with("NCCL's tuner ranks it without its tree's 336 µs pipeline fill"),
+            .starts_with("NCCL's tuner ranks it without its tree's 335 µs pipeline fill"),
         "{mid}"
     );
-    // 1 MiB is less than a wave: all of it crosses, 22.80 + 14 × 4.37 = 84.0 µs.
+    // 1 MiB is less than a wave: all of it crosses, 22.65 + 14 × 4.37 = 83.8 µs.
     let fill = latency(&at("1M", &[])) - latency(&tiny);
-    assert!((fill - 84.0).abs() < 0.1, "{fill}");
+    assert!((fill - 83.8).abs() < 0.1, "{fill}");
     // NCCL 2.19 still shrank tree chunks by depth (8): at 16 MiB to 64 KiB, a wave of 512 KiB,
-    // 11.40 + 14 × 2.18 = 42.0 µs. (Its tuner picks the ring at 16 MiB: the tree is forced.)
+    // 11.33 + 14 × 2.18 = 41.9 µs. (Its tuner picks the ring at 16 MiB: the tree is forced.)
     let old = |bytes: &str| at(bytes, &["--nccl", "2.19.3", "--algo", "tree"]);
     let (tiny_219, mid_219) = (old("8"), old("16M"));
     assert_eq!(mid_219["algorithm"].as_str(), Some("tree"), "{mid_219}");
     let fill = latency(&mid_219) - latency(&tiny_219);
-    assert!((fill - 42.0).abs() < 0.1, "{fill}");
+    assert!((fill - 41.9).abs() < 0.1, "{fill}");
     assert!(
         mid_219["notes"].to_string().contains("64 KiB chunks"),
         "{mid_219}"
     );
 
     // AWS's recipe sets NCCL_BUFFSIZE=8388608 (the design's own): 1 MiB chunks, an 8 MiB wave,
-    // 182.4 + 14 × 34.95 = 671.7 µs, and `assumes` names the setting. A buffer NCCL cannot
+    // 181.2 + 14 × 34.95 = 670.5 µs, and `assumes` names the setting. A buffer NCCL cannot
     // split into 8 steps of whole 16-byte units is refused with the reason.
     let eight = eval_json_with(&p4de, &["--bytes", "16M"])["collective"].clone();
     let fill = latency(&eight) - latency(&with("8", "8M", &[]));
-    assert!((fill - 671.7).abs() < 0.1, "{fill}");
+    assert!((fill - 670.5).abs() < 0.1, "{fill}");
     assert!(
         eight["notes"].to_string().contains("1 MiB chunks whole"),
         "{eight}"

@@ -494,7 +494,7 @@ fn switches_that_could_route_adaptively_are_told_to() {
 
 /// Two workstations of four RTX 4090s, each on a 400 GbE NIC: the GPUs, with no peer-to-peer,
 /// reach each other through host memory and set the pace, while the network link carries what
-/// one GPU link does, 7.79 of its 46 GB/s (400 Gb/s × 0.92 for RoCE): 17 % busy. The advice
+/// one GPU link does, 7.79 of its 46.3 GB/s (400 Gb/s × 1024/1106 for RoCE): 17 % busy. The advice
 /// says a slower network would do. A DGX fabric, paced by its network, gets no such note.
 #[test]
 fn a_network_the_nodes_cannot_feed_is_called_so() {
@@ -507,7 +507,7 @@ fn a_network_the_nodes_cannot_feed_is_called_so() {
     spec.nic = Some(PartId::new("cx7-400gbe"));
     let design = generate(&spec, &catalog).expect("two workstations");
     let result = collective(&design, &catalog, &query(Op::AllReduce, GIB)).expect("timed");
-    let network = 400.0 / 8.0 * 0.92;
+    let network = 400.0 / 8.0 * 1024.0 / 1106.0;
     let share = result.busbw_gbyte_s / network;
     assert!((share - 0.169).abs() < 0.005, "{share}");
     let items = advice(&design, &catalog, None);
@@ -1522,7 +1522,7 @@ fn two_nics_per_gpu_each_carry_a_ring() {
     // OCI's BM.GPU4.8 as drawn in the validation set: 8 A100 and 16 × 100 GbE RoCE NICs per
     // node, NIC i beside GPU i/2, two nodes rail-optimized. A forced ring runs one ring per
     // NIC, entering each node at the GPU beside its NIC, so the NICs are the bottleneck and
-    // busbw is theirs: 16 × 12.5 GB/s × 0.92 (lossless RoCE) = 184 GB/s, less the latency
+    // busbw is theirs: 16 × 12.5 GB/s × 1024/1106 (lossless RoCE) = 185 GB/s, less the latency
     // share at 8 GiB. (Every odd NIC's ring had entered at GPU 0, whose PCIe capped busbw
     // at 45 GB/s.)
     let catalog = Catalog::builtin();
@@ -1535,7 +1535,7 @@ fn two_nics_per_gpu_each_carry_a_ring() {
         &forced(Op::AllReduce, 8 * GIB, AlgoChoice::Ring, Protocol::Simple),
     )
     .unwrap();
-    let nic_busbw = 16.0 * 12.5 * 0.92;
+    let nic_busbw = 16.0 * 12.5 * 1024.0 / 1106.0;
     assert!(
         r.busbw_gbyte_s <= nic_busbw && r.busbw_gbyte_s >= 0.99 * nic_busbw,
         "{}",
@@ -1748,6 +1748,20 @@ fn geforce_nodes_are_not_told_to_enable_gpudirect() {
     );
     assert_eq!(info.devices.len(), 2, "both boxes");
     assert!(info.message.contains("GeForce"), "{}", info.message);
+    // Ticking GPUDirect on their NICs changes nothing: the cards still have none.
+    let mut ticked = pair.clone();
+    for d in &mut ticked.devices {
+        if let railyard::model::DeviceKind::GpuNode(n) = &mut d.kind {
+            for slot in &mut n.nics {
+                slot.gpudirect = true;
+            }
+        }
+    }
+    let codes: Vec<&str> = advice(&ticked, &catalog, None)
+        .iter()
+        .map(|a| a.code)
+        .collect();
+    assert!(codes.contains(&"gpudirect-unsupported"), "{codes:?}");
 
     let mut h100s = pair.clone();
     for d in &mut h100s.devices {
@@ -1857,7 +1871,7 @@ fn a_refusal_names_the_switch_as_the_design_does() {
 }
 
 /// Two DGX Sparks over one 200G QSFP cable. With both of the ConnectX-7's PCIe Gen5 x4
-/// functions in use the cable binds: 200 Gb/s × 0.92 (RoCE) = 23.0 GB/s busbw for a 16 GiB
+/// functions in use the cable binds: 200 Gb/s × 1024/1106 (RoCE's 1024-byte packets) = 23.1 GB/s busbw for a 16 GiB
 /// all-gather, against 23.74 GB/s measured with both HCAs named (NVIDIA/dgx-spark-playbooks
 /// #103, NCCL 2.28.9, MTU 9000). With one function its x4 link binds: 15.75 GB/s × 0.80 =
 /// 12.6 GB/s, against 98 Gb/s = 12.25 GB/s measured on one HCA (a GX10 pair, tonyd2wild
@@ -1872,7 +1886,7 @@ fn a_dgx_spark_pair_is_bound_by_its_cable_or_by_one_pcie_function() {
     let both = collective(&pair, &catalog, &q).expect("runs");
     // A 16 GiB operation's latency costs under 0.01 %.
     assert!(
-        (both.busbw_gbyte_s / (200.0 * 0.92 / 8.0) - 1.0).abs() < 1e-4,
+        (both.busbw_gbyte_s / (200.0 * 1024.0 / 1106.0 / 8.0) - 1.0).abs() < 1e-4,
         "{}",
         both.busbw_gbyte_s
     );

@@ -739,7 +739,7 @@ fn job_ui(ui: &mut Ui, job: &JobOutcome) {
                 step.gpu_memory_gib,
                 step.gpu_memory_gib - step.memory_gib_per_gpu
             ))
-            .on_hover_text("Weights, gradients, optimizer state and activations. The CUDA context, NCCL's buffers and the allocator's fragmentation also take memory and are not modelled: a layout with little free may not run");
+            .on_hover_text("Weights, gradients, optimizer state and activations. The runtime (a CUDA context and NCCL's buffers, or Metal's and MLX's on a Mac) and the allocator's fragmentation also take memory and are not modelled: a layout with little free may not run");
             if let Some(e) = economics {
                 ui.label(format!(
                     "${} per million tokens",

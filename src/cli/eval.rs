@@ -82,6 +82,10 @@ pub struct CollectiveReport {
     /// nccl-tests' algbw and busbw, in GB/s (bytes).
     pub algbw_gbyte_s: f64,
     pub busbw_gbyte_s: f64,
+    /// The most busbw the links could carry for this operation at their full rates, before
+    /// any library or protocol cost and without in-network reduction (a tree's or a switch's
+    /// reduction can pass it).
+    pub busbw_bound_gbyte_s: f64,
     /// The busiest resources, busiest first (at most five).
     pub bottleneck: Vec<BottleneckReport>,
     /// The collective library (`nccl`, `mlx-ring`, `mlx-jaccl`), what the model assumes of it,
@@ -124,6 +128,7 @@ impl CollectiveReport {
             latency_us: r.latency_us,
             algbw_gbyte_s: r.algbw_gbyte_s,
             busbw_gbyte_s: r.busbw_gbyte_s,
+            busbw_bound_gbyte_s: r.busbw_bound_gbyte_s,
             bottleneck: BottleneckReport::rows(&r.bottleneck),
             library: r.library,
             nccl_release: r.nccl_release,
@@ -380,7 +385,19 @@ impl EvalReport {
                 }
                 rows.push(("  time".into(), time_text(c.time_us)));
                 rows.push(("  algbw".into(), format!("{} GB/s", fixed(c.algbw_gbyte_s))));
-                rows.push(("  busbw".into(), format!("{} GB/s", fixed(c.busbw_gbyte_s))));
+                let bound = c.busbw_bound_gbyte_s;
+                rows.push((
+                    "  busbw".into(),
+                    if bound.is_finite() && bound > 0.0 {
+                        format!(
+                            "{} GB/s (line-rate bound {} GB/s)",
+                            fixed(c.busbw_gbyte_s),
+                            fixed(bound)
+                        )
+                    } else {
+                        format!("{} GB/s", fixed(c.busbw_gbyte_s))
+                    },
+                ));
                 if let Some(top) = c.bottleneck.first() {
                     rows.push((
                         "  bottleneck".into(),

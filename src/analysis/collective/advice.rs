@@ -460,6 +460,11 @@ pub fn advice_reusing(
             Some(PartSpec::Gpu(g)) => g.peer_to_peer,
             _ => true,
         };
+        // A GPU that is no PCIe peer has no GPUDirect RDMA, whatever its NICs say.
+        if !peer_capable && !n.nics.is_empty() {
+            cannot_gdr.push(d.id);
+            continue;
+        }
         if n.nics.iter().all(|s| s.gpudirect) {
             // GPUs that meet at the host bridge leave their NICs on the CPU's root ports too,
             // past NCCL_NET_GDR_LEVEL's default (PXB): NCCL does not use GPUDirect there.

@@ -26,9 +26,16 @@ pub(crate) fn nvlink_efficiency(arch: ArchRow) -> f64 {
 pub const PCIE: f64 = 0.80;
 /// InfiniBand NDR moves 46–48 GB/s of 50 in practice (nccl-tests #290, #267).
 pub const INFINIBAND: f64 = 0.94;
-/// RDMA over lossless Ethernet: FEC lives inside the line rate, Eth/IP/UDP/BTH headers cost
-/// 2–3 % at 4 KB MTU (hardware.md §7); congestion control takes a little more.
-pub const ROCE_LOSSLESS: f64 = 0.92;
+/// RDMA over lossless Ethernet: FEC lives inside the line rate; each packet carries the
+/// RoCE path MTU's payload in that plus 82 bytes of line time (preamble and start 8, MAC
+/// header 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS 4, inter-frame gap 12). On Ethernet's
+/// standard 1500-byte MTU the NIC's RoCE MTU is 1024: 1024/1106, 92.6 %. Jumbo frames let it
+/// reach 4096 (4096/4178, 98 %: the 2–3 % of hardware.md §7), a setting this does not assume.
+pub const ROCE_LOSSLESS: f64 = ROCE_PAYLOAD_BYTES / (ROCE_PAYLOAD_BYTES + ROCE_OVERHEAD_BYTES);
+/// The RoCE path MTU on 1500-byte Ethernet (the largest IB MTU that fits).
+const ROCE_PAYLOAD_BYTES: f64 = 1024.0;
+/// Line time of a RoCEv2 packet beyond its payload.
+const ROCE_OVERHEAD_BYTES: f64 = 8.0 + 14.0 + 20.0 + 8.0 + 12.0 + 4.0 + 4.0 + 12.0;
 /// RoCE without PFC/ECN drops under incast and falls back to go-back-N retransmission.
 /// Our estimate; the advice flags such fabrics.
 pub const ROCE_LOSSY: f64 = 0.75;
@@ -78,8 +85,9 @@ pub const THUNDERBOLT_RDMA: f64 = 0.95;
 pub const LL_PAYLOAD: f64 = 0.5;
 pub const LL128_PAYLOAD: f64 = 120.0 / 128.0;
 
-/// Without GPUDirect RDMA, network data is staged in host memory: it crosses the NIC's root
-/// port once into memory and once out of it, so the NIC's PCIe path carries it twice.
+/// Without GPUDirect RDMA, network data is staged in host memory: where a GPU and its NIC
+/// share a PCIe switch, the switch's link to the host carries it twice each way (GPU to
+/// memory and memory to NIC, NIC to memory and memory to GPU).
 pub const NO_GPUDIRECT_PCIE_SHARE: f64 = 0.5;
 /// Without PCIe peer-to-peer (GeForce cards) NCCL uses its SHM transport: the sender's kernel
 /// writes into a host-memory buffer and the receiver's kernel reads it from there

@@ -289,27 +289,6 @@ impl NodePart {
                     }
                 };
                 let (nic_gen, nic_lanes) = part_pcie.unwrap_or((node_pcie_gen, 16));
-                let share = if slot.gpudirect {
-                    1.0
-                } else {
-                    eff::NO_GPUDIRECT_PCIE_SHARE
-                };
-                let cap = usable_bytes_per_s(
-                    pcie_bandwidth(nic_gen.min(node_pcie_gen.max(1)).max(1), nic_lanes).gbit_s(),
-                    eff::PCIE * share,
-                );
-                let rate = cap / (eff::PCIE * share);
-                for up in [true, false] {
-                    usable.push(cap);
-                    line.push(rate);
-                    resource.push(Resource::NicPcie {
-                        node: node_index,
-                        nic: ni as u32,
-                        up,
-                    });
-                    nvlink.push(false);
-                }
-                let up = usable.len() as ArcId - 2;
                 let access = links
                     .iter()
                     .find(|l| l.nic == ni as u32)
@@ -329,6 +308,41 @@ impl NodePart {
                 .iter()
                 .filter(|(yes, _)| *yes)
                 .fold(0, |bits, (_, bit)| bits | bit);
+                // Staged data crosses the link a GPU and its NIC share into the host twice each
+                // way (GPU to memory and memory to NIC, and back): where PCIe switches hold
+                // them (GPUs behind a switch, NVSwitch boards). GPUs on the CPU's own root
+                // ports (at the host bridge, a workstation's bridged pairs, a node of one GPU)
+                // share none: the NIC's own link carries it once, as with GPUDirect.
+                let shares_uplink = n.gpu_count > 1
+                    && matches!(
+                        n.scale_up,
+                        ScaleUp::NvSwitch { .. }
+                            | ScaleUp::Pcie {
+                                via: PcieVia::Switch,
+                                ..
+                            }
+                    );
+                let share = if why != 0 && shares_uplink {
+                    eff::NO_GPUDIRECT_PCIE_SHARE
+                } else {
+                    1.0
+                };
+                let cap = usable_bytes_per_s(
+                    pcie_bandwidth(nic_gen.min(node_pcie_gen.max(1)).max(1), nic_lanes).gbit_s(),
+                    eff::PCIE * share,
+                );
+                let rate = cap / (eff::PCIE * share);
+                for up in [true, false] {
+                    usable.push(cap);
+                    line.push(rate);
+                    resource.push(Resource::NicPcie {
+                        node: node_index,
+                        nic: ni as u32,
+                        up,
+                    });
+                    nvlink.push(false);
+                }
+                let up = usable.len() as ArcId - 2;
                 if access.is_some() {
                     staged |= why;
                 }

@@ -762,9 +762,10 @@ fn gloo_staging_s_per_byte(fab: &Fabric, groups: &[Vec<u32>]) -> f64 {
 
 /// Where host-memory (SHM) rates come from, and how far newer hosts are from them.
 const SHM_RATES_NOTE: &str = "host-memory (SHM) rates are a PCIe 3.0 host's of 2019 (nccl #384: \
-     65 % of the line one way, 3.9 GB/s each way when both run); newer CPUs take both \
-     directions better, up to about twice that on PCIe 5.0 hosts (8 RTX 5090: 28 GB/s busbw, \
-     nccl #1639), so times through host memory may be shorter here";
+     65 % of the line one way, a quarter of it each way when both run, 3.9 of 15.75 GB/s), \
+     scaled to each link's PCIe generation; newer CPUs take both directions better, up to \
+     about twice that share on PCIe 5.0 hosts (8 RTX 5090: 28 GB/s busbw, nccl #1639), so \
+     times through host memory may be shorter here";
 
 /// Why NCCL stages network data in host memory here, and what that costs.
 fn staging_note(why: u8) -> String {
