@@ -861,3 +861,48 @@ fn a_spine_with_every_link_failed_is_named_down() {
     let healthy = common::design::preset("dgx-h100-superpod-su.ron");
     assert!(with_code(&checks(&healthy, &catalog()), codes::LINKS_DOWN).is_empty());
 }
+
+/// A named cable must fit its link's rate: a QSFP28 100G DAC between two 25G SFP28 ports
+/// (ConnectX-4 Lx) is a multi-lane plug their cages do not take, and a 25G DAC cannot carry a
+/// 100G link. The 25G DAC on the 25G link, and a breakout (`dac-100g-4x25g`), fit.
+#[test]
+fn a_named_cable_must_fit_its_links_rate() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let pair = |nic: &str, cable: &str| {
+        let mut spec = TemplateSpec::new(Template::Chain);
+        spec.nodes = Some(2);
+        spec.node = Some(PartId::new("workstation"));
+        spec.gpu = Some(PartId::new("rtx-3090"));
+        spec.gpus_per_node = Some(1);
+        spec.nic = Some(PartId::new(nic));
+        spec.link = Some(PartId::new(cable));
+        generate(&spec, &catalog).expect("two workstations")
+    };
+    let wide = pair("cx4lx-25gbe", "dac-100g");
+    let all = checks(&wide, &catalog);
+    let misfit = single(&all, codes::CONNECTOR_MISMATCH);
+    assert!(
+        misfit
+            .message
+            .contains("`dac-100g` is made for 100 Gb/s ports")
+            && misfit.message.contains("the link runs 25 Gb/s"),
+        "{}",
+        misfit.message
+    );
+    assert_eq!(misfit.links, vec![wide.links[0].id]);
+    let fits = pair("cx4lx-25gbe", "dac-25g");
+    assert!(with_code(&checks(&fits, &catalog), codes::CONNECTOR_MISMATCH).is_empty());
+    let mut narrow = pair("e810-100gbe", "dac-100g");
+    assert!(with_code(&checks(&narrow, &catalog), codes::CONNECTOR_MISMATCH).is_empty());
+    narrow.links[0].cable = Some(PartId::new("dac-25g"));
+    let all = checks(&narrow, &catalog);
+    assert!(
+        single(&all, codes::CONNECTOR_MISMATCH)
+            .message
+            .contains("it cannot carry it")
+    );
+    let mut breakout = wide;
+    breakout.links[0].cable = Some(PartId::new("dac-100g-4x25g"));
+    assert!(with_code(&checks(&breakout, &catalog), codes::CONNECTOR_MISMATCH).is_empty());
+}

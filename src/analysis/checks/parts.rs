@@ -1,13 +1,17 @@
 //! Parts: ids missing from the catalog, ids of the wrong kind, parts without a price, and
-//! named cables that do not plug into their ends (an SFP cable at an RJ-45 jack), and
-//! Thunderbolt cables too short for the run they are marked for.
+//! named cables that do not plug into their ends (an SFP cable at an RJ-45 jack, a QSFP28
+//! cable between SFP28 ports) or cannot carry their link's rate, and Thunderbolt cables too
+//! short for the run they are marked for.
 
 use super::checked::CheckedDesign;
 use super::reporting::list_with_more;
 use super::{Finding, Severity, codes::*};
 use crate::analysis::cost::{CableChoice, FastMap, LinkCables};
 use crate::analysis::twisted_pair::named_cable_misfit;
-use crate::model::{DeviceId, DeviceKind, LengthClass, LinkId, LinkTech, PartCategory, PartId};
+use crate::model::catalog::CableMedium;
+use crate::model::{
+    Catalog, DeviceId, DeviceKind, LengthClass, Link, LinkId, LinkTech, PartCategory, PartId,
+};
 
 /// Metres a cable must reach to join two racks: a neighbour's top of rack is a few metres
 /// away (the catalog's 400G DACs, for in-rack runs, reach 3 m).
@@ -86,7 +90,7 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
     let mut known: FastMap<CableChoice<'_>, bool> = FastMap::default();
     let mut last_known: Option<(CableChoice<'_>, bool)> = None;
     let mut needs = LinkCables::new(catalog);
-    let mut misfits: Vec<(LinkId, String)> = Vec::new();
+    let mut misfits: Vec<(LinkId, String, &'static str)> = Vec::new();
     let mut short: BTreeMap<PartId, (f64, Vec<LinkId>)> = BTreeMap::new();
     for link in &checked.design.links {
         let Some(need) = needs.need(link) else {
@@ -123,7 +127,18 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
                         unpriced.insert(&part.id);
                     }
                     if let Some(why) = named_cable_misfit(checked.design, catalog, link) {
-                        misfits.push((link.id, why));
+                        misfits.push((
+                            link.id,
+                            why,
+                            "set the link's cable to `cat6a` (or automatic) in the inspector",
+                        ));
+                    } else if let Some(why) = cable_rate_misfit(catalog, link) {
+                        misfits.push((
+                            link.id,
+                            why,
+                            "set the link's cable to automatic in the inspector, or name one of \
+                             its rate",
+                        ));
                     }
                 }
             }
@@ -210,14 +225,14 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
                 .into(),
         });
     }
-    for (link, why) in misfits {
+    for (link, why, fix) in misfits {
         out.push(Finding {
             severity: Severity::Warning,
             code: CONNECTOR_MISMATCH,
             message: format!("link {link}: {why}"),
             devices: vec![],
             links: vec![link],
-            suggestion: "set the link's cable to `cat6a` (or automatic) in the inspector".into(),
+            suggestion: fix.into(),
         });
     }
     for ((id, expected), devices) in wrong_kind {
@@ -259,4 +274,47 @@ fn imported_note(design: &crate::model::Design) -> String {
         ),
         None => String::new(),
     }
+}
+
+/// Why a DAC, AOC or optic named on `link` does not fit its rate: slower than the link, so
+/// it cannot carry it, or made for four lanes or more of the link's (a QSFP28 100G DAC on
+/// 25G SFP28 ports), whose plug the link's cages do not take. Splitters (`dac-100g-4x25g`)
+/// are made for exactly that and pass; so does a part the catalog does not know.
+fn cable_rate_misfit(catalog: &Catalog, link: &Link) -> Option<String> {
+    let named = link.cable.as_ref()?;
+    let spec = catalog.cable(named)?;
+    if !matches!(
+        spec.medium,
+        CableMedium::Dac | CableMedium::Aoc | CableMedium::Transceiver
+    ) || is_splitter(named)
+    {
+        return None;
+    }
+    let (cable, lane) = (spec.speed_gbit_s.gbit_s(), link.rate_gbit_s.gbit_s());
+    let text = crate::model::units::trim_number;
+    if cable < lane * (1.0 - 1e-9) {
+        Some(format!(
+            "`{named}` is made for {} Gb/s and the link runs {} Gb/s: it cannot carry it",
+            text(cable),
+            text(lane)
+        ))
+    } else if cable >= 4.0 * lane {
+        Some(format!(
+            "`{named}` is made for {} Gb/s ports (a multi-lane plug) and the link runs {} Gb/s: \
+             its ports take a {} Gb/s cable, or a breakout cable from a {} Gb/s port",
+            text(cable),
+            text(lane),
+            text(lane),
+            text(cable)
+        ))
+    } else {
+        None
+    }
+}
+
+/// A splitter DAC's id, `dac-<cage>g-<legs>x<lane>g`.
+fn is_splitter(id: &PartId) -> bool {
+    id.as_str()
+        .split('-')
+        .any(|part| part.ends_with('g') && part.contains('x'))
 }
