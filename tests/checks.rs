@@ -906,3 +906,38 @@ fn a_named_cable_must_fit_its_links_rate() {
     breakout.links[0].cable = Some(PartId::new("dac-100g-4x25g"));
     assert!(with_code(&checks(&breakout, &catalog), codes::CONNECTOR_MISMATCH).is_empty());
 }
+
+/// Two workstations with 25 GbE cards, cabled board to board over twisted pair: the cards are
+/// bought and powered for nothing, and the check says so (it used to stay quiet whenever no
+/// NIC at all was cabled). Cabled on the cards, nothing is said.
+#[test]
+fn nics_left_idle_beside_the_boards_own_ethernet_are_said() {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let catalog = Catalog::builtin();
+    let pair = |cable: &str| {
+        let mut spec = TemplateSpec::new(Template::Chain);
+        spec.nodes = Some(2);
+        spec.node = Some(PartId::new("workstation"));
+        spec.gpu = Some(PartId::new("rtx-3090"));
+        spec.gpus_per_node = Some(1);
+        spec.nic = Some(PartId::new("cx4lx-25gbe"));
+        spec.link = Some(PartId::new(cable));
+        generate(&spec, &catalog).expect("two workstations")
+    };
+    let idle = pair("cat6a");
+    let all = checks(&idle, &catalog);
+    let finding = single(&all, codes::NIC_UNCABLED);
+    assert_eq!(finding.severity, Severity::Warning);
+    assert!(
+        finding
+            .message
+            .contains("NIC 0 (cx4lx-25gbe) has no link on 2 GPU nodes")
+            && finding
+                .message
+                .contains("meet through their own Ethernet ports"),
+        "{}",
+        finding.message
+    );
+    let used = pair("dac-25g");
+    assert!(with_code(&checks(&used, &catalog), codes::NIC_UNCABLED).is_empty());
+}

@@ -2660,3 +2660,29 @@ fn compare_prices_renting_as_workload_does() {
         "2",
     ]));
 }
+
+/// `eval --usd-per-kwh` and `--pue` price the electricity line at the user's rates, as
+/// `workload` takes them: the 4090 pair (desk machines: PUE 1, $0.16/kWh by default) at
+/// $0.35/kWh costs 0.35/0.16 of the default month for the same kWh; at PUE 1.5 the kWh grow
+/// by half. A PUE under 1 is refused with the reason.
+#[test]
+fn eval_prices_electricity_at_the_rates_given() {
+    let pair = preset("rtx4090-pair-25gbe.ron");
+    let running = |options: &[&str]| eval_json_with(&pair, options)["running"].clone();
+    let default = running(&[]);
+    let dear = running(&["--usd-per-kwh", "0.35"]);
+    let kwh = f64_of(&default["kwh_per_month"]);
+    assert!(close(f64_of(&dear["kwh_per_month"]), kwh));
+    assert!(close(f64_of(&dear["usd_per_month"]), kwh * 0.35));
+    assert!(close(f64_of(&default["usd_per_month"]), kwh * 0.16));
+    assert_eq!(dear["given"], true);
+    let overhead = running(&["--pue", "1.5"]);
+    assert!(close(f64_of(&overhead["kwh_per_month"]), kwh * 1.5));
+    let o = railyard(&["eval", path_str(&pair), "--usd-per-kwh", "0.35"]);
+    assert!(
+        stdout(&o).contains("at PUE 1 and $0.35/kWh; as given)"),
+        "{}",
+        stdout(&o)
+    );
+    assert_refused(&railyard(&["eval", path_str(&pair), "--pue", "0.5"]));
+}

@@ -463,7 +463,19 @@ fn adding_a_nic_keeps_every_link_on_its_port() {
 
     assert_eq!(design.links, before_links);
     assert_eq!(design.links[0].a.port, Port::Ethernet(0));
-    assert_eq!(checks(&design, &catalog), before_checks);
+    // The checks are as before, but for the new card, which nothing is cabled to yet.
+    let (idle, rest): (Vec<_>, Vec<_>) = checks(&design, &catalog)
+        .into_iter()
+        .partition(|f| f.code == "nic-uncabled");
+    assert_eq!(rest, before_checks);
+    assert_eq!(idle.len(), 1, "{idle:?}");
+    assert!(
+        idle[0]
+            .message
+            .starts_with("NIC 0 (e810-100gbe) has no link on node-01"),
+        "{}",
+        idle[0].message
+    );
     let mut plan_after = Vec::new();
     write_cable_plan(&design, &catalog, &mut plan_after).expect("plan");
     assert_eq!(

@@ -247,3 +247,19 @@ pub(super) fn parse_positive(text: &str) -> Result<f64, String> {
         _ => Err(format!("`{text}` must be a number above 0")),
     }
 }
+
+/// A power usage effectiveness: 1 to 5.
+pub(super) fn parse_pue(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if (1.0..=5.0).contains(&f) => Ok(f),
+        _ => Err(format!("`{text}` is not a PUE (1 to 5)")),
+    }
+}
+
+/// A number of at least 0 (a price).
+pub(super) fn parse_non_negative(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
+        _ => Err(format!("`{text}` must be a number of at least 0")),
+    }
+}

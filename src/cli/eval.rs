@@ -1,7 +1,7 @@
 //! `railyard eval FILE [--json]`: counts, bisection, cost, power, checks, the collective and
 //! the advice, as a table or as JSON (`EvalReport` and the report types `workload` shares).
 
-use super::args::{QueryArgs, parse_bytes};
+use super::args::{QueryArgs, parse_bytes, parse_non_negative, parse_pue};
 use super::{count_of, load, write_stdout};
 use crate::analysis::accuracy::Checked;
 use crate::analysis::collective::{self, CollectiveError, CollectiveQuery, CollectiveResult};
@@ -26,6 +26,14 @@ pub(super) struct EvalArgs {
     /// (binary multiples): 8, 64K, 1M, 8GiB.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_bytes, allow_negative_numbers = true)]
     bytes: Bytes,
+    /// Power usage effectiveness for the electricity line [default: the site's: 1.58 in a
+    /// data centre, 1.0 where every machine is a desk machine]
+    #[arg(long, value_name = "R", value_parser = parse_pue)]
+    pue: Option<f64>,
+    /// Electricity price for the electricity line, USD per kWh [default: 0.08, the US
+    /// industrial price; 0.16, the US residential price, where every machine is a desk machine]
+    #[arg(long, value_name = "USD", value_parser = parse_non_negative)]
+    usd_per_kwh: Option<f64>,
     #[command(flatten)]
     query: QueryArgs,
 }
@@ -491,7 +499,15 @@ fn eval_report(
 pub(super) fn run(args: &EvalArgs, catalog: &Catalog) -> anyhow::Result<()> {
     let (file, json, query) = (&args.file, args.json, &args.query.query(args.bytes));
     let design = args.query.design_for_run(load(file)?);
-    let report = eval_report(file, &design, query, catalog);
+    let mut report = eval_report(file, &design, query, catalog);
+    if args.pue.is_some() || args.usd_per_kwh.is_some() {
+        report.running = RunningCost::at_full_draw_given(
+            report.power_w,
+            report.running.site,
+            args.pue,
+            args.usd_per_kwh,
+        );
+    }
     if json {
         let mut text = serde_json::to_string_pretty(&report)?;
         text.push('\n');

@@ -1,7 +1,7 @@
 //! `workload`'s job figures: a training step's time, MFU, memory, time and money, the layout
 //! search, or serving's decode rate and time to first token.
 
-use super::args::{parse_fraction, parse_positive, parse_weights};
+use super::args::{parse_fraction, parse_non_negative, parse_positive, parse_pue, parse_weights};
 use crate::analysis::collective::{
     Precision, QuantizedWeights, Routing, SERVING_SEQUENCES, Workload, fitted_layout,
 };
@@ -116,20 +116,6 @@ fn parse_tokens(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "`{text}` is not a token count (a positive number, e.g. 15T, 300B, 2e12)"
         )),
-    }
-}
-
-fn parse_pue(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(f) if (1.0..=5.0).contains(&f) => Ok(f),
-        _ => Err(format!("`{text}` is not a PUE (1 to 5)")),
-    }
-}
-
-fn parse_non_negative(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
-        _ => Err(format!("`{text}` must be a number of at least 0")),
     }
 }
 

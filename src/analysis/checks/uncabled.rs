@@ -63,8 +63,9 @@ fn lone_server_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
 
 /// One finding per NIC slot (a rail on a rail-optimized node) left uncabled, listing the GPU
 /// nodes it is uncabled on. Links that failed still count as cabled: they are drawn. A design
-/// that cables no NIC at all (one node, or nodes not networked yet) gets no finding: there is
-/// no network for the NICs to be missing from.
+/// that cables no NIC at all gets no finding when it has no network for them to be missing
+/// from (one node, or nodes not networked yet); when its nodes meet through other ports (a
+/// board's own Ethernet), the NICs are bought for nothing and each slot is said.
 pub(super) fn check_uncabled_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Finding>) {
     let design = checked.design;
     let mut cabled: Vec<Vec<bool>> = design
@@ -76,17 +77,24 @@ pub(super) fn check_uncabled_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Fin
         })
         .collect();
     let mut any_cabled = false;
+    let mut networked_otherwise = false;
     for link in &design.links {
         for end in [link.a, link.b] {
-            if let (Port::Nic(k), Some(i)) = (end.port, checked.index.get(end.device))
-                && let Some(slot) = cabled[i].get_mut(k as usize)
-            {
-                *slot = true;
-                any_cabled = true;
+            match (end.port, checked.index.get(end.device)) {
+                (Port::Nic(k), Some(i)) => {
+                    if let Some(slot) = cabled[i].get_mut(k as usize) {
+                        *slot = true;
+                        any_cabled = true;
+                    }
+                }
+                (Port::Ethernet(_), Some(i)) if !cabled[i].is_empty() => {
+                    networked_otherwise |= link.tech.is_network();
+                }
+                _ => {}
             }
         }
     }
-    if !any_cabled {
+    if !any_cabled && !networked_otherwise {
         lone_server_nics(checked, out);
         return;
     }
@@ -115,16 +123,25 @@ pub(super) fn check_uncabled_nics(checked: &CheckedDesign<'_>, out: &mut Vec<Fin
                 list_with_more(nodes.iter().map(|&id| checked.name(id)), count)
             )
         };
+        let (why, suggestion) = if any_cabled {
+            ("and on a rail-optimized design its rail is missing", "")
+        } else {
+            (
+                "while the nodes meet through their own Ethernet ports",
+                "cable the NICs instead (with a cable of their rate), or remove them in the \
+                 inspector",
+            )
+        };
         out.push(Finding {
             severity: Severity::Warning,
             code: NIC_UNCABLED,
             message: format!(
                 "NIC {k} ({part}) has no link on {on}: it is bought and powered but carries \
-                 nothing, and on a rail-optimized design its rail is missing"
+                 nothing, {why}"
             ),
             devices: nodes,
             links: vec![],
-            suggestion: String::new(),
+            suggestion: suggestion.into(),
         });
     }
 }

@@ -34,9 +34,34 @@ pub struct RunningCost {
     pub pue: f64,
     pub usd_per_kwh: f64,
     pub site: Site,
+    /// The PUE or the price was given rather than the site's default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub given: bool,
 }
 
 impl RunningCost {
+    /// At the site's defaults, or at a PUE and price given in their place.
+    pub fn at_full_draw_given(
+        power_w: f64,
+        site: Site,
+        pue: Option<f64>,
+        usd_per_kwh: Option<f64>,
+    ) -> RunningCost {
+        let (pue, price) = (
+            pue.unwrap_or(site.pue()),
+            usd_per_kwh.unwrap_or(site.usd_per_kwh()),
+        );
+        let kwh_per_month = power_w / 1e3 * pue * HOURS_PER_MONTH;
+        RunningCost {
+            kwh_per_month,
+            usd_per_month: kwh_per_month * price,
+            pue,
+            usd_per_kwh: price,
+            site,
+            given: true,
+        }
+    }
+
     pub fn at_full_draw(power_w: f64, site: Site) -> RunningCost {
         let kwh_per_month = power_w / 1e3 * site.pue() * HOURS_PER_MONTH;
         RunningCost {
@@ -45,6 +70,7 @@ impl RunningCost {
             pue: site.pue(),
             usd_per_kwh: site.usd_per_kwh(),
             site,
+            given: false,
         }
     }
 
@@ -56,7 +82,11 @@ impl RunningCost {
             crate::model::units::group_thousands(self.kwh_per_month.round() as i64),
             crate::model::units::trim_number(self.pue),
             crate::model::units::trim_number(self.usd_per_kwh),
-            self.site.basis()
+            if self.given {
+                "as given"
+            } else {
+                self.site.basis()
+            }
         )
     }
 }
