@@ -867,18 +867,8 @@ fn a_spine_with_every_link_failed_is_named_down() {
 /// 100G link. The 25G DAC on the 25G link, and a breakout (`dac-100g-4x25g`), fit.
 #[test]
 fn a_named_cable_must_fit_its_links_rate() {
-    use railyard::generate::{Template, TemplateSpec, generate};
     let catalog = Catalog::builtin();
-    let pair = |nic: &str, cable: &str| {
-        let mut spec = TemplateSpec::new(Template::Chain);
-        spec.nodes = Some(2);
-        spec.node = Some(PartId::new("workstation"));
-        spec.gpu = Some(PartId::new("rtx-3090"));
-        spec.gpus_per_node = Some(1);
-        spec.nic = Some(PartId::new(nic));
-        spec.link = Some(PartId::new(cable));
-        generate(&spec, &catalog).expect("two workstations")
-    };
+    let pair = workstation_pair;
     let wide = pair("cx4lx-25gbe", "dac-100g");
     let all = checks(&wide, &catalog);
     let misfit = single(&all, codes::CONNECTOR_MISMATCH);
@@ -912,18 +902,8 @@ fn a_named_cable_must_fit_its_links_rate() {
 /// NIC at all was cabled). Cabled on the cards, nothing is said.
 #[test]
 fn nics_left_idle_beside_the_boards_own_ethernet_are_said() {
-    use railyard::generate::{Template, TemplateSpec, generate};
     let catalog = Catalog::builtin();
-    let pair = |cable: &str| {
-        let mut spec = TemplateSpec::new(Template::Chain);
-        spec.nodes = Some(2);
-        spec.node = Some(PartId::new("workstation"));
-        spec.gpu = Some(PartId::new("rtx-3090"));
-        spec.gpus_per_node = Some(1);
-        spec.nic = Some(PartId::new("cx4lx-25gbe"));
-        spec.link = Some(PartId::new(cable));
-        generate(&spec, &catalog).expect("two workstations")
-    };
+    let pair = |cable: &str| workstation_pair("cx4lx-25gbe", cable);
     let idle = pair("cat6a");
     let all = checks(&idle, &catalog);
     let finding = single(&all, codes::NIC_UNCABLED);
@@ -940,4 +920,17 @@ fn nics_left_idle_beside_the_boards_own_ethernet_are_said() {
     );
     let used = pair("dac-25g");
     assert!(with_code(&checks(&used, &catalog), codes::NIC_UNCABLED).is_empty());
+}
+
+/// Two workstations, one RTX 3090 each, a `nic` card in each, chained by one `cable`.
+fn workstation_pair(nic: &str, cable: &str) -> Design {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut spec = TemplateSpec::new(Template::Chain);
+    spec.nodes = Some(2);
+    spec.node = Some(PartId::new("workstation"));
+    spec.gpu = Some(PartId::new("rtx-3090"));
+    spec.gpus_per_node = Some(1);
+    spec.nic = Some(PartId::new(nic));
+    spec.link = Some(PartId::new(cable));
+    generate(&spec, &Catalog::builtin()).expect("two workstations")
 }
