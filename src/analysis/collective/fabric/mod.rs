@@ -76,8 +76,9 @@ pub(crate) struct Nic {
     pub pcie_down: ArcId,
     /// The working link at this NIC's port: (arc out, arc in, far device index).
     pub access: Option<(ArcId, ArcId, Vertex)>,
-    /// Its GPUs' network data passes through host memory: no GPUDirect RDMA (the slot's, or
-    /// GPUs that are no PCIe peers), or NCCL's socket transport on its cable.
+    /// Its GPUs' network data passes through host memory: no GPUDirect RDMA (the slot's
+    /// setting, GPUs that are no PCIe peers, or GPUs that meet it at the host bridge), or
+    /// NCCL's socket transport on its cable (`staged_why`).
     pub host_staged: bool,
 }
 
@@ -196,10 +197,11 @@ pub(crate) struct Fabric {
     /// Simple protocol on communicators that cross the network (`Plan::efa`).
     pub efa: bool,
     /// Some GPU reaches the network without GPUDirect RDMA: a NIC without it (its setting, or
-    /// GPUs that cannot have it, `Nic::host_staged`), or NCCL's socket transport, which takes host buffers only (`net_socket.cc`: `ptrSupport =
-    /// NCCL_PTR_HOST`). NCCL's network path then runs through the CPU (`paths.cc` adds it as
-    /// a step, `PATH_PHB`), past the `PATH_PXB` where its tuner still enables LL128, so LL128
-    /// is off on communicators that cross the network (`Plan::no_net_ll128`).
+    /// GPUs that cannot have it, `Nic::host_staged`), or NCCL's socket transport, which takes
+    /// host buffers only (`net_socket.cc`: `ptrSupport = NCCL_PTR_HOST`). NCCL's network path
+    /// then runs through the CPU (`paths.cc` adds it as a step, `PATH_PHB`), past the
+    /// `PATH_PXB` where its tuner still enables LL128, so LL128 is off on communicators that
+    /// cross the network (`Plan::no_net_ll128`).
     pub net_without_gdr: bool,
     /// Why some GPU's network data passes through host memory (`staged_why` bits; 0: none).
     pub staged_why: u8,

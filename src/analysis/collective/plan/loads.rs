@@ -114,17 +114,8 @@ pub(crate) struct ShmTally {
 impl ShmTally {
     #[inline]
     fn add(&mut self, fab: &Fabric, from: u32, to: u32, bytes: f64) {
-        if self.up.len() < fab.gpus.len() {
-            self.up.resize(fab.gpus.len(), 0.0);
-            self.down.resize(fab.gpus.len(), 0.0);
-        }
-        for g in [from, to] {
-            if self.up[g as usize] == 0.0 && self.down[g as usize] == 0.0 {
-                self.gpus.push(g);
-            }
-        }
-        self.up[from as usize] += bytes;
-        self.down[to as usize] += bytes;
+        self.add_one(fab, from, true, bytes);
+        self.add_one(fab, to, false, bytes);
     }
 
     /// Host-memory traffic at one GPU only: `up` from it into host memory, else down.
