@@ -193,16 +193,17 @@ pub struct Economics {
     /// The parts of `usd_per_hour`: capital written off per hour, and energy per busy hour.
     pub capital_usd_per_hour: f64,
     pub energy_usd_per_hour: f64,
+    /// Hours a million tokens take.
+    pub hours_per_million_tokens: f64,
 }
 
 impl Economics {
     /// The same work on `gpus` rented GPUs at `usd_per_gpu_hour` (energy included).
     pub fn rented_at(&self, usd_per_gpu_hour: f64, gpus: u64) -> Rented {
-        let hours_per_million = self.usd_per_million_tokens / self.usd_per_hour;
         let hours = self.train_days.map(|d| d * 24.0);
         rented(
             (self.capital_usd_per_hour, self.energy_usd_per_hour),
-            (hours_per_million, hours),
+            (self.hours_per_million_tokens, hours),
             (usd_per_gpu_hour, gpus),
         )
     }
@@ -240,6 +241,7 @@ pub fn economics(i: &EconomicsInputs) -> Economics {
         }),
         capital_usd_per_hour: capital_per_hour,
         energy_usd_per_hour: energy_per_hour,
+        hours_per_million_tokens: hours_per_million,
     }
 }
 
@@ -319,5 +321,21 @@ mod tests {
         assert!((later.usd_per_million_tokens - 256.0 / 3600.0).abs() < 1e-12);
         assert!((later.usd_total.unwrap() - 256.0 * 1e6 / 3600.0).abs() < 1e-6);
         assert!((later.break_even_use.unwrap() - 200.0 / 241.0).abs() < 1e-12);
+        // Owned machines that cost nothing to hold or run (written off, free power): renting
+        // still has a price per token, and owning always pays (no share to reach).
+        let free = economics(&EconomicsInputs {
+            tokens_per_s: 1e6,
+            tokens: None,
+            capital_usd: 0.0,
+            power_w: 100_000.0,
+            pue: 1.0,
+            usd_per_kwh: 0.0,
+            amortisation_years: 5.0,
+            rent: None,
+            energy_defaults: None,
+        })
+        .rented_at(2.0, 64);
+        assert!((free.usd_per_million_tokens - 128.0 / 3600.0).abs() < 1e-12);
+        assert_eq!(free.break_even_use, Some(0.0));
     }
 }
