@@ -1599,17 +1599,9 @@ fn a_nic_cabled_to_one_server_leaves_the_rest_to_the_onboard_port() {
 #[test]
 fn gloo_runs_rings_over_tcp_and_stages_gpu_tensors_through_host_memory() {
     use railyard::analysis::collective::Library;
-    use railyard::generate::{Template, TemplateSpec, generate};
     use railyard::model::LibraryChoice;
     let catalog = Catalog::builtin();
-    let mut spec = TemplateSpec::new(Template::Star);
-    spec.nodes = Some(4);
-    spec.node = Some(PartId::new("workstation"));
-    spec.gpu = Some(PartId::new("rtx-4090"));
-    spec.gpus_per_node = Some(1);
-    spec.nic = Some(PartId::new("x710-10gbe"));
-    spec.transport = Some(Transport::Tcp);
-    let mut design = generate(&spec, &catalog).expect("four PCs on a star");
+    let mut design = four_pcs_on_a_star("x710-10gbe");
     assert_eq!(
         collective(&design, &catalog, &query(Op::AllReduce, GIB))
             .unwrap()
@@ -2121,18 +2113,8 @@ fn ll128_runs_only_on_the_gpus_its_release_was_tested_on() {
 /// single TCP flow, not the wire, may bind (the slowest published, 16.5 Gb/s, nccl #209).
 #[test]
 fn nccl_sockets_carry_tcp_at_its_1500_byte_frame_share_and_say_when_a_flow_may_bind() {
-    use railyard::generate::{Template, TemplateSpec, generate};
     let catalog = Catalog::builtin();
-    let star = |nic: &str| {
-        let mut spec = TemplateSpec::new(Template::Star);
-        spec.nodes = Some(4);
-        spec.node = Some(PartId::new("workstation"));
-        spec.gpu = Some(PartId::new("rtx-4090"));
-        spec.gpus_per_node = Some(1);
-        spec.nic = Some(PartId::new(nic));
-        spec.transport = Some(Transport::Tcp);
-        generate(&spec, &catalog).expect("four PCs on a star")
-    };
+    let star = four_pcs_on_a_star;
     let ten = collective(&star("x710-10gbe"), &catalog, &query(Op::AllReduce, GIB)).unwrap();
     let wire_s = 1.5 * GIB as f64 / (10e9 / 8.0 * 1448.0 / 1538.0);
     assert!(
@@ -2247,4 +2229,17 @@ fn network_data_without_gpudirect_crosses_each_gpus_pcie_link_as_host_memory_tra
     let r = collective(&bridge, &catalog, &query(Op::AllReduce, GIB)).unwrap();
     assert!(!said(&r.notes, "GPUDirect"), "{:?}", r.notes);
     assert!(!past_level(&bridge));
+}
+
+/// Four PCs, one RTX 4090 each, a `nic` card in each, on a star switch, over TCP.
+fn four_pcs_on_a_star(nic: &str) -> railyard::model::Design {
+    use railyard::generate::{Template, TemplateSpec, generate};
+    let mut spec = TemplateSpec::new(Template::Star);
+    spec.nodes = Some(4);
+    spec.node = Some(PartId::new("workstation"));
+    spec.gpu = Some(PartId::new("rtx-4090"));
+    spec.gpus_per_node = Some(1);
+    spec.nic = Some(PartId::new(nic));
+    spec.transport = Some(Transport::Tcp);
+    generate(&spec, &Catalog::builtin()).expect("four PCs on a star")
 }

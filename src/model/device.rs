@@ -82,6 +82,21 @@ pub struct GpuNode {
     pub domain: Option<DeviceId>,
 }
 
+impl GpuNode {
+    /// Its GPUs meet at the host bridge: they sit on the CPU's own root ports, and so do its
+    /// NICs. A node of one GPU says nothing of its PCIe paths.
+    pub fn gpus_meet_at_host_bridge(&self) -> bool {
+        self.gpu_count > 1
+            && matches!(
+                self.scale_up,
+                ScaleUp::Pcie {
+                    via: PcieVia::HostBridge,
+                    ..
+                }
+            )
+    }
+}
+
 /// The intra-node fabric. Modelled, not assumed: a GeForce box is not a DGX.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -7,8 +7,8 @@ use super::{CollectiveQuery, CollectiveResult, Op, Routing, collective_in};
 use crate::model::catalog::PartSpec;
 use crate::model::units::time_text;
 use crate::model::{
-    Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech, PcieVia,
-    ScaleUp, SwitchRole, Transport,
+    Bytes, Catalog, Design, DeviceId, DeviceKind, GroupKind, LinkId, LinkState, LinkTech,
+    SwitchRole, Transport,
 };
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -468,15 +468,7 @@ pub fn advice_reusing(
         if n.nics.iter().all(|s| s.gpudirect) {
             // GPUs that meet at the host bridge leave their NICs on the CPU's root ports too,
             // past NCCL_NET_GDR_LEVEL's default (PXB): NCCL does not use GPUDirect there.
-            let at_host_bridge = n.gpu_count > 1
-                && matches!(
-                    n.scale_up,
-                    ScaleUp::Pcie {
-                        via: PcieVia::HostBridge,
-                        ..
-                    }
-                );
-            if at_host_bridge && peer_capable && !n.nics.is_empty() {
+            if n.gpus_meet_at_host_bridge() && peer_capable && !n.nics.is_empty() {
                 gdr_past_level.push(d.id);
             }
             continue;

@@ -68,6 +68,20 @@ pub(crate) mod staged_why {
     pub const HOST_BRIDGE: u8 = 4;
     /// NCCL's socket transport, which takes host buffers only.
     pub const SOCKETS: u8 = 8;
+
+    /// The reasons that hold for one NIC (or a board's own ports): GPUs that are no peers
+    /// rule GPUDirect out before any setting or distance.
+    pub fn of(peer: bool, setting_off: bool, at_host_bridge: bool, sockets: bool) -> u8 {
+        [
+            (peer && setting_off, NIC_SETTING),
+            (!peer, NO_PEER_GPU),
+            (peer && at_host_bridge, HOST_BRIDGE),
+            (sockets, SOCKETS),
+        ]
+        .iter()
+        .filter(|(yes, _)| *yes)
+        .fold(0, |bits, (_, bit)| bits | bit)
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -262,18 +262,11 @@ impl NodePart {
             // Whether NCCL lets a NIC reach this node's GPU memory by default: the GPU must be
             // a PCIe peer, and the NIC no farther than a PCIe switch they share (paths.cc,
             // `ncclTopoCheckGdr`: NCCL_NET_GDR_LEVEL defaults to PXB). GPUs that meet at the
-            // host bridge sit on the CPU's own root ports, and so do their NICs: the path
-            // crosses the host bridge (PHB). A node of one GPU says nothing of its PCIe paths;
-            // there the NIC slot's setting stands.
-            let at_host_bridge = n.gpu_count > 1
-                && matches!(
-                    n.scale_up,
-                    ScaleUp::Pcie {
-                        via: PcieVia::HostBridge,
-                        ..
-                    }
-                );
-            let gdr_reach = gpu_spec.peer_to_peer && !at_host_bridge;
+            // host bridge leave the path crossing it (PHB); on a node of one GPU the NIC
+            // slot's setting stands.
+            let at_host_bridge = n.gpus_meet_at_host_bridge();
+            let peer = gpu_spec.peer_to_peer;
+            let gdr_reach = peer && !at_host_bridge;
             for (ni, slot) in n.nics.iter().enumerate() {
                 let part_pcie = match last_nic {
                     Some((id, g)) if *id == slot.part => g,
@@ -289,25 +282,10 @@ impl NodePart {
                     }
                 };
                 let (nic_gen, nic_lanes) = part_pcie.unwrap_or((node_pcie_gen, 16));
-                let access = links
-                    .iter()
-                    .find(|l| l.nic == ni as u32)
-                    .map(|l| (l.out, l.arc_in, l.far));
-                let on_sockets = links
-                    .iter()
-                    .find(|l| l.nic == ni as u32)
-                    .is_some_and(|l| runs_nccl_sockets(&design.links[(l.out / 2) as usize]));
-                // GPUs that are no peers rule GPUDirect out before any setting or distance.
-                let peer = gpu_spec.peer_to_peer;
-                let why = [
-                    (peer && !slot.gpudirect, staged_why::NIC_SETTING),
-                    (!peer, staged_why::NO_PEER_GPU),
-                    (peer && at_host_bridge, staged_why::HOST_BRIDGE),
-                    (on_sockets, staged_why::SOCKETS),
-                ]
-                .iter()
-                .filter(|(yes, _)| *yes)
-                .fold(0, |bits, (_, bit)| bits | bit);
+                let cable = links.iter().find(|l| l.nic == ni as u32);
+                let access = cable.map(|l| (l.out, l.arc_in, l.far));
+                let on_sockets = cable.is_some_and(|l| sockets_on(design, l));
+                let why = staged_why::of(peer, !slot.gpudirect, at_host_bridge, on_sockets);
                 // Staged data crosses the link a GPU and its NIC share into the host twice each
                 // way (GPU to memory and memory to NIC, and back): where PCIe switches hold
                 // them (GPUs behind a switch, NVSwitch boards). GPUs on the CPU's own root
@@ -364,19 +342,9 @@ impl NodePart {
             let mut other_links = links.iter().filter(|l| l.nic >= nic_ports).peekable();
             let other_host_staged = match other_links.peek() {
                 Some(_) => {
-                    let sockets =
-                        other_links.any(|l| runs_nccl_sockets(&design.links[(l.out / 2) as usize]));
-                    let why = [
-                        (!gpu_spec.peer_to_peer, staged_why::NO_PEER_GPU),
-                        (
-                            gpu_spec.peer_to_peer && at_host_bridge,
-                            staged_why::HOST_BRIDGE,
-                        ),
-                        (sockets, staged_why::SOCKETS),
-                    ]
-                    .iter()
-                    .filter(|(yes, _)| *yes)
-                    .fold(0, |bits, (_, bit)| bits | bit);
+                    let sockets = other_links.any(|l| sockets_on(design, l));
+                    // The board's own ports have no GPUDirect setting of their own.
+                    let why = staged_why::of(peer, false, at_host_bridge, sockets);
                     staged |= why;
                     why != 0
                 }
@@ -411,4 +379,9 @@ impl NodePart {
             resource,
         })
     }
+}
+
+/// Whether the design link a device's link end stands for runs NCCL's sockets.
+fn sockets_on(design: &Design, l: &DevLink) -> bool {
+    runs_nccl_sockets(&design.links[(l.out / 2) as usize])
 }
