@@ -2243,3 +2243,52 @@ fn four_pcs_on_a_star(nic: &str) -> railyard::model::Design {
     spec.transport = Some(Transport::Tcp);
     generate(&spec, &Catalog::builtin()).expect("four PCs on a star")
 }
+
+/// What the model assumes names only what the hardware offers: NVLS on NVSwitch boards whose
+/// switches run it, in-network reduction (and CollNet being off) where a switch could reduce.
+/// Two RTX 4090s over 25 GbE have neither; the RoCE preset's Spectrum switches do not reduce;
+/// the SuperPOD SU's Quantum-2 switches do, and the line follows the design's setting.
+#[test]
+fn the_assumptions_name_only_what_the_hardware_offers() {
+    let catalog = Catalog::builtin();
+    let assumes = |file: &str, sharp: bool| {
+        let mut d = railyard::io::design_file::load_design(std::path::Path::new(file))
+            .expect("the preset loads");
+        d.sharp_enabled = sharp;
+        collective(&d, &catalog, &query(Op::AllReduce, GIB))
+            .expect("runs")
+            .assumes
+    };
+    let pair = assumes("presets/rtx4090-pair-25gbe.ron", false);
+    assert!(
+        pair.ends_with(": the tuner's choice of algorithm and protocol; one process per GPU"),
+        "{pair}"
+    );
+    // Set up or not, no switch of the pair's reduces: nothing is said of it.
+    assert_eq!(assumes("presets/rtx4090-pair-25gbe.ron", true), pair);
+    let roce = assumes("presets/hgx-h100-x4-roce.ron", false);
+    assert!(
+        roce.ends_with(
+            ": the tuner's choice of algorithm and protocol, NVLS where NVSwitch supports it; \
+             one process per GPU"
+        ),
+        "{roce}"
+    );
+    let su = assumes("presets/dgx-h100-superpod-su.ron", false);
+    assert!(
+        su.ends_with(
+            "NVLS where NVSwitch supports it, no in-network reduction (CollNet off); one \
+             process per GPU"
+        ),
+        "{su}"
+    );
+    let su_sharp = assumes("presets/dgx-h100-superpod-su.ron", true);
+    assert!(
+        su_sharp.contains(
+            "with CollNet set up: the tuner's choice of algorithm and protocol, SHARP \
+             in-network reduction where the switches support it, NVLS where NVSwitch \
+             supports it"
+        ),
+        "{su_sharp}"
+    );
+}

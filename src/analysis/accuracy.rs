@@ -169,6 +169,23 @@ impl SystemClass {
         format!("{gpus}, {}", self.library.label())
     }
 
+    /// The label of a collective run on `gpus` of the design's GPUs: inside one domain the
+    /// kind of that many GPUs ("2 Hopper GPUs on NVSwitch in one node"), as the rows drawn on
+    /// are; across domains the share, since a few GPUs of many nodes may all sit in one.
+    pub fn label_on(&self, gpus: u32) -> String {
+        if gpus == 0 || gpus == self.gpus {
+            return self.label();
+        }
+        match self.network {
+            None => SystemClass {
+                gpus,
+                ..self.clone()
+            }
+            .label(),
+            Some(_) => format!("{gpus} of {} {}", self.gpus, self.label()),
+        }
+    }
+
     /// Whether measurements of `other` on `other_gpus` GPUs speak for this kind of system on
     /// `gpus`: the same kind, and inside one domain the same number of GPUs (NCCL's rings and
     /// channels change with it; across domains the network's kind is what the measured pairs
@@ -390,7 +407,7 @@ impl Checked {
         gpus: u32,
     ) -> Checked {
         Checked {
-            kind: Some(class.label()),
+            kind: Some(class.label_on(gpus)),
             against: evidence(published, class, query, gpus),
         }
     }
@@ -593,6 +610,35 @@ mod tests {
         assert_eq!(
             Checked::of(&published, &h100, &query, 8).short_text(),
             "No counted published run of this kind near this size: accuracy unknown"
+        );
+    }
+
+    #[test]
+    fn a_subgroup_is_labelled_by_its_own_gpus() {
+        // Two of a DGX's eight: the kind drawn on is two GPUs' (`matches`), so is the label.
+        let dgx = class(GpuArch::Hopper, None, 8);
+        assert_eq!(
+            dgx.label_on(2),
+            "2 Hopper GPUs on NVSwitch in one node, NCCL"
+        );
+        assert_eq!(
+            dgx.label_on(8),
+            "8 Hopper GPUs on NVSwitch in one node, NCCL"
+        );
+        let ib = class(
+            GpuArch::Hopper,
+            Some((LinkTech::InfiniBand, Transport::Rdma)),
+            16,
+        );
+        assert_eq!(
+            ib.label_on(8),
+            "8 of 16 Hopper GPUs on NVSwitch across InfiniBand with RDMA, NCCL"
+        );
+        let query = CollectiveQuery::new(Op::AllReduce, Bytes(MIB));
+        let checked = Checked::of(&Published::default(), &dgx, &query, 2);
+        assert_eq!(
+            checked.kind.as_deref(),
+            Some("2 Hopper GPUs on NVSwitch in one node, NCCL")
         );
     }
 

@@ -187,6 +187,7 @@ impl WorkloadReport {
         routing: Routing,
         r: collective::WorkloadResult,
         advice: &[Finding],
+        in_switch: collective::InSwitchHardware,
     ) -> Self {
         let library = collective::Library::of(design, catalog);
         WorkloadReport {
@@ -204,6 +205,7 @@ impl WorkloadReport {
                 design.nccl_release,
                 design.nccl_buffer,
                 collective::Forced::default(),
+                in_switch,
             ),
             calibrated: design.calibration.as_ref().and_then(|c| c.summary()),
             components: r
@@ -427,6 +429,8 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         None => run_job(&chosen, &a.metrics)?,
     };
     let advice = a.advice;
+    let in_switch = collective::logical::in_switch_hardware(&design, catalog)
+        .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
     let mut report = WorkloadReport::new(
         &args.file,
         (&design, catalog),
@@ -434,6 +438,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         args.routing,
         result,
         &advice,
+        in_switch,
     );
     report.figures = Some(figures);
     report.job = Some(detail);

@@ -31,6 +31,16 @@ pub enum Library {
     Gloo,
 }
 
+/// Which of NCCL's in-switch reductions the design's hardware offers, so that what the model
+/// assumes names only those a reader can meet here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InSwitchHardware {
+    /// Some NVSwitch domain whose switch and GPUs run NVLS.
+    pub nvls: bool,
+    /// Some switch whose part reduces in the network (SHARP).
+    pub sharp: bool,
+}
+
 /// What the query forces of NCCL: the algorithm (NCCL_ALGO) and the protocol (NCCL_PROTO);
 /// None where the tuner chooses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,13 +60,15 @@ impl Library {
     }
 
     /// What the model assumes of the library, in a sentence a reader can check: for NCCL,
-    /// the release too (`release` where the design names one, else the modelled one).
+    /// the release too (`release` where the design names one, else the modelled one), and
+    /// NVLS and in-network reduction only where `hardware` offers them.
     pub fn assumes(
         self,
         sharp_enabled: bool,
         release: Option<NcclRelease>,
         buffer: Option<NcclBuffer>,
         forced: Forced,
+        hardware: InSwitchHardware,
     ) -> String {
         let nccl = || {
             let defaults = match release {
@@ -91,15 +103,23 @@ impl Library {
             }
             (Some(a), Some(p)) => format!("{}, {} forced (NCCL_PROTO)", algo(a), p.label()),
         };
-        match (self, sharp_enabled) {
-            (Library::Nccl, false) => format!(
-                "{}: {choice}, NVLS where NVSwitch supports it, no in-network reduction (CollNet \
-                 off); one process per GPU",
-                nccl()
-            ),
+        let nvls = if hardware.nvls {
+            ", NVLS where NVSwitch supports it"
+        } else {
+            ""
+        };
+        match (self, hardware.sharp && sharp_enabled) {
+            (Library::Nccl, false) => {
+                let collnet = if hardware.sharp {
+                    ", no in-network reduction (CollNet off)"
+                } else {
+                    ""
+                };
+                format!("{}: {choice}{nvls}{collnet}; one process per GPU", nccl())
+            }
             (Library::Nccl, true) => format!(
                 "{} with CollNet set up: {choice}, SHARP in-network reduction where the switches \
-                 support it, NVLS where NVSwitch supports it; one process per GPU",
+                 support it{nvls}; one process per GPU",
                 nccl()
             ),
             (Library::MlxRing, _) => "MLX ring backend: reduce-scatter and all-gather round one \

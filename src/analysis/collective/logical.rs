@@ -249,6 +249,14 @@ pub fn in_switch_groups(
     })
 }
 
+/// Which in-switch reductions the design's hardware offers (what `Library::assumes` names).
+pub fn in_switch_hardware(
+    design: &Design,
+    catalog: &Catalog,
+) -> Result<super::InSwitchHardware, CollectiveError> {
+    with_fabric(design, catalog, |fab, _| fab.in_switch_hardware())
+}
+
 /// The nodes of a run of GPUs, in order, each once.
 fn nodes_of(fab: &Fabric, gpus: &[u32]) -> Vec<DeviceId> {
     let mut nodes: Vec<DeviceId> = Vec::new();

@@ -48,7 +48,7 @@ mod test_designs {
 
 pub use advice::{Finding, Severity, add_workload_advice, advice, advice_reusing};
 pub use latency::Protocol;
-pub use library::{Forced, Library};
+pub use library::{Forced, InSwitchHardware, Library};
 pub use ops::{Op, SizeError, parse_size};
 pub use routing::Routing;
 pub use workload::{CommComponent, CommFabrics, CommKind, Moe};

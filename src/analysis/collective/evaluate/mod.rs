@@ -526,6 +526,7 @@ impl<'d> Evaluator<'d> {
                     algorithm: (self.choice != AlgoChoice::Auto).then_some(chosen.plan.algorithm),
                     protocol: self.protocol,
                 },
+                self.fab.in_switch_hardware(),
             ),
             why,
             unseen_queueing: queued,

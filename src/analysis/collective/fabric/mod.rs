@@ -231,6 +231,17 @@ impl Fabric {
     pub(crate) fn latency_table(&self) -> &'static super::latency::LatencyTable {
         super::latency::LatencyTable::of(self.nccl).unwrap_or(&super::latency::MODELLED)
     }
+    /// Which in-switch reductions the hardware offers: NVLS on some NVSwitch domain (the
+    /// plans' own test, `plan::all_nvls`), SHARP on some switch.
+    pub(crate) fn in_switch_hardware(&self) -> super::InSwitchHardware {
+        super::InSwitchHardware {
+            nvls: self.nodes.iter().any(|n| {
+                matches!(n.interconnect, GpuInterconnect::NvSwitch { nvls: true })
+                    && n.arch.nvls_efficiency() > 0.0
+            }),
+            sharp: self.in_network.iter().any(|&r| r),
+        }
+    }
     /// Whether NCCL's tuner sees arc `a` (`arc_core`).
     #[inline]
     pub fn tuner_sees(&self, a: usize) -> bool {
