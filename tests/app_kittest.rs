@@ -799,6 +799,18 @@ fn choose_model(harness: &mut Harness<'_, RailyardApp>, label: &str) {
     wait_for_analysis(harness);
 }
 
+/// The 4 × HGX H100 RoCE preset with the sidebar's workload turned on and Llama 8B chosen.
+fn llama_8b_on_the_roce_preset() -> Harness<'static, RailyardApp> {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
+    harness.get_by_label("Workload").scroll_to_me();
+    harness.run();
+    harness.get_by_label("Workload").click();
+    wait_for_analysis(&mut harness);
+    choose_model(&mut harness, "Llama 8B");
+    harness
+}
+
 #[test]
 fn sidebar_gives_advice_and_times_a_training_step() {
     let mut harness = harness(app());
@@ -939,13 +951,7 @@ fn sidebar_gives_advice_and_times_a_training_step() {
 /// fastest layouts, and Use pins one: the step then shown is the one the list gave.
 #[test]
 fn the_layout_search_finds_layouts_and_use_pins_one() {
-    let mut harness = harness(app());
-    open_preset(&mut harness, "4 × HGX H100, 400G RoCE");
-    harness.get_by_label("Workload").scroll_to_me();
-    harness.run();
-    harness.get_by_label("Workload").click();
-    wait_for_analysis(&mut harness);
-    choose_model(&mut harness, "Llama 8B");
+    let mut harness = llama_8b_on_the_roce_preset();
     // The sidebar settles on the new model's figures before the button is aimed at.
     wait_for_analysis(&mut harness);
     harness
@@ -1060,6 +1066,43 @@ fn the_workload_is_the_designs_own_undoable_edit() {
         .click();
     harness.run();
     assert_eq!(job(&harness).as_deref(), Some("llama-70b"));
+}
+
+/// Choosing QLoRA under "trains" is one undoable edit of the design's job, saved with it; the
+/// rank starts at 16.
+#[test]
+fn adapters_are_chosen_in_the_sidebar_and_undone() {
+    use railyard::model::job_spec::Finetune;
+    let mut harness = llama_8b_on_the_roce_preset();
+    let finetune = |h: &Harness<'_, RailyardApp>| {
+        h.state()
+            .document()
+            .design()
+            .job
+            .as_ref()
+            .map(|j| j.finetune)
+    };
+    assert_eq!(finetune(&harness), Some(Finetune::Full));
+    harness.get_by_label("trains").scroll_to_me();
+    harness.run();
+    harness.get_by_label("trains").click();
+    harness.run();
+    harness.get_by_label("QLoRA").click();
+    wait_for_analysis(&mut harness);
+    assert_eq!(finetune(&harness), Some(Finetune::Qlora { rank: 16 }));
+    harness.get_by_label("rank");
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
+    let grads = analysis
+        .workload
+        .as_ref()
+        .and_then(|w| w.as_ref().ok())
+        .and_then(|w| w.components.first())
+        .map(|c| c.bytes_per_call);
+    // Rank 16 on Llama 3 8B: 41,943,040 adapter weights, their gradients in 2 bytes.
+    assert_eq!(grads, Some(2.0 * 41_943_040.0));
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert_eq!(finetune(&harness), Some(Finetune::Full));
 }
 
 #[test]

@@ -182,8 +182,7 @@ fn compare_adds_the_sidebars_workload() {
     let mut prefs = railyard::app::Prefs::default();
     prefs.workload.model = "llama-8b".into();
     prefs.workload.tp = 1;
-    let workload =
-        railyard::analysis::collective::Workload::of_job(&prefs.workload).expect("a workload");
+    let workload = railyard::analysis::job::workload_of_job(&prefs.workload).expect("a workload");
     let mut harness = harness(RailyardApp::new(Catalog::builtin(), prefs));
     open_preset(&mut harness, HGX);
     open_preset(&mut harness, STAR);

@@ -266,7 +266,11 @@ impl RailyardApp {
             kind,
             design: doc.shared_design(),
             label,
-            workload: doc.design().job.as_ref().and_then(Workload::of_job),
+            workload: doc
+                .design()
+                .job
+                .as_ref()
+                .and_then(crate::analysis::job::workload_of_job),
             catalog: std::sync::Arc::clone(&self.catalog),
             path: path.to_path_buf(),
             colors,

@@ -37,7 +37,6 @@ mod tabs;
 pub mod whatif;
 pub mod worker;
 
-use crate::analysis::collective::Workload;
 use crate::io::import::{ImportFormat, import_file, placeholders};
 use crate::io::link_colors::ColorMode;
 use crate::model::command::Command;
@@ -312,7 +311,7 @@ impl RailyardApp {
                     .design()
                     .job
                     .as_ref()
-                    .and_then(Workload::of_job),
+                    .and_then(crate::analysis::job::workload_of_job),
             ),
         )
     }
@@ -562,7 +561,7 @@ impl RailyardApp {
             .design()
             .job
             .as_ref()
-            .and_then(Workload::of_job)
+            .and_then(crate::analysis::job::workload_of_job)
         else {
             return;
         };
@@ -1058,7 +1057,10 @@ impl RailyardApp {
             .open
             .then(|| {
                 let design = self.tabs[self.active].doc.design();
-                design.job.as_ref().and_then(Workload::of_job)
+                design
+                    .job
+                    .as_ref()
+                    .and_then(crate::analysis::job::workload_of_job)
             })
             .flatten();
         let job_of = self.tabs[self.active].doc.title();

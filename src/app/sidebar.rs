@@ -16,6 +16,7 @@ use crate::analysis::finding::{Finding, Severity};
 use crate::analysis::job::{JobError, JobOutcome};
 use crate::analysis::{Assessment, Assessor, Question};
 use crate::io::validation_sets::published;
+use crate::model::job_spec::Finetune;
 use crate::model::units::{Usd, cents_or_less, group_thousands, time_text, trim_number};
 use crate::model::{Bytes, Catalog, Design, DeviceId, JobSpec, LinkId};
 use egui::{Color32, ComboBox, RichText, Ui};
@@ -143,7 +144,7 @@ impl WorkloadSettings {
         if !self.enabled {
             return None;
         }
-        Workload::of_job(&self.job)
+        crate::analysis::job::workload_of_job(&self.job)
     }
 
     /// Chooses a model with its usual parallel layout.
@@ -644,6 +645,42 @@ fn memory_settings_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
             })
             .response
             .on_hover_text("Optimizer state (1) or optimizer state and gradients (2) sharded over the data-parallel replicas");
+    });
+    finetune_ui(ui, &mut settings.job.finetune);
+}
+
+/// What trains: every weight, or adapters of a rank on the frozen model (LoRA; QLoRA with
+/// the blocks' weights in 4-bit), as `workload --lora/--qlora RANK` sets it.
+fn finetune_ui(ui: &mut Ui, finetune: &mut Finetune) {
+    // A rank the user set survives switching between LoRA and QLoRA; 16 to start with.
+    let rank = finetune.rank().unwrap_or(16);
+    ui.horizontal_wrapped(|ui| {
+        ComboBox::from_label("trains")
+            .width(80.0)
+            .selected_text(match finetune {
+                Finetune::Full => "every weight",
+                Finetune::Lora { .. } => "LoRA",
+                Finetune::Qlora { .. } => "QLoRA",
+            })
+            .show_ui(ui, |ui| {
+                for (choice, label) in [
+                    (Finetune::Full, "every weight"),
+                    (Finetune::Lora { rank }, "LoRA"),
+                    (Finetune::Qlora { rank }, "QLoRA"),
+                ] {
+                    let same = std::mem::discriminant(finetune) == std::mem::discriminant(&choice);
+                    if ui.selectable_label(same, label).clicked() {
+                        *finetune = choice;
+                    }
+                }
+            })
+            .response
+            .on_hover_text("Every weight trains, or low-rank adapters on every linear layer of the frozen model's blocks: only they have gradients and optimizer states. QLoRA holds the blocks' frozen weights in 4-bit NF4 (bitsandbytes) and widens them to 16-bit on every pass");
+        if let Finetune::Lora { rank } | Finetune::Qlora { rank } = finetune {
+            ui.label("rank");
+            ui.add(egui::DragValue::new(rank).range(Finetune::RANKS))
+                .on_hover_text("The adapters' rank r: each adapted matrix gains r × (inputs + outputs) trained weights");
+        }
     });
 }
 

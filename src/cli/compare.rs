@@ -107,7 +107,7 @@ pub(super) fn comparison(
                 .1
                 .job
                 .as_ref()
-                .and_then(collective::Workload::of_job)
+                .and_then(crate::analysis::job::workload_of_job)
         })
         .flatten();
     Ok(crate::analysis::compare::compare_searching(

@@ -11,6 +11,7 @@ use crate::analysis::job::{
     ServingJob, ServingResult, Site, TrainingJob, TrainingStep, economics, named_model,
     search_layouts, serving, training_step,
 };
+use crate::model::job_spec::Finetune;
 use crate::model::units::{
     cents_or_less, count_of, group_thousands, significant, time_text, trim_number,
 };
@@ -39,6 +40,15 @@ pub(super) struct JobArgs {
     /// weights.
     #[arg(long, value_name = "0-3", value_parser = clap::value_parser!(u8).range(0..=3))]
     zero: Option<u8>,
+    /// Fine-tune low-rank adapters of this rank on every linear layer of the blocks (LoRA),
+    /// the rest of the model frozen in 16-bit: only the adapters have gradients and optimizer
+    /// states, and only their gradients are all-reduced.
+    #[arg(long, value_name = "RANK", conflicts_with_all = ["qlora", "serving"], value_parser = clap::value_parser!(u32).range(1..=1024))]
+    lora: Option<u32>,
+    /// As --lora, with the blocks' frozen weights in 4-bit NF4 (QLoRA, bitsandbytes): they
+    /// take about a quarter of the memory and are widened to 16-bit on every pass.
+    #[arg(long, value_name = "RANK", conflicts_with = "serving", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    qlora: Option<u32>,
     /// Tokens to train on (e.g. 15T, 300B, 2e12): adds the days and energy it takes.
     #[arg(long, value_name = "N", value_parser = parse_tokens)]
     tokens: Option<f64>,
@@ -181,6 +191,11 @@ pub(super) fn chosen_job(
     training.virtual_stages = a.interleave;
     training.overlap_grad_reduce = !a.no_grad_overlap;
     training.efficiency = a.efficiency;
+    training.finetune = match (a.lora, a.qlora) {
+        (Some(rank), _) => Finetune::Lora { rank },
+        (None, Some(rank)) => Finetune::Qlora { rank },
+        (None, None) => Finetune::Full,
+    };
     let serving = serving_mode.then(|| ServingJob {
         model,
         tp,
@@ -210,6 +225,13 @@ impl JobArgs {
             Recompute::Full => RecomputeArg::Full,
         }));
         self.zero = self.zero.or(job.zero);
+        if self.lora.is_none() && self.qlora.is_none() {
+            match job.finetune {
+                Finetune::Full => {}
+                Finetune::Lora { rank } => self.lora = Some(rank),
+                Finetune::Qlora { rank } => self.qlora = Some(rank),
+            }
+        }
         if job.serving {
             self.batch = self.batch.or(Some(job.serving_batch));
             self.weights = self.weights.or(job.weights);

@@ -73,7 +73,7 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
             design
                 .job
                 .as_ref()
-                .and_then(crate::analysis::collective::Workload::of_job)
+                .and_then(crate::analysis::job::workload_of_job)
         })
         .flatten();
     let workload = workload.or(own.as_ref());

@@ -598,6 +598,7 @@ fn megatron_design(gpus: u32, catalog: &Catalog) -> Result<Design, String> {
 /// `validate --training`: the step model against Megatron-LM's weak-scaling table.
 fn run_training(json: bool, markdown: bool, catalog: &Catalog) -> anyhow::Result<()> {
     use crate::analysis::job::published::{check_megatron_2021, megatron_markdown};
+    use crate::analysis::job::published_finetune::{check_finetunes, finetune_markdown};
     let checks = check_megatron_2021(catalog, &mut |gpus| megatron_design(gpus, catalog))
         .context("could not predict Megatron's published runs")?;
     if json {
@@ -605,14 +606,14 @@ fn run_training(json: bool, markdown: bool, catalog: &Catalog) -> anyhow::Result
         text.push('\n');
         return write_stdout(&text);
     }
-    let page = megatron_markdown(&checks);
+    let page = megatron_markdown(&checks) + &finetune_markdown(&check_finetunes());
     if markdown {
         return write_stdout(&page);
     }
     // The table without the page's prose.
     let table: String = page
         .lines()
-        .filter(|l| l.starts_with('|') || l.starts_with("Median"))
+        .filter(|l| l.starts_with('|') || l.starts_with("Median") || l.starts_with("# "))
         .map(|l| format!("{l}\n"))
         .collect();
     write_stdout(&table)

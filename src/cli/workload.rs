@@ -105,6 +105,9 @@ pub struct WorkloadReport {
     /// Serving's quantized weight format (int8, int4), when the weights are not in `precision`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weights: Option<&'static str>,
+    /// Training adapters on a frozen model ("LoRA r 16"); absent when every weight trains.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finetune: Option<String>,
     pub routing: &'static str,
     pub mapping: collective::Mapping,
     /// The collective library the communication runs on, and what the model assumes of it.
@@ -197,6 +200,7 @@ impl WorkloadReport {
             serving: w.serving,
             precision: w.precision.label(),
             weights: w.weights.filter(|_| w.serving).map(|q| q.label()),
+            finetune: (!w.serving && !w.finetune.is_full()).then(|| w.finetune.label()),
             routing: routing.cli_name(),
             mapping: r.mapping,
             library,
@@ -243,7 +247,11 @@ impl WorkloadReport {
             self.weights
                 .map(|q| format!(" with {q} weights"))
                 .unwrap_or_default(),
-            if self.serving { "serving" } else { "training" },
+            match (&self.finetune, self.serving) {
+                (_, true) => "serving".to_string(),
+                (Some(adapters), false) => format!("training {adapters} adapters"),
+                (None, false) => "training".to_string(),
+            },
             self.routing
         );
         out.push_str(&format!(

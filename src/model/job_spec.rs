@@ -45,6 +45,49 @@ pub enum Recompute {
     Full,
 }
 
+/// What a training job trains: every weight, or low-rank adapters (LoRA, Hu et al. 2021) on
+/// every linear layer of the frozen blocks, as QLoRA found it needs to match full
+/// fine-tuning (Dettmers et al. 2023, arXiv 2305.14314, §4). QLoRA holds the frozen
+/// blocks' weights in 4-bit NF4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Finetune {
+    /// Every weight trains (pre-training, or full fine-tuning).
+    #[default]
+    Full,
+    /// Adapters of this rank on 16-bit frozen weights.
+    Lora { rank: u32 },
+    /// Adapters of this rank on frozen weights in NF4 with double quantization.
+    Qlora { rank: u32 },
+}
+
+impl Finetune {
+    /// Ranks accepted (LoRA's paper tried 1 to 64 and QLoRA ran 64; far larger ranks train
+    /// as many weights as the model has).
+    pub const RANKS: std::ops::RangeInclusive<u32> = 1..=1024;
+
+    pub fn is_full(&self) -> bool {
+        *self == Finetune::Full
+    }
+
+    /// The adapters' rank; None for full training.
+    pub fn rank(self) -> Option<u32> {
+        match self {
+            Finetune::Full => None,
+            Finetune::Lora { rank } | Finetune::Qlora { rank } => Some(rank),
+        }
+    }
+
+    /// "full", "LoRA r 16", "QLoRA r 64".
+    pub fn label(self) -> String {
+        match self {
+            Finetune::Full => "full".into(),
+            Finetune::Lora { rank } => format!("LoRA r {rank}"),
+            Finetune::Qlora { rank } => format!("QLoRA r {rank}"),
+        }
+    }
+}
+
 /// The job as the designer's sidebar sets it: a built-in model by id and how it runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -77,6 +120,10 @@ pub struct JobSpec {
     pub recompute: Option<Recompute>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zero: Option<u8>,
+    /// Training: every weight, or adapters on a frozen model; files without it train every
+    /// weight.
+    #[serde(skip_serializing_if = "Finetune::is_full")]
+    pub finetune: Finetune,
 }
 
 /// Sequences a serving replica decodes at once unless the job says otherwise: a shared
@@ -100,6 +147,33 @@ impl Default for JobSpec {
             memory_share: None,
             recompute: None,
             zero: None,
+            finetune: Finetune::Full,
         }
+    }
+}
+
+#[cfg(test)]
+mod finetune_tests {
+    use super::*;
+
+    #[test]
+    fn adapters_are_saved_and_files_without_them_train_every_weight() {
+        let job = JobSpec {
+            model: "llama-8b".into(),
+            finetune: Finetune::Qlora { rank: 64 },
+            ..JobSpec::default()
+        };
+        let text = ron::ser::to_string(&job).expect("serializes");
+        assert!(text.contains("finetune:qlora(rank:64)"), "{text}");
+        let back: JobSpec = ron::from_str(&text).expect("reads");
+        assert_eq!(back, job);
+        // A job saved before adapters existed.
+        let old: JobSpec = ron::from_str("(model: \"llama-70b\", tp: 8)").expect("reads");
+        assert_eq!(old.finetune, Finetune::Full);
+        assert!(
+            !ron::ser::to_string(&JobSpec::default())
+                .expect("serializes")
+                .contains("finetune")
+        );
     }
 }

@@ -7,6 +7,7 @@ use super::evaluate::{GroupSpec, PlanCache, evaluate_groups, evaluate_groups_wit
 use super::fabric;
 use super::workspace::Workspace;
 use super::{Algorithm, CollectiveError, Op, Routing};
+use crate::model::job_spec::Finetune;
 use crate::model::{Catalog, Design};
 use serde::{Deserialize, Serialize};
 
@@ -120,6 +121,14 @@ pub struct Workload {
     /// Training: the ZeRO stage (1 or 2); None = railyard's default (1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zero: Option<u8>,
+    /// Training: the parameters whose gradients are reduced, when only some train (adapters
+    /// on a frozen dense model); None = every parameter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trained_params: Option<f64>,
+    /// Training: every weight, or adapters on a frozen model (`trained_params` says how many
+    /// train).
+    #[serde(default, skip_serializing_if = "Finetune::is_full")]
+    pub finetune: Finetune,
 }
 
 impl Recompute {
@@ -220,30 +229,6 @@ impl Workload {
         ))
     }
 
-    /// The workload of a design's job (`Design::job`): its built-in model in the job's
-    /// layout, precision and settings; None for a model railyard does not know.
-    pub fn of_job(job: &crate::model::JobSpec) -> Option<Workload> {
-        let mut w = Workload::named(&job.model)?;
-        w.tp = job.tp.max(1);
-        w.pp = job.pp.max(1);
-        w.micro_batch = job.micro_batch.max(1);
-        if let Some(moe) = &mut w.moe {
-            moe.ep = (job.ep > 0).then_some(job.ep);
-        }
-        w.precision = job.precision;
-        w.serving = job.serving;
-        w.efficiency = job.efficiency;
-        if job.serving {
-            w.serving_batch = Some(job.serving_batch.max(1));
-            w.weights = job.weights;
-            w.memory_share = job.memory_share;
-        } else {
-            w.recompute = job.recompute;
-            w.zero = job.zero;
-        }
-        Some(w)
-    }
-
     /// A model from `MODELS` by id, with its usual parallel layout; bf16, 8k sequences,
     /// 512 sequences per step.
     pub fn named(id: &str) -> Option<Workload> {
@@ -320,6 +305,8 @@ impl Workload {
             memory_share: None,
             recompute: None,
             zero: None,
+            trained_params: None,
+            finetune: Finetune::Full,
         }
     }
 
@@ -666,8 +653,8 @@ fn step_comm(
     type Part<'g> = (String, CommKind, Op, &'g [Vec<u32>], f64, f64);
     let mut parts: Vec<Part> = Vec::new();
     if !w.serving && dp > 1 {
-        let grad_bytes =
-            (w.params - expert_params) / f64::from(tp * pp) * w.precision.exchange_bytes();
+        let trained = w.trained_params.unwrap_or(w.params - expert_params);
+        let grad_bytes = trained / f64::from(tp * pp) * w.precision.exchange_bytes();
         parts.push((
             "data-parallel gradient all-reduce".into(),
             CommKind::DataParallel,

@@ -5,11 +5,12 @@
 //! assessment already timed.
 
 use super::economics::{DEFAULT_AMORTISATION_YEARS, Economics, EconomicsInputs, Site, economics};
+use super::finetune::TrainedWeights;
 use super::serving::{ServingJob, ServingResult, serving};
 use super::training::{TrainingJob, TrainingStep, training_step_with};
 use super::{JobError, named_model};
 use crate::analysis::collective::{Routing, SERVING_SEQUENCES, Workload, WorkloadResult};
-use crate::model::{Catalog, Design};
+use crate::model::{Catalog, Design, JobSpec};
 use serde::Serialize;
 
 /// Prompt tokens per sequence the sidebar's serving figures assume.
@@ -66,7 +67,38 @@ pub fn training_job_of_workload(w: &Workload) -> Option<TrainingJob> {
     if let Some(zero) = w.zero {
         job.zero = zero;
     }
+    job.finetune = w.finetune;
     Some(job)
+}
+
+/// The workload of a design's job (`Design::job`): its built-in model in the job's layout,
+/// precision and settings, with the parameters that train when only adapters do; None for a
+/// model railyard does not know.
+pub fn workload_of_job(job: &JobSpec) -> Option<Workload> {
+    let mut w = Workload::named(&job.model)?;
+    w.tp = job.tp.max(1);
+    w.pp = job.pp.max(1);
+    w.micro_batch = job.micro_batch.max(1);
+    if let Some(moe) = &mut w.moe {
+        moe.ep = (job.ep > 0).then_some(job.ep);
+    }
+    w.precision = job.precision;
+    w.serving = job.serving;
+    w.efficiency = job.efficiency;
+    if job.serving {
+        w.serving_batch = Some(job.serving_batch.max(1));
+        w.weights = job.weights;
+        w.memory_share = job.memory_share;
+    } else {
+        w.recompute = job.recompute;
+        w.zero = job.zero;
+        if !job.finetune.is_full() {
+            let model = named_model(&job.model)?;
+            w.finetune = job.finetune;
+            w.trained_params = Some(TrainedWeights::of(&model, job.finetune).trained_params);
+        }
+    }
+    Some(w)
 }
 
 /// The job of a built-in workload `w` on the design, given its communication `comm`; None

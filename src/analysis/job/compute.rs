@@ -42,7 +42,21 @@ pub fn gpu_efficiency(gpu: &GpuSpec, precision: Precision) -> Option<Efficiency>
             fraction,
             source: "the catalog's kernel_efficiency for this GPU".into(),
         }),
-        None => default_efficiency(gpu.arch, precision),
+        None => {
+            // Each published figure was measured on one chip: V100 (compute capability 7.0),
+            // A100 (8.0), H100 (9.0). A chip of the same generation with other SMs, as
+            // GeForce and workstation Ampere (8.6) have, has no published figure.
+            let measured_on = match gpu.arch {
+                GpuArch::Volta => 70,
+                GpuArch::Ampere => 80,
+                GpuArch::Hopper => 90,
+                _ => return None,
+            };
+            if gpu.compute_capability() != Some(measured_on) {
+                return None;
+            }
+            default_efficiency(gpu.arch, precision)
+        }
     }
 }
 
@@ -73,4 +87,32 @@ pub fn default_efficiency(arch: GpuArch, precision: Precision) -> Option<Efficie
         fraction,
         source: source.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Catalog, PartId};
+
+    fn gpu(id: &str) -> GpuSpec {
+        Catalog::builtin()
+            .gpu(&PartId::new(id))
+            .cloned()
+            .expect("in the catalog")
+    }
+
+    #[test]
+    fn a_published_efficiency_holds_for_the_chip_it_was_measured_on() {
+        // Megatron's A100 figure: the A100 (8.0) has it, the RTX 3090 (8.6) does not.
+        assert_eq!(
+            gpu_efficiency(&gpu("a100-sxm"), Precision::Bf16).map(|e| e.fraction),
+            Some(0.57)
+        );
+        assert_eq!(gpu_efficiency(&gpu("rtx-3090"), Precision::Bf16), None);
+        assert_eq!(
+            gpu_efficiency(&gpu("h100-sxm"), Precision::Bf16).map(|e| e.fraction),
+            Some(0.47)
+        );
+        assert_eq!(gpu_efficiency(&gpu("rtx-4090"), Precision::Bf16), None);
+    }
 }

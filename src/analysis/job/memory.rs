@@ -10,8 +10,15 @@
 //! s·b·h·34/t with selective recomputation, 2·s·b·h/t (the layer's input) with full
 //! recomputation; under 1F1B the first stage holds the activations of as many micro-batches
 //! as there are stages (its §4.3: L layers' worth in all).
+//!
+//! With adapters (LoRA, QLoRA) only the adapters have gradients and optimizer states, kept
+//! as mixed-precision Adam keeps any trained weight; the frozen weights are held at their
+//! own size and sharded as weights are. The activations are the same: every adapted matrix's
+//! input is kept for its adapter's gradient, as full training keeps it for the matrix's.
 
+use super::finetune::TrainedWeights;
 use super::model::{ModelSpec, Recompute};
+use crate::model::job_spec::Finetune;
 use serde::Serialize;
 
 /// Bytes per parameter of 16-bit weights, 16-bit gradients and FP32 Adam states.
@@ -46,6 +53,8 @@ pub struct MemoryLayout {
     pub micro_batches: u32,
     pub zero: u8,
     pub recompute: Recompute,
+    /// Every weight trains, or adapters on a frozen dense model.
+    pub finetune: Finetune,
 }
 
 /// Memory on the busiest GPU (a first pipeline stage) for `model` trained in `layout`.
@@ -89,6 +98,26 @@ pub fn training_memory(model: &ModelSpec, layout: &MemoryLayout) -> MemoryUse {
         // The layer being recomputed holds its full activations for its backward pass.
         activations += s * b * h * (34.0 + 5.0 * a * s / h) / tp;
     }
+    if !layout.finetune.is_full() {
+        let trained = TrainedWeights::of(model, layout.finetune);
+        let (frozen, adapters) = (
+            trained.frozen_bytes / (tp * pp),
+            trained.trained_params / (tp * pp),
+        );
+        let shard = |bytes: f64, level: u8| {
+            if layout.zero >= level {
+                bytes / dp
+            } else {
+                bytes
+            }
+        };
+        return MemoryUse {
+            weights: shard(frozen + WEIGHT_BYTES * adapters, 3),
+            gradients: shard(GRAD_BYTES * adapters, 2),
+            optimizer: shard(OPTIMIZER_BYTES * adapters, 1),
+            activations,
+        };
+    }
     MemoryUse {
         weights: sharded(WEIGHT_BYTES, layout.zero, 3),
         gradients: sharded(GRAD_BYTES, layout.zero, 2),
@@ -118,6 +147,7 @@ mod tests {
             micro_batches: 16,
             zero,
             recompute: Recompute::Full,
+            finetune: Finetune::Full,
         };
         let z1 = training_memory(&m, &layout(1));
         assert_eq!(z1.weights, 2.0 * p);

@@ -5,16 +5,18 @@ pub mod advice;
 pub mod assessed;
 pub mod compute;
 pub mod economics;
+pub mod finetune;
 pub mod memory;
 pub mod model;
 pub mod published;
+pub mod published_finetune;
 pub mod search;
 pub mod serving;
 pub mod serving_search;
 pub mod training;
 
 pub use advice::add_job_advice;
-pub use assessed::{JobOutcome, job_of_workload, training_job_of_workload};
+pub use assessed::{JobOutcome, job_of_workload, training_job_of_workload, workload_of_job};
 pub use compute::{Efficiency, default_efficiency, gpu_efficiency, peak_tflops};
 pub use economics::{Economics, EconomicsInputs, Site, economics};
 pub use memory::{MemoryUse, training_memory};
@@ -143,6 +145,7 @@ fn memory_check(
             micro_batches: job.global_batch / per_step,
             zero: job.zero,
             recompute: job.recompute,
+            finetune: job.finetune,
         },
     );
     let need_gib = use_.total() / (1024.0 * 1024.0 * 1024.0);

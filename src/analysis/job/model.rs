@@ -152,6 +152,17 @@ impl ModelSpec {
         4.0 * seq * f64::from(self.hidden) * f64::from(self.layers)
     }
 
+    /// Forward FLOPs per token at the model's sequence length: the layers and the vocabulary
+    /// projection.
+    pub fn forward_flops_per_token(&self) -> f64 {
+        self.layer_forward_flops(f64::from(self.seq_len)) + self.logit_flops()
+    }
+
+    /// Of the forward FLOPs per token, attention's score products (no weights take part).
+    pub fn attention_flops_per_token(&self) -> f64 {
+        self.attention_score_flops(f64::from(self.seq_len))
+    }
+
     /// Training FLOPs per token the model needs (forward and backward, no recomputation):
     /// the numerator of MFU.
     pub fn model_flops_per_token(&self) -> f64 {
@@ -244,10 +255,20 @@ impl ModelSpec {
     }
 }
 
-/// Built-in models: the Llama 3 family and two mixtures of experts from their papers and
-/// released configurations, and Megatron's GPT shapes.
-pub fn named_model(id: &str) -> Option<ModelSpec> {
-    let spec = |name: &str, layers, hidden, ffn, heads, kv_heads, vocab, seq_len| ModelSpec {
+/// A Llama-shaped dense model (Llama 2 and 3): SwiGLU MLP, grouped-query attention, untied
+/// embeddings.
+#[allow(clippy::too_many_arguments)]
+pub fn llama_shaped(
+    name: &str,
+    layers: u32,
+    hidden: u32,
+    ffn: u32,
+    heads: u32,
+    kv_heads: u32,
+    vocab: u32,
+    seq_len: u32,
+) -> ModelSpec {
+    ModelSpec {
         name: name.to_string(),
         layers,
         hidden,
@@ -262,7 +283,13 @@ pub fn named_model(id: &str) -> Option<ModelSpec> {
         expert_ffn: None,
         gated_mlp: true,
         tied_embeddings: false,
-    };
+    }
+}
+
+/// Built-in models: the Llama 3 family and two mixtures of experts from their papers and
+/// released configurations, and Megatron's GPT shapes.
+pub fn named_model(id: &str) -> Option<ModelSpec> {
+    let spec = llama_shaped;
     // Llama 3 (Dubey et al. 2024, Table 3; released config.json): vocabulary 128,256,
     // 8 key/value heads, SwiGLU; trained at 8,192 tokens.
     Some(match id {

@@ -153,17 +153,21 @@ pub fn megatron_markdown(checks: &[PublishedCheck]) -> String {
             c.error * 100.0
         ));
     }
-    let mut errors: Vec<f64> = checks.iter().map(|c| c.error.abs()).collect();
-    errors.sort_by(f64::total_cmp);
-    let median = match errors.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => errors[n / 2],
-        n => (errors[n / 2 - 1] + errors[n / 2]) / 2.0,
-    };
+    let (median, worst) = median_and_worst(checks.iter().map(|c| c.error));
     out.push_str(&format!(
         "\nMedian |error| {:.1} %, worst {:.1} % (targets: median within 8 %, every row within 15 %).\n",
         median * 100.0,
-        errors.last().copied().unwrap_or(f64::NAN) * 100.0
+        worst * 100.0
     ));
     out
+}
+
+/// The median and the largest of the errors' sizes (NaN for none).
+pub(super) fn median_and_worst(errors: impl Iterator<Item = f64>) -> (f64, f64) {
+    let mut sizes: Vec<f64> = errors.map(f64::abs).collect();
+    sizes.sort_by(f64::total_cmp);
+    (
+        crate::analysis::validate::median(&sizes).unwrap_or(f64::NAN),
+        sizes.last().copied().unwrap_or(f64::NAN),
+    )
 }

@@ -203,6 +203,8 @@ pub fn serving(
         memory_share: job.memory_share,
         recompute: None,
         zero: None,
+        trained_params: None,
+        finetune: crate::model::job_spec::Finetune::Full,
     };
     // Built once for the decode step and the prompt's prefill.
     let workspace = Workspace::default();

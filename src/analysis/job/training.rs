@@ -11,6 +11,10 @@
 //! (Megatron's default bucket, 40M parameters), or not at all when overlap is off.
 
 use super::compute::{Efficiency, gpu_efficiency, peak_tflops};
+use super::finetune::{
+    DEQUANT_BYTES, TrainedWeights, adapter_flops_per_token, adapter_params, block_linear_params,
+    weight_passes,
+};
 use super::memory::{MemoryLayout, MemoryUse, training_memory};
 use super::model::{ModelSpec, Recompute};
 use super::{JobError, design_gpu};
@@ -18,6 +22,7 @@ use crate::analysis::collective::{
     CommFabrics, CommKind, Moe, Precision, Routing, Workload, WorkloadResult, Workspace,
 };
 use crate::model::catalog::GpuSpec;
+use crate::model::job_spec::Finetune;
 use crate::model::{Catalog, Design};
 use serde::Serialize;
 
@@ -49,6 +54,8 @@ pub struct TrainingJob {
     pub overlap_grad_reduce: bool,
     /// The fraction of peak the kernels achieve; None = the published default for the GPU.
     pub efficiency: Option<f64>,
+    /// Every weight trains, or adapters on the frozen model.
+    pub finetune: Finetune,
 }
 
 impl TrainingJob {
@@ -70,7 +77,54 @@ impl TrainingJob {
             virtual_stages: 1,
             overlap_grad_reduce: true,
             efficiency: None,
+            finetune: Finetune::Full,
         }
+    }
+
+    /// Training FLOPs per token the job needs, no recomputation: the numerator of MFU.
+    pub fn model_flops_per_token(&self) -> f64 {
+        match self.finetune.rank() {
+            None => self.model.model_flops_per_token(),
+            Some(r) => adapter_flops_per_token(&self.model, r, Recompute::None),
+        }
+    }
+
+    /// Training FLOPs per token the GPUs execute, recomputation included: the numerator of
+    /// HFU.
+    pub fn hardware_flops_per_token(&self) -> f64 {
+        match self.finetune.rank() {
+            None => self.model.hardware_flops_per_token(self.recompute),
+            Some(r) => adapter_flops_per_token(&self.model, r, self.recompute),
+        }
+    }
+
+    /// Forward FLOPs per token (the backward pass is what the gradient all-reduce can hide
+    /// behind).
+    fn forward_flops_per_token(&self) -> f64 {
+        match self.finetune.rank() {
+            None => self.model.model_flops_per_token() / 3.0,
+            Some(r) => self.model.forward_flops_per_token() + 2.0 * adapter_params(&self.model, r),
+        }
+    }
+
+    /// Why the job cannot train with its adapters: a rank out of range, or a mixture of
+    /// experts (which matrices of which experts carry adapters varies by framework).
+    fn finetune_refusal(&self) -> Option<String> {
+        let rank = self.finetune.rank()?;
+        if !Finetune::RANKS.contains(&rank) {
+            return Some(format!(
+                "adapter rank {rank} is out of range ({} to {})",
+                Finetune::RANKS.start(),
+                Finetune::RANKS.end()
+            ));
+        }
+        self.model.experts.filter(|e| *e > 1).map(|_| {
+            format!(
+                "{} is a mixture of experts: adapters (LoRA, QLoRA) are modelled on dense \
+                 models only",
+                self.model.name
+            )
+        })
     }
 
     /// The communication the collective model times: the same job as a `Workload`.
@@ -103,6 +157,9 @@ impl TrainingJob {
             memory_share: None,
             recompute: Some(self.recompute),
             zero: Some(self.zero),
+            trained_params: (!self.finetune.is_full())
+                .then(|| TrainedWeights::of(m, self.finetune).trained_params),
+            finetune: self.finetune,
         }
     }
 }
@@ -233,6 +290,9 @@ pub fn training_step_with(
     job: &TrainingJob,
 ) -> Result<TrainingStep, JobError> {
     job.model.validate().map_err(JobError::Model)?;
+    if let Some(why) = job.finetune_refusal() {
+        return Err(JobError::Model(why));
+    }
     let (gpu_id, gpu) = design_gpu(design, catalog)?;
     // A GPU whose peak no source gives (the catalog leaves it at zero) still has its memory
     // and traffic worked out; only its compute is unknown, and the assumptions say so.
@@ -294,6 +354,7 @@ pub fn training_step_with(
             micro_batches: m,
             zero: job.zero,
             recompute: job.recompute,
+            finetune: job.finetune,
         },
     );
     let have_gib = gpu.memory_gib();
@@ -307,8 +368,8 @@ pub fn training_step_with(
     }
 
     let tokens = f64::from(job.global_batch) * f64::from(job.model.seq_len);
-    let model_flops = job.model.model_flops_per_token() * tokens;
-    let hardware_flops = job.model.hardware_flops_per_token(job.recompute) * tokens;
+    let model_flops = job.model_flops_per_token() * tokens;
+    let hardware_flops = job.hardware_flops_per_token() * tokens;
     let efficiency = job_efficiency(job, gpu);
     let used = f64::from(comm.mapping.gpus_used);
     let times = compute_times(job, gpu, efficiency.as_ref(), comm.mapping.gpus_used, pp);
@@ -329,11 +390,9 @@ pub fn training_step_with(
             })
             .sum()
     };
-    let backward_share = 1.0
-        - job.model.model_flops_per_token()
-            / 3.0
-            / job.model.hardware_flops_per_token(job.recompute);
-    let params_per_gpu = job.model.params() / f64::from(tp * pp);
+    let backward_share = 1.0 - job.forward_flops_per_token() / job.hardware_flops_per_token();
+    let params_per_gpu =
+        TrainedWeights::of(&job.model, job.finetune).trained_params / f64::from(tp * pp);
     let last_bucket = (GRAD_BUCKET_PARAMS / params_per_gpu).min(1.0);
     let compose = |ideal: bool| {
         let compute = compute_ms?;
@@ -380,13 +439,11 @@ pub fn training_step_with(
     };
     let mut assumes = vec![
         format!(
-            "a step of {} sequences of {} tokens ({} M tokens), {} micro-batches of {} per \
+            "a step of {} sequences of {} tokens ({}), {} micro-batches of {} per \
              data-parallel rank",
             crate::model::units::group_thousands(i64::from(job.global_batch)),
             crate::model::units::group_thousands(i64::from(job.model.seq_len)),
-            crate::model::units::trim_number(
-                (f64::from(job.global_batch) * f64::from(job.model.seq_len) / 1e4).round() / 1e2
-            ),
+            step_tokens_text(f64::from(job.global_batch) * f64::from(job.model.seq_len)),
             m,
             job.micro_batch.max(1)
         ),
@@ -424,6 +481,26 @@ pub fn training_step_with(
          not counted, so a layout with little memory free may not run"
             .into(),
     ];
+    if let Some(rank) = job.finetune.rank() {
+        let frozen = match job.finetune {
+            Finetune::Qlora { .. } => {
+                "the blocks' frozen weights in NF4 with double quantization (4.127 bits; \
+                 embeddings and output projection 16-bit), widened to 16-bit on every pass \
+                 as bitsandbytes does, at the peak memory bandwidth"
+            }
+            _ => "the frozen weights in 16-bit",
+        };
+        assumes.push(format!(
+            "{}: adapters of rank {rank} on every linear layer of the blocks ({} M trained \
+             parameters, 16 bytes each with mixed-precision Adam; QLoRA's choice), {frozen}; \
+             no frozen weight has a gradient, so the gradient all-reduce carries the adapters' \
+             only; the adapters' small products at the kernels' rate",
+            job.finetune.label(),
+            crate::model::units::trim_number(
+                (adapter_params(&job.model, rank) / 1e4).round() / 1e2
+            ),
+        ));
+    }
     if !job.model.layers.is_multiple_of(pp) {
         assumes.push(format!(
             "{} layers over {pp} stages: the longest stage has {} (it paces the pipeline)",
@@ -497,6 +574,22 @@ pub fn training_step_with(
     })
 }
 
+/// "4.19 M tokens"; under a million, the count itself ("4,096 tokens"), which in millions
+/// would read as none.
+fn step_tokens_text(tokens: f64) -> String {
+    if tokens < 1e6 {
+        format!(
+            "{} tokens",
+            crate::model::units::group_thousands(tokens.round() as i64)
+        )
+    } else {
+        format!(
+            "{} M tokens",
+            crate::model::units::trim_number((tokens / 1e4).round() / 1e2)
+        )
+    }
+}
+
 /// The kernels' efficiency for the job: the user's, else the published one for the GPU.
 pub(super) fn job_efficiency(job: &TrainingJob, gpu: &GpuSpec) -> Option<Efficiency> {
     match job.efficiency {
@@ -530,18 +623,27 @@ pub(super) fn compute_times(
     let used = f64::from(used.max(1));
     let tokens = f64::from(job.global_batch) * f64::from(job.model.seq_len);
     let imbalance = stage_imbalance(&job.model, pp);
-    let matmul = job.model.hardware_flops_per_token(job.recompute) * tokens
-        / used
-        / (peak * 1e12 * fraction);
+    let matmul = job.hardware_flops_per_token() * tokens / used / (peak * 1e12 * fraction);
     // Element-wise kernels are bound by memory, not by the tensor cores: their bytes at the
     // GPU's memory bandwidth, split over all GPUs as the matrices are (sequence parallelism
     // splits them over the tensor ranks).
-    let elementwise = tokens
+    let mut elementwise = tokens
         * f64::from(job.model.layers)
         * job.model.elementwise_bytes_per_token_layer(job.recompute)
         * ModelSpec::elementwise_passes(job.recompute)
         / used
         / (bw * 1e9);
+    if let Finetune::Qlora { .. } = job.finetune {
+        // Every micro-batch widens each GPU's share of the 4-bit weights to 16-bit once per
+        // pass; over the step, the global batch's micro-batches share the GPUs.
+        let micro_batches = f64::from(job.global_batch) / f64::from(job.micro_batch.max(1));
+        elementwise += micro_batches
+            * weight_passes(job.recompute)
+            * block_linear_params(&job.model)
+            * DEQUANT_BYTES
+            / used
+            / (bw * 1e9);
+    }
     Some((
         (matmul + elementwise) * 1e3 * imbalance,
         elementwise * 1e3 * imbalance,
