@@ -6,7 +6,7 @@ use railyard::model::catalog::{
 };
 use railyard::model::{Bandwidth, Catalog, PartCategory, PartId};
 
-const GPUS: [&str; 17] = [
+const GPUS: [&str; 18] = [
     "a100-sxm",
     "a100-pcie",
     "h100-sxm",
@@ -20,6 +20,7 @@ const GPUS: [&str; 17] = [
     "rtx-4090",
     "rtx-5090",
     "rtx-6000-ada",
+    "rtx-a6000",
     "rtx-pro-6000",
     "l40s",
     "m2-ultra",
@@ -168,10 +169,23 @@ fn nvlink_figures_per_direction() {
         assert!(g.nvlink_bridge, "{id} takes a bridge");
         assert!(!g.peer_to_peer, "{id} is GeForce: no P2P");
     }
-    for id in ["a100-pcie", "h100-pcie"] {
+    for id in ["a100-pcie", "h100-pcie", "rtx-a6000"] {
         let g = c.gpu(&PartId::new(id)).unwrap();
         assert!(g.nvlink_bridge && g.peer_to_peer, "{id}");
     }
+    // RTX A6000: the 3090's bridge (112.5 GB/s in all), 48 GB at 768 GB/s, 154.8 TFLOPS BF16
+    // dense (309.7 with sparsity, halved), compute capability 8.6.
+    assert_eq!(gpu_nvlink_gbyte_s(&c, "rtx-a6000"), Some(56.25));
+    let a6000 = c.gpu(&PartId::new("rtx-a6000")).unwrap();
+    assert_eq!(
+        (
+            a6000.memory_gb,
+            a6000.memory_gbyte_s,
+            a6000.bf16_tflops,
+            a6000.compute_capability()
+        ),
+        (48.0, Some(768.0), 154.8, Some(86))
+    );
     for id in ["rtx-4090", "rtx-5090"] {
         let g = c.gpu(&PartId::new(id)).unwrap();
         assert_eq!(g.nvlink_gbit_s, None, "{id}");

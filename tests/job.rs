@@ -627,13 +627,7 @@ fn full_recomputation_repeats_the_forward_all_reduces_in_the_listing_and_the_ste
     assert_eq!((calls, full_calls), (5120.0, 7680.0));
     assert!((full_us / us - 1.5).abs() < 1e-12, "{full_us} vs {us}");
     // The step's exposed tensor-parallel time is the listed one: nothing of it overlaps.
-    let exposed = full["job"]["training"]["step"]["exposed"]
-        .as_array()
-        .expect("exposed parts")
-        .iter()
-        .find(|p| p["name"] == "tensor-parallel all-reduces")
-        .and_then(|p| p["ms"].as_f64())
-        .expect("tensor-parallel exposed");
+    let exposed = exposed_ms(&full, "tensor-parallel all-reduces");
     assert!(
         (exposed * 1e3 / full_us - 1.0).abs() < 1e-12,
         "{exposed} ms vs {full_us} µs"
@@ -1305,6 +1299,17 @@ fn an_l40s_holds_45_gib_for_jobs() {
     assert!(err.contains("each l40s has 44.99 GiB"), "{err}");
 }
 
+/// The exposed part `name` of a training step in `workload --json` output, ms.
+fn exposed_ms(v: &serde_json::Value, name: &str) -> f64 {
+    v["job"]["training"]["step"]["exposed"]
+        .as_array()
+        .expect("exposed parts")
+        .iter()
+        .find(|p| p["name"] == name)
+        .and_then(|p| p["ms"].as_f64())
+        .unwrap_or_else(|| panic!("{name} exposed"))
+}
+
 /// A workstation of `gpus` RTX 4090s, generated into a temporary directory.
 fn rtx_4090_workstation(gpus: &str) -> (tempfile::TempDir, String) {
     generated(&[
@@ -1466,4 +1471,60 @@ fn lora_memory_within_ten_percent_of_published_allocated_memory() {
     for c in allocated {
         assert!(c.error.abs() <= 0.10, "{}: {:+.3}", c.run.id, c.error);
     }
+}
+
+/// ZeRO-3 on two RTX 4090s, QLoRA of rank 8 on Llama 3 8B, 2 micro-batches per replica: each
+/// micro-batch gathers the whole frozen model in its own size (6,979,321,856 NF4 weights,
+/// 1,050,673,152 16-bit ones) and the adapters' 20,971,520 16-bit weights, once for the
+/// forward pass and once for the backward: 4 all-gathers a step. The gradients are
+/// reduce-scattered. The gathers wait only where they outlast the compute, and at least for
+/// each pass's first of the 32 layers.
+#[test]
+fn zero_3_gathers_the_frozen_weights_twice_per_micro_batch() {
+    let (_dir, file) = rtx_4090_workstation("2");
+    let v = workload_json(&[
+        &file,
+        "--model",
+        "llama-8b",
+        "--seq",
+        "2048",
+        "--global-batch",
+        "4",
+        "--recompute",
+        "full",
+        "--zero",
+        "3",
+        "--qlora",
+        "8",
+        "--efficiency",
+        "0.4",
+    ]);
+    let part = |name: &str| {
+        v["components"]
+            .as_array()
+            .expect("parts")
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {v}"))
+            .clone()
+    };
+    let gathers = part("ZeRO-3 weight all-gathers");
+    assert_eq!(gathers["op"], "all-gather");
+    let nf4_bits = 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0);
+    let bytes = 6_979_321_856.0 * nf4_bits / 8.0 + 1_050_673_152.0 * 2.0 + 20_971_520.0 * 2.0;
+    let got = gathers["bytes_per_call"].as_f64().expect("bytes");
+    assert!((got - bytes).abs() < 1.0, "{got} against {bytes}");
+    assert_eq!(gathers["calls_per_step"].as_f64(), Some(4.0));
+    assert_eq!(
+        part("data-parallel gradient reduce-scatter")["op"],
+        "reduce-scatter"
+    );
+    let gather_ms = gathers["time_us_per_step"].as_f64().expect("time") / 1e3;
+    let compute_ms = v["compute_ms"].as_f64().expect("compute");
+    let exposed = exposed_ms(&v, "ZeRO-3 weight all-gathers (exposed)");
+    let by_hand = (gather_ms - compute_ms).max(gather_ms / 32.0);
+    assert!(
+        (exposed - by_hand).abs() < 1e-9,
+        "{exposed} against {by_hand}"
+    );
 }

@@ -637,14 +637,14 @@ fn memory_settings_ui(ui: &mut Ui, settings: &mut WorkloadSettings) {
             .width(36.0)
             .selected_text(zero.to_string())
             .show_ui(ui, |ui| {
-                for z in [1, 2] {
+                for z in [1, 2, 3] {
                     if ui.selectable_label(zero == z, z.to_string()).clicked() {
                         settings.job.zero = Some(z);
                     }
                 }
             })
             .response
-            .on_hover_text("Optimizer state (1) or optimizer state and gradients (2) sharded over the data-parallel replicas");
+            .on_hover_text("Optimizer state (1), and gradients (2), and weights (3, FSDP's full shard: every layer's weights gathered from the replicas twice per micro-batch) sharded over the data-parallel replicas");
     });
     finetune_ui(ui, &mut settings.job.finetune);
 }

@@ -125,6 +125,10 @@ pub struct Workload {
     /// on a frozen dense model); None = every parameter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trained_params: Option<f64>,
+    /// Training with adapters: the frozen weights' bytes, whole model (what ZeRO-3 gathers
+    /// besides the adapters); None when every weight trains.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frozen_bytes: Option<f64>,
     /// Training: every weight, or adapters on a frozen model (`trained_params` says how many
     /// train).
     #[serde(default, skip_serializing_if = "Finetune::is_full")]
@@ -306,6 +310,7 @@ impl Workload {
             recompute: None,
             zero: None,
             trained_params: None,
+            frozen_bytes: None,
             finetune: Finetune::Full,
         }
     }
@@ -359,6 +364,8 @@ pub enum CommKind {
     TensorParallel,
     Pipeline,
     ExpertAllToAll,
+    /// ZeRO-3's gathers of the sharded weights before each layer's forward and backward pass.
+    WeightGather,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -622,6 +629,8 @@ fn step_comm(
     // The activation traffic: bytes of one exchange, and how many times per step the tensor
     // all-reduce, the stage hand-off and the expert exchange happen.
     let serving_batch = w.serving_batch.unwrap_or(SERVING_SEQUENCES).max(1);
+    let microbatches =
+        (f64::from(w.global_batch) / (f64::from(dp) * f64::from(w.micro_batch.max(1)))).max(1.0);
     let (act_bytes, tp_calls, pp_calls, moe_calls) = if w.serving {
         // One decode step: each replica makes one token for each of its sequences, passing
         // every layer in turn (so a token meets all of the model's all-reduces and stage
@@ -634,9 +643,6 @@ fn step_comm(
             2.0 * moe_layers,
         )
     } else {
-        let microbatches = (f64::from(w.global_batch)
-            / (f64::from(dp) * f64::from(w.micro_batch.max(1))))
-        .max(1.0);
         // Per micro-batch: Megatron's two all-reduces forward and two backward per layer of a
         // stage; each stage boundary passes activations forward and their gradients back in
         // one exchange each way, as a send-recv within each pair does (1F1B sends the two
@@ -652,13 +658,21 @@ fn step_comm(
     // (name, operation, concurrent groups, bytes per call, calls per step)
     type Part<'g> = (String, CommKind, Op, &'g [Vec<u32>], f64, f64);
     let mut parts: Vec<Part> = Vec::new();
+    let zero3 = !w.serving && w.zero == Some(3) && dp > 1;
     if !w.serving && dp > 1 {
         let trained = w.trained_params.unwrap_or(w.params - expert_params);
         let grad_bytes = trained / f64::from(tp * pp) * w.precision.exchange_bytes();
+        // ZeRO-3 keeps 1/DP of the gradients: a reduce-scatter leaves each rank its share,
+        // and the weights it updates are gathered again when next used.
+        let (name, op) = if zero3 {
+            ("data-parallel gradient reduce-scatter", Op::ReduceScatter)
+        } else {
+            ("data-parallel gradient all-reduce", Op::AllReduce)
+        };
         parts.push((
-            "data-parallel gradient all-reduce".into(),
+            name.into(),
             CommKind::DataParallel,
-            Op::AllReduce,
+            op,
             &dp_groups,
             grad_bytes,
             1.0,
@@ -675,6 +689,33 @@ fn step_comm(
             grad_bytes,
             1.0,
         ));
+    }
+    if zero3 {
+        // ZeRO-3 (FSDP's full shard) holds 1/DP of the weights: each micro-batch gathers
+        // every layer's whole from the replicas before its forward pass and again before its
+        // backward pass, freeing it after each (FSDP's default `reshard_after_forward`).
+        let dense_bytes = w.frozen_bytes.map_or(
+            (w.params - expert_params) * w.precision.exchange_bytes(),
+            |frozen| frozen + w.trained_params.unwrap_or(0.0) * w.precision.exchange_bytes(),
+        );
+        parts.push((
+            "ZeRO-3 weight all-gathers".into(),
+            CommKind::WeightGather,
+            Op::AllGather,
+            &dp_groups,
+            dense_bytes / f64::from(tp * pp),
+            2.0 * microbatches,
+        ));
+        if expert_params > 0.0 && dp / ep > 1 {
+            parts.push((
+                "ZeRO-3 expert weight all-gathers".into(),
+                CommKind::WeightGather,
+                Op::AllGather,
+                &expert_dp_groups,
+                expert_params / f64::from(tp * pp * ep) * w.precision.exchange_bytes(),
+                2.0 * microbatches,
+            ));
+        }
     }
     if tp > 1 {
         parts.push((

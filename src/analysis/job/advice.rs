@@ -69,6 +69,11 @@ fn training_waits(
         CommKind::Pipeline => {
             "fewer pipeline stages across nodes, or more network bandwidth per GPU"
         }
+        CommKind::WeightGather => {
+            "ZeRO 1 or 2 where the weights fit in each GPU (ZeRO-3 gathers every layer's \
+             weights twice per micro-batch), larger micro-batches (fewer gathers per token), or \
+             faster links between the replicas (NVLink, or x16 slots on PCIe)"
+        }
         _ => {
             "more network bandwidth per GPU (NICs per node), a larger global batch per step, \
              or fewer data-parallel replicas; `workload --search` tries the layouts that fit"

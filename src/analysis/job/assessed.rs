@@ -95,7 +95,9 @@ pub fn workload_of_job(job: &JobSpec) -> Option<Workload> {
         if !job.finetune.is_full() {
             let model = named_model(&job.model)?;
             w.finetune = job.finetune;
-            w.trained_params = Some(TrainedWeights::of(&model, job.finetune).trained_params);
+            let weights = TrainedWeights::of(&model, job.finetune);
+            w.trained_params = Some(weights.trained_params);
+            w.frozen_bytes = Some(weights.frozen_bytes);
         }
     }
     Some(w)

@@ -6,8 +6,8 @@
 //! (Megatron splits both); pipeline sizes that divide the layers or are powers of two; the
 //! data-parallel size that fills the GPUs; expert sizes dividing both it and the experts;
 //! micro-batches 1, 2, 4 and 8 that split the global batch; no, selective or full
-//! recomputation; ZeRO 1 or 2 (whose traffic is the all-reduce's). ZeRO-3 is left out: its
-//! per-layer weight gathers are not in the communication model.
+//! recomputation; ZeRO 1 or 2 (whose traffic is the all-reduce's). ZeRO-3, which gathers
+//! every layer's weights twice per micro-batch, is the user's to ask for (`--zero 3`).
 
 use super::JobError;
 use super::model::Recompute;

@@ -204,6 +204,7 @@ pub fn serving(
         recompute: None,
         zero: None,
         trained_params: None,
+        frozen_bytes: None,
         finetune: crate::model::job_spec::Finetune::Full,
     };
     // Built once for the decode step and the prompt's prefill.

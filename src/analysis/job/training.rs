@@ -159,6 +159,8 @@ impl TrainingJob {
             zero: Some(self.zero),
             trained_params: (!self.finetune.is_full())
                 .then(|| TrainedWeights::of(m, self.finetune).trained_params),
+            frozen_bytes: (!self.finetune.is_full())
+                .then(|| TrainedWeights::of(m, self.finetune).frozen_bytes),
             finetune: self.finetune,
         }
     }
@@ -394,11 +396,17 @@ pub fn training_step_with(
     let params_per_gpu =
         TrainedWeights::of(&job.model, job.finetune).trained_params / f64::from(tp * pp);
     let last_bucket = (GRAD_BUCKET_PARAMS / params_per_gpu).min(1.0);
+    let layers_per_stage = f64::from(job.model.layers.div_ceil(pp.max(1)));
     let compose = |ideal: bool| {
         let compute = compute_ms?;
         let tensor = part_ms(&[CommKind::TensorParallel], ideal);
         let experts = part_ms(&[CommKind::ExpertAllToAll], ideal);
         let pipeline = part_ms(&[CommKind::Pipeline], ideal);
+        // ZeRO-3's gathers run beside the compute (FSDP prefetches the next layer's while
+        // this one computes): what the compute cannot cover waits, and at least each pass's
+        // first layer, which nothing precedes.
+        let gathers = part_ms(&[CommKind::WeightGather], ideal);
+        let gathers_exposed = (gathers - compute).max(gathers / layers_per_stage);
         let grads = part_ms(
             &[CommKind::DataParallel, CommKind::ExpertDataParallel],
             ideal,
@@ -419,6 +427,11 @@ pub fn training_step_with(
             ),
             ("MoE all-to-all", CommKind::ExpertAllToAll, experts),
             ("pipeline hand-offs", CommKind::Pipeline, pipeline),
+            (
+                "ZeRO-3 weight all-gathers (exposed)",
+                CommKind::WeightGather,
+                gathers_exposed,
+            ),
             (
                 "gradient all-reduce (exposed)",
                 CommKind::DataParallel,
@@ -481,6 +494,16 @@ pub fn training_step_with(
          not counted, so a layout with little memory free may not run"
             .into(),
     ];
+    if job.zero == 3 && dp > 1 {
+        assumes.push(
+            "ZeRO-3 (FSDP's full shard): each micro-batch gathers every layer's weights from \
+             the data-parallel replicas before its forward pass and again before its backward \
+             pass, beside the compute (FSDP prefetches the next layer's; Zhao et al. 2023), so \
+             only what outlasts the compute waits, and at least each pass's first layer; the \
+             gradients are reduce-scattered"
+                .into(),
+        );
+    }
     if let Some(rank) = job.finetune.rank() {
         let frozen = match job.finetune {
             Finetune::Qlora { .. } => {
