@@ -1121,6 +1121,24 @@ fn a_design_file_with_a_job_is_asked_that_job() {
         "{}",
         own["notes"]
     );
+    // The design's adapters are the job's, as `--qlora 16` gives them; a flag overrides them.
+    let mut qlora = design.clone();
+    if let Some(job) = &mut qlora.job {
+        job.finetune = railyard::model::job_spec::Finetune::Qlora { rank: 16 };
+    }
+    let qlora_file = dir.path().join("with-qlora.ron");
+    railyard::io::design_file::save_design(&qlora_file, &qlora).expect("saves");
+    let qlora_file = qlora_file.to_str().expect("UTF-8 path");
+    let own_qlora = workload_json(&[qlora_file]);
+    assert_eq!(own_qlora["finetune"], "QLoRA r 16");
+    assert_eq!(
+        own_qlora["memory_gib_per_gpu"],
+        workload_json(&[file, "--qlora", "16"])["memory_gib_per_gpu"]
+    );
+    assert_eq!(
+        workload_json(&[qlora_file, "--lora", "16"])["finetune"],
+        "LoRA r 16"
+    );
     // A flag changes the design's job; --model replaces it.
     let zero_one = workload_json(&[file, "--zero", "1"]);
     assert_ne!(zero_one["memory_gib_per_gpu"], own["memory_gib_per_gpu"]);

@@ -225,7 +225,8 @@ impl JobArgs {
             Recompute::Full => RecomputeArg::Full,
         }));
         self.zero = self.zero.or(job.zero);
-        if self.lora.is_none() && self.qlora.is_none() {
+        // A serving job keeps what the sidebar last trained with, unused.
+        if !job.serving && self.lora.is_none() && self.qlora.is_none() {
             match job.finetune {
                 Finetune::Full => {}
                 Finetune::Lora { rank } => self.lora = Some(rank),
