@@ -1370,6 +1370,48 @@ fn a_model_change_keeps_the_nics_the_new_chassis_takes() {
     assert_eq!(after.links, design.links);
 }
 
+/// A workstation of RTX 3090s (cards that take a bridge) gets NVLink bridges between pairs in
+/// the inspector, as one undoable edit; the bridge runs at the card's 450 Gb/s a direction.
+#[test]
+fn the_inspector_bridges_pairs_of_cards_that_take_a_bridge() {
+    use railyard::model::ScaleUp;
+    let mut harness = harness(app());
+    harness.state_mut().add_part(&PartId::new("rtx-3090"));
+    harness.run();
+    let id = harness.state().document().design().devices[0].id;
+    let scale_up = |h: &Harness<'_, RailyardApp>| {
+        h.state()
+            .document()
+            .design()
+            .device(id)
+            .and_then(|d| d.kind.as_node())
+            .map(|n| n.scale_up.clone())
+            .expect("a node")
+    };
+    assert!(matches!(scale_up(&harness), ScaleUp::Pcie { .. }));
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.insert(id);
+    }
+    harness.run();
+    harness.get_by_label("between pairs").scroll_to_me();
+    harness.run();
+    harness.get_by_label("between pairs").click();
+    harness.run();
+    match scale_up(&harness) {
+        ScaleUp::NvLinkBridgePairs {
+            per_gpu_gbit_s,
+            peer_to_peer,
+            ..
+        } => assert_eq!((per_gpu_gbit_s.gbit_s(), peer_to_peer), (450.0, false)),
+        other => panic!("{other:?}"),
+    }
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    harness.run();
+    assert!(matches!(scale_up(&harness), ScaleUp::Pcie { .. }));
+}
+
 /// A switch's model changed to one without SHARP and adaptive routing turns both off and says
 /// so under its features; one undo brings model and features back.
 #[test]

@@ -17,9 +17,9 @@ use crate::model::factory::device_from_part;
 use crate::model::port_edits::{remove_nic, stranded_links, update_dropping};
 use crate::model::units::count_of;
 use crate::model::{
-    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, HostRole, LengthClass, LibraryChoice,
-    Link, LinkId, LinkState, LinkTech, NicSlot, PartCategory, PartId, ScaleUp, SwitchRole,
-    Transport,
+    Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, GpuNode, HostRole, LengthClass,
+    LibraryChoice, Link, LinkId, LinkState, LinkTech, NicSlot, PartCategory, PartId, PcieVia,
+    ScaleUp, SwitchRole, Transport,
 };
 use crate::model::{NcclBuffer, NcclRelease};
 use egui::{ComboBox, DragValue, Response, Ui};
@@ -747,6 +747,7 @@ fn device_kind_rows(
             ui.label("Inside");
             ui.label(scale_up_text(&node.scale_up));
             ui.end_row();
+            bridge_row(ui, catalog, node);
             if let Some(domain) = node.domain {
                 ui.label("NVLink domain");
                 ui.label(design.device(domain).map_or("?", |d| d.name.as_str()));
@@ -843,6 +844,63 @@ fn device_kind_rows(
             });
         }
     }
+}
+
+/// NVLink bridges between pairs of cards that take one, on a node whose cards meet at the
+/// host bridge (a workstation): ticked, the pairs talk over the bridge and pairs over PCIe,
+/// as `generate --nvlink-bridge` draws them. An odd count of cards cannot pair up.
+fn bridge_row(ui: &mut Ui, catalog: &Catalog, node: &mut GpuNode) {
+    let Some(spec) = catalog.gpu(&node.gpu) else {
+        return;
+    };
+    let (Some(per_gpu), true) = (spec.nvlink_gbit_s, spec.nvlink_bridge) else {
+        return;
+    };
+    let (bridged, generation, peer_to_peer) = match node.scale_up {
+        ScaleUp::NvLinkBridgePairs {
+            pcie_generation,
+            peer_to_peer,
+            ..
+        } => (true, pcie_generation, peer_to_peer),
+        ScaleUp::Pcie {
+            generation,
+            via: PcieVia::HostBridge,
+            peer_to_peer,
+        } => (false, generation, peer_to_peer),
+        _ => return,
+    };
+    let odd = !node.gpu_count.is_multiple_of(2);
+    let mut ticked = bridged;
+    ui.label("NVLink bridges");
+    let response = ui
+        .add_enabled(
+            !odd || bridged,
+            egui::Checkbox::new(&mut ticked, "between pairs"),
+        )
+        .on_hover_text(format!(
+            "Each pair of cards joined by an NVLink bridge ({per_gpu} per card); pairs meet \
+             over PCIe gen {generation}"
+        ))
+        .on_disabled_hover_text(format!(
+            "Bridges join cards in pairs: {} is odd",
+            count_of(node.gpu_count as usize, "card", "cards")
+        ));
+    if response.changed() {
+        node.scale_up = if ticked {
+            ScaleUp::NvLinkBridgePairs {
+                per_gpu_gbit_s: per_gpu,
+                pcie_generation: generation,
+                peer_to_peer,
+            }
+        } else {
+            ScaleUp::Pcie {
+                generation,
+                via: PcieVia::HostBridge,
+                peer_to_peer,
+            }
+        };
+    }
+    ui.end_row();
 }
 
 fn scale_up_text(scale_up: &ScaleUp) -> String {
