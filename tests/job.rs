@@ -1546,3 +1546,45 @@ fn zero_3_gathers_the_frozen_weights_twice_per_micro_batch() {
         "{exposed} against {by_hand}"
     );
 }
+
+/// `compare --model llama-8b --qlora 16` asks each design the job `workload --qlora 16` asks:
+/// the rows name the adapters, and the communication per step is workload's (the adapters'
+/// gradients only). Adapters while serving are refused.
+#[test]
+fn compare_trains_the_same_adapters_as_workload() {
+    // Two bridged RTX A6000s: 48 GB holds QLoRA of Llama 3 8B at its 8,192-token sequences.
+    let (_dir, file) = generated(&[
+        "single",
+        "--node",
+        "workstation",
+        "--gpu",
+        "rtx-a6000",
+        "--gpus-per-node",
+        "2",
+        "--nvlink-bridge",
+    ]);
+    let (code, csv, err) = railyard(&[
+        "compare", &file, &file, "--model", "llama-8b", "--qlora", "16", "--csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("workload_step_us,"))
+        .expect("the communication row");
+    let cells: Vec<&str> = row.split(',').collect();
+    assert_eq!(cells[1], "llama-8b QLoRA r 16 communication per step");
+    let compared: f64 = cells[4].parse().expect("the baseline's figure");
+    let own = workload_json(&[&file, "--model", "llama-8b", "--qlora", "16"]);
+    assert_eq!(Some(compared), own["total_us"].as_f64());
+    let (code, _, err) = railyard(&[
+        "compare",
+        &file,
+        &file,
+        "--model",
+        "8",
+        "--serving",
+        "--lora",
+        "8",
+    ]);
+    assert_eq!(code, 2, "{err}");
+}

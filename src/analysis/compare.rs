@@ -548,14 +548,20 @@ fn row_heads(
     ];
     if let Some(w) = workload {
         let step = if w.serving { "decode step" } else { "step" };
+        // A job training adapters says so in every row it names.
+        let name = if w.serving || w.finetune.is_full() {
+            w.name.clone()
+        } else {
+            format!("{} {}", w.name, w.finetune.label())
+        };
         heads.push((
             "workload_step_us",
-            format!("{} communication per {step}", w.name),
+            format!("{} communication per {step}", name),
             Quantity::Microseconds,
         ));
         heads.push((
             "workload_over_ideal",
-            format!("{} communication added by contention", w.name),
+            format!("{} communication added by contention", name),
             Quantity::Fraction,
         ));
         if w.serving {
@@ -573,34 +579,31 @@ fn row_heads(
             };
             heads.push((
                 "decode_tokens_per_s",
-                format!("{} decode tokens/s {rate}", w.name),
+                format!("{} decode tokens/s {rate}", name),
                 Quantity::Count,
             ));
             heads.push((
                 "usd_per_million_tokens",
-                format!("{} $ per million output tokens {cost}", w.name),
+                format!("{} $ per million output tokens {cost}", name),
                 Quantity::UsdCents,
             ));
         } else {
             heads.push((
                 "step_us",
-                format!("{} training step", w.name),
+                format!("{} training step", name),
                 Quantity::Microseconds,
             ));
-            heads.push(("mfu", format!("{} MFU", w.name), Quantity::Fraction));
+            heads.push(("mfu", format!("{} MFU", name), Quantity::Fraction));
             heads.push((
                 "usd_per_million_tokens",
-                format!("{} $ per million tokens", w.name),
+                format!("{} $ per million tokens", name),
                 Quantity::UsdCents,
             ));
             if let Some(usd) = rent {
                 let usd = crate::model::units::trim_number(usd);
                 heads.push((
                     "rented_usd_per_million_tokens",
-                    format!(
-                        "{} $ per million tokens rented at ${usd} a GPU-hour",
-                        w.name
-                    ),
+                    format!("{} $ per million tokens rented at ${usd} a GPU-hour", name),
                     Quantity::UsdCents,
                 ));
                 heads.push((

@@ -84,12 +84,37 @@ pub(super) fn chosen_workload(
     serving: bool,
     efficiency: Option<f64>,
     weights: Option<collective::QuantizedWeights>,
+    adapters: AdapterArgs,
 ) -> Option<collective::Workload> {
     let mut w = collective::Workload::named(model?)?;
     w.serving = serving;
     w.efficiency = efficiency;
     w.weights = weights;
-    Some(w)
+    crate::analysis::job::with_adapters(w, adapters.finetune())
+}
+
+/// `--lora RANK` / `--qlora RANK` beside `--model`: the model's training job fine-tunes
+/// adapters, as `workload --lora/--qlora` does.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub(super) struct AdapterArgs {
+    /// With `--model`: train low-rank adapters of this rank on every linear layer of the
+    /// frozen model's blocks (LoRA), as `workload --lora` does.
+    #[arg(long, value_name = "RANK", requires = "model", conflicts_with_all = ["qlora", "serving"], value_parser = clap::value_parser!(u32).range(1..=1024))]
+    lora: Option<u32>,
+    /// With `--model`: as --lora, with the blocks' frozen weights in 4-bit NF4 (QLoRA).
+    #[arg(long, value_name = "RANK", requires = "model", conflicts_with = "serving", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    qlora: Option<u32>,
+}
+
+impl AdapterArgs {
+    pub(super) fn finetune(self) -> crate::model::job_spec::Finetune {
+        use crate::model::job_spec::Finetune;
+        match (self.lora, self.qlora) {
+            (Some(rank), _) => Finetune::Lora { rank },
+            (None, Some(rank)) => Finetune::Qlora { rank },
+            (None, None) => Finetune::Full,
+        }
+    }
 }
 
 /// Quantized serving weights: `int8` or `int4`.

@@ -1,8 +1,8 @@
 //! `railyard compare A B [...]`: designs side by side, with changes against a baseline.
 
 use super::args::{
-    chosen_workload, parse_bytes, parse_fraction, parse_model, parse_positive, parse_routing,
-    parse_weights,
+    AdapterArgs, chosen_workload, parse_bytes, parse_fraction, parse_model, parse_positive,
+    parse_routing, parse_weights,
 };
 use super::{count_of, load, write_stdout};
 use crate::analysis::collective;
@@ -47,6 +47,8 @@ pub(super) struct CompareArgs {
     /// (decode reads and holds fewer bytes; the cache and activations stay in bf16).
     #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
     weights: Option<QuantizedWeights>,
+    #[command(flatten)]
+    adapters: AdapterArgs,
     /// Train each design in its own fastest layout (tensor, pipeline, data parallel sizes,
     /// micro-batch, recomputation, ZeRO), as `workload --search` finds it, rather than all in
     /// the model's usual one; the Layout note names each.
@@ -128,6 +130,7 @@ pub(super) fn run(args: &CompareArgs, catalog: &Catalog) -> anyhow::Result<()> {
         args.serving,
         args.efficiency,
         args.weights,
+        args.adapters,
     );
     let format = if args.markdown {
         TableFormat::Markdown

@@ -2,7 +2,8 @@
 //! to it.
 
 use super::args::{
-    chosen_workload, parse_bytes, parse_fraction, parse_model, parse_routing, parse_weights,
+    AdapterArgs, chosen_workload, parse_bytes, parse_fraction, parse_model, parse_routing,
+    parse_weights,
 };
 use super::compare::comparison;
 use super::diagram::{design_svg, overview_svg};
@@ -43,6 +44,8 @@ pub(super) struct ReportArgs {
     /// (decode reads and holds fewer bytes; the cache and activations stay in bf16).
     #[arg(long, value_name = "int8|int4", requires = "serving", value_parser = parse_weights)]
     weights: Option<QuantizedWeights>,
+    #[command(flatten)]
+    adapters: AdapterArgs,
     /// How flows spread over equal-cost paths, in every design: `ecmp` (static routing, a
     /// hash of each connection) or `adaptive` (the switches balance them).
     #[arg(long, value_name = "ecmp|adaptive", default_value = "ecmp", value_parser = parse_routing)]
@@ -59,6 +62,7 @@ pub(super) fn run(args: &ReportArgs, catalog: &Catalog) -> anyhow::Result<()> {
         args.serving,
         args.efficiency,
         args.weights,
+        args.adapters,
     );
     let (files, output, bytes, workload) =
         (&args.files, &args.output, args.bytes, workload.as_ref());

@@ -10,6 +10,7 @@ use super::serving::{ServingJob, ServingResult, serving};
 use super::training::{TrainingJob, TrainingStep, training_step_with};
 use super::{JobError, named_model};
 use crate::analysis::collective::{Routing, SERVING_SEQUENCES, Workload, WorkloadResult};
+use crate::model::job_spec::Finetune;
 use crate::model::{Catalog, Design, JobSpec};
 use serde::Serialize;
 
@@ -92,14 +93,22 @@ pub fn workload_of_job(job: &JobSpec) -> Option<Workload> {
     } else {
         w.recompute = job.recompute;
         w.zero = job.zero;
-        if !job.finetune.is_full() {
-            let model = named_model(&job.model)?;
-            w.finetune = job.finetune;
-            let weights = TrainedWeights::of(&model, job.finetune);
-            w.trained_params = Some(weights.trained_params);
-            w.frozen_bytes = Some(weights.frozen_bytes);
-        }
+        return with_adapters(w, job.finetune);
     }
+    Some(w)
+}
+
+/// `w` training adapters on its frozen model (`finetune`), with the parameters that train and
+/// the frozen weights' bytes from the model's shape; `w` itself when every weight trains or it
+/// serves; None for a model railyard does not know the shape of.
+pub fn with_adapters(mut w: Workload, finetune: Finetune) -> Option<Workload> {
+    if finetune.is_full() || w.serving {
+        return Some(w);
+    }
+    let weights = TrainedWeights::of(&named_model(&w.name)?, finetune);
+    w.finetune = finetune;
+    w.trained_params = Some(weights.trained_params);
+    w.frozen_bytes = Some(weights.frozen_bytes);
     Some(w)
 }
 

@@ -16,7 +16,9 @@ pub mod serving_search;
 pub mod training;
 
 pub use advice::add_job_advice;
-pub use assessed::{JobOutcome, job_of_workload, training_job_of_workload, workload_of_job};
+pub use assessed::{
+    JobOutcome, job_of_workload, training_job_of_workload, with_adapters, workload_of_job,
+};
 pub use compute::{Efficiency, default_efficiency, gpu_efficiency, peak_tflops};
 pub use economics::{Economics, EconomicsInputs, Site, economics};
 pub use memory::{MemoryUse, training_memory};
