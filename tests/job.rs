@@ -1539,6 +1539,7 @@ fn zero_3_gathers_the_frozen_weights_twice_per_micro_batch() {
     );
     let gather_ms = gathers["time_us_per_step"].as_f64().expect("time") / 1e3;
     let compute_ms = v["compute_ms"].as_f64().expect("compute");
+    assert!(exposed_ms(&v, "gradient reduce-scatter (exposed)") > 0.0);
     let exposed = exposed_ms(&v, "ZeRO-3 weight all-gathers (exposed)");
     let by_hand = (gather_ms - compute_ms).max(gather_ms / 32.0);
     assert!(

@@ -118,7 +118,8 @@ pub struct Workload {
     /// Training: recomputation; None = railyard's default framework settings (selective).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recompute: Option<Recompute>,
-    /// Training: the ZeRO stage (1 or 2); None = railyard's default (1).
+    /// Training: the ZeRO stage (0 to 3; 3 gathers the weights, `CommKind::WeightGather`);
+    /// None = railyard's default (1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zero: Option<u8>,
     /// Training: the parameters whose gradients are reduced, when only some train (adapters

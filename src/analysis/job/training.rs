@@ -433,7 +433,11 @@ pub fn training_step_with(
                 gathers_exposed,
             ),
             (
-                "gradient all-reduce (exposed)",
+                if job.zero == 3 && dp > 1 {
+                    "gradient reduce-scatter (exposed)"
+                } else {
+                    "gradient all-reduce (exposed)"
+                },
                 CommKind::DataParallel,
                 grads_exposed,
             ),
