@@ -611,12 +611,7 @@ fn full_recomputation_repeats_the_forward_all_reduces_in_the_listing_and_the_ste
         serde_json::from_str(&out).expect("JSON")
     };
     let tensor = |v: &serde_json::Value| -> (f64, f64) {
-        let c = v["components"]
-            .as_array()
-            .expect("components")
-            .iter()
-            .find(|c| c["name"] == "tensor-parallel all-reduces")
-            .expect("a tensor-parallel part");
+        let c = component(v, "tensor-parallel all-reduces");
         (
             c["calls_per_step"].as_f64().expect("calls"),
             c["time_us_per_step"].as_f64().expect("time"),
@@ -1317,6 +1312,16 @@ fn an_l40s_holds_45_gib_for_jobs() {
     assert!(err.contains("each l40s has 44.99 GiB"), "{err}");
 }
 
+/// The communication part `name` of `workload --json` output.
+fn component<'v>(v: &'v serde_json::Value, name: &str) -> &'v serde_json::Value {
+    v["components"]
+        .as_array()
+        .expect("components")
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {v}"))
+}
+
 /// The exposed part `name` of a training step in `workload --json` output, ms.
 fn exposed_ms(v: &serde_json::Value, name: &str) -> f64 {
     v["job"]["training"]["step"]["exposed"]
@@ -1517,15 +1522,7 @@ fn zero_3_gathers_the_frozen_weights_twice_per_micro_batch() {
         "--efficiency",
         "0.4",
     ]);
-    let part = |name: &str| {
-        v["components"]
-            .as_array()
-            .expect("parts")
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("{name} in {v}"))
-            .clone()
-    };
+    let part = |name: &str| component(&v, name).clone();
     let gathers = part("ZeRO-3 weight all-gathers");
     assert_eq!(gathers["op"], "all-gather");
     let nf4_bits = 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0);

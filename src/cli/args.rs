@@ -108,12 +108,20 @@ pub(super) struct AdapterArgs {
 
 impl AdapterArgs {
     pub(super) fn finetune(self) -> crate::model::job_spec::Finetune {
-        use crate::model::job_spec::Finetune;
-        match (self.lora, self.qlora) {
-            (Some(rank), _) => Finetune::Lora { rank },
-            (None, Some(rank)) => Finetune::Qlora { rank },
-            (None, None) => Finetune::Full,
-        }
+        finetune_of(self.lora, self.qlora)
+    }
+}
+
+/// What `--lora RANK` or `--qlora RANK` trains: adapters of that rank, or every weight.
+pub(super) fn finetune_of(
+    lora: Option<u32>,
+    qlora: Option<u32>,
+) -> crate::model::job_spec::Finetune {
+    use crate::model::job_spec::Finetune;
+    match (lora, qlora) {
+        (Some(rank), _) => Finetune::Lora { rank },
+        (None, Some(rank)) => Finetune::Qlora { rank },
+        (None, None) => Finetune::Full,
     }
 }
 

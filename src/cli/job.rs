@@ -1,7 +1,9 @@
 //! `workload`'s job figures: a training step's time, MFU, memory, time and money, the layout
 //! search, or serving's decode rate and time to first token.
 
-use super::args::{parse_fraction, parse_non_negative, parse_positive, parse_pue, parse_weights};
+use super::args::{
+    finetune_of, parse_fraction, parse_non_negative, parse_positive, parse_pue, parse_weights,
+};
 use crate::analysis::collective::{
     Precision, QuantizedWeights, Routing, SERVING_SEQUENCES, Workload, fitted_layout,
 };
@@ -191,11 +193,7 @@ pub(super) fn chosen_job(
     training.virtual_stages = a.interleave;
     training.overlap_grad_reduce = !a.no_grad_overlap;
     training.efficiency = a.efficiency;
-    training.finetune = match (a.lora, a.qlora) {
-        (Some(rank), _) => Finetune::Lora { rank },
-        (None, Some(rank)) => Finetune::Qlora { rank },
-        (None, None) => Finetune::Full,
-    };
+    training.finetune = finetune_of(a.lora, a.qlora);
     let serving = serving_mode.then(|| ServingJob {
         model,
         tp,

@@ -87,15 +87,10 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
         m.seq_len = 2048;
         m
     };
-    let row = |id, source, setup, model, finetune, sharded_over, micro_batch, measured, unit| {
-        let counts = match id {
-            "AAI-7B-LORA-512" | "AAI-7B-LORA-2048" => "peak allocated",
-            "TT-8B-LORA" | "TT-8B-QLORA" => "peak memory",
-            "PEFT-70B-QLORA-FSDP" | "PEFT-70B-QLORA-ZERO3" => "memory used",
-            _ => "peak reserved",
-        };
+    // `measured`: the figure, its unit, and what it counts.
+    let row = |id, source, setup, model, finetune, sharded_over, micro_batch, measured| {
+        let (measured, unit, counts) = measured;
         PublishedFinetune {
-            counts,
             id,
             source,
             setup,
@@ -106,6 +101,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             recompute: Recompute::Full,
             measured,
             unit,
+            counts,
         }
     };
     use Finetune::{Lora, Qlora};
@@ -119,8 +115,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             Lora { rank: 8 },
             1,
             2,
-            16.2,
-            GiB,
+            (16.2, GiB, "peak memory"),
         ),
         row(
             "TT-8B-QLORA",
@@ -130,8 +125,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             Qlora { rank: 8 },
             1,
             2,
-            7.4,
-            GiB,
+            (7.4, GiB, "peak memory"),
         ),
         row(
             "AAI-7B-QLORA-512",
@@ -141,8 +135,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             Qlora { rank: 64 },
             2,
             1,
-            4.98,
-            GiB,
+            (4.98, GiB, "peak reserved"),
         ),
         row(
             "AAI-7B-QLORA-2048",
@@ -152,8 +145,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             Qlora { rank: 64 },
             2,
             1,
-            5.21,
-            GiB,
+            (5.21, GiB, "peak reserved"),
         ),
         row(
             "AAI-7B-LORA-512",
@@ -163,8 +155,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             Lora { rank: 64 },
             2,
             1,
-            8.28,
-            GiB,
+            (8.28, GiB, "peak allocated"),
         ),
         row(
             "AAI-7B-LORA-2048",
@@ -174,8 +165,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             Lora { rank: 64 },
             2,
             1,
-            9.16,
-            GiB,
+            (9.16, GiB, "peak allocated"),
         ),
         row(
             "PEFT-70B-QLORA-FSDP",
@@ -185,8 +175,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             Qlora { rank: 8 },
             2,
             2,
-            35.6,
-            GB,
+            (35.6, GB, "memory used"),
         ),
         row(
             "PEFT-70B-QLORA-ZERO3",
@@ -196,8 +185,7 @@ pub fn published_finetunes() -> Vec<PublishedFinetune> {
             Qlora { rank: 8 },
             2,
             2,
-            36.6,
-            GB,
+            (36.6, GB, "memory used"),
         ),
     ]
 }

@@ -130,6 +130,7 @@ impl TrainingJob {
     /// The communication the collective model times: the same job as a `Workload`.
     pub fn comm_workload(&self) -> Workload {
         let m = &self.model;
+        let adapters = (!self.finetune.is_full()).then(|| TrainedWeights::of(m, self.finetune));
         let moe = m.experts.filter(|e| *e > 1).map(|experts| Moe {
             experts,
             top_k: m.top_k.unwrap_or(1),
@@ -157,10 +158,8 @@ impl TrainingJob {
             memory_share: None,
             recompute: Some(self.recompute),
             zero: Some(self.zero),
-            trained_params: (!self.finetune.is_full())
-                .then(|| TrainedWeights::of(m, self.finetune).trained_params),
-            frozen_bytes: (!self.finetune.is_full())
-                .then(|| TrainedWeights::of(m, self.finetune).frozen_bytes),
+            trained_params: adapters.map(|a| a.trained_params),
+            frozen_bytes: adapters.map(|a| a.frozen_bytes),
             finetune: self.finetune,
         }
     }
