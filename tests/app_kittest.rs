@@ -1211,7 +1211,10 @@ fn on_a_1366_by_768_laptop_the_sidebar_reaches_what_ifs_and_workload_without_wid
 #[test]
 fn nic_edits_in_the_inspector_keep_links_on_their_ports() {
     let mut harness = harness(app());
-    open_preset(&mut harness, "4 × RTX 4090 workstation, 10 GbE switch");
+    open_preset(
+        &mut harness,
+        "4 workstations × 4 RTX 4090 (16 GPUs), 10 GbE switch",
+    );
     let design = harness.state().document().design().clone();
     let node = design.devices[0].id;
     let select = |harness: &mut Harness<'_, RailyardApp>, id: DeviceId| {
@@ -1470,12 +1473,20 @@ fn choose_model_in_inspector(harness: &mut Harness<'_, RailyardApp>, entry: &str
         .get_by_role_and_label(Role::ComboBox, "Model")
         .click();
     harness.run();
-    harness
-        .query_all_by_label(entry)
-        .find(|n| !before.contains(&n.rect()))
-        .unwrap_or_else(|| panic!("{entry} in the model menu"))
-        .click();
-    harness.run();
+    // The menu scrolls once its list is longer than it is tall: bring the entry into view,
+    // then click it where it now is.
+    for scrolled in [false, true] {
+        let item = harness
+            .query_all_by_label(entry)
+            .find(|n| !before.contains(&n.rect()))
+            .unwrap_or_else(|| panic!("{entry} in the model menu"));
+        if scrolled {
+            item.click();
+        } else {
+            item.scroll_to_me();
+        }
+        harness.run();
+    }
 }
 
 fn harness_with_two_dgx_links() -> Harness<'static, RailyardApp> {
@@ -1517,7 +1528,10 @@ fn harness_with_two_dgx_links() -> Harness<'static, RailyardApp> {
 #[test]
 fn an_out_of_range_value_is_refused_with_the_reason() {
     let mut harness = harness(app());
-    open_preset(&mut harness, "4 × RTX 4090 workstation, 10 GbE switch");
+    open_preset(
+        &mut harness,
+        "4 workstations × 4 RTX 4090 (16 GPUs), 10 GbE switch",
+    );
     let design = harness.state().document().design().clone();
     let node = design.devices[0].id;
     let gpus = |h: &Harness<'_, RailyardApp>| {

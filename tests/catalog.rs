@@ -210,6 +210,17 @@ fn nvlink_figures_per_direction() {
         c.gpu(&PartId::new("m3-ultra")).unwrap().arch,
         GpuArch::AppleM3
     );
+    // Apple's Mac mini tech specs: every M4 Pro has 273 GB/s; the 40-core M4 Max 546 GB/s.
+    let m4_pro = c.gpu(&PartId::new("m4-pro")).unwrap();
+    assert_eq!(
+        (m4_pro.arch, m4_pro.memory_gbyte_s, m4_pro.memory_gb),
+        (GpuArch::AppleM4, Some(273.0), 64.0)
+    );
+    assert!(m4_pro.arch.is_apple() && m4_pro.compute_capability().is_none());
+    assert_eq!(
+        c.gpu(&PartId::new("m4-max")).unwrap().memory_gbyte_s,
+        Some(546.0)
+    );
 }
 
 #[test]
@@ -432,10 +443,8 @@ fn every_price_names_its_date_and_source() {
             // SoC GPUs come with the Mac, GB10 and its ConnectX-7 with the DGX Spark), and a
             // part no public price was found for, which says so (its cost shows as
             // incomplete, not as a guess).
-            let built_in = matches!(
-                part.id.as_str(),
-                "m2-ultra" | "m3-ultra" | "m3-ultra-256gb" | "gb10" | "cx7-gb10"
-            );
+            let apple_soc = c.gpu(&part.id).is_some_and(|g| g.arch.is_apple());
+            let built_in = apple_soc || matches!(part.id.as_str(), "gb10" | "cx7-gb10");
             assert!(
                 built_in || part.description.contains("No public price found"),
                 "{} has no price",

@@ -19,7 +19,7 @@ use railyard::model::{Bytes, Catalog, Design, Usd};
 use std::time::{Duration, Instant};
 
 const HGX: &str = "4 × HGX H100, 400G RoCE";
-const STAR: &str = "4 × RTX 4090 workstation, 10 GbE switch";
+const STAR: &str = "4 workstations × 4 RTX 4090 (16 GPUs), 10 GbE switch";
 
 fn preset(title: &str) -> Design {
     PRESETS

@@ -90,6 +90,8 @@ const CORPUS: &[(&str, Where, &str)] = &[
     // field it reads as.
     ("truncated.ron", Where::Line(9), "it looks cut short"),
     ("empty.ron", Where::Line(1), "not a design file"),
+    // A single word: some other file, whole.
+    ("one_word.ron", Where::Line(1), "it should start with `(`"),
     // 1,000 nested lists on line 2, in the part a future-version file would skip.
     ("deep_nesting.ron", Where::Line(2), "nested too deeply"),
     // Invalid UTF-8 starts line 2.
@@ -111,6 +113,15 @@ fn assert_position(message: &str, name: &str, text: &str, line: usize) {
         column >= 1 && column <= line_len + 1,
         "{name}: column {column} is not on line {line} ({line_len} characters): {message}"
     );
+}
+
+#[test]
+fn a_file_that_starts_wrong_is_not_called_cut_short() {
+    let message = load_design(&corpus_dir().join("one_word.ron"))
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("not a design file"), "{message}");
+    assert!(!message.contains("cut short"), "{message}");
 }
 
 #[test]

@@ -844,7 +844,10 @@ fn monkey_on(preset: &str, default_seed: u64) {
 
 #[test]
 fn monkey_on_a_workstation_cluster_then_undo_restores_it() {
-    monkey_on("4 × RTX 4090 workstation, 10 GbE switch", 0x5EED_0001);
+    monkey_on(
+        "4 workstations × 4 RTX 4090 (16 GPUs), 10 GbE switch",
+        0x5EED_0001,
+    );
 }
 
 /// A rail-optimised fabric: NICs, rails and a spine for the inspector and what-ifs to edit.

@@ -136,6 +136,7 @@ impl SystemClass {
             GpuArch::Blackwell => "Blackwell",
             GpuArch::AppleM2 => "Apple M2",
             GpuArch::AppleM3 => "Apple M3",
+            GpuArch::AppleM4 => "Apple M4",
         };
         let inside = match self.inside {
             InsideNode::NvSwitch => " on NVSwitch",

@@ -20,12 +20,12 @@ pub const PRESETS: &[Preset] = &[
         text: include_str!("../../presets/mac-studio-tb5-x4.ron"),
     },
     Preset {
-        title: "2 × RTX 4090 workstation, 25 GbE",
+        title: "2 workstations × 4 RTX 4090 (8 GPUs), 25 GbE",
         file: "rtx4090-pair-25gbe.ron",
         text: include_str!("../../presets/rtx4090-pair-25gbe.ron"),
     },
     Preset {
-        title: "4 × RTX 4090 workstation, 10 GbE switch",
+        title: "4 workstations × 4 RTX 4090 (16 GPUs), 10 GbE switch",
         file: "workstation-star-10gbe.ron",
         text: include_str!("../../presets/workstation-star-10gbe.ron"),
     },

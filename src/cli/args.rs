@@ -156,7 +156,8 @@ pub(super) fn parse_model(text: &str) -> Result<String, String> {
         None => {
             let ids: Vec<&str> = collective::MODELS.iter().map(|(id, _)| *id).collect();
             Err(format!(
-                "no model `{text}`; one of 8, 70, 405 (Llama) or {}",
+                "no model `{text}`; one of 8, 70, 405 (Llama) or {}, or a model file of your own \
+                 (FILE.ron)",
                 ids.join(", ")
             ))
         }

@@ -23,7 +23,8 @@ pub(super) struct WorkloadArgs {
     /// The design file.
     file: PathBuf,
     /// The model: a Llama 3 size in billions (8, 70, 405) or an id: llama-8b, llama-70b,
-    /// llama-405b, mixtral-8x7b, deepseek-v3 (the last two mixtures of experts). Without it,
+    /// llama-405b, mixtral-8x7b, deepseek-v3 (the last two mixtures of experts), or a model
+    /// file of your own, FILE.ron (its layers, sizes and heads; the README shows one). Without it,
     /// the design's own job (the designer's workload, saved in the file), else Llama 70B; the
     /// flags given change the design's job.
     #[arg(long, value_name = "MODEL", value_parser = parse_model)]

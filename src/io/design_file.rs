@@ -124,6 +124,10 @@ fn syntax_error(origin: &str, text: &str, e: &ron::error::SpannedError) -> Desig
 /// error there is at the end of the file (cut in the middle of `true` or of a name), not a
 /// wrong value in the middle of it.
 fn nothing_after(text: &str, line: usize, column: usize) -> bool {
+    // A file whose first word is wrong is some other file, not a design cut short.
+    if text.split_whitespace().next().is_some() && (line, column) <= (1, 1) {
+        return false;
+    }
     let mut lines = text.lines().skip(line.saturating_sub(1));
     let Some(here) = lines.next() else {
         return true;

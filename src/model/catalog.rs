@@ -127,6 +127,15 @@ pub enum GpuArch {
     Blackwell,
     AppleM2,
     AppleM3,
+    AppleM4,
+}
+
+impl GpuArch {
+    /// Apple silicon: a GPU inside its SoC, sharing unified memory, running MLX rather than
+    /// CUDA.
+    pub fn is_apple(self) -> bool {
+        matches!(self, GpuArch::AppleM2 | GpuArch::AppleM3 | GpuArch::AppleM4)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,7 +198,7 @@ impl GpuSpec {
             GpuArch::Ada => Some(89),
             GpuArch::Hopper => Some(90),
             GpuArch::Blackwell => Some(100),
-            GpuArch::AppleM2 | GpuArch::AppleM3 => None,
+            GpuArch::AppleM2 | GpuArch::AppleM3 | GpuArch::AppleM4 => None,
         })
     }
 }

@@ -2,9 +2,7 @@
 //! does when a part is dropped on it or a link is drawn. No UI here, so both are testable.
 //! Which ports a device has is `ports.rs`'s business; this file picks among them.
 
-use super::catalog::{
-    Catalog, GpuArch, GpuSpec, NetFamily, NodeSpec, PartId, PartSpec, ScaleUpSpec,
-};
+use super::catalog::{Catalog, GpuSpec, NetFamily, NodeSpec, PartId, PartSpec, ScaleUpSpec};
 use super::design::{Design, DeviceId, Pos};
 use super::device::{
     Device, DeviceKind, GpuNode, NicSlot, NvSwitchDomain, PcieVia, ScaleUp, Switch, SwitchFeatures,
@@ -268,7 +266,7 @@ pub fn devices_from_part(
 /// Why a GPU part cannot go into a workstation on its own, if it cannot: SXM modules sit on
 /// an NVSwitch baseboard, Apple GPUs are part of their SoC.
 fn not_a_card_hint(catalog: &Catalog, part: &PartId, gpu: &GpuSpec) -> Option<String> {
-    let apple = matches!(gpu.arch, GpuArch::AppleM2 | GpuArch::AppleM3);
+    let apple = gpu.arch.is_apple();
     let module = gpu.nvlink_gbit_s.is_some() && !gpu.nvlink_bridge;
     let carrying: Vec<(&str, &NodeSpec)> = catalog
         .parts()

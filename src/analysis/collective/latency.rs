@@ -286,7 +286,11 @@ impl ArchRow {
     pub(crate) fn of(arch: GpuArch) -> ArchRow {
         match arch {
             GpuArch::Volta | GpuArch::Turing => ArchRow::Volta,
-            GpuArch::Ampere | GpuArch::Ada | GpuArch::AppleM2 | GpuArch::AppleM3 => ArchRow::Ampere,
+            GpuArch::Ampere
+            | GpuArch::Ada
+            | GpuArch::AppleM2
+            | GpuArch::AppleM3
+            | GpuArch::AppleM4 => ArchRow::Ampere,
             GpuArch::Hopper => ArchRow::Hopper,
             GpuArch::Blackwell => ArchRow::Blackwell,
         }

@@ -9,7 +9,6 @@
 //! pytorch/gloo `gloo/allreduce.cc`, `broadcast.cc`, `alltoall.cc`, `transport/tcp/` at
 //! cc441984; pytorch `torch/csrc/distributed/c10d/ProcessGroupGloo.cpp` at c194358a.
 
-use crate::model::catalog::GpuArch;
 use crate::model::{
     Catalog, Design, DeviceKind, LibraryChoice, LinkTech, NcclBuffer, NcclRelease, Transport,
 };
@@ -275,9 +274,7 @@ impl Nodes {
             let apple = match last {
                 Some((part, apple)) if *part == n.gpu => apple,
                 _ => {
-                    let apple = catalog
-                        .gpu(&n.gpu)
-                        .map(|g| matches!(g.arch, GpuArch::AppleM2 | GpuArch::AppleM3));
+                    let apple = catalog.gpu(&n.gpu).map(|g| g.arch.is_apple());
                     last = Some((&n.gpu, apple));
                     apple
                 }

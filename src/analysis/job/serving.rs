@@ -47,8 +47,7 @@ impl ServingBudget {
     /// Apple silicon serves with MLX under its allocator's limit; other GPUs with vLLM's
     /// default.
     pub fn of(gpu: &crate::model::catalog::GpuSpec) -> ServingBudget {
-        use crate::model::catalog::GpuArch;
-        if matches!(gpu.arch, GpuArch::AppleM2 | GpuArch::AppleM3) {
+        if gpu.arch.is_apple() {
             ServingBudget {
                 share: MLX_MEMORY_SHARE,
                 source: "MLX's allocator limit",
