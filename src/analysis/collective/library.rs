@@ -194,11 +194,22 @@ impl Library {
                 })
             }
             Library::Gloo => {
+                let name = |d| design.device(d).map_or("a node", |d| d.name.as_str());
+                // Said first where the mix is why Gloo was chosen: one node of the other
+                // family (often dropped by mistake) takes the whole design off its library.
+                let mix = match (nodes.first_apple, nodes.first_other) {
+                    (Some(apple), Some(other)) => format!(
+                        "{} is Apple silicon and {} is not, and only Gloo runs both: ",
+                        name(apple),
+                        name(other)
+                    ),
+                    _ => String::new(),
+                };
                 if let Some((d, gpus)) = nodes.first_multi_gpu {
                     return Some(format!(
-                        "{} has {gpus} GPUs: Gloo's ranks in one node meet over loopback TCP, \
-                         which the model does not cover (it models one GPU per node)",
-                        design.device(d).map_or("a node", |d| d.name.as_str())
+                        "{mix}{} has {gpus} GPUs: Gloo's ranks in one node meet over loopback \
+                         TCP, which the model does not cover (it models one GPU per node)",
+                        name(d)
                     ));
                 }
                 Nodes::any_link(design, |l| l.tech == LinkTech::InfiniBand).then(|| {
@@ -395,11 +406,14 @@ mod tests {
         if let DeviceKind::GpuNode(node) = &mut design.devices[0].kind {
             node.gpu_count = 2;
         }
+        // The mix that chose Gloo is named first: a stray node of the other family is why.
+        let mac = design.devices[1].name.clone();
         assert_eq!(
             Library::Gloo.unavailable(&design, &catalog),
             Some(format!(
-                "{first} has 2 GPUs: Gloo's ranks in one node meet over loopback TCP, which \
-                 the model does not cover (it models one GPU per node)"
+                "{mac} is Apple silicon and {first} is not, and only Gloo runs both: {first} \
+                 has 2 GPUs: Gloo's ranks in one node meet over loopback TCP, which the model \
+                 does not cover (it models one GPU per node)"
             ))
         );
     }

@@ -89,6 +89,29 @@ pub fn default_efficiency(arch: GpuArch, precision: Precision) -> Option<Efficie
     })
 }
 
+/// How to give a GPU without a published figure its kernel efficiency, and what published
+/// runs reached, so that a guess starts from measurements: the figures are
+/// `default_efficiency`'s own.
+pub fn how_to_set_efficiency() -> String {
+    let published: Vec<String> = [
+        (GpuArch::Volta, "V100"),
+        (GpuArch::Ampere, "A100"),
+        (GpuArch::Hopper, "H100"),
+    ]
+    .iter()
+    .filter_map(|&(arch, chip)| {
+        default_efficiency(arch, Precision::Bf16)
+            .map(|e| format!("{:.0} % on {chip}", e.fraction * 100.0))
+    })
+    .collect();
+    format!(
+        "set one: --efficiency, the workload's kernel efficiency in the sidebar, or \
+         kernel_efficiency on the GPU in your own catalog, --catalog FILE; Megatron-LM's \
+         published runs reached these shares of peak: {}; a step you have timed gives your own",
+        published.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +122,15 @@ mod tests {
             .gpu(&PartId::new(id))
             .cloned()
             .expect("in the catalog")
+    }
+
+    #[test]
+    fn the_hint_for_an_unknown_efficiency_quotes_the_published_runs() {
+        let hint = how_to_set_efficiency();
+        assert!(
+            hint.contains("48 % on V100, 57 % on A100, 47 % on H100"),
+            "{hint}"
+        );
     }
 
     #[test]

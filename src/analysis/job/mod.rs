@@ -70,7 +70,8 @@ pub enum JobError {
     #[error("no layout of the model fits and divides on this design{}", .0.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
     NoLayout(Option<String>),
     #[error(
-        "no published kernel efficiency for the {gpu} at {precision}: step times are unknown, so layouts cannot be ranked (give one: --efficiency, the workload's kernel efficiency in the sidebar, or kernel_efficiency on the GPU in your own catalog, --catalog FILE)"
+        "no published kernel efficiency for the {gpu} at {precision}: step times are unknown, so layouts cannot be ranked ({})",
+        compute::how_to_set_efficiency()
     )]
     UnknownEfficiency {
         gpu: String,

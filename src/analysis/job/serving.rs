@@ -374,7 +374,8 @@ pub fn serving(
             e.source
         )),
         None => assumes.push(format!(
-            "no published kernel efficiency for the {gpu_id}: time to first token unknown (set one: --efficiency, the workload's kernel efficiency in the sidebar, or kernel_efficiency on the GPU in your own catalog, --catalog FILE)"
+            "no published kernel efficiency for the {gpu_id}: time to first token unknown ({})",
+            super::compute::how_to_set_efficiency()
         )),
     }
     Ok(ServingResult {

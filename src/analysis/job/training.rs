@@ -546,8 +546,9 @@ pub fn training_step_with(
             e.source
         )),
         (None, Some(_)) => assumes.push(format!(
-            "no published kernel efficiency for {gpu_id} at {}: compute time unknown (set one: --efficiency, the workload's kernel efficiency in the sidebar, or kernel_efficiency on the GPU in your own catalog, --catalog FILE)",
-            job.precision.label()
+            "no published kernel efficiency for {gpu_id} at {}: compute time unknown ({})",
+            job.precision.label(),
+            super::compute::how_to_set_efficiency()
         )),
     }
     Ok(TrainingStep {
