@@ -726,7 +726,16 @@ fn bom_discount_and_currency_apply_to_every_row() {
         "0.15",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    // The label is not a conversion, and the message says so.
+    // The label is not a conversion, and the message says so; the total reads as an amount.
+    assert!(
+        stderr(&o)
+            .split(" EUR total")
+            .next()
+            .and_then(|head| head.rsplit(' ').next())
+            .is_some_and(|amount| amount.contains(',')),
+        "{}",
+        stderr(&o)
+    );
     assert!(
         stderr(&o).ends_with(" EUR total (the catalog's USD prices less 15 %, not converted)\n"),
         "{}",

@@ -735,7 +735,20 @@ fn parts_are_checked() {
     s.node = Some(PartId::new("no-such-node"));
     assert_eq!(
         generate(&s, &catalog()),
-        Err(GenerateError::UnknownPart(PartId::new("no-such-node")))
+        Err(GenerateError::UnknownPart {
+            id: PartId::new("no-such-node"),
+            like: Vec::new()
+        })
+    );
+    // A shortened id names the parts it could mean.
+    s.node = Some(PartId::new("mac-studio-m3"));
+    let why = generate(&s, &catalog()).unwrap_err().to_string();
+    assert!(
+        why.starts_with(
+            "unknown part `mac-studio-m3` (did you mean `mac-studio-m3-ultra` or \
+             `mac-studio-m3-ultra-256gb`?): "
+        ),
+        "{why}"
     );
     s.node = Some(PartId::new("qm9700"));
     assert!(matches!(

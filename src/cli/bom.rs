@@ -77,10 +77,33 @@ pub(super) fn run(args: BomArgs, catalog: &Catalog) -> anyhow::Result<()> {
                 "railyard: wrote {}: {}, {} {} total{basis}",
                 path.display(),
                 count_of(lines.len(), "line", "lines"),
-                crate::io::bom::bom_total(&lines, options).0,
+                money_text(crate::io::bom::bom_total(&lines, options).0),
                 options.currency_label
             );
         }
     }
     Ok(())
+}
+
+/// A total as a terminal line reads it: thousands grouped, cents where a discount leaves
+/// them ("857,031.20"), none on a whole amount ("1,008,272").
+fn money_text(total: f64) -> String {
+    let cents = (total * 100.0).round() as i64;
+    let whole = crate::model::units::group_thousands(cents / 100);
+    match cents % 100 {
+        0 => whole,
+        c => format!("{whole}.{:02}", c.abs()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::money_text;
+
+    #[test]
+    fn totals_group_thousands_and_keep_cents() {
+        assert_eq!(money_text(1_008_272.0), "1,008,272");
+        assert_eq!(money_text(857_031.2), "857,031.20");
+        assert_eq!(money_text(0.0), "0");
+    }
 }

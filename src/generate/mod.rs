@@ -130,14 +130,48 @@ impl TemplateSpec {
     }
 }
 
+/// " (did you mean `a` or `b`?)", or nothing without candidates.
+fn did_you_mean(like: &[String]) -> String {
+    match like {
+        [] => String::new(),
+        [one] => format!(" (did you mean `{one}`?)"),
+        [rest @ .., last] => format!(
+            " (did you mean {} or `{last}`?)",
+            rest.iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+impl GenerateError {
+    /// `id` is not in `catalog`: the error, with the ids that contain it.
+    pub(crate) fn unknown_part(catalog: &Catalog, id: &PartId) -> GenerateError {
+        GenerateError::UnknownPart {
+            id: id.clone(),
+            like: catalog
+                .ids_like(id.as_str(), 4)
+                .into_iter()
+                .map(String::from)
+                .collect(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GenerateError {
     #[error(
-        "unknown part `{0}`: `railyard catalog` lists the parts; to add your own, write them \
-         to a file (`railyard catalog --ron --part ID` prints one to start from) and pass \
-         `--catalog FILE`"
+        "unknown part `{id}`{}: `railyard catalog` lists the parts; to add your own, write \
+         them to a file (`railyard catalog --ron --part ID` prints one to start from) and pass \
+         `--catalog FILE`",
+        did_you_mean(like)
     )]
-    UnknownPart(PartId),
+    UnknownPart {
+        id: PartId,
+        /// Catalog ids that contain the one given.
+        like: Vec<String>,
+    },
     #[error("part `{id}` is not a {expected}")]
     WrongKind { id: PartId, expected: &'static str },
     /// The template cannot be built with these parts; the message says why.

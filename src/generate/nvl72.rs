@@ -23,7 +23,7 @@ const MAX_RACKS: u32 = super::parts::MAX_NODES / 18;
 fn domain_spec(catalog: &Catalog, id: &PartId) -> Result<DomainSpec, GenerateError> {
     let part = catalog
         .get(id)
-        .ok_or_else(|| GenerateError::UnknownPart(id.clone()))?;
+        .ok_or_else(|| GenerateError::unknown_part(catalog, id))?;
     match &part.spec {
         PartSpec::Domain(d) => Ok(d.clone()),
         _ => Err(GenerateError::WrongKind {

@@ -27,7 +27,7 @@ pub(super) fn infeasible(message: impl Into<String>) -> GenerateError {
 fn part<'a>(catalog: &'a Catalog, id: &PartId) -> Result<&'a Part, GenerateError> {
     catalog
         .get(id)
-        .ok_or_else(|| GenerateError::UnknownPart(id.clone()))
+        .ok_or_else(|| GenerateError::unknown_part(catalog, id))
 }
 
 fn wrong_kind(id: &PartId, expected: &'static str) -> GenerateError {

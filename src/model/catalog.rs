@@ -599,6 +599,24 @@ impl Catalog {
         self.parts.get(&PartId::new(id))
     }
 
+    /// Ids that contain `text` (case aside), sorted, at most `limit`: what a mistyped or
+    /// shortened id ("mac-studio") probably meant.
+    pub fn ids_like(&self, text: &str, limit: usize) -> Vec<&str> {
+        let text = text.trim().to_ascii_lowercase();
+        if text.is_empty() {
+            return Vec::new();
+        }
+        let mut ids: Vec<&str> = self
+            .parts
+            .keys()
+            .map(PartId::as_str)
+            .filter(|id| id.to_ascii_lowercase().contains(&text))
+            .collect();
+        ids.sort_unstable();
+        ids.truncate(limit);
+        ids
+    }
+
     pub fn parts(&self) -> impl Iterator<Item = &Part> {
         self.parts.values()
     }
