@@ -328,8 +328,8 @@ fn presentation_mode_hides_the_panels_enlarges_text_and_shows_key_figures() {
         "the sidebar hides"
     );
     assert_eq!(body(&harness), normal * 1.5);
-    // The strip: the design's 32 GPUs and a way out.
-    harness.get_by_label("32");
+    // The strip: the design's 32 GPUs, label and value as one figure, and a way out.
+    harness.get_by_label("GPUs 32");
     harness.get_by_label("Exit presentation").click();
     harness.run();
     harness.get_by_label("File");

@@ -100,6 +100,24 @@ pub fn strip_ui(
     exit
 }
 
+/// "GPUs 576": the label faint, the value strong, as one text.
+fn figure_text(ui: &Ui, label: &str, value: &str) -> egui::text::LayoutJob {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let mut job = egui::text::LayoutJob::default();
+    let visuals = ui.visuals();
+    job.append(
+        label,
+        0.0,
+        egui::TextFormat::simple(font.clone(), visuals.weak_text_color()),
+    );
+    job.append(
+        &format!(" {value}"),
+        0.0,
+        egui::TextFormat::simple(font, visuals.strong_text_color()),
+    );
+    job
+}
+
 /// The title, a what-if's warning and the key figures, parted by separators.
 fn figures_ui(ui: &mut Ui, title: &str, what_if: Option<&str>, analysis: Option<&Analysis>) {
     ui.label(RichText::new(title).strong());
@@ -115,8 +133,12 @@ fn figures_ui(ui: &mut Ui, title: &str, what_if: Option<&str>, analysis: Option<
         Some(a) => {
             for (label, value) in key_figures(a) {
                 ui.separator();
-                ui.weak(label);
-                ui.label(RichText::new(value).strong());
+                // One unit: a figure wraps to the next row whole, never its label left at
+                // the end of one row and its value opening the next.
+                ui.add(
+                    egui::Label::new(figure_text(ui, label, &value))
+                        .wrap_mode(egui::TextWrapMode::Extend),
+                );
             }
         }
         None => {

@@ -1132,10 +1132,20 @@ fn legend_shapes(
     dark: bool,
 ) -> (Vec<Shape>, Rect) {
     let text_color = if dark { LABEL } else { Color32::from_gray(30) };
-    let row = LEGEND_PX * 1.5;
-    let sample = 26.0;
-    let pad = 8.0;
-    let font = FontId::proportional(LEGEND_PX);
+    // The legend sits on the screen, not in the zoomed scene: it grows with the interface's
+    // text, as presentation mode enlarges it.
+    let body = |style: &egui::Style| {
+        style
+            .text_styles
+            .get(&egui::TextStyle::Body)
+            .map_or(1.0, |f| f.size)
+    };
+    let scale = body(&painter.ctx().global_style()) / body(&egui::Style::default());
+    let legend_px = LEGEND_PX * scale;
+    let row = legend_px * 1.5;
+    let sample = 26.0 * scale;
+    let pad = 8.0 * scale;
+    let font = FontId::proportional(legend_px);
     let heading = painter.layout_no_wrap(legend.heading.clone(), font.clone(), text_color);
     let labels: Vec<_> = legend
         .entries
@@ -1147,7 +1157,11 @@ fn legend_shapes(
         .iter()
         .map(|g| sample + 8.0 + g.size().x)
         .fold(heading.size().x, f32::max)
-        .max(if legend.heat_scale { 160.0 } else { 0.0 });
+        .max(if legend.heat_scale {
+            160.0 * scale
+        } else {
+            0.0
+        });
     let height = row * (1.0 + scale_rows + labels.len() as f32);
     let rect = Rect::from_min_size(
         pos2(
@@ -1173,7 +1187,7 @@ fn legend_shapes(
     shapes.push(Shape::galley(pos2(x, y), heading, text_color));
     y += row;
     if legend.heat_scale {
-        let bar = Rect::from_min_size(pos2(x, y + 2.0), vec2(150.0, 10.0));
+        let bar = Rect::from_min_size(pos2(x, y + 2.0), vec2(150.0, 10.0) * scale);
         let mut mesh = Mesh::default();
         let stops = heat_stops();
         for pair in stops.windows(2) {
@@ -1204,7 +1218,7 @@ fn legend_shapes(
             ]);
         }
         shapes.push(Shape::mesh(mesh));
-        let small = FontId::proportional(LEGEND_PX * 0.85);
+        let small = FontId::proportional(legend_px * 0.85);
         for (u, text, align) in [
             (0.0, "0 %", Align2::LEFT_TOP),
             (0.5, "50 %", Align2::CENTER_TOP),
