@@ -2264,3 +2264,40 @@ fn the_inspector_says_a_bundled_link_is_one_of_several() {
         painted_texts(&harness)
     );
 }
+
+/// With more tabs than the bar can show, the tab just opened is scrolled into view (and a
+/// long design name is cut to fit, whole on hover).
+#[test]
+fn the_tab_just_opened_is_in_view() {
+    let width = 900.0;
+    let mut harness = Harness::builder()
+        .with_size(egui::vec2(width, 700.0))
+        .with_max_steps(12)
+        .build_eframe(|_cc| app());
+    for preset in [
+        "4 × Mac Studio, Thunderbolt 5 mesh",
+        "2 workstations × 4 RTX 4090 (8 GPUs), 25 GbE",
+        "4 workstations × 4 RTX 4090 (16 GPUs), 10 GbE switch",
+        "2 × DGX Spark, one QSFP cable",
+        "4 × HGX H100, 400G RoCE",
+    ] {
+        open_preset(&mut harness, preset);
+    }
+    harness.run();
+    let tabs = |h: &Harness<'_, RailyardApp>, label: &str| -> Vec<egui::Rect> {
+        h.query_all_by_label(label)
+            .map(|n| n.rect())
+            .filter(|r| r.min.y < 60.0)
+            .collect()
+    };
+    // The tabs together are wider than the window.
+    let first = tabs(&harness, "4 × Mac Studio M3 Ultra, Thunde…");
+    assert_eq!(first.len(), 1, "the first preset's tab, its name cut");
+    let last = tabs(&harness, "4 × HGX H100 on 400G RoCE");
+    assert_eq!(last.len(), 1);
+    assert!(
+        last[0].min.x >= 0.0 && last[0].max.x <= width,
+        "the active tab at {:?} is outside the {width}-point window",
+        last[0]
+    );
+}

@@ -140,6 +140,9 @@ pub struct RailyardApp {
     prefs: Prefs,
     tabs: Vec<Tab>,
     active: usize,
+    /// The tab the tab bar last scrolled into view (by id): a tab made active is brought into
+    /// view once, and the user's own scrolling is left alone after.
+    tab_in_view: Option<u64>,
     dialogs: Box<dyn FileDialogs>,
     clipboard: Option<Clip>,
     status: String,
@@ -202,6 +205,7 @@ impl RailyardApp {
             prefs,
             tabs: Vec::new(),
             active: 0,
+            tab_in_view: None,
             dialogs: Box::new(NativeDialogs),
             clipboard: None,
             status: "Ready. Drag parts from the left, or File > Open preset.".to_string(),

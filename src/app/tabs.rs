@@ -89,19 +89,27 @@ impl RailyardApp {
     }
 
     pub(super) fn tab_bar(&mut self, ui: &mut egui::Ui, events: &mut Vec<AppEvent>) {
+        let mut shown = self.tab_in_view;
         egui::Panel::top("tab-bar").show(ui, |ui| {
             egui::ScrollArea::horizontal().show(ui, |ui| {
                 ui.horizontal(|ui| {
                     for (i, tab) in self.tabs.iter().enumerate() {
                         let dirty = if tab.doc.is_dirty() { " •" } else { "" };
-                        let label = format!("{}{dirty}", tab.doc.title());
+                        let title = tab.doc.title();
+                        let label = format!("{}{dirty}", short_title(&title));
                         let r = ui.selectable_label(i == self.active, label);
                         if r.clicked() {
                             events.push(AppEvent::SwitchTab(i));
                         }
-                        if let Some(path) = tab.doc.path() {
-                            r.on_hover_text(path.display().to_string());
+                        if i == self.active && shown != Some(tab.id) {
+                            r.scroll_to_me(Some(egui::Align::Center));
+                            shown = Some(tab.id);
                         }
+                        let hover = match tab.doc.path() {
+                            Some(path) => format!("{title}\n{}", path.display()),
+                            None => title.clone(),
+                        };
+                        r.on_hover_text(hover);
                         if ui
                             .small_button("×")
                             .on_hover_text("Close this design")
@@ -120,6 +128,7 @@ impl RailyardApp {
                 });
             });
         });
+        self.tab_in_view = shown;
     }
 
     pub(super) fn close_prompt_window(&mut self, ctx: &egui::Context, events: &mut Vec<AppEvent>) {
@@ -187,5 +196,32 @@ impl RailyardApp {
                 ctx.send_viewport_cmd(egui::ViewportCommand::Close);
             }
         }
+    }
+}
+
+/// Characters of a design's name a tab shows; the whole name is on hover.
+const TAB_TITLE_CHARS: usize = 32;
+
+/// A long design name cut to fit a tab: "2 × workstation with 4 × RTX…".
+fn short_title(title: &str) -> String {
+    if title.chars().count() <= TAB_TITLE_CHARS {
+        return title.to_string();
+    }
+    let kept: String = title.chars().take(TAB_TITLE_CHARS - 1).collect();
+    format!("{}…", kept.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_title;
+
+    #[test]
+    fn long_names_are_cut_to_fit_a_tab() {
+        assert_eq!(short_title("saved.ron"), "saved.ron");
+        assert_eq!(
+            short_title("2 × workstation with 4 × RTX 4090, 25 GbE back to back"),
+            "2 × workstation with 4 × RTX 40…"
+        );
+        assert_eq!(short_title(&"x".repeat(32)), "x".repeat(32));
     }
 }
