@@ -523,6 +523,21 @@ pub fn colour_swatch(ui: &mut Ui, colour: Color32) {
 /// the column whose "make baseline" was clicked.
 fn table_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32]) -> Option<usize> {
     let mut new_baseline = None;
+    // The table scrolls sideways within the window, so that many columns neither widen the
+    // window past the screen nor stop the notes under it wrapping.
+    egui::ScrollArea::horizontal()
+        .id_salt("compare-table-scroll")
+        .show(ui, |ui| grid_ui(ui, c, colours, &mut new_baseline));
+    // Different GPU counts, and why a figure is unknown.
+    for note in c.notes() {
+        ui.weak(note);
+    }
+    new_baseline
+}
+
+/// The figures in rows, one column per design; `new_baseline` takes a column whose "make
+/// baseline" was clicked.
+fn grid_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32], new_baseline: &mut Option<usize>) {
     egui::Grid::new("compare-table")
         .striped(true)
         .num_columns(1 + c.scenarios.len())
@@ -533,7 +548,12 @@ fn table_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32]) -> Option<usize> {
                 ui.vertical(|ui| {
                     ui.horizontal(|ui| {
                         colour_swatch(ui, colours.get(i).copied().unwrap_or(Color32::GRAY));
-                        ui.strong(name);
+                        let short = super::tabs::short_title(name);
+                        if short == *name {
+                            ui.strong(name);
+                        } else {
+                            ui.strong(short).on_hover_text(name);
+                        }
                     });
                     if i == c.baseline {
                         ui.label(RichText::new("(baseline)").italics());
@@ -542,7 +562,7 @@ fn table_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32]) -> Option<usize> {
                         .on_hover_text("Measure the other designs against this one")
                         .clicked()
                     {
-                        new_baseline = Some(i);
+                        *new_baseline = Some(i);
                     }
                 });
             }
@@ -575,11 +595,6 @@ fn table_ui(ui: &mut Ui, c: &Comparison, colours: &[Color32]) -> Option<usize> {
                 ui.end_row();
             }
         });
-    // Different GPU counts, and why a figure is unknown.
-    for note in c.notes() {
-        ui.weak(note);
-    }
-    new_baseline
 }
 
 impl RailyardApp {

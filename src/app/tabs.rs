@@ -202,8 +202,8 @@ impl RailyardApp {
 /// Characters of a design's name a tab shows; the whole name is on hover.
 const TAB_TITLE_CHARS: usize = 32;
 
-/// A long design name cut to fit a tab: "2 × workstation with 4 × RTX…".
-fn short_title(title: &str) -> String {
+/// A long design name cut to fit a tab or a column: "2 × workstation with 4 × RTX…".
+pub(super) fn short_title(title: &str) -> String {
     if title.chars().count() <= TAB_TITLE_CHARS {
         return title.to_string();
     }
