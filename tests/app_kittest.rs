@@ -2301,3 +2301,20 @@ fn the_tab_just_opened_is_in_view() {
         last[0]
     );
 }
+
+/// A Mac has no NIC and no slot for one: the inspector says so instead of an empty list and
+/// a button that could only be refused.
+#[test]
+fn a_mac_in_the_inspector_offers_no_nic() {
+    let mut harness = harness(app());
+    open_preset(&mut harness, "4 × Mac Studio, Thunderbolt 5 mesh");
+    let mac = harness.state().document().design().devices[0].id;
+    {
+        let selection = &mut harness.state_mut().canvas_state_mut().selection;
+        selection.clear();
+        selection.devices.insert(mac);
+    }
+    harness.run();
+    harness.get_by_label_contains("this machine takes no add-in NIC");
+    assert!(harness.query_by_label("Add NIC").is_none());
+}

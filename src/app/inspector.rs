@@ -940,6 +940,12 @@ fn nics_ui(
 ) -> Option<u32> {
     // A NIC on another machine's board is no card to fit (GB10's ConnectX-7).
     let builtin = |id: &PartId| catalog.nic(id).is_some_and(|n| n.builtin);
+    // A machine with no NIC and no slot for one (a Mac) has nothing here to edit: its ports
+    // are its own (Thunderbolt, built-in Ethernet).
+    if nics.is_empty() && slots == Some(0) {
+        ui.weak("NICs: none; this machine takes no add-in NIC (its links use its own ports)");
+        return None;
+    }
     ui.label(format!("NICs ({}): NIC i is rail i", nics.len()));
     let mut remove = None;
     for (i, nic) in nics.iter_mut().enumerate() {
