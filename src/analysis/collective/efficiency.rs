@@ -174,10 +174,21 @@ pub fn stack_latency_us(tech: LinkTech, transport: Transport) -> f64 {
         (LinkTech::RoceV2 | LinkTech::Ethernet, Transport::Tcp) => SOCKET_MESSAGE_US,
         // ~300 µs per exchange over TCP in Mac clusters before RDMA: half of it one way.
         (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Tcp) => 150.0,
-        // RDMA over TB5: "single-digit µs" (exo), ~3 µs (NetworkChuck).
-        (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Rdma | Transport::Efa) => 5.0,
+        // RDMA over TB5 as MLX's JACCL pays it: an all-reduce of 4 KiB between two Mac minis
+        // (M4 Pro, macOS 26.3) took 25.5 µs, one message each way at once
+        // (hotwa/mlx-jaccl-cluster README at 0d78a206), MLX's dispatch to its CPU
+        // communication stream and back included; the link alone is 3 to 9 µs (NetworkChuck,
+        // exo users). It is the order of magnitude under the TCP ring's ~300 µs exchange that
+        // MLX's documentation gives.
+        (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Rdma | Transport::Efa) => {
+            JACCL_MESSAGE_US
+        }
     }
 }
+
+/// What a message costs MLX's JACCL over RDMA on Thunderbolt 5, one way, µs
+/// (`stack_latency_us`).
+pub const JACCL_MESSAGE_US: f64 = 25.0;
 
 /// Switch port-to-port latency when the catalog gives none, in µs.
 pub fn default_switch_latency_us(tech: LinkTech) -> f64 {

@@ -167,7 +167,7 @@ fn decode_waits(design: &Design, step_ms: Option<f64>, comm_ms: f64) -> Option<F
         } else if all_unified_memory(design) {
             "fewer Macs per replica where the model fits, with quantized weights if it would \
              not (--weights, or the sidebar's weights), or Thunderbolt 5 with RDMA (MLX's \
-             JACCL: a few µs per message, not a TCP exchange) and every pair of Macs cabled \
+             JACCL: about 25 µs per message, not a ~300 µs TCP exchange) and every pair of Macs cabled \
              (JACCL's mesh: one message per all-reduce); `workload --serving --search` tries \
              the splits"
         } else {
