@@ -17,6 +17,10 @@ pub const PUBLIC_MEASURED: &str = include_str!("../../assets/validation/measured
 pub const PUBLIC_SYSTEMS: &str = include_str!("../../assets/validation/systems.csv");
 pub const PUBLIC_DESIGNS: &[(&str, &str)] = &[
     (
+        "mac-mini-m4-pro-pair-jaccl.ron",
+        include_str!("../../assets/validation/mac-mini-m4-pro-pair-jaccl.ron"),
+    ),
+    (
         "dgx-h100.ron",
         include_str!("../../assets/validation/dgx-h100.ron"),
     ),
