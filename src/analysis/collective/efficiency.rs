@@ -178,8 +178,8 @@ pub fn stack_latency_us(tech: LinkTech, transport: Transport) -> f64 {
         // (M4 Pro, macOS 26.3) took 25.5 µs, one message each way at once
         // (hotwa/mlx-jaccl-cluster README at 0d78a206), MLX's dispatch to its CPU
         // communication stream and back included; the link alone is 3 to 9 µs (NetworkChuck,
-        // exo users). It is the order of magnitude under the TCP ring's ~300 µs exchange that
-        // MLX's documentation gives.
+        // exo users): an order of magnitude under the TCP ring's ~300 µs exchange, as
+        // MLX's documentation says of the two.
         (LinkTech::Thunderbolt4 | LinkTech::Thunderbolt5, Transport::Rdma | Transport::Efa) => {
             JACCL_MESSAGE_US
         }
