@@ -198,6 +198,12 @@ fn a_csv_edge_list_places_devices_by_tier_and_names_its_placeholders() {
         unknown.message
     );
     assert_eq!(unknown.devices.len(), 7);
+    // Each placeholder has the NIC slots its links use (carrying its unknown part, named
+    // once with it): the unknown part is the one thing to fix, not a link on a missing NIC.
+    assert!(
+        found.iter().all(|c| c.code != codes::PORTS_OVER_CAPACITY),
+        "{found:?}"
+    );
 }
 
 #[test]

@@ -37,7 +37,14 @@ pub(super) fn check_parts<'a>(checked: &CheckedDesign<'a>, out: &mut Vec<Finding
         |id: &'a PartId, expected: Option<PartCategory>, billed: bool, device| match checked
             .part(id)
         {
-            None => missing.entry(id.clone()).or_default().devices.push(device),
+            None => {
+                // A device and its NICs may name the same missing part (an imported
+                // placeholder): the device is named once.
+                let devices = &mut missing.entry(id.clone()).or_default().devices;
+                if devices.last() != Some(&device) {
+                    devices.push(device);
+                }
+            }
             Some(part) => {
                 if let Some(expected) = expected
                     && part.category() != expected

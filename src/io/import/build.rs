@@ -15,7 +15,7 @@ use crate::model::ports::{PortKind, port_groups};
 use crate::model::validate::validate;
 use crate::model::{
     Bandwidth, Catalog, Design, Device, DeviceId, DeviceKind, Endpoint, Host, Link, LinkTech,
-    PartCategory, PartId, Port, Pos, Switch, SwitchFeatures, SwitchRole,
+    NicSlot, PartCategory, PartId, Port, Pos, Switch, SwitchFeatures, SwitchRole,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -177,6 +177,9 @@ impl<'c> Importer<'c> {
                 Ok(Endpoint::new(id, port))
             };
             let (end_a, end_b) = (end(a)?, end(b)?);
+            for end in [end_a, end_b] {
+                give_placeholder_its_nic(self.catalog, &mut self.design, end);
+            }
             let link = Link::new(end_a, end_b, named.tech, named.rate).with_lanes(named.lanes);
             self.design.add_link(link);
         }
@@ -467,6 +470,37 @@ fn free_port(
                 tech.label()
             )
         })
+}
+
+/// A placeholder's link on NIC slot k gets the slot: the design stays whole (no link on a
+/// NIC the device lacks), and the NIC carries the placeholder's own unknown part, which
+/// the checks name with it until the user picks both.
+fn give_placeholder_its_nic(catalog: &Catalog, design: &mut Design, end: Endpoint) {
+    let Port::Nic(slot) = end.port else {
+        return;
+    };
+    let Some(device) = design.device_mut(end.device) else {
+        return;
+    };
+    if !is_placeholder(catalog, device) {
+        return;
+    }
+    let part = device
+        .kind
+        .model_part()
+        .cloned()
+        .unwrap_or_else(|| PartId::new(UNKNOWN_PART));
+    let nics = match &mut device.kind {
+        DeviceKind::GpuNode(n) => &mut n.nics,
+        DeviceKind::Host(h) => &mut h.nics,
+        _ => return,
+    };
+    while nics.len() <= slot as usize {
+        nics.push(NicSlot {
+            part: part.clone(),
+            gpudirect: false,
+        });
+    }
 }
 
 fn is_placeholder(catalog: &Catalog, device: &Device) -> bool {
