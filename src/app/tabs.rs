@@ -105,11 +105,13 @@ impl RailyardApp {
                             r.scroll_to_me(Some(egui::Align::Center));
                             shown = Some(tab.id);
                         }
-                        let hover = match tab.doc.path() {
-                            Some(path) => format!("{title}\n{}", path.display()),
-                            None => title.clone(),
-                        };
-                        r.on_hover_text(hover);
+                        // Built only while hovered: the whole name, and the file.
+                        r.on_hover_ui(|ui| {
+                            ui.label(&title);
+                            if let Some(path) = tab.doc.path() {
+                                ui.label(path.display().to_string());
+                            }
+                        });
                         if ui
                             .small_button("×")
                             .on_hover_text("Close this design")

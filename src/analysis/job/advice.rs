@@ -113,6 +113,8 @@ fn training_waits(
 /// benchmarks_03_2024.md at 4cd69234) reserved 10.22 GiB for 9.16 allocated and 10.24 for
 /// 8.28, 11.6 % and 23.7 % more. The smaller is the floor taken here.
 const ALLOCATOR_RESERVE_SHARE: f64 = 10.22 / 9.16 - 1.0;
+/// The other run's share, quoted beside the floor.
+const ALLOCATOR_RESERVE_SHARE_HIGH: f64 = 10.24 / 8.28 - 1.0;
 
 /// A training layout whose free memory is less than the allocator's reserve over the
 /// modelled tensors alone (before the CUDA context and NCCL's buffers, which the model
@@ -129,9 +131,11 @@ fn little_headroom(design: &Design, need_gib: f64, have_gib: f64) -> Option<Find
         code: "little-memory-headroom",
         message: format!(
             "the layout leaves {free:.1} of {have_gib:.0} GiB per GPU free, less than \
-             PyTorch's allocator held beyond its tensors in published runs (12 to 24 %: \
+             PyTorch's allocator held beyond its tensors in published runs ({:.0} to {:.0} %: \
              {reserve:.1} GiB here), before the CUDA context and NCCL's buffers: it may run \
-             out of memory"
+             out of memory",
+            ALLOCATOR_RESERVE_SHARE * 100.0,
+            ALLOCATOR_RESERVE_SHARE_HIGH * 100.0
         ),
         devices: nodes(design),
         links: Vec::new(),

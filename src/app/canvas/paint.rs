@@ -1125,6 +1125,19 @@ fn faded(Rgb(r, g, b): Rgb, dark: bool) -> Rgb {
     Rgb(mix(r), mix(g), mix(b))
 }
 
+/// The body text's size in `style`.
+fn body_size(style: &egui::Style) -> f32 {
+    style
+        .text_styles
+        .get(&egui::TextStyle::Body)
+        .map_or(1.0, |f| f.size)
+}
+
+/// egui's own body size, against which the interface's text is scaled: read once, not built
+/// from a fresh `Style` every frame.
+static DEFAULT_BODY_SIZE: std::sync::LazyLock<f32> =
+    std::sync::LazyLock::new(|| body_size(&egui::Style::default()));
+
 fn legend_shapes(
     painter: &Painter,
     legend: &Legend,
@@ -1134,13 +1147,7 @@ fn legend_shapes(
     let text_color = if dark { LABEL } else { Color32::from_gray(30) };
     // The legend sits on the screen, not in the zoomed scene: it grows with the interface's
     // text, as presentation mode enlarges it.
-    let body = |style: &egui::Style| {
-        style
-            .text_styles
-            .get(&egui::TextStyle::Body)
-            .map_or(1.0, |f| f.size)
-    };
-    let scale = body(&painter.ctx().global_style()) / body(&egui::Style::default());
+    let scale = body_size(&painter.ctx().global_style()) / *DEFAULT_BODY_SIZE;
     let legend_px = LEGEND_PX * scale;
     let row = legend_px * 1.5;
     let sample = 26.0 * scale;
