@@ -896,13 +896,33 @@ fn sidebar_gives_advice_and_times_a_training_step() {
         step.assumes
     );
     assert!(harness.query_by_label("Step unknown").is_none());
+    // The step known, Thunderbolt stays a note that says how much of the step it exposes.
+    let thunderbolt = |analysis: &railyard::analysis::Assessment| {
+        analysis
+            .advice
+            .iter()
+            .find(|f| f.code == "thunderbolt")
+            .cloned()
+            .expect("a thunderbolt finding")
+    };
+    let timed = thunderbolt(&analysis);
+    assert_eq!(
+        timed.severity,
+        railyard::analysis::collective::Severity::Info
+    );
+    assert!(
+        timed.message.contains("this job's step leaves"),
+        "{}",
+        timed.message
+    );
     harness.get_by_label("own kernel efficiency").click();
     wait_for_analysis(&mut harness);
     assert_eq!(harness.state().prefs().workload.efficiency, None);
     harness.get_by_label("Step unknown");
-    // With data parallelism to run, Thunderbolt is no longer a note but a warning.
+    // With data parallelism to run and the step unknown, Thunderbolt is a warning.
+    let (_, analysis) = harness.state().analysis().expect("an analysis");
     assert_eq!(
-        analysis.advice[0].severity,
+        thunderbolt(&analysis).severity,
         railyard::analysis::collective::Severity::Warning
     );
 

@@ -699,6 +699,65 @@ fn a_step_that_waits_longer_than_it_computes_is_called_communication_bound() {
     assert_eq!(f.devices.len(), 2);
 }
 
+/// Four Mac Studios on Thunderbolt 5 training Llama 8B data-parallel at a user's 40 %: the
+/// network rule alone warns of Thunderbolt under any data-parallel training. The step, known
+/// here, exposes only the last 40M-parameter bucket's all-reduce: 80 MB in bf16, of which the
+/// mesh's reduce-scatter and all-gather put 2 × 80 / 4 = 40 MB on each cable, 5.2 ms at the
+/// ~61 Gb/s JACCL reaches (5.24 ms with its per-message costs), in a step of 1.62 h. The
+/// finding becomes a note with the step's own figures. With four sequences of 64 tokens the
+/// gradients' exchange outlasts the compute and it stays a warning, beside
+/// `communication-bound`.
+#[test]
+fn thunderbolt_is_a_warning_only_when_the_step_waits_on_it() {
+    use railyard::analysis::collective::Workload;
+    use railyard::analysis::finding::Severity;
+    use railyard::analysis::job::JobOutcome;
+    use railyard::model::units::time_text;
+
+    let catalog = Catalog::builtin();
+    let design = preset("mac-studio-tb5-x4.ron");
+    let run = |global_batch: u32, seq_len: u32| {
+        let mut w = Workload::named("llama-8b").expect("built in");
+        (w.tp, w.pp, w.dp) = (1, 1, Some(4));
+        (w.micro_batch, w.global_batch, w.seq_len) = (1, global_batch, seq_len);
+        w.efficiency = Some(0.4);
+        let a = assessed_with(&design, &catalog, w);
+        let Some(Ok(JobOutcome::Training { step, .. })) = a.job else {
+            panic!("a training step: {:?}", a.job);
+        };
+        let codes: Vec<&str> = a.advice.iter().map(|f| f.code).collect();
+        let bound = codes.contains(&"communication-bound");
+        let tb = a
+            .advice
+            .into_iter()
+            .find(|f| f.code == "thunderbolt")
+            .unwrap_or_else(|| panic!("thunderbolt finding: {codes:?}"));
+        (step, tb, bound)
+    };
+    let (step, tb, bound) = run(512, 8192);
+    let (exposed, total) = (step.exposed_comm_ms.unwrap(), step.step_ms.unwrap());
+    assert!(exposed < step.compute_ms.unwrap() && !bound);
+    assert_eq!(tb.severity, Severity::Info, "{}", tb.message);
+    // 5.24 ms of 1.62 h: 9 × 10⁻⁷ of the step.
+    assert_eq!(
+        (time_text(exposed * 1e3), time_text(total * 1e3)),
+        ("5.24 ms".to_string(), "1.62 h".to_string())
+    );
+    assert!(
+        tb.message.ends_with(
+            "; this job's step leaves 5.24 ms of communication exposed, under 0.01 % of its 1.62 h"
+        ),
+        "{}",
+        tb.message
+    );
+
+    let (step, tb, bound) = run(4, 64);
+    assert!(step.exposed_comm_ms.unwrap() > step.compute_ms.unwrap());
+    assert!(bound);
+    assert_eq!(tb.severity, Severity::Warning, "{}", tb.message);
+    assert!(!tb.message.contains("this job's step"), "{}", tb.message);
+}
+
 /// Serving Llama 8B at TP 4 on the same boxes: each token's all-reduces cross PCIe through
 /// host memory and take longer than reading the weights and cache, and the advice says so
 /// with the decode step's own figures.

@@ -311,7 +311,10 @@ pub enum JobDetail {
     Serving(Box<ServingResult>),
 }
 
-/// Runs the job on the design: exit 2 with the reason where it cannot run.
+/// Runs the job on the design: exit 2 with the reason where it cannot run. `timed` is the
+/// step the assessment already worked out for the same job (the sidebar's), used as it is so
+/// that the step and the advice printed beside it agree.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run_job(
     file: &Path,
     design: &Design,
@@ -320,6 +323,7 @@ pub(super) fn run_job(
     routing: Routing,
     a: &JobArgs,
     (capital_usd, power_w): (f64, f64),
+    timed: Option<&TrainingStep>,
 ) -> anyhow::Result<(JobFigures, JobDetail)> {
     let name = &chosen.training.model.name;
     // Money at the command line's PUE, price and write-off, for training or serving; the
@@ -383,6 +387,8 @@ pub(super) fn run_job(
         )
         .with_context(|| format!("{}: cannot train {name}", file.display()))?;
         (found.best[0].clone(), Some(found))
+    } else if let Some(step) = timed {
+        (step.clone(), None)
     } else {
         let step = training_step(design, catalog, &chosen.training, routing)
             .map_err(|e| match e {

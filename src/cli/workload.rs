@@ -8,7 +8,9 @@ use super::eval::{AdviceReport, BottleneckReport, advice_lines};
 use super::{count_of, job, load, write_stdout};
 use crate::analysis::collective::{self, CollectiveError, Routing};
 use crate::analysis::finding::Finding;
-use crate::analysis::job::{SERVING_LAYOUTS_SHOWN, ServingLayout, search_serving};
+use crate::analysis::job::{
+    JobOutcome, SERVING_LAYOUTS_SHOWN, ServingLayout, TrainingStep, search_serving,
+};
 use crate::analysis::metrics::Metrics;
 use crate::analysis::{Question, assess};
 use crate::model::units::{group_thousands, time_text, trim_number};
@@ -345,7 +347,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         &args.job,
         design.gpu_count(),
     );
-    let run_job = |chosen: &job::Chosen, metrics: &Metrics| {
+    let run_job = |chosen: &job::Chosen, metrics: &Metrics, timed: Option<&TrainingStep>| {
         job::run_job(
             &args.file,
             &design,
@@ -354,6 +356,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
             args.routing,
             &args.job,
             (metrics.cost.total.0, metrics.power.0),
+            timed,
         )
     };
     // A search runs first: the communication, the mapping and the advice below then describe
@@ -387,6 +390,7 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         let found = run_job(
             &chosen,
             &assess(&design, catalog, &Question::metrics_only()).metrics,
+            None,
         )?;
         if let job::JobDetail::Search { found: s, .. } = &found.1 {
             job::take_layout(&mut chosen.training, &s.best[0]);
@@ -395,16 +399,9 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
     } else {
         None
     };
-    // The communication the job model stands on, as the sidebar shows it: a built-in
-    // model keeps its published parameter counts (the sidebar, `compare` and `report` use
-    // them); the layout and batch are the command line's.
+    // The communication the job model stands on, as the sidebar shows it (a built-in model
+    // with its published parameter counts); the layout and batch are the command line's.
     let mut w = chosen.training.comm_workload();
-    if let Some(base) = &base {
-        w.params = base.params;
-        if let (Some(moe), Some(base_moe)) = (&mut w.moe, &base.moe) {
-            moe.expert_params = base_moe.expert_params;
-        }
-    }
     w.serving = args.serving;
     if let Some(s) = &chosen.serving {
         w.serving_batch = Some(s.batch);
@@ -435,7 +432,15 @@ pub(super) fn run(args: &WorkloadArgs, catalog: &Catalog) -> anyhow::Result<()> 
         .with_context(|| format!("{}: cannot model {}", args.file.display(), w.name))?;
     let (figures, detail) = match searched {
         Some(found) => found,
-        None => run_job(&chosen, &a.metrics)?,
+        // The assessment's own step where it timed one (a built-in model that fits): the
+        // sidebar's figures, which its advice quotes.
+        None => {
+            let timed = match &a.job {
+                Some(Ok(JobOutcome::Training { step, .. })) => Some(step.as_ref()),
+                _ => None,
+            };
+            run_job(&chosen, &a.metrics, timed)?
+        }
     };
     let advice = a.advice;
     let in_switch = collective::logical::in_switch_hardware(&design, catalog)

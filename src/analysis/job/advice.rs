@@ -25,6 +25,7 @@ pub fn add_job_advice(advice: &mut Vec<Finding>, design: &Design, job: &JobOutco
                 step.memory_gib_per_gpu,
                 step.gpu_memory_gib,
             ));
+            thunderbolt_in_the_step(advice, step);
         }
         JobOutcome::Serving(r) => {
             advice.extend(decode_waits(design, r.decode_step_ms, r.decode_comm_ms));
@@ -106,6 +107,45 @@ fn training_waits(
         links,
         suggestion: suggestion.into(),
     })
+}
+
+/// The network rules warn of Thunderbolt under any training that sends gradients across it,
+/// not knowing the step. Where the step is known, its own figure decides: a step that waits
+/// on communication longer than it computes is already warned of (`communication-bound`);
+/// otherwise the Thunderbolt finding is a note that says how much of the step is exposed.
+fn thunderbolt_in_the_step(advice: &mut [Finding], step: &super::training::TrainingStep) {
+    let (Some(compute_ms), Some(step_ms), Some(exposed_ms)) =
+        (step.compute_ms, step.step_ms, step.exposed_comm_ms)
+    else {
+        return;
+    };
+    let Some(finding) = advice.iter_mut().find(|f| f.code == "thunderbolt") else {
+        return;
+    };
+    if exposed_ms > compute_ms || step_ms <= 0.0 {
+        return;
+    }
+    finding.severity = Severity::Info;
+    finding.message.push_str(&format!(
+        "; this job's step leaves {} of communication exposed, {} of its {}",
+        time_text(exposed_ms * 1e3),
+        share_text(exposed_ms / step_ms),
+        time_text(step_ms * 1e3),
+    ));
+}
+
+/// A share as a percentage with the digits a small one needs ("0.01 %", "4.2 %", "37 %").
+fn share_text(share: f64) -> String {
+    let percent = share * 100.0;
+    if percent >= 10.0 {
+        format!("{percent:.0} %")
+    } else if percent >= 1.0 {
+        format!("{percent:.1} %")
+    } else if percent >= 0.01 {
+        format!("{percent:.2} %")
+    } else {
+        "under 0.01 %".to_string()
+    }
 }
 
 /// What PyTorch's caching allocator held beyond the tensors it had allocated, at the peak of

@@ -127,20 +127,37 @@ impl TrainingJob {
         })
     }
 
-    /// The communication the collective model times: the same job as a `Workload`.
+    /// The built-in workload of the same name, when the job's model is that built-in's
+    /// shape (a user's model file that reuses the name is not).
+    fn published_workload(&self) -> Option<Workload> {
+        let mut builtin = super::model::named_model(&self.model.name)?;
+        builtin.seq_len = self.model.seq_len;
+        (builtin == self.model)
+            .then(|| Workload::named(&self.model.name))
+            .flatten()
+    }
+
+    /// The communication the collective model times: the same job as a `Workload`. A
+    /// built-in model's gradients are its published parameter counts, as its `Workload`
+    /// carries them (DeepSeek-V3's 671B, which the shape counted here approximates as 669B),
+    /// so that the sidebar, `workload`, `compare` and the layout search time one exchange.
     pub fn comm_workload(&self) -> Workload {
         let m = &self.model;
         let adapters = (!self.finetune.is_full()).then(|| TrainedWeights::of(m, self.finetune));
+        let published = self.published_workload();
         let moe = m.experts.filter(|e| *e > 1).map(|experts| Moe {
             experts,
             top_k: m.top_k.unwrap_or(1),
             layers: m.moe_layers(),
-            expert_params: m.all_expert_params(),
+            expert_params: published
+                .as_ref()
+                .and_then(|w| w.moe)
+                .map_or_else(|| m.all_expert_params(), |moe| moe.expert_params),
             ep: self.ep,
         });
         Workload {
             name: m.name.clone(),
-            params: m.params(),
+            params: published.as_ref().map_or_else(|| m.params(), |w| w.params),
             layers: m.layers,
             hidden: m.hidden,
             seq_len: m.seq_len,
