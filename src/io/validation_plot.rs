@@ -25,7 +25,8 @@ pub struct PlotSeries {
     pub points: Vec<PlotPoint>,
 }
 
-/// Distinct colours for up to twenty systems (then they repeat), readable on white.
+/// Distinct colours for up to twenty systems, readable on white; past twenty the colours come
+/// round again with another marker (`Marker`).
 const PALETTE: [&str; 20] = [
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
     "#7f7f7f", "#bcbd22", "#393b79", "#637939", "#e6550d", "#31a354", "#756bb1", "#3182bd",
@@ -39,6 +40,59 @@ const GAP: f64 = 110.0;
 const LEGEND_WIDTH: f64 = 250.0;
 /// The error panel's vertical range (%): rows further off sit on its edge as open triangles.
 const ERROR_RANGE: f64 = 100.0;
+
+/// Height of one legend line, px.
+const LEGEND_LINE: f64 = 18.0;
+
+/// A system's marker: the colours' first round draws circles, the second squares, the third
+/// diamonds, so that no two of sixty systems look alike.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Marker {
+    Circle,
+    Square,
+    Diamond,
+}
+
+impl Marker {
+    /// The marker and colour of the `n`th system drawn.
+    fn of(n: usize) -> (Marker, &'static str) {
+        let marker = match (n / PALETTE.len()) % 3 {
+            0 => Marker::Circle,
+            1 => Marker::Square,
+            _ => Marker::Diamond,
+        };
+        (marker, PALETTE[n % PALETTE.len()])
+    }
+
+    /// The marker centred on (x, y), `r` from its centre to its edge; `class` names what it
+    /// stands for (a row on the time panel, its error, or nothing for the legend).
+    fn draw(self, class: &str, (x, y): (f64, f64), r: f64, fill: &str, stroke: &str) -> String {
+        let class = if class.is_empty() {
+            String::new()
+        } else {
+            format!(r#"class="{class}" "#)
+        };
+        match self {
+            Marker::Circle => format!(
+                r#"<circle {class}cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{fill}" stroke="{stroke}"/>"#
+            ),
+            Marker::Square => format!(
+                r#"<rect {class}x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="{stroke}"/>"#,
+                x - r,
+                y - r,
+                2.0 * r,
+                2.0 * r
+            ),
+            Marker::Diamond => format!(
+                r#"<path {class}d="M{x:.1},{:.1} L{:.1},{y:.1} L{x:.1},{:.1} L{:.1},{y:.1} Z" fill="{fill}" stroke="{stroke}"/>"#,
+                y - r - 1.0,
+                x + r + 1.0,
+                y + r + 1.0,
+                x - r - 1.0
+            ),
+        }
+    }
+}
 
 /// A linear map from `[lo, hi]` to `[a, b]` (pixels).
 fn scale(x: f64, lo: f64, hi: f64, a: f64, b: f64) -> f64 {
@@ -93,7 +147,10 @@ fn decade_label(log10_us: f64) -> String {
 /// The figure for `series`.
 pub fn validation_svg(title: &str, series: &[PlotSeries]) -> String {
     let width = MARGIN_LEFT + PANEL + GAP + PANEL + 40.0 + LEGEND_WIDTH;
-    let height = MARGIN_TOP + PANEL + 70.0;
+    // Tall enough for the panels and for every system's line of the legend.
+    let drawn = series.iter().filter(|s| !s.points.is_empty()).count();
+    let legend_bottom = MARGIN_TOP + 6.0 + (drawn as f64 + 1.0) * LEGEND_LINE + 12.0;
+    let height = (MARGIN_TOP + PANEL + 70.0).max(legend_bottom.ceil());
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -227,11 +284,8 @@ pub fn validation_svg(title: &str, series: &[PlotSeries]) -> String {
     // The rows, one colour per system.
     let legend_x = right2 + 40.0;
     let mut legend_y = top + 6.0;
-    for (i, series) in series.iter().enumerate() {
-        if series.points.is_empty() {
-            continue;
-        }
-        let color = PALETTE[i % PALETTE.len()];
+    for (n, series) in series.iter().filter(|s| !s.points.is_empty()).enumerate() {
+        let (marker, color) = Marker::of(n);
         let _ = writeln!(
             s,
             r#"<g class="series" data-label="{}">"#,
@@ -244,9 +298,14 @@ pub fn validation_svg(title: &str, series: &[PlotSeries]) -> String {
             let fill = if p.counted { color } else { "none" };
             let _ = writeln!(
                 s,
-                r#"<circle class="row" cx="{:.1}" cy="{:.1}" r="3" fill="{fill}" stroke="{color}"/>"#,
-                tx(p.measured_us),
-                ty(p.predicted_us)
+                "{}",
+                marker.draw(
+                    "row",
+                    (tx(p.measured_us), ty(p.predicted_us)),
+                    3.0,
+                    fill,
+                    color
+                )
             );
             let pct = (p.predicted_us / p.measured_us - 1.0) * 100.0;
             let (x, y) = (ex(p.bytes), ey(pct.clamp(-ERROR_RANGE, ERROR_RANGE)));
@@ -264,23 +323,19 @@ pub fn validation_svg(title: &str, series: &[PlotSeries]) -> String {
                     y + dy
                 );
             } else {
-                let _ = writeln!(
-                    s,
-                    r#"<circle class="error" cx="{x:.1}" cy="{y:.1}" r="3" fill="{fill}" stroke="{color}"/>"#
-                );
+                let _ = writeln!(s, "{}", marker.draw("error", (x, y), 3.0, fill, color));
             }
         }
         let _ = writeln!(s, "</g>");
         let _ = writeln!(
             s,
-            r#"<circle cx="{:.1}" cy="{:.1}" r="4" fill="{color}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-            legend_x + 4.0,
-            legend_y,
+            r#"{}<text x="{:.1}" y="{:.1}">{}</text>"#,
+            marker.draw("", (legend_x + 4.0, legend_y), 4.0, color, color),
             legend_x + 14.0,
             legend_y + 4.0,
             xml_escape(&series.label)
         );
-        legend_y += 18.0;
+        legend_y += LEGEND_LINE;
     }
     let _ = writeln!(
         s,
@@ -378,5 +433,35 @@ mod tests {
             svg.contains(&format!(r#"class="band" x="{split:.1}""#)),
             "{svg}"
         );
+    }
+
+    #[test]
+    fn more_systems_than_colours_get_other_markers_and_the_legend_fits() {
+        let series: Vec<PlotSeries> = (0..42)
+            .map(|i| PlotSeries {
+                label: format!("S{i}"),
+                points: vec![PlotPoint {
+                    bytes: 1 << 20,
+                    measured_us: 10.0,
+                    predicted_us: 11.0,
+                    counted: true,
+                }],
+            })
+            .collect();
+        let svg = validation_svg("t", &series);
+        // 20 circles, 20 squares, 2 diamonds: on each panel, and one each in the legend.
+        assert_eq!(svg.matches(r#"<circle class="row""#).count(), 20);
+        assert_eq!(svg.matches(r#"<rect class="row""#).count(), 20);
+        assert_eq!(svg.matches(r#"<path class="row""#).count(), 2);
+        assert_eq!(svg.matches(r#"<rect class="error""#).count(), 20);
+        // System 21 wears system 1's colour, as a square.
+        assert!(svg.contains(r##"<rect class="row" x="##));
+        assert_eq!(
+            svg.matches(r##"fill="#1f77b4" stroke="#1f77b4""##).count(),
+            9
+        );
+        // 42 systems and the hollow key, 18 px each from 56 px down, and 12 px under them:
+        // 50 + 6 + 43 × 18 + 12 = 842 px, taller than the panels' 480.
+        assert!(svg.contains(r#"height="842""#), "{}", &svg[..200]);
     }
 }

@@ -76,6 +76,14 @@ pub const PUBLIC_DESIGNS: &[(&str, &str)] = &[
         "gb200-nvl72-rack.ron",
         include_str!("../../assets/validation/gb200-nvl72-rack.ron"),
     ),
+    (
+        "hgx-h100-2node-ib.ron",
+        include_str!("../../assets/validation/hgx-h100-2node-ib.ron"),
+    ),
+    (
+        "hgx-h100-4node-ib.ron",
+        include_str!("../../assets/validation/hgx-h100-4node-ib.ron"),
+    ),
 ];
 
 /// The rows of one system, on its design (which runs the release the system ran).
