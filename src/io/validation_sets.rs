@@ -84,6 +84,10 @@ pub const PUBLIC_DESIGNS: &[(&str, &str)] = &[
         "hgx-h100-4node-ib.ron",
         include_str!("../../assets/validation/hgx-h100-4node-ib.ron"),
     ),
+    (
+        "hgx-h100-8node-ib.ron",
+        include_str!("../../assets/validation/hgx-h100-8node-ib.ron"),
+    ),
 ];
 
 /// The rows of one system, on its design (which runs the release the system ran).
