@@ -228,6 +228,10 @@ pub struct Evidence {
     pub lowest_error: f64,
     pub median_error: f64,
     pub highest_error: f64,
+    /// The fewest and the most GPUs the measured runs had, and the GPUs of the collective they
+    /// are held against: across nodes a pair of nodes speaks for a whole fabric, and says so.
+    pub measured_gpus: (u32, u32),
+    pub on_gpus: u32,
 }
 
 impl Evidence {
@@ -246,17 +250,40 @@ impl Evidence {
             [] => String::new(),
         };
         let rows = if self.rows == 1 { "row" } else { "rows" };
+        let scale = self
+            .other_scale()
+            .map_or_else(String::new, |gpus| format!(" on {gpus}"));
         format!(
-            "Published runs of its kind ({kind}; {systems}, {} {rows} {span}): the model's time \
-             was {} (railyard validate lists the rows).",
+            "Published runs of its kind ({kind}; {systems}{scale}, {} {rows} {span}): the \
+             model's time was {} (railyard validate lists the rows).",
             self.rows,
             self.spread(" the measured")
         )
     }
 
-    /// "Published runs of this kind: 17–53 % under measured, median 39 %": the sidebar's line.
+    /// "Published runs of this kind: 17–53 % under measured, median 39 %": the sidebar's line,
+    /// naming the runs' size where it is not the collective's ("…, on 16 GPUs: …").
     pub fn short_text(&self) -> String {
-        format!("Published runs of this kind: {}", self.spread(" measured"))
+        let scale = self
+            .other_scale()
+            .map_or_else(String::new, |gpus| format!(", on {gpus}"));
+        format!(
+            "Published runs of this kind{scale}: {}",
+            self.spread(" measured")
+        )
+    }
+
+    /// "16 GPUs" or "16–64 GPUs" when the measured runs were not of the collective's size.
+    fn other_scale(&self) -> Option<String> {
+        let (fewest, most) = self.measured_gpus;
+        if (fewest..=most).contains(&self.on_gpus) {
+            return None;
+        }
+        Some(if fewest == most {
+            format!("{fewest} GPUs")
+        } else {
+            format!("{fewest}–{most} GPUs")
+        })
     }
 
     /// "17–53 % under{measured}, median 39 %", or "from 26 % under to 34 % over{measured},
@@ -298,7 +325,7 @@ fn speaking_rows<'a>(
     class: &'a SystemClass,
     query: &'a CollectiveQuery,
     gpus: u32,
-) -> impl Iterator<Item = (&'a str, &'a RowPrediction)> + 'a {
+) -> impl Iterator<Item = (&'a str, &'a RowPrediction, u32)> + 'a {
     // A few GPUs of a fabric of many nodes may all sit in one: no measured kind says which.
     let whole = class.network.is_none() || gpus == class.gpus;
     published
@@ -315,7 +342,7 @@ fn speaking_rows<'a>(
                 && row.protocol == query.protocol
                 && class.matches(gpus, &set.class, row.gpus.unwrap_or(set.class.gpus))
         })
-        .map(|(set, p)| (set.prefix.as_str(), p))
+        .map(|(set, p)| (set.prefix.as_str(), p, p.row.gpus.unwrap_or(set.class.gpus)))
 }
 
 /// What the rows that speak for `query` (see `speaking_rows`) say from half to twice its
@@ -331,9 +358,12 @@ pub fn evidence(
     let mut systems: Vec<String> = Vec::new();
     let mut errors = Vec::new();
     let (mut smallest, mut largest) = (u64::MAX, 0);
-    for (prefix, p) in
-        speaking_rows(published, class, query, gpus).filter(|(_, p)| near(p.row.bytes))
+    let (mut fewest, mut most) = (u32::MAX, 0);
+    for (prefix, p, measured_gpus) in
+        speaking_rows(published, class, query, gpus).filter(|(_, p, _)| near(p.row.bytes))
     {
+        fewest = fewest.min(measured_gpus);
+        most = most.max(measured_gpus);
         let system = prefix.trim_end_matches('-');
         if !systems.iter().any(|s| s == system) {
             systems.push(system.to_string());
@@ -352,6 +382,8 @@ pub fn evidence(
         lowest_error: errors[0],
         median_error: median,
         highest_error: errors[errors.len() - 1],
+        measured_gpus: (fewest, most),
+        on_gpus: gpus,
     })
 }
 
@@ -378,8 +410,8 @@ pub fn measured_points(
     gpus: u32,
 ) -> Vec<MeasuredPoint> {
     speaking_rows(published, class, query, gpus)
-        .filter(|(_, p)| p.error > -1.0 && p.predicted_time_us > 0.0)
-        .map(|(prefix, p)| MeasuredPoint {
+        .filter(|(_, p, _)| p.error > -1.0 && p.predicted_time_us > 0.0)
+        .map(|(prefix, p, _)| MeasuredPoint {
             system: prefix.trim_end_matches('-').to_string(),
             bytes: p.row.bytes,
             time_us: p.measured_time_us(),
@@ -512,6 +544,8 @@ mod tests {
             lowest_error: lowest,
             median_error: median,
             highest_error: highest,
+            measured_gpus: (8, 8),
+            on_gpus: 8,
         }
         .text("8 Ampere GPUs on NVSwitch in one node, NCCL")
     }
@@ -650,15 +684,29 @@ mod tests {
         let published = Published {
             sets: vec![PublishedSet {
                 prefix: "NC209-".into(),
-                class: measured_pair,
+                class: measured_pair.clone(),
                 rows: vec![row(Op::AllReduce, 1 << 30, 0.34)],
             }],
         };
         let query = CollectiveQuery::new(Op::AllReduce, Bytes(1 << 30));
         let sixteen = class(GpuArch::Volta, tcp, 16);
         let e = evidence(&published, &sixteen, &query, 16).expect("the pair speaks");
+        // A pair speaks for sixteen, and the line says the runs were two GPUs.
+        assert_eq!(e.measured_gpus, (2, 2));
         assert_eq!(
             e.short_text(),
+            "Published runs of this kind, on 2 GPUs: 34 % over measured"
+        );
+        assert!(
+            e.text("Volta GPUs, one per node, across Ethernet with TCP, NCCL")
+                .contains("; NC209 on 2 GPUs, 1 row at 1 GiB): the model's time was 34 % over"),
+            "{}",
+            e.text("k")
+        );
+        // Held against a pair, the pair's runs need no such word.
+        let pair = evidence(&published, &measured_pair, &query, 2).expect("the pair");
+        assert_eq!(
+            pair.short_text(),
             "Published runs of this kind: 34 % over measured"
         );
         let rdma = class(
