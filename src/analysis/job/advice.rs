@@ -162,10 +162,7 @@ const ALLOCATOR_RESERVE_SHARE_HIGH: f64 = 10.24 / 8.28 - 1.0;
 /// budget is the system's and not PyTorch's CUDA allocator's.
 fn little_headroom(design: &Design, need_gib: f64, have_gib: f64) -> Option<Finding> {
     let free = have_gib - need_gib;
-    let reserve = need_gib * ALLOCATOR_RESERVE_SHARE;
-    if all_unified_memory(design) || free.partial_cmp(&reserve) != Some(std::cmp::Ordering::Less) {
-        return None;
-    }
+    let reserve = short_of_reserve(design, need_gib, have_gib)?;
     Some(Finding {
         severity: Severity::Warning,
         code: "little-memory-headroom",
@@ -184,6 +181,14 @@ fn little_headroom(design: &Design, need_gib: f64, have_gib: f64) -> Option<Find
                      sidebar's Find the fastest layout) shows each layout's free memory"
             .into(),
     })
+}
+
+/// The allocator's reserve over `need_gib` of tensors (GiB), when the `have_gib` a GPU holds
+/// leaves less than it free; None when the layout has room, or on unified memory.
+pub(super) fn short_of_reserve(design: &Design, need_gib: f64, have_gib: f64) -> Option<f64> {
+    let reserve = need_gib * ALLOCATOR_RESERVE_SHARE;
+    let free = have_gib - need_gib;
+    (!all_unified_memory(design) && free < reserve).then_some(reserve)
 }
 
 /// A decode step whose all-reduces take longer than reading the weights and cache.

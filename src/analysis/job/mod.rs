@@ -128,13 +128,13 @@ pub fn design_gpu<'c>(
 }
 
 /// Refuses a layout whose memory does not fit the design's GPU, before any communication is
-/// timed (the layout search's first filter).
+/// timed (the layout search's first filter); the GiB it needs and the GPU holds otherwise.
 fn memory_check(
     job: &TrainingJob,
     design: &Design,
     catalog: &Catalog,
     dp: u32,
-) -> Result<(), JobError> {
+) -> Result<(f64, f64), JobError> {
     let (gpu_id, gpu) = design_gpu(design, catalog)?;
     let per_step = dp.max(1) * job.micro_batch.max(1);
     let use_ = training_memory(
@@ -159,5 +159,5 @@ fn memory_check(
             gpu: gpu_id,
         });
     }
-    Ok(())
+    Ok((need_gib, gpu.memory_gib()))
 }

@@ -8,6 +8,10 @@
 //! micro-batches 1, 2, 4 and 8 that split the global batch; no, selective or full
 //! recomputation; ZeRO 1 or 2 (whose traffic is the all-reduce's). ZeRO-3, which gathers
 //! every layer's weights twice per micro-batch, is the user's to ask for (`--zero 3`).
+//!
+//! Fitting means room for PyTorch's caching allocator beyond the tensors (the reserve of
+//! `advice::short_of_reserve`): a layout that fits only without it ranks after every layout
+//! with it, and its line says it may run out of memory.
 
 use super::JobError;
 use super::model::Recompute;
@@ -36,7 +40,8 @@ pub struct SearchOptions {
 pub struct SearchResult {
     /// Fastest first.
     pub best: Vec<TrainingStep>,
-    /// Why each kept layout is where it is, against the fastest.
+    /// Why each kept layout is where it is, against the first (the fastest with room for
+    /// the allocator, or the fastest where none has room).
     pub why: Vec<String>,
     pub tried: usize,
     /// Layouts refused (did not divide, did not fit), with one example reason.
@@ -156,13 +161,13 @@ pub fn search_layouts(
     // The layouts kept, timed again with the ideal network for their network share.
     let kept = kept
         .into_iter()
-        .map(|(_, job)| training_step_on(&fabrics, design, catalog, &job, options.routing))
+        .map(|(_, job, _)| training_step_on(&fabrics, design, catalog, &job, options.routing))
         .collect::<Result<Vec<_>, _>>()?;
     progress(1.0);
     if kept.is_empty() {
         return Err(JobError::NoLayout(leanest.map(|(_, text)| text)));
     }
-    let why = kept.iter().map(|s| explain(s, &kept[0])).collect();
+    let why = kept.iter().map(|s| explain(s, &kept[0], design)).collect();
     Ok(SearchResult {
         best: kept,
         why,
@@ -173,7 +178,7 @@ pub fn search_layouts(
 }
 
 /// Where a layout's step goes, and how it differs from the fastest.
-fn explain(step: &TrainingStep, best: &TrainingStep) -> String {
+fn explain(step: &TrainingStep, best: &TrainingStep, design: &Design) -> String {
     let (Some(total), Some(compute)) = (step.step_ms, step.compute_ms) else {
         return "compute time unknown".into();
     };
@@ -188,12 +193,21 @@ fn explain(step: &TrainingStep, best: &TrainingStep) -> String {
         step.gpu_memory_gib,
         step.gpu_memory_gib - step.memory_gib_per_gpu
     );
+    // The ranking is by speed alone; a layout with less free than the allocator's reserve
+    // says so where it is listed, as the advice does for the layout run.
+    if let Some(reserve) =
+        super::advice::short_of_reserve(design, step.memory_gib_per_gpu, step.gpu_memory_gib)
+    {
+        text.push_str(&format!(
+            ", under the allocator's {reserve:.1} GiB: may run out of memory"
+        ));
+    }
     if let Some(best_ms) = best.step_ms
         && !std::ptr::eq(step, best)
         && best_ms > 0.0
     {
         text.push_str(&format!(
-            ", {:+.1} % against the fastest",
+            ", {:+.1} % against the first",
             (total / best_ms - 1.0) * 100.0
         ));
     }
@@ -203,7 +217,8 @@ fn explain(step: &TrainingStep, best: &TrainingStep) -> String {
 /// The search so far: the fastest layouts and the counts.
 #[derive(Default)]
 struct Shared {
-    kept: Vec<(TrainingStep, TrainingJob)>,
+    /// The fastest layouts, each with whether it leaves less than the allocator's reserve.
+    kept: Vec<(TrainingStep, TrainingJob, bool)>,
     tried: usize,
     refused: usize,
     example_refusal: Option<String>,
@@ -213,10 +228,15 @@ struct Shared {
 }
 
 impl Shared {
+    /// The slowest step kept, which a shape's bound must beat to enter; none while a layout
+    /// short of the allocator's reserve is kept, since any slower one with room ranks above it.
     fn slowest_kept(&self) -> f64 {
+        if self.kept.iter().any(|(_, _, tight)| *tight) {
+            return f64::INFINITY;
+        }
         self.kept
             .iter()
-            .filter_map(|(s, _)| s.step_ms)
+            .filter_map(|(s, _, _)| s.step_ms)
             .fold(f64::NEG_INFINITY, f64::max)
     }
 
@@ -232,15 +252,17 @@ impl Shared {
             self.leanest = Some((need, text));
         }
         self.kept.extend(visit.steps);
+        // Layouts with room for the allocator first, each group fastest first.
         let key = |s: &TrainingStep| s.step_ms.unwrap_or(f64::INFINITY);
-        self.kept.sort_by(|a, b| key(&a.0).total_cmp(&key(&b.0)));
+        self.kept
+            .sort_by(|a, b| a.2.cmp(&b.2).then(key(&a.0).total_cmp(&key(&b.0))));
         self.kept.truncate(keep);
     }
 }
 
 /// One shape's settings: those that fit, timed; the others with why.
 struct Visit {
-    steps: Vec<(TrainingStep, TrainingJob)>,
+    steps: Vec<(TrainingStep, TrainingJob, bool)>,
     tried: usize,
     refused: Vec<String>,
     /// The setting memory refused by the least: GiB needed, and the layout with its need.
@@ -261,9 +283,12 @@ fn visit_shape(
         refused: Vec::new(),
         leanest: None,
     };
-    // Each recomputation setting with the least ZeRO sharding that fits (ZeRO 1 and 2 cost
-    // the same traffic, so sharding more than needed gains nothing).
+    // The first setting, least recomputation and least ZeRO sharding first, that fits with
+    // room for PyTorch's allocator (ZeRO 1 and 2 cost the same traffic, so sharding more than
+    // needed gains nothing); failing that, the first that fits at all, which the ranking puts
+    // after every layout with room (`Shared::add`) and the list marks.
     let mut fitted = Vec::new();
+    let mut tight = None;
     let (recomputes, zeros): (&[Recompute], &[u8]) = if options.hold_memory_settings {
         (&[job.recompute], &[job.zero])
     } else {
@@ -286,9 +311,12 @@ fn visit_shape(
                 ..job.clone()
             };
             match super::memory_check(&candidate, design, catalog, dp) {
-                Ok(()) => {
-                    fitted.push(candidate);
-                    break;
+                Ok((need_gib, have_gib)) => {
+                    if super::advice::short_of_reserve(design, need_gib, have_gib).is_none() {
+                        fitted.push(candidate);
+                        break;
+                    }
+                    tight.get_or_insert(candidate);
                 }
                 Err(e) => {
                     if let JobError::DoesNotFit {
@@ -316,6 +344,7 @@ fn visit_shape(
             }
         }
     }
+    fitted.extend(tight.filter(|_| fitted.is_empty()));
     let Some(first) = fitted.first() else {
         return visit;
     };
@@ -330,7 +359,15 @@ fn visit_shape(
     };
     for candidate in fitted {
         match training_step_with(comm.clone(), design, catalog, &candidate) {
-            Ok(step) => visit.steps.push((step, candidate)),
+            Ok(step) => {
+                let tight = super::advice::short_of_reserve(
+                    design,
+                    step.memory_gib_per_gpu,
+                    step.gpu_memory_gib,
+                )
+                .is_some();
+                visit.steps.push((step, candidate, tight));
+            }
             Err(e) => visit.refused.push(e.to_string()),
         }
     }
