@@ -416,6 +416,25 @@ fn oversubscription_below_one_or_without_uplinks_is_refused() {
     let mut s = spec(Template::Star, 4);
     s.oversubscription = 2.0;
     assert!(infeasible(&s).contains("no leaf uplinks"));
+    // 4 DGX H100 bring 32 NIC ports, which one 64-port QM9700 holds: a fat tree of one switch
+    // has nothing to thin, and a design named "2:1" would be non-blocking.
+    let mut s = spec(Template::FatTree, 4);
+    s.oversubscription = 2.0;
+    assert_eq!(
+        infeasible(&s),
+        "all 32 NIC ports fit one 64-port `qm9700`, which has no uplinks to thin: \
+         --oversubscription 2 (2:1) applies once the NICs need leaves and spines (more than 64 \
+         ports); leave it at 1, or add nodes"
+    );
+    s.oversubscription = 1.0;
+    assert_eq!(
+        run(&s)
+            .devices
+            .iter()
+            .filter(|d| d.kind.as_switch().is_some())
+            .count(),
+        1
+    );
 }
 
 #[test]

@@ -104,6 +104,18 @@ pub(super) fn fat_tree(spec: &TemplateSpec, catalog: &Catalog) -> Result<Design,
     let mut notes = vec![format!("Fat-tree. {}", fabric_summary(&node, n, &plan))];
 
     if endpoints <= u64::from(radix) {
+        // One switch has no uplinks to thin: a ratio asked for cannot be built, and a design
+        // named "2:1" that is non-blocking would mislead every table it appears in.
+        if spec.oversubscription != 1.0 {
+            return Err(infeasible(format!(
+                "all {endpoints} NIC ports fit one {radix}-port `{}`, which has no uplinks to \
+                 thin: --oversubscription {} ({}) applies once the NICs need leaves and spines \
+                 (more than {radix} ports); leave it at 1, or add nodes",
+                plan.part,
+                spec.oversubscription,
+                Split::ratio_label(spec.oversubscription)
+            )));
+        }
         notes.push(format!(
             "All {endpoints} NIC ports fit one {radix}-port switch, so no spine layer is built."
         ));
