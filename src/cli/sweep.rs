@@ -190,12 +190,12 @@ fn published_block(points: &[MeasuredPoint]) -> String {
          for each (railyard validate):\n",
     );
     out.push_str(&format!(
-        "#{:>11}  {:<14} {:>14} {:>12} {:>7}\n",
+        "# {:>11}  {:<14} {:>14} {:>12} {:>7}\n",
         "size (B)", "system", "measured (us)", "model (us)", "error"
     ));
     for p in points {
         out.push_str(&format!(
-            "#{:>11}  {:<14} {:>14.2} {:>12.2} {:>+6.0}%\n",
+            "# {:>11}  {:<14} {:>14.2} {:>12.2} {:>+6.0}%\n",
             p.bytes.0,
             p.system,
             p.time_us,

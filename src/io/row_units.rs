@@ -63,10 +63,17 @@ fn units(quantity: Quantity) -> &'static [RowUnit] {
     }
 }
 
-/// Three significant figures, or whole and grouped from a thousand up ("1,970").
-fn number(x: f64) -> String {
+/// Three significant figures, or whole and grouped from a thousand up ("1,970"). With
+/// `keep_zeros`, from 1 up the trailing zeros stay, so a row reads "41.0 kW  40.7 kW" and
+/// "4.00 ms  5.82 ms", not "41 kW" beside "40.7 kW"; under 1 they go ("0.02 Tb/s"). Money
+/// reads as `Usd::compact` does everywhere ("$50K").
+fn number(x: f64, keep_zeros: bool) -> String {
     if x.abs() >= 1000.0 {
         group_thousands(x.round() as i64)
+    } else if keep_zeros && x.abs() >= 1.0 {
+        let whole_digits = x.abs().log10().floor() as usize + 1;
+        let decimals = 3usize.saturating_sub(whole_digits);
+        format!("{x:.decimals$}")
     } else {
         significant(x, 3)
     }
@@ -91,7 +98,12 @@ pub fn row_texts(row: &ComparisonRow, baseline: usize) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(col, value)| match (value, chosen) {
-            (Some(v), Some(u)) => format!("{}{}{}", u.prefix, number(v / u.scale), u.suffix),
+            (Some(v), Some(u)) => format!(
+                "{}{}{}",
+                u.prefix,
+                number(v / u.scale, row.quantity != Quantity::Usd),
+                u.suffix
+            ),
             _ => row.value_text(col),
         })
         .collect()
@@ -132,7 +144,12 @@ mod tests {
         let power = row(Quantity::Watts, &[90_288_000.0, 9420.0]);
         assert_eq!(row_texts(&power, 0), ["90.3 MW", "0.00942 MW"]);
         let bisection = row(Quantity::GbitS, &[6400.0, 20.0]);
-        assert_eq!(row_texts(&bisection, 0), ["6.4 Tb/s", "0.02 Tb/s"]);
+        assert_eq!(row_texts(&bisection, 0), ["6.40 Tb/s", "0.02 Tb/s"]);
+        // Trailing zeros stay from 1 up: 40,954.8 W beside 40,704.8 W, 4.0 ms beside 5.82.
+        let power = row(Quantity::Watts, &[40_704.8, 40_954.8]);
+        assert_eq!(row_texts(&power, 0), ["40.7 kW", "41.0 kW"]);
+        let times = row(Quantity::Microseconds, &[5816.7, 4000.2]);
+        assert_eq!(row_texts(&times, 0), ["5.82 ms", "4.00 ms"]);
         // The baseline reads as `Usd::compact` does everywhere else.
         assert_eq!(row_texts(&cost, 0)[0], Usd(11_200_000.0).compact());
     }
