@@ -2400,6 +2400,31 @@ fn eval_says_how_far_the_model_was_from_published_runs_of_its_kind() {
     assert!(json["collective"].get("checked").is_none(), "{json}");
 }
 
+/// Some GPUs of a multi-node design: the first 8 of the SuperPOD unit are one DGX H100, which
+/// crosses no network, and the published single-node runs speak for it (DGXH100's 1 GiB row:
+/// 4.03 ms measured, the model 3.91); the first 16 span two nodes over InfiniBand, as
+/// NT309-D1's 16 GPUs did.
+#[test]
+fn a_collective_on_one_node_of_a_fabric_is_checked_against_single_nodes() {
+    let su = Path::new(env!("CARGO_MANIFEST_DIR")).join("presets/dgx-h100-superpod-su.ron");
+    let one = eval_json_with(&su, &["--bytes", "1G", "--gpus", "8"]);
+    let checked = &one["collective"]["checked"];
+    assert_eq!(
+        checked["kind"], "8 Hopper GPUs on NVSwitch in one node, NCCL",
+        "{checked}"
+    );
+    let systems = checked["against"]["systems"].to_string();
+    assert!(systems.contains("DGXH100"), "{systems}");
+    let two = eval_json_with(&su, &["--bytes", "1G", "--gpus", "16"]);
+    let checked = &two["collective"]["checked"];
+    assert_eq!(
+        checked["kind"], "Hopper GPUs on NVSwitch across InfiniBand with RDMA, NCCL",
+        "{checked}"
+    );
+    assert_eq!(checked["against"]["systems"][0], "NT309-D1", "{checked}");
+    assert_eq!(checked["against"]["on_gpus"], 16);
+}
+
 #[test]
 fn sweep_lists_the_published_runs_of_its_kind_under_the_table() {
     // OCI's 1 MiB row took 76.71 µs where the model gives the A100 node 35.92: −53 %. Rows

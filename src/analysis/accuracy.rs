@@ -10,7 +10,7 @@
 //! says so.
 
 use super::collective::efficiency::transport_of;
-use super::collective::{CollectiveQuery, Library};
+use super::collective::{CollectiveQuery, Library, Workspace, first_gpus_share_a_node};
 use super::validate::{RowPrediction, median};
 use crate::model::catalog::GpuArch;
 use crate::model::{Bytes, Catalog, Design, DeviceId, DeviceKind, LinkTech, ScaleUp, Transport};
@@ -122,6 +122,47 @@ impl SystemClass {
             gpus,
             nodes: node_ids.len() as u32,
         })
+    }
+
+    /// The kind of a collective on the design's first `gpus` GPUs: the design's, or where
+    /// they are some of a multi-node design's, the one node's they sit in or the same network
+    /// on fewer GPUs.
+    pub fn of_run(
+        design: &Design,
+        catalog: &Catalog,
+        gpus: u32,
+        workspace: &Workspace,
+    ) -> Option<SystemClass> {
+        let class = SystemClass::of(design, catalog)?;
+        if class.network.is_none() || gpus == 0 || gpus >= class.gpus {
+            return Some(class);
+        }
+        Some(
+            if first_gpus_share_a_node(design, catalog, gpus, workspace) {
+                class.within_one_node(gpus)
+            } else {
+                class.on_fewer(gpus)
+            },
+        )
+    }
+
+    /// The kind of `gpus` of the design's GPUs that sit in one node: what that node alone
+    /// is, with no network between them.
+    pub fn within_one_node(&self, gpus: u32) -> SystemClass {
+        SystemClass {
+            network: None,
+            gpus,
+            nodes: 1,
+            ..self.clone()
+        }
+    }
+
+    /// The kind of `gpus` of the design's GPUs that span nodes: the same network, fewer GPUs.
+    pub fn on_fewer(&self, gpus: u32) -> SystemClass {
+        SystemClass {
+            gpus,
+            ..self.clone()
+        }
     }
 
     /// "8 Ampere GPUs on NVSwitch in one node, NCCL"; "Volta GPUs, one per node, across

@@ -197,9 +197,10 @@ impl Assessor {
             .zip(known)
             .filter(|_| design.calibration.is_none())
             .map(|(published, (query, result))| {
-                SystemClass::of(design, catalog).map_or_else(Checked::mixed, |class| {
-                    Checked::of(published, &class, query, result.gpus)
-                })
+                SystemClass::of_run(design, catalog, result.gpus, &self.workspace)
+                    .map_or_else(Checked::mixed, |class| {
+                        Checked::of(published, &class, query, result.gpus)
+                    })
             });
         Assessment {
             metrics,

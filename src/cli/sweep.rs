@@ -3,7 +3,7 @@
 use super::args::QueryArgs;
 use super::{load, write_stdout};
 use crate::analysis::accuracy::{MeasuredPoint, SystemClass, measured_points};
-use crate::analysis::collective::{self, CollectiveQuery, Op};
+use crate::analysis::collective::{self, CollectiveQuery, Op, Workspace};
 use crate::io::validation_sets::published;
 use crate::model::units::group_thousands;
 use crate::model::{Bytes, Catalog, Design};
@@ -170,7 +170,7 @@ fn published_points(
     query: &CollectiveQuery,
     gpus: u32,
 ) -> Vec<MeasuredPoint> {
-    let mut points = SystemClass::of(design, catalog)
+    let mut points = SystemClass::of_run(design, catalog, gpus, &Workspace::default())
         .map(|class| measured_points(published(), &class, query, gpus))
         .unwrap_or_default();
     points.sort_by(|a, b| a.bytes.cmp(&b.bytes).then_with(|| a.system.cmp(&b.system)));

@@ -469,6 +469,26 @@ pub fn collective_in(
     Ok(ev.result_at(q.bytes))
 }
 
+/// Whether a collective on the design's first `gpus` GPUs (as `collective` takes them) has
+/// them all in one node: then it crosses no network, whatever the design's fabric.
+pub fn first_gpus_share_a_node(
+    design: &Design,
+    catalog: &Catalog,
+    gpus: u32,
+    workspace: &Workspace,
+) -> bool {
+    let Ok(mut fab) = workspace.build_fabric(design, catalog) else {
+        return false;
+    };
+    let first = fab.gpus.iter().take(gpus as usize);
+    let one = fab.gpus.len() >= gpus as usize
+        && first
+            .clone()
+            .all(|g| fab.gpus.first().is_some_and(|f| f.node == g.node));
+    workspace.keep_fabric(&mut fab);
+    one
+}
+
 /// The sizes of a sweep: 8 B to 8 GiB, doubling.
 pub fn sweep_sizes() -> Vec<Bytes> {
     (3..=33).map(|k| Bytes(1u64 << k)).collect()
