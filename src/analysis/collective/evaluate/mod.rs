@@ -486,8 +486,16 @@ impl<'d> Evaluator<'d> {
             }
         };
         if chosen.plan.algorithm.reduces_in_network() {
+            // The bound printed beside busbw is then the in-switch one: say what the wire
+            // alone allows, so the two figures are not read as one.
+            let wire = if self.bound_gbyte_s.is_finite() && self.bound_gbyte_s > 0.0 {
+                format!(" ({:.0} GB/s here)", self.bound_gbyte_s)
+            } else {
+                String::new()
+            };
             notes.push(format!(
-                "{} reduces inside the switches, so busbw may exceed the point-to-point bound",
+                "{} reduces inside the switches, so busbw may exceed what point-to-point \
+                 transfers allow{wire}; the line-rate bound shown counts the switches' reduction",
                 chosen.plan.algorithm
             ));
         }
