@@ -688,3 +688,42 @@ proptest! {
         prop_assert_eq!(b.value.gbit_s() as u64, least);
     }
 }
+
+/// Full meshes of Macs: of each machine's n − 1 cables, ⌈n/2⌉ reach the other half, so four
+/// reach 2/3 of full and five 3/4, and the bisection says that is the mesh's construction,
+/// not a shortfall. A ring of four is no full mesh and gets no such note; three in a mesh
+/// reach full (the smaller half is one machine, all of whose cables cross).
+#[test]
+fn a_full_mesh_says_its_bisection_is_below_full_by_construction() {
+    let mesh = |n: usize| {
+        let mut d = Design::new("mesh");
+        let m: Vec<DeviceId> = (0..n).map(|i| mac(&mut d, &format!("m{i}"))).collect();
+        let mut port = vec![0u32; n];
+        for i in 0..n {
+            for j in i + 1..n {
+                let (pi, pj) = (port[i], port[j]);
+                tb4(&mut d, (m[i], pi), (m[j], pj));
+                port[i] += 1;
+                port[j] += 1;
+            }
+        }
+        run(&d)
+    };
+    let four = mesh(4);
+    assert_ratio(&four, 2.0 / 3.0);
+    assert_eq!(
+        four.mesh_note.as_deref(),
+        Some(
+            "a full mesh of 4 machines reaches 67 % of full by construction: of each machine's 3 \
+             cables, 2 reach the other half; only a switch or more cables per pair reach more"
+        )
+    );
+    let five = mesh(5);
+    assert_ratio(&five, 0.75);
+    assert!(five.mesh_note.unwrap().contains("reaches 75 % of full"));
+    let three = mesh(3);
+    assert_ratio(&three, 1.0);
+    assert_eq!(three.mesh_note, None);
+    let (ring, _) = mac_ring();
+    assert_eq!(run(&ring).mesh_note, None);
+}

@@ -39,6 +39,9 @@ pub struct Bisection {
     /// (NCCL's PXN over NVLink), which the bisection counts. 0 or 1: the network itself
     /// joins every switch.
     pub switch_islands: usize,
+    /// For a full direct mesh whose bisection is below full only by construction, why
+    /// (`full_mesh_note`); None otherwise.
+    pub mesh_note: Option<String>,
 }
 
 impl Bisection {
@@ -53,6 +56,52 @@ impl Bisection {
             )
         })
     }
+}
+
+/// "a full mesh of 4 machines reaches 67 % of full by construction: …" for a
+/// design of three or more GPU nodes, no switch, and every pair of nodes cabled, whose
+/// bisection is below full only because of how a mesh is built; None otherwise.
+pub fn full_mesh_note(design: &Design) -> Option<String> {
+    if design
+        .devices
+        .iter()
+        .any(|d| matches!(d.kind, crate::model::DeviceKind::Switch(_)))
+    {
+        return None;
+    }
+    let nodes: Vec<crate::model::DeviceId> = design
+        .devices
+        .iter()
+        .filter(|d| d.kind.as_node().is_some())
+        .map(|d| d.id)
+        .collect();
+    let n = nodes.len();
+    if n < 3 {
+        return None;
+    }
+    let mut pairs = std::collections::HashSet::new();
+    for l in &design.links {
+        if l.state != crate::model::LinkState::Failed && l.a.device != l.b.device {
+            pairs.insert((l.a.device.min(l.b.device), l.a.device.max(l.b.device)));
+        }
+    }
+    let every_pair = nodes.iter().enumerate().all(|(i, a)| {
+        nodes[i + 1..]
+            .iter()
+            .all(|b| pairs.contains(&((*a).min(*b), (*a).max(*b))))
+    });
+    // The smaller half's machines each have n − 1 cables, of which those to the larger half
+    // (⌈n/2⌉) cross the cut: ⌈n/2⌉/(n − 1) of full, 67 % for 4, 75 % for 5.
+    every_pair.then(|| {
+        let across = n.div_ceil(2);
+        format!(
+            "a full mesh of {n} machines reaches {:.0} % of full by construction: of each \
+             machine's {} cables, {across} reach the other half; only a switch or more cables \
+             per pair reach more",
+            across as f64 / (n as f64 - 1.0) * 100.0,
+            n - 1
+        )
+    })
 }
 
 /// Groups of switches joined by switch-to-switch links (union-find over the switches),
@@ -171,6 +220,7 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
         cut_links: Vec::new(),
         status,
         switch_islands: 0,
+        mesh_note: None,
     };
     if graph.total_gpus() == 0 {
         return degenerate(BisectionStatus::NoGpus);
@@ -224,13 +274,17 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
         let (a, b) = (side_injection(true), side_injection(false));
         if a.gbit_s() < b.gbit_s() { a } else { b }
     };
+    let ratio = (full.gbit_s() > 0.0).then(|| value / full);
     Bisection {
         value,
         full,
-        ratio: (full.gbit_s() > 0.0).then(|| value / full),
+        ratio,
         cut_links,
         status: BisectionStatus::Ok { exact },
         switch_islands: switch_islands(design),
+        mesh_note: ratio
+            .filter(|r| *r < 1.0)
+            .and_then(|_| full_mesh_note(design)),
     }
 }
 

@@ -292,7 +292,7 @@ pub fn sidebar_ui(
         .on_hover_text(format!(
             "{} links cross the narrowest balanced cut; they are highlighted on the canvas. \
              Full: every link of one half's machines crossing it, as a non-blocking switch \
-             gives; cabled directly, a full mesh of n machines reaches n/(2(n−1)) of that by \
+             gives; cabled directly, a full mesh of n machines reaches ⌈n/2⌉/(n−1) of that by \
              construction (67 % for 4), only a switch or more cables per pair more. {}{}",
             b.cut_links.len(),
             b.status,
@@ -302,6 +302,14 @@ pub fn sidebar_ui(
         ));
     if let Some(through) = b.through_servers() {
         ui.label(RichText::new(format!("Counted {through}")).small().weak());
+    }
+    if let Some(mesh) = &b.mesh_note {
+        // "A full mesh of 4 machines reaches 67 % …": the note begins mid-sentence in `eval`.
+        let mut text = mesh.clone();
+        if let Some(first) = text.get(..1) {
+            text.replace_range(..1, &first.to_uppercase());
+        }
+        ui.label(RichText::new(text).small().weak());
     }
     if r.hovered() {
         events.push(SidebarEvent::Highlight(

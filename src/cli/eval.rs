@@ -212,6 +212,9 @@ pub struct EvalReport {
     /// Where the bisection crosses between groups of switches only inside the servers (a
     /// rail-only fabric), what it says; null where the network joins every switch.
     pub bisection_through_servers: Option<String>,
+    /// For a full direct mesh, why its bisection is below full by construction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisection_mesh: Option<String>,
     pub cost_usd: CostReport,
     /// What the cost total leaves out (parts missing from the catalog or without a price);
     /// null when it is whole.
@@ -255,6 +258,7 @@ impl EvalReport {
             full_bisection_gbit_s: m.bisection.full.gbit_s(),
             bisection_ratio: m.bisection.ratio,
             bisection_through_servers: m.bisection.through_servers(),
+            bisection_mesh: m.bisection.mesh_note.clone(),
             bisection_status: match m.bisection.status {
                 BisectionStatus::Ok { .. } => "ok",
                 BisectionStatus::NoGpus => "no-gpus",
@@ -327,6 +331,9 @@ impl EvalReport {
         rows.push(("bisection".into(), bisection));
         if let Some(through) = &self.bisection_through_servers {
             rows.push(("  counted".into(), through.clone()));
+        }
+        if let Some(mesh) = &self.bisection_mesh {
+            rows.push(("  mesh".into(), mesh.clone()));
         }
         // What the bill leaves out, the totals say.
         let cost_gap = self
