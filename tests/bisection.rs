@@ -726,4 +726,24 @@ fn a_full_mesh_says_its_bisection_is_below_full_by_construction() {
     assert_eq!(three.mesh_note, None);
     let (ring, _) = mac_ring();
     assert_eq!(run(&ring).mesh_note, None);
+    // One cable at half rate puts the cut elsewhere than the mesh's construction: no note.
+    let mut d = Design::new("uneven mesh");
+    let m: Vec<DeviceId> = (0..4).map(|i| mac(&mut d, &format!("m{i}"))).collect();
+    let mut port = [0u32; 4];
+    for i in 0..4 {
+        for j in i + 1..4 {
+            let rate = if (i, j) == (0, 1) { 20.0 } else { 40.0 };
+            let tech = LinkTech::Thunderbolt4;
+            let (a, b) = (
+                v1_end(&d, (m[i], port[i]), tech),
+                v1_end(&d, (m[j], port[j]), tech),
+            );
+            d.add_link(Link::new(a, b, tech, gbit(rate)));
+            port[i] += 1;
+            port[j] += 1;
+        }
+    }
+    let uneven = run(&d);
+    assert!(uneven.ratio.unwrap() < 2.0 / 3.0 - 1e-3, "{uneven:?}");
+    assert_eq!(uneven.mesh_note, None);
 }

@@ -58,10 +58,10 @@ impl Bisection {
     }
 }
 
-/// "a full mesh of 4 machines reaches 67 % of full by construction: …" for a
-/// design of three or more GPU nodes, no switch, and every pair of nodes cabled, whose
-/// bisection is below full only because of how a mesh is built; None otherwise.
-pub fn full_mesh_note(design: &Design) -> Option<String> {
+/// "a full mesh of 4 machines reaches 67 % of full by construction: …" for a design of three
+/// or more GPU nodes, no switch, and every pair of nodes cabled, whose bisection `ratio` is
+/// what a mesh of equal cables reaches; None otherwise.
+pub fn full_mesh_note(design: &Design, ratio: f64) -> Option<String> {
     if design
         .devices
         .iter()
@@ -92,13 +92,15 @@ pub fn full_mesh_note(design: &Design) -> Option<String> {
     });
     // The smaller half's machines each have n − 1 cables, of which those to the larger half
     // (⌈n/2⌉) cross the cut: ⌈n/2⌉/(n − 1) of full, 67 % for 4, 75 % for 5.
-    every_pair.then(|| {
-        let across = n.div_ceil(2);
+    let across = n.div_ceil(2);
+    let share = across as f64 / (n as f64 - 1.0);
+    // Cables of unequal rates (or a degraded one) put the cut elsewhere: no such note.
+    (every_pair && (ratio - share).abs() < 1e-6).then(|| {
         format!(
             "a full mesh of {n} machines reaches {:.0} % of full by construction: of each \
              machine's {} cables, {across} reach the other half; only a switch or more cables \
              per pair reach more",
-            across as f64 / (n as f64 - 1.0) * 100.0,
+            share * 100.0,
             n - 1
         )
     })
@@ -284,7 +286,7 @@ pub fn bisection(design: &Design, catalog: &Catalog) -> Bisection {
         switch_islands: switch_islands(design),
         mesh_note: ratio
             .filter(|r| *r < 1.0)
-            .and_then(|_| full_mesh_note(design)),
+            .and_then(|r| full_mesh_note(design, r)),
     }
 }
 

@@ -193,8 +193,8 @@ fn explain(step: &TrainingStep, best: &TrainingStep, design: &Design) -> String 
         step.gpu_memory_gib,
         step.gpu_memory_gib - step.memory_gib_per_gpu
     );
-    // The ranking is by speed alone; a layout with less free than the allocator's reserve
-    // says so where it is listed, as the advice does for the layout run.
+    // A layout with less free than the allocator's reserve (listed after those with room)
+    // says so, as the advice does for the layout run.
     if let Some(reserve) =
         super::advice::short_of_reserve(design, step.memory_gib_per_gpu, step.gpu_memory_gib)
     {
