@@ -6,7 +6,7 @@
 
 use crate::analysis::compare::{ComparisonRow, Quantity};
 use crate::model::Usd;
-use crate::model::units::{group_thousands, significant, trim_number};
+use crate::model::units::{group_thousands, significant, significant_padded, trim_number};
 
 /// A unit a value is shown in: `prefix`, value ÷ `scale`, `suffix`; chosen for values of at
 /// least `from`.
@@ -71,9 +71,7 @@ fn number(x: f64, keep_zeros: bool) -> String {
     if x.abs() >= 1000.0 {
         group_thousands(x.round() as i64)
     } else if keep_zeros && x.abs() >= 1.0 {
-        let whole_digits = x.abs().log10().floor() as usize + 1;
-        let decimals = 3usize.saturating_sub(whole_digits);
-        format!("{x:.decimals$}")
+        significant_padded(x, 3)
     } else {
         significant(x, 3)
     }

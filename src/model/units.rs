@@ -262,14 +262,23 @@ pub fn significant(x: f64, digits: i32) -> String {
     if x == 0.0 || !x.is_finite() {
         return trim_number(x);
     }
-    let whole_digits = x.abs().log10().floor() as i32 + 1;
-    let decimals = (digits - whole_digits).max(0) as usize;
-    let s = format!("{x:.decimals$}");
+    let s = significant_padded(x, digits);
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         s
     }
+}
+
+/// `x` to `digits` significant figures (at least the whole part), trailing zeros kept:
+/// 40.95 → "41.0", 4.0002 → "4.00", so figures side by side show the same precision.
+pub fn significant_padded(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return trim_number(x);
+    }
+    let whole_digits = x.abs().log10().floor() as i32 + 1;
+    let decimals = (digits - whole_digits).max(0) as usize;
+    format!("{x:.decimals$}")
 }
 
 /// US dollars to the cent, or to two significant digits under a cent ("0.0042"): a price per

@@ -283,9 +283,9 @@ fn visit_shape(
         refused: Vec::new(),
         leanest: None,
     };
-    // The first setting, least recomputation and least ZeRO sharding first, that fits with
-    // room for PyTorch's allocator (ZeRO 1 and 2 cost the same traffic, so sharding more than
-    // needed gains nothing); failing that, the first that fits at all, which the ranking puts
+    // Each recomputation setting with the least ZeRO sharding that fits with room for
+    // PyTorch's allocator (ZeRO 1 and 2 cost the same traffic, so sharding more than needed
+    // gains nothing); failing all, the first setting that fits at all, which the ranking puts
     // after every layout with room (`Shared::add`) and the list marks.
     let mut fitted = Vec::new();
     let mut tight = None;
@@ -344,7 +344,8 @@ fn visit_shape(
             }
         }
     }
-    fitted.extend(tight.filter(|_| fitted.is_empty()));
+    let only_tight = fitted.is_empty();
+    fitted.extend(tight.filter(|_| only_tight));
     let Some(first) = fitted.first() else {
         return visit;
     };
@@ -359,15 +360,7 @@ fn visit_shape(
     };
     for candidate in fitted {
         match training_step_with(comm.clone(), design, catalog, &candidate) {
-            Ok(step) => {
-                let tight = super::advice::short_of_reserve(
-                    design,
-                    step.memory_gib_per_gpu,
-                    step.gpu_memory_gib,
-                )
-                .is_some();
-                visit.steps.push((step, candidate, tight));
-            }
+            Ok(step) => visit.steps.push((step, candidate, only_tight)),
             Err(e) => visit.refused.push(e.to_string()),
         }
     }
